@@ -1,0 +1,117 @@
+/*
+ * clustersim.h - public API of libclustersim.
+ *
+ * Four verbs: load a scenario, run it, read the result, free both.
+ *
+ *   cs_scenario *sc = NULL;
+ *   cs_diag diag;
+ *   if (cs_scenario_load("llama.yaml", NULL, 0, &sc, &diag) != CS_OK) {
+ *           fprintf(stderr, "%s\n", diag.msg);
+ *           return 2;
+ *   }
+ *   cs_result *res = NULL;
+ *   if (cs_simulate(sc, NULL, &res, &diag) == CS_OK)
+ *           printf("%f\n", cs_result_metrics(res)->step_time_s);
+ *   cs_result_free(res);
+ *   cs_scenario_free(sc);
+ *
+ * Ownership: cs_scenario_load allocates *out, which the caller frees with
+ * cs_scenario_free. cs_simulate allocates *out, which the caller frees with
+ * cs_result_free; the result does not point into the scenario. Pointers
+ * returned by cs_result_* getters stay valid until cs_result_free.
+ * No function keeps global state: separate scenarios and results may be used
+ * from separate threads.
+ */
+#ifndef CLUSTERSIM_H
+#define CLUSTERSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CS_VERSION "0.1.0"
+
+/* Status codes; they double as the command line's exit status. */
+typedef enum cs_status {
+	CS_OK = 0,
+	CS_ERR_SIM = 1,    /* the simulation failed (deadlock, limit reached) */
+	CS_ERR_INPUT = 2,  /* bad input: file, YAML, value, plan */
+	CS_ERR_NOMEM = 3
+} cs_status;
+
+/* A diagnostic: "file:line:col: message", lowercase, subject quoted. */
+typedef struct cs_diag {
+	char msg[1024];
+} cs_diag;
+
+typedef struct cs_scenario cs_scenario;
+typedef struct cs_result cs_result;
+
+/* Communication kinds, for exposed-communication figures. */
+typedef enum cs_comm_kind {
+	CS_COMM_TP, CS_COMM_DP, CS_COMM_PP, CS_COMM_CP, CS_COMM_EP, CS_COMM_KINDS
+} cs_comm_kind;
+
+/* Memory per GPU by category, bytes (the largest over ranks). */
+typedef struct cs_memory {
+	double weights, grads, optimizer, activations, total;
+	double capacity;
+	int fits;
+} cs_memory;
+
+typedef struct cs_metrics {
+	double step_time_s;          /* mean over simulated steps */
+	double step_time_p50_s, step_time_p99_s, step_time_max_s;
+	double baseline_step_time_s; /* without perturbations (== step_time_s without any) */
+	double slowdown;             /* step_time_s / baseline_step_time_s */
+	double tokens_per_s;
+	double tflops_per_gpu;       /* model FLOPs per second per GPU, 1e12 */
+	double mfu;                  /* fraction of peak, model FLOPs */
+	double hfu;                  /* fraction of peak, hardware FLOPs (with recompute) */
+	double compute_s;            /* busy compute time of the critical rank */
+	double exposed_comm_s[CS_COMM_KINDS];
+	double bubble_s;
+	double bubble_fraction;
+	double idle_min_s, idle_mean_s, idle_max_s;
+	double model_flops;          /* per step, whole job */
+	int64_t gpus;
+	int64_t events;              /* simulated events */
+	double sim_wall_s;
+	cs_memory memory;            /* the seed's accounting (formula) */
+	double activation_peak_bytes;/* measured from the schedule, largest over ranks */
+	int64_t critical_rank;       /* the rank whose last op ends the step */
+	int64_t steps;
+	int64_t micro_batches;       /* per data-parallel replica per step */
+	char coll_choice[CS_COMM_KINDS][32]; /* algorithm/protocol last used, "" when none */
+} cs_metrics;
+
+/* Options of one simulation run; NULL means defaults. */
+typedef struct cs_run_opts {
+	int progress;          /* print progress on stderr */
+	const char *trace_path;/* Chrome trace JSON, or NULL */
+	const int64_t *trace_ranks;
+	size_t n_trace_ranks;
+} cs_run_opts;
+
+/* Load and validate a scenario file, then apply `n_overrides` strings of
+ * the form "key.path=value". On error returns CS_ERR_INPUT (or CS_ERR_NOMEM)
+ * and fills *diag; *out is then NULL. */
+cs_status cs_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
+                           cs_scenario **out, cs_diag *diag);
+void cs_scenario_free(cs_scenario *sc);
+
+/* Run the scenario's training steps. */
+cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out,
+                      cs_diag *diag);
+const cs_metrics *cs_result_metrics(const cs_result *res);
+void cs_result_free(cs_result *res);
+
+const char *cs_comm_kind_name(cs_comm_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

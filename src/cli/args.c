@@ -1,0 +1,99 @@
+/*
+ * args.c - option parsing shared by the subcommands.
+ */
+#include "cli/args.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config.h"
+
+void cs_args_init(cs_args *a, const char *cmd, int argc, char **argv)
+{
+	a->cmd = cmd;
+	a->argc = argc;
+	a->argv = argv;
+	a->i = 1;
+}
+
+int cs_args_fail(const cs_args *a, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "clustersim %s: ", a->cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see 'clustersim %s --help')\n", a->cmd);
+	return 2;
+}
+
+static int unknown(const cs_args *a, const cs_opt *opts, const char *name)
+{
+	const char *names[64];
+	size_t n = 0;
+	for (; opts[n].name && n < 64; n++)
+		names[n] = opts[n].name;
+	const char *s = cs_suggest(name, names, n);
+	if (s)
+		cs_args_fail(a, "unknown option '--%s' (did you mean '--%s'?)", name, s);
+	else
+		cs_args_fail(a, "unknown option '--%s'", name);
+	return CS_ARGS_ERROR;
+}
+
+int cs_args_next(cs_args *a, const cs_opt *opts, const char **val)
+{
+	*val = NULL;
+	if (a->i >= a->argc)
+		return CS_ARGS_END;
+	char *arg = a->argv[a->i++];
+	if (strncmp(arg, "--", 2) != 0 || arg[2] == 0) {
+		if (arg[0] == '-' && arg[1] != 0 && strcmp(arg, "-h") != 0) {
+			cs_args_fail(a, "unknown option '%s'", arg);
+			return CS_ARGS_ERROR;
+		}
+		if (strcmp(arg, "-h") == 0)
+			arg = "--help";
+		else {
+			*val = arg;
+			return CS_ARGS_POSITIONAL;
+		}
+	}
+	const char *name = arg + 2;
+	const char *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	for (const cs_opt *o = opts; o->name; o++) {
+		if (strlen(o->name) != len || strncmp(o->name, name, len) != 0)
+			continue;
+		if (!o->has_arg) {
+			if (eq) {
+				cs_args_fail(a, "option '--%s' takes no value", o->name);
+				return CS_ARGS_ERROR;
+			}
+			return o->id;
+		}
+		if (eq) {
+			*val = eq + 1;
+		} else if (a->i < a->argc) {
+			*val = a->argv[a->i++];
+		} else {
+			cs_args_fail(a, "option '--%s' needs a value", o->name);
+			return CS_ARGS_ERROR;
+		}
+		return o->id;
+	}
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%.*s", (int)(len < 120 ? len : 120), name);
+	return unknown(a, opts, buf);
+}
+
+int cs_cli_color(int fd)
+{
+	const char *nc = getenv("NO_COLOR");
+	if (nc && *nc)
+		return 0;
+	return isatty(fd);
+}

@@ -1,0 +1,36 @@
+/*
+ * args.h - the subcommands' option parser: --name value, --name=value,
+ * positional arguments, and a "did you mean" for a misspelt option.
+ */
+#ifndef CS_CLI_ARGS_H
+#define CS_CLI_ARGS_H
+
+typedef struct cs_opt {
+	const char *name;   /* without the dashes */
+	int has_arg;
+	int id;             /* > 0 */
+} cs_opt;
+
+typedef struct cs_args {
+	const char *cmd;    /* "run", for messages */
+	int argc;
+	char **argv;
+	int i;
+} cs_args;
+
+enum { CS_ARGS_END = -1, CS_ARGS_ERROR = -2, CS_ARGS_POSITIONAL = 0 };
+
+void cs_args_init(cs_args *a, const char *cmd, int argc, char **argv);
+/* The next option's id with its value in *val (NULL without one), or
+ * CS_ARGS_POSITIONAL with the argument in *val, CS_ARGS_END, or
+ * CS_ARGS_ERROR after printing the problem to stderr. `opts` ends with a
+ * zeroed entry. */
+int cs_args_next(cs_args *a, const cs_opt *opts, const char **val);
+
+/* Print "clustersim CMD: <message>" and a pointer to --help; returns 2. */
+int cs_args_fail(const cs_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether stdout/stderr is a terminal and colour is wanted (NO_COLOR unset). */
+int cs_cli_color(int fd);
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * cmd_coll.c - `clustersim coll`: predicted nccl-tests rows for one
+ * collective over a range of sizes, on a scenario's cluster or on a preset
+ * server.
+ */
+#include "cli/cmd_coll.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/coll.h"
+#include "config/config.h"
+#include "config/scenario.h"
+#include "hw/topo.h"
+
+static const char usage[] =
+	"usage: clustersim coll [SCENARIO.yaml] [--op OP] [--min SIZE] [--max SIZE]\n"
+	"                       [--factor F] [--algo ALGO] [--proto PROTO] [--gpus N]\n"
+	"                       [--gpu PRESET --nodes N --gpus-per-node G]\n"
+	"                       [--format text|json]\n"
+	"\n"
+	"Predicts nccl-tests' output for one collective on GPUs 0..N-1: one row per\n"
+	"size from --min to --max, multiplying by --factor.\n"
+	"\n"
+	"  --op OP             all_reduce (default), reduce_scatter, all_gather,\n"
+	"                      all_to_all or broadcast\n"
+	"  --min, --max SIZE   bytes per rank as nccl-tests counts them (8B, 1MB, 8GB);\n"
+	"                      default 8B and 128MB\n"
+	"  --factor F          size multiplier between rows, > 1 (default 2)\n"
+	"  --algo ALGO         ring, tree, nvls, nvls_tree, hierarchical or auto\n"
+	"  --proto PROTO       ll, ll128, simple or auto\n"
+	"  --gpus N            group size (default: every GPU of the cluster)\n"
+	"  --gpu PRESET        without a scenario: the GPU's standard 8-GPU server\n"
+	"                      (default h100-sxm-80g)\n"
+	"  --nodes N           without a scenario: nodes (default 1)\n"
+	"  --gpus-per-node G   without a scenario: GPUs per node (default 8)\n"
+	"  --format text|json  output format (default text)\n";
+
+static const char *const options[] = {
+	"--op", "--min", "--max", "--factor", "--algo", "--proto", "--gpus",
+	"--gpu", "--nodes", "--gpus-per-node", "--format", "--help",
+};
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "clustersim coll: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return CS_ERR_INPUT;
+}
+
+static int pick(const char *what, const char *value, const char *const *names, int n, int *out)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(value, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	const char *near = cs_suggest(value, names, (size_t)n);
+	if (near)
+		fprintf(stderr, "clustersim coll: unknown %s '%s'; did you mean '%s'?\n", what, value,
+			near);
+	else
+		fprintf(stderr, "clustersim coll: unknown %s '%s'\n", what, value);
+	return -1;
+}
+
+static int parse_count(const char *opt, const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || end == s || v < 1) {
+		bad("'%s' needs a positive integer, got '%s'", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+typedef struct args {
+	const char *scenario, *gpu;
+	int op, algo, proto, json;
+	double min, max, factor;
+	int64_t gpus, nodes, gpn;
+} args;
+
+static int parse(int argc, char **argv, args *a)
+{
+	static const char *const ops[] = {"all_reduce", "reduce_scatter", "all_gather",
+					  "all_to_all", "broadcast"};
+	static const char *const algos[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
+					    "hierarchical"};
+	static const char *const protos[] = {"auto", "ll", "ll128", "simple"};
+	static const char *const formats[] = {"text", "json"};
+	char msg[256];
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+			fputs(usage, stdout);
+			return 1;
+		}
+		if (o[0] != '-') {
+			if (a->scenario)
+				return bad("unexpected argument '%s' (scenario already '%s')", o,
+					   a->scenario);
+			a->scenario = o;
+			continue;
+		}
+		size_t k;
+		for (k = 0; k < NOPTIONS; k++)
+			if (strcmp(o, options[k]) == 0)
+				break;
+		if (k == NOPTIONS) {
+			const char *near = cs_suggest(o, options, NOPTIONS);
+			if (near)
+				return bad("unknown option '%s'; did you mean '%s'?", o, near);
+			return bad("unknown option '%s'%s", o, "; see 'clustersim coll --help'");
+		}
+		if (i + 1 >= argc)
+			return bad("'%s' needs a value%s", o, "");
+		const char *v = argv[++i];
+		int rc = 0;
+		if (strcmp(o, "--op") == 0)
+			rc = pick("operation", v, ops, 5, &a->op);
+		else if (strcmp(o, "--algo") == 0)
+			rc = pick("algorithm", v, algos, 6, &a->algo);
+		else if (strcmp(o, "--proto") == 0)
+			rc = pick("protocol", v, protos, 4, &a->proto);
+		else if (strcmp(o, "--format") == 0)
+			rc = pick("format", v, formats, 2, &a->json);
+		else if (strcmp(o, "--min") == 0 || strcmp(o, "--max") == 0) {
+			double *d = o[3] == 'i' ? &a->min : &a->max;
+			if (cs_parse_size(v, d, msg, sizeof(msg)) != CS_OK)
+				return bad("'%s': %s", o, msg);
+		} else if (strcmp(o, "--factor") == 0) {
+			char *end;
+			a->factor = strtod(v, &end);
+			if (*end || end == v || !(a->factor > 1) || a->factor > 1e6)
+				return bad("'%s' needs a number > 1, got '%s'", o, v);
+		} else if (strcmp(o, "--gpus") == 0)
+			rc = parse_count(o, v, &a->gpus);
+		else if (strcmp(o, "--nodes") == 0)
+			rc = parse_count(o, v, &a->nodes);
+		else if (strcmp(o, "--gpus-per-node") == 0)
+			rc = parse_count(o, v, &a->gpn);
+		else if (strcmp(o, "--gpu") == 0)
+			a->gpu = v;
+		if (rc)
+			return CS_ERR_INPUT;
+	}
+	if (a->min > a->max)
+		return bad("'--min' is larger than '--max'%s%s", "", "");
+	if (a->min < 1)
+		return bad("'--min' must be at least 1 byte%s%s", "", "");
+	return 0;
+}
+
+/* The cluster from the scenario file or from a preset server. */
+static int make_cluster(const args *a, cs_scenario *sc)
+{
+	if (a->scenario) {
+		if (a->gpu || a->nodes || a->gpn)
+			return bad("'--gpu', '--nodes' and '--gpus-per-node' do not apply with a "
+				   "scenario ('%s')%s", a->scenario, "");
+		cs_scenario *loaded = NULL;
+		cs_diag diag;
+		cs_status st = cs_scenario_load(a->scenario, NULL, 0, &loaded, &diag);
+		if (st != CS_OK) {
+			fprintf(stderr, "%s\n", diag.msg);
+			return st;
+		}
+		*sc = *loaded;
+		cs_scenario_free(loaded);
+		return 0;
+	}
+	cs_config_defaults(sc);
+	const char *name = a->gpu ? a->gpu : "h100-sxm-80g";
+	const cs_gpu_spec *gpu = cs_preset_gpu(name);
+	if (gpu == NULL) {
+		const char *names[64];
+		size_t n = 0;
+		while (n < 64 && (names[n] = cs_preset_gpu_name(n)) != NULL)
+			n++;
+		const char *near = cs_suggest(name, names, n);
+		if (near)
+			return bad("unknown GPU preset '%s'; did you mean '%s'?", name, near);
+		return bad("unknown GPU preset '%s'%s", name, "");
+	}
+	sc->cluster.gpu = *gpu;
+	cs_preset_server_defaults(gpu, &sc->cluster);
+	sc->cluster.nodes = a->nodes ? a->nodes : 1;
+	if (a->gpn) {
+		sc->cluster.gpus_per_node = (int)a->gpn;
+		sc->cluster.scale_up_domain = (int)a->gpn;
+		sc->cluster.nics_per_node = (int)a->gpn;
+	}
+	return 0;
+}
+
+int cs_cmd_coll(int argc, char **argv)
+{
+	args a = {0};
+	a.min = 8;
+	a.max = 128.0 * 1024 * 1024;
+	a.factor = 2;
+	int rc = parse(argc, argv, &a);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	cs_scenario *sc = calloc(1, sizeof(*sc));
+	if (sc == NULL)
+		return CS_ERR_NOMEM;
+	rc = make_cluster(&a, sc);
+	if (rc) {
+		free(sc);
+		return rc;
+	}
+	cs_topo *topo = cs_topo_new(&sc->cluster);
+	cs_coll_spec spec = sc->coll;
+	if (a.algo)
+		spec.algorithm = (cs_coll_algo)a.algo;
+	if (a.proto)
+		spec.protocol = (cs_coll_proto)a.proto;
+	cs_coll *coll = cs_coll_new(&sc->cluster, &spec);
+	if (topo == NULL || coll == NULL) {
+		cs_topo_free(topo);
+		cs_coll_free(coll);
+		free(sc);
+		return CS_ERR_NOMEM;
+	}
+	int64_t gpus = cs_topo_gpus(topo);
+	if (a.gpus > gpus) {
+		char have[32];
+		snprintf(have, sizeof(have), "%lld", (long long)gpus);
+		rc = bad("'--gpus' exceeds the cluster's %s GPUs%s", have, "");
+		goto out;
+	}
+	int64_t n = a.gpus ? a.gpus : gpus;
+	cs_group_shape g = cs_topo_group(topo, 0, 1, n);
+	cs_coll_op op = (cs_coll_op)a.op;
+	double factor = cs_coll_bus_factor(op, n);
+	if (a.json)
+		printf("[");
+	else
+		printf("# %s on %lld GPUs (%lld nodes)\n"
+		       "#%12s %12s %6s %10s %9s %9s  %-12s %s\n",
+		       cs_coll_op_name(op), (long long)n, (long long)g.nnodes, "size(B)", "count",
+		       "type", "time(us)", "algbw", "busbw", "algorithm", "protocol");
+	int first = 1;
+	for (double size = a.min; size <= a.max * (1 + 1e-12); size *= a.factor) {
+		double bytes = (double)(int64_t)size;
+		if (bytes < 4)
+			bytes = size < 4 ? 4 : bytes;
+		bytes = (double)((int64_t)bytes / 4 * 4); /* whole floats */
+		cs_coll_choice ch;
+		int64_t ns = cs_coll_time(coll, op, &g, bytes, &ch);
+		double us = (double)ns / 1e3;
+		double algbw = ns > 0 ? bytes / (double)ns : 0; /* GB/s */
+		const char *an = cs_coll_choice_name(op, &ch), *pn = cs_coll_proto_name(ch.proto);
+		if (a.json) {
+			printf("%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"time_us\": %.3f, "
+			       "\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, \"algorithm\": \"%s\", "
+			       "\"protocol\": \"%s\"}",
+			       first ? "" : ",", bytes, bytes / 4, us, algbw, algbw * factor, an, pn);
+		} else {
+			printf(" %12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-12s %s\n", bytes, bytes / 4,
+			       "float", us, algbw, algbw * factor, an, pn);
+		}
+		first = 0;
+	}
+	if (a.json)
+		printf("\n]\n");
+	rc = 0;
+out:
+	cs_coll_free(coll);
+	cs_topo_free(topo);
+	free(sc);
+	return rc;
+}

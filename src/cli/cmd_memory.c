@@ -1,0 +1,354 @@
+/*
+ * cmd_memory.c - `clustersim memory` (see cmd_memory.h).
+ *
+ * Starts from a scenario file (cs_scenario_load) or from the defaults, then
+ * applies the flags, and prints cs_mem_per_gpu's breakdown for the worst
+ * rank (the first pipeline stage).
+ */
+#include "cli/cmd_memory.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clustersim/clustersim.h"
+#include "config/config.h"
+#include "model/memory.h"
+#include "model/model.h"
+#include "report/out.h"
+
+static const char usage[] =
+	"usage: clustersim memory [SCENARIO.yaml] [--model PRESET] [--gpu PRESET]\n"
+	"                         [--seq-len S] [--micro-batch B] [--tp T] [--pp P]\n"
+	"                         [--dp D] [--cp C] [--zero 0|1|2|3]\n"
+	"                         [--recompute none|selective|full] [--sequence-parallel]\n"
+	"                         [--flash | --no-flash] [--format text|json]\n"
+	"\n"
+	"Prints the training memory of one GPU (the first pipeline stage, which\n"
+	"holds the most activations): weights, gradients, optimizer state and\n"
+	"activations, against the GPU's capacity. Flags override the scenario file;\n"
+	"without one, --model is required and the GPU defaults to h100-sxm-80g.\n"
+	"\n"
+	"  --model PRESET         llama2-7b, llama3-8b, llama3-70b, llama3-405b, ...\n"
+	"  --gpu PRESET           a100-sxm-80g, h100-sxm-80g, h200-sxm-141g, b200\n"
+	"  --seq-len S            tokens per sequence (default 2048)\n"
+	"  --micro-batch B        sequences per micro-batch (default 1)\n"
+	"  --tp T --pp P --dp D --cp C   parallel degrees (default 1)\n"
+	"  --zero Z               0 (DDP), 1 (optimizer), 2 (+ gradients), 3 (+ weights)\n"
+	"  --recompute MODE       none, selective or full (default none)\n"
+	"  --sequence-parallel    shard norms and dropout along the sequence (with --tp)\n"
+	"  --flash, --no-flash    FlashAttention on (default) or off\n"
+	"  --format text|json     output format (default text)\n"
+	"  --help                 this text\n"
+	"\n"
+	"example:\n"
+	"  clustersim memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2\n";
+
+static const char *const options[] = {
+	"model", "gpu", "seq-len", "micro-batch", "tp", "pp", "dp", "cp", "zero", "recompute",
+	"sequence-parallel", "flash", "no-flash", "format", "help",
+};
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+typedef struct mem_cmd {
+	FILE *out, *err;
+	cs_scenario *sc;
+	bool have_model, json;
+} mem_cmd;
+
+static int bad(mem_cmd *c, const char *fmt, const char *a, const char *b)
+{
+	fprintf(c->err, "clustersim memory: ");
+	fprintf(c->err, fmt, a, b);
+	fprintf(c->err, "\n(see 'clustersim memory --help')\n");
+	return CS_ERR_INPUT;
+}
+
+static int parse_int(mem_cmd *c, const char *name, const char *s, int64_t lo, int64_t hi,
+                     int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi) {
+		fprintf(c->err, "clustersim memory: bad value '%s' for '--%s' "
+				"(an integer from %lld to %lld)\n(see 'clustersim memory --help')\n",
+			s, name, (long long)lo, (long long)hi);
+		return CS_ERR_INPUT;
+	}
+	*out = x;
+	return 0;
+}
+
+static int preset(mem_cmd *c, const char *what, const char *val, bool gpu)
+{
+	const char *names[64];
+	size_t n = 0;
+	for (; n < 64; n++) {
+		names[n] = gpu ? cs_preset_gpu_name(n) : cs_preset_model_name(n);
+		if (!names[n])
+			break;
+	}
+	if (gpu) {
+		const cs_gpu_spec *g = cs_preset_gpu(val);
+		if (g) {
+			c->sc->cluster.gpu = *g;
+			return 0;
+		}
+	} else {
+		const cs_model_spec *m = cs_preset_model(val);
+		if (m) {
+			c->sc->model = *m;
+			c->have_model = true;
+			return 0;
+		}
+	}
+	const char *near = cs_suggest(val, names, n);
+	char hint[96] = "";
+	if (near)
+		snprintf(hint, sizeof(hint), "; did you mean '%s'?", near);
+	fprintf(c->err, "clustersim memory: unknown %s preset '%s'%s\n", what, val, hint);
+	fprintf(c->err, "(see 'clustersim memory --help')\n");
+	return CS_ERR_INPUT;
+}
+
+static int set_option(mem_cmd *c, const char *name, const char *val)
+{
+	cs_training_spec *t = &c->sc->training;
+	cs_parallel_spec *p = &c->sc->parallel;
+	int64_t x;
+	int rc;
+
+	if (strcmp(name, "model") == 0)
+		return preset(c, "model", val, false);
+	if (strcmp(name, "gpu") == 0)
+		return preset(c, "gpu", val, true);
+	if (strcmp(name, "seq-len") == 0)
+		return parse_int(c, name, val, 1, (int64_t)1 << 40, &t->seq_len);
+	if (strcmp(name, "micro-batch") == 0)
+		return parse_int(c, name, val, 1, (int64_t)1 << 30, &t->micro_batch);
+	if (strcmp(name, "tp") == 0)
+		return parse_int(c, name, val, 1, 1 << 20, &p->tp);
+	if (strcmp(name, "pp") == 0)
+		return parse_int(c, name, val, 1, 1 << 20, &p->pp);
+	if (strcmp(name, "dp") == 0)
+		return parse_int(c, name, val, 1, 1 << 30, &p->dp);
+	if (strcmp(name, "cp") == 0)
+		return parse_int(c, name, val, 1, 1 << 20, &p->cp);
+	if (strcmp(name, "zero") == 0) {
+		if ((rc = parse_int(c, name, val, 0, 3, &x)) != 0)
+			return rc;
+		static const cs_sharding stages[] = { CS_SHARD_NONE, CS_SHARD_ZERO1, CS_SHARD_ZERO2,
+						      CS_SHARD_ZERO3 };
+		p->sharding = stages[x];
+		return 0;
+	}
+	if (strcmp(name, "recompute") == 0) {
+		if (strcmp(val, "none") == 0)
+			p->recompute = CS_RECOMPUTE_NONE;
+		else if (strcmp(val, "selective") == 0)
+			p->recompute = CS_RECOMPUTE_SELECTIVE;
+		else if (strcmp(val, "full") == 0)
+			p->recompute = CS_RECOMPUTE_FULL;
+		else
+			return bad(c, "bad value '%s' for '--%s' (none, selective or full)", val, name);
+		return 0;
+	}
+	if (strcmp(name, "format") == 0) {
+		if (strcmp(val, "text") != 0 && strcmp(val, "json") != 0)
+			return bad(c, "bad value '%s' for '--%s' (text or json)", val, name);
+		c->json = strcmp(val, "json") == 0;
+		return 0;
+	}
+	return bad(c, "unknown option '--%s'%s", name, "");
+}
+
+static bool is_flag(const char *name)
+{
+	return strcmp(name, "sequence-parallel") == 0 || strcmp(name, "flash") == 0 ||
+	       strcmp(name, "no-flash") == 0 || strcmp(name, "help") == 0;
+}
+
+static int unknown_option(mem_cmd *c, const char *name)
+{
+	const char *near = cs_suggest(name, options, N_OPTIONS);
+	char hint[96] = "";
+	if (near)
+		snprintf(hint, sizeof(hint), "; did you mean '--%s'?", near);
+	return bad(c, "unknown option '--%s'%s", name, hint);
+}
+
+/* First pass: the scenario file, so that flags apply on top of it. */
+static int load_base(mem_cmd *c, int argc, char **argv, bool *help)
+{
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			*help = true;
+		if (strncmp(a, "--", 2) == 0) {
+			if (!strchr(a, '=') && !is_flag(a + 2) && i + 1 < argc)
+				i++;
+			continue;
+		}
+		if (path)
+			return bad(c, "unexpected argument '%s'%s", a, " (one scenario file at most)");
+		path = a;
+	}
+	if (*help)
+		return 0;
+	if (path) {
+		cs_diag diag;
+		cs_scenario *sc = NULL;
+		cs_status st = cs_scenario_load(path, NULL, 0, &sc, &diag);
+		if (st != CS_OK) {
+			fprintf(c->err, "%s\n", diag.msg);
+			return st;
+		}
+		c->sc = sc;
+		c->have_model = true;
+		return 0;
+	}
+	c->sc = calloc(1, sizeof(*c->sc));
+	if (!c->sc) {
+		fprintf(c->err, "clustersim memory: out of memory\n");
+		return CS_ERR_NOMEM;
+	}
+	cs_config_defaults(c->sc);
+	c->sc->parallel.dp = 1;
+	return preset(c, "gpu", "h100-sxm-80g", true);
+}
+
+static int parse(mem_cmd *c, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		char name[64];
+		if (strncmp(arg, "--", 2) != 0)
+			continue;   /* the scenario file */
+		arg += 2;
+		const char *eq = strchr(arg, '=');
+		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		memcpy(name, arg, len);
+		name[len] = '\0';
+
+		size_t k = 0;
+		while (k < N_OPTIONS && strcmp(name, options[k]) != 0)
+			k++;
+		if (k == N_OPTIONS)
+			return unknown_option(c, name);
+		if (is_flag(name)) {
+			if (eq)
+				return bad(c, "option '--%s' takes no value%s", name, "");
+			if (strcmp(name, "sequence-parallel") == 0)
+				c->sc->parallel.sequence_parallel = true;
+			else if (strcmp(name, "flash") == 0)
+				c->sc->parallel.flash_attention = true;
+			else if (strcmp(name, "no-flash") == 0)
+				c->sc->parallel.flash_attention = false;
+			continue;
+		}
+		const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+		if (!val)
+			return bad(c, "option '--%s' needs a value%s", name, "");
+		int rc = set_option(c, name, val);
+		if (rc)
+			return rc;
+	}
+	if (!c->have_model)
+		return bad(c, "no model: give a scenario file or '--%s PRESET'%s", "model", "");
+	return 0;
+}
+
+static const char *const recompute_names[] = { "none", "selective", "full" };
+static const char *const sharding_names[] = { "none (DDP)", "zero1", "zero2", "zero3",
+					      "shard-grad-op", "hybrid-shard" };
+
+static void print_text(mem_cmd *c, const cs_mem_breakdown *r)
+{
+	const cs_scenario *sc = c->sc;
+	const cs_parallel_spec *p = &sc->parallel;
+	FILE *f = c->out;
+	const double gb = 1e9, gib = 1024.0 * 1024.0 * 1024.0;
+	fprintf(f, "model %s: %.4g B parameters (%lld), %.0f bytes/param of training state\n",
+		sc->model.name, (double)r->params / 1e9, (long long)r->params,
+		r->state_bytes_per_param);
+	fprintf(f, "plan: tp %lld, pp %lld, dp %lld, cp %lld; sharding %s; recompute %s; "
+		   "flash %s; sequence parallel %s\n",
+		(long long)p->tp, (long long)p->pp, (long long)p->dp, (long long)p->cp,
+		sharding_names[p->sharding], recompute_names[p->recompute],
+		p->flash_attention ? "on" : "off", p->sequence_parallel ? "on" : "off");
+	fprintf(f, "batch: seq_len %lld, micro_batch %lld\n", (long long)sc->training.seq_len,
+		(long long)sc->training.micro_batch);
+	fprintf(f, "activations: %.4g GB (%.4g GiB) per layer per micro-batch, %.4g layers in flight\n\n",
+		r->activation_bytes_per_layer / gb, r->activation_bytes_per_layer / gib,
+		r->layers_in_flight);
+	fprintf(f, "%-34s %12s %14s\n", "per GPU (first pipeline stage)", "GB (1e9 B)", "GiB (2^30 B)");
+	const struct { const char *name; double v; } rows[] = {
+		{ "weights", r->weights }, { "gradients", r->grads },
+		{ "optimizer state", r->optimizer }, { "activations", r->activations },
+		{ "total", r->total }, { "capacity", r->capacity },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		fprintf(f, "  %-32s %12.2f %14.2f\n", rows[i].name, rows[i].v / gb, rows[i].v / gib);
+	fprintf(f, "\nverdict: %s (%.2f GB %s %.2f GB of %s)\n", r->fits ? "fits" : "does not fit",
+		r->total / gb, r->fits ? "<=" : ">", r->capacity / gb, sc->cluster.gpu.name);
+}
+
+static void print_json(mem_cmd *c, const cs_mem_breakdown *r)
+{
+	cs_jw w;
+	cs_jw_init(&w, c->out, 2);
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_str(&w, "model", c->sc->model.name);
+	cs_jw_kv_str(&w, "gpu", c->sc->cluster.gpu.name);
+	cs_jw_kv_int(&w, "params", r->params);
+	cs_jw_kv_num(&w, "state_bytes_per_param", r->state_bytes_per_param);
+	cs_jw_kv_num(&w, "state_bytes", r->state_bytes_per_param * (double)r->params);
+	cs_jw_kv_num(&w, "activation_bytes_per_layer", r->activation_bytes_per_layer);
+	cs_jw_kv_num(&w, "layers_in_flight", r->layers_in_flight);
+	cs_jw_key(&w, "per_gpu_bytes");
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_num(&w, "weights", r->weights);
+	cs_jw_kv_num(&w, "grads", r->grads);
+	cs_jw_kv_num(&w, "optimizer", r->optimizer);
+	cs_jw_kv_num(&w, "activations", r->activations);
+	cs_jw_kv_num(&w, "total", r->total);
+	cs_jw_end_obj(&w);
+	cs_jw_kv_num(&w, "capacity_bytes", r->capacity);
+	cs_jw_kv_bool(&w, "fits", r->fits);
+	cs_jw_end_obj(&w);
+	cs_jw_finish(&w);
+}
+
+int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
+{
+	mem_cmd c = { .out = out, .err = err };
+	bool help = false;
+	int rc = load_base(&c, argc, argv, &help);
+	if (help) {
+		fputs(usage, out);
+		return 0;
+	}
+	if (rc == 0)
+		rc = parse(&c, argc, argv);
+	if (rc == 0) {
+		const cs_scenario *sc = c.sc;
+		cs_mem_breakdown r = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
+						    &sc->cluster.gpu, sc->cluster.gpus_per_node);
+		if (c.json)
+			print_json(&c, &r);
+		else
+			print_text(&c, &r);
+	}
+	cs_scenario_free(c.sc);
+	return rc;
+}
+
+int cs_cmd_memory(int argc, char **argv)
+{
+	return cs_cmd_memory_to(argc, argv, stdout, stderr);
+}

@@ -1,0 +1,315 @@
+/*
+ * cmd_pipeline.c - `clustersim pipeline` (see cmd_pipeline.h).
+ *
+ * Times. --tf, --tb and --tw are per micro-batch per stage (all of a
+ * stage's layers), in any unit (the output uses the same one), decimals
+ * allowed. --tb is the input-gradient part of the backward, --tw the
+ * weight-gradient part; schedules without the split run one full backward
+ * of tb + tw. The defaults, 1, 1, 1, are the zero-bubble paper's
+ * t_f = t_b = t_w and, for GPipe and 1F1B, the seed's t_b = 2 t_f.
+ * A stage with v chunks runs each chunk op in 1/v of those times. Times
+ * become integers for the engine: one tick is 1/(1e6 * v) of the input
+ * unit, so a chunk op of x units lasts round(x * 1e6) ticks and
+ * everything down to 1e-6 of the unit is exact.
+ */
+#include "cli/cmd_pipeline.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/pipesim.h"
+#include "report/out.h"
+#include "report/svg.h"
+
+#define TICKS_PER_UNIT 1e6
+
+static const char usage[] =
+	"usage: clustersim pipeline --schedule NAME --stages P --micro-batches M\n"
+	"                           [--virtual-stages V] [--tf X] [--tb Y] [--tw Z]\n"
+	"                           [--format text|json] [--timeline FILE.svg]\n"
+	"\n"
+	"Runs one pipeline schedule on P stages with M micro-batches, computation\n"
+	"only, and prints its makespan, bubble fraction (1 - busy / (P * makespan))\n"
+	"and the peak number of micro-batches in flight on each stage.\n"
+	"\n"
+	"  --schedule NAME        gpipe, 1f1b, interleaved, zb-h1 or zb-v\n"
+	"  --stages P             pipeline stages, >= 1\n"
+	"  --micro-batches M      micro-batches per step, >= 1\n"
+	"  --virtual-stages V     chunks per stage: >= 2 for interleaved (M a multiple\n"
+	"                         of P), 2 for zb-v (the default there), else 1\n"
+	"  --tf X --tb Y --tw Z   forward, input-gradient and weight-gradient time per\n"
+	"                         micro-batch per stage (default 1 each); schedules\n"
+	"                         without the B/W split run a full backward of Y + Z;\n"
+	"                         a chunk op takes 1/V of these\n"
+	"  --format text|json     output format (default text)\n"
+	"  --timeline FILE.svg    also draw the schedule as an SVG timeline\n"
+	"  --help                 this text\n"
+	"\n"
+	"examples:\n"
+	"  clustersim pipeline --schedule 1f1b --stages 4 --micro-batches 8\n"
+	"  clustersim pipeline --schedule gpipe --stages 8 --micro-batches 32 --tb 2 --tw 1\n"
+	"  clustersim pipeline --schedule interleaved --stages 4 --micro-batches 8 \\\n"
+	"      --virtual-stages 2 --format json\n"
+	"  clustersim pipeline --schedule zb-v --stages 4 --micro-batches 16 --timeline zbv.svg\n";
+
+static const char *const options[] = {
+	"schedule", "stages", "micro-batches", "virtual-stages", "tf", "tb", "tw", "format",
+	"timeline", "help",
+};
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+typedef struct pipe_args {
+	cs_schedule sched;
+	int have_sched;
+	int64_t p, m, v;
+	double t[3];
+	int json;
+	const char *timeline;
+} pipe_args;
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "clustersim pipeline: ");
+	fprintf(stderr, fmt, a, b);
+	fprintf(stderr, "\n(see 'clustersim pipeline --help')\n");
+	return 2;
+}
+
+/* Edit distance, for suggesting the option meant. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static int unknown_option(const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+	char hint[96] = "";
+
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		size_t d = distance(name, options[i]);
+		if (d < best_d || (strncmp(name, options[i], strlen(name)) == 0 && strlen(name) >= 2 && !best)) {
+			best = options[i];
+			best_d = d;
+		}
+	}
+	if (best)
+		snprintf(hint, sizeof(hint), "; did you mean '--%s'?", best);
+	return bad("unknown option '--%s'%s", name, hint);
+}
+
+static int parse_int(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi) {
+		char what[96];
+		snprintf(what, sizeof(what), "'%s' (an integer from %lld to %lld)", s, (long long)lo,
+		         (long long)hi);
+		return bad("bad value for '--%s': %s", name, what);
+	}
+	*out = x;
+	return 0;
+}
+
+static int parse_time(const char *name, const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(x) || x < 0 || x > 1e6) {
+		char what[96];
+		snprintf(what, sizeof(what), "'%s' (a number from 0 to 1e6)", s);
+		return bad("bad value for '--%s': %s", name, what);
+	}
+	*out = x;
+	return 0;
+}
+
+static int set_option(pipe_args *a, const char *name, const char *val)
+{
+	if (strcmp(name, "schedule") == 0) {
+		if (cs_sched_parse(val, &a->sched) != 0)
+			return bad("unknown schedule '%s'%s", val,
+			           "; expected gpipe, 1f1b, interleaved, zb-h1 or zb-v");
+		a->have_sched = 1;
+		return 0;
+	}
+	if (strcmp(name, "stages") == 0)
+		return parse_int(name, val, 1, 65536, &a->p);
+	if (strcmp(name, "micro-batches") == 0)
+		return parse_int(name, val, 1, 1 << 24, &a->m);
+	if (strcmp(name, "virtual-stages") == 0)
+		return parse_int(name, val, 1, 1024, &a->v);
+	if (strcmp(name, "tf") == 0)
+		return parse_time(name, val, &a->t[0]);
+	if (strcmp(name, "tb") == 0)
+		return parse_time(name, val, &a->t[1]);
+	if (strcmp(name, "tw") == 0)
+		return parse_time(name, val, &a->t[2]);
+	if (strcmp(name, "format") == 0) {
+		if (strcmp(val, "text") != 0 && strcmp(val, "json") != 0)
+			return bad("bad value for '--format': '%s'%s", val, " (text or json)");
+		a->json = strcmp(val, "json") == 0;
+		return 0;
+	}
+	a->timeline = val;  /* "timeline" */
+	return 0;
+}
+
+static int parse(pipe_args *a, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		char name[64];
+		const char *val = NULL, *eq;
+		size_t i_opt;
+
+		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+			return bad("unexpected argument '%s'%s", arg, "");
+		arg += 2;
+		eq = strchr(arg, '=');
+		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		memcpy(name, arg, len);
+		name[len] = '\0';
+		for (i_opt = 0; i_opt < N_OPTIONS; i_opt++)
+			if (strcmp(name, options[i_opt]) == 0)
+				break;
+		if (i_opt == N_OPTIONS)
+			return unknown_option(name);
+		if (strcmp(name, "help") == 0) {
+			fputs(usage, stdout);
+			return 1;
+		}
+		if (eq)
+			val = eq + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else
+			return bad("option '--%s' needs a value%s", name, "");
+		if (set_option(a, name, val) != 0)
+			return 2;
+	}
+	if (!a->have_sched)
+		return bad("missing '--schedule'%s%s", "", "");
+	if (a->p == 0)
+		return bad("missing '--stages'%s%s", "", "");
+	if (a->m == 0)
+		return bad("missing '--micro-batches'%s%s", "", "");
+	if (a->v == 0)
+		a->v = a->sched == CS_SCHED_ZB_V ? 2 : 1;
+	return 0;
+}
+
+static void print_text(const pipe_args *a, const cs_pipe_result *r, double tpu)
+{
+	printf("schedule         %s\n", cs_sched_name(a->sched));
+	printf("stages           %lld\n", (long long)a->p);
+	printf("micro_batches    %lld\n", (long long)a->m);
+	printf("virtual_stages   %lld\n", (long long)a->v);
+	printf("makespan         %.10g\n", (double)r->makespan / tpu);
+	printf("bubble_fraction  %.6f\n", r->bubble_fraction);
+	printf("peak_in_flight  ");
+	for (int64_t s = 0; s < a->p; s++)
+		printf(" %g", r->peak_in_flight[s]);
+	printf("\n");
+}
+
+static int print_json(const pipe_args *a, const cs_pipe_result *r, double tpu)
+{
+	cs_jw w;
+	cs_jw_init(&w, stdout, 2);
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_str(&w, "schedule", cs_sched_name(a->sched));
+	cs_jw_kv_int(&w, "stages", a->p);
+	cs_jw_kv_int(&w, "micro_batches", a->m);
+	cs_jw_kv_int(&w, "virtual_stages", a->v);
+	cs_jw_kv_num(&w, "makespan", (double)r->makespan / tpu);
+	cs_jw_kv_num(&w, "bubble_fraction", r->bubble_fraction);
+	cs_jw_key(&w, "peak_in_flight");
+	cs_jw_begin_arr(&w);
+	for (int64_t s = 0; s < a->p; s++)
+		cs_jw_num(&w, r->peak_in_flight[s]);
+	cs_jw_end_arr(&w);
+	cs_jw_end_obj(&w);
+	return cs_jw_finish(&w);
+}
+
+static int write_timeline(const char *path, const cs_pipe_result *r, double tpu)
+{
+	cs_diag diag = { "" };
+	cs_out *o = cs_out_open(path, &diag);
+
+	if (!o) {
+		fprintf(stderr, "clustersim pipeline: %s\n", diag.msg);
+		return 2;
+	}
+	if (cs_svg_pipeline(cs_out_file(o), r, tpu, "input units") != 0) {
+		fprintf(stderr, "clustersim pipeline: cannot write '%s'\n", path);
+		cs_out_abort(o);
+		return 2;
+	}
+	if (cs_out_commit(o, &diag) != 0) {
+		fprintf(stderr, "clustersim pipeline: %s\n", diag.msg);
+		return 2;
+	}
+	return 0;
+}
+
+int cs_cmd_pipeline(int argc, char **argv)
+{
+	pipe_args a = { .t = { 1.0, 1.0, 1.0 } };
+	int rc = parse(&a, argc, argv);
+	cs_diag diag = { "" };
+	cs_pipe_result res;
+
+	if (rc != 0)
+		return rc == 1 ? 0 : rc;
+	cs_pipe_times t = {
+		(cs_time)llround(a.t[0] * TICKS_PER_UNIT),
+		(cs_time)llround(a.t[1] * TICKS_PER_UNIT),
+		(cs_time)llround(a.t[2] * TICKS_PER_UNIT),
+	};
+	double tpu = TICKS_PER_UNIT * (double)a.v;  /* ticks per input unit */
+	cs_status st = cs_pipe_run(a.sched, a.p, a.m, a.v, &t, &res, &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, "clustersim pipeline: %s\n", diag.msg);
+		return (int)st;
+	}
+	if (a.timeline)
+		rc = write_timeline(a.timeline, &res, tpu);
+	if (rc == 0 && a.json)
+		rc = print_json(&a, &res, tpu) != 0 ? 1 : 0;
+	else if (rc == 0)
+		print_text(&a, &res, tpu);
+	cs_pipe_result_release(&res);
+	if (fflush(stdout) != 0)
+		rc = 1;
+	return rc;
+}

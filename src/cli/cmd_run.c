@@ -1,0 +1,211 @@
+/*
+ * cmd_run.c - `clustersim run`: simulate a scenario and report; and
+ * `clustersim validate`: load and check a scenario without running it.
+ */
+#include "cli/cmd_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "clustersim/clustersim.h"
+#include "config/scenario.h"
+#include "report/out.h"
+#include "report/report.h"
+#include "run/simulate_int.h"
+
+#define MAX_SETS 256
+
+static const char run_help[] =
+"usage: clustersim run SCENARIO.yaml [options]\n"
+"\n"
+"Simulate one or more training steps of SCENARIO rank by rank and report\n"
+"step time, MFU, exposed communication, bubble and memory per GPU.\n"
+"\n"
+"options:\n"
+"  --set KEY=VALUE     override a scalar of the scenario (repeatable), with\n"
+"                      the file's units and checks: --set cluster.nodes=4\n"
+"  --format text|json  output format (default text)\n"
+"  --per-rank FILE     write one CSV row per rank (end, busy, idle, exposed\n"
+"                      communication by kind, activation peak, compute factor)\n"
+"  --progress          show progress on stderr (default: when it is a terminal)\n"
+"  --no-progress       never show progress\n"
+"  -h, --help          this help\n"
+"\n"
+"examples:\n"
+"  clustersim run scenarios/llama3-405b-16k.yaml\n"
+"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --format json\n"
+"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --set data_parallel.overlap=false\n"
+"\n"
+"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+
+static const char validate_help[] =
+"usage: clustersim validate SCENARIO.yaml [--set KEY=VALUE]...\n"
+"\n"
+"Load and check SCENARIO (YAML, units, presets, the parallel plan) without\n"
+"simulating it. Prints 'ok' and a one-line summary, or the first problem as\n"
+"FILE:LINE:COL: MESSAGE with exit status 2.\n";
+
+enum { O_SET = 1, O_FORMAT, O_PER_RANK, O_PROGRESS, O_NO_PROGRESS, O_HELP };
+
+static const cs_opt run_opts[] = {
+	{ "set", 1, O_SET }, { "format", 1, O_FORMAT }, { "per-rank", 1, O_PER_RANK },
+	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
+	{ 0, 0, 0 },
+};
+
+static const cs_opt validate_opts[] = {
+	{ "set", 1, O_SET }, { "help", 0, O_HELP }, { 0, 0, 0 },
+};
+
+typedef struct run_args {
+	const char *file;
+	const char *sets[MAX_SETS];
+	size_t nsets;
+	int json;
+	int progress;
+	const char *per_rank;
+} run_args;
+
+static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
+{
+	const char *val;
+	int id;
+	memset(r, 0, sizeof(*r));
+	r->progress = isatty(2);
+	while ((id = cs_args_next(a, opts, &val)) != CS_ARGS_END) {
+		switch (id) {
+		case CS_ARGS_ERROR:
+			return 2;
+		case CS_ARGS_POSITIONAL:
+			if (r->file)
+				return cs_args_fail(a, "unexpected argument '%s'", val);
+			r->file = val;
+			break;
+		case O_SET:
+			if (r->nsets == MAX_SETS)
+				return cs_args_fail(a, "more than %d '--set' options", MAX_SETS);
+			r->sets[r->nsets++] = val;
+			break;
+		case O_FORMAT:
+			if (strcmp(val, "text") && strcmp(val, "json"))
+				return cs_args_fail(a, "unknown format '%s' (text or json)", val);
+			r->json = strcmp(val, "json") == 0;
+			break;
+		case O_PER_RANK: r->per_rank = val; break;
+		case O_PROGRESS: r->progress = 1; break;
+		case O_NO_PROGRESS: r->progress = 0; break;
+		case O_HELP:
+			fputs(help, stdout);
+			exit(0);
+		}
+	}
+	if (!r->file)
+		return cs_args_fail(a, "no scenario file given");
+	return 0;
+}
+
+static int write_per_rank(const char *path, const cs_result *res)
+{
+	cs_diag diag;
+	cs_out *o = cs_out_open(path, &diag);
+	if (!o) {
+		fprintf(stderr, "clustersim run: %s\n", diag.msg);
+		return 2;
+	}
+	FILE *f = cs_out_file(o);
+	int64_t n;
+	const cs_rank_row *rows = cs__result_rows(res, &n);
+	fputs("rank,end_s,busy_s,idle_s", f);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		fprintf(f, ",exposed_%s_s", cs_comm_kind_name((cs_comm_kind)k));
+	fputs(",activation_peak_bytes,compute_factor\n", f);
+	for (int64_t i = 0; i < n; i++) {
+		const cs_rank_row *r = &rows[i];
+		fprintf(f, "%lld", (long long)r->rank);
+		fputc(',', f);
+		cs_csv_num(f, r->end_s);
+		fputc(',', f);
+		cs_csv_num(f, r->busy_s);
+		fputc(',', f);
+		cs_csv_num(f, r->idle_s);
+		for (int k = 0; k < CS_COMM_KINDS; k++) {
+			fputc(',', f);
+			cs_csv_num(f, r->exposed_s[k]);
+		}
+		fputc(',', f);
+		cs_csv_num(f, r->act_peak);
+		fputc(',', f);
+		cs_csv_num(f, r->compute_factor);
+		fputc('\n', f);
+	}
+	if (cs_out_commit(o, &diag) != 0) {
+		fprintf(stderr, "clustersim run: %s\n", diag.msg);
+		return 2;
+	}
+	return 0;
+}
+
+int cs_cmd_run(int argc, char **argv)
+{
+	cs_args a;
+	run_args r;
+	cs_args_init(&a, "run", argc, argv);
+	if (parse(&a, run_opts, run_help, &r))
+		return 2;
+	cs_diag diag = { { 0 } };
+	cs_scenario *sc = NULL;
+	cs_status st = cs_scenario_load(r.file, r.sets, r.nsets, &sc, &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, "%s\n", diag.msg);
+		return st;
+	}
+	cs_run_opts opts = { .progress = r.progress };
+	cs_result *res = NULL;
+	st = cs__simulate(sc, &opts, r.per_rank != NULL, &res, &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, "clustersim run: %s\n", diag.msg);
+		cs_scenario_free(sc);
+		return st == CS_ERR_INPUT ? 2 : 1;
+	}
+	const cs_metrics *m = cs_result_metrics(res);
+	if (!m->memory.fits)
+		fprintf(stderr, "warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU has; "
+			"simulated anyway\n", m->memory.total / 1e9, m->memory.capacity / 1e9);
+	if (r.json)
+		cs_report_json(stdout, sc->name, m, 2);
+	else
+		cs_report_text(stdout, sc->name, m, cs_cli_color(1));
+	int rc = 0;
+	if (r.per_rank)
+		rc = write_per_rank(r.per_rank, res);
+	cs_result_free(res);
+	cs_scenario_free(sc);
+	return rc;
+}
+
+int cs_cmd_validate(int argc, char **argv)
+{
+	cs_args a;
+	run_args r;
+	cs_args_init(&a, "validate", argc, argv);
+	if (parse(&a, validate_opts, validate_help, &r))
+		return 2;
+	cs_diag diag = { { 0 } };
+	cs_scenario *sc = NULL;
+	cs_status st = cs_scenario_load(r.file, r.sets, r.nsets, &sc, &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, "%s\n", diag.msg);
+		return st;
+	}
+	const cs_parallel_spec *p = &sc->parallel;
+	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
+	       "%lld micro-batches per replica\n", r.file, (long long)cs_scenario_gpus(sc),
+	       (long long)sc->cluster.nodes, sc->cluster.gpus_per_node, (long long)p->tp,
+	       (long long)p->cp, (long long)p->pp, (long long)p->dp, (long long)p->ep,
+	       (long long)cs_scenario_micro_batches(sc));
+	cs_scenario_free(sc);
+	return 0;
+}

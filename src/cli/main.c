@@ -1,0 +1,76 @@
+/*
+ * main.c - the clustersim command: dispatch to subcommands.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd_coll.h"
+#include "cli/cmd_memory.h"
+#include "cli/cmd_pipeline.h"
+#include "cli/cmd_run.h"
+#include "clustersim/clustersim.h"
+#include "config/config.h"
+
+typedef struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} command;
+
+static const command commands[] = {
+	{ "run", cs_cmd_run, "simulate a scenario's training step, rank by rank" },
+	{ "validate", cs_cmd_validate, "check a scenario without running it" },
+	{ "coll", cs_cmd_coll, "collective timings, nccl-tests style" },
+	{ "memory", cs_cmd_memory, "memory per GPU: the seed's accounting" },
+	{ "pipeline", cs_cmd_pipeline, "a pipeline schedule with unit op times" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fputs("usage: clustersim COMMAND [options]\n"
+	      "       clustersim --version | --help\n"
+	      "\n"
+	      "A discrete-event performance simulator of distributed LLM training.\n"
+	      "\n"
+	      "commands:\n", f);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n'clustersim COMMAND --help' explains each command.\n"
+	      "\n"
+	      "examples:\n"
+	      "  clustersim run scenarios/llama3-405b-16k.yaml\n"
+	      "  clustersim validate scenarios/ddp-llama2-7b-2node.yaml --set cluster.nodes=4\n"
+	      "  clustersim coll --gpu h100-sxm-80g --nodes 1 --op all_reduce --min 8B --max 8GB\n"
+	      "\n"
+	      "exit status: 0 success, 1 simulation failure, 2 bad input\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("clustersim %s\n", CS_VERSION);
+		return 0;
+	}
+	const char *names[NCOMMANDS];
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+		names[i] = commands[i].name;
+	}
+	const char *s = cs_suggest(cmd, names, NCOMMANDS);
+	if (s)
+		fprintf(stderr, "clustersim: unknown command '%s' (did you mean '%s'?)\n", cmd, s);
+	else
+		fprintf(stderr, "clustersim: unknown command '%s' (see 'clustersim --help')\n", cmd);
+	return 2;
+}

@@ -1,0 +1,57 @@
+/*
+ * coll.h - the cost of collectives: NCCL's algorithms, protocols and tuner.
+ *
+ * Analytic fidelity: for each applicable (algorithm, protocol) pair a latency
+ * and an algorithm bandwidth after NCCL's tuning model (src/graph/tuning.cc,
+ * constants of REFERENCE.md §2); time = latency + bytes / algorithm
+ * bandwidth, and the tuner takes the least time. See docs/validation.md.
+ */
+#ifndef CS_COLL_COLL_H
+#define CS_COLL_COLL_H
+
+#include <stdint.h>
+
+#include "coll/coll_op.h"
+#include "config/scenario.h"
+#include "hw/topo.h"
+
+typedef struct cs_coll_choice {
+	cs_coll_algo algo;
+	cs_coll_proto proto;
+	int channels;
+	double bus_bw;      /* B/s, nccl-tests convention, at the asked size */
+	int64_t latency_ns; /* the fixed part of the time */
+} cs_coll_choice;
+
+typedef struct cs_coll cs_coll;
+
+/* A tuner for one cluster and collective settings; it copies both specs.
+ * The caller frees it with cs_coll_free. NULL on out-of-memory. Not safe to
+ * share between threads (its decision cache is written on lookup). */
+cs_coll *cs_coll_new(const cs_cluster_spec *cluster, const cs_coll_spec *spec);
+void cs_coll_free(cs_coll *c);
+
+/* Time (ns) of `op` on a group of shape *g, `bytes` per rank as nccl-tests
+ * counts them (all-reduce/broadcast: the buffer; reduce-scatter: the input;
+ * all-gather: the output; all-to-all: the send buffer; send/recv: the
+ * message). A forced algorithm or protocol is honoured where it applies and
+ * otherwise replaced as NCCL does; CS_ALGO_HIER (intra-node reduce-scatter,
+ * inter-node all-reduce, intra-node all-gather) is used only when forced.
+ * Fills *choice when non-NULL. One rank, or no bytes: 0 ns. Deterministic. */
+int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double bytes,
+		     cs_coll_choice *choice);
+
+const char *cs_coll_algo_name(cs_coll_algo a);
+const char *cs_coll_proto_name(cs_coll_proto p);
+const char *cs_coll_op_name(cs_coll_op op);
+/* The algorithm as a report names it: all-to-all is "pairwise", send/recv "p2p". */
+const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice);
+
+/* nccl-tests: busBw = algBw * factor. */
+double cs_coll_bus_factor(cs_coll_op op, int64_t n);
+
+/* The seed's alpha-beta ring: steps * alpha + bytes_on_wire / beta, seconds. */
+double cs_coll_ring_alpha_beta_s(cs_coll_op op, double bytes, int64_t n, double alpha_s,
+				 double beta_Bps);
+
+#endif

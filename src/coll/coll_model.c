@@ -1,0 +1,287 @@
+/*
+ * coll_model.c - latency and bandwidth of each (algorithm, protocol) pair,
+ * after NCCL's tuning model (NVIDIA/nccl src/graph/tuning.cc, v2.30 latency
+ * constants as in REFERENCE.md §2).
+ *
+ * Units inside: microseconds and GB/s, as NCCL writes them; converted to ns
+ * and B/ns (= GB/s) at the end.
+ *
+ * Bandwidth sources:
+ *  - scale-up: NCCL's per-link NVLink channel speed (20.0 GB/s Ampere,
+ *    20.6 Hopper, 40.1 Blackwell; src/graph/topo.h) times the number of
+ *    links, the links being the per-GPU NVLink bandwidth over the per-link
+ *    line rate (25 GB/s NVLink 3/4, 50 GB/s NVLink 5): 18 x 20.6 = 370.8 GB/s
+ *    on H100.
+ *  - scale-out: each rank uses its own NIC(s) (rail-optimised): a node's
+ *    share is (ranks per node x NICs per GPU) NICs at 0.96 of the line rate
+ *    (NCCL's inter-node search speeds: 48 of NDR's 50 GB/s, 24 of HDR's 25),
+ *    capped by PCIe.
+ *  - oversubscribed tiers: a ring or tree ordered by node crosses each leaf
+ *    or pod boundary once per direction per channel, so its demand on an
+ *    uplink is the node's NIC share; the group is assumed alone on the
+ *    fabric and that demand is compared with the uplink capacity. All-to-all
+ *    sends the fraction of its bytes leaving a pod through the pod uplinks,
+ *    shared by the group's members in that pod.
+ * NCCL's "node" is a scale-up domain here (NVL72 is one node, as MNNVL).
+ */
+#include <math.h>
+
+#include "coll/coll_model.h"
+#include "coll/schedule.h"
+
+enum { HW_NVL, HW_NET };
+enum { A_TREE, A_RING, A_NVLS, A_NVLS_TREE, A_N };
+enum { P_LL, P_LL128, P_SIMPLE, P_N };
+
+static const double base_lat[A_N][P_N] = {
+	{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
+};
+static const double hw_lat[2][A_N][P_N] = {
+	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25.0}, {0, 0, 25.0}},
+	{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18.0}, {0, 0, 14.0}},
+};
+
+/* Per-architecture caps, GB/s, indexed by [arch][1 node, 2 nodes, more]. */
+enum { ARCH_AMPERE, ARCH_HOPPER, ARCH_N };
+static const double ll_max_bw[ARCH_N][3] = {{87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
+static const double ch_ring_ll128[ARCH_N] = {20.0, 36.7};
+static const double ch_tree[ARCH_N][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+static const double ch_tree_ll128[ARCH_N][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+
+/* Tree bandwidth correction per size class, 64 B (index 0) to 256 MB. */
+static const double tree_correction[P_N][23] = {
+	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
+
+static const double nvls_efficiency = 0.85;
+static const double nvls_ratio = 5.0 / 6.0;
+static const double net_efficiency = 0.96;
+
+/* What every algorithm needs about the group on this cluster. */
+typedef struct env {
+	int arch, idx2;      /* cap tables: architecture, node-count column */
+	int64_t n, nn, ppd;  /* ranks, NCCL nodes (scale-up domains), ranks per domain */
+	double intra;        /* GB/s, NVLink bus bandwidth of one GPU */
+	double nic;          /* GB/s, one NIC's achievable rate */
+	double nic_per_rank; /* GB/s, NIC bandwidth of one rank */
+	double inter;        /* GB/s, a domain's NIC share, tier-capped */
+	double extra_us;     /* switch latency beyond the first leaf */
+	int channels, default_channels;
+	int nvls;
+} env;
+
+static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_group_shape *g,
+		     env *e)
+{
+	int arch = c->gpu.arch;
+	e->arch = arch >= 90 ? ARCH_HOPPER : ARCH_AMPERE;
+	e->n = g->nranks;
+	e->nn = g->ndomains > 0 ? g->ndomains : 1;
+	e->ppd = (e->n + e->nn - 1) / e->nn;
+	e->idx2 = e->nn <= 2 ? (int)e->nn - 1 : 2;
+	e->nvls = c->gpu.nvls;
+
+	double line = arch >= 100 ? 50e9 : 25e9;
+	double per_link = arch >= 100 ? 40.1 : arch >= 90 ? 20.6 : 20.0;
+	double links = round(c->scale_up.bandwidth / line);
+	if (links < 1)
+		links = 1;
+	e->intra = links * per_link;
+
+	double nic = c->scale_out.bandwidth;
+	if (c->pcie.bandwidth > 0 && c->pcie.bandwidth < nic)
+		nic = c->pcie.bandwidth;
+	e->nic = nic * net_efficiency / 1e9;
+	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+	double nics_per_gpu = (c->nics_per_node > 0 ? c->nics_per_node : gpn) / (double)gpn;
+	double nics_used = (double)e->ppd * nics_per_gpu;
+	if (nics_used < 1)
+		nics_used = 1;
+	e->nic_per_rank = nics_used * e->nic / (double)e->ppd;
+	e->inter = nics_used * e->nic;
+
+	/* uplink capacity of the crossed tiers against a ring's per-node demand */
+	double line_nic = c->scale_out.bandwidth / 1e9;
+	if (g->tier >= 2 && c->leaf_gpus > 0) {
+		double cap = (double)c->leaf_gpus / gpn * line_nic /
+			     (c->leaf_oversubscription >= 1 ? c->leaf_oversubscription : 1);
+		if (e->inter > cap)
+			e->inter = cap;
+	}
+	if (g->tier >= 3 && c->pod_gpus > 0) {
+		double cap = (double)c->pod_gpus / gpn * (gpn * nics_per_gpu) * line_nic /
+			     (c->pod_oversubscription >= 1 ? c->pod_oversubscription : 1);
+		if (e->inter > cap)
+			e->inter = cap;
+	}
+	e->extra_us = g->tier >= 2 ? 2.0 * (g->tier - 1) * (double)c->switch_latency_ns / 1e3 : 0;
+
+	int ch = e->nn == 1 ? (int)links : (int)(2 * nics_used + 0.5);
+	if (ch < 1)
+		ch = 1;
+	if (ch > 32)
+		ch = 32;
+	e->default_channels = ch;
+	e->channels = spec && spec->channels > 0 ? spec->channels : ch;
+}
+
+/* Bandwidth scaled to the channels in use, as NCCL does for a forced count. */
+static double channel_scale(const env *e)
+{
+	return (double)e->channels / (double)e->default_channels;
+}
+
+static int add(cs__coll_cand *out, int k, cs_coll_algo a, cs_coll_proto p, const env *e,
+	       double lat_us, double algbw)
+{
+	if (algbw <= 0)
+		return k;
+	out[k] = (cs__coll_cand){a, p, e->channels, lat_us * 1e3, algbw};
+	return k + 1;
+}
+
+static const cs_coll_proto protos[P_N] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
+
+static int ring(const env *e, cs_coll_op op, cs__coll_cand *out, int k, int cls)
+{
+	int64_t nsteps = op == CS_COLL_BROADCAST ? e->n : cs_coll_ring_steps(op, e->n);
+	int64_t ninter = op == CS_COLL_ALL_REDUCE ? 2 * (e->nn - 1) : e->nn - 1;
+	double raw = e->nn == 1 ? e->intra : e->ppd > 1 ? fmin(e->intra, e->inter) : e->inter;
+	raw *= channel_scale(e);
+	for (int p = 0; p < P_N; p++) {
+		double bus = raw;
+		if (p == P_LL)
+			bus = fmin(bus * 0.5, ll_max_bw[e->arch][e->idx2]);
+		if (p == P_LL128)
+			bus = fmin(bus * (e->ppd < 2 && e->nn > 1 ? 0.7 : 0.92),
+				   e->channels * ch_ring_ll128[e->arch]);
+		double intra_lat = hw_lat[HW_NVL][A_RING][p];
+		double inter_lat = hw_lat[HW_NET][A_RING][p] + e->extra_us;
+		double lat = base_lat[A_RING][p];
+		if (op == CS_COLL_BROADCAST) {
+			lat += e->nn > 1 ? inter_lat : intra_lat;
+		} else {
+			if (e->nn > 1)
+				intra_lat = fmax(intra_lat, p == P_SIMPLE ? 3.0 : 1.0);
+			lat += (double)(nsteps - ninter) * intra_lat + (double)ninter * inter_lat;
+		}
+		/* the ring's plateau: large multi-node all-reduces pay more per step */
+		if (p == P_SIMPLE && e->nn > 1 && op == CS_COLL_ALL_REDUCE &&
+		    ldexp(1.0, cls) / (double)(e->channels * e->n) >= 64)
+			lat *= 1.4;
+		k = add(out, k, CS_ALGO_RING, protos[p], e, lat,
+			bus * (double)e->n / (double)nsteps);
+	}
+	return k;
+}
+
+static int tree(const env *e, cs__coll_cand *out, int k, int cls)
+{
+	double raw = e->nn == 1 ? e->intra : e->ppd > 1 ? fmin(e->intra, e->inter) : e->inter;
+	raw *= channel_scale(e);
+	int ci = cls - 6;
+	if (ci < 0)
+		ci = 0;
+	int log2nn = 0;
+	for (int64_t v = e->nn; v > 1; v >>= 1)
+		log2nn++;
+	for (int p = 0; p < P_N; p++) {
+		double bus = fmin(raw * 0.92, e->channels * ch_tree[e->arch][e->idx2]);
+		if (p == P_LL)
+			bus = fmin(bus / 3.8, ll_max_bw[e->arch][e->idx2]);
+		if (p == P_LL128)
+			bus = fmin(bus * (e->nn == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+				   e->channels * ch_tree_ll128[e->arch][e->idx2]);
+		if (ci < 23)
+			bus *= tree_correction[p][ci];
+		double lat = base_lat[A_TREE][p] +
+			     2 * ((double)(e->ppd - 1) * hw_lat[HW_NVL][A_TREE][p] +
+				  log2nn * (hw_lat[HW_NET][A_TREE][p] + e->extra_us));
+		k = add(out, k, CS_ALGO_TREE, protos[p], e, lat, bus * 0.5);
+	}
+	return k;
+}
+
+static int nvls(const env *e, cs__coll_cand *out, int k)
+{
+	if (!e->nvls || e->n < 2)
+		return k;
+	if (e->nn == 1) {
+		double bus = e->intra * channel_scale(e) * nvls_efficiency;
+		return add(out, k, CS_ALGO_NVLS, CS_PROTO_SIMPLE, e, hw_lat[HW_NVL][A_NVLS][P_SIMPLE],
+			   bus * nvls_ratio);
+	}
+	int log2nn = 0;
+	for (int64_t v = e->nn; v > 1; v >>= 1)
+		log2nn++;
+	double bw = fmin(e->intra, e->nn <= 2 ? e->inter : e->inter / 2) * channel_scale(e);
+	double lat = hw_lat[HW_NVL][A_NVLS_TREE][P_SIMPLE] +
+		     2 * log2nn * (hw_lat[HW_NET][A_NVLS_TREE][P_SIMPLE] + e->extra_us);
+	return add(out, k, CS_ALGO_NVLS_TREE, CS_PROTO_SIMPLE, e, lat,
+		   bw * nvls_efficiency * nvls_ratio);
+}
+
+/* All-to-all and send/recv: point-to-point transfers, all peers at once. */
+static int p2p(const env *e, const cs_cluster_spec *c, cs_coll_op op, const cs_group_shape *g,
+	       cs__coll_cand *out, int k)
+{
+	double t_per_byte;
+	if (op == CS_COLL_SEND_RECV) {
+		t_per_byte = e->nn == 1 ? 1 / e->intra : 1 / e->nic_per_rank;
+	} else {
+		double n = (double)e->n;
+		double out_frac = (n - (double)e->ppd) / n;
+		double rate = e->nic_per_rank;
+		if (g->npods > 1 && c->pod_gpus > 0) {
+			/* pod uplinks shared by the group's members in the pod */
+			double members = n / (double)g->npods;
+			double leave = 1.0 - members / n;
+			double cap = (double)c->pod_gpus *
+				     ((double)c->nics_per_node / c->gpus_per_node) *
+				     c->scale_out.bandwidth / 1e9 /
+				     (c->pod_oversubscription >= 1 ? c->pod_oversubscription : 1);
+			if (leave > 0 && rate * members * leave > cap)
+				rate = cap / (members * leave);
+		}
+		t_per_byte = fmax(((double)e->ppd - 1) / n / e->intra, out_frac / rate);
+	}
+	double bw = 1 / t_per_byte * channel_scale(e);
+	int hw = e->nn > 1 ? HW_NET : HW_NVL;
+	double extra = e->nn > 1 ? e->extra_us : 0;
+	k = add(out, k, CS_ALGO_RING, CS_PROTO_LL, e,
+		base_lat[A_RING][P_LL] + hw_lat[hw][A_RING][P_LL] + extra, bw * 0.5);
+	k = add(out, k, CS_ALGO_RING, CS_PROTO_SIMPLE, e,
+		base_lat[A_RING][P_SIMPLE] + hw_lat[hw][A_RING][P_SIMPLE] + extra, bw);
+	return k;
+}
+
+int cs__coll_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+			const cs_group_shape *g, int cls, cs__coll_cand *out)
+{
+	env e;
+	make_env(c, spec, g, &e);
+	if (e.n < 2)
+		return 0;
+	int k = 0;
+	switch (op) {
+	case CS_COLL_ALL_REDUCE:
+		k = ring(&e, op, out, k, cls);
+		k = tree(&e, out, k, cls);
+		k = nvls(&e, out, k);
+		break;
+	case CS_COLL_REDUCE_SCATTER:
+	case CS_COLL_ALL_GATHER:
+	case CS_COLL_BROADCAST:
+		k = ring(&e, op, out, k, cls);
+		break;
+	case CS_COLL_ALL_TO_ALL:
+	case CS_COLL_SEND_RECV:
+		k = p2p(&e, c, op, g, out, k);
+		break;
+	default:
+		break;
+	}
+	return k;
+}

@@ -1,0 +1,49 @@
+/*
+ * config_int.h - helpers shared by the files of src/config only.
+ */
+#ifndef CS_CONFIG_CONFIG_INT_H
+#define CS_CONFIG_CONFIG_INT_H
+
+#include "config/config.h"
+
+/* Upper bound on the key table's length (checked by the tests). */
+#define CS__MAX_KEYS 128
+
+/* Where a key's value came from, for messages of cross-field checks. */
+typedef struct cs__where {
+	int line, col;      /* 1-based; 0 when not from the file */
+	const char *set;    /* the --set assignment, or NULL */
+} cs__where;
+
+typedef struct cs__marks {
+	const char *file;
+	cs__where key[CS__MAX_KEYS];
+} cs__marks;
+
+/* units.c */
+bool cs__parse_number(const char *text, double *out);
+cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
+                             bool *no_unit, char *msg, size_t n);
+cs_status cs__time_to_ns(double ns, const char *text, int64_t *out, char *msg, size_t n);
+
+/* schema.c */
+size_t cs__config_key_index(const cs_config_key *k);
+/* Set key k from text with its kind's checks; the message names the key. */
+cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text,
+                         char *msg, size_t n);
+/* Children names of a dotted section ("cluster" -> gpu, nodes, ...) into
+ * names[max]; returns the count. */
+size_t cs__config_children(const char *section, const char **names, char (*buf)[48], size_t max);
+bool cs__config_is_section(const char *path);
+
+/* validate.c */
+void cs__config_reopen(cs_scenario *sc);
+cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *diag);
+
+/* stragglers.c: the "stragglers" list of a loaded document */
+struct yaml_document_s;
+struct yaml_node_s;
+cs_status cs__config_stragglers(cs_scenario *sc, struct yaml_document_s *doc,
+                                struct yaml_node_s *list, const char *file, cs_diag *diag);
+
+#endif

@@ -1,0 +1,468 @@
+/*
+ * load.c - a scenario file into a cs_scenario.
+ *
+ * Order: defaults, the presets the file names (cluster.gpu, model.preset)
+ * wherever they appear in their mapping, every other value of the file,
+ * the --set overrides in the order given, then validation. The file is
+ * read whole (at most CS_CONFIG_MAX_FILE bytes), scanned once for aliases
+ * (refused), then loaded with libyaml's document API so every node keeps
+ * its line and column.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "config/config_int.h"
+
+typedef struct loader {
+	cs_scenario *sc;
+	const char *file;
+	yaml_document_t doc;
+	cs__marks marks;
+	cs_diag *diag;
+} loader;
+
+static cs_status at(loader *ld, const yaml_node_t *node, const char *fmt, const char *a,
+                    const char *b)
+{
+	char body[700];
+
+	snprintf(body, sizeof body, fmt, a, b);
+	snprintf(ld->diag->msg, sizeof ld->diag->msg, "%.300s:%d:%d: %.680s", ld->file,
+	         (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, body);
+	return CS_ERR_INPUT;
+}
+
+static const char *type_word(const yaml_node_t *node)
+{
+	switch (node->type) {
+	case YAML_MAPPING_NODE: return "a mapping";
+	case YAML_SEQUENCE_NODE: return "a list";
+	default: return node->data.scalar.length ? "a scalar" : "an empty value";
+	}
+}
+
+static yaml_node_t *find(loader *ld, yaml_node_t *map, const char *key)
+{
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+		if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
+			return yaml_document_get_node(&ld->doc, p->value);
+	}
+	return NULL;
+}
+
+static void mark(loader *ld, const cs_config_key *k, const yaml_node_t *node)
+{
+	cs__where *w = &ld->marks.key[cs__config_key_index(k)];
+
+	w->line = (int)node->start_mark.line + 1;
+	w->col = (int)node->start_mark.column + 1;
+	w->set = NULL;
+}
+
+static cs_status set_scalar(loader *ld, const cs_config_key *k, yaml_node_t *value)
+{
+	char msg[700];
+
+	if (value->type != YAML_SCALAR_NODE) {
+		snprintf(msg, sizeof msg, "'%s' expects a %s, not %s", k->path,
+		         cs_config_kind_name(k->kind), type_word(value));
+		return at(ld, value, "%s%s", msg, "");
+	}
+	if (cs__config_set(ld->sc, k, (const char *)value->data.scalar.value, msg, sizeof msg) != CS_OK)
+		return at(ld, value, "%s%s", msg, "");
+	mark(ld, k, value);
+	return CS_OK;
+}
+
+/* Phase one: presets first, so inline keys next to them win. */
+static cs_status load_presets(loader *ld, yaml_node_t *root)
+{
+	yaml_node_t *gpu = find(ld, find(ld, root, "cluster"), "gpu");
+	yaml_node_t *model = find(ld, root, "model");
+
+	if (gpu && gpu->type == YAML_MAPPING_NODE)
+		gpu = find(ld, gpu, "preset");
+	if (gpu && gpu->type == YAML_SCALAR_NODE) {
+		cs_status st = set_scalar(ld, cs_config_key_find("cluster.gpu.preset"), gpu);
+		if (st != CS_OK)
+			return st;
+	}
+	if (model && model->type == YAML_MAPPING_NODE)
+		model = find(ld, model, "preset");
+	if (model && model->type == YAML_SCALAR_NODE)
+		return set_scalar(ld, cs_config_key_find("model.preset"), model);
+	return CS_OK;
+}
+
+static cs_status unknown_key(loader *ld, yaml_node_t *key, const char *prefix, const char *name)
+{
+	const char *names[96];
+	char buf[96][48];
+	size_t n = cs__config_children(prefix, names, buf, 96);
+	const char *near = cs_suggest(name, names, n);
+	char where[300];
+
+	if (prefix[0])
+		snprintf(where, sizeof where, " in '%.200s'", prefix);
+	else
+		where[0] = '\0';
+	if (near) {
+		char body[400];
+		snprintf(body, sizeof body, "unknown key '%.100s'%s (did you mean '%s'?)", name, where,
+		         near);
+		return at(ld, key, "%s%s", body, "");
+	}
+	return at(ld, key, "unknown key '%.100s'%s", name, where);
+}
+
+static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
+{
+	yaml_node_pair_t *start = map->data.mapping.pairs.start;
+
+	for (yaml_node_pair_t *p = start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *key = yaml_document_get_node(&ld->doc, p->key);
+		yaml_node_t *value = yaml_document_get_node(&ld->doc, p->value);
+		const cs_config_key *k;
+		const char *name;
+		char path[256];
+		cs_status st;
+
+		if (!key || !value)
+			continue;
+		if (key->type != YAML_SCALAR_NODE)
+			return at(ld, key, "keys must be plain names, not %s%s", type_word(key), "");
+		name = (const char *)key->data.scalar.value;
+		for (yaml_node_pair_t *q = start; q < p; q++) {
+			yaml_node_t *other = yaml_document_get_node(&ld->doc, q->key);
+			if (other && other->type == YAML_SCALAR_NODE &&
+			    strcmp((const char *)other->data.scalar.value, name) == 0) {
+				char line[32];
+				snprintf(line, sizeof line, "%d", (int)other->start_mark.line + 1);
+				return at(ld, key, "duplicate key '%.100s' (first given on line %s)", name, line);
+			}
+		}
+		if (strchr(name, '.') || strlen(prefix) + strlen(name) + 2 > sizeof path)
+			return unknown_key(ld, key, prefix, name);
+		{
+			size_t pl = strlen(prefix), nl = strlen(name);
+			memcpy(path, prefix, pl);
+			if (pl)
+				path[pl++] = '.';
+			memcpy(path + pl, name, nl + 1);
+		}
+
+		if (!prefix[0] && strcmp(name, "stragglers") == 0) {
+			if (value->type == YAML_SCALAR_NODE && value->data.scalar.length == 0)
+				continue; /* an empty list */
+			if (value->type != YAML_SEQUENCE_NODE)
+				return at(ld, value, "'stragglers' must be a list, not %s%s", type_word(value), "");
+			st = cs__config_stragglers(ld->sc, &ld->doc, value, ld->file, ld->diag);
+			if (st != CS_OK)
+				return st;
+			continue;
+		}
+		if ((strcmp(path, "cluster.gpu") == 0 || strcmp(path, "model") == 0) &&
+		    value->type == YAML_SCALAR_NODE) {
+			mark(ld, cs_config_key_find(path), value); /* preset set in phase one */
+			continue;
+		}
+		k = cs_config_key_find(path);
+		if (k && strcmp(k->path, path) == 0) {
+			if (k->kind == CS_KIND_GPU_PRESET || k->kind == CS_KIND_MODEL_PRESET) {
+				mark(ld, k, value);
+				continue;
+			}
+			if ((st = set_scalar(ld, k, value)) != CS_OK)
+				return st;
+			continue;
+		}
+		if (cs__config_is_section(path)) {
+			if (value->type != YAML_MAPPING_NODE)
+				return at(ld, value, "'%s' must be a mapping, not %s", path, type_word(value));
+			if ((st = walk(ld, value, path)) != CS_OK)
+				return st;
+			continue;
+		}
+		return unknown_key(ld, key, prefix, name);
+	}
+	return CS_OK;
+}
+
+/* ---- reading the file ---------------------------------------------------- */
+
+static cs_status read_file(const char *path, unsigned char **buf, size_t *len, cs_diag *diag)
+{
+	struct stat stt;
+	FILE *f = fopen(path, "rb");
+	size_t got;
+
+	if (!f || fstat(fileno(f), &stt) != 0) {
+		snprintf(diag->msg, sizeof diag->msg, "cannot open '%.400s': %s", path, strerror(errno));
+		if (f)
+			fclose(f);
+		return CS_ERR_INPUT;
+	}
+	if (!S_ISREG(stt.st_mode)) {
+		fclose(f);
+		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': not a regular file", path);
+		return CS_ERR_INPUT;
+	}
+	if (stt.st_size > CS_CONFIG_MAX_FILE) {
+		fclose(f);
+		snprintf(diag->msg, sizeof diag->msg, "'%.400s' is larger than the limit of %d MiB",
+		         path, CS_CONFIG_MAX_FILE / (1024 * 1024));
+		return CS_ERR_INPUT;
+	}
+	*buf = malloc((size_t)stt.st_size + 1);
+	if (!*buf) {
+		fclose(f);
+		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", path);
+		return CS_ERR_NOMEM;
+	}
+	got = fread(*buf, 1, (size_t)stt.st_size, f);
+	if (ferror(f)) {
+		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': %s", path, strerror(errno));
+		fclose(f);
+		free(*buf);
+		return CS_ERR_INPUT;
+	}
+	fclose(f);
+	(*buf)[got] = '\0';
+	*len = got;
+	return CS_OK;
+}
+
+static cs_status yaml_error(const yaml_parser_t *parser, const char *file, cs_diag *diag)
+{
+	const char *problem = parser->problem ? parser->problem : "cannot parse";
+
+	if (parser->context)
+		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s (%s, line %d)", file,
+		         (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
+		         problem, parser->context, (int)parser->context_mark.line + 1);
+	else
+		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s", file,
+		         (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
+		         problem);
+	return CS_ERR_INPUT;
+}
+
+/* Refuse aliases and multiple documents before building the tree. */
+static cs_status scan(const unsigned char *buf, size_t len, const char *file, cs_diag *diag)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	cs_status st = CS_OK;
+	int docs = 0;
+
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.400s'", file);
+		return CS_ERR_NOMEM;
+	}
+	yaml_parser_set_input_string(&parser, buf, len);
+	for (;;) {
+		yaml_event_type_t type;
+		if (!yaml_parser_parse(&parser, &ev)) {
+			st = yaml_error(&parser, file, diag);
+			break;
+		}
+		type = ev.type;
+		if (type == YAML_ALIAS_EVENT || (type == YAML_DOCUMENT_START_EVENT && ++docs > 1)) {
+			snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: %s", file,
+			         (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+			         type == YAML_ALIAS_EVENT ? "yaml aliases ('*name') are not supported"
+			                                  : "only one yaml document per file");
+			st = CS_ERR_INPUT;
+		}
+		yaml_event_delete(&ev);
+		if (st != CS_OK || type == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	return st;
+}
+
+static cs_status load_doc(loader *ld, const unsigned char *buf, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_node_t *root;
+	cs_status st;
+
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(ld->diag->msg, sizeof ld->diag->msg, "out of memory parsing '%.400s'", ld->file);
+		return CS_ERR_NOMEM;
+	}
+	yaml_parser_set_input_string(&parser, buf, len);
+	if (!yaml_parser_load(&parser, &ld->doc)) {
+		st = yaml_error(&parser, ld->file, ld->diag);
+		yaml_parser_delete(&parser);
+		return st;
+	}
+	yaml_parser_delete(&parser);
+	root = yaml_document_get_root_node(&ld->doc);
+	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
+	              root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE))
+		st = (snprintf(ld->diag->msg, sizeof ld->diag->msg, "%.400s:1:1: empty scenario "
+		               "(expected a mapping with 'cluster' and 'model')", ld->file), CS_ERR_INPUT);
+	else if (root->type != YAML_MAPPING_NODE)
+		st = at(ld, root, "the top level must be a mapping, not %s%s", type_word(root), "");
+	else if ((st = load_presets(ld, root)) == CS_OK)
+		st = walk(ld, root, "");
+	yaml_document_delete(&ld->doc);
+	return st;
+}
+
+/* ---- overrides ----------------------------------------------------------- */
+
+static cs_status override(cs_scenario *sc, const char *a, cs__marks *marks, cs_diag *diag)
+{
+	char key[256], value[512], msg[700];
+	const char *eq = a ? strchr(a, '=') : NULL, *v;
+	const cs_config_key *k;
+	size_t kl, vl;
+
+	if (!eq) {
+		snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': expected key.path=value",
+		         a ? a : "");
+		return CS_ERR_INPUT;
+	}
+	for (kl = (size_t)(eq - a); kl && a[kl - 1] == ' '; kl--)
+		;
+	for (v = eq + 1; *v == ' '; v++)
+		;
+	for (vl = strlen(v); vl && v[vl - 1] == ' '; vl--)
+		;
+	if (kl >= sizeof key || vl >= sizeof value) {
+		snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': too long", a);
+		return CS_ERR_INPUT;
+	}
+	memcpy(key, a, kl);
+	key[kl] = '\0';
+	memcpy(value, v, vl);
+	value[vl] = '\0';
+	k = cs_config_key_find(key);
+	if (!k) {
+		const char *names[CS__MAX_KEYS + 2], *near;
+		size_t n = cs_config_key_count();
+		for (size_t i = 0; i < n; i++)
+			names[i] = cs_config_key_at(i)->path;
+		names[n++] = "cluster.gpu";
+		names[n++] = "model";
+		near = cs_suggest(key, names, n);
+		if (strcmp(key, "stragglers") == 0)
+			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': 'stragglers' can only be "
+			         "given in the scenario file", a);
+		else if (near)
+			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': unknown key '%.100s' (did "
+			         "you mean '%s'?)", a, key, near);
+		else if (cs__config_is_section(key))
+			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': '%.100s' is a section; "
+			         "set one of its keys", a, key);
+		else
+			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': unknown key '%.100s'", a, key);
+		return CS_ERR_INPUT;
+	}
+	cs__config_reopen(sc);
+	if (cs__config_set(sc, k, value, msg, sizeof msg) != CS_OK) {
+		snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': %s", a, msg);
+		return CS_ERR_INPUT;
+	}
+	if (marks) {
+		cs__where *w = &marks->key[cs__config_key_index(k)];
+		w->line = w->col = 0;
+		w->set = a;
+	}
+	return CS_OK;
+}
+
+cs_status cs_config_apply_override(cs_scenario *sc, const char *assignment, cs_diag *diag)
+{
+	cs_diag scratch;
+
+	if (!sc)
+		return CS_ERR_INPUT;
+	return override(sc, assignment, NULL, diag ? diag : &scratch);
+}
+
+/* ---- the public entry points --------------------------------------------- */
+
+static void default_name(cs_scenario *sc, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t len;
+
+	base = base ? base + 1 : path;
+	len = strcspn(base, ".");
+	if (len >= sizeof sc->name)
+		len = sizeof sc->name - 1;
+	memcpy(sc->name, base, len);
+	sc->name[len] = '\0';
+}
+
+cs_status cs_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
+                           cs_scenario **out, cs_diag *diag)
+{
+	cs_diag scratch;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	loader *ld;
+	cs_status st;
+
+	if (!diag)
+		diag = &scratch;
+	diag->msg[0] = '\0';
+	if (!out) {
+		snprintf(diag->msg, sizeof diag->msg, "no place for the scenario");
+		return CS_ERR_INPUT;
+	}
+	*out = NULL;
+	if (!path) {
+		snprintf(diag->msg, sizeof diag->msg, "no scenario file given");
+		return CS_ERR_INPUT;
+	}
+	if ((st = read_file(path, &buf, &len, diag)) != CS_OK)
+		return st;
+	ld = calloc(1, sizeof *ld);
+	if (ld)
+		ld->sc = calloc(1, sizeof *ld->sc);
+	if (!ld || !ld->sc) {
+		free(ld);
+		free(buf);
+		snprintf(diag->msg, sizeof diag->msg, "out of memory loading '%.400s'", path);
+		return CS_ERR_NOMEM;
+	}
+	ld->file = path;
+	ld->diag = diag;
+	ld->marks.file = path;
+	cs_config_defaults(ld->sc);
+	snprintf(ld->sc->path, sizeof ld->sc->path, "%s", path);
+
+	st = scan(buf, len, path, diag);
+	if (st == CS_OK)
+		st = load_doc(ld, buf, len);
+	free(buf);
+	for (size_t i = 0; st == CS_OK && i < n_overrides; i++)
+		st = override(ld->sc, overrides[i], &ld->marks, diag);
+	if (st == CS_OK && ld->sc->name[0] == '\0')
+		default_name(ld->sc, path);
+	if (st == CS_OK)
+		st = cs__config_check(ld->sc, &ld->marks, diag);
+	if (st == CS_OK)
+		*out = ld->sc;
+	else
+		free(ld->sc);
+	free(ld);
+	return st;
+}
+
+void cs_scenario_free(cs_scenario *sc)
+{
+	free(sc);
+}

@@ -1,0 +1,108 @@
+/*
+ * presets.c - built-in GPUs, servers and model shapes.
+ *
+ * GPU figures are dense (no sparsity) datasheet numbers; gemm_efficiency is
+ * the best measured BF16 GEMM over peak (MAMF). Sources, via the project's
+ * REFERENCE.md section 1: NVIDIA datasheets as tabulated in stas00/
+ * ml-engineering compute/accelerator/README.md (peaks, HBM, SMs, the MAMF
+ * table); cudnn-frontend PR #650 (H100 FLOP/clk). attn_efficiency 0.6 sits
+ * inside FlashAttention-2's measured 50-73 % of peak (Dao 2023, arXiv
+ * 2307.08691). hbm_efficiency 0.8 is an assumption (achievable streaming
+ * fraction of HBM bandwidth), documented in docs/scenarios.md.
+ *
+ * Model shapes: Llama 2 and Llama 3 papers and model cards (as in the
+ * seed chapter's TransformerConfig table), GPT-3 (Brown et al. 2020, Table
+ * 2.1), Megatron-LM 1T (Narayanan et al. 2021, Table 1), DeepSeek-V3
+ * (DeepSeek-AI 2024, arXiv 2412.19437, section 4.2; MLA is modelled as
+ * plain multi-head attention, hence "-like").
+ */
+#include <string.h>
+
+#include "config/config.h"
+
+#define TF 1e12
+
+static const cs_gpu_spec gpus[] = {
+	/* name, bf16, fp8, hbm, hbm bw, sms, gemm, attn, hbm eff, nvls, arch */
+	{"a100-sxm-80g", 312 * TF, 0, 80e9, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80},
+	{"h100-sxm-80g", 989 * TF, 1979 * TF, 80e9, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90},
+	{"h200-sxm-141g", 989 * TF, 1979 * TF, 141e9, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90},
+	{"b200", 2250 * TF, 4500 * TF, 180e9, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100},
+};
+
+#define NGPUS (sizeof gpus / sizeof gpus[0])
+
+static const cs_model_spec models[] = {
+	/* name, arch, layers, hidden, heads, kv heads, ffn, vocab, positions, tied,
+	 * experts, top_k, shared experts, expert ffn, dense layers */
+	{"llama2-7b", CS_ARCH_LLAMA, 32, 4096, 32, 32, 11008, 32000, 4096, false, 0, 0, 0, 0, 0},
+	{"llama3-8b", CS_ARCH_LLAMA, 32, 4096, 32, 8, 14336, 128256, 131072, false, 0, 0, 0, 0, 0},
+	{"llama3-70b", CS_ARCH_LLAMA, 80, 8192, 64, 8, 28672, 128256, 131072, false, 0, 0, 0, 0, 0},
+	{"llama3-405b", CS_ARCH_LLAMA, 126, 16384, 128, 8, 53248, 128256, 131072, false, 0, 0, 0, 0, 0},
+	{"gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96, 49152, 50257, 2048, true, 0, 0, 0, 0, 0},
+	{"megatron-1t", CS_ARCH_GPT, 128, 25600, 160, 160, 102400, 51200, 2048, true, 0, 0, 0, 0, 0},
+	{"deepseek-v3-like", CS_ARCH_LLAMA, 61, 7168, 128, 128, 18432, 129280, 4096, false,
+	 256, 8, 1, 2048, 3},
+};
+
+#define NMODELS (sizeof models / sizeof models[0])
+
+const cs_gpu_spec *cs_preset_gpu(const char *name)
+{
+	for (size_t i = 0; name && i < NGPUS; i++)
+		if (strcmp(gpus[i].name, name) == 0)
+			return &gpus[i];
+	return NULL;
+}
+
+const cs_model_spec *cs_preset_model(const char *name)
+{
+	for (size_t i = 0; name && i < NMODELS; i++)
+		if (strcmp(models[i].name, name) == 0)
+			return &models[i];
+	return NULL;
+}
+
+const char *cs_preset_gpu_name(size_t i)
+{
+	return i < NGPUS ? gpus[i].name : NULL;
+}
+
+const char *cs_preset_model_name(size_t i)
+{
+	return i < NMODELS ? models[i].name : NULL;
+}
+
+/*
+ * Standard servers (REFERENCE.md section 1): DGX A100 with NVLink 3 (600
+ * GB/s bidirectional = 300 GB/s per direction), 8 HDR 200 Gb/s NICs, PCIe
+ * Gen4 x16; DGX H100/H200 with NVLink 4 (450 GB/s per direction), 8 NDR
+ * 400 Gb/s, PCIe Gen5 x16; B200 with NVLink 5 (900 GB/s per direction), 8
+ * XDR 800 Gb/s, PCIe Gen5. Latencies follow the seed chapter's alpha: 2 us
+ * per NVLink hop, 5 us per network message, 1 us across PCIe (assumption).
+ */
+void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c)
+{
+	int arch = gpu ? gpu->arch : 90;
+
+	c->gpus_per_node = 8;
+	c->scale_up_domain = 8;
+	c->nics_per_node = 8;
+	c->scale_out_kind = CS_NET_IB;
+	c->scale_up.latency_ns = 2000;
+	c->scale_out.latency_ns = 5000;
+	c->pcie.latency_ns = 1000;
+	if (arch < 90) {
+		c->scale_up.bandwidth = 300e9;
+		c->scale_out.bandwidth = 200e9 / 8;
+		c->pcie.bandwidth = 31e9;
+	} else if (arch < 100) {
+		c->scale_up.bandwidth = 450e9;
+		c->scale_out.bandwidth = 400e9 / 8;
+		c->pcie.bandwidth = 63e9;
+	} else {
+		c->scale_up.bandwidth = 900e9;
+		c->scale_out.bandwidth = 800e9 / 8;
+		c->pcie.bandwidth = 63e9;
+	}
+}

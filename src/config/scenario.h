@@ -1,0 +1,222 @@
+/*
+ * scenario.h - the validated, plain-data description of one simulation.
+ *
+ * The config module fills a cs_scenario from YAML (plus presets and --set
+ * overrides) and validates it; every other module reads it and never writes
+ * it. All quantities are in base SI units: bytes, bytes per second, FLOP per
+ * second, and integer nanoseconds for times.
+ */
+#ifndef CS_CONFIG_SCENARIO_H
+#define CS_CONFIG_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CS_NAME_MAX 64
+#define CS_PATH_MAX 512
+#define CS_MAX_PERTURBATIONS 64
+
+/* ---- hardware ----------------------------------------------------------- */
+
+typedef struct cs_gpu_spec {
+	char name[CS_NAME_MAX];
+	double peak_bf16;        /* FLOP/s, dense */
+	double peak_fp8;         /* FLOP/s, dense; 0 when unsupported */
+	double hbm_bytes;        /* capacity */
+	double hbm_bandwidth;    /* B/s */
+	int sms;                 /* streaming multiprocessors */
+	double gemm_efficiency;  /* MAMF / peak: best achievable GEMM fraction */
+	double attn_efficiency;  /* FlashAttention fraction of peak */
+	double hbm_efficiency;   /* achievable fraction of HBM bandwidth */
+	int nvls;                /* NVLink SHARP (NVSwitch reductions) available */
+	int arch;                /* 80 Ampere, 90 Hopper, 100 Blackwell */
+} cs_gpu_spec;
+
+typedef struct cs_link_spec {
+	double bandwidth;   /* B/s, per direction */
+	int64_t latency_ns; /* one hop */
+} cs_link_spec;
+
+typedef enum cs_scale_out_kind { CS_NET_IB, CS_NET_ROCE } cs_scale_out_kind;
+
+typedef struct cs_cluster_spec {
+	cs_gpu_spec gpu;
+	int64_t nodes;
+	int gpus_per_node;
+	int scale_up_domain;         /* GPUs per NVLink/NVSwitch domain */
+	cs_link_spec scale_up;       /* per GPU, per direction */
+	cs_link_spec scale_out;      /* per NIC, per direction */
+	cs_scale_out_kind scale_out_kind;
+	int nics_per_node;
+	cs_link_spec pcie;           /* GPU <-> NIC */
+	int64_t leaf_gpus;           /* GPUs under one leaf switch (rail group) */
+	double leaf_oversubscription;/* down:up at the leaf tier, >= 1 */
+	int64_t pod_gpus;            /* GPUs per pod with full bisection; 0 = one pod */
+	double pod_oversubscription; /* down:up between pods, >= 1 */
+	int64_t switch_latency_ns;   /* per switch tier crossed */
+} cs_cluster_spec;
+
+/* ---- model -------------------------------------------------------------- */
+
+typedef enum cs_arch_kind { CS_ARCH_GPT, CS_ARCH_LLAMA } cs_arch_kind;
+
+typedef struct cs_model_spec {
+	char name[CS_NAME_MAX];
+	cs_arch_kind arch;    /* GPT: LayerNorm, GELU, learned positions; LLAMA: RMSNorm, SwiGLU, RoPE */
+	int64_t layers;
+	int64_t hidden;
+	int64_t heads;
+	int64_t kv_heads;     /* = heads without GQA */
+	int64_t ffn;          /* MLP inner width */
+	int64_t vocab;
+	int64_t max_positions;/* learned position table (GPT) */
+	bool tied_embeddings;
+	/* mixture of experts (experts == 0: dense) */
+	int64_t experts;
+	int64_t top_k;
+	int64_t shared_experts;
+	int64_t expert_ffn;
+	int64_t dense_layers; /* dense layers before the first MoE layer */
+} cs_model_spec;
+
+/* ---- training ----------------------------------------------------------- */
+
+typedef enum cs_precision { CS_PREC_BF16, CS_PREC_FP16, CS_PREC_FP8, CS_PREC_FP32 } cs_precision;
+typedef enum cs_optimizer {
+	CS_OPT_ADAM, CS_OPT_ADAM_8BIT, CS_OPT_SGD, CS_OPT_SGD_MOMENTUM
+} cs_optimizer;
+
+typedef struct cs_training_spec {
+	int64_t seq_len;
+	int64_t global_batch;   /* sequences per optimizer step */
+	int64_t micro_batch;    /* sequences per micro-batch */
+	cs_precision precision; /* matmul precision */
+	cs_precision grad_dtype;/* bf16 (16 B/param with Adam) or fp32 (18) */
+	cs_optimizer optimizer;
+	bool dropout;
+} cs_training_spec;
+
+/* ---- parallel plan ------------------------------------------------------ */
+
+typedef enum cs_schedule {
+	CS_SCHED_GPIPE, CS_SCHED_1F1B, CS_SCHED_INTERLEAVED, CS_SCHED_ZB_H1, CS_SCHED_ZB_V
+} cs_schedule;
+
+typedef enum cs_sharding {
+	CS_SHARD_NONE,      /* DDP */
+	CS_SHARD_ZERO1,     /* distributed optimizer: optimizer states */
+	CS_SHARD_ZERO2,     /* + gradients */
+	CS_SHARD_ZERO3,     /* + parameters (FSDP FULL_SHARD) */
+	CS_SHARD_GRAD_OP,   /* FSDP SHARD_GRAD_OP: params gathered once, kept fwd->bwd */
+	CS_SHARD_HYBRID     /* FSDP HYBRID_SHARD: full shard in a node, all-reduce across */
+} cs_sharding;
+
+typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST } cs_prefetch;
+typedef enum cs_recompute { CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE, CS_RECOMPUTE_FULL } cs_recompute;
+typedef enum cs_cp_kind { CS_CP_ALLGATHER, CS_CP_RING } cs_cp_kind;
+
+/* Mesh axes, innermost first in cs_parallel_spec.order. */
+typedef enum cs_axis { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP, CS_AXIS_COUNT } cs_axis;
+
+typedef struct cs_parallel_spec {
+	int64_t tp, pp, dp, cp, ep;
+	int order[CS_AXIS_COUNT];  /* axis ids, innermost first; default tp, cp, ep, pp, dp */
+	bool sequence_parallel;
+	bool tp_overlap;           /* overlap TP collectives with neighbouring GEMMs */
+	cs_schedule schedule;
+	int64_t virtual_stages;    /* interleaved / zb-v chunks per stage */
+	cs_sharding sharding;
+	double bucket_bytes;       /* DDP / distributed optimizer bucket cap */
+	double first_bucket_bytes; /* DDP's small first bucket */
+	bool overlap_grad_reduce;  /* `overlap`: gradient sync overlapped with backward */
+	bool overlap_param_gather;
+	cs_prefetch backward_prefetch;
+	bool forward_prefetch;
+	int64_t max_inflight_gathers;
+	cs_recompute recompute;
+	bool flash_attention;
+	cs_cp_kind cp_kind;
+	double expert_imbalance;   /* busiest expert rank's load / mean, >= 1 */
+} cs_parallel_spec;
+
+/* ---- collectives and simulation ----------------------------------------- */
+
+typedef enum cs_coll_algo {
+	CS_ALGO_AUTO, CS_ALGO_RING, CS_ALGO_TREE, CS_ALGO_NVLS, CS_ALGO_NVLS_TREE,
+	CS_ALGO_HIER, CS_ALGO_COUNT
+} cs_coll_algo;
+typedef enum cs_coll_proto {
+	CS_PROTO_AUTO, CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE, CS_PROTO_COUNT
+} cs_coll_proto;
+typedef enum cs_fidelity { CS_FIDELITY_ANALYTIC, CS_FIDELITY_FLOW } cs_fidelity;
+
+typedef struct cs_coll_spec {
+	cs_coll_algo algorithm;
+	cs_coll_proto protocol;
+	cs_fidelity fidelity;
+	int channels;             /* 0: NCCL's default for the topology */
+	double sm_slowdown;       /* compute slowdown while comm kernels run, >= 1 */
+} cs_coll_spec;
+
+typedef struct cs_sim_spec {
+	int64_t steps;
+	bool fold;
+	uint64_t seed;
+} cs_sim_spec;
+
+/* ---- perturbations ------------------------------------------------------ */
+
+typedef enum cs_pert_target { CS_PERT_GPU, CS_PERT_NODE, CS_PERT_RANKS, CS_PERT_LINK, CS_PERT_TIER, CS_PERT_RANDOM } cs_pert_target;
+typedef enum cs_dist {
+	CS_DIST_NONE, CS_DIST_NORMAL, CS_DIST_LOGNORMAL, CS_DIST_GAMMA, CS_DIST_UNIFORM, CS_DIST_EXPONENTIAL
+} cs_dist;
+
+typedef struct cs_perturbation {
+	cs_pert_target target;
+	int64_t first, last;      /* GPU, node or rank range (inclusive) */
+	double compute;           /* compute time factor, > 0 (1.25 = 25 % slower) */
+	double bandwidth;         /* fraction of bandwidth kept, (0, 1] */
+	int64_t extra_latency_ns;
+	int tier;                 /* for CS_PERT_TIER: 0 nvlink, 1 leaf, 2 pod;
+	                           * for CS_PERT_LINK: 0 the GPU's nvlink port, 1 its nic */
+	cs_dist dist;             /* CS_PERT_RANDOM */
+	double fraction;          /* of GPUs drawn */
+	double p1, p2;            /* distribution parameters (mean/sigma, shape/scale, lo/hi) */
+	bool per_step;            /* redrawn every step */
+	int64_t start_step;
+	uint64_t seed;
+	int line, col;            /* where it was declared, for messages */
+} cs_perturbation;
+
+/* ---- the scenario ------------------------------------------------------- */
+
+typedef struct cs_scenario {
+	char name[CS_NAME_MAX];
+	char path[CS_PATH_MAX];   /* file it came from ("" for built-in) */
+	cs_cluster_spec cluster;
+	cs_model_spec model;
+	cs_training_spec training;
+	cs_parallel_spec parallel;
+	cs_coll_spec coll;
+	cs_sim_spec sim;
+	int n_perturbations;
+	cs_perturbation perturbations[CS_MAX_PERTURBATIONS];
+	unsigned derived;         /* config bookkeeping: values cs_config_validate
+	                           * derived (CS_DERIVED_* in config/config.h), so
+	                           * a later override derives them again */
+} cs_scenario;
+
+/* Derived quantities every module needs; cheap, so not stored. */
+static inline int64_t cs_scenario_gpus(const cs_scenario *sc)
+{
+	return sc->cluster.nodes * sc->cluster.gpus_per_node;
+}
+
+static inline int64_t cs_scenario_micro_batches(const cs_scenario *sc)
+{
+	/* sequences per DP replica per step, in micro-batches */
+	return sc->training.global_batch / (sc->parallel.dp * sc->training.micro_batch);
+}
+
+#endif

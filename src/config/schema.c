@@ -1,0 +1,544 @@
+/*
+ * schema.c - the table of scenario keys and the setter every source of
+ * values (file, --set) goes through.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/config_int.h"
+
+static const char *const net_names[] = {"ib", "roce", NULL};
+static const char *const arch_names[] = {"gpt", "llama", NULL};
+static const char *const prec_names[] = {"bf16", "fp16", "fp8", "fp32", NULL};
+static const char *const opt_names[] = {"adam", "adam-8bit", "sgd", "sgd-momentum", NULL};
+static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", NULL};
+static const char *const shard_names[] = {"none", "zero1", "zero2", "zero3", "shard-grad-op",
+                                          "hybrid", NULL};
+static const char *const prefetch_names[] = {"none", "pre", "post", NULL};
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const cp_names[] = {"all-gather", "ring", NULL};
+static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls-tree",
+                                         "hierarchical", NULL};
+static const char *const proto_names[] = {"auto", "ll", "ll128", "simple", NULL};
+static const char *const fidelity_names[] = {"analytic", "flow", NULL};
+static const char *const axis_names[] = {"tp", "cp", "ep", "pp", "dp", NULL};
+
+#define FLD(m) offsetof(cs_scenario, m), sizeof(((cs_scenario *)0)->m)
+#define BIG 1e18
+#define K(path, kind, m, lo, hi, open, names, def, desc) \
+	{path, kind, FLD(m), lo, hi, open, names, def, desc}
+
+static const cs_config_key keys[] = {
+	K("name", CS_KIND_STRING, name, 0, 0, false, NULL, "file name without .yaml",
+	  "label used in reports"),
+
+	K("cluster.gpu.preset", CS_KIND_GPU_PRESET, cluster.gpu, 0, 0, false, NULL, "required",
+	  "GPU preset; `cluster.gpu: NAME` is short for it"),
+	K("cluster.gpu.peak_bf16", CS_KIND_FLOPS, cluster.gpu.peak_bf16, 0, BIG, true, NULL,
+	  "from preset", "dense BF16 peak"),
+	K("cluster.gpu.peak_fp8", CS_KIND_FLOPS, cluster.gpu.peak_fp8, 0, BIG, false, NULL,
+	  "from preset, else 0", "dense FP8 peak; 0 = unsupported"),
+	K("cluster.gpu.hbm", CS_KIND_SIZE, cluster.gpu.hbm_bytes, 0, BIG, true, NULL,
+	  "from preset", "HBM capacity"),
+	K("cluster.gpu.hbm_bandwidth", CS_KIND_BANDWIDTH, cluster.gpu.hbm_bandwidth, 0, BIG, true,
+	  NULL, "from preset", "HBM bandwidth"),
+	K("cluster.gpu.sms", CS_KIND_INT, cluster.gpu.sms, 1, 100000, false, NULL, "from preset",
+	  "streaming multiprocessors"),
+	K("cluster.gpu.gemm_efficiency", CS_KIND_RATIO, cluster.gpu.gemm_efficiency, 0, 1, true,
+	  NULL, "from preset, else 0.8", "best achievable GEMM fraction of peak (MAMF)"),
+	K("cluster.gpu.attn_efficiency", CS_KIND_RATIO, cluster.gpu.attn_efficiency, 0, 1, true,
+	  NULL, "0.6", "FlashAttention fraction of peak"),
+	K("cluster.gpu.hbm_efficiency", CS_KIND_RATIO, cluster.gpu.hbm_efficiency, 0, 1, true,
+	  NULL, "0.8", "achievable fraction of HBM bandwidth (assumption)"),
+	K("cluster.gpu.nvls", CS_KIND_BOOL, cluster.gpu.nvls, 0, 0, false, NULL,
+	  "from preset, else false", "NVLink SHARP reductions in the NVSwitch"),
+	K("cluster.gpu.arch", CS_KIND_INT, cluster.gpu.arch, 1, 1000, false, NULL,
+	  "from preset, else 90", "compute capability x10: 80 Ampere, 90 Hopper, 100 Blackwell"),
+	K("cluster.nodes", CS_KIND_INT, cluster.nodes, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
+	  "servers"),
+	K("cluster.gpus_per_node", CS_KIND_INT, cluster.gpus_per_node, 1, 1024, false, NULL, "8",
+	  "GPUs per server"),
+	K("cluster.scale_up.bandwidth", CS_KIND_BANDWIDTH, cluster.scale_up.bandwidth, 0, BIG,
+	  true, NULL, "server of the GPU", "NVLink bandwidth per GPU per direction"),
+	K("cluster.scale_up.latency", CS_KIND_TIME, cluster.scale_up.latency_ns, 0, 1e15, false,
+	  NULL, "2 us", "NVLink latency per hop"),
+	K("cluster.scale_up.domain", CS_KIND_INT, cluster.scale_up_domain, 1, CS_CONFIG_MAX_GPUS,
+	  false, NULL, "gpus_per_node", "GPUs per NVLink/NVSwitch domain"),
+	K("cluster.scale_out.kind", CS_KIND_ENUM, cluster.scale_out_kind, 0, 0, false, net_names,
+	  "ib", "network: ib | roce"),
+	K("cluster.scale_out.nics_per_node", CS_KIND_INT, cluster.nics_per_node, 1, 1024, false,
+	  NULL, "gpus_per_node", "NICs per server (one per GPU on rail-optimised servers)"),
+	K("cluster.scale_out.bandwidth", CS_KIND_BANDWIDTH, cluster.scale_out.bandwidth, 0, BIG,
+	  true, NULL, "server of the GPU", "bandwidth per NIC per direction"),
+	K("cluster.scale_out.latency", CS_KIND_TIME, cluster.scale_out.latency_ns, 0, 1e15, false,
+	  NULL, "5 us", "network message latency"),
+	K("cluster.pcie.bandwidth", CS_KIND_BANDWIDTH, cluster.pcie.bandwidth, 0, BIG, true, NULL,
+	  "server of the GPU", "GPU to NIC PCIe bandwidth per direction"),
+	K("cluster.pcie.latency", CS_KIND_TIME, cluster.pcie.latency_ns, 0, 1e15, false, NULL,
+	  "1 us", "PCIe latency"),
+	K("cluster.fabric.leaf_gpus", CS_KIND_INT, cluster.leaf_gpus, 0, CS_CONFIG_MAX_GPUS, false,
+	  NULL, "256", "GPUs under one leaf group (rail group); 0 = all"),
+	K("cluster.fabric.leaf_oversubscription", CS_KIND_FLOAT, cluster.leaf_oversubscription, 1,
+	  1000, false, NULL, "1", "down:up bandwidth ratio at the leaf tier"),
+	K("cluster.fabric.pod_gpus", CS_KIND_INT, cluster.pod_gpus, 0, CS_CONFIG_MAX_GPUS, false,
+	  NULL, "0", "GPUs per full-bisection pod; 0 = one pod"),
+	K("cluster.fabric.pod_oversubscription", CS_KIND_FLOAT, cluster.pod_oversubscription, 1,
+	  1000, false, NULL, "1", "down:up bandwidth ratio between pods"),
+	K("cluster.fabric.switch_latency", CS_KIND_TIME, cluster.switch_latency_ns, 0, 1e15, false,
+	  NULL, "1 us", "latency per switch tier crossed (assumption)"),
+
+	K("model.preset", CS_KIND_MODEL_PRESET, model, 0, 0, false, NULL, "required",
+	  "model preset; `model: NAME` is short for it"),
+	K("model.arch", CS_KIND_ENUM, model.arch, 0, 0, false, arch_names, "llama",
+	  "gpt (LayerNorm, GELU, learned positions) | llama (RMSNorm, SwiGLU, RoPE)"),
+	K("model.layers", CS_KIND_INT, model.layers, 1, 1e6, false, NULL, "required",
+	  "transformer blocks"),
+	K("model.hidden", CS_KIND_INT, model.hidden, 1, 1e8, false, NULL, "required",
+	  "model width"),
+	K("model.heads", CS_KIND_INT, model.heads, 1, 1e6, false, NULL, "required",
+	  "attention heads"),
+	K("model.kv_heads", CS_KIND_INT, model.kv_heads, 1, 1e6, false, NULL, "heads",
+	  "key/value heads (GQA)"),
+	K("model.ffn", CS_KIND_INT, model.ffn, 1, 1e9, false, NULL, "required", "MLP inner width"),
+	K("model.vocab", CS_KIND_INT, model.vocab, 1, 1e9, false, NULL, "required",
+	  "vocabulary size"),
+	K("model.max_positions", CS_KIND_INT, model.max_positions, 1, 1e9, false, NULL,
+	  "training.seq_len", "learned position table length (gpt)"),
+	K("model.tied_embeddings", CS_KIND_BOOL, model.tied_embeddings, 0, 0, false, NULL, "false",
+	  "LM head shares the embedding matrix"),
+	K("model.experts", CS_KIND_INT, model.experts, 0, 1e6, false, NULL, "0",
+	  "routed experts per MoE layer; 0 = dense"),
+	K("model.top_k", CS_KIND_INT, model.top_k, 0, 1e6, false, NULL, "0",
+	  "experts each token is routed to"),
+	K("model.shared_experts", CS_KIND_INT, model.shared_experts, 0, 1e6, false, NULL, "0",
+	  "always-active experts per MoE layer"),
+	K("model.expert_ffn", CS_KIND_INT, model.expert_ffn, 1, 1e9, false, NULL, "ffn",
+	  "inner width of one expert"),
+	K("model.dense_layers", CS_KIND_INT, model.dense_layers, 0, 1e6, false, NULL, "0",
+	  "dense layers before the first MoE layer"),
+
+	K("training.seq_len", CS_KIND_INT, training.seq_len, 1, 1e9, false, NULL, "2048",
+	  "tokens per sequence"),
+	K("training.global_batch", CS_KIND_INT, training.global_batch, 1, 1e12, false, NULL,
+	  "dp x micro_batch", "sequences per optimizer step"),
+	K("training.micro_batch", CS_KIND_INT, training.micro_batch, 1, 1e9, false, NULL, "1",
+	  "sequences per micro-batch"),
+	K("training.precision", CS_KIND_ENUM, training.precision, 0, 0, false, prec_names, "bf16",
+	  "matmul precision: bf16 | fp16 | fp8 | fp32"),
+	K("training.grad_dtype", CS_KIND_ENUM, training.grad_dtype, 0, 0, false, prec_names,
+	  "bf16", "gradient precision"),
+	K("training.optimizer", CS_KIND_ENUM, training.optimizer, 0, 0, false, opt_names, "adam",
+	  "adam | adam-8bit | sgd | sgd-momentum"),
+	K("training.dropout", CS_KIND_BOOL, training.dropout, 0, 0, false, NULL, "false",
+	  "dropout masks kept as activations"),
+
+	K("parallelism.tp", CS_KIND_INT, parallel.tp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
+	  "tensor-parallel degree"),
+	K("parallelism.pp", CS_KIND_INT, parallel.pp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
+	  "pipeline stages"),
+	K("parallelism.dp", CS_KIND_INT, parallel.dp, 1, CS_CONFIG_MAX_GPUS, false, NULL,
+	  "gpus / (tp x pp x cp)", "data-parallel degree"),
+	K("parallelism.cp", CS_KIND_INT, parallel.cp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
+	  "context-parallel degree"),
+	K("parallelism.ep", CS_KIND_INT, parallel.ep, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
+	  "expert-parallel degree (within the DP group)"),
+	K("parallelism.order", CS_KIND_ORDER, parallel.order, 0, 0, false, NULL, "tp-cp-ep-pp-dp",
+	  "mesh axes, innermost (fastest-varying rank) first"),
+	K("parallelism.sequence_parallel", CS_KIND_BOOL, parallel.sequence_parallel, 0, 0, false,
+	  NULL, "false", "Megatron sequence parallelism with TP"),
+	K("parallelism.tp_overlap", CS_KIND_BOOL, parallel.tp_overlap, 0, 0, false, NULL, "false",
+	  "overlap TP collectives with neighbouring GEMMs"),
+	K("parallelism.pipeline.schedule", CS_KIND_ENUM, parallel.schedule, 0, 0, false,
+	  sched_names, "1f1b", "gpipe | 1f1b | interleaved | zb-h1 | zb-v"),
+	K("parallelism.pipeline.virtual_stages", CS_KIND_INT, parallel.virtual_stages, 1, 1e6,
+	  false, NULL, "2 for interleaved and zb-v, else 1", "model chunks per pipeline stage"),
+	K("parallelism.data_parallel.sharding", CS_KIND_ENUM, parallel.sharding, 0, 0, false,
+	  shard_names, "none", "none | zero1 | zero2 | zero3 | shard-grad-op | hybrid"),
+	K("parallelism.data_parallel.bucket", CS_KIND_SIZE, parallel.bucket_bytes, 0, BIG, true,
+	  NULL, "25 MiB", "gradient bucket cap"),
+	K("parallelism.data_parallel.first_bucket", CS_KIND_SIZE, parallel.first_bucket_bytes, 0,
+	  BIG, true, NULL, "1 MiB", "size of DDP's first bucket"),
+	K("parallelism.data_parallel.overlap", CS_KIND_BOOL, parallel.overlap_grad_reduce, 0, 0,
+	  false, NULL, "true", "overlap gradient reduction with backward"),
+	K("parallelism.data_parallel.overlap_param_gather", CS_KIND_BOOL,
+	  parallel.overlap_param_gather, 0, 0, false, NULL, "true",
+	  "overlap parameter all-gathers with compute"),
+	K("parallelism.data_parallel.backward_prefetch", CS_KIND_ENUM, parallel.backward_prefetch,
+	  0, 0, false, prefetch_names, "pre", "FSDP backward prefetch: none | pre | post"),
+	K("parallelism.data_parallel.forward_prefetch", CS_KIND_BOOL, parallel.forward_prefetch, 0,
+	  0, false, NULL, "false", "FSDP forward prefetch"),
+	K("parallelism.data_parallel.max_inflight_gathers", CS_KIND_INT,
+	  parallel.max_inflight_gathers, 1, 1024, false, NULL, "2",
+	  "all-gathers in flight at once (FSDP limit_all_gathers)"),
+	K("parallelism.recompute", CS_KIND_ENUM, parallel.recompute, 0, 0, false, recompute_names,
+	  "none", "activation recomputation: none | selective | full"),
+	K("parallelism.flash_attention", CS_KIND_BOOL, parallel.flash_attention, 0, 0, false, NULL,
+	  "true", "fused attention without the score matrix in memory"),
+	K("parallelism.context_parallel.kind", CS_KIND_ENUM, parallel.cp_kind, 0, 0, false,
+	  cp_names, "all-gather", "K/V exchange: all-gather | ring"),
+	K("parallelism.expert_imbalance", CS_KIND_FLOAT, parallel.expert_imbalance, 1, 1e6, false,
+	  NULL, "1", "busiest expert rank's load over the mean"),
+
+	K("collectives.algorithm", CS_KIND_ENUM, coll.algorithm, 0, 0, false, algo_names, "auto",
+	  "auto | ring | tree | nvls | nvls-tree | hierarchical"),
+	K("collectives.protocol", CS_KIND_ENUM, coll.protocol, 0, 0, false, proto_names, "auto",
+	  "auto | ll | ll128 | simple"),
+	K("collectives.fidelity", CS_KIND_ENUM, coll.fidelity, 0, 0, false, fidelity_names,
+	  "analytic", "analytic | flow"),
+	K("collectives.channels", CS_KIND_INT, coll.channels, 0, 1024, false, NULL, "0",
+	  "NCCL channels; 0 = NCCL's default"),
+	K("collectives.sm_slowdown", CS_KIND_FLOAT, coll.sm_slowdown, 1, 1000, false, NULL, "1",
+	  "compute slowdown while communication kernels run"),
+
+	K("simulate.steps", CS_KIND_INT, sim.steps, 1, 1e6, false, NULL, "1",
+	  "training steps simulated"),
+	K("simulate.fold", CS_KIND_BOOL, sim.fold, 0, 0, false, NULL, "false",
+	  "simulate one representative rank per role when nothing perturbs ranks"),
+	K("simulate.seed", CS_KIND_INT, sim.seed, 0, 9.2e18, false, NULL, "1",
+	  "seed of random draws"),
+};
+
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+size_t cs_config_key_count(void)
+{
+	return NKEYS;
+}
+
+const cs_config_key *cs_config_key_at(size_t i)
+{
+	return i < NKEYS ? &keys[i] : NULL;
+}
+
+size_t cs__config_key_index(const cs_config_key *k)
+{
+	return (size_t)(k - keys);
+}
+
+const cs_config_key *cs_config_key_find(const char *path)
+{
+	if (!path)
+		return NULL;
+	if (strcmp(path, "cluster.gpu") == 0)
+		path = "cluster.gpu.preset";
+	else if (strcmp(path, "model") == 0)
+		path = "model.preset";
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].path, path) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+bool cs__config_is_section(const char *path)
+{
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strncmp(keys[i].path, path, len) == 0 && keys[i].path[len] == '.')
+			return true;
+	return false;
+}
+
+size_t cs__config_children(const char *section, const char **names, char (*buf)[48], size_t max)
+{
+	size_t len = section ? strlen(section) : 0, count = 0;
+
+	for (size_t i = 0; i < NKEYS && count < max; i++) {
+		const char *rest = keys[i].path, *dot;
+		size_t w;
+		bool seen = false;
+		if (len) {
+			if (strncmp(rest, section, len) != 0 || rest[len] != '.')
+				continue;
+			rest += len + 1;
+		}
+		dot = strchr(rest, '.');
+		w = dot ? (size_t)(dot - rest) : strlen(rest);
+		if (w >= sizeof buf[0])
+			continue;
+		for (size_t j = 0; j < count && !seen; j++)
+			seen = strlen(names[j]) == w && strncmp(names[j], rest, w) == 0;
+		if (seen)
+			continue;
+		memcpy(buf[count], rest, w);
+		buf[count][w] = '\0';
+		names[count] = buf[count];
+		count++;
+	}
+	if (!len && count < max) { /* the list lives outside the table */
+		names[count++] = "stragglers";
+	}
+	return count;
+}
+
+const char *cs_config_kind_name(cs_config_kind kind)
+{
+	static const char *const names[] = {
+		"int", "float", "bool", "string", "enum", "size", "bandwidth", "time",
+		"flop rate", "ratio", "axis order", "gpu preset", "model preset"
+	};
+	return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+const char *cs_config_kind_example(cs_config_kind kind)
+{
+	static const char *const ex[] = {
+		"8", "1.5", "true", "text", "name", "25 MiB", "400 Gb/s", "5 us",
+		"989 TFLOPS", "0.8", "tp-cp-ep-pp-dp", "h100-sxm-80g", "llama3-8b"
+	};
+	return (size_t)kind < sizeof ex / sizeof ex[0] ? ex[kind] : "?";
+}
+
+/* ---- setting one value --------------------------------------------------- */
+
+static void join_names(const char *const *names, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (; *names; names++) {
+		int w = snprintf(buf + used, n - used, "%s%s", used ? " | " : "", *names);
+		if (w < 0 || (size_t)w >= n - used)
+			return;
+		used += (size_t)w;
+	}
+}
+
+static cs_status unknown_name(const cs_config_key *k, const char *text, const char *const *names,
+                              size_t count, char *msg, size_t n)
+{
+	const char *near = cs_suggest(text, names, count);
+	char list[256];
+
+	join_names(names, list, sizeof list);
+	if (near)
+		snprintf(msg, n, "unknown value '%.40s' for '%s' (did you mean '%s'?)", text, k->path,
+		         near);
+	else
+		snprintf(msg, n, "unknown value '%.40s' for '%s' (expected %s)", text, k->path, list);
+	return CS_ERR_INPUT;
+}
+
+static cs_status check_range(const cs_config_key *k, double v, const char *text, char *msg, size_t n)
+{
+	if (k->min_open && v <= k->min) {
+		if (k->min == 0)
+			snprintf(msg, n, "'%s' must be positive, got '%.40s'", k->path, text);
+		else
+			snprintf(msg, n, "'%s' must be more than %g, got '%.40s'", k->path, k->min, text);
+		return CS_ERR_INPUT;
+	}
+	if (!k->min_open && v < k->min) {
+		snprintf(msg, n, "'%s' must be at least %g, got '%.40s'", k->path, k->min, text);
+		return CS_ERR_INPUT;
+	}
+	if (v > k->max) {
+		snprintf(msg, n, "'%s' must be at most %.15g, got '%.40s'", k->path, k->max, text);
+		return CS_ERR_INPUT;
+	}
+	return CS_OK;
+}
+
+static cs_status set_int(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (end == text || *end != '\0' || text[0] == ' ' || text[0] == '+') {
+		snprintf(msg, n, "expected an integer for '%s', got '%.40s'", k->path, text);
+		return CS_ERR_INPUT;
+	}
+	if (errno == ERANGE) {
+		snprintf(msg, n, "'%s' is out of range, got '%.40s' (at most %.15g)", k->path, text, k->max);
+		return CS_ERR_INPUT;
+	}
+	if (check_range(k, (double)v, text, msg, n) != CS_OK)
+		return CS_ERR_INPUT;
+	if (k->size == sizeof(int64_t)) {
+		int64_t x = v;
+		memcpy((char *)sc + k->offset, &x, sizeof x);
+	} else {
+		int x = (int)v;
+		memcpy((char *)sc + k->offset, &x, sizeof x);
+	}
+	return CS_OK;
+}
+
+static cs_status set_bool(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	bool b;
+
+	if (strcasecmp(text, "true") == 0)
+		b = true;
+	else if (strcasecmp(text, "false") == 0)
+		b = false;
+	else {
+		snprintf(msg, n, "expected true or false for '%s', got '%.40s'", k->path, text);
+		return CS_ERR_INPUT;
+	}
+	if (k->size == sizeof(bool)) {
+		memcpy((char *)sc + k->offset, &b, sizeof b);
+	} else {
+		int x = b;
+		memcpy((char *)sc + k->offset, &x, sizeof x);
+	}
+	return CS_OK;
+}
+
+static cs_status set_order(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	int order[CS_AXIS_COUNT];
+	unsigned seen = 0;
+	const char *p = text;
+	int count = 0;
+
+	while (*p) {
+		size_t w = strcspn(p, "-");
+		int axis = -1;
+		for (int a = 0; a < CS_AXIS_COUNT; a++)
+			if (strlen(axis_names[a]) == w && strncmp(axis_names[a], p, w) == 0)
+				axis = a;
+		if (axis < 0 || (seen & (1u << axis)) || count == CS_AXIS_COUNT)
+			goto bad;
+		seen |= 1u << axis;
+		order[count++] = axis;
+		p += w;
+		if (*p == '-' && *++p == '\0')
+			goto bad;
+	}
+	if (count != CS_AXIS_COUNT)
+		goto bad;
+	memcpy(sc->parallel.order, order, sizeof order);
+	return CS_OK;
+bad:
+	snprintf(msg, n, "'%s' must name tp, cp, ep, pp and dp once each, innermost first "
+	         "(e.g. 'tp-cp-ep-pp-dp'), got '%.40s'", k->path, text);
+	return CS_ERR_INPUT;
+}
+
+static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	const char *names[32];
+	size_t count = 0;
+
+	if (k->kind == CS_KIND_GPU_PRESET) {
+		const cs_gpu_spec *g = cs_preset_gpu(text);
+		if (g) {
+			sc->cluster.gpu = *g;
+			return CS_OK;
+		}
+		while (count < 32 && (names[count] = cs_preset_gpu_name(count)))
+			count++;
+	} else {
+		const cs_model_spec *m = cs_preset_model(text);
+		if (m) {
+			sc->model = *m;
+			sc->derived &= ~(unsigned)(CS_DERIVED_KV_HEADS | CS_DERIVED_MAX_POS |
+			                           CS_DERIVED_EXPERT_FFN);
+			return CS_OK;
+		}
+		while (count < 32 && (names[count] = cs_preset_model_name(count)))
+			count++;
+	}
+	names[count] = NULL;
+	{
+		const char *near = cs_suggest(text, names, count);
+		char list[512];
+		join_names(names, list, sizeof list);
+		if (near)
+			snprintf(msg, n, "unknown preset '%.40s' for '%s' (did you mean '%s'?)", text,
+			         k->path, near);
+		else
+			snprintf(msg, n, "unknown preset '%.40s' for '%s' (known: %s)", text, k->path, list);
+	}
+	return CS_ERR_INPUT;
+}
+
+cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	void *field = (char *)sc + k->offset;
+	bool no_unit;
+	double v;
+
+	if (!text || !*text || strcmp(text, "~") == 0 || strcmp(text, "null") == 0) {
+		snprintf(msg, n, "missing value for '%s'", k->path);
+		return CS_ERR_INPUT;
+	}
+	switch (k->kind) {
+	case CS_KIND_INT:
+		return set_int(sc, k, text, msg, n);
+	case CS_KIND_BOOL:
+		return set_bool(sc, k, text, msg, n);
+	case CS_KIND_FLOAT:
+	case CS_KIND_RATIO:
+		if (!cs__parse_number(text, &v)) {
+			snprintf(msg, n, "expected a number for '%s', got '%.40s'", k->path, text);
+			return CS_ERR_INPUT;
+		}
+		if (check_range(k, v, text, msg, n) != CS_OK)
+			return CS_ERR_INPUT;
+		memcpy(field, &v, sizeof v);
+		return CS_OK;
+	case CS_KIND_STRING:
+		if (strlen(text) >= k->size) {
+			snprintf(msg, n, "'%s' is too long (at most %zu characters)", k->path, k->size - 1);
+			return CS_ERR_INPUT;
+		}
+		memcpy(field, text, strlen(text) + 1);
+		return CS_OK;
+	case CS_KIND_ENUM: {
+		size_t count = 0;
+		while (k->names[count])
+			count++;
+		for (size_t i = 0; i < count; i++) {
+			if (strcmp(k->names[i], text) == 0) {
+				int x = (int)i;
+				memcpy(field, &x, sizeof x);
+				return CS_OK;
+			}
+		}
+		return unknown_name(k, text, k->names, count, msg, n);
+	}
+	case CS_KIND_SIZE:
+	case CS_KIND_BANDWIDTH:
+	case CS_KIND_FLOPS:
+	case CS_KIND_TIME: {
+		char why[400];
+		if (cs__parse_quantity(text, k->kind, &v, &no_unit, why, sizeof why) != CS_OK) {
+			if (no_unit)
+				snprintf(msg, n, "'%s' needs a unit (e.g. '%.20s %s')", k->path, text,
+				         strchr(cs_config_kind_example(k->kind), ' ') + 1);
+			else
+				snprintf(msg, n, "'%s': %s", k->path, why);
+			return CS_ERR_INPUT;
+		}
+		if (k->kind == CS_KIND_TIME) {
+			int64_t ns;
+			if (check_range(k, v, text, msg, n) != CS_OK)
+				return CS_ERR_INPUT;
+			if (cs__time_to_ns(v, text, &ns, why, sizeof why) != CS_OK) {
+				snprintf(msg, n, "'%s': %s", k->path, why);
+				return CS_ERR_INPUT;
+			}
+			memcpy(field, &ns, sizeof ns);
+			return CS_OK;
+		}
+		if (check_range(k, v, text, msg, n) != CS_OK)
+			return CS_ERR_INPUT;
+		memcpy(field, &v, sizeof v);
+		return CS_OK;
+	}
+	case CS_KIND_ORDER:
+		return set_order(sc, k, text, msg, n);
+	case CS_KIND_GPU_PRESET:
+	case CS_KIND_MODEL_PRESET:
+		return set_preset(sc, k, text, msg, n);
+	}
+	snprintf(msg, n, "'%s' has an unknown kind", k->path);
+	return CS_ERR_INPUT;
+}

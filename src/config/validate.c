@@ -1,0 +1,377 @@
+/*
+ * validate.c - defaults, derived values and the checks between fields.
+ *
+ * Values left open hold a sentinel (0, or -1 for latencies) until
+ * validation derives them and records that in cs_scenario.derived; an
+ * override reopens them (cs__config_reopen) so they follow the new inputs.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config_int.h"
+
+cs_status cs_config_defaults(cs_scenario *sc)
+{
+	if (!sc)
+		return CS_ERR_INPUT;
+	memset(sc, 0, sizeof *sc);
+
+	sc->cluster.gpu.gemm_efficiency = 0.8;
+	sc->cluster.gpu.attn_efficiency = 0.6;
+	sc->cluster.gpu.hbm_efficiency = 0.8;
+	sc->cluster.gpu.arch = 90;
+	sc->cluster.nodes = 1;
+	sc->cluster.gpus_per_node = 8;
+	sc->cluster.scale_up.latency_ns = -1;
+	sc->cluster.scale_out.latency_ns = -1;
+	sc->cluster.pcie.latency_ns = -1;
+	sc->cluster.scale_out_kind = CS_NET_IB;
+	sc->cluster.leaf_gpus = 256;
+	sc->cluster.leaf_oversubscription = 1.0;
+	sc->cluster.pod_gpus = 0;
+	sc->cluster.pod_oversubscription = 1.0;
+	sc->cluster.switch_latency_ns = 1000;
+
+	sc->model.arch = CS_ARCH_LLAMA;
+
+	sc->training.seq_len = 2048;
+	sc->training.micro_batch = 1;
+	sc->training.precision = CS_PREC_BF16;
+	sc->training.grad_dtype = CS_PREC_BF16;
+	sc->training.optimizer = CS_OPT_ADAM;
+
+	sc->parallel.tp = sc->parallel.pp = sc->parallel.cp = sc->parallel.ep = 1;
+	for (int a = 0; a < CS_AXIS_COUNT; a++)
+		sc->parallel.order[a] = a; /* tp, cp, ep, pp, dp */
+	sc->parallel.schedule = CS_SCHED_1F1B;
+	sc->parallel.sharding = CS_SHARD_NONE;
+	sc->parallel.bucket_bytes = 25.0 * 1024 * 1024;
+	sc->parallel.first_bucket_bytes = 1.0 * 1024 * 1024;
+	sc->parallel.overlap_grad_reduce = true;
+	sc->parallel.overlap_param_gather = true;
+	sc->parallel.backward_prefetch = CS_PREFETCH_PRE;
+	sc->parallel.max_inflight_gathers = 2;
+	sc->parallel.recompute = CS_RECOMPUTE_NONE;
+	sc->parallel.flash_attention = true;
+	sc->parallel.cp_kind = CS_CP_ALLGATHER;
+	sc->parallel.expert_imbalance = 1.0;
+
+	sc->coll.algorithm = CS_ALGO_AUTO;
+	sc->coll.protocol = CS_PROTO_AUTO;
+	sc->coll.fidelity = CS_FIDELITY_ANALYTIC;
+	sc->coll.sm_slowdown = 1.0;
+
+	sc->sim.steps = 1;
+	sc->sim.seed = 1;
+	return CS_OK;
+}
+
+void cs__config_reopen(cs_scenario *sc)
+{
+	unsigned d = sc->derived;
+
+	if (d & CS_DERIVED_DP) sc->parallel.dp = 0;
+	if (d & CS_DERIVED_GLOBAL_BATCH) sc->training.global_batch = 0;
+	if (d & CS_DERIVED_DOMAIN) sc->cluster.scale_up_domain = 0;
+	if (d & CS_DERIVED_VSTAGES) sc->parallel.virtual_stages = 0;
+	if (d & CS_DERIVED_SCALE_UP_BW) sc->cluster.scale_up.bandwidth = 0;
+	if (d & CS_DERIVED_SCALE_UP_LAT) sc->cluster.scale_up.latency_ns = -1;
+	if (d & CS_DERIVED_SCALE_OUT_BW) sc->cluster.scale_out.bandwidth = 0;
+	if (d & CS_DERIVED_SCALE_OUT_LAT) sc->cluster.scale_out.latency_ns = -1;
+	if (d & CS_DERIVED_NICS) sc->cluster.nics_per_node = 0;
+	if (d & CS_DERIVED_PCIE_BW) sc->cluster.pcie.bandwidth = 0;
+	if (d & CS_DERIVED_PCIE_LAT) sc->cluster.pcie.latency_ns = -1;
+	if (d & CS_DERIVED_KV_HEADS) sc->model.kv_heads = 0;
+	if (d & CS_DERIVED_MAX_POS) sc->model.max_positions = 0;
+	if (d & CS_DERIVED_EXPERT_FFN) sc->model.expert_ffn = 0;
+	sc->derived = 0;
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+typedef struct checker {
+	cs_scenario *sc;
+	const cs__marks *marks;
+	cs_diag *diag;
+} checker;
+
+static const cs__where *where_of(const checker *c, const char *key)
+{
+	const cs_config_key *k = key ? cs_config_key_find(key) : NULL;
+	const cs__where *w;
+
+	if (!k || !c->marks)
+		return NULL;
+	w = &c->marks->key[cs__config_key_index(k)];
+	return (w->set || w->line > 0) ? w : NULL;
+}
+
+/* Report at the location of key1 (or key2, or the file). */
+static cs_status fail(const checker *c, const char *key1, const char *key2, const char *fmt, ...)
+{
+	const cs__where *w = where_of(c, key1);
+	char body[768];
+	va_list ap;
+
+	if (!w)
+		w = where_of(c, key2);
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof body, fmt, ap);
+	va_end(ap);
+	if (!c->diag)
+		return CS_ERR_INPUT;
+	if (w && w->set)
+		snprintf(c->diag->msg, sizeof c->diag->msg, "--set '%.200s': %.700s", w->set, body);
+	else if (w)
+		snprintf(c->diag->msg, sizeof c->diag->msg, "%.300s:%d:%d: %.680s", c->marks->file,
+		         w->line, w->col, body);
+	else if (c->sc->path[0])
+		snprintf(c->diag->msg, sizeof c->diag->msg, "%.300s: %.680s", c->sc->path, body);
+	else
+		snprintf(c->diag->msg, sizeof c->diag->msg, "scenario: %s", body);
+	return CS_ERR_INPUT;
+}
+
+/* ---- deriving ------------------------------------------------------------ */
+
+static cs_status derive_hw(checker *c)
+{
+	cs_scenario *sc = c->sc;
+	cs_gpu_spec *g = &sc->cluster.gpu;
+	cs_cluster_spec *cl = &sc->cluster, std = *cl;
+
+	if (g->name[0] == '\0') {
+		if (g->peak_bf16 == 0 && g->hbm_bytes == 0 && g->hbm_bandwidth == 0 && g->sms == 0)
+			return fail(c, "cluster.gpu.preset", NULL, "'cluster.gpu' is required: a preset "
+			            "such as 'h100-sxm-80g', or a mapping with peak_bf16, hbm, "
+			            "hbm_bandwidth and sms");
+		if (g->peak_bf16 == 0)
+			return fail(c, NULL, NULL, "'cluster.gpu.peak_bf16' is required without a preset");
+		if (g->hbm_bytes == 0)
+			return fail(c, NULL, NULL, "'cluster.gpu.hbm' is required without a preset");
+		if (g->hbm_bandwidth == 0)
+			return fail(c, NULL, NULL, "'cluster.gpu.hbm_bandwidth' is required without a preset");
+		if (g->sms == 0)
+			return fail(c, NULL, NULL, "'cluster.gpu.sms' is required without a preset");
+		snprintf(g->name, sizeof g->name, "custom");
+	}
+	cs_preset_server_defaults(g, &std);
+#define FILL(cond, dst, src, bit) \
+	do { if (cond) { dst = src; sc->derived |= bit; } } while (0)
+	FILL(cl->scale_up.bandwidth == 0, cl->scale_up.bandwidth, std.scale_up.bandwidth,
+	     CS_DERIVED_SCALE_UP_BW);
+	FILL(cl->scale_up.latency_ns < 0, cl->scale_up.latency_ns, std.scale_up.latency_ns,
+	     CS_DERIVED_SCALE_UP_LAT);
+	FILL(cl->scale_out.bandwidth == 0, cl->scale_out.bandwidth, std.scale_out.bandwidth,
+	     CS_DERIVED_SCALE_OUT_BW);
+	FILL(cl->scale_out.latency_ns < 0, cl->scale_out.latency_ns, std.scale_out.latency_ns,
+	     CS_DERIVED_SCALE_OUT_LAT);
+	FILL(cl->pcie.bandwidth == 0, cl->pcie.bandwidth, std.pcie.bandwidth, CS_DERIVED_PCIE_BW);
+	FILL(cl->pcie.latency_ns < 0, cl->pcie.latency_ns, std.pcie.latency_ns, CS_DERIVED_PCIE_LAT);
+	FILL(cl->scale_up_domain == 0, cl->scale_up_domain, cl->gpus_per_node, CS_DERIVED_DOMAIN);
+	FILL(cl->nics_per_node == 0, cl->nics_per_node, cl->gpus_per_node, CS_DERIVED_NICS);
+	return CS_OK;
+}
+
+static cs_status derive_model(checker *c)
+{
+	cs_scenario *sc = c->sc;
+	cs_model_spec *m = &sc->model;
+	static const char *const shape[] = {"layers", "hidden", "heads", "ffn", "vocab"};
+	const int64_t vals[] = {m->layers, m->hidden, m->heads, m->ffn, m->vocab};
+
+	if (m->name[0] == '\0') {
+		bool any = false;
+		for (size_t i = 0; i < 5; i++)
+			any = any || vals[i] != 0;
+		if (!any)
+			return fail(c, "model.preset", NULL, "'model' is required: a preset such as "
+			            "'llama3-8b', or layers, hidden, heads, ffn and vocab");
+		for (size_t i = 0; i < 5; i++)
+			if (vals[i] == 0)
+				return fail(c, NULL, NULL, "'model.%s' is required without 'model.preset'",
+				            shape[i]);
+		snprintf(m->name, sizeof m->name, "custom");
+	}
+	FILL(m->kv_heads == 0, m->kv_heads, m->heads, CS_DERIVED_KV_HEADS);
+	FILL(m->max_positions == 0, m->max_positions, sc->training.seq_len, CS_DERIVED_MAX_POS);
+	FILL(m->expert_ffn == 0, m->expert_ffn, m->ffn, CS_DERIVED_EXPERT_FFN);
+	return CS_OK;
+}
+#undef FILL
+
+/* ---- checks -------------------------------------------------------------- */
+
+static cs_status check_cluster(checker *c)
+{
+	const cs_cluster_spec *cl = &c->sc->cluster;
+	int64_t gpus = cl->nodes * cl->gpus_per_node, per = cl->gpus_per_node;
+	int64_t dom = cl->scale_up_domain;
+
+	if (gpus > CS_CONFIG_MAX_GPUS)
+		return fail(c, "cluster.nodes", "cluster.gpus_per_node", "the cluster has %lld GPUs, "
+		            "more than the limit of %d", (long long)gpus, CS_CONFIG_MAX_GPUS);
+	if (per % dom != 0 && (dom % per != 0 || gpus % dom != 0))
+		return fail(c, "cluster.scale_up.domain", NULL, "'cluster.scale_up.domain' (%lld) must "
+		            "divide gpus_per_node (%lld) or be a multiple of it dividing the %lld GPUs",
+		            (long long)dom, (long long)per, (long long)gpus);
+	if (cl->leaf_gpus % per != 0)
+		return fail(c, "cluster.fabric.leaf_gpus", NULL, "'cluster.fabric.leaf_gpus' (%lld) "
+		            "must be a multiple of gpus_per_node (%lld)", (long long)cl->leaf_gpus,
+		            (long long)per);
+	if (cl->pod_gpus % per != 0)
+		return fail(c, "cluster.fabric.pod_gpus", NULL, "'cluster.fabric.pod_gpus' (%lld) "
+		            "must be a multiple of gpus_per_node (%lld)", (long long)cl->pod_gpus,
+		            (long long)per);
+	return CS_OK;
+}
+
+static cs_status check_model(checker *c)
+{
+	const cs_model_spec *m = &c->sc->model;
+
+	if (m->hidden % m->heads != 0)
+		return fail(c, "model.heads", "model.hidden", "'model.hidden' (%lld) must be divisible "
+		            "by heads (%lld)", (long long)m->hidden, (long long)m->heads);
+	if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
+		return fail(c, "model.kv_heads", NULL, "'model.kv_heads' (%lld) must divide heads "
+		            "(%lld)", (long long)m->kv_heads, (long long)m->heads);
+	if (m->experts == 0 && (m->top_k || m->shared_experts))
+		return fail(c, "model.top_k", "model.shared_experts", "'model.top_k' and "
+		            "'model.shared_experts' need 'model.experts' > 0");
+	if (m->experts > 0 && (m->top_k < 1 || m->top_k > m->experts))
+		return fail(c, "model.top_k", "model.experts", "'model.top_k' (%lld) must be between 1 "
+		            "and experts (%lld)", (long long)m->top_k, (long long)m->experts);
+	if (m->experts > 0 && m->dense_layers >= m->layers)
+		return fail(c, "model.dense_layers", NULL, "'model.dense_layers' (%lld) must be less "
+		            "than layers (%lld)", (long long)m->dense_layers, (long long)m->layers);
+	if (m->arch == CS_ARCH_GPT && c->sc->training.seq_len > m->max_positions)
+		return fail(c, "training.seq_len", "model.max_positions", "'training.seq_len' (%lld) "
+		            "exceeds the model's %lld learned positions", (long long)c->sc->training.seq_len,
+		            (long long)m->max_positions);
+	if (c->sc->training.precision == CS_PREC_FP8 && c->sc->cluster.gpu.peak_fp8 <= 0)
+		return fail(c, "training.precision", NULL, "'training.precision' fp8 needs a GPU with "
+		            "an fp8 peak ('%s' has none)", c->sc->cluster.gpu.name);
+	return CS_OK;
+}
+
+static cs_status check_plan(checker *c)
+{
+	cs_scenario *sc = c->sc;
+	cs_parallel_spec *p = &sc->parallel;
+	const cs_model_spec *m = &sc->model;
+	int64_t gpus = cs_scenario_gpus(sc);
+	double product;
+
+	if (p->dp == 0) {
+		double mp = (double)p->tp * (double)p->pp * (double)p->cp; /* may pass int64 */
+		if (mp > (double)gpus || gpus % (int64_t)mp != 0)
+			return fail(c, "parallelism.tp", "parallelism.pp", "tp x pp x cp = %.0f does not "
+			            "divide the %lld GPUs", mp, (long long)gpus);
+		p->dp = gpus / (int64_t)mp;
+		sc->derived |= CS_DERIVED_DP;
+	}
+	product = (double)p->tp * (double)p->pp * (double)p->dp * (double)p->cp;
+	if (product != (double)gpus)
+		return fail(c, "parallelism.dp", "parallelism.tp", "tp x pp x dp x cp = %.0f but the "
+		            "cluster has %lld GPUs", product, (long long)gpus);
+	if (p->dp % p->ep != 0)
+		return fail(c, "parallelism.ep", NULL, "'parallelism.ep' (%lld) must divide dp (%lld)",
+		            (long long)p->ep, (long long)p->dp);
+	if (p->ep > 1 && (m->experts == 0 || m->experts % p->ep != 0))
+		return fail(c, "parallelism.ep", NULL, "'parallelism.ep' (%lld) must divide the "
+		            "model's %lld experts", (long long)p->ep, (long long)m->experts);
+	if (m->heads % p->tp != 0)
+		return fail(c, "parallelism.tp", NULL, "'parallelism.tp' (%lld) must divide the "
+		            "model's %lld heads", (long long)p->tp, (long long)m->heads);
+	if (m->kv_heads % p->tp != 0 && p->tp % m->kv_heads != 0)
+		return fail(c, "parallelism.tp", NULL, "'parallelism.tp' (%lld) and the model's %lld "
+		            "kv heads must divide one another", (long long)p->tp, (long long)m->kv_heads);
+	if (sc->training.seq_len % p->cp != 0)
+		return fail(c, "parallelism.cp", NULL, "'parallelism.cp' (%lld) must divide seq_len "
+		            "(%lld)", (long long)p->cp, (long long)sc->training.seq_len);
+
+	if (p->virtual_stages == 0) {
+		bool two = p->schedule == CS_SCHED_INTERLEAVED || p->schedule == CS_SCHED_ZB_V;
+		p->virtual_stages = two ? 2 : 1;
+		sc->derived |= CS_DERIVED_VSTAGES;
+	}
+	if (p->schedule == CS_SCHED_INTERLEAVED && (p->virtual_stages < 2 || p->pp < 2))
+		return fail(c, "parallelism.pipeline.virtual_stages", "parallelism.pipeline.schedule",
+		            "the interleaved schedule needs virtual_stages >= 2 and pp > 1 (got %lld "
+		            "and %lld)", (long long)p->virtual_stages, (long long)p->pp);
+	if (p->schedule == CS_SCHED_ZB_V && p->virtual_stages != 2)
+		return fail(c, "parallelism.pipeline.virtual_stages", "parallelism.pipeline.schedule",
+		            "the zb-v schedule uses exactly 2 virtual stages (got %lld)",
+		            (long long)p->virtual_stages);
+	if (p->schedule != CS_SCHED_INTERLEAVED && p->schedule != CS_SCHED_ZB_V &&
+	    p->virtual_stages != 1)
+		return fail(c, "parallelism.pipeline.virtual_stages", NULL, "'parallelism.pipeline."
+		            "virtual_stages' applies to the interleaved and zb-v schedules only");
+	if ((double)p->pp * (double)p->virtual_stages > (double)m->layers)
+		return fail(c, "parallelism.pp", NULL, "pp x virtual_stages = %lld exceeds the model's "
+		            "%lld layers", (long long)(p->pp * p->virtual_stages), (long long)m->layers);
+
+	if (sc->training.global_batch == 0) {
+		sc->training.global_batch = p->dp * sc->training.micro_batch;
+		sc->derived |= CS_DERIVED_GLOBAL_BATCH;
+	}
+	if (sc->training.global_batch % (p->dp * sc->training.micro_batch) != 0)
+		return fail(c, "training.global_batch", "training.micro_batch", "'training."
+		            "global_batch' (%lld) must be divisible by dp x micro_batch = %lld",
+		            (long long)sc->training.global_batch,
+		            (long long)(p->dp * sc->training.micro_batch));
+	if (p->schedule == CS_SCHED_INTERLEAVED && cs_scenario_micro_batches(sc) % p->pp != 0)
+		return fail(c, "training.global_batch", "parallelism.pipeline.schedule", "the "
+		            "interleaved schedule needs the micro-batches per step (%lld) to be a "
+		            "multiple of pp (%lld)", (long long)cs_scenario_micro_batches(sc),
+		            (long long)p->pp);
+	return CS_OK;
+}
+
+static cs_status check_perturbations(checker *c)
+{
+	const cs_scenario *sc = c->sc;
+	const char *file = sc->path[0] ? sc->path : "scenario";
+
+	for (int i = 0; i < sc->n_perturbations; i++) {
+		const cs_perturbation *pt = &sc->perturbations[i];
+		int64_t limit;
+		const char *what;
+		switch (pt->target) {
+		case CS_PERT_GPU: case CS_PERT_LINK: limit = cs_scenario_gpus(sc); what = "gpu"; break;
+		case CS_PERT_RANKS: limit = cs_scenario_gpus(sc); what = "rank"; break;
+		case CS_PERT_NODE: limit = sc->cluster.nodes; what = "node"; break;
+		default: continue;
+		}
+		if (pt->first < 0 || pt->last >= limit || pt->first > pt->last) {
+			if (c->diag)
+				snprintf(c->diag->msg, sizeof c->diag->msg, "%.400s:%d:%d: straggler %s %lld "
+				         "is out of range (0 to %lld)", file, pt->line, pt->col, what,
+				         (long long)(pt->last >= limit ? pt->last : pt->first),
+				         (long long)(limit - 1));
+			return CS_ERR_INPUT;
+		}
+	}
+	return CS_OK;
+}
+
+cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *diag)
+{
+	checker c = {sc, marks, diag};
+	cs_status st;
+
+	if ((st = derive_hw(&c)) != CS_OK || (st = derive_model(&c)) != CS_OK ||
+	    (st = check_cluster(&c)) != CS_OK || (st = check_model(&c)) != CS_OK ||
+	    (st = check_plan(&c)) != CS_OK || (st = check_perturbations(&c)) != CS_OK)
+		return st;
+	return CS_OK;
+}
+
+cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag)
+{
+	if (!sc)
+		return CS_ERR_INPUT;
+	return cs__config_check(sc, NULL, diag);
+}

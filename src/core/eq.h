@@ -1,0 +1,33 @@
+/*
+ * eq.h - the event queue: a flat-array 4-ary min-heap of {time, seq, index}.
+ *
+ * Entries are small; the payload they index lives elsewhere (cs_sim keeps it).
+ * Order: by time, then by seq (the order of insertion), so equal times pop
+ * first-in first-out.
+ *
+ * Ownership: cs_eq_new allocates, cs_eq_free releases.
+ */
+#ifndef CS_CORE_EQ_H
+#define CS_CORE_EQ_H
+
+#include <stdint.h>
+
+typedef struct cs_eq_entry {
+	int64_t time;
+	uint64_t seq;
+	uint32_t index;
+} cs_eq_entry;
+
+typedef struct cs_eq cs_eq;
+
+cs_eq *cs_eq_new(void);
+void cs_eq_free(cs_eq *q);
+/* Assigns the next sequence number itself. Returns 0, or -1 when out of memory. */
+int cs_eq_push(cs_eq *q, int64_t time, uint32_t index);
+/* Returns 0 and fills *out with the least entry, or -1 when empty. */
+int cs_eq_pop(cs_eq *q, cs_eq_entry *out);
+/* Like cs_eq_pop but leaves the entry in the queue. */
+int cs_eq_peek(const cs_eq *q, cs_eq_entry *out);
+uint64_t cs_eq_size(const cs_eq *q);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * fault.c - compute factors per rank and step, fixed and random (GSL).
+ */
+#include "fault/fault.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cs_fault {
+	const cs_scenario *sc;
+	int64_t ranks;
+	int any;
+	int64_t last_step;
+	gsl_rng *rng;
+};
+
+static double draw(gsl_rng *r, const cs_perturbation *p)
+{
+	switch (p->dist) {
+	case CS_DIST_NORMAL: return p->p1 + gsl_ran_gaussian(r, p->p2);
+	case CS_DIST_LOGNORMAL: return gsl_ran_lognormal(r, p->p1, p->p2);
+	case CS_DIST_GAMMA: return gsl_ran_gamma(r, p->p1, p->p2);
+	case CS_DIST_UNIFORM: return gsl_ran_flat(r, p->p1, p->p2);
+	case CS_DIST_EXPONENTIAL: return gsl_ran_exponential(r, p->p1);
+	case CS_DIST_NONE: break;
+	}
+	return 1.0;
+}
+
+cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_diag *diag)
+{
+	*out = NULL;
+	cs_fault *f = calloc(1, sizeof(*f));
+	if (!f) {
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	f->sc = sc;
+	f->ranks = ranks;
+	f->last_step = -1;
+	for (int i = 0; i < sc->n_perturbations; i++) {
+		const cs_perturbation *p = &sc->perturbations[i];
+		if (p->target == CS_PERT_LINK || p->target == CS_PERT_TIER) {
+			snprintf(diag->msg, sizeof(diag->msg),
+				 "%s:%d:%d: link and tier perturbations are not simulated by this "
+				 "version; only compute perturbations are", sc->path, p->line, p->col);
+			free(f);
+			return CS_ERR_INPUT;
+		}
+		f->any = 1;
+	}
+	f->rng = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!f->rng) {
+		free(f);
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	*out = f;
+	return CS_OK;
+}
+
+void cs_fault_free(cs_fault *f)
+{
+	if (!f)
+		return;
+	gsl_rng_free(f->rng);
+	free(f);
+}
+
+int cs_fault_any(const cs_fault *f)
+{
+	return f->any;
+}
+
+static void range(const cs_scenario *sc, const cs_perturbation *p, int64_t *lo, int64_t *hi)
+{
+	int64_t gpn = sc->cluster.gpus_per_node;
+	if (p->target == CS_PERT_NODE) {
+		*lo = p->first * gpn;
+		*hi = p->last * gpn + gpn - 1;
+	} else {
+		*lo = p->first;
+		*hi = p->last;
+	}
+}
+
+int cs_fault_draw(cs_fault *f, int64_t step, float *factor)
+{
+	const cs_scenario *sc = f->sc;
+	int changed = f->last_step < 0;
+	for (int i = 0; i < sc->n_perturbations; i++) {
+		const cs_perturbation *p = &sc->perturbations[i];
+		if (p->start_step == step && step > 0)
+			changed = 1;
+		if (p->target == CS_PERT_RANDOM && p->per_step)
+			changed = 1;
+	}
+	f->last_step = step;
+	if (!changed)
+		return 0;
+	for (int64_t r = 0; r < f->ranks; r++)
+		factor[r] = 1.0f;
+	for (int i = 0; i < sc->n_perturbations; i++) {
+		const cs_perturbation *p = &sc->perturbations[i];
+		if (step < p->start_step)
+			continue;
+		if (p->target != CS_PERT_RANDOM) {
+			int64_t lo, hi;
+			range(sc, p, &lo, &hi);
+			for (int64_t r = lo; r <= hi && r < f->ranks; r++)
+				factor[r] *= (float)p->compute;
+			continue;
+		}
+		/* one stream per perturbation (and per step when redrawn) */
+		uint64_t seed = p->seed * 0x9E3779B97F4A7C15ull + (uint64_t)i;
+		if (p->per_step)
+			seed ^= (uint64_t)(step + 1) * 0xBF58476D1CE4E5B9ull;
+		gsl_rng_set(f->rng, (unsigned long)(seed ^ (seed >> 32)));
+		for (int64_t r = 0; r < f->ranks; r++) {
+			if (p->fraction < 1.0 && gsl_rng_uniform(f->rng) >= p->fraction)
+				continue;
+			double x = draw(f->rng, p);
+			if (!(x >= CS_FAULT_MIN_FACTOR))
+				x = CS_FAULT_MIN_FACTOR;
+			factor[r] *= (float)x;
+		}
+	}
+	return 1;
+}

@@ -1,0 +1,37 @@
+/*
+ * fault.h - stragglers: per-rank compute factors for each simulated step.
+ *
+ * Fixed perturbations slow a GPU, a node or a range of ranks by a factor.
+ * Random ones pick a fraction of the GPUs (a Bernoulli draw per GPU) and
+ * draw each picked GPU's factor from a distribution (GSL's generators,
+ * seeded from the scenario, so a seed gives the same factors on every
+ * machine); once for the run, or again every step (per_step). A
+ * perturbation applies from its start_step on.
+ *
+ * Ownership: cs_fault_new allocates *out; free it with cs_fault_free.
+ */
+#ifndef CS_FAULT_FAULT_H
+#define CS_FAULT_FAULT_H
+
+#include <stdint.h>
+
+#include "clustersim/clustersim.h"
+#include "config/scenario.h"
+
+typedef struct cs_fault cs_fault;
+
+/* CS_ERR_INPUT for a perturbation that cannot be applied to this scenario. */
+cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_diag *diag);
+void cs_fault_free(cs_fault *f);
+
+/* Whether any perturbation exists at all. */
+int cs_fault_any(const cs_fault *f);
+
+/* Fill factor[0 .. ranks) for `step`. Returns 1 when the factors may differ
+ * from the previous step's, 0 when they are the same. */
+int cs_fault_draw(cs_fault *f, int64_t step, float *factor);
+
+/* Smallest factor a draw may produce (a draw below it is clamped). */
+#define CS_FAULT_MIN_FACTOR 0.05
+
+#endif

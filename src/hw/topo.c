@@ -1,0 +1,248 @@
+/*
+ * topo.c - cluster topology with arithmetic link ids.
+ *
+ * Link ids are laid out kind by kind: one NVLink up and down per GPU, one
+ * PCIe up and down and one NIC up and down per NIC, one aggregated uplink
+ * and downlink per leaf switch and per pod. Nothing is stored per GPU.
+ *
+ * Terms: a scalable unit (SU) is `leaf_gpus` consecutive GPUs whose NICs
+ * connect to the SU's leaf switches, one leaf per rail (NIC index within a
+ * node). A pod is `pod_gpus` consecutive GPUs under one spine layer; pods
+ * meet at the core tier.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/topo.h"
+
+struct cs_topo {
+	int64_t gpus, nodes, gpn, domain;
+	int64_t nics_per_node, nics;
+	int64_t su_gpus, nsu, nleaves;
+	int64_t pod_gpus, npods;
+	double bw[CS_LINK_KINDS];
+	int64_t lat[CS_LINK_KINDS];
+	int32_t base[CS_LINK_KINDS + 1]; /* first id of each kind */
+};
+
+static const char *const link_kind_names[CS_LINK_KINDS] = {
+	"nvlink-up", "nvlink-down", "pcie-up", "pcie-down", "nic-up", "nic-down",
+	"leaf-up", "leaf-down", "pod-up", "pod-down",
+};
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+cs_topo *cs_topo_new(const cs_cluster_spec *c)
+{
+	if (c == NULL || c->nodes < 1 || c->gpus_per_node < 1)
+		return NULL;
+	cs_topo *t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->gpn = c->gpus_per_node;
+	t->nodes = c->nodes;
+	t->gpus = t->nodes * t->gpn;
+	t->domain = c->scale_up_domain > 0 ? c->scale_up_domain : t->gpn;
+	t->nics_per_node = c->nics_per_node > 0 ? c->nics_per_node : t->gpn;
+	t->nics = t->nics_per_node * t->nodes;
+	t->su_gpus = c->leaf_gpus > 0 ? c->leaf_gpus : t->gpus;
+	if (t->su_gpus < t->gpn)
+		t->su_gpus = t->gpn;
+	t->nsu = ceil_div(t->gpus, t->su_gpus);
+	t->nleaves = t->nsu * t->nics_per_node;
+	t->pod_gpus = c->pod_gpus > 0 ? c->pod_gpus : t->gpus;
+	t->npods = ceil_div(t->gpus, t->pod_gpus);
+
+	double nic = c->scale_out.bandwidth;
+	double leaf_over = c->leaf_oversubscription >= 1 ? c->leaf_oversubscription : 1;
+	double pod_over = c->pod_oversubscription >= 1 ? c->pod_oversubscription : 1;
+	double nics_per_leaf = (double)t->su_gpus / (double)t->gpn;
+	double nics_per_pod = (double)t->pod_gpus / (double)t->gpn * (double)t->nics_per_node;
+
+	t->bw[CS_LINK_NVL_UP] = t->bw[CS_LINK_NVL_DOWN] = c->scale_up.bandwidth;
+	t->bw[CS_LINK_PCIE_UP] = t->bw[CS_LINK_PCIE_DOWN] =
+		c->pcie.bandwidth > 0 ? c->pcie.bandwidth : nic;
+	t->bw[CS_LINK_NIC_UP] = t->bw[CS_LINK_NIC_DOWN] = nic;
+	t->bw[CS_LINK_LEAF_UP] = t->bw[CS_LINK_LEAF_DOWN] = nics_per_leaf * nic / leaf_over;
+	t->bw[CS_LINK_POD_UP] = t->bw[CS_LINK_POD_DOWN] = nics_per_pod * nic / pod_over;
+
+	t->lat[CS_LINK_NVL_UP] = t->lat[CS_LINK_NVL_DOWN] = c->scale_up.latency_ns / 2;
+	t->lat[CS_LINK_PCIE_UP] = t->lat[CS_LINK_PCIE_DOWN] = c->pcie.latency_ns / 2;
+	t->lat[CS_LINK_NIC_UP] = t->lat[CS_LINK_NIC_DOWN] = c->scale_out.latency_ns / 2;
+	t->lat[CS_LINK_LEAF_UP] = t->lat[CS_LINK_LEAF_DOWN] = c->switch_latency_ns;
+	t->lat[CS_LINK_POD_UP] = t->lat[CS_LINK_POD_DOWN] = c->switch_latency_ns;
+
+	int64_t count[CS_LINK_KINDS] = {
+		t->gpus, t->gpus, t->nics, t->nics, t->nics, t->nics,
+		t->nleaves, t->nleaves, t->npods, t->npods,
+	};
+	int64_t id = 0;
+	for (int k = 0; k < CS_LINK_KINDS; k++) {
+		t->base[k] = (int32_t)id;
+		id += count[k];
+	}
+	if (id > INT32_MAX) {
+		free(t);
+		return NULL;
+	}
+	t->base[CS_LINK_KINDS] = (int32_t)id;
+	return t;
+}
+
+void cs_topo_free(cs_topo *t)
+{
+	free(t);
+}
+
+int64_t cs_topo_gpus(const cs_topo *t)
+{
+	return t->gpus;
+}
+
+int32_t cs_topo_nlinks(const cs_topo *t)
+{
+	return t->base[CS_LINK_KINDS];
+}
+
+static int64_t rail_of(const cs_topo *t, int64_t g)
+{
+	return (g % t->gpn) * t->nics_per_node / t->gpn;
+}
+
+static int64_t nic_of(const cs_topo *t, int64_t g)
+{
+	return (g / t->gpn) * t->nics_per_node + rail_of(t, g);
+}
+
+static int64_t leaf_of(const cs_topo *t, int64_t g)
+{
+	return (g / t->su_gpus) * t->nics_per_node + rail_of(t, g);
+}
+
+cs_group_shape cs_topo_group(const cs_topo *t, int64_t first, int64_t stride, int64_t n)
+{
+	cs_group_shape s = {0};
+	if (n < 1)
+		return s;
+	if (stride < 1)
+		stride = 1;
+	s.nranks = n;
+	int64_t node = -1, dom = -1, su = -1, pod = -1, on_node = 0;
+	uint64_t rails = 0; /* rails seen in the current SU (first 64) */
+	for (int64_t i = 0; i < n; i++) {
+		int64_t g = first + i * stride;
+		if (g / t->gpn != node) {
+			node = g / t->gpn;
+			s.nnodes++;
+			on_node = 0;
+		}
+		if (++on_node > s.ranks_per_node)
+			s.ranks_per_node = on_node;
+		if (g / t->domain != dom) {
+			dom = g / t->domain;
+			s.ndomains++;
+		}
+		if (g / t->su_gpus != su) {
+			su = g / t->su_gpus;
+			rails = 0;
+		}
+		uint64_t bit = UINT64_C(1) << (rail_of(t, g) & 63);
+		if (!(rails & bit)) {
+			rails |= bit;
+			s.nleaves++;
+		}
+		if (g / t->pod_gpus != pod) {
+			pod = g / t->pod_gpus;
+			s.npods++;
+		}
+	}
+	int64_t last = first + (n - 1) * stride;
+	if (s.ndomains == 1)
+		s.tier = 0;
+	else if (first / t->su_gpus == last / t->su_gpus)
+		s.tier = 1;
+	else if (s.npods == 1)
+		s.tier = 2;
+	else
+		s.tier = 3;
+	return s;
+}
+
+static void put(int32_t *links, int cap, int *n, const cs_topo *t, cs_link_kind k, int64_t i)
+{
+	if (*n < cap)
+		links[*n] = t->base[k] + (int32_t)i;
+	(*n)++;
+}
+
+int cs_topo_route(const cs_topo *t, int64_t src, int64_t dst, int32_t *links, int cap)
+{
+	if (src < 0 || dst < 0 || src >= t->gpus || dst >= t->gpus)
+		return -1;
+	int n = 0;
+	if (src == dst)
+		return 0;
+	if (src / t->domain == dst / t->domain) {
+		put(links, cap, &n, t, CS_LINK_NVL_UP, src);
+		put(links, cap, &n, t, CS_LINK_NVL_DOWN, dst);
+		return n;
+	}
+	int64_t sn = nic_of(t, src), dn = nic_of(t, dst);
+	int64_t sl = leaf_of(t, src), dl = leaf_of(t, dst);
+	int64_t sp = src / t->pod_gpus, dp = dst / t->pod_gpus;
+	put(links, cap, &n, t, CS_LINK_PCIE_UP, sn);
+	put(links, cap, &n, t, CS_LINK_NIC_UP, sn);
+	if (sl != dl) {
+		put(links, cap, &n, t, CS_LINK_LEAF_UP, sl);
+		if (sp != dp) {
+			put(links, cap, &n, t, CS_LINK_POD_UP, sp);
+			put(links, cap, &n, t, CS_LINK_POD_DOWN, dp);
+		}
+		put(links, cap, &n, t, CS_LINK_LEAF_DOWN, dl);
+	}
+	put(links, cap, &n, t, CS_LINK_NIC_DOWN, dn);
+	put(links, cap, &n, t, CS_LINK_PCIE_DOWN, dn);
+	return n;
+}
+
+static int kind_of(const cs_topo *t, int32_t link)
+{
+	if (link < 0 || link >= t->base[CS_LINK_KINDS])
+		return -1;
+	int k = 0;
+	while (link >= t->base[k + 1])
+		k++;
+	return k;
+}
+
+cs_link_kind cs_topo_link_kind(const cs_topo *t, int32_t link)
+{
+	int k = kind_of(t, link);
+	return k < 0 ? CS_LINK_KINDS : (cs_link_kind)k;
+}
+
+double cs_topo_link_bandwidth(const cs_topo *t, int32_t link)
+{
+	int k = kind_of(t, link);
+	return k < 0 ? 0 : t->bw[k];
+}
+
+int64_t cs_topo_link_latency(const cs_topo *t, int32_t link)
+{
+	int k = kind_of(t, link);
+	return k < 0 ? 0 : t->lat[k];
+}
+
+const char *cs_topo_link_name(const cs_topo *t, int32_t link, char *buf, size_t len)
+{
+	int k = kind_of(t, link);
+	if (k < 0)
+		snprintf(buf, len, "link %ld (invalid)", (long)link);
+	else
+		snprintf(buf, len, "%s[%ld]", link_kind_names[k], (long)(link - t->base[k]));
+	return buf;
+}

@@ -1,0 +1,144 @@
+/*
+ * memory.c - the training-memory accounting of one GPU.
+ *
+ * Persistent state: parameters are divided by the model-parallel degree
+ * (tp x pp; expert weights also by ep), then weights, gradients and the
+ * optimizer state (fp32 master + moments) by the data-parallel group as the
+ * sharding says. The data-parallel group of the dense weights is dp x cp x
+ * ep (the ranks that hold the same dense shard: Megatron shards its
+ * distributed optimizer over data x context parallel ranks, and expert
+ * parallel ranks replicate the dense part); of the expert weights dp x cp.
+ *
+ * Activations: Korthikanti et al. per layer, divided by cp, times the
+ * layers of one stage, times the stages' worth of micro-batches in flight
+ * on the first stage (see cs_mem_stages_in_flight).
+ */
+#include "model/memory.h"
+
+#include "model/model.h"
+
+static int64_t deg(int64_t x)
+{
+	return x > 0 ? x : 1;
+}
+
+double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
+                              double *w, double *g, double *master, double *moments)
+{
+	double wb = cs_model_dtype_bytes(weights);
+	double gb = cs_model_dtype_bytes(grads);
+	double mb = weights == CS_PREC_FP32 ? 0.0 : 4.0;
+	double ob = 0.0;
+	switch (opt) {
+	case CS_OPT_ADAM: ob = 8.0; break;          /* m and v in fp32 */
+	case CS_OPT_ADAM_8BIT: ob = 2.0; break;     /* m and v in 8 bits */
+	case CS_OPT_SGD_MOMENTUM: ob = 4.0; break;  /* one fp32 buffer */
+	case CS_OPT_SGD: break;
+	}
+	if (w) *w = wb;
+	if (g) *g = gb;
+	if (master) *master = mb;
+	if (moments) *moments = ob;
+	return wb + gb + mb + ob;
+}
+
+double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
+                                         bool sp, cs_recompute rc, bool flash)
+{
+	double sbh = (double)s * (double)b * (double)h;
+	double t = (double)deg(tp);
+	bool all_sharded = sp || t == 1.0;
+	if (rc == CS_RECOMPUTE_FULL)
+		return 2.0 * sbh;                     /* the layer input only */
+	if (rc == CS_RECOMPUTE_SELECTIVE || flash)
+		return all_sharded ? sbh * 34.0 / t : sbh * (10.0 + 24.0 / t);
+	double scores = 5.0 * (double)a * (double)s / ((double)h * t);
+	return all_sharded ? sbh * (34.0 / t + scores) : sbh * (10.0 + 24.0 / t + scores);
+}
+
+void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g,
+                          double *o)
+{
+	double d = (double)deg(dp), nd = (double)deg(node_dp);
+	if (nd > d)
+		nd = d;
+	*w = *g = *o = 1.0;
+	switch (sh) {
+	case CS_SHARD_NONE: break;
+	case CS_SHARD_ZERO1: *o = d; break;
+	case CS_SHARD_ZERO2:
+	case CS_SHARD_GRAD_OP: *g = *o = d; break; /* GRAD_OP: full params from forward to backward */
+	case CS_SHARD_ZERO3: *w = *g = *o = d; break;
+	case CS_SHARD_HYBRID: *w = *g = *o = nd; break;
+	}
+}
+
+double cs_mem_stages_in_flight(const cs_parallel_spec *p, int64_t micro_batches)
+{
+	double pp = (double)deg(p->pp);
+	double mb = micro_batches > 0 ? (double)micro_batches : 1e300;
+	double v = (double)deg(p->virtual_stages);
+	switch (p->schedule) {
+	case CS_SCHED_GPIPE:
+		return micro_batches > 0 ? mb : pp;
+	case CS_SCHED_INTERLEAVED:
+		if (v > 1.0) {
+			/* Megatron: warm-up (p-1)*2 + (v-1)*p chunk forwards, plus the
+			 * one in steady state; each chunk is 1/v of a stage. */
+			double chunks = (pp - 1.0) * 2.0 + (v - 1.0) * pp + 1.0;
+			if (chunks > mb * v)
+				chunks = mb * v;
+			return chunks / v;
+		}
+		break;
+	case CS_SCHED_1F1B:
+	case CS_SCHED_ZB_H1:
+	case CS_SCHED_ZB_V:
+		break;
+	}
+	return pp < mb ? pp : mb;
+}
+
+cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *t,
+                                const cs_parallel_spec *p, const cs_gpu_spec *gpu,
+                                int gpus_per_node)
+{
+	cs_mem_breakdown r = {0};
+	cs_param_counts pc = cs_model_params(m);
+	int64_t tp = deg(p->tp), pp = deg(p->pp), dp = deg(p->dp), cp = deg(p->cp), ep = deg(p->ep);
+	double bw, bg, bm, bo;
+	r.state_bytes_per_param = cs_mem_bytes_per_param(t->precision == CS_PREC_FP32 ? CS_PREC_FP32
+							 : CS_PREC_BF16, t->grad_dtype,
+							 t->optimizer, &bw, &bg, &bm, &bo);
+	r.params = pc.total;
+
+	double dense = (double)(pc.total - pc.experts) / (double)(tp * pp);
+	double expert = (double)pc.experts / (double)(tp * pp * ep);
+	int64_t node_dp = gpus_per_node > 0 ? gpus_per_node / tp : 1;
+	double dw, dg, dopt, ew, eg, eopt;
+	cs_mem_shard_factors(p->sharding, dp * cp * ep, node_dp, &dw, &dg, &dopt);
+	cs_mem_shard_factors(p->sharding, dp * cp, node_dp, &ew, &eg, &eopt);
+	r.weights = dense * bw / dw + expert * bw / ew;
+	r.grads = dense * bg / dg + expert * bg / eg;
+	r.optimizer = dense * (bm + bo) / dopt + expert * (bm + bo) / eopt;
+
+	r.activation_bytes_per_layer =
+		cs_mem_activation_bytes_per_layer(t->seq_len, deg(t->micro_batch), m->hidden, m->heads,
+						  tp, p->sequence_parallel, p->recompute,
+						  p->flash_attention) / (double)cp;
+	int64_t mbs = t->global_batch > 0 ? t->global_batch / (dp * deg(t->micro_batch)) : 0;
+	r.layers_in_flight = (double)m->layers / (double)pp * cs_mem_stages_in_flight(p, mbs);
+	r.activations = r.activation_bytes_per_layer * r.layers_in_flight;
+
+	r.total = r.weights + r.grads + r.optimizer + r.activations;
+	r.capacity = gpu ? gpu->hbm_bytes : 0.0;
+	r.fits = r.total <= r.capacity;
+	return r;
+}
+
+double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype)
+{
+	int64_t kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+	double d_head = m->heads > 0 ? (double)(m->hidden / m->heads) : (double)m->hidden;
+	return 2.0 * (double)m->layers * (double)kvh * d_head * cs_model_dtype_bytes(dtype);
+}

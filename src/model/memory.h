@@ -1,0 +1,52 @@
+/*
+ * memory.h - per-GPU training memory: the persistent state per parameter
+ * (weights, gradients, fp32 master and optimizer moments) sharded by the
+ * ZeRO/FSDP stage, plus Korthikanti et al.'s activations for the pipeline's
+ * in-flight micro-batches. All figures in bytes.
+ */
+#ifndef CS_MODEL_MEMORY_H
+#define CS_MODEL_MEMORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/scenario.h"
+
+typedef struct cs_mem_breakdown {
+	double weights, grads, optimizer, activations, total;  /* bytes per GPU */
+	double activation_bytes_per_layer;  /* one micro-batch, after tp and cp */
+	double state_bytes_per_param;       /* before sharding */
+	int64_t params;                     /* whole model */
+	double layers_in_flight;            /* layer-micro-batches the worst stage holds */
+	double capacity;                    /* the GPU's HBM bytes */
+	bool fits;
+} cs_mem_breakdown;
+
+/* Bytes per parameter of training state; the parts go to the non-NULL outs
+ * (w: weight, g: gradient, master: fp32 copy, moments: optimizer). */
+double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
+                              double *w, double *g, double *master, double *moments);
+
+/* Korthikanti et al. (2022) bytes saved by one layer for backward, 16-bit. */
+double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
+                                         bool sp, cs_recompute rc, bool flash);
+
+/* Sharding divisors of weights, gradients and optimizer state for `p`'s
+ * sharding over a data-parallel group of `dp` ranks (`node_dp` of them in one
+ * node, for HYBRID). */
+void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g,
+                          double *o);
+
+/* Micro-batches' worth of whole-stage activations the first pipeline stage
+ * holds under `p`'s schedule with `micro_batches` per step (<= 0: unknown). */
+double cs_mem_stages_in_flight(const cs_parallel_spec *p, int64_t micro_batches);
+
+/* Per GPU, the worst rank (the first pipeline stage). */
+cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *t,
+                                const cs_parallel_spec *p, const cs_gpu_spec *gpu,
+                                int gpus_per_node);
+
+/* KV cache per token: 2 (K and V) x layers x kv_heads x d_head x bytes. */
+double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * model.h - transformer shapes: parameter counts, the ops of one block with
+ * their FLOPs, bytes and collectives, and the model FLOPs of a step.
+ *
+ * Two families: GPT (LayerNorm with weight and bias, GELU MLP with biases,
+ * learned positions) and Llama (RMSNorm weight only, SwiGLU gate/up/down,
+ * grouped-query attention, RoPE, no biases). A block is MoE when the model
+ * has experts and the layer index is at least dense_layers.
+ *
+ * Everything here is a pure function of its arguments.
+ */
+#ifndef CS_MODEL_MODEL_H
+#define CS_MODEL_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/scenario.h"
+
+typedef struct cs_param_counts {
+	int64_t total;            /* all parameters (MoE: all experts) */
+	int64_t active;           /* per token (MoE: top_k + shared experts) */
+	int64_t embedding, unembedding, positions, final_norm;
+	int64_t dense_layer, moe_layer;   /* per transformer block of each kind */
+	int64_t attention, mlp, norms;    /* totals over all layers (mlp: routers and experts too) */
+	int64_t experts;          /* routed + shared expert weights over all layers (divide by ep) */
+} cs_param_counts;
+
+cs_param_counts cs_model_params(const cs_model_spec *m);
+bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer);
+
+/* Bytes of one element of `p` (bf16 2, fp8 1, fp32 4). */
+double cs_model_dtype_bytes(cs_precision p);
+
+typedef enum cs_pass { CS_PASS_FWD, CS_PASS_BWD_INPUT, CS_PASS_BWD_WEIGHT, CS_PASS_RECOMPUTE } cs_pass;
+typedef enum cs_op_class { CS_OPC_GEMM, CS_OPC_ATTN, CS_OPC_MEMBOUND, CS_OPC_COMM } cs_op_class;
+
+typedef struct cs_layer_ctx {     /* what divides one micro-batch's work on one rank */
+	int64_t seq_len, micro_batch; /* full sequence length; the op lists divide by cp themselves */
+	int64_t tp, cp, ep;
+	bool sequence_parallel;
+	cs_recompute recompute;
+	bool flash_attention;
+	cs_cp_kind cp_kind;
+	cs_precision precision;
+	double expert_imbalance;
+	bool dropout;
+} cs_layer_ctx;
+
+typedef struct cs_layer_op {
+	const char *name;     /* static string: "qkv", "attn_core", "out_proj", "mlp_up", ... */
+	cs_op_class cls;
+	double flops;         /* per rank, this micro-batch */
+	double bytes;         /* HBM bytes read + written, per rank */
+	int64_t m, n, k, batch; /* GEMM shape per rank (batch: independent GEMMs, 1 usually) */
+	/* cls == CS_OPC_COMM: a collective this layer needs at this point of the pass */
+	int comm_kind;        /* cs_comm_kind: CS_COMM_TP, CS_COMM_CP, CS_COMM_EP */
+	int coll;             /* cs_coll_op (coll/coll_op.h) */
+	double comm_bytes;    /* buffer per rank as nccl-tests counts it (all-reduce: the
+	                       * tensor; reduce-scatter: the input; all-gather: the output;
+	                       * all-to-all: the send buffer; send-recv: the message) */
+} cs_layer_op;
+
+/*
+ * Ops of one transformer block (MoE block when `moe`) for `pass`, in
+ * execution order. Writes at most `cap` ops to `out` and returns how many
+ * there are (call with cap 0 to size).
+ *
+ * FWD carries the TP comm points (an all-reduce after the attention output
+ * projection and after the MLP down projection; with sequence parallelism a
+ * reduce-scatter there and an all-gather before QKV and before MLP-up), the
+ * CP comm (all-gather of K/V; or, for ring, cp-1 K/V send-recvs each listed
+ * just before the attention block it overlaps, the block after it consuming
+ * what it delivers) and the EP all-to-all dispatch and combine. BWD_INPUT:
+ * the input-gradient GEMMs, attention backward and the mirrored comm points.
+ * BWD_WEIGHT: the weight-gradient GEMMs only. RECOMPUTE: full -> the block's
+ * whole forward with its comm; selective -> the attention core (with its CP
+ * comm); none -> nothing.
+ */
+int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass pass,
+                       cs_layer_op *out, int cap);
+/* Embedding (+ learned positions) on the first stage; final norm, LM head
+ * and loss on the last. Vocab-parallel under TP. */
+int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass,
+                       cs_layer_op *out, int cap);
+int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass,
+                      cs_layer_op *out, int cap);
+/* The optimizer update of `params` parameters held by this rank (bandwidth bound). */
+cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype);
+
+/*
+ * Model FLOPs of one step over the whole job (the MFU numerator): every
+ * matmul of the forward, times 3 for forward + backward, including the
+ * attention scores and context over the full s x s square (Megatron's
+ * convention, no causal halving) and the LM head; norms, biases and
+ * element-wise work are not counted.
+ */
+double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch);
+/* Hardware FLOPs: model FLOPs plus the forward work recompute repeats. */
+double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
+                                  cs_recompute rc);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * model_ops.c - the op-list writer and the per-rank sizes every op list uses.
+ */
+#include <math.h>
+
+#include "model/model_ops.h"
+
+static double pos(double x, double fallback)
+{
+	return x > 0.0 ? x : fallback;
+}
+
+void cs__dims_init(cs__dims *d, const cs_model_spec *m, const cs_layer_ctx *c)
+{
+	double tp = (double)(c->tp > 0 ? c->tp : 1);
+	double cp = (double)(c->cp > 0 ? c->cp : 1);
+	double b = (double)(c->micro_batch > 0 ? c->micro_batch : 1);
+	int64_t kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+
+	d->tokens = (double)c->seq_len / cp * b;
+	d->norm_tokens = c->sequence_parallel ? d->tokens / tp : d->tokens;
+	d->h = (double)m->hidden;
+	d->kv = m->heads > 0 ? (double)kvh * (double)(m->hidden / m->heads) : d->h;
+	d->ffn = (double)m->ffn;
+	d->tp = tp;
+	d->ab = c->precision == CS_PREC_FP32 ? 4.0 : 2.0;
+	d->wb = pos(cs_model_dtype_bytes(c->precision), 2.0);
+}
+
+void cs__push(cs__oplist *l, const cs_layer_op *op)
+{
+	if (l->n < l->cap)
+		l->out[l->n] = *op;
+	l->n++;
+}
+
+void cs__gemm(cs__oplist *l, const char *name, double m, double n, double k, double batch,
+              double ab, double wb)
+{
+	cs_layer_op op = {0};
+	op.name = name;
+	op.cls = CS_OPC_GEMM;
+	op.m = (int64_t)ceil(m);
+	op.n = (int64_t)ceil(n);
+	op.k = (int64_t)ceil(k);
+	op.batch = (int64_t)ceil(batch);
+	op.flops = 2.0 * m * n * k * batch;
+	op.bytes = (m * k * ab + k * n * wb + m * n * ab) * batch;
+	cs__push(l, &op);
+}
+
+void cs__membound(cs__oplist *l, const char *name, double bytes)
+{
+	cs_layer_op op = {0};
+	op.name = name;
+	op.cls = CS_OPC_MEMBOUND;
+	op.bytes = bytes;
+	cs__push(l, &op);
+}
+
+void cs__comm(cs__oplist *l, const char *name, int kind, int coll, double bytes)
+{
+	cs_layer_op op = {0};
+	op.name = name;
+	op.cls = CS_OPC_COMM;
+	op.comm_kind = kind;
+	op.coll = coll;
+	op.comm_bytes = bytes;
+	cs__push(l, &op);
+}
+
+cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype)
+{
+	/* Per parameter: read the gradient, read and write the fp32 master
+	 * weight and each moment, write the 16-bit weight. */
+	double g = cs_model_dtype_bytes(grad_dtype);
+	double moments = 0.0, flops = 2.0;
+	switch (opt) {
+	case CS_OPT_ADAM: moments = 2.0 * 4.0; flops = 12.0; break;
+	case CS_OPT_ADAM_8BIT: moments = 2.0 * 1.0; flops = 16.0; break;
+	case CS_OPT_SGD_MOMENTUM: moments = 4.0; flops = 4.0; break;
+	case CS_OPT_SGD: break;
+	}
+	cs_layer_op op = {0};
+	op.name = "optimizer";
+	op.cls = CS_OPC_MEMBOUND;
+	op.flops = flops * (double)params;
+	op.bytes = (double)params * (g + 2.0 * 4.0 + 2.0 * moments + 2.0);
+	return op;
+}

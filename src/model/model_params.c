@@ -1,0 +1,146 @@
+/*
+ * model_params.c - parameter counts and model FLOPs of a transformer.
+ *
+ * Llama: attention 2h^2 + 2*h*kv_dim (W_q, W_o, W_k, W_v), MLP 3*h*ffn
+ * (gate, up, down), two RMSNorm weights 2h, final norm h, embedding V*h and
+ * an untied LM head V*h. GPT adds the biases (q/k/v/o and both MLP
+ * matrices), LayerNorm biases (4h per block, 2h final) and the learned
+ * position table.
+ */
+#include "model/model.h"
+
+static bool gated(const cs_model_spec *m)
+{
+	return m->arch == CS_ARCH_LLAMA;
+}
+
+static int64_t kv_dim(const cs_model_spec *m)
+{
+	int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
+	return m->heads > 0 ? kv * (m->hidden / m->heads) : m->hidden;
+}
+
+/* One MLP of inner width `ffn`, weights and (GPT) biases. */
+static int64_t mlp_params(const cs_model_spec *m, int64_t ffn)
+{
+	int64_t h = m->hidden;
+	if (gated(m))
+		return 3 * h * ffn;
+	return 2 * h * ffn + ffn + h;
+}
+
+static int64_t attn_params(const cs_model_spec *m)
+{
+	int64_t h = m->hidden, kv = kv_dim(m);
+	int64_t w = 2 * h * h + 2 * h * kv;
+	if (!gated(m))
+		w += h + 2 * kv + h;  /* q, k, v and output biases */
+	return w;
+}
+
+static int64_t norm_params(const cs_model_spec *m)
+{
+	return gated(m) ? m->hidden : 2 * m->hidden;
+}
+
+bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer)
+{
+	return m->experts > 0 && layer >= m->dense_layers && layer < m->layers;
+}
+
+double cs_model_dtype_bytes(cs_precision p)
+{
+	switch (p) {
+	case CS_PREC_FP8: return 1.0;
+	case CS_PREC_FP32: return 4.0;
+	case CS_PREC_BF16:
+	case CS_PREC_FP16: break;
+	}
+	return 2.0;
+}
+
+cs_param_counts cs_model_params(const cs_model_spec *m)
+{
+	cs_param_counts pc = {0};
+	int64_t h = m->hidden;
+	int64_t attn = attn_params(m);
+	int64_t norms = 2 * norm_params(m);
+	int64_t dense_mlp = mlp_params(m, m->ffn);
+	int64_t expert = m->experts > 0 ? mlp_params(m, m->expert_ffn) : 0;
+	int64_t router = h * m->experts;
+	int64_t moe_mlp = router + (m->experts + m->shared_experts) * expert;
+	int64_t moe_active = router + (m->top_k + m->shared_experts) * expert;
+
+	pc.dense_layer = attn + dense_mlp + norms;
+	pc.moe_layer = m->experts > 0 ? attn + moe_mlp + norms : 0;
+	pc.embedding = m->vocab * h;
+	pc.unembedding = m->tied_embeddings ? 0 : m->vocab * h;
+	pc.positions = gated(m) ? 0 : m->max_positions * h;
+	pc.final_norm = norm_params(m);
+
+	int64_t base = pc.embedding + pc.unembedding + pc.positions + pc.final_norm;
+	pc.total = base;
+	pc.active = base;
+	for (int64_t l = 0; l < m->layers; l++) {
+		pc.attention += attn;
+		pc.norms += norms;
+		if (cs_model_layer_is_moe(m, l)) {
+			pc.mlp += moe_mlp;
+			pc.experts += (m->experts + m->shared_experts) * expert;
+			pc.total += pc.moe_layer;
+			pc.active += attn + norms + moe_active;
+		} else {
+			pc.mlp += dense_mlp;
+			pc.total += pc.dense_layer;
+			pc.active += pc.dense_layer;
+		}
+	}
+	return pc;
+}
+
+/* Matmul FLOPs of one block's forward per token: 2 per weight of every
+ * projection, plus QK^T and PV over the full s x s square (4*s*h). */
+static double block_fwd_flops_per_token(const cs_model_spec *m, bool moe, int64_t s)
+{
+	double h = (double)m->hidden, kv = (double)kv_dim(m);
+	double f = 2.0 * (2.0 * h * h + 2.0 * h * kv);      /* q, o, k, v */
+	f += 4.0 * (double)s * h;                             /* scores + context */
+	double per_mlp = gated(m) ? 3.0 : 2.0;
+	if (moe) {
+		f += 2.0 * h * (double)m->experts;            /* router */
+		f += 2.0 * per_mlp * h * (double)m->expert_ffn *
+		     (double)(m->top_k + m->shared_experts);
+	} else {
+		f += 2.0 * per_mlp * h * (double)m->ffn;
+	}
+	return f;
+}
+
+static double attn_core_fwd_flops_per_token(const cs_model_spec *m, int64_t s)
+{
+	return 4.0 * (double)s * (double)m->hidden;
+}
+
+double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch)
+{
+	double tokens = (double)seq_len * (double)global_batch;
+	double f = 0.0;
+	for (int64_t l = 0; l < m->layers; l++)
+		f += block_fwd_flops_per_token(m, cs_model_layer_is_moe(m, l), seq_len);
+	f += 2.0 * (double)m->hidden * (double)m->vocab;     /* LM head */
+	return 3.0 * tokens * f;
+}
+
+double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
+                                  cs_recompute rc)
+{
+	double tokens = (double)seq_len * (double)global_batch;
+	double extra = 0.0;
+	for (int64_t l = 0; l < m->layers; l++) {
+		if (rc == CS_RECOMPUTE_FULL)
+			extra += block_fwd_flops_per_token(m, cs_model_layer_is_moe(m, l), seq_len);
+		else if (rc == CS_RECOMPUTE_SELECTIVE)
+			extra += attn_core_fwd_flops_per_token(m, seq_len);
+	}
+	return cs_model_flops_per_step(m, seq_len, global_batch) + tokens * extra;
+}

@@ -1,0 +1,517 @@
+/*
+ * build.c - program templates from the scenario: pipeline schedule, blocks,
+ * tensor/context/expert collectives and point-to-point sends.
+ *
+ * Data-parallel traffic (gradient buckets, parameter gathers) is emitted by
+ * build_dp.c through the cs__dp_* hooks, called as gradients become ready.
+ */
+#include "plan/build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_op.h"
+#include "model/compute.h"
+#include "model/memory.h"
+#include "model/model.h"
+#include "plan/build_int.h"
+#include "plan/schedule.h"
+
+/* ---- layout ----------------------------------------------------------- */
+
+cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_diag *diag)
+{
+	const cs_parallel_spec *p = &sc->parallel;
+	memset(lay, 0, sizeof(*lay));
+	lay->stages = p->pp;
+	lay->chunks = (p->schedule == CS_SCHED_INTERLEAVED || p->schedule == CS_SCHED_ZB_V)
+		? p->virtual_stages : 1;
+	if (p->schedule == CS_SCHED_ZB_V)
+		lay->chunks = 2;
+	lay->micro_batches = cs_scenario_micro_batches(sc);
+	lay->vstages = lay->stages * lay->chunks;
+	int64_t L = sc->model.layers, V = lay->vstages;
+	if (lay->micro_batches < 1) {
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s: 'training.global_batch' %lld leaves no micro-batch for each of %lld "
+			 "data-parallel replicas", sc->path, (long long)sc->training.global_batch,
+			 (long long)p->dp);
+		return CS_ERR_INPUT;
+	}
+	if (lay->micro_batches > CS_BUILD_MAX_MICRO_BATCHES) {
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s: %lld micro-batches per step exceed the limit of %d",
+			 sc->path, (long long)lay->micro_batches, CS_BUILD_MAX_MICRO_BATCHES);
+		return CS_ERR_INPUT;
+	}
+	if (V > CS_PLAN_MAX_VSTAGES || V > L) {
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s: %lld virtual pipeline stages (pp %lld x %lld chunks) for %lld layers: "
+			 "every virtual stage needs a layer", sc->path, (long long)V,
+			 (long long)lay->stages, (long long)lay->chunks, (long long)L);
+		return CS_ERR_INPUT;
+	}
+	int64_t base = L / V, extra = L % V;
+	for (int64_t k = 0; k < V; k++)
+		lay->nlayers[k] = base;
+	/* middle virtual stages first, outward */
+	for (int64_t i = 0; extra > 0 && i < V; i++) {
+		int64_t mid = (V - 1) / 2;
+		int64_t k = (i % 2 == 0) ? mid - i / 2 : mid + 1 + i / 2;
+		if (k < 0 || k >= V)
+			continue;
+		if ((k == 0 || k == V - 1) && extra <= V - 2 && V > 2)
+			continue;
+		lay->nlayers[k]++;
+		extra--;
+	}
+	for (int64_t k = 0; extra > 0 && k < V; k++, extra--)
+		lay->nlayers[k]++;
+	int64_t first = 0;
+	for (int64_t k = 0; k < V; k++) {
+		lay->first_layer[k] = first;
+		first += lay->nlayers[k];
+	}
+	return CS_OK;
+}
+
+/* ---- fragments: a pass of a block as compute segments and collectives -- */
+
+static int frag_push(cs_frag *f, const cs_frag_item *it)
+{
+	if (f->n == f->cap) {
+		int ncap = f->cap ? f->cap * 2 : 16;
+		cs_frag_item *ni = realloc(f->items, (size_t)ncap * sizeof(*ni));
+		if (!ni)
+			return -1;
+		f->items = ni;
+		f->cap = ncap;
+	}
+	f->items[f->n++] = *it;
+	return 0;
+}
+
+static cs_group_kind comm_group(int comm_kind)
+{
+	switch (comm_kind) {
+	case CS_COMM_CP: return CS_GROUP_CP;
+	case CS_COMM_EP: return CS_GROUP_EP;
+	default: return CS_GROUP_TP;
+	}
+}
+
+static cs_stream comm_stream(int comm_kind)
+{
+	switch (comm_kind) {
+	case CS_COMM_CP: return CS_STREAM_CP;
+	case CS_COMM_EP: return CS_STREAM_EP;
+	default: return CS_STREAM_TP;
+	}
+}
+
+/* Convert a model op list into a fragment: merge consecutive compute ops;
+ * drop collectives whose group has one member. */
+static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops, int n)
+{
+	cs_frag_item cur = { 0 };
+	int have = 0;
+	for (int i = 0; i < n; i++) {
+		const cs_layer_op *op = &ops[i];
+		if (op->cls == CS_OPC_COMM) {
+			int64_t deg = op->comm_kind == CS_COMM_CP ? b->sc->parallel.cp
+				: op->comm_kind == CS_COMM_EP ? b->sc->parallel.ep : b->sc->parallel.tp;
+			if (deg <= 1)
+				continue;
+			if (have && frag_push(f, &cur))
+				return -1;
+			have = 0;
+			cs_frag_item c = { .is_comm = 1, .comm = (uint8_t)op->comm_kind,
+					   .coll = (uint8_t)op->coll, .bytes = op->comm_bytes };
+			if (frag_push(f, &c))
+				return -1;
+			continue;
+		}
+		if (!have) {
+			memset(&cur, 0, sizeof(cur));
+			have = 1;
+		}
+		cur.ns += cs_compute_op_ns(&b->sc->cluster.gpu, b->sc->training.precision, op);
+		cur.flops += op->flops;
+	}
+	if (have && frag_push(f, &cur))
+		return -1;
+	return 0;
+}
+
+typedef int (*ops_fn)(const cs_model_spec *, const cs_layer_ctx *, cs_pass, cs_layer_op *, int);
+
+static int make_frag(cs_frag *f, cs_builder *b, int which, int moe, cs_pass pass)
+{
+	cs_layer_op ops[256];
+	int n;
+	if (which == CS_FRAG_BLOCK)
+		n = cs_model_block_ops(&b->sc->model, &b->ctx, moe, pass, ops, 256);
+	else if (which == CS_FRAG_EMBED)
+		n = cs_model_embed_ops(&b->sc->model, &b->ctx, pass, ops, 256);
+	else
+		n = cs_model_head_ops(&b->sc->model, &b->ctx, pass, ops, 256);
+	if (n < 0 || n > 256)
+		return -1;
+	return frag_from_ops(f, b, ops, n);
+}
+
+static int make_frags(cs_builder *b)
+{
+	for (int w = 0; w < CS_FRAG_KINDS; w++)
+		for (int moe = 0; moe < 2; moe++)
+			for (int pass = 0; pass < 4; pass++) {
+				if (w != CS_FRAG_BLOCK && moe)
+					continue;
+				if (make_frag(&b->frag[w][moe][pass], b, w, moe, (cs_pass)pass))
+					return -1;
+			}
+	return 0;
+}
+
+static void free_frags(cs_builder *b)
+{
+	for (int w = 0; w < CS_FRAG_KINDS; w++)
+		for (int moe = 0; moe < 2; moe++)
+			for (int pass = 0; pass < 4; pass++)
+				free(b->frag[w][moe][pass].items);
+}
+
+/* ---- emission --------------------------------------------------------- */
+
+/* Emit one fragment on the current template. Extra dependencies in
+ * b->pending apply to its first compute segment. */
+int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro)
+{
+	cs_program *p = b->prog;
+	int32_t deferred = 0; /* a collective whose result the segment after next consumes */
+	cs_stream deferred_stream = CS_STREAM_TP;
+	for (int i = 0; i < f->n; i++) {
+		const cs_frag_item *it = &f->items[i];
+		if (it->is_comm) {
+			cs_stream s = comm_stream(it->comm);
+			cs_op op = { .kind = CS_OP_COLL, .group = (uint8_t)comm_group(it->comm),
+				     .coll = it->coll, .comm = it->comm, .bytes = it->bytes,
+				     .phase = CS_PHASE_COMM, .vstage = (int16_t)b->vstage,
+				     .layer = (int16_t)layer, .micro = micro };
+			cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = p->nops[CS_STREAM_COMPUTE] };
+			int32_t mark = cs_program_add(p, s, &op, &d, 1);
+			if (mark < 0)
+				return -1;
+			int overlap = it->coll == CS_COLL_SEND_RECV ||
+				(it->comm == CS_COMM_TP && b->sc->parallel.tp_overlap);
+			if (overlap) {
+				/* the next segment runs alongside; the one after waits */
+				if (deferred)
+					cs__pending(b, deferred_stream, deferred);
+				deferred = mark;
+				deferred_stream = s;
+			} else {
+				cs__pending(b, s, mark);
+			}
+			continue;
+		}
+		cs_op op = { .kind = CS_OP_COMPUTE, .ns = it->ns, .phase = (uint8_t)phase,
+			     .vstage = (int16_t)b->vstage, .layer = (int16_t)layer, .micro = micro };
+		if (b->mem_alloc != 0) {
+			op.mem = b->mem_alloc;
+			b->mem_alloc = 0;
+		}
+		if (cs_program_add(p, CS_STREAM_COMPUTE, &op, b->pending, b->npending) < 0)
+			return -1;
+		b->npending = 0;
+		b->flops += it->flops;
+		if (deferred) {
+			cs__pending(b, deferred_stream, deferred);
+			deferred = 0;
+		}
+	}
+	if (deferred)
+		cs__pending(b, deferred_stream, deferred);
+	return 0;
+}
+
+void cs__pending(cs_builder *b, int counter, int32_t value)
+{
+	for (int i = 0; i < b->npending; i++)
+		if (b->pending[i].counter == (uint8_t)counter) {
+			if (b->pending[i].value < value)
+				b->pending[i].value = value;
+			return;
+		}
+	if (b->npending < CS_MAX_PENDING)
+		b->pending[b->npending++] = (cs_dep){ .counter = (uint8_t)counter, .value = value };
+}
+
+/* Free the activations of the last compute op emitted. */
+static void free_last(cs_builder *b, double bytes)
+{
+	cs_program *p = b->prog;
+	if (p->nops[CS_STREAM_COMPUTE] > 0)
+		p->ops[CS_STREAM_COMPUTE][p->nops[CS_STREAM_COMPUTE] - 1].mem -= bytes;
+}
+
+/* ---- pipeline messages ------------------------------------------------ */
+
+/* Direction a message travels round the stage ring: +1 up, -1 down. */
+static int msg_dir(const cs_plan_layout *lay, int64_t src, int64_t dst, int fwd)
+{
+	int64_t p = lay->stages;
+	if (fwd)
+		return dst == (src + 1) % p ? 1 : -1;
+	return dst == (src - 1 + p) % p ? -1 : 1;
+}
+
+static int64_t holder(const cs_builder *b, int64_t vstage)
+{
+	int64_t st, ch;
+	cs_sched_stage_of(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, vstage, &st, &ch);
+	return st;
+}
+
+/* ord[fwd][micro * V + dst_vstage]: the message's position on its channel. */
+static int number_messages(cs_builder *b)
+{
+	int64_t p = b->lay.stages, m = b->lay.micro_batches, V = b->lay.vstages;
+	for (int d = 0; d < 2; d++) {
+		b->ord[d] = malloc((size_t)(m * V) * sizeof(int32_t));
+		if (!b->ord[d])
+			return -1;
+	}
+	for (int64_t s = 0; s < p; s++) {
+		int32_t count[2] = { 0, 0 }; /* per direction: [0] down, [1] up */
+		const cs_sched_op *ops = b->sched[s];
+		for (int64_t i = 0; i < b->nsched[s]; i++) {
+			int fwd = ops[i].kind == CS_SCHED_F;
+			if (ops[i].kind == CS_SCHED_W)
+				continue;
+			int64_t k = cs_sched_virtual_stage(b->sc->parallel.schedule, p, b->lay.chunks, s, ops[i].chunk);
+			int64_t dk = fwd ? k + 1 : k - 1;
+			if (dk < 0 || dk >= V || holder(b, dk) == s)
+				continue;
+			int dir = msg_dir(&b->lay, s, holder(b, dk), fwd);
+			b->ord[fwd][(int64_t)ops[i].micro * V + dk] = count[dir > 0]++;
+		}
+	}
+	return 0;
+}
+
+static double act_msg_bytes(const cs_builder *b)
+{
+	const cs_scenario *sc = b->sc;
+	double bytes = (double)sc->training.seq_len / (double)sc->parallel.cp *
+		(double)sc->training.micro_batch * (double)sc->model.hidden *
+		cs_model_dtype_bytes(sc->training.precision == CS_PREC_FP8 ? CS_PREC_BF16 : sc->training.precision);
+	if (sc->parallel.sequence_parallel)
+		bytes /= (double)sc->parallel.tp;
+	return bytes;
+}
+
+/* Wait for the message that carries micro-batch j into virtual stage k. */
+static void await_message(cs_builder *b, int64_t s, int64_t j, int64_t k, int fwd)
+{
+	int64_t src_k = fwd ? k - 1 : k + 1;
+	if (src_k < 0 || src_k >= b->lay.vstages)
+		return;
+	int64_t src = holder(b, src_k);
+	if (src == s)
+		return; /* same stage: stream order already holds */
+	int dir = msg_dir(&b->lay, src, s, fwd);
+	int32_t n = b->ord[fwd][j * b->lay.vstages + k] + 1;
+	cs__pending(b, dir > 0 ? CS_MBOX_UP : CS_MBOX_DOWN, n);
+}
+
+static int send_message(cs_builder *b, int64_t s, int64_t j, int64_t k, int fwd)
+{
+	int64_t dk = fwd ? k + 1 : k - 1;
+	if (dk < 0 || dk >= b->lay.vstages || holder(b, dk) == s)
+		return 0;
+	cs_op op = { .kind = CS_OP_SEND, .comm = CS_COMM_PP, .bytes = act_msg_bytes(b),
+		     .to = (int8_t)msg_dir(&b->lay, s, holder(b, dk), fwd), .phase = CS_PHASE_COMM,
+		     .vstage = (int16_t)k, .layer = -1, .micro = (int32_t)j };
+	cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = b->prog->nops[CS_STREAM_COMPUTE] };
+	return cs_program_add(b->prog, CS_STREAM_PP, &op, &d, 1) < 0 ? -1 : 0;
+}
+
+/* ---- one stage -------------------------------------------------------- */
+
+static double act_bytes_per_layer(const cs_builder *b)
+{
+	const cs_scenario *sc = b->sc;
+	return cs_mem_activation_bytes_per_layer(sc->training.seq_len, sc->training.micro_batch,
+		sc->model.hidden, sc->model.heads, sc->parallel.tp, sc->parallel.sequence_parallel,
+		sc->parallel.recompute, sc->parallel.flash_attention) / (double)sc->parallel.cp;
+}
+
+static const cs_frag *block_frag(const cs_builder *b, int64_t layer, cs_pass pass)
+{
+	int moe = cs_model_layer_is_moe(&b->sc->model, layer);
+	return &b->frag[CS_FRAG_BLOCK][moe][pass];
+}
+
+static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
+{
+	int64_t V = b->lay.vstages;
+	await_message(b, s, j, k, 1);
+	b->vstage = (int)k;
+	b->mem_alloc = act_bytes_per_layer(b) * (double)b->lay.nlayers[k];
+	if (k == 0 && cs__emit_frag(b, &b->frag[CS_FRAG_EMBED][0][CS_PASS_FWD], CS_PHASE_FWD, -1, (int)j))
+		return -1;
+	for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++) {
+		if (cs__dp_before_use(b, l, j, 1))
+			return -1;
+		if (cs__emit_frag(b, block_frag(b, l, CS_PASS_FWD), CS_PHASE_FWD, (int)l, (int)j))
+			return -1;
+		if (cs__dp_after_use(b, l, j, 1))
+			return -1;
+	}
+	if (k == V - 1 && cs__emit_frag(b, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], CS_PHASE_FWD, -1, (int)j))
+		return -1;
+	return send_message(b, s, j, k, 1);
+}
+
+/* kind: CS_SCHED_B (input gradients), CS_SCHED_W (weight gradients) or
+ * CS_SCHED_BW (both, layer by layer). */
+static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kind)
+{
+	int64_t V = b->lay.vstages;
+	int input = kind != CS_SCHED_W, weight = kind != CS_SCHED_B;
+	int last = ++b->bwd_done[k * 2 + (kind == CS_SCHED_W)] == b->lay.micro_batches;
+	if (input)
+		await_message(b, s, j, k, 0);
+	b->vstage = (int)k;
+	if (k == V - 1) {
+		if (input && cs__emit_frag(b, &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_INPUT], CS_PHASE_BWD, -1, (int)j))
+			return -1;
+		if (weight && cs__emit_frag(b, &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_WEIGHT], CS_PHASE_BWD_W, -1, (int)j))
+			return -1;
+		if (weight && last && cs__dp_grads_ready(b, CS_DP_HEAD))
+			return -1;
+	}
+	for (int64_t l = b->lay.first_layer[k] + b->lay.nlayers[k] - 1; l >= b->lay.first_layer[k]; l--) {
+		if (input) {
+			if (cs__dp_before_use(b, l, j, 0))
+				return -1;
+			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_RECOMPUTE), CS_PHASE_RECOMPUTE, (int)l, (int)j) ||
+			    cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_INPUT), CS_PHASE_BWD, (int)l, (int)j))
+				return -1;
+		}
+		if (weight) {
+			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_WEIGHT), CS_PHASE_BWD_W, (int)l, (int)j))
+				return -1;
+			if (cs__dp_after_use(b, l, j, 0))
+				return -1;
+			if (last && cs__dp_grads_ready(b, l))
+				return -1;
+		}
+	}
+	if (k == 0) {
+		if (input && cs__emit_frag(b, &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_INPUT], CS_PHASE_BWD, -1, (int)j))
+			return -1;
+		if (weight && cs__emit_frag(b, &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_WEIGHT], CS_PHASE_BWD_W, -1, (int)j))
+			return -1;
+		if (weight && last && cs__dp_grads_ready(b, CS_DP_EMBED))
+			return -1;
+	}
+	/* activations live from the start of F until the end of the input
+	 * gradient (the seed's convention) */
+	if (input)
+		free_last(b, act_bytes_per_layer(b) * (double)b->lay.nlayers[k]);
+	if (input && send_message(b, s, j, k, 0))
+		return -1;
+	return 0;
+}
+
+static int build_stage(cs_builder *b, int64_t s)
+{
+	b->stage = s;
+	b->prog = &b->progs[s];
+	b->npending = 0;
+	b->flops = 0;
+	memset(b->bwd_done, 0, sizeof(int64_t) * 2 * (size_t)b->lay.vstages);
+	if (cs__dp_stage_begin(b))
+		return -1;
+	const cs_sched_op *ops = b->sched[s];
+	for (int64_t i = 0; i < b->nsched[s]; i++) {
+		int64_t k = cs_sched_virtual_stage(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, s, ops[i].chunk);
+		int rc = ops[i].kind == CS_SCHED_F
+			? emit_forward(b, s, ops[i].micro, k)
+			: emit_backward(b, s, ops[i].micro, k, ops[i].kind);
+		if (rc)
+			return -1;
+	}
+	if (cs__dp_stage_end(b))
+		return -1;
+	b->prog->model_flops = b->flops;
+	return 0;
+}
+
+cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *progs, cs_diag *diag)
+{
+	cs_builder *b = calloc(1, sizeof(*b));
+	if (!b) {
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	cs_status st = cs_plan_layout_init(&b->lay, sc, diag);
+	if (st != CS_OK) {
+		free(b);
+		return st;
+	}
+	b->sc = sc;
+	b->mesh = mesh;
+	b->progs = progs;
+	b->ctx = (cs_layer_ctx){
+		.seq_len = sc->training.seq_len, .micro_batch = sc->training.micro_batch,
+		.tp = sc->parallel.tp, .cp = sc->parallel.cp, .ep = sc->parallel.ep,
+		.sequence_parallel = sc->parallel.sequence_parallel, .recompute = sc->parallel.recompute,
+		.flash_attention = sc->parallel.flash_attention, .cp_kind = sc->parallel.cp_kind,
+		.precision = sc->training.precision, .expert_imbalance = sc->parallel.expert_imbalance,
+		.dropout = sc->training.dropout,
+	};
+	int64_t p = b->lay.stages;
+	st = CS_ERR_NOMEM;
+	b->sched = calloc((size_t)p, sizeof(*b->sched));
+	b->nsched = calloc((size_t)p, sizeof(*b->nsched));
+	b->bwd_done = calloc((size_t)(2 * b->lay.vstages), sizeof(int64_t));
+	if (!b->sched || !b->nsched || !b->bwd_done || make_frags(b))
+		goto out;
+	for (int64_t s = 0; s < p; s++) {
+		int64_t n = cs_sched_stage_ops(sc->parallel.schedule, p, b->lay.micro_batches, b->lay.chunks,
+					       s, NULL, 0, diag);
+		if (n < 0) {
+			st = CS_ERR_INPUT;
+			goto out;
+		}
+		b->sched[s] = malloc((size_t)(n ? n : 1) * sizeof(cs_sched_op));
+		if (!b->sched[s])
+			goto out;
+		b->nsched[s] = cs_sched_stage_ops(sc->parallel.schedule, p, b->lay.micro_batches,
+						  b->lay.chunks, s, b->sched[s], n, diag);
+	}
+	if (number_messages(b) || cs__dp_init(b))
+		goto out;
+	for (int64_t s = 0; s < p; s++)
+		if (build_stage(b, s))
+			goto out;
+	st = CS_OK;
+out:
+	if (st == CS_ERR_NOMEM)
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory while building programs");
+	cs__dp_free(b);
+	free_frags(b);
+	for (int64_t s = 0; b->sched && s < p; s++)
+		free(b->sched[s]);
+	free(b->sched);
+	free(b->nsched);
+	free(b->bwd_done);
+	free(b->ord[0]);
+	free(b->ord[1]);
+	free(b);
+	return st;
+}

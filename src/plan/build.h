@@ -1,0 +1,45 @@
+/*
+ * build.h - turns a scenario into one program template per pipeline stage.
+ *
+ * The builder walks each stage's pipeline schedule (plan/schedule.h) and,
+ * for every forward and backward op of it, replays the transformer blocks of
+ * that virtual stage (model/model.h) as compute segments on the compute
+ * stream and collectives on their streams: TP/SP inside the block, CP and EP
+ * where the model says, pipeline sends between stages, and data-parallel
+ * gradient and parameter traffic as the sharding mode dictates (DDP buckets,
+ * the distributed optimizer, FSDP units).
+ */
+#ifndef CS_PLAN_BUILD_H
+#define CS_PLAN_BUILD_H
+
+#include "clustersim/clustersim.h"
+#include "config/scenario.h"
+#include "plan/mesh.h"
+#include "plan/program.h"
+
+/* Upper bounds that keep a scenario inside what one machine can simulate. */
+#define CS_BUILD_MAX_MICRO_BATCHES 100000
+#define CS_BUILD_MAX_OPS_PER_STAGE 20000000
+
+typedef struct cs_plan_layout {
+	int64_t stages;         /* p */
+	int64_t chunks;         /* v, model chunks per stage */
+	int64_t micro_batches;  /* m */
+	int64_t vstages;        /* p * v */
+	int64_t first_layer[1024];
+	int64_t nlayers[1024];  /* per virtual stage */
+} cs_plan_layout;
+
+#define CS_PLAN_MAX_VSTAGES 1024
+
+/* Split the layers over virtual stages: every virtual stage gets L / V or
+ * one more; the extra layers go to the middle stages first, so that the
+ * first and last (which also hold the embedding and the LM head) carry
+ * fewer, as Llama 3 did. */
+cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_diag *diag);
+
+/* Fill progs[0 .. pp-1] (each cs_program_init'ed by the caller; the caller
+ * frees them with cs_program_free, also on error). */
+cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *progs, cs_diag *diag);
+
+#endif

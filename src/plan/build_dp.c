@@ -1,0 +1,389 @@
+/*
+ * build_dp.c - data-parallel traffic of a stage's program.
+ *
+ * DDP (PyTorch's reducer): gradients in buckets of `bucket` bytes (the first
+ * `first_bucket`), filled in reverse parameter order; a bucket's all-reduce
+ * launches on the DP stream once its gradients are ready and every earlier
+ * bucket has launched; the optimizer waits for all of them. With `overlap:
+ * false` every bucket waits for the end of backward.
+ *
+ * ZeRO-1/2 (Megatron's distributed optimizer) and FSDP SHARD_GRAD_OP: the
+ * same buckets reduce-scattered; the optimizer updates this rank's shard;
+ * parameters are all-gathered per bucket, either at the start of the step
+ * ahead of their first forward use (overlap_param_gather, the steady state of
+ * overlapping them with the next step's forward) or after the optimizer.
+ *
+ * ZeRO-3 / FSDP FULL_SHARD: one FSDP unit per block; the unit's parameters
+ * are all-gathered before every forward and backward use, at most
+ * max_inflight_gathers ahead of the compute (limit_all_gathers), and its
+ * gradients reduce-scattered after each backward. HYBRID_SHARD does this
+ * inside the node and all-reduces the gradient shard across nodes.
+ * Backward prefetch PRE issues the next gather before the current block's
+ * gradient compute, POST after it, NONE after its reduce-scatter too.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_op.h"
+#include "model/compute.h"
+#include "plan/build_int.h"
+
+#define MAX_TENSORS 16
+#define MAX_INFLIGHT 64
+
+struct cs_dp_state {
+	int active;             /* a DP group of more than one rank */
+	cs_sharding mode;
+	double grad_bytes;      /* per parameter */
+	double param_bytes;
+	/* bucket being filled */
+	double bucket;          /* bytes */
+	double cap;
+	int nbuckets;
+	/* buckets postponed to the end of backward (overlap off) */
+	double *late;
+	int nlate, latecap;
+	/* parameters gathered at the step's start: DP_AG mark per layer */
+	int32_t *ag_mark;       /* [layers + 2]: index layer + 2 (embed 1, head 0) */
+	uint8_t *used;
+	/* FSDP: compute marks at the end of recent uses, newest last */
+	int32_t use_end[MAX_INFLIGHT];
+	int nuse;
+	int32_t last_rs;        /* DP mark of the latest reduce-scatter */
+	double stage_params;    /* local parameters of this stage */
+};
+
+/* ---- parameters ------------------------------------------------------- */
+
+/* Local parameter tensors of a layer, in reverse registration order (the
+ * order DDP fills buckets), as parameter counts. */
+static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
+{
+	const cs_model_spec *m = &b->sc->model;
+	double tp = (double)b->sc->parallel.tp, ep = (double)b->sc->parallel.ep;
+	double h = (double)m->hidden, kv = (double)(m->kv_heads * (m->hidden / m->heads));
+	int n = 0;
+	if (layer == CS_DP_EMBED) {
+		t[n++] = (double)m->vocab * h / tp;
+		if (m->arch == CS_ARCH_GPT)
+			t[n++] = (double)m->max_positions * h;
+		return n;
+	}
+	if (layer == CS_DP_HEAD) {
+		t[n++] = h;
+		if (!m->tied_embeddings)
+			t[n++] = (double)m->vocab * h / tp;
+		return n;
+	}
+	int gated = m->arch == CS_ARCH_LLAMA;
+	t[n++] = 2.0 * h * (gated ? 1 : 2);  /* norms */
+	if (cs_model_layer_is_moe(m, layer)) {
+		double per = (gated ? 3.0 : 2.0) * h * (double)m->expert_ffn / tp;
+		double local = (double)m->experts / ep;
+		t[n++] = per * (local + (double)m->shared_experts);
+		t[n++] = h * (double)m->experts;  /* router */
+	} else {
+		double ffn = (double)m->ffn / tp;
+		t[n++] = h * ffn;                  /* down */
+		t[n++] = h * ffn * (gated ? 2 : 1);/* up (and gate) */
+	}
+	t[n++] = h * h / tp;                       /* out projection */
+	t[n++] = (h + 2.0 * kv) * h / tp;          /* q, k, v */
+	return n;
+}
+
+static double tensors_sum(const cs_builder *b, int64_t layer)
+{
+	double t[MAX_TENSORS], s = 0;
+	int n = layer_tensors(b, layer, t);
+	for (int i = 0; i < n; i++)
+		s += t[i];
+	return s;
+}
+
+static double stage_params(const cs_builder *b)
+{
+	double s = 0;
+	for (int64_t k = 0; k < b->lay.vstages; k++) {
+		int64_t st, ch;
+		cs_sched_stage_of(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, k, &st, &ch);
+		if (st != b->stage)
+			continue;
+		for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++)
+			s += tensors_sum(b, l);
+		if (k == 0)
+			s += tensors_sum(b, CS_DP_EMBED);
+		if (k == b->lay.vstages - 1)
+			s += tensors_sum(b, CS_DP_HEAD);
+	}
+	return s;
+}
+
+/* ---- emission helpers ------------------------------------------------- */
+
+static int32_t add_coll(cs_builder *b, cs_stream s, cs_group_kind g, cs_coll_op op, double bytes,
+			const cs_dep *deps, int ndeps, int64_t layer)
+{
+	cs_op o = { .kind = CS_OP_COLL, .group = (uint8_t)g, .coll = (uint8_t)op, .comm = CS_COMM_DP,
+		    .bytes = bytes, .phase = CS_PHASE_COMM, .vstage = (int16_t)b->vstage,
+		    .layer = (int16_t)layer, .micro = -1 };
+	return cs_program_add(b->prog, s, &o, deps, ndeps);
+}
+
+static int32_t compute_mark(const cs_builder *b)
+{
+	return b->prog->nops[CS_STREAM_COMPUTE];
+}
+
+static cs_group_kind grad_group(const cs_dp_state *d)
+{
+	return d->mode == CS_SHARD_HYBRID ? CS_GROUP_DP_INTRA : CS_GROUP_DP;
+}
+
+/* Launch the bucket now, or keep it for the end of backward. */
+static int flush_bucket(cs_builder *b)
+{
+	cs_dp_state *d = b->dp;
+	if (d->bucket <= 0)
+		return 0;
+	double bytes = d->bucket;
+	d->bucket = 0;
+	d->nbuckets++;
+	d->cap = b->sc->parallel.bucket_bytes;
+	if (!b->sc->parallel.overlap_grad_reduce) {
+		if (d->nlate == d->latecap) {
+			int nc = d->latecap ? d->latecap * 2 : 32;
+			double *nl = realloc(d->late, (size_t)nc * sizeof(double));
+			if (!nl)
+				return -1;
+			d->late = nl;
+			d->latecap = nc;
+		}
+		d->late[d->nlate++] = bytes;
+		return 0;
+	}
+	cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
+	cs_coll_op op = d->mode == CS_SHARD_NONE ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
+	return add_coll(b, CS_STREAM_DP, CS_GROUP_DP, op, bytes, &dep, 1, -1) < 0 ? -1 : 0;
+}
+
+/* ---- hooks ------------------------------------------------------------ */
+
+int cs__dp_init(cs_builder *b)
+{
+	cs_dp_state *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -1;
+	b->dp = d;
+	const cs_scenario *sc = b->sc;
+	d->mode = sc->parallel.sharding;
+	d->active = sc->parallel.dp * sc->parallel.cp > 1;
+	d->grad_bytes = cs_model_dtype_bytes(sc->training.grad_dtype);
+	d->param_bytes = cs_model_dtype_bytes(sc->training.precision == CS_PREC_FP8 ? CS_PREC_BF16
+						      : sc->training.precision);
+	d->ag_mark = calloc((size_t)sc->model.layers + 2, sizeof(int32_t));
+	d->used = calloc((size_t)sc->model.layers + 2, 1);
+	return d->ag_mark && d->used ? 0 : -1;
+}
+
+void cs__dp_free(cs_builder *b)
+{
+	if (!b->dp)
+		return;
+	free(b->dp->late);
+	free(b->dp->ag_mark);
+	free(b->dp->used);
+	free(b->dp);
+	b->dp = NULL;
+}
+
+static int gathers_at_start(const cs_builder *b)
+{
+	cs_sharding m = b->dp->mode;
+	return b->dp->active && (m == CS_SHARD_GRAD_OP ||
+		((m == CS_SHARD_ZERO1 || m == CS_SHARD_ZERO2) && b->sc->parallel.overlap_param_gather));
+}
+
+static int fsdp_full(const cs_dp_state *d)
+{
+	return d->active && (d->mode == CS_SHARD_ZERO3 || d->mode == CS_SHARD_HYBRID);
+}
+
+int cs__dp_stage_begin(cs_builder *b)
+{
+	cs_dp_state *d = b->dp;
+	d->bucket = 0;
+	d->cap = b->sc->parallel.first_bucket_bytes > 0 && d->mode == CS_SHARD_NONE
+		? b->sc->parallel.first_bucket_bytes : b->sc->parallel.bucket_bytes;
+	d->nbuckets = 0;
+	d->nlate = 0;
+	d->nuse = 0;
+	d->last_rs = 0;
+	d->stage_params = stage_params(b);
+	memset(d->used, 0, (size_t)b->sc->model.layers + 2);
+	if (!gathers_at_start(b))
+		return 0;
+	/* parameter all-gathers in forward order, packed like the buckets */
+	double bucket = 0;
+	int64_t pend_first = -1, pend_last = -1;
+	for (int64_t k = 0; k < b->lay.vstages; k++) {
+		int64_t st, ch;
+		cs_sched_stage_of(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, k, &st, &ch);
+		if (st != b->stage)
+			continue;
+		for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++) {
+			if (pend_first < 0)
+				pend_first = l;
+			pend_last = l;
+			bucket += tensors_sum(b, l) * d->param_bytes;
+			if (k == 0 && l == b->lay.first_layer[k])
+				bucket += tensors_sum(b, CS_DP_EMBED) * d->param_bytes;
+			if (bucket >= b->sc->parallel.bucket_bytes ||
+			    l == b->lay.first_layer[k] + b->lay.nlayers[k] - 1) {
+				int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER,
+						      bucket, NULL, 0, pend_first);
+				if (mk < 0)
+					return -1;
+				for (int64_t x = pend_first; x <= pend_last; x++)
+					d->ag_mark[x + 2] = mk;
+				bucket = 0;
+				pend_first = -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
+{
+	cs_dp_state *d = b->dp;
+	(void)micro;
+	if (gathers_at_start(b)) {
+		if (fwd && !d->used[layer + 2]) {
+			d->used[layer + 2] = 1;
+			cs__pending(b, CS_STREAM_DP_AG, d->ag_mark[layer + 2]);
+		}
+		return 0;
+	}
+	if (!fsdp_full(d))
+		return 0;
+	/* gather this unit; it may start once the use `ahead` back has ended */
+	int ahead = (int)b->sc->parallel.max_inflight_gathers;
+	if (ahead < 1)
+		ahead = 1;
+	if (!fwd && b->sc->parallel.backward_prefetch != CS_PREFETCH_PRE)
+		ahead = 1;
+	cs_dep deps[2];
+	int nd = 0;
+	if (d->nuse >= ahead)
+		deps[nd++] = (cs_dep){ .counter = CS_STREAM_COMPUTE, .value = d->use_end[d->nuse - ahead] };
+	else if (!fwd || ahead == 1)
+		deps[nd++] = (cs_dep){ .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
+	if (!fwd && b->sc->parallel.backward_prefetch == CS_PREFETCH_NONE && d->last_rs > 0)
+		deps[nd++] = (cs_dep){ .counter = CS_STREAM_DP, .value = d->last_rs };
+	int32_t mk = add_coll(b, CS_STREAM_DP_AG, grad_group(d), CS_COLL_ALL_GATHER,
+			      tensors_sum(b, layer) * d->param_bytes, deps, nd, layer);
+	if (mk < 0)
+		return -1;
+	cs__pending(b, CS_STREAM_DP_AG, mk);
+	return 0;
+}
+
+int cs__dp_after_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
+{
+	cs_dp_state *d = b->dp;
+	(void)micro;
+	if (!fsdp_full(d))
+		return 0;
+	if (d->nuse == MAX_INFLIGHT) {
+		memmove(d->use_end, d->use_end + 1, sizeof(int32_t) * (MAX_INFLIGHT - 1));
+		d->nuse--;
+	}
+	d->use_end[d->nuse++] = compute_mark(b);
+	if (fwd)
+		return 0;
+	/* FSDP reduce-scatters each unit's gradients after every backward */
+	cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
+	int32_t mk = add_coll(b, CS_STREAM_DP, grad_group(d), CS_COLL_REDUCE_SCATTER,
+			      tensors_sum(b, layer) * d->grad_bytes, &dep, 1, layer);
+	if (mk < 0)
+		return -1;
+	d->last_rs = mk;
+	return 0;
+}
+
+int cs__dp_grads_ready(cs_builder *b, int64_t layer)
+{
+	cs_dp_state *d = b->dp;
+	if (!d->active)
+		return 0;
+	if (fsdp_full(d)) {
+		if (layer < 0) {
+			/* embedding and head are their own units, reduced once */
+			cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
+			if (add_coll(b, CS_STREAM_DP, grad_group(d), CS_COLL_REDUCE_SCATTER,
+				     tensors_sum(b, layer) * d->grad_bytes, &dep, 1, -1) < 0)
+				return -1;
+		}
+		if (d->mode == CS_SHARD_HYBRID) {
+			int64_t intra = cs_mesh_group_count(b->mesh, CS_GROUP_DP_INTER, b->sc->cluster.gpus_per_node);
+			(void)intra;
+			cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0, b->sc->cluster.gpus_per_node);
+			double shard = tensors_sum(b, layer) * d->grad_bytes / (double)cs_group_size(&g);
+			cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
+			if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP_INTER, CS_COLL_ALL_REDUCE, shard,
+				     &dep, 1, layer) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	double t[MAX_TENSORS];
+	int n = layer_tensors(b, layer, t);
+	for (int i = 0; i < n; i++) {
+		d->bucket += t[i] * d->grad_bytes;
+		if (d->bucket >= d->cap && flush_bucket(b))
+			return -1;
+	}
+	return 0;
+}
+
+int cs__dp_stage_end(cs_builder *b)
+{
+	cs_dp_state *d = b->dp;
+	if (d->active && !fsdp_full(d) && flush_bucket(b))
+		return -1;
+	cs_coll_op op = d->mode == CS_SHARD_NONE ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
+	for (int i = 0; i < d->nlate; i++) {
+		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
+		if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP, op, d->late[i], &dep, 1, -1) < 0)
+			return -1;
+	}
+	/* the optimizer waits for every gradient collective */
+	double shard = d->active && d->mode != CS_SHARD_NONE
+		? (double)(b->sc->parallel.dp * b->sc->parallel.cp) : 1.0;
+	if (d->mode == CS_SHARD_HYBRID) {
+		cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0, b->sc->cluster.gpus_per_node);
+		shard = (double)cs_group_size(&g);
+	}
+	cs_layer_op opt = cs_model_optimizer_op((int64_t)(d->stage_params / shard + 0.5),
+						b->sc->training.optimizer, b->sc->training.grad_dtype);
+	cs__pending(b, CS_STREAM_DP, b->prog->nops[CS_STREAM_DP]);
+	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs_compute_op_ns(&b->sc->cluster.gpu, b->sc->training.precision, &opt),
+		    .phase = CS_PHASE_OPTIM, .vstage = -1, .layer = -1, .micro = -1 };
+	if (cs_program_add(b->prog, CS_STREAM_COMPUTE, &o, b->pending, b->npending) < 0)
+		return -1;
+	b->npending = 0;
+	/* ZeRO-1/2 without overlap: gather the updated parameters now */
+	if (d->active && (d->mode == CS_SHARD_ZERO1 || d->mode == CS_SHARD_ZERO2) && !gathers_at_start(b)) {
+		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
+		double bytes = d->stage_params * d->param_bytes;
+		double cap = b->sc->parallel.bucket_bytes;
+		while (bytes > 0) {
+			double chunk = bytes > cap ? cap : bytes;
+			if (add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER, chunk, &dep, 1, -1) < 0)
+				return -1;
+			bytes -= chunk;
+		}
+	}
+	return 0;
+}

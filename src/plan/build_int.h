@@ -1,0 +1,73 @@
+/*
+ * build_int.h - state shared by build.c (pipeline and blocks) and
+ * build_dp.c (data-parallel traffic). Private to src/plan.
+ */
+#ifndef CS_PLAN_BUILD_INT_H
+#define CS_PLAN_BUILD_INT_H
+
+#include "model/model.h"
+#include "plan/build.h"
+#include "plan/schedule.h"
+
+/* A pass of a block, as the runner sees it: compute segments and collectives. */
+typedef struct cs_frag_item {
+	int64_t ns;        /* compute segment: duration */
+	double flops;
+	double bytes;      /* collective: bytes per rank */
+	uint8_t is_comm;
+	uint8_t comm;      /* cs_comm_kind */
+	uint8_t coll;      /* cs_coll_op */
+} cs_frag_item;
+
+typedef struct cs_frag {
+	cs_frag_item *items;
+	int n, cap;
+} cs_frag;
+
+enum { CS_FRAG_BLOCK, CS_FRAG_EMBED, CS_FRAG_HEAD, CS_FRAG_KINDS };
+
+/* Pseudo-layers for the gradients of the embedding and of the LM head. */
+enum { CS_DP_EMBED = -1, CS_DP_HEAD = -2 };
+
+#define CS_MAX_PENDING 8
+
+typedef struct cs_dp_state cs_dp_state;
+
+typedef struct cs_builder {
+	const cs_scenario *sc;
+	const cs_mesh *mesh;
+	cs_program *progs;
+	cs_plan_layout lay;
+	cs_layer_ctx ctx;
+	cs_frag frag[CS_FRAG_KINDS][2][4];   /* [what][moe][pass] */
+	cs_sched_op **sched;                 /* per stage */
+	int64_t *nsched;
+	int32_t *ord[2];                     /* message positions, [fwd][micro * V + vstage] */
+	int64_t *bwd_done;                   /* per vstage: [B or BW, W] micro-batches done */
+	/* the template being built */
+	int64_t stage;
+	int vstage;
+	cs_program *prog;
+	cs_dep pending[CS_MAX_PENDING];      /* dependencies of the next compute segment */
+	int npending;
+	double mem_alloc;                    /* activation bytes the next compute segment allocates */
+	double flops;
+	cs_dp_state *dp;
+} cs_builder;
+
+int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro);
+/* Make the next compute segment wait until `counter` reaches `value`. */
+void cs__pending(cs_builder *b, int counter, int32_t value);
+
+/* Data-parallel hooks (build_dp.c), each 0 or -1 when out of memory. */
+int cs__dp_init(cs_builder *b);
+void cs__dp_free(cs_builder *b);
+int cs__dp_stage_begin(cs_builder *b);
+/* Before / after a block runs for micro-batch `micro` (fwd: forward, else backward). */
+int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd);
+int cs__dp_after_use(cs_builder *b, int64_t layer, int64_t micro, int fwd);
+/* The gradients of `layer` (or CS_DP_EMBED / CS_DP_HEAD) are final for the step. */
+int cs__dp_grads_ready(cs_builder *b, int64_t layer);
+int cs__dp_stage_end(cs_builder *b);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * mesh.c - rank coordinates and process groups, derived on demand.
+ */
+#include "plan/mesh.h"
+
+#include <string.h>
+
+void cs_mesh_init(cs_mesh *m, const cs_parallel_spec *p)
+{
+	memset(m, 0, sizeof(*m));
+	m->deg[CS_AXIS_TP] = p->tp;
+	m->deg[CS_AXIS_CP] = p->cp;
+	m->deg[CS_AXIS_EP] = p->ep;
+	m->deg[CS_AXIS_PP] = p->pp;
+	m->deg[CS_AXIS_DP] = p->dp / (p->ep > 0 ? p->ep : 1);
+	int64_t s = 1;
+	for (int i = 0; i < CS_AXIS_COUNT; i++) {
+		cs_axis a = (cs_axis)p->order[i];
+		m->stride[a] = s;
+		s *= m->deg[a];
+	}
+	m->world = s;
+}
+
+/* The axes (innermost first as listed) a group kind spans. */
+static int group_axes(cs_group_kind kind, cs_axis axes[3])
+{
+	switch (kind) {
+	case CS_GROUP_TP: axes[0] = CS_AXIS_TP; return 1;
+	case CS_GROUP_CP: axes[0] = CS_AXIS_CP; return 1;
+	case CS_GROUP_EP: axes[0] = CS_AXIS_EP; return 1;
+	case CS_GROUP_PP: axes[0] = CS_AXIS_PP; return 1;
+	case CS_GROUP_DP:
+	case CS_GROUP_DP_INTRA:
+	case CS_GROUP_DP_INTER:
+		axes[0] = CS_AXIS_EP;
+		axes[1] = CS_AXIS_DP;
+		axes[2] = CS_AXIS_CP;
+		return 3;
+	case CS_GROUP_KINDS: break;
+	}
+	return 0;
+}
+
+/* Sort the group's axes by stride so member 0..n-1 ascend in rank. */
+static cs_group full_group(const cs_mesh *m, cs_group_kind kind, int64_t rank)
+{
+	cs_axis axes[3];
+	int na = group_axes(kind, axes);
+	cs_group g = { .base = rank, .n = { 1, 1, 1 }, .stride = { 0, 0, 0 } };
+	for (int i = 0; i < na; i++)
+		g.base -= cs_mesh_coord(m, rank, axes[i]) * m->stride[axes[i]];
+	/* insertion sort by stride; axes of degree 1 drop out */
+	int k = 0;
+	for (int i = 0; i < na; i++) {
+		if (m->deg[axes[i]] <= 1)
+			continue;
+		int64_t st = m->stride[axes[i]], n = m->deg[axes[i]];
+		int j = k++;
+		while (j > 0 && g.stride[j - 1] > st) {
+			g.stride[j] = g.stride[j - 1];
+			g.n[j] = g.n[j - 1];
+			j--;
+		}
+		g.stride[j] = st;
+		g.n[j] = n;
+	}
+	return g;
+}
+
+/* Hybrid sharding splits the DP group's innermost axis at the node boundary. */
+static int64_t intra_size(const cs_group *g, int64_t gpus_per_node)
+{
+	if (g->n[0] <= 1 || g->stride[0] >= gpus_per_node)
+		return 1;
+	int64_t k = gpus_per_node / g->stride[0];
+	while (k > 1 && g->n[0] % k != 0)
+		k--;
+	return k < g->n[0] ? k : g->n[0];
+}
+
+cs_group cs_mesh_group(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64_t gpus_per_node)
+{
+	cs_group g = full_group(m, kind, rank);
+	if (kind != CS_GROUP_DP_INTRA && kind != CS_GROUP_DP_INTER)
+		return g;
+	int64_t k = intra_size(&g, gpus_per_node);
+	int64_t i0 = (rank - g.base) / (g.stride[0] ? g.stride[0] : 1) % g.n[0];
+	if (kind == CS_GROUP_DP_INTRA) {
+		cs_group h = { .base = g.base + (i0 / k) * k * g.stride[0], .n = { k, 1, 1 },
+			       .stride = { g.stride[0], 0, 0 } };
+		return h;
+	}
+	/* inter: same position inside the node, every node of the DP group */
+	cs_group h = { .base = g.base + (i0 % k) * g.stride[0], .n = { g.n[0] / k, g.n[1], g.n[2] },
+		       .stride = { g.stride[0] * k, g.stride[1], g.stride[2] } };
+	return h;
+}
+
+int64_t cs_mesh_group_count(const cs_mesh *m, cs_group_kind kind, int64_t gpus_per_node)
+{
+	cs_group g = cs_mesh_group(m, kind, 0, gpus_per_node);
+	return m->world / cs_group_size(&g);
+}
+
+int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64_t gpus_per_node)
+{
+	cs_axis axes[3];
+	int na = group_axes(kind, axes);
+	int64_t idx = 0, mult = 1;
+	for (int a = 0; a < CS_AXIS_COUNT; a++) {
+		int in_group = 0;
+		for (int i = 0; i < na; i++)
+			in_group |= axes[i] == (cs_axis)a;
+		if (in_group)
+			continue;
+		idx += cs_mesh_coord(m, rank, (cs_axis)a) * mult;
+		mult *= m->deg[a];
+	}
+	if (kind == CS_GROUP_DP_INTRA || kind == CS_GROUP_DP_INTER) {
+		cs_group g = full_group(m, CS_GROUP_DP, rank);
+		int64_t k = intra_size(&g, gpus_per_node);
+		int64_t i0 = (rank - g.base) / (g.stride[0] ? g.stride[0] : 1) % g.n[0];
+		int64_t sub = kind == CS_GROUP_DP_INTRA ? i0 / k : i0 % k;
+		int64_t nsub = kind == CS_GROUP_DP_INTRA ? g.n[0] / k : k;
+		idx = idx * nsub + sub;
+	}
+	return idx;
+}
+
+const char *cs_group_kind_name(cs_group_kind kind)
+{
+	static const char *const names[CS_GROUP_KINDS] = {
+		"tp", "cp", "ep", "pp", "dp", "dp-intra", "dp-inter"
+	};
+	return (unsigned)kind < CS_GROUP_KINDS ? names[kind] : "?";
+}

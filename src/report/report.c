@@ -1,0 +1,144 @@
+/*
+ * report.c - text and JSON renderings of cs_metrics.
+ */
+#include "report/report.h"
+
+#include <string.h>
+
+#include "report/out.h"
+
+#define GB 1e9
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const char *b(int color) { return color ? "\033[1m" : ""; }
+static const char *e(int color) { return color ? "\033[0m" : ""; }
+
+void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
+{
+	fprintf(f, "%s%s%s: %lld GPUs, %lld micro-batches per replica, %lld step%s simulated\n",
+		b(color), name && *name ? name : "scenario", e(color), (long long)m->gpus,
+		(long long)m->micro_batches, (long long)m->steps, m->steps == 1 ? "" : "s");
+	fprintf(f, "  step time        %s%.4f s%s", b(color), m->step_time_s, e(color));
+	if (m->steps > 1)
+		fprintf(f, "  (p50 %.4f, p99 %.4f, max %.4f)", m->step_time_p50_s, m->step_time_p99_s,
+			m->step_time_max_s);
+	fputc('\n', f);
+	if (m->slowdown > 1.0 + 1e-12 || m->slowdown < 1.0 - 1e-12)
+		fprintf(f, "  baseline         %.4f s unperturbed, slowdown x%.4f\n",
+			m->baseline_step_time_s, m->slowdown);
+	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU\n", m->tokens_per_s,
+		m->tflops_per_gpu);
+	fprintf(f, "  MFU              %s%.1f %%%s (HFU %.1f %%)\n", b(color), 100 * m->mfu, e(color),
+		100 * m->hfu);
+	double span = m->step_time_s > 0 ? m->step_time_s : 1;
+	fprintf(f, "  critical rank    %lld:\n", (long long)m->critical_rank);
+	fprintf(f, "    compute        %.4f s (%.1f %%)\n", m->compute_s, 100 * m->compute_s / span);
+	for (int k = 0; k < CS_COMM_KINDS; k++) {
+		if (m->exposed_comm_s[k] <= 0 && !m->coll_choice[k][0])
+			continue;
+		fprintf(f, "    exposed %-6s %.4f s (%.1f %%)%s%s\n", cs_comm_kind_name((cs_comm_kind)k),
+			m->exposed_comm_s[k], 100 * m->exposed_comm_s[k] / span,
+			m->coll_choice[k][0] ? "  " : "", m->coll_choice[k]);
+	}
+	fprintf(f, "    bubble/idle    %.4f s (%.1f %%)\n", m->bubble_s, 100 * m->bubble_fraction);
+	fprintf(f, "  idle per rank    min %.4f s, mean %.4f s, max %.4f s\n", m->idle_min_s,
+		m->idle_mean_s, m->idle_max_s);
+	const cs_memory *mem = &m->memory;
+	fprintf(f, "  memory per GPU   %.1f GB of %.1f GB: %s%s%s\n", mem->total / GB, mem->capacity / GB,
+		b(color), mem->fits ? "fits" : "does NOT fit", e(color));
+	fprintf(f, "    weights %.1f GB, grads %.1f GB, optimizer %.1f GB, activations %.1f GB "
+		"(%.1f GB measured from the schedule)\n", mem->weights / GB, mem->grads / GB,
+		mem->optimizer / GB, mem->activations / GB, m->activation_peak_bytes / GB);
+	fprintf(f, "  simulated        %lld events in %.3f s\n", (long long)m->events, m->sim_wall_s);
+}
+
+void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
+{
+	cs_jw w;
+	cs_jw_init(&w, f, indent);
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_str(&w, "name", name ? name : "");
+	cs_jw_kv_num(&w, "step_time_s", m->step_time_s);
+	cs_jw_kv_num(&w, "step_time_p50_s", m->step_time_p50_s);
+	cs_jw_kv_num(&w, "step_time_p99_s", m->step_time_p99_s);
+	cs_jw_kv_num(&w, "step_time_max_s", m->step_time_max_s);
+	cs_jw_kv_num(&w, "baseline_step_time_s", m->baseline_step_time_s);
+	cs_jw_kv_num(&w, "slowdown", m->slowdown);
+	cs_jw_kv_num(&w, "tokens_per_s", m->tokens_per_s);
+	cs_jw_kv_num(&w, "tflops_per_gpu", m->tflops_per_gpu);
+	cs_jw_kv_num(&w, "mfu", m->mfu);
+	cs_jw_kv_num(&w, "hfu", m->hfu);
+	cs_jw_kv_num(&w, "model_flops", m->model_flops);
+	cs_jw_kv_num(&w, "compute_s", m->compute_s);
+	cs_jw_key(&w, "exposed_comm_s");
+	cs_jw_begin_obj(&w);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		cs_jw_kv_num(&w, cs_comm_kind_name((cs_comm_kind)k), m->exposed_comm_s[k]);
+	cs_jw_end_obj(&w);
+	cs_jw_key(&w, "collectives");
+	cs_jw_begin_obj(&w);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		if (m->coll_choice[k][0])
+			cs_jw_kv_str(&w, cs_comm_kind_name((cs_comm_kind)k), m->coll_choice[k]);
+	cs_jw_end_obj(&w);
+	cs_jw_kv_num(&w, "bubble_s", m->bubble_s);
+	cs_jw_kv_num(&w, "bubble_fraction", m->bubble_fraction);
+	cs_jw_key(&w, "idle_s");
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_num(&w, "min", m->idle_min_s);
+	cs_jw_kv_num(&w, "mean", m->idle_mean_s);
+	cs_jw_kv_num(&w, "max", m->idle_max_s);
+	cs_jw_end_obj(&w);
+	cs_jw_key(&w, "memory");
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_num(&w, "weights", m->memory.weights);
+	cs_jw_kv_num(&w, "grads", m->memory.grads);
+	cs_jw_kv_num(&w, "optimizer", m->memory.optimizer);
+	cs_jw_kv_num(&w, "activations", m->memory.activations);
+	cs_jw_kv_num(&w, "total", m->memory.total);
+	cs_jw_kv_num(&w, "capacity", m->memory.capacity);
+	cs_jw_kv_bool(&w, "fits", m->memory.fits);
+	cs_jw_kv_num(&w, "activation_peak_measured", m->activation_peak_bytes);
+	cs_jw_end_obj(&w);
+	cs_jw_kv_int(&w, "critical_rank", m->critical_rank);
+	cs_jw_kv_int(&w, "gpus", m->gpus);
+	cs_jw_kv_int(&w, "micro_batches", m->micro_batches);
+	cs_jw_kv_int(&w, "steps", m->steps);
+	cs_jw_kv_int(&w, "events", m->events);
+	cs_jw_kv_num(&w, "sim_wall_s", m->sim_wall_s);
+	cs_jw_end_obj(&w);
+	cs_jw_finish(&w);
+}
+
+int cs_report_columns(const cs_metrics *m, const char **names, double *values, int cap)
+{
+	int n = 0;
+#define COL(nm, v) do { if (n < cap) { names[n] = (nm); values[n] = (v); } n++; } while (0)
+	COL("step_time_s", m->step_time_s);
+	COL("step_time_p50_s", m->step_time_p50_s);
+	COL("step_time_p99_s", m->step_time_p99_s);
+	COL("step_time_max_s", m->step_time_max_s);
+	COL("baseline_step_time_s", m->baseline_step_time_s);
+	COL("slowdown", m->slowdown);
+	COL("tokens_per_s", m->tokens_per_s);
+	COL("tflops_per_gpu", m->tflops_per_gpu);
+	COL("mfu", m->mfu);
+	COL("hfu", m->hfu);
+	COL("compute_s", m->compute_s);
+	COL("exposed_tp_s", m->exposed_comm_s[CS_COMM_TP]);
+	COL("exposed_dp_s", m->exposed_comm_s[CS_COMM_DP]);
+	COL("exposed_pp_s", m->exposed_comm_s[CS_COMM_PP]);
+	COL("exposed_cp_s", m->exposed_comm_s[CS_COMM_CP]);
+	COL("exposed_ep_s", m->exposed_comm_s[CS_COMM_EP]);
+	COL("bubble_s", m->bubble_s);
+	COL("bubble_fraction", m->bubble_fraction);
+	COL("idle_min_s", m->idle_min_s);
+	COL("idle_mean_s", m->idle_mean_s);
+	COL("idle_max_s", m->idle_max_s);
+	COL("memory_total_bytes", m->memory.total);
+	COL("memory_fits", m->memory.fits);
+	COL("gpus", (double)m->gpus);
+	COL("events", (double)m->events);
+#undef COL
+	return n;
+}

@@ -1,0 +1,20 @@
+/*
+ * report.h - run results for people (text) and programs (JSON, CSV).
+ */
+#ifndef CS_REPORT_REPORT_H
+#define CS_REPORT_REPORT_H
+
+#include <stdio.h>
+
+#include "clustersim/clustersim.h"
+
+/* `name` labels the run; `color` adds ANSI emphasis. */
+void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color);
+/* One JSON object; indent 0 writes a single line. */
+void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent);
+
+/* Every scalar metric as a flat list of (column name, value), in a fixed
+ * order: the CSV columns of a sweep. Returns the number of columns. */
+int cs_report_columns(const cs_metrics *m, const char **names, double *values, int cap);
+
+#endif

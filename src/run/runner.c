@@ -1,0 +1,509 @@
+/*
+ * runner.c - per-rank streams, dependencies, rendezvous and mailboxes.
+ *
+ * Per-rank state is a program counter and a completion counter per stream,
+ * two mailbox counters and a few accumulators; per group instance a
+ * rendezvous slot. Nothing grows with the number of ops a rank runs.
+ */
+#include "run/runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NO_BLOCK 0xff
+
+typedef struct rank_state {
+	int32_t pc[CS_STREAMS];
+	int32_t cnt[CS_COUNTERS];
+	cs_time lastdur[CS_COUNTERS]; /* transfer time of the op that last bumped the counter */
+	cs_time blocked_at;
+	double mem;
+	float factor;
+	uint16_t tmpl;
+	uint8_t busy;                 /* bit per stream */
+	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
+	cs_rank_stats st;
+} rank_state;
+
+typedef struct slot {
+	int32_t arrived;
+	int32_t expected;             /* 0 until first use */
+	int64_t rank;                 /* a member, to enumerate the group */
+	cs_time dur;                  /* transfer time of the collective in flight */
+} slot;
+
+typedef struct comm_table {
+	slot *slots;                  /* one per group instance, lazily allocated */
+	cs_group_shape *shapes;
+	uint8_t *shape_ok;
+	int64_t ngroups;
+} comm_table;
+
+struct cs_runner {
+	cs_run_env env;
+	cs_sim *sim;
+	rank_state *ranks;
+	int64_t nlocal;
+	int fold_mask;                /* bit per axis not simulated beyond coordinate 0 */
+	int64_t gpn;
+	comm_table comm[CS_GROUP_KINDS][CS_STREAMS];
+	cs_coll_choice last_choice[CS_COMM_KINDS];
+	cs_time makespan;
+	int failed;
+	uint64_t next_progress_events;
+	struct timespec t0;
+};
+
+/* ---- rank set --------------------------------------------------------- */
+
+static int64_t local_of(const cs_runner *r, int64_t rank)
+{
+	if (!r->fold_mask)
+		return rank - r->env.first_rank;
+	const cs_mesh *m = r->env.mesh;
+	int64_t idx = 0, mult = 1;
+	for (int a = 0; a < CS_AXIS_COUNT; a++) {
+		if (r->fold_mask & (1 << a))
+			continue;
+		idx += cs_mesh_coord(m, rank, (cs_axis)a) * mult;
+		mult *= m->deg[a];
+	}
+	return idx;
+}
+
+static int64_t rank_of(const cs_runner *r, int64_t local)
+{
+	if (!r->fold_mask)
+		return local + r->env.first_rank;
+	const cs_mesh *m = r->env.mesh;
+	int64_t rank = 0;
+	for (int a = 0; a < CS_AXIS_COUNT; a++) {
+		if (r->fold_mask & (1 << a))
+			continue;
+		rank += (local % m->deg[a]) * m->stride[a];
+		local /= m->deg[a];
+	}
+	return rank;
+}
+
+static int simulated(const cs_runner *r, int64_t rank)
+{
+	if (!r->fold_mask)
+		return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
+	for (int a = 0; a < CS_AXIS_COUNT; a++)
+		if ((r->fold_mask & (1 << a)) && cs_mesh_coord(r->env.mesh, rank, (cs_axis)a) != 0)
+			return 0;
+	return 1;
+}
+
+/* ---- groups ----------------------------------------------------------- */
+
+static comm_table *table(cs_runner *r, int kind, int stream)
+{
+	comm_table *t = &r->comm[kind][stream];
+	if (!t->slots) {
+		t->ngroups = cs_mesh_group_count(r->env.mesh, (cs_group_kind)kind, r->gpn);
+		t->slots = calloc((size_t)t->ngroups, sizeof(slot));
+		t->shapes = calloc((size_t)t->ngroups, sizeof(cs_group_shape));
+		t->shape_ok = calloc((size_t)t->ngroups, 1);
+		if (!t->slots || !t->shapes || !t->shape_ok)
+			return NULL;
+	}
+	return t;
+}
+
+/* Shape of a group of up to three regular axes: the innermost progression
+ * from the topology, repeated along the outer axes. Outer axes that stay
+ * inside one node add members per node; otherwise they add nodes. */
+static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
+{
+	cs_group_shape s = cs_topo_group(r->env.topo, g->base, g->stride[0] ? g->stride[0] : 1, g->n[0]);
+	int64_t outer = g->n[1] * g->n[2];
+	if (outer == 1)
+		return s;
+	cs_group_shape far = cs_topo_group(r->env.topo, g->base, g->stride[1] ? g->stride[1] : 1, g->n[1]);
+	if (g->n[2] > 1) {
+		cs_group_shape far2 = cs_topo_group(r->env.topo, g->base, g->stride[2], g->n[2]);
+		far.nnodes *= far2.nnodes;
+		far.ndomains *= far2.ndomains;
+		far.ranks_per_node *= far2.ranks_per_node;
+		far.nleaves *= far2.nleaves;
+		far.npods *= far2.npods;
+		if (far2.tier > far.tier)
+			far.tier = far2.tier;
+	}
+	s.nranks *= outer;
+	s.nnodes *= far.nnodes;
+	s.ranks_per_node *= far.ranks_per_node;
+	s.ndomains *= far.ndomains;
+	s.nleaves *= far.nleaves;
+	s.npods *= far.npods;
+	int64_t pods = r->env.sc->cluster.pod_gpus > 0
+		? (cs_scenario_gpus(r->env.sc) + r->env.sc->cluster.pod_gpus - 1) / r->env.sc->cluster.pod_gpus
+		: 1;
+	if (s.npods > pods)
+		s.npods = pods;
+	if (far.tier > s.tier)
+		s.tier = far.tier;
+	return s;
+}
+
+/* ---- execution -------------------------------------------------------- */
+
+static void try_rank(cs_runner *r, int64_t local);
+static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
+static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
+static void on_send_done(cs_sim *sim, void *ctx, uint64_t arg);
+
+static void schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
+{
+	if (cs_sim_at(r->sim, at, fn, r, arg) != 0 && !r->failed)
+		r->failed = CS_ERR_NOMEM;
+}
+
+static const cs_op *head(const cs_runner *r, const rank_state *rs, int s)
+{
+	const cs_program *p = &r->env.progs[rs->tmpl];
+	return rs->pc[s] < p->nops[s] ? &p->ops[s][rs->pc[s]] : NULL;
+}
+
+static int unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op)
+{
+	const cs_dep *d = &r->env.progs[rs->tmpl].deps[op->dep];
+	for (int i = 0; i < op->ndeps; i++)
+		if (rs->cnt[d[i].counter] < d[i].value)
+			return d[i].counter;
+	return -1;
+}
+
+static cs_comm_kind counter_kind(int c)
+{
+	switch (c) {
+	case CS_STREAM_TP: return CS_COMM_TP;
+	case CS_STREAM_CP: return CS_COMM_CP;
+	case CS_STREAM_EP: return CS_COMM_EP;
+	case CS_STREAM_DP:
+	case CS_STREAM_DP_AG: return CS_COMM_DP;
+	default: return CS_COMM_PP;
+	}
+}
+
+/* The compute stream waited from blocked_at to now: the part during which
+ * the awaited transfer was in flight is exposed communication; the rest is
+ * idle time accounted as bubble when the step ends. */
+static void account_wait(cs_runner *r, rank_state *rs)
+{
+	if (rs->blockc == NO_BLOCK)
+		return;
+	cs_time wait = cs_sim_now(r->sim) - rs->blocked_at;
+	if (rs->blockc != CS_STREAM_COMPUTE) {
+		cs_time xfer = rs->lastdur[rs->blockc];
+		rs->st.exposed[counter_kind(rs->blockc)] += wait < xfer ? wait : xfer;
+	}
+	rs->blockc = NO_BLOCK;
+}
+
+static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+{
+	int64_t rank = rank_of(r, local);
+	comm_table *t = table(r, op->group, s);
+	if (!t) {
+		r->failed = CS_ERR_NOMEM;
+		return;
+	}
+	int64_t gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+	slot *sl = &t->slots[gi];
+	if (sl->expected == 0) {
+		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		int64_t n = cs_group_size(&g), e = 0;
+		for (int64_t i = 0; i < n; i++)
+			e += simulated(r, cs_group_member(&g, i));
+		sl->expected = (int32_t)e;
+		sl->rank = rank;
+	}
+	if (++sl->arrived < sl->expected)
+		return;
+	sl->arrived = 0;
+	if (!t->shape_ok[gi]) {
+		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		t->shapes[gi] = group_shape(r, &g);
+		t->shape_ok[gi] = 1;
+	}
+	cs_coll_choice ch;
+	cs_time d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, &t->shapes[gi], op->bytes, &ch);
+	r->last_choice[op->comm] = ch;
+	sl->dur = d;
+	sl->rank = rank;
+	schedule(r, cs_sim_now(r->sim) + d,
+		 on_coll_done, ((uint64_t)gi << 16) | ((uint64_t)op->group << 8) | (uint64_t)s);
+	(void)rs;
+}
+
+static cs_time p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
+{
+	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
+	cs_group_shape s = cs_topo_group(r->env.topo, lo, hi - lo, 2);
+	return cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &s, bytes, NULL);
+}
+
+static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
+{
+	if (rs->busy & (1u << s))
+		return;
+	const cs_op *op = head(r, rs, s);
+	if (!op)
+		return;
+	int c = unmet_dep(r, rs, op);
+	if (c >= 0) {
+		if (s == CS_STREAM_COMPUTE) {
+			if (rs->blockc == NO_BLOCK)
+				rs->blocked_at = cs_sim_now(r->sim);
+			rs->blockc = (uint8_t)c;
+		}
+		return;
+	}
+	rs->busy |= (uint8_t)(1u << s);
+	if (op->mem > 0) {
+		rs->mem += op->mem;
+		if (rs->mem > rs->st.mem_peak)
+			rs->st.mem_peak = rs->mem;
+	}
+	cs_time now = cs_sim_now(r->sim);
+	switch (op->kind) {
+	case CS_OP_COMPUTE: {
+		if (s == CS_STREAM_COMPUTE)
+			account_wait(r, rs);
+		double f = rs->factor;
+		if ((rs->busy & ~1u) && r->env.sc->coll.sm_slowdown > 1.0)
+			f *= r->env.sc->coll.sm_slowdown;
+		cs_time d = f == 1.0 ? op->ns : (cs_time)((double)op->ns * f + 0.5);
+		rs->st.busy += d;
+		schedule(r, now + d, on_op_done, ((uint64_t)local << 4) | (uint64_t)s);
+		break;
+	}
+	case CS_OP_COLL:
+		start_coll(r, local, rs, s, op);
+		break;
+	case CS_OP_SEND: {
+		int64_t rank = rank_of(r, local);
+		int64_t p = r->env.mesh->deg[CS_AXIS_PP];
+		int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
+		int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+		cs_time d = p2p_time(r, rank, peer, op->bytes);
+		rs->lastdur[s] = d;
+		schedule(r, now + d, on_send_done, ((uint64_t)local << 4) | (uint64_t)s);
+		break;
+	}
+	}
+}
+
+static void try_rank(cs_runner *r, int64_t local)
+{
+	rank_state *rs = &r->ranks[local];
+	for (int s = 0; s < CS_STREAMS; s++)
+		try_stream(r, local, rs, s);
+}
+
+static void complete(cs_runner *r, int64_t local, int s, cs_time xfer)
+{
+	rank_state *rs = &r->ranks[local];
+	const cs_op *op = head(r, rs, s);
+	if (op && op->mem < 0)
+		rs->mem += op->mem;
+	rs->busy &= (uint8_t)~(1u << s);
+	rs->pc[s]++;
+	rs->cnt[s]++;
+	if (xfer >= 0)
+		rs->lastdur[s] = xfer;
+	cs_time now = cs_sim_now(r->sim);
+	rs->st.end = now;
+	if (now > r->makespan)
+		r->makespan = now;
+}
+
+static void progress(cs_runner *r)
+{
+	uint64_t ev = cs_sim_events(r->sim);
+	if (ev < r->next_progress_events)
+		return;
+	r->next_progress_events = ev + (1u << 20);
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	double el = (double)(t.tv_sec - r->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - r->t0.tv_nsec);
+	fprintf(stderr, "\r  simulating: %llu events, %.3f s simulated, %.1f s elapsed",
+		(unsigned long long)ev, 1e-9 * (double)cs_sim_now(r->sim), el);
+}
+
+static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	int64_t local = (int64_t)(arg >> 4);
+	int s = (int)(arg & 15);
+	(void)sim;
+	complete(r, local, s, -1);
+	if (r->env.progress)
+		progress(r);
+	try_rank(r, local);
+}
+
+static void on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	int64_t local = (int64_t)(arg >> 4);
+	int s = (int)(arg & 15);
+	(void)sim;
+	rank_state *rs = &r->ranks[local];
+	const cs_op *op = head(r, rs, s);
+	int64_t rank = rank_of(r, local);
+	int64_t p = r->env.mesh->deg[CS_AXIS_PP];
+	int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
+	int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
+	cs_time xfer = rs->lastdur[s];
+	complete(r, local, s, xfer);
+	if (simulated(r, peer)) {
+		int64_t pl = local_of(r, peer);
+		r->ranks[pl].cnt[mbox]++;
+		r->ranks[pl].lastdur[mbox] = xfer;
+		try_rank(r, pl);
+	}
+	try_rank(r, local);
+}
+
+static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	int s = (int)(arg & 0xff);
+	int kind = (int)((arg >> 8) & 0xff);
+	int64_t gi = (int64_t)(arg >> 16);
+	comm_table *t = &r->comm[kind][s];
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, t->slots[gi].rank, r->gpn);
+	int64_t n = cs_group_size(&g);
+	(void)sim;
+	cs_time xfer = t->slots[gi].dur;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t m = cs_group_member(&g, i);
+		if (simulated(r, m))
+			complete(r, local_of(r, m), s, xfer);
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int64_t m = cs_group_member(&g, i);
+		if (simulated(r, m))
+			try_rank(r, local_of(r, m));
+	}
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+cs_runner *cs_runner_new(const cs_run_env *env)
+{
+	cs_runner *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->env = *env;
+	r->gpn = env->sc->cluster.gpus_per_node;
+	const cs_mesh *m = env->mesh;
+	if (env->sc->sim.fold) {
+		r->fold_mask = (1 << CS_AXIS_TP) | (1 << CS_AXIS_CP) | (1 << CS_AXIS_EP) | (1 << CS_AXIS_DP);
+		r->nlocal = m->deg[CS_AXIS_PP];
+	} else {
+		r->nlocal = env->nranks;
+	}
+	r->sim = cs_sim_new();
+	r->ranks = calloc((size_t)r->nlocal, sizeof(rank_state));
+	if (!r->sim || !r->ranks) {
+		cs_runner_free(r);
+		return NULL;
+	}
+	for (int64_t l = 0; l < r->nlocal; l++) {
+		int64_t rank = rank_of(r, l);
+		rank_state *rs = &r->ranks[l];
+		rs->tmpl = (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
+		rs->factor = env->compute_factor ? env->compute_factor[rank] : 1.0f;
+		rs->blockc = NO_BLOCK;
+	}
+	return r;
+}
+
+void cs_runner_free(cs_runner *r)
+{
+	if (!r)
+		return;
+	for (int k = 0; k < CS_GROUP_KINDS; k++)
+		for (int s = 0; s < CS_STREAMS; s++) {
+			free(r->comm[k][s].slots);
+			free(r->comm[k][s].shapes);
+			free(r->comm[k][s].shape_ok);
+		}
+	free(r->ranks);
+	cs_sim_free(r->sim);
+	free(r);
+}
+
+static void describe_stuck(const cs_runner *r, cs_diag *diag)
+{
+	for (int64_t l = 0; l < r->nlocal; l++) {
+		const rank_state *rs = &r->ranks[l];
+		for (int s = 0; s < CS_STREAMS; s++) {
+			const cs_op *op = head(r, rs, s);
+			if (!op)
+				continue;
+			int c = unmet_dep(r, rs, op);
+			snprintf(diag->msg, sizeof(diag->msg),
+				 "simulation deadlocked: rank %lld stream '%s' stopped at op %d of %d "
+				 "(micro-batch %d, %s)",
+				 (long long)rank_of(r, l), cs_stream_name((cs_stream)s), rs->pc[s],
+				 r->env.progs[rs->tmpl].nops[s], op->micro,
+				 c >= 0 ? "waiting on a dependency" : "waiting for its group's other members");
+			return;
+		}
+	}
+	snprintf(diag->msg, sizeof(diag->msg), "simulation deadlocked");
+}
+
+cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
+{
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	r->next_progress_events = 1u << 20;
+	for (int64_t l = 0; l < r->nlocal; l++)
+		try_rank(r, l);
+	cs_sim_run(r->sim, 0);
+	if (r->env.progress)
+		fputs("\r\033[K", stderr);
+	if (r->failed) {
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory while simulating");
+		return CS_ERR_NOMEM;
+	}
+	for (int64_t l = 0; l < r->nlocal; l++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			if (head(r, &r->ranks[l], s)) {
+				describe_stuck(r, diag);
+				return CS_ERR_SIM;
+			}
+	return CS_OK;
+}
+
+const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
+{
+	if (!simulated(r, rank))
+		return NULL;
+	return &r->ranks[local_of(r, rank)].st;
+}
+
+cs_time cs_runner_makespan(const cs_runner *r)
+{
+	return r->makespan;
+}
+
+uint64_t cs_runner_events(const cs_runner *r)
+{
+	return cs_sim_events(r->sim);
+}
+
+const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind)
+{
+	return &r->last_choice[kind];
+}

@@ -1,0 +1,61 @@
+/*
+ * runner.h - executes every rank's program on the event engine.
+ *
+ * Each rank runs the template of its pipeline stage. An op starts when its
+ * stream is free and its dependencies hold. A collective starts when every
+ * member of its group instance has reached it on that stream (the
+ * rendezvous that carries a straggler's delay to its peers) and lasts what
+ * the collectives model says; a pipeline send lands in the peer's mailbox.
+ *
+ * Ownership: cs_runner_new copies nothing it is given; the scenario, mesh,
+ * programs, tuner and topology must outlive the runner. cs_runner_free
+ * releases only what the runner allocated.
+ */
+#ifndef CS_RUN_RUNNER_H
+#define CS_RUN_RUNNER_H
+
+#include <stdint.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/coll.h"
+#include "config/scenario.h"
+#include "core/sim.h"
+#include "hw/topo.h"
+#include "plan/mesh.h"
+#include "plan/program.h"
+
+typedef struct cs_runner cs_runner;
+
+typedef struct cs_run_env {
+	const cs_scenario *sc;
+	const cs_mesh *mesh;
+	const cs_program *progs;   /* one per pipeline stage, indexed by pp coordinate */
+	const cs_topo *topo;
+	cs_coll *coll;
+	const float *compute_factor;  /* per rank, NULL for all 1 */
+	int64_t first_rank, nranks;   /* the ranks simulated (all, or one folded class) */
+	int progress;                 /* print progress on stderr */
+} cs_run_env;
+
+/* What one rank did during the step. */
+typedef struct cs_rank_stats {
+	cs_time end;                      /* its last op completed */
+	cs_time busy;                     /* compute stream busy */
+	cs_time exposed[CS_COMM_KINDS];   /* compute idle while a transfer of that kind was in flight */
+	double mem_peak;                  /* activation bytes, from the schedule */
+} cs_rank_stats;
+
+cs_runner *cs_runner_new(const cs_run_env *env);
+void cs_runner_free(cs_runner *r);
+
+/* Run to completion. CS_ERR_SIM with a message when some rank cannot finish
+ * (a dependency that never holds). */
+cs_status cs_runner_run(cs_runner *r, cs_diag *diag);
+
+const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank);
+cs_time cs_runner_makespan(const cs_runner *r);
+uint64_t cs_runner_events(const cs_runner *r);
+/* The algorithm/protocol last chosen for a collective of each comm kind. */
+const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * simulate.c - cs_simulate: scenario -> mesh, topology, tuner, programs ->
+ * runner -> metrics.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/coll.h"
+#include "config/scenario.h"
+#include "fault/fault.h"
+#include "hw/topo.h"
+#include "model/compute.h"
+#include "model/memory.h"
+#include "model/model.h"
+#include "plan/build.h"
+#include "plan/mesh.h"
+#include "run/runner.h"
+#include "run/simulate_int.h"
+
+struct cs_result {
+	cs_metrics m;
+	cs_rank_row *rows;   /* per rank, when asked for */
+	int64_t nrows;
+};
+
+const cs_metrics *cs_result_metrics(const cs_result *res)
+{
+	return &res->m;
+}
+
+void cs_result_free(cs_result *res)
+{
+	if (!res)
+		return;
+	free(res->rows);
+	free(res);
+}
+
+const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n)
+{
+	*n = res->nrows;
+	return res->rows;
+}
+
+const char *cs_comm_kind_name(cs_comm_kind kind)
+{
+	static const char *const names[CS_COMM_KINDS] = { "tp", "dp", "pp", "cp", "ep" };
+	return (unsigned)kind < CS_COMM_KINDS ? names[kind] : "?";
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct sim_ctx {
+	const cs_scenario *sc;
+	cs_mesh mesh;
+	cs_topo *topo;
+	cs_coll *coll;
+	cs_program *progs;
+	int64_t nprogs;
+} sim_ctx;
+
+static void ctx_free(sim_ctx *c)
+{
+	for (int64_t i = 0; c->progs && i < c->nprogs; i++)
+		cs_program_free(&c->progs[i]);
+	free(c->progs);
+	cs_coll_free(c->coll);
+	cs_topo_free(c->topo);
+}
+
+/* One step with the given compute factors; fills stats of the step. */
+typedef struct step_out {
+	cs_time makespan;
+	uint64_t events;
+	int64_t critical;
+	cs_rank_stats crit;
+	double idle_min, idle_sum, idle_max;
+	int64_t nranks;
+	double act_peak;
+	char choice[CS_COMM_KINDS][32];
+} step_out;
+
+static cs_status run_step(sim_ctx *c, const float *factor, const cs_run_opts *opts, step_out *o,
+			  cs_rank_row *rows, cs_diag *diag)
+{
+	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->progs, .topo = c->topo,
+			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
+			   .nranks = c->mesh.world, .progress = opts && opts->progress };
+	cs_runner *r = cs_runner_new(&env);
+	if (!r) {
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",
+			 (long long)c->mesh.world);
+		return CS_ERR_NOMEM;
+	}
+	cs_status st = cs_runner_run(r, diag);
+	if (st != CS_OK) {
+		cs_runner_free(r);
+		return st;
+	}
+	memset(o, 0, sizeof(*o));
+	o->makespan = cs_runner_makespan(r);
+	o->events = cs_runner_events(r);
+	o->idle_min = INFINITY;
+	o->critical = -1;
+	for (int64_t rank = 0; rank < c->mesh.world; rank++) {
+		const cs_rank_stats *s = cs_runner_stats(r, rank);
+		if (!s)
+			continue;
+		if (o->critical < 0 || s->end > o->crit.end) {
+			o->critical = rank;
+			o->crit = *s;
+		}
+		double idle = 1e-9 * (double)(o->makespan - s->busy);
+		o->idle_sum += idle;
+		o->idle_min = fmin(o->idle_min, idle);
+		o->idle_max = fmax(o->idle_max, idle);
+		o->act_peak = fmax(o->act_peak, s->mem_peak);
+		o->nranks++;
+		if (rows) {
+			cs_rank_row *row = &rows[rank];
+			row->rank = rank;
+			row->end_s = 1e-9 * (double)s->end;
+			row->busy_s = 1e-9 * (double)s->busy;
+			row->idle_s = idle;
+			for (int k = 0; k < CS_COMM_KINDS; k++)
+				row->exposed_s[k] = 1e-9 * (double)s->exposed[k];
+			row->act_peak = s->mem_peak;
+			row->compute_factor = factor ? factor[rank] : 1.0f;
+		}
+	}
+	for (int k = 0; k < CS_COMM_KINDS; k++) {
+		const cs_coll_choice *ch = cs_runner_last_choice(r, (cs_comm_kind)k);
+		if (ch->channels > 0 || ch->bus_bw > 0)
+			snprintf(o->choice[k], sizeof(o->choice[k]), "%s/%s",
+				 cs_coll_algo_name(ch->algo), cs_coll_proto_name(ch->proto));
+	}
+	cs_runner_free(r);
+	return CS_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct(const double *sorted, int64_t n, double q)
+{
+	double pos = q * (double)(n - 1);
+	int64_t i = (int64_t)pos;
+	if (i + 1 >= n)
+		return sorted[n - 1];
+	return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
+}
+
+cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
+		       cs_diag *diag)
+{
+	double t0 = now_s();
+	*out = NULL;
+	sim_ctx c = { .sc = sc };
+	cs_result *res = calloc(1, sizeof(*res));
+	float *factor = NULL;
+	double *steps = NULL;
+	cs_status st = CS_ERR_NOMEM;
+	snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+	if (!res)
+		goto fail;
+	cs_mesh_init(&c.mesh, &sc->parallel);
+	c.topo = cs_topo_new(&sc->cluster);
+	c.coll = cs_coll_new(&sc->cluster, &sc->coll);
+	c.nprogs = sc->parallel.pp;
+	c.progs = calloc((size_t)c.nprogs, sizeof(cs_program));
+	if (!c.topo || !c.coll || !c.progs)
+		goto fail;
+	for (int64_t i = 0; i < c.nprogs; i++)
+		cs_program_init(&c.progs[i]);
+	st = cs_plan_build(sc, &c.mesh, c.progs, diag);
+	if (st != CS_OK)
+		goto fail;
+	int64_t world = c.mesh.world, nsteps = sc->sim.steps > 0 ? sc->sim.steps : 1;
+	if (want_rows) {
+		res->rows = calloc((size_t)world, sizeof(cs_rank_row));
+		res->nrows = world;
+		if (!res->rows) {
+			st = CS_ERR_NOMEM;
+			goto fail;
+		}
+	}
+	factor = malloc((size_t)world * sizeof(float));
+	steps = malloc((size_t)nsteps * sizeof(double));
+	if (!factor || !steps) {
+		st = CS_ERR_NOMEM;
+		goto fail;
+	}
+	cs_fault *fault = NULL;
+	st = cs_fault_new(sc, world, &fault, diag);
+	if (st != CS_OK)
+		goto fail;
+	int perturbed = cs_fault_any(fault);
+	cs_metrics *m = &res->m;
+	step_out base, so, worst = { 0 };
+	uint64_t events = 0;
+	/* the unperturbed step: the baseline, and every step when nothing perturbs */
+	st = run_step(&c, NULL, opts, &base, perturbed ? NULL : res->rows, diag);
+	if (st != CS_OK) {
+		cs_fault_free(fault);
+		goto fail;
+	}
+	events += base.events;
+	worst = base;
+	for (int64_t i = 0; i < nsteps; i++) {
+		if (!perturbed) {
+			steps[i] = 1e-9 * (double)base.makespan;
+			continue;
+		}
+		int fresh = cs_fault_draw(fault, i, factor);
+		if (fresh || i == 0) {
+			st = run_step(&c, factor, opts, &so, res->rows, diag);
+			if (st != CS_OK) {
+				cs_fault_free(fault);
+				goto fail;
+			}
+			events += so.events;
+		}
+		steps[i] = 1e-9 * (double)so.makespan;
+		if (so.makespan >= worst.makespan || i == 0)
+			worst = so;
+	}
+	cs_fault_free(fault);
+	/* metrics */
+	double sum = 0;
+	for (int64_t i = 0; i < nsteps; i++)
+		sum += steps[i];
+	qsort(steps, (size_t)nsteps, sizeof(double), cmp_double);
+	m->steps = nsteps;
+	m->step_time_s = sum / (double)nsteps;
+	m->step_time_p50_s = pct(steps, nsteps, 0.50);
+	m->step_time_p99_s = pct(steps, nsteps, 0.99);
+	m->step_time_max_s = steps[nsteps - 1];
+	m->baseline_step_time_s = 1e-9 * (double)base.makespan;
+	m->slowdown = m->step_time_s / m->baseline_step_time_s;
+	const step_out *rep = perturbed ? &worst : &base;
+	int64_t gpus = cs_scenario_gpus(sc);
+	double tokens = (double)sc->training.global_batch * (double)sc->training.seq_len;
+	double peak = cs_compute_peak(&sc->cluster.gpu, sc->training.precision);
+	m->gpus = gpus;
+	m->micro_batches = cs_scenario_micro_batches(sc);
+	m->model_flops = cs_model_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
+	double hw = cs_model_hw_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch,
+					       sc->parallel.recompute);
+	m->tokens_per_s = tokens / m->step_time_s;
+	m->tflops_per_gpu = m->model_flops / m->step_time_s / (double)gpus / 1e12;
+	m->mfu = m->model_flops / (m->step_time_s * (double)gpus * peak);
+	m->hfu = hw / (m->step_time_s * (double)gpus * peak);
+	double span = 1e-9 * (double)rep->makespan;
+	m->critical_rank = rep->critical;
+	m->compute_s = 1e-9 * (double)rep->crit.busy;
+	double exposed = 0;
+	for (int k = 0; k < CS_COMM_KINDS; k++) {
+		m->exposed_comm_s[k] = 1e-9 * (double)rep->crit.exposed[k];
+		exposed += m->exposed_comm_s[k];
+		memcpy(m->coll_choice[k], rep->choice[k], sizeof(m->coll_choice[k]));
+	}
+	m->bubble_s = fmax(0.0, span - m->compute_s - exposed);
+	m->bubble_fraction = span > 0 ? m->bubble_s / span : 0;
+	m->idle_min_s = rep->idle_min;
+	m->idle_mean_s = rep->idle_sum / (double)rep->nranks;
+	m->idle_max_s = rep->idle_max;
+	m->activation_peak_bytes = rep->act_peak;
+	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
+					     sc->cluster.gpus_per_node);
+	m->memory = (cs_memory){ .weights = mb.weights, .grads = mb.grads, .optimizer = mb.optimizer,
+				 .activations = mb.activations, .total = mb.total,
+				 .capacity = mb.capacity, .fits = mb.fits };
+	m->events = (int64_t)events;
+	free(factor);
+	free(steps);
+	ctx_free(&c);
+	m->sim_wall_s = now_s() - t0;
+	*out = res;
+	diag->msg[0] = 0;
+	return CS_OK;
+fail:
+	free(factor);
+	free(steps);
+	ctx_free(&c);
+	cs_result_free(res);
+	return st;
+}
+
+cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out, cs_diag *diag)
+{
+	return cs__simulate(sc, opts, 0, out, diag);
+}

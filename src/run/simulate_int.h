@@ -1,0 +1,23 @@
+/*
+ * simulate_int.h - what the command line reads beyond the public metrics.
+ */
+#ifndef CS_RUN_SIMULATE_INT_H
+#define CS_RUN_SIMULATE_INT_H
+
+#include "clustersim/clustersim.h"
+
+typedef struct cs_rank_row {
+	int64_t rank;
+	double end_s, busy_s, idle_s;
+	double exposed_s[CS_COMM_KINDS];
+	double act_peak;
+	float compute_factor;
+} cs_rank_row;
+
+/* cs_simulate, keeping one row per rank (of the worst perturbed step) when
+ * want_rows; read them with cs__result_rows (owned by the result). */
+cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
+		       cs_diag *diag);
+const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * model_fixtures.h - model and GPU specs shared by the model, compute and
+ * memory suites (published shapes; REFERENCE.md hardware).
+ */
+#ifndef CS_TESTS_MODEL_FIXTURES_H
+#define CS_TESTS_MODEL_FIXTURES_H
+
+#include <string.h>
+
+#include "config/scenario.h"
+
+static inline cs_model_spec fx_llama(const char *name, int64_t L, int64_t h, int64_t a, int64_t kv,
+                                     int64_t ffn, int64_t V)
+{
+	cs_model_spec m;
+	memset(&m, 0, sizeof(m));
+	strncpy(m.name, name, sizeof(m.name) - 1);
+	m.arch = CS_ARCH_LLAMA;
+	m.layers = L;
+	m.hidden = h;
+	m.heads = a;
+	m.kv_heads = kv;
+	m.ffn = ffn;
+	m.vocab = V;
+	return m;
+}
+
+static inline cs_model_spec fx_llama2_7b(void) { return fx_llama("llama2-7b", 32, 4096, 32, 32, 11008, 32000); }
+static inline cs_model_spec fx_llama3_8b(void) { return fx_llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256); }
+static inline cs_model_spec fx_llama3_70b(void) { return fx_llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256); }
+static inline cs_model_spec fx_llama3_405b(void) { return fx_llama("llama3-405b", 126, 16384, 128, 8, 53248, 128256); }
+
+static inline cs_model_spec fx_gpt3_175b(void)
+{
+	cs_model_spec m = fx_llama("gpt3-175b", 96, 12288, 96, 96, 4 * 12288, 50257);
+	m.arch = CS_ARCH_GPT;
+	m.max_positions = 2048;
+	return m;
+}
+
+/* A small MoE: 4 dense layers then 12 MoE layers of 16 experts, top-2, one shared. */
+static inline cs_model_spec fx_moe(void)
+{
+	cs_model_spec m = fx_llama("moe-test", 16, 2048, 16, 4, 8192, 32000);
+	m.experts = 16;
+	m.top_k = 2;
+	m.shared_experts = 1;
+	m.expert_ffn = 1408;
+	m.dense_layers = 4;
+	return m;
+}
+
+static inline cs_gpu_spec fx_h100(void)
+{
+	cs_gpu_spec g;
+	memset(&g, 0, sizeof(g));
+	strncpy(g.name, "h100-sxm-80g", sizeof(g.name) - 1);
+	g.peak_bf16 = 989e12;
+	g.peak_fp8 = 1979e12;
+	g.hbm_bytes = 80e9;
+	g.hbm_bandwidth = 3.35e12;
+	g.sms = 132;
+	g.gemm_efficiency = 0.80;
+	g.attn_efficiency = 0.60;
+	g.hbm_efficiency = 0.90;
+	g.arch = 90;
+	return g;
+}
+
+#endif

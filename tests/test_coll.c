@@ -1,0 +1,391 @@
+/*
+ * test_coll.c - the collective cost model and tuner against closed forms
+ * and the published measurements of REFERENCE.md §2 (acceptance criteria,
+ * tolerances stated per case).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+
+enum { H100, A100 };
+
+static cs_cluster_spec cluster(int gpu, int64_t nodes)
+{
+	cs_cluster_spec c;
+	memset(&c, 0, sizeof(c));
+	c.nodes = nodes;
+	c.gpus_per_node = 8;
+	c.scale_up_domain = 8;
+	c.nics_per_node = 8;
+	c.leaf_gpus = 256;
+	c.leaf_oversubscription = 1;
+	c.pod_oversubscription = 1;
+	c.switch_latency_ns = 0;
+	if (gpu == H100) {
+		c.gpu.arch = 90;
+		c.gpu.nvls = 1;
+		c.scale_up = (cs_link_spec){450e9, 2000};
+		c.scale_out = (cs_link_spec){50e9, 5000};
+		c.pcie = (cs_link_spec){63e9, 1000};
+	} else {
+		c.gpu.arch = 80;
+		c.scale_up = (cs_link_spec){300e9, 2000};
+		c.scale_out = (cs_link_spec){25e9, 5000};
+		c.pcie = (cs_link_spec){31e9, 1000};
+	}
+	return c;
+}
+
+static double busbw(int gpu, int64_t nodes, cs_coll_op op, cs_group_shape g, double bytes,
+		    cs_coll_algo a, cs_coll_choice *ch)
+{
+	cs_cluster_spec c = cluster(gpu, nodes);
+	cs_coll_spec s = {a, CS_PROTO_AUTO, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll *t = cs_coll_new(&c, &s);
+	int64_t ns = cs_coll_time(t, op, &g, bytes, ch);
+	cs_coll_free(t);
+	return bytes / (double)ns * cs_coll_bus_factor(op, g.nranks); /* GB/s */
+}
+
+static const cs_group_shape node8 = {8, 1, 8, 1, 8, 1, 0};
+
+/* ---- nccl-tests conventions ------------------------------------------- */
+
+static const struct factor_case {
+	cs_coll_op op;
+	int64_t n;
+	double want;
+} factor_cases[] = {
+	{CS_COLL_ALL_REDUCE, 8, 1.75},   {CS_COLL_ALL_REDUCE, 2, 1.0},
+	{CS_COLL_REDUCE_SCATTER, 8, 0.875}, {CS_COLL_ALL_GATHER, 4, 0.75},
+	{CS_COLL_ALL_TO_ALL, 16, 0.9375}, {CS_COLL_BROADCAST, 8, 1.0},
+	{CS_COLL_SEND_RECV, 2, 1.0},
+};
+
+START_TEST(test_bus_factor_matches_nccl_tests)
+{
+	const struct factor_case *k = &factor_cases[_i];
+	ck_assert_double_eq_tol(cs_coll_bus_factor(k->op, k->n), k->want, 1e-12);
+}
+END_TEST
+
+/* ---- the seed's alpha-beta ring --------------------------------------- */
+
+static const struct ab_case {
+	const char *what;
+	cs_coll_op op;
+	double bytes, alpha, beta, want_s, tol;
+} ab_cases[] = {
+	/* seed §2.3: 7B bf16 gradients, 8 ranks; within 5 % */
+	{"7B on NVLink 450 GB/s", CS_COLL_ALL_REDUCE, 13.5e9, 2e-6, 450e9, 52e-3, 0.05},
+	{"7B on one 400 Gb/s port", CS_COLL_ALL_REDUCE, 13.5e9, 5e-6, 50e9, 470e-3, 0.05},
+	/* closed form: (N-1) alpha + (N-1)/N S / beta */
+	{"reduce-scatter closed form", CS_COLL_REDUCE_SCATTER, 8e9, 1e-6, 100e9,
+	 7 * 1e-6 + 7.0 / 8 * 8e9 / 100e9, 1e-12},
+	{"all-gather closed form", CS_COLL_ALL_GATHER, 1e6, 1e-5, 1e9, 7 * 1e-5 + 7.0 / 8 * 1e-3,
+	 1e-12},
+};
+
+START_TEST(test_alpha_beta_ring_matches_seed)
+{
+	const struct ab_case *k = &ab_cases[_i];
+	double t = cs_coll_ring_alpha_beta_s(k->op, k->bytes, 8, k->alpha, k->beta);
+	ck_assert_msg(fabs(t / k->want_s - 1) <= k->tol, "%s: %.6g s, want %.6g", k->what, t,
+		      k->want_s);
+}
+END_TEST
+
+/* ---- REFERENCE.md §2 validation points, each within 10 % --------------- */
+
+START_TEST(test_h100_ring_all_reduce_370)
+{
+	cs_coll_choice ch;
+	double bw = busbw(H100, 1, CS_COLL_ALL_REDUCE, node8, 1 << 30, CS_ALGO_RING, &ch);
+	ck_assert_int_eq(ch.algo, CS_ALGO_RING);
+	ck_assert_int_eq(ch.proto, CS_PROTO_SIMPLE);
+	ck_assert_msg(fabs(bw / 370 - 1) <= 0.10, "busbw %.1f GB/s", bw);
+}
+END_TEST
+
+START_TEST(test_h100_all_gather_370)
+{
+	double bw = busbw(H100, 1, CS_COLL_ALL_GATHER, node8, 1 << 30, CS_ALGO_AUTO, NULL);
+	ck_assert_msg(fabs(bw / 370 - 1) <= 0.10, "busbw %.1f GB/s", bw);
+}
+END_TEST
+
+START_TEST(test_h100_nvls_all_reduce_480)
+{
+	static const double sizes[] = {256e6, 1e9, 8e9};
+	for (int i = 0; i < 3; i++) {
+		cs_coll_choice ch;
+		double bw = busbw(H100, 1, CS_COLL_ALL_REDUCE, node8, sizes[i], CS_ALGO_AUTO, &ch);
+		ck_assert_int_eq(ch.algo, CS_ALGO_NVLS);
+		ck_assert_msg(fabs(bw / 480 - 1) <= 0.10, "%.0f B: busbw %.1f GB/s", sizes[i], bw);
+	}
+}
+END_TEST
+
+START_TEST(test_ndr_nic_across_nodes_46_48)
+{
+	/* one rank per node: the ring runs at one NIC's rate */
+	cs_group_shape g = {4, 4, 1, 4, 1, 1, 1};
+	double bw = busbw(H100, 4, CS_COLL_ALL_REDUCE, g, 1 << 30, CS_ALGO_AUTO, NULL);
+	ck_assert_msg(bw >= 46 * 0.9 && bw <= 48 * 1.1, "busbw %.1f GB/s", bw);
+}
+END_TEST
+
+START_TEST(test_dgx_a100_multi_node_192)
+{
+	cs_group_shape g = {32, 4, 8, 4, 8, 1, 1};
+	cs_coll_choice ch;
+	double bw = busbw(A100, 4, CS_COLL_ALL_REDUCE, g, 1 << 30, CS_ALGO_AUTO, &ch);
+	ck_assert_int_ne(ch.algo, CS_ALGO_NVLS);
+	ck_assert_msg(fabs(bw / 192 - 1) <= 0.10, "busbw %.1f GB/s (%s)", bw,
+		      cs_coll_algo_name(ch.algo));
+}
+END_TEST
+
+/* ---- small messages: tens of microseconds, tree/LL across nodes ------- */
+
+static const struct small_case {
+	const char *what;
+	int64_t nodes;
+	cs_group_shape g;
+	cs_coll_algo algo;
+	cs_coll_proto proto;
+} small_cases[] = {
+	{"8 GPUs", 1, {8, 1, 8, 1, 8, 1, 0}, CS_ALGO_AUTO, CS_PROTO_LL},
+	{"16 nodes", 16, {128, 16, 8, 16, 8, 1, 1}, CS_ALGO_TREE, CS_PROTO_LL},
+};
+
+START_TEST(test_small_all_reduce_tens_of_us)
+{
+	const struct small_case *k = &small_cases[_i];
+	cs_cluster_spec c = cluster(H100, k->nodes);
+	cs_coll *t = cs_coll_new(&c, NULL);
+	cs_coll_choice ch;
+	int64_t ns = cs_coll_time(t, CS_COLL_ALL_REDUCE, &k->g, 8, &ch);
+	ck_assert_msg(ns >= 10000 && ns < 100000, "%s: %ld ns", k->what, (long)ns);
+	ck_assert_int_eq(ch.proto, k->proto);
+	if (k->algo != CS_ALGO_AUTO)
+		ck_assert_int_eq(ch.algo, k->algo);
+	/* large messages move to Simple */
+	cs_coll_time(t, CS_COLL_ALL_REDUCE, &k->g, 4e9, &ch);
+	ck_assert_int_eq(ch.proto, CS_PROTO_SIMPLE);
+	cs_coll_free(t);
+}
+END_TEST
+
+/* ---- NCCL's ring formula, closed form --------------------------------- */
+
+START_TEST(test_ring_simple_single_node_closed_form)
+{
+	cs_cluster_spec c = cluster(H100, 1);
+	cs_coll_spec s = {CS_ALGO_RING, CS_PROTO_SIMPLE, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll *t = cs_coll_new(&c, &s);
+	double bytes = 1e8;
+	/* base 8.4 us + 2(n-1) NVLink hops of 3.4 us; algBw = 18 x 20.6 x n / 2(n-1) */
+	double want = (8.4 + 14 * 3.4) * 1e3 + bytes / (18 * 20.6 * 8.0 / 14.0);
+	cs_coll_choice ch;
+	int64_t ns = cs_coll_time(t, CS_COLL_ALL_REDUCE, &node8, bytes, &ch);
+	ck_assert_int_eq(ns, llround(want));
+	ck_assert_int_eq(ch.latency_ns, llround((8.4 + 14 * 3.4) * 1e3));
+	ck_assert_int_eq(ch.channels, 18);
+	cs_coll_free(t);
+}
+END_TEST
+
+/* ---- the tuner -------------------------------------------------------- */
+
+static const cs_group_shape tuner_shapes[] = {
+	{8, 1, 8, 1, 8, 1, 0},
+	{128, 16, 8, 16, 8, 1, 1},
+	{16, 16, 1, 16, 1, 1, 1},
+	{2, 1, 2, 1, 2, 1, 0},
+};
+
+START_TEST(test_tuner_picks_least_time)
+{
+	const cs_group_shape *g = &tuner_shapes[_i];
+	cs_cluster_spec c = cluster(H100, 16);
+	cs_coll *autot = cs_coll_new(&c, NULL);
+	for (double bytes = 8; bytes <= 8e9; bytes *= 4) {
+		int64_t best = cs_coll_time(autot, CS_COLL_ALL_REDUCE, g, bytes, NULL);
+		for (int a = CS_ALGO_RING; a <= CS_ALGO_NVLS_TREE; a++)
+			for (int p = CS_PROTO_LL; p <= CS_PROTO_SIMPLE; p++) {
+				cs_coll_spec s = {(cs_coll_algo)a, (cs_coll_proto)p,
+						  CS_FIDELITY_ANALYTIC, 0, 1};
+				cs_coll *f = cs_coll_new(&c, &s);
+				int64_t t = cs_coll_time(f, CS_COLL_ALL_REDUCE, g, bytes, NULL);
+				ck_assert_msg(best <= t, "%.0f B: auto %ld > %s/%s %ld", bytes,
+					      (long)best, cs_coll_algo_name(a), cs_coll_proto_name(p),
+					      (long)t);
+				cs_coll_free(f);
+			}
+	}
+	cs_coll_free(autot);
+}
+END_TEST
+
+static const struct fallback_case {
+	const char *what;
+	int gpu;
+	cs_coll_op op;
+	cs_coll_algo force;
+	cs_coll_proto proto;
+	cs_coll_algo want_algo;
+	cs_coll_proto want_proto;
+} fallback_cases[] = {
+	{"nvls on A100", A100, CS_COLL_ALL_REDUCE, CS_ALGO_NVLS, CS_PROTO_AUTO, CS_ALGO_AUTO,
+	 CS_PROTO_AUTO},
+	{"tree for all-gather", H100, CS_COLL_ALL_GATHER, CS_ALGO_TREE, CS_PROTO_AUTO, CS_ALGO_RING,
+	 CS_PROTO_AUTO},
+	{"nvls with LL", H100, CS_COLL_ALL_REDUCE, CS_ALGO_NVLS, CS_PROTO_LL, CS_ALGO_NVLS,
+	 CS_PROTO_SIMPLE},
+	{"tree LL128 honoured", H100, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL128, CS_ALGO_TREE,
+	 CS_PROTO_LL128},
+	{"ring LL honoured", H100, CS_COLL_REDUCE_SCATTER, CS_ALGO_RING, CS_PROTO_LL, CS_ALGO_RING,
+	 CS_PROTO_LL},
+};
+
+START_TEST(test_forced_choice_falls_back_as_nccl)
+{
+	const struct fallback_case *k = &fallback_cases[_i];
+	cs_cluster_spec c = cluster(k->gpu, 1);
+	cs_coll_spec s = {k->force, k->proto, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll *t = cs_coll_new(&c, &s);
+	cs_coll_choice ch;
+	int64_t ns = cs_coll_time(t, k->op, &node8, 1 << 20, &ch);
+	ck_assert_int_gt(ns, 0);
+	if (k->want_algo == CS_ALGO_AUTO)
+		ck_assert_msg(ch.algo != k->force, "%s: kept %s", k->what, cs_coll_algo_name(ch.algo));
+	else
+		ck_assert_msg(ch.algo == k->want_algo, "%s: %s", k->what, cs_coll_algo_name(ch.algo));
+	if (k->want_proto != CS_PROTO_AUTO)
+		ck_assert_msg(ch.proto == k->want_proto, "%s: %s", k->what,
+			      cs_coll_proto_name(ch.proto));
+	cs_coll_free(t);
+}
+END_TEST
+
+START_TEST(test_single_rank_and_determinism)
+{
+	cs_cluster_spec c = cluster(H100, 2048);
+	cs_coll *t = cs_coll_new(&c, NULL);
+	cs_group_shape one = {1, 1, 1, 1, 1, 1, 0};
+	ck_assert_int_eq(cs_coll_time(t, CS_COLL_ALL_REDUCE, &one, 1e9, NULL), 0);
+	cs_group_shape dp = {128, 128, 1, 128, 4, 6, 3};
+	int64_t first = cs_coll_time(t, CS_COLL_ALL_GATHER, &dp, 3.3e8, NULL);
+	/* fill the cache with many other shapes, forcing it to grow */
+	for (int64_t n = 2; n < 500; n++) {
+		cs_group_shape g = {n, n, 1, n, 1, 1, 1};
+		cs_coll_time(t, CS_COLL_REDUCE_SCATTER, &g, (double)n * 1000, NULL);
+	}
+	ck_assert_int_eq(cs_coll_time(t, CS_COLL_ALL_GATHER, &dp, 3.3e8, NULL), first);
+	cs_coll *u = cs_coll_new(&c, NULL);
+	ck_assert_int_eq(cs_coll_time(u, CS_COLL_ALL_GATHER, &dp, 3.3e8, NULL), first);
+	cs_coll_free(u);
+	cs_coll_free(t);
+}
+END_TEST
+
+/* ---- fabric: oversubscription, hierarchical, send/recv ---------------- */
+
+START_TEST(test_all_to_all_slowed_by_pod_oversubscription)
+{
+	cs_cluster_spec c = cluster(H100, 768);
+	c.pod_gpus = 3072;
+	cs_group_shape g = {768, 768, 1, 768, 12, 2, 3}; /* stride 8, two pods */
+	cs_coll *full = cs_coll_new(&c, NULL);
+	int64_t t1 = cs_coll_time(full, CS_COLL_ALL_TO_ALL, &g, 1e9, NULL);
+	c.pod_oversubscription = 7;
+	cs_coll *over = cs_coll_new(&c, NULL);
+	int64_t t7 = cs_coll_time(over, CS_COLL_ALL_TO_ALL, &g, 1e9, NULL);
+	/* half of each rank's bytes leave its pod: the uplink (3072 NICs / 7)
+	 * carries 384 ranks x 0.5 -> ~1.14 NICs' worth each, so no slowdown;
+	 * a full-pod group is slowed */
+	ck_assert_int_eq(t1, t7);
+	cs_group_shape big = {6144, 768, 8, 768, 192, 2, 3};
+	int64_t b1 = cs_coll_time(full, CS_COLL_ALL_TO_ALL, &big, 1e9, NULL);
+	int64_t b7 = cs_coll_time(over, CS_COLL_ALL_TO_ALL, &big, 1e9, NULL);
+	ck_assert_msg(b7 > 3 * b1, "1:1 %ld ns, 1:7 %ld ns", (long)b1, (long)b7);
+	cs_coll_free(full);
+	cs_coll_free(over);
+}
+END_TEST
+
+START_TEST(test_hierarchical_is_rs_ar_ag)
+{
+	cs_cluster_spec c = cluster(H100, 4);
+	cs_coll_spec s = {CS_ALGO_HIER, CS_PROTO_AUTO, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll *h = cs_coll_new(&c, &s);
+	cs_coll *a = cs_coll_new(&c, NULL);
+	cs_group_shape g = {32, 4, 8, 4, 8, 1, 1};
+	cs_group_shape intra = {8, 1, 8, 1, 8, 1, 0}, inter = {4, 4, 1, 4, 1, 1, 1};
+	double bytes = 1 << 28;
+	cs_coll_choice ch;
+	int64_t t = cs_coll_time(h, CS_COLL_ALL_REDUCE, &g, bytes, &ch);
+	ck_assert_int_eq(ch.algo, CS_ALGO_HIER);
+	int64_t want = cs_coll_time(a, CS_COLL_REDUCE_SCATTER, &intra, bytes, NULL) +
+		       cs_coll_time(a, CS_COLL_ALL_REDUCE, &inter, bytes / 8, NULL) +
+		       cs_coll_time(a, CS_COLL_ALL_GATHER, &intra, bytes, NULL);
+	ck_assert_int_eq(t, want);
+	cs_coll_free(h);
+	cs_coll_free(a);
+}
+END_TEST
+
+START_TEST(test_send_recv_at_link_rate)
+{
+	cs_group_shape across = {2, 2, 1, 2, 1, 1, 1};
+	double bw = busbw(H100, 2, CS_COLL_SEND_RECV, across, 1 << 30, CS_ALGO_AUTO, NULL);
+	ck_assert_msg(fabs(bw / 48 - 1) <= 0.02, "send/recv %.1f GB/s", bw);
+}
+END_TEST
+
+static Suite *coll_suite(void)
+{
+	Suite *s = suite_create("coll");
+	TCase *tc = tcase_create("conventions");
+	tcase_add_loop_test(tc, test_bus_factor_matches_nccl_tests, 0,
+			    (int)(sizeof(factor_cases) / sizeof(factor_cases[0])));
+	tcase_add_loop_test(tc, test_alpha_beta_ring_matches_seed, 0,
+			    (int)(sizeof(ab_cases) / sizeof(ab_cases[0])));
+	tcase_add_test(tc, test_ring_simple_single_node_closed_form);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("validation");
+	tcase_add_test(tc, test_h100_ring_all_reduce_370);
+	tcase_add_test(tc, test_h100_all_gather_370);
+	tcase_add_test(tc, test_h100_nvls_all_reduce_480);
+	tcase_add_test(tc, test_ndr_nic_across_nodes_46_48);
+	tcase_add_test(tc, test_dgx_a100_multi_node_192);
+	tcase_add_loop_test(tc, test_small_all_reduce_tens_of_us, 0,
+			    (int)(sizeof(small_cases) / sizeof(small_cases[0])));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tuner");
+	tcase_add_loop_test(tc, test_tuner_picks_least_time, 0,
+			    (int)(sizeof(tuner_shapes) / sizeof(tuner_shapes[0])));
+	tcase_add_loop_test(tc, test_forced_choice_falls_back_as_nccl, 0,
+			    (int)(sizeof(fallback_cases) / sizeof(fallback_cases[0])));
+	tcase_add_test(tc, test_single_rank_and_determinism);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fabric");
+	tcase_add_test(tc, test_all_to_all_slowed_by_pod_oversubscription);
+	tcase_add_test(tc, test_hierarchical_is_rs_ar_ag);
+	tcase_add_test(tc, test_send_recv_at_link_rate);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(coll_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

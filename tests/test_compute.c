@@ -1,0 +1,149 @@
+/*
+ * test_compute.c - roofline times of ops on one GPU.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/compute.h"
+#include "model_fixtures.h"
+
+static cs_layer_op gemm(int64_t m, int64_t n, int64_t k, int64_t batch)
+{
+	cs_layer_op op;
+	memset(&op, 0, sizeof(op));
+	op.name = "gemm";
+	op.cls = CS_OPC_GEMM;
+	op.m = m;
+	op.n = n;
+	op.k = k;
+	op.batch = batch;
+	op.flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+	op.bytes = 2.0 * (double)batch * ((double)m * (double)k + (double)k * (double)n + (double)m * (double)n);
+	return op;
+}
+
+static double ns_per_flop(const cs_gpu_spec *g, const cs_layer_op *op)
+{
+	return (double)cs_compute_op_ns(g, CS_PREC_BF16, op) / op->flops;
+}
+
+/* Tile grids of 128x256 tiles: a full wave of 132 against one tile more. */
+static const struct { int64_t full_m, full_n, over_m, over_n; } wave_cases[] = {
+	{ 11 * 128, 12 * 256, 7 * 128, 19 * 256 },      /* 132 vs 133 tiles */
+	{ 12 * 128, 11 * 256, 133 * 128, 1 * 256 },
+};
+
+START_TEST(test_gemm_one_tile_past_a_wave_costs_twice_per_flop)
+{
+	cs_gpu_spec g = fx_h100();
+	cs_layer_op full = gemm(wave_cases[_i].full_m, wave_cases[_i].full_n, 32768, 1);
+	cs_layer_op over = gemm(wave_cases[_i].over_m, wave_cases[_i].over_n, 32768, 1);
+	ck_assert(fabs(cs_compute_wave_efficiency(&g, full.m, full.n, 1) - 1.0) < 1e-12);
+	ck_assert(fabs(cs_compute_wave_efficiency(&g, over.m, over.n, 1) - 133.0 / 264.0) < 1e-12);
+	double r = ns_per_flop(&g, &over) / ns_per_flop(&g, &full);
+	ck_assert_msg(r > 1.95 && r < 2.0, "ratio %g", r);
+}
+END_TEST
+
+START_TEST(test_gemm_8192_cubed_lands_on_mamf)
+{
+	cs_gpu_spec g = fx_h100();
+	cs_layer_op op = gemm(8192, 8192, 8192, 1);
+	double tflops = op.flops / ((double)cs_compute_op_ns(&g, CS_PREC_BF16, &op) * 1e-9) / 1e12;
+	ck_assert_msg(fabs(tflops - 792.0) / 792.0 < 0.02, "%g TFLOP/s", tflops);
+	/* fp8 doubles the peak */
+	double t8 = (double)cs_compute_op_ns(&g, CS_PREC_FP8, &op);
+	double t16 = (double)cs_compute_op_ns(&g, CS_PREC_BF16, &op);
+	ck_assert(fabs(t16 / t8 - 1979.0 / 989.0) < 0.01);
+}
+END_TEST
+
+/* A thin GEMM (decode-like) is bandwidth bound. */
+START_TEST(test_skinny_gemm_is_bandwidth_bound)
+{
+	cs_gpu_spec g = fx_h100();
+	cs_layer_op op = gemm(16, 8192, 8192, 1);
+	double want = op.bytes / (3.35e12 * 0.90) * 1e9;
+	ck_assert(fabs((double)cs_compute_op_ns(&g, CS_PREC_BF16, &op) - want) <= 1.0);
+}
+END_TEST
+
+static const double scale_cases[] = { 1.0, 2.0, 10.0 };
+
+START_TEST(test_membound_scales_with_bytes_not_flops)
+{
+	cs_gpu_spec g = fx_h100();
+	cs_layer_op op;
+	memset(&op, 0, sizeof(op));
+	op.cls = CS_OPC_MEMBOUND;
+	op.bytes = 1e9 * scale_cases[_i];
+	op.flops = 1e9;
+	int64_t t = cs_compute_op_ns(&g, CS_PREC_BF16, &op);
+	ck_assert(fabs((double)t - op.bytes / (3.35e12 * 0.90) * 1e9) <= 1.0);
+	op.flops = 1e12;
+	ck_assert_int_eq(cs_compute_op_ns(&g, CS_PREC_BF16, &op), t);
+}
+END_TEST
+
+START_TEST(test_flash_attention_at_attn_efficiency)
+{
+	cs_gpu_spec g = fx_h100();
+	cs_layer_op op;
+	memset(&op, 0, sizeof(op));
+	op.cls = CS_OPC_ATTN;
+	op.flops = 1e12;
+	op.bytes = 1e6;
+	double want = 1e12 / (989e12 * 0.60) * 1e9;
+	ck_assert(fabs((double)cs_compute_op_ns(&g, CS_PREC_BF16, &op) - want) <= 1.0);
+}
+END_TEST
+
+START_TEST(test_any_work_takes_at_least_one_ns)
+{
+	cs_gpu_spec g = fx_h100();
+	cs_layer_op op;
+	memset(&op, 0, sizeof(op));
+	op.cls = CS_OPC_MEMBOUND;
+	ck_assert_int_eq(cs_compute_op_ns(&g, CS_PREC_BF16, &op), 0);
+	op.bytes = 1.0;
+	ck_assert_int_eq(cs_compute_op_ns(&g, CS_PREC_BF16, &op), 1);
+	cs_layer_op tiny = gemm(1, 1, 1, 1);
+	ck_assert_int_ge(cs_compute_op_ns(&g, CS_PREC_BF16, &tiny), 1);
+	op.cls = CS_OPC_COMM;
+	op.comm_bytes = 1e9;
+	ck_assert_int_eq(cs_compute_op_ns(&g, CS_PREC_BF16, &op), 0);
+}
+END_TEST
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static Suite *compute_suite(void)
+{
+	Suite *s = suite_create("compute");
+	TCase *tc = tcase_create("gemm");
+	tcase_add_loop_test(tc, test_gemm_one_tile_past_a_wave_costs_twice_per_flop, 0, N(wave_cases));
+	tcase_add_test(tc, test_gemm_8192_cubed_lands_on_mamf);
+	tcase_add_test(tc, test_skinny_gemm_is_bandwidth_bound);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bandwidth_bound");
+	tcase_add_loop_test(tc, test_membound_scales_with_bytes_not_flops, 0, N(scale_cases));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("attention");
+	tcase_add_test(tc, test_flash_attention_at_attn_efficiency);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("resolution");
+	tcase_add_test(tc, test_any_work_takes_at_least_one_ns);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(compute_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,578 @@
+/*
+ * test_core.c - the event engine: heap order, FIFO ties, the zero-delay
+ * lane, run limits, stop, slot reuse and independence of instances.
+ *
+ * The order every test checks is the contract of sim.h: events fire by
+ * time, equal times in the order they were scheduled.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "core/eq.h"
+#include "core/sim.h"
+#include "core/sim_lane.h"
+
+/* Check's ck_assert_* costs a write to a pipe even when it passes, so loops
+ * over 10^5 events use these, which do nothing unless they fail. */
+#define EXPECT(cond) do { \
+	if (!(cond)) \
+		ck_abort_msg("%s:%d: expected %s", __FILE__, __LINE__, #cond); \
+} while (0)
+#define EXPECT_EQ(a, b) do { \
+	long long a_ = (long long)(a), b_ = (long long)(b); \
+	if (a_ != b_) \
+		ck_abort_msg("%s:%d: %s == %s (%lld != %lld)", __FILE__, __LINE__, #a, #b, a_, b_); \
+} while (0)
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* -- (a) the heap against a qsort reference -- */
+
+typedef struct ref_ev {
+	int64_t time;
+	uint32_t order;   /* insertion order */
+} ref_ev;
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const ref_ev *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+static const struct {
+	uint32_t n;
+	int64_t range;   /* times drawn from [0, range): small ranges give many ties */
+	uint64_t seed;
+} random_rows[] = {
+	{ 100000, 1000, 1 },
+	{ 100000, 10, 2 },
+	{ 100000, INT64_C(1) << 40, 3 },
+	{ 100000, 1, 4 },
+	{ 1, 5, 5 },
+	{ 5, 3, 6 },
+};
+
+START_TEST(eq_pops_in_time_then_insertion_order)
+{
+	uint32_t n = random_rows[_i].n;
+	uint64_t s = random_rows[_i].seed;
+	ref_ev *ref = malloc(n * sizeof(*ref));
+	ck_assert_ptr_nonnull(ref);
+	cs_eq *q = cs_eq_new();
+	ck_assert_ptr_nonnull(q);
+	for (uint32_t i = 0; i < n; i++) {
+		ref[i].time = (int64_t)(rng_next(&s) % (uint64_t)random_rows[_i].range);
+		ref[i].order = i;
+		EXPECT_EQ(cs_eq_push(q, ref[i].time, i), 0);
+	}
+	ck_assert_uint_eq(cs_eq_size(q), n);
+	qsort(ref, n, sizeof(*ref), ref_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		cs_eq_entry e, top;
+		EXPECT_EQ(cs_eq_peek(q, &top), 0);
+		EXPECT_EQ(cs_eq_pop(q, &e), 0);
+		EXPECT_EQ(top.index, e.index);
+		EXPECT_EQ(e.time, ref[i].time);
+		EXPECT_EQ(e.index, ref[i].order);
+	}
+	cs_eq_entry e;
+	ck_assert_int_eq(cs_eq_pop(q, &e), -1);
+	ck_assert_int_eq(cs_eq_peek(q, &e), -1);
+	ck_assert_uint_eq(cs_eq_size(q), 0);
+	cs_eq_free(q);
+	free(ref);
+}
+END_TEST
+
+/* Pushes interleaved with pops, checked against a sorted reference of the
+ * pending set: each pop must return the least pending (time, order). */
+START_TEST(eq_interleaved_push_pop_matches_reference)
+{
+	uint64_t s = 42;
+	enum { N = 4000 };
+	ref_ev pending[N];
+	uint32_t n_pending = 0, order = 0;
+	cs_eq *q = cs_eq_new();
+	ck_assert_ptr_nonnull(q);
+	for (int step = 0; step < 3 * N; step++) {
+		bool push = n_pending == 0 || (n_pending < N && rng_next(&s) % 3 != 0);
+		if (push) {
+			ref_ev r = { (int64_t)(rng_next(&s) % 50), order++ };
+			EXPECT_EQ(cs_eq_push(q, r.time, r.order), 0);
+			pending[n_pending++] = r;
+			continue;
+		}
+		uint32_t best = 0;
+		for (uint32_t i = 1; i < n_pending; i++)
+			if (ref_cmp(&pending[i], &pending[best]) < 0)
+				best = i;
+		cs_eq_entry e;
+		EXPECT_EQ(cs_eq_pop(q, &e), 0);
+		EXPECT_EQ(e.time, pending[best].time);
+		EXPECT_EQ(e.index, pending[best].order);
+		pending[best] = pending[--n_pending];
+	}
+	ck_assert_uint_eq(cs_eq_size(q), n_pending);
+	cs_eq_free(q);
+}
+END_TEST
+
+/* The same random set through cs_sim, with and without the lane. */
+typedef struct fire_log {
+	int64_t *time;
+	uint64_t *arg;
+	uint64_t n, cap;
+} fire_log;
+
+static void log_fire(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	fire_log *log = ctx;
+	EXPECT(log->n < log->cap);
+	log->time[log->n] = cs_sim_now(sim);
+	log->arg[log->n] = arg;
+	log->n++;
+}
+
+static void log_init(fire_log *log, uint64_t cap)
+{
+	log->time = malloc(cap * sizeof(*log->time));
+	log->arg = malloc(cap * sizeof(*log->arg));
+	ck_assert_ptr_nonnull(log->time);
+	ck_assert_ptr_nonnull(log->arg);
+	log->n = 0;
+	log->cap = cap;
+}
+
+static void log_fini(fire_log *log)
+{
+	free(log->time);
+	free(log->arg);
+}
+
+START_TEST(sim_fires_in_time_then_insertion_order)
+{
+	uint32_t n = random_rows[_i].n;
+	for (int lane = 0; lane <= 1; lane++) {
+		uint64_t s = random_rows[_i].seed;
+		ref_ev *ref = malloc(n * sizeof(*ref));
+		ck_assert_ptr_nonnull(ref);
+		fire_log log;
+		log_init(&log, n);
+		cs_sim *sim = cs_sim_new();
+		ck_assert_ptr_nonnull(sim);
+		cs__sim_set_lane(sim, lane);
+		for (uint32_t i = 0; i < n; i++) {
+			ref[i].time = (int64_t)(rng_next(&s) % (uint64_t)random_rows[_i].range);
+			ref[i].order = i;
+			EXPECT_EQ(cs_sim_at(sim, ref[i].time, log_fire, &log, i), 0);
+		}
+		ck_assert_uint_eq(cs_sim_pending(sim), n);
+		ck_assert_uint_eq(cs_sim_run(sim, 0), n);
+		qsort(ref, n, sizeof(*ref), ref_cmp);
+		for (uint32_t i = 0; i < n; i++) {
+			EXPECT_EQ(log.time[i], ref[i].time);
+			EXPECT_EQ(log.arg[i], ref[i].order);
+		}
+		ck_assert_uint_eq(cs_sim_pending(sim), 0);
+		ck_assert_uint_eq(cs_sim_events(sim), n);
+		cs_sim_free(sim);
+		log_fini(&log);
+		free(ref);
+	}
+}
+END_TEST
+
+/* -- (b) ties come out first-in first-out -- */
+
+static const struct {
+	cs_time at;      /* 0 is the current time: the lane's path */
+	bool lane;
+} tie_rows[] = {
+	{ 0, true }, { 0, false }, { 7, true }, { 7, false }, { CS_TIME_MAX, true },
+};
+
+START_TEST(equal_times_fire_fifo)
+{
+	enum { N = 1000 };
+	fire_log log;
+	log_init(&log, N);
+	cs_sim *sim = cs_sim_new();
+	ck_assert_ptr_nonnull(sim);
+	cs__sim_set_lane(sim, tie_rows[_i].lane);
+	for (uint64_t i = 0; i < N; i++)
+		EXPECT_EQ(cs_sim_at(sim, tie_rows[_i].at, log_fire, &log, i), 0);
+	ck_assert_uint_eq(cs_sim_run(sim, 0), N);
+	for (uint64_t i = 0; i < N; i++) {
+		EXPECT_EQ(log.arg[i], i);
+		EXPECT_EQ(log.time[i], tie_rows[_i].at);
+	}
+	ck_assert_int_eq(cs_sim_now(sim), tie_rows[_i].at);
+	cs_sim_free(sim);
+	log_fini(&log);
+}
+END_TEST
+
+/* -- (c) two instances in one process -- */
+
+START_TEST(two_instances_do_not_interfere)
+{
+	enum { N = 2000 };
+	fire_log la, lb;
+	log_init(&la, N);
+	log_init(&lb, N);
+	cs_sim *a = cs_sim_new(), *b = cs_sim_new();
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	/* a: times i, ascending; b: times N-i, descending; both at 0 too. */
+	for (uint64_t i = 0; i < N; i++) {
+		EXPECT_EQ(cs_sim_at(a, (cs_time)i, log_fire, &la, i), 0);
+		EXPECT_EQ(cs_sim_at(b, (cs_time)(N - 1 - i), log_fire, &lb, i), 0);
+	}
+	/* Alternate short runs of each. */
+	while (cs_sim_pending(a) || cs_sim_pending(b)) {
+		cs_sim_run(a, 7);
+		cs_sim_run(b, 3);
+	}
+	ck_assert_uint_eq(cs_sim_events(a), N);
+	ck_assert_uint_eq(cs_sim_events(b), N);
+	for (uint64_t i = 0; i < N; i++) {
+		EXPECT_EQ(la.arg[i], i);
+		EXPECT_EQ(la.time[i], (cs_time)i);
+		EXPECT_EQ(lb.arg[i], N - 1 - i);
+		EXPECT_EQ(lb.time[i], (cs_time)i);
+	}
+	ck_assert_int_eq(cs_sim_now(a), N - 1);
+	ck_assert_int_eq(cs_sim_now(b), N - 1);
+	cs_sim_free(a);
+	cs_sim_free(b);
+	log_fini(&la);
+	log_fini(&lb);
+}
+END_TEST
+
+/* -- (d) events scheduled from callbacks -- */
+
+/* Each event is keyed by (time, seq), seq counting every cs_sim_at call of
+ * the run; children are scheduled at now (often), shortly after, or later.
+ * The fired sequence must be strictly increasing in (time, seq) and hold
+ * every scheduled event: then no event can have overtaken a smaller one. */
+typedef struct spawn_ctx {
+	uint64_t rng;
+	uint64_t seq;       /* cs_sim_at calls so far */
+	uint64_t budget;    /* events still allowed to be scheduled */
+	uint64_t zero_pct;  /* share of children at delay 0 */
+	fire_log log;
+} spawn_ctx;
+
+static void spawn_at(cs_sim *sim, spawn_ctx *c, cs_time at);
+
+static void spawn_fire(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	spawn_ctx *c = ctx;
+	log_fire(sim, &c->log, arg);
+	uint64_t kids = rng_next(&c->rng) % 3;
+	for (uint64_t k = 0; k < kids && c->budget > 0; k++) {
+		uint64_t r = rng_next(&c->rng);
+		cs_time d = (r % 100 < c->zero_pct) ? 0 : (cs_time)((r >> 8) % 5);
+		spawn_at(sim, c, cs_sim_now(sim) + d);
+	}
+}
+
+static void spawn_at(cs_sim *sim, spawn_ctx *c, cs_time at)
+{
+	c->budget--;
+	EXPECT_EQ(cs_sim_at(sim, at, spawn_fire, c, c->seq++), 0);
+}
+
+static const struct {
+	uint64_t zero_pct;
+	uint64_t seed;
+} spawn_rows[] = { { 50, 1 }, { 100, 2 }, { 0, 3 }, { 90, 4 } };
+
+START_TEST(callbacks_scheduling_keep_order)
+{
+	enum { N = 50000, ROOTS = 200 };
+	int64_t *times[2] = { 0 };
+	uint64_t fired[2] = { 0 };
+	for (int lane = 0; lane <= 1; lane++) {
+		spawn_ctx c = { .rng = spawn_rows[_i].seed, .budget = N,
+		                .zero_pct = spawn_rows[_i].zero_pct };
+		log_init(&c.log, N);
+		int64_t *when = malloc(N * sizeof(*when)); /* scheduled time by seq */
+		ck_assert_ptr_nonnull(when);
+		cs_sim *sim = cs_sim_new();
+		ck_assert_ptr_nonnull(sim);
+		cs__sim_set_lane(sim, lane);
+		for (int r = 0; r < ROOTS; r++)
+			spawn_at(sim, &c, (cs_time)(rng_next(&c.rng) % 20));
+		uint64_t n = cs_sim_run(sim, 0);
+		ck_assert_uint_eq(n, c.seq);
+		ck_assert_uint_eq(cs_sim_pending(sim), 0);
+		ck_assert_uint_gt(n, 10 * ROOTS);
+		for (uint64_t i = 1; i < n; i++) {
+			EXPECT(c.log.time[i - 1] <= c.log.time[i]);
+			if (c.log.time[i - 1] == c.log.time[i])
+				EXPECT(c.log.arg[i - 1] < c.log.arg[i]);
+		}
+		/* Every seq fired exactly once. */
+		for (uint64_t i = 0; i < n; i++)
+			when[i] = -1;
+		for (uint64_t i = 0; i < n; i++) {
+			EXPECT_EQ(when[c.log.arg[i]], -1);
+			when[c.log.arg[i]] = c.log.time[i];
+		}
+		free(when);
+		times[lane] = c.log.time;
+		fired[lane] = n;
+		free(c.log.arg);
+		cs_sim_free(sim);
+	}
+	/* Lane or not, the same run. */
+	ck_assert_uint_eq(fired[0], fired[1]);
+	for (uint64_t i = 0; i < fired[0]; i++)
+		EXPECT_EQ(times[0][i], times[1][i]);
+	free(times[0]);
+	free(times[1]);
+}
+END_TEST
+
+/* A heap event at `now` was scheduled before a zero-delay event made at
+ * `now`, so it fires first. */
+typedef struct order_ctx {
+	fire_log log;
+} order_ctx;
+
+static void order_first(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	order_ctx *c = ctx;
+	log_fire(sim, &c->log, arg);
+	if (arg == 1) {
+		/* At t=10, two events from before wait at t=10 (args 2, 3). */
+		ck_assert_int_eq(cs_sim_at(sim, 10, order_first, c, 4), 0);
+		ck_assert_int_eq(cs_sim_at(sim, 11, order_first, c, 6), 0);
+		ck_assert_int_eq(cs_sim_at(sim, 10, order_first, c, 5), 0);
+	}
+}
+
+START_TEST(heap_events_at_now_precede_new_zero_delay_events)
+{
+	order_ctx c;
+	log_init(&c.log, 16);
+	cs_sim *sim = cs_sim_new();
+	ck_assert_ptr_nonnull(sim);
+	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &c, 1), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &c, 2), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &c, 3), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 0, order_first, &c, 0), 0);
+	ck_assert_uint_eq(cs_sim_run(sim, 0), 7);
+	static const uint64_t want[] = { 0, 1, 2, 3, 4, 5, 6 };
+	static const int64_t want_t[] = { 0, 10, 10, 10, 10, 10, 11 };
+	for (int i = 0; i < 7; i++) {
+		ck_assert_uint_eq(c.log.arg[i], want[i]);
+		ck_assert_int_eq(c.log.time[i], want_t[i]);
+	}
+	cs_sim_free(sim);
+	log_fini(&c.log);
+}
+END_TEST
+
+/* -- (e) run limit and stop -- */
+
+typedef struct stop_ctx {
+	uint64_t stop_at;   /* arg of the event that calls cs_sim_stop; 0: none */
+	uint64_t calls;
+} stop_ctx;
+
+static void maybe_stop(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	stop_ctx *c = ctx;
+	c->calls++;
+	if (arg == c->stop_at)
+		cs_sim_stop(sim);
+}
+
+static const struct {
+	uint64_t limit, stop_at;
+	uint64_t want_fired;
+	cs_time want_now;
+} stop_rows[] = {
+	/* ten events, arg i at time 100*i, i = 1..10 */
+	{ 0, 0, 10, 1000 },
+	{ 3, 0, 3, 300 },
+	{ 0, 4, 4, 400 },
+	{ 2, 4, 2, 200 },    /* the limit comes first */
+	{ 6, 4, 4, 400 },    /* the stop comes first */
+	{ 10, 0, 10, 1000 },
+	{ 50, 0, 10, 1000 },
+	{ 0, 10, 10, 1000 },
+};
+
+START_TEST(run_limit_and_stop)
+{
+	stop_ctx c = { .stop_at = stop_rows[_i].stop_at };
+	cs_sim *sim = cs_sim_new();
+	ck_assert_ptr_nonnull(sim);
+	for (uint64_t i = 1; i <= 10; i++)
+		ck_assert_int_eq(cs_sim_at(sim, (cs_time)(100 * i), maybe_stop, &c, i), 0);
+	uint64_t n = cs_sim_run(sim, stop_rows[_i].limit);
+	ck_assert_uint_eq(n, stop_rows[_i].want_fired);
+	ck_assert_uint_eq(c.calls, n);
+	ck_assert_int_eq(cs_sim_now(sim), stop_rows[_i].want_now);
+	ck_assert_uint_eq(cs_sim_pending(sim), 10 - n);
+	/* A later run carries on where this one left off. */
+	c.stop_at = 0;
+	ck_assert_uint_eq(cs_sim_run(sim, 0), 10 - n);
+	ck_assert_uint_eq(cs_sim_events(sim), 10);
+	ck_assert_int_eq(cs_sim_now(sim), 1000);
+	/* An empty queue: nothing fires, the clock stays. */
+	ck_assert_uint_eq(cs_sim_run(sim, 0), 0);
+	ck_assert_int_eq(cs_sim_now(sim), 1000);
+	cs_sim_free(sim);
+}
+END_TEST
+
+#ifndef NDEBUG
+START_TEST(scheduling_in_the_past_aborts)
+{
+	stop_ctx c = { 0 };
+	cs_sim *sim = cs_sim_new();
+	ck_assert_ptr_nonnull(sim);
+	ck_assert_int_eq(cs_sim_at(sim, 100, maybe_stop, &c, 1), 0);
+	cs_sim_run(sim, 0);
+	cs_sim_at(sim, 99, maybe_stop, &c, 2);
+	ck_abort_msg("cs_sim_at accepted a time in the past");
+}
+END_TEST
+#endif
+
+/* -- (f) slot reuse under churn -- */
+
+typedef struct churn_rec {
+	uint64_t id;
+	bool fired;
+} churn_rec;
+
+typedef struct churn_ctx {
+	churn_rec *recs;
+	uint64_t n_recs, used, rng;
+	uint64_t fired;
+	uint64_t max_pending;
+} churn_ctx;
+
+static uint64_t churn_magic(uint64_t id)
+{
+	return id * 0x9e3779b97f4a7c15ull ^ 0x5bd1e995u;
+}
+
+static void churn_fire(cs_sim *sim, void *ctx, uint64_t arg);
+
+static void churn_spawn(cs_sim *sim, churn_ctx *c)
+{
+	if (c->used == c->n_recs)
+		return;
+	churn_rec *r = &c->recs[c->used];
+	r->id = c->used++;
+	uint64_t x = rng_next(&c->rng);
+	cs_time d = (x & 3) == 0 ? 0 : (cs_time)(x % 1000);
+	/* ctx is the record, arg a function of its id: a mixed-up slot shows. */
+	EXPECT_EQ(cs_sim_at(sim, cs_sim_now(sim) + d, churn_fire, r, churn_magic(r->id)), 0);
+}
+
+static void churn_fire(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	(void)sim;
+	churn_rec *r = ctx;
+	EXPECT(arg == churn_magic(r->id));
+	EXPECT(!r->fired);
+	r->fired = true;
+}
+
+START_TEST(slots_are_reused_and_payloads_stay_right)
+{
+	enum { N = 200000, PENDING = 1000 };
+	churn_ctx c = { .n_recs = N, .rng = 99 };
+	c.recs = calloc(N, sizeof(*c.recs));
+	ck_assert_ptr_nonnull(c.recs);
+	cs_sim *sim = cs_sim_new();
+	ck_assert_ptr_nonnull(sim);
+	for (int i = 0; i < PENDING; i++)
+		churn_spawn(sim, &c);
+	/* Fire one, schedule one or two or none: the pending set wanders. */
+	while (cs_sim_pending(sim) > 0) {
+		EXPECT_EQ(cs_sim_run(sim, 1), 1);
+		uint64_t k = rng_next(&c.rng) % 3;
+		for (uint64_t i = 0; i < k && cs_sim_pending(sim) < 2 * PENDING; i++)
+			churn_spawn(sim, &c);
+		if (cs_sim_pending(sim) > c.max_pending)
+			c.max_pending = cs_sim_pending(sim);
+	}
+	ck_assert_uint_eq(c.used, N);
+	ck_assert_uint_eq(cs_sim_events(sim), N);
+	for (uint64_t i = 0; i < N; i++)
+		EXPECT(c.recs[i].fired);
+	ck_assert_uint_le(c.max_pending, 2 * PENDING);
+	cs_sim_free(sim);
+	free(c.recs);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+	Suite *s = suite_create("core");
+	TCase *tc;
+
+	tc = tcase_create("heap_order");
+	tcase_add_loop_test(tc, eq_pops_in_time_then_insertion_order, 0,
+	                    (int)(sizeof(random_rows) / sizeof(random_rows[0])));
+	tcase_add_test(tc, eq_interleaved_push_pop_matches_reference);
+	tcase_add_loop_test(tc, sim_fires_in_time_then_insertion_order, 0,
+	                    (int)(sizeof(random_rows) / sizeof(random_rows[0])));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fifo_ties");
+	tcase_add_loop_test(tc, equal_times_fire_fifo, 0,
+	                    (int)(sizeof(tie_rows) / sizeof(tie_rows[0])));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("independent_instances");
+	tcase_add_test(tc, two_instances_do_not_interfere);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("scheduling_from_callbacks");
+	tcase_add_loop_test(tc, callbacks_scheduling_keep_order, 0,
+	                    (int)(sizeof(spawn_rows) / sizeof(spawn_rows[0])));
+	tcase_add_test(tc, heap_events_at_now_precede_new_zero_delay_events);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limit_and_stop");
+	tcase_add_loop_test(tc, run_limit_and_stop, 0,
+	                    (int)(sizeof(stop_rows) / sizeof(stop_rows[0])));
+#ifndef NDEBUG
+	tcase_add_test_raise_signal(tc, scheduling_in_the_past_aborts, SIGABRT);
+#endif
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("slot_reuse");
+	tcase_add_test(tc, slots_are_reused_and_payloads_stay_right);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(core_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

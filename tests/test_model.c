@@ -1,0 +1,446 @@
+/*
+ * test_model.c - parameter counts, model FLOPs and the per-rank op lists.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/coll_op.h"
+#include "model/model.h"
+#include "model_fixtures.h"
+
+#define MAXOPS 256
+
+static double rel(double a, double b)
+{
+	return fabs(a - b) / fabs(b);
+}
+
+/* ---- parameter counts ---------------------------------------------------- */
+
+static const struct {
+	cs_model_spec (*make)(void);
+	double billions; /* published, three digits */
+	double tol;
+} param_cases[] = {
+	{ fx_llama2_7b, 6.74, 0.005 },
+	{ fx_llama3_8b, 8.03, 0.005 },
+	{ fx_llama3_70b, 70.6, 0.05 },
+	{ fx_llama3_405b, 405.9, 0.05 },
+};
+
+START_TEST(test_params_match_published_sizes)
+{
+	cs_model_spec m = param_cases[_i].make();
+	cs_param_counts pc = cs_model_params(&m);
+	double b = (double)pc.total / 1e9;
+	ck_assert_msg(fabs(b - param_cases[_i].billions) < param_cases[_i].tol,
+		      "%s: %.4f B params, want %.4g", m.name, b, param_cases[_i].billions);
+	ck_assert_int_eq(pc.total, pc.active);
+}
+END_TEST
+
+START_TEST(test_params_llama_closed_form)
+{
+	cs_model_spec m = fx_llama3_8b();
+	cs_param_counts pc = cs_model_params(&m);
+	int64_t h = 4096, kv = 8 * 128;
+	int64_t layer = 2 * h * h + 2 * h * kv + 3 * h * 14336 + 2 * h;
+	ck_assert_int_eq(pc.dense_layer, layer);
+	ck_assert_int_eq(pc.total, 32 * layer + 2 * 128256 * h + h);
+	ck_assert_int_eq(pc.attention + pc.mlp + pc.norms + pc.embedding + pc.unembedding +
+			 pc.final_norm, pc.total);
+	m.tied_embeddings = true;
+	ck_assert_int_eq(cs_model_params(&m).total, 32 * layer + 128256 * h + h);
+}
+END_TEST
+
+/* GPT-3: 12h^2 + 13h per block (weights, q/k/v/o and MLP biases, two
+ * LayerNorms), learned positions, final LayerNorm. With the embedding tied
+ * to the LM head (as GPT-3 does) that is 174.6 B, the "175B"; untied adds
+ * V*h = 0.62 B. */
+START_TEST(test_params_gpt3_counts_biases_and_positions)
+{
+	cs_model_spec m = fx_gpt3_175b();
+	int64_t h = 12288, V = 50257;
+	cs_param_counts pc = cs_model_params(&m);
+	ck_assert_int_eq(pc.dense_layer, 12 * h * h + 13 * h);
+	ck_assert_int_eq(pc.positions, 2048 * h);
+	ck_assert_int_eq(pc.final_norm, 2 * h);
+	ck_assert_int_eq(pc.total, 96 * (12 * h * h + 13 * h) + 2 * V * h + 2048 * h + 2 * h);
+	m.tied_embeddings = true;
+	pc = cs_model_params(&m);
+	ck_assert_int_eq(pc.total, 174604259328LL);
+	ck_assert(fabs((double)pc.total / 1e9 - 174.6) < 0.05);
+}
+END_TEST
+
+START_TEST(test_params_moe_total_and_active)
+{
+	cs_model_spec m = fx_moe();
+	cs_param_counts pc = cs_model_params(&m);
+	int64_t h = 2048, kv = 4 * 128, e = 3 * h * 1408;
+	int64_t attn = 2 * h * h + 2 * h * kv, norms = 2 * h;
+	int64_t dense = attn + 3 * h * 8192 + norms;
+	int64_t moe = attn + norms + h * 16 + 17 * e;
+	int64_t ends = 2 * 32000 * h + h;
+	ck_assert_int_eq(pc.dense_layer, dense);
+	ck_assert_int_eq(pc.moe_layer, moe);
+	ck_assert_int_eq(pc.total, 4 * dense + 12 * moe + ends);
+	ck_assert_int_eq(pc.active, 4 * dense + 12 * (attn + norms + h * 16 + 3 * e) + ends);
+	ck_assert_int_eq(pc.experts, 12 * 17 * e);
+	ck_assert(!cs_model_layer_is_moe(&m, 3));
+	ck_assert(cs_model_layer_is_moe(&m, 4));
+	ck_assert(!cs_model_layer_is_moe(&m, 16));
+}
+END_TEST
+
+/* ---- model FLOPs --------------------------------------------------------- */
+
+static const struct { int64_t s, B; } flop_cases[] = { { 2048, 1536 }, { 8192, 1 }, { 512, 64 } };
+
+START_TEST(test_flops_equal_megatron_formula)
+{
+	cs_model_spec m = fx_gpt3_175b();
+	double B = (double)flop_cases[_i].B, s = (double)flop_cases[_i].s;
+	double L = 96, h = 12288, V = 50257;
+	double megatron = 72.0 * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * h * L));
+	double ours = cs_model_flops_per_step(&m, flop_cases[_i].s, flop_cases[_i].B);
+	ck_assert_msg(rel(ours, megatron) < 1e-9, "%g vs %g", ours, megatron);
+}
+END_TEST
+
+START_TEST(test_hw_flops_full_recompute_equal_megatron_hfu)
+{
+	cs_model_spec m = fx_gpt3_175b();
+	double B = (double)flop_cases[_i].B, s = (double)flop_cases[_i].s;
+	double L = 96, h = 12288, V = 50257;
+	double hfu = 96.0 * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * h * L));
+	double ours = cs_model_hw_flops_per_step(&m, flop_cases[_i].s, flop_cases[_i].B,
+						 CS_RECOMPUTE_FULL);
+	ck_assert_msg(rel(ours, hfu) < 1e-9, "%g vs %g", ours, hfu);
+	double sel = cs_model_hw_flops_per_step(&m, flop_cases[_i].s, flop_cases[_i].B,
+						CS_RECOMPUTE_SELECTIVE);
+	double extra = B * s * L * 4.0 * s * h;
+	ck_assert(rel(sel, cs_model_flops_per_step(&m, flop_cases[_i].s, flop_cases[_i].B) + extra) < 1e-9);
+	ck_assert(cs_model_hw_flops_per_step(&m, 2048, 8, CS_RECOMPUTE_NONE) ==
+		  cs_model_flops_per_step(&m, 2048, 8));
+}
+END_TEST
+
+START_TEST(test_flops_llama_gqa_swiglu_closed_form)
+{
+	cs_model_spec m = fx_llama3_70b();
+	double s = 8192, B = 16, h = 8192, kv = 1024, f = 28672, V = 128256, L = 80;
+	double per_tok = L * (2.0 * (2 * h * h + 2 * h * kv) + 2.0 * 3 * h * f + 4 * s * h) + 2 * h * V;
+	ck_assert(rel(cs_model_flops_per_step(&m, 8192, 16), 3.0 * s * B * per_tok) < 1e-12);
+}
+END_TEST
+
+/* ---- op lists ------------------------------------------------------------ */
+
+static cs_layer_ctx ctx(int64_t s, int64_t b, int64_t tp, int64_t cp)
+{
+	cs_layer_ctx c;
+	memset(&c, 0, sizeof(c));
+	c.seq_len = s;
+	c.micro_batch = b;
+	c.tp = tp;
+	c.cp = cp;
+	c.ep = 1;
+	c.precision = CS_PREC_BF16;
+	c.expert_imbalance = 1.0;
+	c.cp_kind = CS_CP_ALLGATHER;
+	return c;
+}
+
+typedef struct tally {
+	int n;
+	double flops;              /* GEMM + ATTN */
+	int colls[CS_COLL_OPS][CS_COMM_KINDS];
+	double comm_bytes;
+	int attn;
+} tally;
+
+static tally count(const cs_layer_op *ops, int n)
+{
+	tally t;
+	memset(&t, 0, sizeof(t));
+	t.n = n;
+	for (int i = 0; i < n; i++) {
+		ck_assert(ops[i].name != NULL);
+		if (ops[i].cls == CS_OPC_COMM) {
+			ck_assert(ops[i].coll >= 0 && ops[i].coll < CS_COLL_OPS);
+			t.colls[ops[i].coll][ops[i].comm_kind]++;
+			t.comm_bytes += ops[i].comm_bytes;
+		} else if (ops[i].cls == CS_OPC_GEMM || ops[i].cls == CS_OPC_ATTN) {
+			t.flops += ops[i].flops;
+		}
+		if (ops[i].cls == CS_OPC_ATTN)
+			t.attn++;
+	}
+	return t;
+}
+
+static tally block(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass p)
+{
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(m, c, moe, p, ops, MAXOPS);
+	ck_assert_int_le(n, MAXOPS);
+	ck_assert_int_eq(n, cs_model_block_ops(m, c, moe, p, NULL, 0));
+	return count(ops, n);
+}
+
+static const struct { int64_t tp, cp; } split_cases[] = { { 1, 1 }, { 2, 1 }, { 8, 1 }, { 4, 2 }, { 1, 4 } };
+
+/* Materialised attention: one micro-batch's forward over all blocks plus the
+ * LM head, summed over the tp x cp ranks, is the model FLOPs / 3. */
+START_TEST(test_fwd_ops_sum_to_model_flops)
+{
+	cs_model_spec m = fx_gpt3_175b();
+	m.layers = 4;
+	cs_layer_ctx c = ctx(2048, 2, split_cases[_i].tp, split_cases[_i].cp);
+	double ranks = (double)(split_cases[_i].tp * split_cases[_i].cp);
+	double f = 4.0 * block(&m, &c, false, CS_PASS_FWD).flops;
+	cs_layer_op ops[16];
+	int n = cs_model_head_ops(&m, &c, CS_PASS_FWD, ops, 16);
+	f += count(ops, n).flops;
+	double want = cs_model_flops_per_step(&m, 2048, 2) / 3.0;
+	ck_assert_msg(rel(f * ranks, want) < 1e-9, "tp %ld cp %ld: %g vs %g",
+		      (long)split_cases[_i].tp, (long)split_cases[_i].cp, f * ranks, want);
+}
+END_TEST
+
+/* Backward = twice the forward matmuls (input and weight gradients);
+ * FlashAttention's backward is 2.5 times its forward. */
+START_TEST(test_bwd_is_twice_fwd)
+{
+	cs_model_spec m = fx_llama3_8b();
+	cs_layer_ctx c = ctx(4096, 1, split_cases[_i].tp, split_cases[_i].cp);
+	double fwd = block(&m, &c, false, CS_PASS_FWD).flops;
+	double bwd = block(&m, &c, false, CS_PASS_BWD_INPUT).flops +
+		     block(&m, &c, false, CS_PASS_BWD_WEIGHT).flops;
+	ck_assert(rel(bwd, 2.0 * fwd) < 1e-9);
+
+	c.flash_attention = true;
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	double attn = 0.0;
+	for (int i = 0; i < n; i++)
+		if (ops[i].cls == CS_OPC_ATTN)
+			attn += ops[i].flops;
+	/* causal: half of 4 * T * s * h / tp */
+	double T = 4096.0 / (double)c.cp;
+	ck_assert(rel(attn, 2.0 * T * 4096.0 * 4096.0 / (double)c.tp) < 1e-12);
+	fwd = block(&m, &c, false, CS_PASS_FWD).flops;
+	bwd = block(&m, &c, false, CS_PASS_BWD_INPUT).flops +
+	      block(&m, &c, false, CS_PASS_BWD_WEIGHT).flops;
+	ck_assert(rel(bwd, 2.0 * (fwd - attn) + 2.5 * attn) < 1e-9);
+}
+END_TEST
+
+/* ---- comm points --------------------------------------------------------- */
+
+static const struct {
+	int64_t tp;
+	bool sp;
+	int ar, rs, ag;   /* per pass, forward and backward alike */
+} tp_cases[] = {
+	{ 1, false, 0, 0, 0 },
+	{ 1, true, 0, 0, 0 },
+	{ 8, false, 2, 0, 0 },
+	{ 8, true, 0, 2, 2 },
+};
+
+START_TEST(test_tp_comm_points_per_block)
+{
+	cs_model_spec m = fx_llama3_70b();
+	cs_layer_ctx c = ctx(8192, 1, tp_cases[_i].tp, 1);
+	c.sequence_parallel = tp_cases[_i].sp;
+	c.flash_attention = true;
+	cs_pass passes[] = { CS_PASS_FWD, CS_PASS_BWD_INPUT };
+	for (int p = 0; p < 2; p++) {
+		tally t = block(&m, &c, false, passes[p]);
+		ck_assert_int_eq(t.colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], tp_cases[_i].ar);
+		ck_assert_int_eq(t.colls[CS_COLL_REDUCE_SCATTER][CS_COMM_TP], tp_cases[_i].rs);
+		ck_assert_int_eq(t.colls[CS_COLL_ALL_GATHER][CS_COMM_TP], tp_cases[_i].ag);
+		/* every TP buffer is the full (s, b, h) bf16 tensor */
+		int k = tp_cases[_i].ar + tp_cases[_i].rs + tp_cases[_i].ag;
+		ck_assert(fabs(t.comm_bytes - k * 8192.0 * 8192.0 * 2.0) < 1.0);
+	}
+	ck_assert_int_eq(block(&m, &c, false, CS_PASS_BWD_WEIGHT).colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], 0);
+}
+END_TEST
+
+START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
+{
+	cs_model_spec m = fx_llama3_405b();
+	cs_layer_ctx c = ctx(131072, 1, 8, 16);
+	c.cp_kind = CS_CP_RING;
+	c.flash_attention = true;
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	tally t = count(ops, n);
+	ck_assert_int_eq(t.colls[CS_COLL_SEND_RECV][CS_COMM_CP], 15);
+	ck_assert_int_eq(t.attn, 16);
+	/* each exchange sits right before an attention block */
+	for (int i = 0; i < n; i++)
+		if (ops[i].cls == CS_OPC_COMM && ops[i].coll == CS_COLL_SEND_RECV) {
+			ck_assert(i + 1 < n && ops[i + 1].cls == CS_OPC_ATTN);
+			/* K and V of this rank's 8192 tokens, 1 kv head per TP rank */
+			ck_assert(fabs(ops[i].comm_bytes - 8192.0 * 2.0 * 1024.0 / 8.0 * 2.0) < 1.0);
+		}
+	t = block(&m, &c, false, CS_PASS_BWD_INPUT);
+	ck_assert_int_eq(t.colls[CS_COLL_SEND_RECV][CS_COMM_CP], 15);
+
+	c.cp_kind = CS_CP_ALLGATHER;
+	t = block(&m, &c, false, CS_PASS_FWD);
+	ck_assert_int_eq(t.colls[CS_COLL_ALL_GATHER][CS_COMM_CP], 1);
+	ck_assert_int_eq(t.colls[CS_COLL_SEND_RECV][CS_COMM_CP], 0);
+	t = block(&m, &c, false, CS_PASS_BWD_INPUT);
+	ck_assert_int_eq(t.colls[CS_COLL_REDUCE_SCATTER][CS_COMM_CP], 1);
+}
+END_TEST
+
+static const double imbalance_cases[] = { 1.0, 1.5, 2.0 };
+
+START_TEST(test_moe_all_to_all_and_imbalance)
+{
+	cs_model_spec m = fx_moe();
+	cs_layer_ctx c = ctx(4096, 1, 1, 1);
+	c.ep = 8;
+	c.flash_attention = true;
+	c.expert_imbalance = imbalance_cases[_i];
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, true, CS_PASS_FWD, ops, MAXOPS);
+	tally t = count(ops, n);
+	ck_assert_int_eq(t.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
+	ck_assert_int_eq(block(&m, &c, true, CS_PASS_BWD_INPUT).colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
+	double experts = 0.0;
+	for (int i = 0; i < n; i++)
+		if (strncmp(ops[i].name, "expert_", 7) == 0 && ops[i].cls == CS_OPC_GEMM) {
+			ck_assert_int_eq(ops[i].batch, 2);   /* 16 experts over 8 ranks */
+			experts += ops[i].flops;
+		}
+	/* the busiest rank: T * top_k tokens, times the imbalance, 3 matrices */
+	double want = 2.0 * 4096.0 * 2.0 * imbalance_cases[_i] * 3.0 * 2048.0 * 1408.0;
+	ck_assert(rel(experts, want) < 1e-9);
+	ck_assert_int_eq(block(&m, &c, false, CS_PASS_FWD).colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 0);
+}
+END_TEST
+
+/* ---- recompute, capacity, ends, optimizer -------------------------------- */
+
+START_TEST(test_recompute_reruns_what_it_dropped)
+{
+	cs_model_spec m = fx_llama3_8b();
+	cs_layer_ctx c = ctx(4096, 1, 8, 1);
+	c.recompute = CS_RECOMPUTE_NONE;
+	ck_assert_int_eq(cs_model_block_ops(&m, &c, false, CS_PASS_RECOMPUTE, NULL, 0), 0);
+	c.recompute = CS_RECOMPUTE_FULL;
+	tally r = block(&m, &c, false, CS_PASS_RECOMPUTE), f = block(&m, &c, false, CS_PASS_FWD);
+	ck_assert_int_eq(r.n, f.n);
+	ck_assert(r.flops == f.flops);
+	ck_assert_int_eq(r.colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], 2);
+	c.recompute = CS_RECOMPUTE_SELECTIVE;
+	r = block(&m, &c, false, CS_PASS_RECOMPUTE);
+	ck_assert_int_eq(r.n, 3);   /* scores, softmax, context */
+	ck_assert(rel(r.flops, 4.0 * 4096.0 * 4096.0 * 4096.0 / 8.0) < 1e-12);
+}
+END_TEST
+
+START_TEST(test_cap_limits_writes_not_count)
+{
+	cs_model_spec m = fx_llama3_8b();
+	cs_layer_ctx c = ctx(4096, 1, 8, 1);
+	cs_layer_op ops[4];
+	memset(ops, 0x5a, sizeof(ops));
+	int total = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, NULL, 0);
+	ck_assert_int_gt(total, 3);
+	ck_assert_int_eq(cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, 3), total);
+	ck_assert_str_eq(ops[0].name, "attn_norm");
+	unsigned char *tail = (unsigned char *)&ops[3];
+	for (size_t i = 0; i < sizeof(ops[3]); i++)
+		ck_assert_int_eq(tail[i], 0x5a);
+}
+END_TEST
+
+START_TEST(test_embed_and_head_vocab_parallel)
+{
+	cs_model_spec m = fx_llama3_8b();
+	cs_layer_ctx c = ctx(8192, 1, 4, 1);
+	cs_layer_op ops[16];
+	tally t = count(ops, cs_model_embed_ops(&m, &c, CS_PASS_FWD, ops, 16));
+	ck_assert_int_eq(t.colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], 1);
+	c.sequence_parallel = true;
+	t = count(ops, cs_model_embed_ops(&m, &c, CS_PASS_FWD, ops, 16));
+	ck_assert_int_eq(t.colls[CS_COLL_REDUCE_SCATTER][CS_COMM_TP], 1);
+	ck_assert_int_eq(t.colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], 0);
+	t = count(ops, cs_model_head_ops(&m, &c, CS_PASS_FWD, ops, 16));
+	ck_assert(rel(t.flops, 2.0 * 8192.0 * 4096.0 * 128256.0 / 4.0) < 1e-12);
+	double w = count(ops, cs_model_head_ops(&m, &c, CS_PASS_BWD_WEIGHT, ops, 16)).flops;
+	double i = count(ops, cs_model_head_ops(&m, &c, CS_PASS_BWD_INPUT, ops, 16)).flops;
+	ck_assert(rel(w, t.flops) < 1e-12 && rel(i, t.flops) < 1e-12);
+}
+END_TEST
+
+static const struct { cs_optimizer opt; cs_precision g; double bytes; } opt_cases[] = {
+	{ CS_OPT_ADAM, CS_PREC_BF16, 28.0 },       /* g 2, master 8, m 8, v 8, w 2 */
+	{ CS_OPT_ADAM, CS_PREC_FP32, 30.0 },
+	{ CS_OPT_ADAM_8BIT, CS_PREC_BF16, 16.0 },
+	{ CS_OPT_SGD, CS_PREC_BF16, 12.0 },
+	{ CS_OPT_SGD_MOMENTUM, CS_PREC_BF16, 20.0 },
+};
+
+START_TEST(test_optimizer_op_bytes_per_param)
+{
+	cs_layer_op op = cs_model_optimizer_op(1000, opt_cases[_i].opt, opt_cases[_i].g);
+	ck_assert_int_eq(op.cls, CS_OPC_MEMBOUND);
+	ck_assert(fabs(op.bytes - 1000.0 * opt_cases[_i].bytes) < 1e-9);
+}
+END_TEST
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static Suite *model_suite(void)
+{
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("param_counts");
+	tcase_add_loop_test(tc, test_params_match_published_sizes, 0, N(param_cases));
+	tcase_add_test(tc, test_params_llama_closed_form);
+	tcase_add_test(tc, test_params_gpt3_counts_biases_and_positions);
+	tcase_add_test(tc, test_params_moe_total_and_active);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("model_flops");
+	tcase_add_loop_test(tc, test_flops_equal_megatron_formula, 0, N(flop_cases));
+	tcase_add_loop_test(tc, test_hw_flops_full_recompute_equal_megatron_hfu, 0, N(flop_cases));
+	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("op_flops");
+	tcase_add_loop_test(tc, test_fwd_ops_sum_to_model_flops, 0, N(split_cases));
+	tcase_add_loop_test(tc, test_bwd_is_twice_fwd, 0, N(split_cases));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("comm_points");
+	tcase_add_loop_test(tc, test_tp_comm_points_per_block, 0, N(tp_cases));
+	tcase_add_test(tc, test_cp_ring_interleaves_send_recv_with_blocks);
+	tcase_add_loop_test(tc, test_moe_all_to_all_and_imbalance, 0, N(imbalance_cases));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("op_lists");
+	tcase_add_test(tc, test_recompute_reruns_what_it_dropped);
+	tcase_add_test(tc, test_cap_limits_writes_not_count);
+	tcase_add_test(tc, test_embed_and_head_vocab_parallel);
+	tcase_add_loop_test(tc, test_optimizer_op_bytes_per_param, 0, N(opt_cases));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(model_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
