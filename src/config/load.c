@@ -359,12 +359,12 @@ static cs_status override(cs_scenario *sc, const char *a, cs__marks *marks, cs_d
 		if (strcmp(key, "stragglers") == 0)
 			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': 'stragglers' can only be "
 			         "given in the scenario file", a);
-		else if (near)
-			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': unknown key '%.100s' (did "
-			         "you mean '%s'?)", a, key, near);
 		else if (cs__config_is_section(key))
 			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': '%.100s' is a section; "
 			         "set one of its keys", a, key);
+		else if (near)
+			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': unknown key '%.100s' (did "
+			         "you mean '%s'?)", a, key, near);
 		else
 			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': unknown key '%.100s'", a, key);
 		return CS_ERR_INPUT;

@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/config.h"
 
@@ -46,7 +47,11 @@ const char *cs_suggest(const char *word, const char *const *candidates, size_t n
 	if (!word || !candidates)
 		return NULL;
 	len = strlen(word);
-	limit = len <= 3 ? 1 : len <= 8 ? 2 : 3;
+	limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	/* a word that starts a candidate ("h100" for "h100-sxm-80g") */
+	for (size_t i = 0; len >= 3 && i < n; i++)
+		if (candidates[i] && strncasecmp(candidates[i], word, len) == 0)
+			return candidates[i];
 	for (size_t i = 0; i < n; i++) {
 		int d;
 		if (!candidates[i])

@@ -1,0 +1,719 @@
+/*
+ * test_config.c - the scenario loader: units, presets, YAML, validation,
+ * overrides, stragglers and the key table against docs/scenarios.md.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clustersim/clustersim.h"
+#include "config/config.h"
+#include "config/config_int.h"
+
+#define BASE "cluster:\n  gpu: h100-sxm-80g\n  nodes: 2\nmodel: {preset: llama2-7b}\n"
+
+/* Write text to a fresh temporary .yaml file; the caller unlinks and frees. */
+static char *temp_yaml(const char *text)
+{
+	char *path = strdup("/tmp/cs-config-XXXXXX");
+	int fd = mkstemp(path);
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static cs_status load_text(const char *text, const char *const *sets, size_t n,
+                           cs_scenario **sc, cs_diag *diag)
+{
+	char *path = temp_yaml(text);
+	cs_status st = cs_scenario_load(path, sets, n, sc, diag);
+
+	unlink(path);
+	free(path);
+	return st;
+}
+
+/* ---- units ---------------------------------------------------------------- */
+
+static const struct {
+	cs_config_kind kind;
+	const char *text;
+	double want;        /* base units (ns for times) */
+	const char *error;  /* substring, or NULL for success */
+} unit_cases[] = {
+	{CS_KIND_SIZE, "25 MiB", 25.0 * 1048576, NULL},
+	{CS_KIND_SIZE, "80GB", 80e9, NULL},
+	{CS_KIND_SIZE, "1.5 KiB", 1536, NULL},
+	{CS_KIND_SIZE, "2 TiB", 2.0 * 1099511627776.0, NULL},
+	{CS_KIND_SIZE, "8B", 8, NULL},
+	{CS_KIND_SIZE, "80", 0, "needs a unit"},
+	{CS_KIND_SIZE, "80 XB", 0, "unknown size unit 'XB'"},
+	{CS_KIND_SIZE, "-1 GB", 0, "negative size"},
+	{CS_KIND_SIZE, "nan GB", 0, "expected a size"},
+	{CS_KIND_SIZE, "inf GB", 0, "expected a size"},
+	{CS_KIND_SIZE, "GB", 0, "expected a size"},
+	{CS_KIND_BANDWIDTH, "400 Gb/s", 50e9, NULL},
+	{CS_KIND_BANDWIDTH, "450 GB/s", 450e9, NULL},
+	{CS_KIND_BANDWIDTH, "3.35 TB/s", 3.35e12, NULL},
+	{CS_KIND_BANDWIDTH, "100 Mb/s", 12.5e6, NULL},
+	{CS_KIND_BANDWIDTH, "1 GiB/s", 1073741824.0, NULL},
+	{CS_KIND_BANDWIDTH, "400 gb/s", 0, "accepted: B/s"},
+	{CS_KIND_TIME, "2 us", 2000, NULL},
+	{CS_KIND_TIME, "2 \xc2\xb5s", 2000, NULL},
+	{CS_KIND_TIME, "1.5ms", 1.5e6, NULL},
+	{CS_KIND_TIME, "3 s", 3e9, NULL},
+	{CS_KIND_TIME, "0.6 ns", 1, NULL},
+	{CS_KIND_TIME, "1e3 ns", 1000, NULL},
+	{CS_KIND_TIME, "0.2 ns", 0, "rounds to 0 ns"},
+	{CS_KIND_TIME, "0 us", 0, NULL},
+	{CS_KIND_TIME, "5 min", 0, "unknown time unit"},
+	{CS_KIND_TIME, "1e300 s", 0, "too large"},
+	{CS_KIND_FLOPS, "989 TFLOPS", 989e12, NULL},
+	{CS_KIND_FLOPS, "2.25 PFLOPS", 2.25e15, NULL},
+	{CS_KIND_FLOPS, "312 TFLOP/s", 312e12, NULL},
+	{CS_KIND_FLOPS, "989 TF", 0, "accepted: FLOPS"},
+};
+
+START_TEST(units_convert_to_base_units)
+{
+	char msg[512] = "";
+	double v = -1;
+	int64_t ns = -1;
+	cs_status st;
+
+	switch (unit_cases[_i].kind) {
+	case CS_KIND_SIZE: st = cs_parse_size(unit_cases[_i].text, &v, msg, sizeof msg); break;
+	case CS_KIND_BANDWIDTH: st = cs_parse_bandwidth(unit_cases[_i].text, &v, msg, sizeof msg); break;
+	case CS_KIND_FLOPS: st = cs_parse_flops(unit_cases[_i].text, &v, msg, sizeof msg); break;
+	default:
+		st = cs_parse_time(unit_cases[_i].text, &ns, msg, sizeof msg);
+		v = (double)ns;
+		break;
+	}
+	if (unit_cases[_i].error) {
+		ck_assert_int_eq(st, CS_ERR_INPUT);
+		ck_assert_msg(strstr(msg, unit_cases[_i].error), "'%s': got '%s'", unit_cases[_i].text, msg);
+	} else {
+		ck_assert_msg(st == CS_OK, "'%s': %s", unit_cases[_i].text, msg);
+		ck_assert_double_eq_tol(v, unit_cases[_i].want, 1e-9 * fabs(unit_cases[_i].want) + 1e-12);
+	}
+}
+END_TEST
+
+/* ---- suggestions ---------------------------------------------------------- */
+
+START_TEST(suggest_finds_near_misses_only)
+{
+	static const char *const words[] = {"bandwidth", "latency", "kind", "nics_per_node"};
+	static const struct { const char *word, *want; } cases[] = {
+		{"bandwith", "bandwidth"}, {"latancy", "latency"}, {"Kind", "kind"},
+		{"nics_per_nod", "nics_per_node"}, {"speed", NULL}, {"x", NULL}, {"", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *got = cs_suggest(cases[i].word, words, 4);
+		if (cases[i].want)
+			ck_assert_msg(got && strcmp(got, cases[i].want) == 0, "'%s' -> %s", cases[i].word,
+			              got ? got : "NULL");
+		else
+			ck_assert_msg(got == NULL, "'%s' -> %s", cases[i].word, got);
+	}
+}
+END_TEST
+
+/* ---- presets -------------------------------------------------------------- */
+
+START_TEST(presets_hold_reference_figures)
+{
+	static const struct { const char *name; double bf16, hbm, eff; int sms, arch, nvls; double nvlink, nic; } cases[] = {
+		{"a100-sxm-80g", 312e12, 80e9, 0.869, 108, 80, 0, 300e9, 25e9},
+		{"h100-sxm-80g", 989e12, 80e9, 0.80, 132, 90, 1, 450e9, 50e9},
+		{"h200-sxm-141g", 989e12, 141e9, 0.80, 132, 90, 1, 450e9, 50e9},
+		{"b200", 2250e12, 180e9, 0.776, 148, 100, 1, 900e9, 100e9},
+	};
+	size_t count = 0;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const cs_gpu_spec *g = cs_preset_gpu(cases[i].name);
+		cs_cluster_spec c;
+		ck_assert_ptr_nonnull(g);
+		ck_assert_double_eq(g->peak_bf16, cases[i].bf16);
+		ck_assert_double_eq(g->hbm_bytes, cases[i].hbm);
+		ck_assert_double_eq(g->gemm_efficiency, cases[i].eff);
+		ck_assert_int_eq(g->sms, cases[i].sms);
+		ck_assert_int_eq(g->arch, cases[i].arch);
+		ck_assert_int_eq(g->nvls, cases[i].nvls);
+		memset(&c, 0, sizeof c);
+		cs_preset_server_defaults(g, &c);
+		ck_assert_double_eq(c.scale_up.bandwidth, cases[i].nvlink);
+		ck_assert_double_eq(c.scale_out.bandwidth, cases[i].nic);
+		ck_assert_int_eq(c.nics_per_node, 8);
+		ck_assert_int_eq(c.scale_up.latency_ns, 2000);
+		ck_assert_int_eq(c.scale_out.latency_ns, 5000);
+	}
+	while (cs_preset_gpu_name(count))
+		count++;
+	ck_assert_uint_eq(count, 4);
+	ck_assert_ptr_null(cs_preset_gpu("h100"));
+}
+END_TEST
+
+START_TEST(presets_hold_model_shapes)
+{
+	static const struct { const char *name; int64_t l, h, a, kv, ffn, v, experts; } cases[] = {
+		{"llama2-7b", 32, 4096, 32, 32, 11008, 32000, 0},
+		{"llama3-8b", 32, 4096, 32, 8, 14336, 128256, 0},
+		{"llama3-70b", 80, 8192, 64, 8, 28672, 128256, 0},
+		{"llama3-405b", 126, 16384, 128, 8, 53248, 128256, 0},
+		{"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0},
+		{"megatron-1t", 128, 25600, 160, 160, 102400, 51200, 0},
+		{"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, 256},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const cs_model_spec *m = cs_preset_model(cases[i].name);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_int_eq(m->layers, cases[i].l);
+		ck_assert_int_eq(m->hidden, cases[i].h);
+		ck_assert_int_eq(m->heads, cases[i].a);
+		ck_assert_int_eq(m->kv_heads, cases[i].kv);
+		ck_assert_int_eq(m->ffn, cases[i].ffn);
+		ck_assert_int_eq(m->vocab, cases[i].v);
+		ck_assert_int_eq(m->experts, cases[i].experts);
+		ck_assert_str_eq(cs_preset_model_name(i), cases[i].name);
+	}
+	ck_assert_ptr_null(cs_preset_model_name(7));
+}
+END_TEST
+
+/* ---- good scenarios ------------------------------------------------------- */
+
+START_TEST(load_fills_values_and_derives_the_rest)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+	cs_status st;
+
+	st = load_text("cluster:\n  gpu: a100-sxm-80g\n  nodes: 4\n  scale_out: {bandwidth: 200 Gb/s}\n"
+	               "model:\n  preset: llama3-8b\n  layers: 16\n"
+	               "parallelism: {tp: 2, pp: 2}\ntraining: {micro_batch: 2}\n", NULL, 0, &sc, &diag);
+	ck_assert_msg(st == CS_OK, "%s", diag.msg);
+	ck_assert_str_eq(sc->cluster.gpu.name, "a100-sxm-80g");
+	ck_assert_int_eq(sc->model.layers, 16);         /* inline wins over the preset */
+	ck_assert_int_eq(sc->model.hidden, 4096);
+	ck_assert_int_eq(sc->parallel.dp, 8);           /* 32 / (2 x 2) */
+	ck_assert_int_eq(sc->training.global_batch, 16);/* dp x micro_batch */
+	ck_assert_double_eq(sc->cluster.scale_out.bandwidth, 25e9);
+	ck_assert_double_eq(sc->cluster.scale_up.bandwidth, 300e9); /* A100 server */
+	ck_assert_int_eq(sc->cluster.scale_up_domain, 8);
+	ck_assert_int_eq(sc->parallel.virtual_stages, 1);
+	ck_assert_double_eq(sc->parallel.bucket_bytes, 25.0 * 1048576);
+	ck_assert_int_eq(strncmp(sc->name, "cs-config-", 10), 0); /* from the file name */
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(every_example_scenario_loads)
+{
+	static const char *const dirs[] = {CS_SOURCE_ROOT "/scenarios", CS_SOURCE_ROOT "/tests/data/good"};
+	int loaded = 0;
+
+	for (size_t d = 0; d < 2; d++) {
+		DIR *dir = opendir(dirs[d]);
+		struct dirent *e;
+		ck_assert_ptr_nonnull(dir);
+		while ((e = readdir(dir))) {
+			char path[1024];
+			cs_scenario *sc = NULL;
+			cs_diag diag;
+			size_t len = strlen(e->d_name);
+			if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+				continue;
+			snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+			ck_assert_msg(cs_scenario_load(path, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+			ck_assert_int_gt(cs_scenario_gpus(sc), 0);
+			cs_scenario_free(sc);
+			loaded++;
+		}
+		closedir(dir);
+	}
+	ck_assert_int_ge(loaded, 3);
+}
+END_TEST
+
+START_TEST(example_ddp_llama2_matches_its_description)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+
+	ck_assert_msg(cs_scenario_load(CS_SOURCE_ROOT "/scenarios/ddp-llama2-7b-2node.yaml", NULL, 0,
+	                               &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(cs_scenario_gpus(sc), 16);
+	ck_assert_int_eq(sc->parallel.dp, 16);
+	ck_assert_int_eq(sc->parallel.sharding, CS_SHARD_NONE);
+	ck_assert_int_eq(sc->training.seq_len, 4096);
+	ck_assert_int_eq(cs_scenario_micro_batches(sc), 1);
+	ck_assert_str_eq(sc->model.name, "llama2-7b");
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- bad scenarios -------------------------------------------------------- */
+
+static const struct {
+	const char *yaml;
+	const char *error; /* substring, with line:col */
+} bad_cases[] = {
+	{"cluster: [\n", ":2:1: yaml: "},
+	{"a: b\n c: d\n", ":2:3: yaml: mapping values are not allowed"},
+	{"", ":1:1: empty scenario"},
+	{"# only a comment\n", ":1:1: empty scenario"},
+	{"- 1\n- 2\n", ":1:1: the top level must be a mapping, not a list"},
+	{"hello\n", ":1:1: the top level must be a mapping, not a scalar"},
+	{BASE "clustr: {}\n", ":5:1: unknown key 'clustr' (did you mean 'cluster'?)"},
+	{BASE "frobnicate: 1\n", ":5:1: unknown key 'frobnicate'"},
+	{"cluster:\n  gpu: h100-sxm-80g\n  scale_out: {bandwith: 400 Gb/s}\nmodel: llama2-7b\n",
+	 ":3:15: unknown key 'bandwith' in 'cluster.scale_out' (did you mean 'bandwidth'?)"},
+	{"cluster: {gpu: h100-sxm-80gb}\nmodel: llama2-7b\n",
+	 ":1:16: unknown preset 'h100-sxm-80gb' for 'cluster.gpu.preset' (did you mean 'h100-sxm-80g'?)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: lama3-8b}\n", "did you mean 'llama3-8b'?"},
+	{"cluster: {gpu: h100}\nmodel: llama2-7b\n", "unknown preset 'h100' for 'cluster.gpu.preset' (did you mean 'h100-sxm-80g'?)"},
+	{"cluster: {gpu: tpu}\nmodel: llama2-7b\n", "unknown preset 'tpu' for 'cluster.gpu.preset' (known: a100"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: two}\nmodel: llama2-7b\n",
+	 ":1:37: expected an integer for 'cluster.nodes', got 'two'"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 2.5}\nmodel: llama2-7b\n", "expected an integer"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: {a: 1}}\nmodel: llama2-7b\n",
+	 ":1:37: 'cluster.nodes' expects a int, not a mapping"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: llama2-7b\ntraining: [1, 2]\n",
+	 ":3:11: 'training' must be a mapping, not a list"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: llama2-7b\nparallelism: {flash_attention: ture}\n",
+	 ":3:32: expected true or false for 'parallelism.flash_attention', got 'ture'"},
+	{"cluster: {gpu: {preset: h100-sxm-80g, hbm: 0 GB}}\nmodel: llama2-7b\n",
+	 ":1:44: 'cluster.gpu.hbm' must be positive"},
+	{"cluster: {gpu: {preset: h100-sxm-80g, hbm: -80 GB}}\nmodel: llama2-7b\n", "negative size"},
+	{"cluster:\n  gpu: h100-sxm-80g\n  scale_out: {bandwidth: 0 Gb/s}\nmodel: llama2-7b\n",
+	 "'cluster.scale_out.bandwidth' must be positive"},
+	{"cluster:\n  gpu: h100-sxm-80g\n  scale_out:\n    kind: roce\n    bandwidth: 400\nmodel: llama2-7b\n",
+	 ":5:16: 'cluster.scale_out.bandwidth' needs a unit (e.g. '400 Gb/s')"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 99999999999999999999}\nmodel: llama2-7b\n",
+	 "'cluster.nodes' is out of range"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 1000000000000}\nmodel: llama2-7b\n",
+	 "'cluster.nodes' must be at most 10000000"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 10000000, gpus_per_node: 8}\nmodel: llama2-7b\n",
+	 ":1:37: the cluster has 80000000 GPUs, more than the limit of 10000000"},
+	{BASE "parallelism: {tp: 2, pp: 2, dp: 2}\n",
+	 ":5:33: tp x pp x dp x cp = 8 but the cluster has 16 GPUs"},
+	{BASE "parallelism: {tp: 3}\n", "tp x pp x cp = 3 does not divide the 16 GPUs"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 6}\nmodel: llama2-7b\nparallelism: {tp: 3, pp: 2}\n",
+	 ":3:19: 'parallelism.tp' (3) must divide the model's 32 heads"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 8}\nmodel: llama2-7b\nparallelism: {pp: 64}\n",
+	 ":3:19: pp x virtual_stages = 64 exceeds the model's 32 layers"},
+	{BASE "training: {global_batch: 20}\n",
+	 ":5:26: 'training.global_batch' (20) must be divisible by dp x micro_batch = 16"},
+	{BASE "cluster: {nodes: 3}\n", ":5:1: duplicate key 'cluster' (first given on line 1)"},
+	{BASE "name: a\nname: b\n", ":6:1: duplicate key 'name'"},
+	{"base: &b {gpu: h100-sxm-80g}\ncluster: *b\n", ":2:10: yaml aliases ('*name') are not supported"},
+	{BASE "---\n" BASE, "only one yaml document per file"},
+	{"cluster: {nodes: 2}\nmodel: llama2-7b\n", "'cluster.gpu' is required"},
+	{"cluster: {gpu: h100-sxm-80g}\n", "'model' is required"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {layers: 2, hidden: 256, heads: 4, ffn: 1024}\n",
+	 "'model.vocab' is required without 'model.preset'"},
+	{"cluster: {gpu: {peak_bf16: 100 TFLOPS, hbm: 16 GB}}\nmodel: llama2-7b\n",
+	 "'cluster.gpu.hbm_bandwidth' is required without a preset"},
+	{BASE "parallelism:\n  pipeline: {schedule: interleved}\n",
+	 ":6:24: unknown value 'interleved' for 'parallelism.pipeline.schedule' (did you mean 'interleaved'?)"},
+	{BASE "parallelism: {pp: 2, pipeline: {schedule: interleaved, virtual_stages: 1}}\n",
+	 "the interleaved schedule needs virtual_stages >= 2"},
+	{BASE "parallelism: {pipeline: {virtual_stages: 2}}\n",
+	 "applies to the interleaved and zb-v schedules only"},
+	{BASE "parallelism: {order: tp-cp-pp-dp}\n", "must name tp, cp, ep, pp and dp once each"},
+	{BASE "parallelism: {order: tp-tp-ep-pp-dp}\n", "must name tp, cp, ep, pp and dp once each"},
+	{BASE "parallelism: {ep: 2}\n", "'parallelism.ep' (2) must divide the model's 0 experts"},
+	{BASE "training: {precision: fp8}\ncluster2: 1\n", "unknown key 'cluster2'"},
+	{"cluster: {gpu: a100-sxm-80g}\nmodel: llama2-7b\ntraining: {precision: fp8}\n",
+	 "fp8 needs a GPU with an fp8 peak ('a100-sxm-80g' has none)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: gpt3-175b\ntraining: {seq_len: 4096}\n",
+	 "'training.seq_len' (4096) exceeds the model's 2048 learned positions"},
+	{BASE "cluster2:\n", "unknown key"},
+	{BASE "name: " "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	 "'name' is too long (at most 63 characters)"},
+	{BASE "simulate: {steps: 0}\n", "'simulate.steps' must be at least 1, got '0'"},
+	{BASE "simulate: {steps: }\n", "missing value for 'simulate.steps'"},
+	{BASE "collectives: {sm_slowdown: 0.5}\n", "'collectives.sm_slowdown' must be at least 1"},
+	{BASE "cluster_: 1\n", "did you mean 'cluster'?"},
+	{"? [a, b]\n: 1\n", ":1:3: keys must be plain names, not a list"},
+	{BASE "cluster.nodes: 4\n", "unknown key 'cluster.nodes'"},
+	{BASE "parallelism: {data_parallel: {bucket: 25}}\n",
+	 "'parallelism.data_parallel.bucket' needs a unit (e.g. '25 MiB')"},
+	{BASE "cluster: {scale_up: {latency: 0.1 ns}}\n", "duplicate key"},
+	{"cluster: {gpu: h100-sxm-80g, scale_up: {latency: 0.1 ns}}\nmodel: llama2-7b\n",
+	 "'cluster.scale_up.latency': time '0.1 ns' rounds to 0 ns"},
+	{"cluster: {gpu: h100-sxm-80g, gpus_per_node: 8, scale_up: {domain: 3}}\nmodel: llama2-7b\n",
+	 "'cluster.scale_up.domain' (3) must divide gpus_per_node (8)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, kv_heads: 5}\n",
+	 "'model.kv_heads' (5) must divide heads (32)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, top_k: 2}\n",
+	 "need 'model.experts' > 0"},
+};
+
+START_TEST(bad_scenarios_are_refused_with_location)
+{
+	cs_scenario *sc = (cs_scenario *)1;
+	cs_diag diag = {""};
+	cs_status st = load_text(bad_cases[_i].yaml, NULL, 0, &sc, &diag);
+
+	ck_assert_msg(st == CS_ERR_INPUT, "case %d loaded", _i);
+	ck_assert_ptr_null(sc);
+	ck_assert_msg(strstr(diag.msg, bad_cases[_i].error), "case %d: want '%s', got '%s'", _i,
+	              bad_cases[_i].error, diag.msg);
+	ck_assert_msg(strncmp(diag.msg, "/tmp/cs-config-", 15) == 0, "no file prefix: %s", diag.msg);
+	ck_assert_ptr_null(strchr(diag.msg, '\n'));
+}
+END_TEST
+
+START_TEST(file_problems_are_refused)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+	char *path;
+	FILE *f;
+
+	ck_assert_int_eq(cs_scenario_load("no/such/x.yaml", NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "cannot open 'no/such/x.yaml': No such file or directory");
+	ck_assert_int_eq(cs_scenario_load("/tmp", NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "cannot read '/tmp': not a regular file");
+
+	path = temp_yaml("name: big\n");
+	f = fopen(path, "r+");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, CS_CONFIG_MAX_FILE, SEEK_SET), 0);
+	fputc('\n', f);
+	fclose(f);
+	ck_assert_int_eq(cs_scenario_load(path, NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_nonnull(strstr(diag.msg, "is larger than the limit of 16 MiB"));
+	ck_assert_ptr_null(sc);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* ---- overrides ------------------------------------------------------------ */
+
+static const struct {
+	const char *set;
+	const char *error;
+} bad_sets[] = {
+	{"training.micro_batch=x", "--set 'training.micro_batch=x': expected an integer for 'training.micro_batch'"},
+	{"training.micro_bach=2", "--set 'training.micro_bach=2': unknown key 'training.micro_bach' (did you mean 'training.micro_batch'?)"},
+	{"cluster.scale_out.bandwidth=400", "'cluster.scale_out.bandwidth' needs a unit (e.g. '400 Gb/s')"},
+	{"cluster.nodes", "--set 'cluster.nodes': expected key.path=value"},
+	{"cluster.nodes=", "missing value for 'cluster.nodes'"},
+	{"cluster.gpu=h100", "unknown preset 'h100' for 'cluster.gpu.preset' (did you mean"},
+	{"stragglers=[]", "'stragglers' can only be given in the scenario file"},
+	{"cluster.scale_out=1", "'cluster.scale_out' is a section"},
+	{"parallelism.dp=3", "--set 'parallelism.dp=3': tp x pp x dp x cp = 3 but the cluster has 16 GPUs"},
+	{"cluster.nodes=0", "'cluster.nodes' must be at least 1"},
+};
+
+START_TEST(overrides_use_the_file_checks)
+{
+	cs_scenario *sc = (cs_scenario *)1;
+	cs_diag diag = {""};
+	const char *sets[] = {bad_sets[_i].set};
+
+	ck_assert_int_eq(load_text(BASE, sets, 1, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_null(sc);
+	ck_assert_msg(strstr(diag.msg, bad_sets[_i].error), "want '%s', got '%s'", bad_sets[_i].error,
+	              diag.msg);
+}
+END_TEST
+
+START_TEST(overrides_apply_in_order_and_reapply_presets)
+{
+	const char *sets[] = {"cluster.nodes=4", "model.preset=llama3-70b", "model.layers=40",
+	                      "cluster.gpu=b200", "parallelism.tp=8",
+	                      "parallelism.data_parallel.bucket = 50 MiB"};
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+
+	ck_assert_msg(load_text("cluster: {gpu: {preset: h100-sxm-80g, sms: 100}}\n"
+	                        "model: {preset: llama2-7b, layers: 16}\n", sets, 6, &sc, &diag) == CS_OK,
+	              "%s", diag.msg);
+	ck_assert_int_eq(sc->cluster.nodes, 4);
+	ck_assert_str_eq(sc->model.name, "llama3-70b");
+	ck_assert_int_eq(sc->model.layers, 40);
+	ck_assert_int_eq(sc->model.hidden, 8192);
+	ck_assert_str_eq(sc->cluster.gpu.name, "b200");
+	ck_assert_int_eq(sc->cluster.gpu.sms, 148);          /* the preset replaced the inline gpu */
+	ck_assert_double_eq(sc->cluster.scale_up.bandwidth, 900e9); /* B200 server */
+	ck_assert_int_eq(sc->parallel.dp, 4);
+	ck_assert_double_eq(sc->parallel.bucket_bytes, 50.0 * 1048576);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(override_after_validation_rederives)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+
+	ck_assert_msg(load_text(BASE, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->parallel.dp, 16);
+	ck_assert_int_eq(sc->training.global_batch, 16);
+	ck_assert_int_eq(cs_config_apply_override(sc, "parallelism.tp=4", &diag), CS_OK);
+	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.gpu=a100-sxm-80g", &diag), CS_OK);
+	ck_assert_msg(cs_config_validate(sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->parallel.dp, 4);
+	ck_assert_int_eq(sc->training.global_batch, 4);
+	ck_assert_double_eq(sc->cluster.scale_up.bandwidth, 300e9);
+	/* an explicit value stays explicit */
+	ck_assert_int_eq(cs_config_apply_override(sc, "parallelism.dp=4", &diag), CS_OK);
+	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.nodes=4", &diag), CS_OK);
+	ck_assert_int_eq(cs_config_validate(sc, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_nonnull(strstr(diag.msg, "tp x pp x dp x cp = 16 but the cluster has 32 GPUs"));
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(defaults_then_validate_without_a_file)
+{
+	cs_scenario sc;
+	cs_diag diag;
+
+	ck_assert_int_eq(cs_config_defaults(&sc), CS_OK);
+	ck_assert_int_eq(cs_config_validate(&sc, &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "scenario: 'cluster.gpu' is required: a preset such as "
+	                 "'h100-sxm-80g', or a mapping with peak_bf16, hbm, hbm_bandwidth and sms");
+	ck_assert_int_eq(cs_config_apply_override(&sc, "cluster.gpu=h200-sxm-141g", &diag), CS_OK);
+	ck_assert_int_eq(cs_config_apply_override(&sc, "model=llama3-8b", &diag), CS_OK);
+	ck_assert_msg(cs_config_validate(&sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(cs_scenario_gpus(&sc), 8);
+	ck_assert_int_eq(sc.parallel.dp, 8);
+	ck_assert_int_eq(sc.parallel.schedule, CS_SCHED_1F1B);
+	ck_assert_int_eq(sc.parallel.max_inflight_gathers, 2);
+	ck_assert_int_eq(sc.parallel.order[0], CS_AXIS_TP);
+	ck_assert_int_eq(sc.parallel.order[4], CS_AXIS_DP);
+	ck_assert_int_eq(sc.sim.seed, 1);
+}
+END_TEST
+
+/* ---- stragglers ----------------------------------------------------------- */
+
+START_TEST(stragglers_fill_perturbations)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+	const cs_perturbation *p;
+
+	ck_assert_msg(load_text(BASE "stragglers:\n"
+		"  - {gpu: 12, compute: 1.25}\n"
+		"  - {node: 1, compute: 2}\n"
+		"  - {ranks: [0, 7], compute: 1.5, start_step: 2}\n"
+		"  - {link: nic, gpu: 3, bandwidth: 0.5, latency: 10 us}\n"
+		"  - {tier: pod, bandwidth: 0.25}\n"
+		"  - {random: {fraction: 0.001, distribution: lognormal, sigma: 0.1}, seed: 7, per_step: true}\n"
+		"  - {random: {fraction: 1, distribution: uniform, low: 1, high: 1.5}}\n",
+		NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->n_perturbations, 7);
+	p = sc->perturbations;
+	ck_assert_int_eq(p[0].target, CS_PERT_GPU);
+	ck_assert_int_eq(p[0].first, 12);
+	ck_assert_double_eq(p[0].compute, 1.25);
+	ck_assert_int_eq(p[0].line, 6);
+	ck_assert_int_eq(p[0].col, 5);
+	ck_assert_int_eq(p[1].target, CS_PERT_NODE);
+	ck_assert_int_eq(p[2].target, CS_PERT_RANKS);
+	ck_assert_int_eq(p[2].last, 7);
+	ck_assert_int_eq(p[2].start_step, 2);
+	ck_assert_int_eq(p[3].target, CS_PERT_LINK);
+	ck_assert_int_eq(p[3].tier, 1);
+	ck_assert_double_eq(p[3].bandwidth, 0.5);
+	ck_assert_int_eq(p[3].extra_latency_ns, 10000);
+	ck_assert_int_eq(p[4].target, CS_PERT_TIER);
+	ck_assert_int_eq(p[4].tier, 2);
+	ck_assert_int_eq(p[5].target, CS_PERT_RANDOM);
+	ck_assert_int_eq(p[5].dist, CS_DIST_LOGNORMAL);
+	ck_assert_double_eq(p[5].p1, 0.0);
+	ck_assert_double_eq(p[5].p2, 0.1);
+	ck_assert_int_eq(p[5].seed, 7);
+	ck_assert(p[5].per_step);
+	ck_assert_int_eq(p[6].dist, CS_DIST_UNIFORM);
+	ck_assert_double_eq(p[6].p2, 1.5);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+static const struct {
+	const char *entry;
+	const char *error;
+} bad_stragglers[] = {
+	{"  - {gpu: 16, compute: 1.2}\n", ":6:5: straggler gpu 16 is out of range (0 to 15)"},
+	{"  - {node: 2, compute: 1.2}\n", "straggler node 2 is out of range (0 to 1)"},
+	{"  - {ranks: [4, 99], compute: 1.2}\n", "straggler rank 99 is out of range"},
+	{"  - {ranks: [4, 2], compute: 1.2}\n", "first <= last"},
+	{"  - {gpu: 1, compute: 0}\n", ":6:23: straggler 'compute' must be positive"},
+	{"  - {gpu: 1, compute: -2}\n", "must be positive"},
+	{"  - {gpu: 1}\n", "needs 'compute'"},
+	{"  - {gpu: 1, node: 1, compute: 2}\n", "exactly one target"},
+	{"  - {compute: 2}\n", "exactly one target"},
+	{"  - {gpu: 1, compute: 2, speed: 3}\n", ":6:26: unknown straggler key 'speed' (did you mean 'seed'?)"},
+	{"  - {gpu: 1, compyte: 2}\n", "(did you mean 'compute'?)"},
+	{"  - {link: nic, gpu: 1, bandwidth: 1.5}\n", "straggler 'bandwidth' must be in (0, 1]"},
+	{"  - {link: nic, gpu: 1, bandwidth: 0}\n", "must be in (0, 1]"},
+	{"  - {link: pcie, gpu: 1, bandwidth: 0.5}\n", "unknown link 'pcie'"},
+	{"  - {tier: spine, bandwidth: 0.5}\n", "unknown tier 'spine'"},
+	{"  - {gpu: 1, bandwidth: 0.5}\n", "need 'link' (nic or nvlink) or 'tier'"},
+	{"  - {random: {fraction: 0, distribution: normal, stddev: 1}}\n", "'fraction' must be in (0, 1]"},
+	{"  - {random: {fraction: 1.5, distribution: normal, stddev: 1}}\n", "must be in (0, 1]"},
+	{"  - {random: {fraction: 0.1, distribution: lognormol, sigma: 1}}\n",
+	 ":6:44: unknown distribution 'lognormol' (did you mean 'lognormal'?)"},
+	{"  - {random: {fraction: 0.1, distribution: normal}}\n", "the 'normal' distribution needs 'stddev'"},
+	{"  - {random: {fraction: 0.1, distribution: normal, sigma: 1}}\n",
+	 "unknown key 'sigma' for the 'normal' distribution (expected fraction, mean, stddev)"},
+	{"  - {random: {fraction: 0.1, distribution: uniform, low: 2, high: 1}}\n", "0 < low < high"},
+	{"  - {random: {fraction: 0.1, distribution: gamma, shape: 2, scale: -1}}\n", "'scale' must be positive"},
+	{"  - {random: {distribution: exponential, mean: 1}}\n", "needs a 'fraction'"},
+	{"  - {random: {fraction: 0.1, distribution: exponential, mean: 1}, compute: 2}\n", "drop 'compute'"},
+	{"  - {gpu: 1, compute: 2, per_step: true}\n", "'per_step' applies to random stragglers"},
+	{"  - {link: nic, gpu: 1, latency: 5}\n", "straggler 'latency': '5' needs a unit"},
+	{"  - 3\n", "each straggler must be a mapping"},
+	{"  - {gpu: x, compute: 2}\n", "straggler 'gpu' expects an integer, got 'x'"},
+};
+
+START_TEST(bad_stragglers_are_refused_with_location)
+{
+	char yaml[1024];
+	cs_scenario *sc = NULL;
+	cs_diag diag = {""};
+
+	snprintf(yaml, sizeof yaml, BASE "stragglers:\n%s", bad_stragglers[_i].entry);
+	ck_assert_int_eq(load_text(yaml, NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_null(sc);
+	ck_assert_msg(strstr(diag.msg, bad_stragglers[_i].error), "want '%s', got '%s'",
+	              bad_stragglers[_i].error, diag.msg);
+}
+END_TEST
+
+START_TEST(too_many_stragglers_names_the_limit)
+{
+	size_t cap = 64 * 40 + 256, used;
+	char *yaml = malloc(cap);
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+
+	used = (size_t)snprintf(yaml, cap, BASE "stragglers:\n");
+	for (int i = 0; i <= CS_MAX_PERTURBATIONS; i++)
+		used += (size_t)snprintf(yaml + used, cap - used, "  - {gpu: 1, compute: 1.1}\n");
+	ck_assert_int_eq(load_text(yaml, NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_nonnull(strstr(diag.msg, ":70:5: more than 64 stragglers (the limit is 64)"));
+	free(yaml);
+}
+END_TEST
+
+/* ---- the key table and its documentation ---------------------------------- */
+
+START_TEST(key_table_is_consistent)
+{
+	size_t n = cs_config_key_count();
+
+	ck_assert_uint_le(n, CS__MAX_KEYS);
+	ck_assert_ptr_null(cs_config_key_at(n));
+	for (size_t i = 0; i < n; i++) {
+		const cs_config_key *k = cs_config_key_at(i);
+		ck_assert_ptr_eq(cs_config_key_find(k->path), k);
+		ck_assert_msg(k->desc && *k->desc && k->def && *k->def, "%s", k->path);
+		ck_assert_msg(k->offset + k->size <= sizeof(cs_scenario), "%s", k->path);
+		ck_assert_msg(k->kind != CS_KIND_ENUM || k->names, "%s", k->path);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(cs_config_key_at(j)->path, k->path);
+	}
+	ck_assert_ptr_eq(cs_config_key_find("cluster.gpu"), cs_config_key_find("cluster.gpu.preset"));
+	ck_assert_ptr_eq(cs_config_key_find("model"), cs_config_key_find("model.preset"));
+	ck_assert_ptr_null(cs_config_key_find("cluster"));
+}
+END_TEST
+
+START_TEST(every_key_is_documented)
+{
+	FILE *f = fopen(CS_SOURCE_ROOT "/docs/scenarios.md", "rb");
+	char *doc;
+	long len;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	doc = calloc(1, (size_t)len + 1);
+	ck_assert_uint_eq(fread(doc, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	for (size_t i = 0; i < cs_config_key_count(); i++) {
+		char needle[160];
+		snprintf(needle, sizeof needle, "`%s`", cs_config_key_at(i)->path);
+		ck_assert_msg(strstr(doc, needle), "%s is not in docs/scenarios.md", needle);
+	}
+	ck_assert_ptr_nonnull(strstr(doc, "`stragglers`"));
+	free(doc);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc;
+
+	tc = tcase_create("units");
+	tcase_add_loop_test(tc, units_convert_to_base_units, 0, sizeof unit_cases / sizeof unit_cases[0]);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("suggest");
+	tcase_add_test(tc, suggest_finds_near_misses_only);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("presets");
+	tcase_add_test(tc, presets_hold_reference_figures);
+	tcase_add_test(tc, presets_hold_model_shapes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("load");
+	tcase_add_test(tc, load_fills_values_and_derives_the_rest);
+	tcase_add_test(tc, every_example_scenario_loads);
+	tcase_add_test(tc, example_ddp_llama2_matches_its_description);
+	tcase_add_test(tc, defaults_then_validate_without_a_file);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_add_loop_test(tc, bad_scenarios_are_refused_with_location, 0,
+	                    sizeof bad_cases / sizeof bad_cases[0]);
+	tcase_add_test(tc, file_problems_are_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("overrides");
+	tcase_add_loop_test(tc, overrides_use_the_file_checks, 0, sizeof bad_sets / sizeof bad_sets[0]);
+	tcase_add_test(tc, overrides_apply_in_order_and_reapply_presets);
+	tcase_add_test(tc, override_after_validation_rederives);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stragglers");
+	tcase_add_test(tc, stragglers_fill_perturbations);
+	tcase_add_loop_test(tc, bad_stragglers_are_refused_with_location, 0,
+	                    sizeof bad_stragglers / sizeof bad_stragglers[0]);
+	tcase_add_test(tc, too_many_stragglers_names_the_limit);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("keys");
+	tcase_add_test(tc, key_table_is_consistent);
+	tcase_add_test(tc, every_key_is_documented);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
