@@ -26,7 +26,7 @@ cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
                              bool *no_unit, char *msg, size_t n);
 cs_status cs__time_to_ns(double ns, const char *text, int64_t *out, char *msg, size_t n);
 
-/* schema.c */
+/* keys.c, set.c */
 size_t cs__config_key_index(const cs_config_key *k);
 /* Set key k from text with its kind's checks; the message names the key. */
 cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text,

@@ -93,19 +93,11 @@ int cs_eq_pop(cs_eq *q, cs_eq_entry *out)
 		uint64_t first = i * EQ_ARITY + 1;
 		if (first >= n)
 			break;
-		uint64_t best;
-		if (first + EQ_ARITY <= n) {
-			/* All four children: a two-round tournament, whose first
-			 * two comparisons do not depend on each other. */
-			uint64_t a = eq_less(&h[first + 1], &h[first]) ? first + 1 : first;
-			uint64_t b = eq_less(&h[first + 3], &h[first + 2]) ? first + 3 : first + 2;
-			best = eq_less(&h[b], &h[a]) ? b : a;
-		} else {
-			best = first;
-			for (uint64_t c = first + 1; c < n; c++)
-				if (eq_less(&h[c], &h[best]))
-					best = c;
-		}
+		uint64_t end = first + EQ_ARITY < n ? first + EQ_ARITY : n;
+		uint64_t best = first;
+		for (uint64_t c = first + 1; c < end; c++)
+			if (eq_less(&h[c], &h[best]))
+				best = c;
 		if (!eq_less(&h[best], &last))
 			break;
 		h[i] = h[best];

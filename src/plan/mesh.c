@@ -87,7 +87,7 @@ cs_group cs_mesh_group(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64
 	int64_t k = intra_size(&g, gpus_per_node);
 	int64_t i0 = (rank - g.base) / (g.stride[0] ? g.stride[0] : 1) % g.n[0];
 	if (kind == CS_GROUP_DP_INTRA) {
-		cs_group h = { .base = g.base + (i0 / k) * k * g.stride[0], .n = { k, 1, 1 },
+		cs_group h = { .base = rank - (i0 % k) * g.stride[0], .n = { k, 1, 1 },
 			       .stride = { g.stride[0], 0, 0 } };
 		return h;
 	}
@@ -121,8 +121,12 @@ int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, 
 		cs_group g = full_group(m, CS_GROUP_DP, rank);
 		int64_t k = intra_size(&g, gpus_per_node);
 		int64_t i0 = (rank - g.base) / (g.stride[0] ? g.stride[0] : 1) % g.n[0];
-		int64_t sub = kind == CS_GROUP_DP_INTRA ? i0 / k : i0 % k;
-		int64_t nsub = kind == CS_GROUP_DP_INTRA ? g.n[0] / k : k;
+		int64_t rel = rank - g.base - i0 * (g.stride[0] ? g.stride[0] : 1);
+		int64_t i1 = g.n[1] > 1 ? rel / g.stride[1] % g.n[1] : 0;
+		int64_t i2 = g.n[2] > 1 ? rel / g.stride[2] % g.n[2] : 0;
+		/* intra groups differ along every DP axis but the node-local part */
+		int64_t sub = kind == CS_GROUP_DP_INTRA ? i0 / k + g.n[0] / k * (i1 + g.n[1] * i2) : i0 % k;
+		int64_t nsub = kind == CS_GROUP_DP_INTRA ? g.n[0] / k * g.n[1] * g.n[2] : k;
 		idx = idx * nsub + sub;
 	}
 	return idx;

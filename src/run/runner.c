@@ -20,6 +20,7 @@ typedef struct rank_state {
 	int32_t cnt[CS_COUNTERS];
 	cs_time lastdur[CS_COUNTERS]; /* transfer time of the op that last bumped the counter */
 	cs_time blocked_at;
+	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
 	double mem;
 	float factor;
 	uint16_t tmpl;
@@ -199,11 +200,21 @@ static void account_wait(cs_runner *r, rank_state *rs)
 	if (rs->blockc == NO_BLOCK)
 		return;
 	cs_time wait = cs_sim_now(r->sim) - rs->blocked_at;
-	if (rs->blockc != CS_STREAM_COMPUTE) {
-		cs_time xfer = rs->lastdur[rs->blockc];
-		rs->st.exposed[counter_kind(rs->blockc)] += wait < xfer ? wait : xfer;
-	}
+	if (rs->blockc != CS_STREAM_COMPUTE)
+		rs->st.exposed[counter_kind(rs->blockc)] += rs->wait_xfer < wait ? rs->wait_xfer : wait;
+	rs->wait_xfer = 0;
 	rs->blockc = NO_BLOCK;
+}
+
+/* A transfer of `xfer` ns ended now on counter c: the part of it inside the
+ * compute stream's current wait on c is exposed. Transfers on one counter do
+ * not overlap, so the parts add up. */
+static void note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
+{
+	if (rs->blockc != (uint8_t)c || xfer <= 0)
+		return;
+	cs_time in_wait = cs_sim_now(r->sim) - rs->blocked_at;
+	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
 }
 
 static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
@@ -259,8 +270,10 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 	int c = unmet_dep(r, rs, op);
 	if (c >= 0) {
 		if (s == CS_STREAM_COMPUTE) {
-			if (rs->blockc == NO_BLOCK)
+			if (rs->blockc == NO_BLOCK) {
 				rs->blocked_at = cs_sim_now(r->sim);
+				rs->wait_xfer = 0;
+			}
 			rs->blockc = (uint8_t)c;
 		}
 		return;
@@ -316,8 +329,10 @@ static void complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->pc[s]++;
 	rs->cnt[s]++;
-	if (xfer >= 0)
+	if (xfer >= 0) {
 		rs->lastdur[s] = xfer;
+		note_transfer(r, rs, s, xfer);
+	}
 	cs_time now = cs_sim_now(r->sim);
 	rs->st.end = now;
 	if (now > r->makespan)
@@ -368,6 +383,7 @@ static void on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
 		int64_t pl = local_of(r, peer);
 		r->ranks[pl].cnt[mbox]++;
 		r->ranks[pl].lastdur[mbox] = xfer;
+		note_transfer(r, &r->ranks[pl], mbox, xfer);
 		try_rank(r, pl);
 	}
 	try_rank(r, local);

@@ -1,0 +1,264 @@
+/*
+ * set.c - the setter every source of values (file, --set) goes through:
+ * text to a typed field of cs_scenario, with the key's kind and limits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/config_int.h"
+
+static const char *const axis_names[] = {"tp", "cp", "ep", "pp", "dp", NULL};
+
+/* ---- setting one value --------------------------------------------------- */
+
+static void join_names(const char *const *names, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (; *names; names++) {
+		int w = snprintf(buf + used, n - used, "%s%s", used ? " | " : "", *names);
+		if (w < 0 || (size_t)w >= n - used)
+			return;
+		used += (size_t)w;
+	}
+}
+
+static cs_status unknown_name(const cs_config_key *k, const char *text, const char *const *names,
+                              size_t count, char *msg, size_t n)
+{
+	const char *near = cs_suggest(text, names, count);
+	char list[256];
+
+	join_names(names, list, sizeof list);
+	if (near)
+		snprintf(msg, n, "unknown value '%.40s' for '%s' (did you mean '%s'?)", text, k->path,
+		         near);
+	else
+		snprintf(msg, n, "unknown value '%.40s' for '%s' (expected %s)", text, k->path, list);
+	return CS_ERR_INPUT;
+}
+
+static cs_status check_range(const cs_config_key *k, double v, const char *text, char *msg, size_t n)
+{
+	if (k->min_open && v <= k->min) {
+		if (k->min == 0)
+			snprintf(msg, n, "'%s' must be positive, got '%.40s'", k->path, text);
+		else
+			snprintf(msg, n, "'%s' must be more than %g, got '%.40s'", k->path, k->min, text);
+		return CS_ERR_INPUT;
+	}
+	if (!k->min_open && v < k->min) {
+		snprintf(msg, n, "'%s' must be at least %g, got '%.40s'", k->path, k->min, text);
+		return CS_ERR_INPUT;
+	}
+	if (v > k->max) {
+		snprintf(msg, n, "'%s' must be at most %.15g, got '%.40s'", k->path, k->max, text);
+		return CS_ERR_INPUT;
+	}
+	return CS_OK;
+}
+
+static cs_status set_int(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (end == text || *end != '\0' || text[0] == ' ' || text[0] == '+') {
+		snprintf(msg, n, "expected an integer for '%s', got '%.40s'", k->path, text);
+		return CS_ERR_INPUT;
+	}
+	if (errno == ERANGE) {
+		snprintf(msg, n, "'%s' is out of range, got '%.40s' (at most %.15g)", k->path, text, k->max);
+		return CS_ERR_INPUT;
+	}
+	if (check_range(k, (double)v, text, msg, n) != CS_OK)
+		return CS_ERR_INPUT;
+	if (k->size == sizeof(int64_t)) {
+		int64_t x = v;
+		memcpy((char *)sc + k->offset, &x, sizeof x);
+	} else {
+		int x = (int)v;
+		memcpy((char *)sc + k->offset, &x, sizeof x);
+	}
+	return CS_OK;
+}
+
+static cs_status set_bool(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	bool b;
+
+	if (strcasecmp(text, "true") == 0)
+		b = true;
+	else if (strcasecmp(text, "false") == 0)
+		b = false;
+	else {
+		snprintf(msg, n, "expected true or false for '%s', got '%.40s'", k->path, text);
+		return CS_ERR_INPUT;
+	}
+	if (k->size == sizeof(bool)) {
+		memcpy((char *)sc + k->offset, &b, sizeof b);
+	} else {
+		int x = b;
+		memcpy((char *)sc + k->offset, &x, sizeof x);
+	}
+	return CS_OK;
+}
+
+static cs_status set_order(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	int order[CS_AXIS_COUNT];
+	unsigned seen = 0;
+	const char *p = text;
+	int count = 0;
+
+	while (*p) {
+		size_t w = strcspn(p, "-");
+		int axis = -1;
+		for (int a = 0; a < CS_AXIS_COUNT; a++)
+			if (strlen(axis_names[a]) == w && strncmp(axis_names[a], p, w) == 0)
+				axis = a;
+		if (axis < 0 || (seen & (1u << axis)) || count == CS_AXIS_COUNT)
+			goto bad;
+		seen |= 1u << axis;
+		order[count++] = axis;
+		p += w;
+		if (*p == '-' && *++p == '\0')
+			goto bad;
+	}
+	if (count != CS_AXIS_COUNT)
+		goto bad;
+	memcpy(sc->parallel.order, order, sizeof order);
+	return CS_OK;
+bad:
+	snprintf(msg, n, "'%s' must name tp, cp, ep, pp and dp once each, innermost first "
+	         "(e.g. 'tp-cp-ep-pp-dp'), got '%.40s'", k->path, text);
+	return CS_ERR_INPUT;
+}
+
+static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	const char *names[32];
+	size_t count = 0;
+
+	if (k->kind == CS_KIND_GPU_PRESET) {
+		const cs_gpu_spec *g = cs_preset_gpu(text);
+		if (g) {
+			sc->cluster.gpu = *g;
+			return CS_OK;
+		}
+		while (count < 32 && (names[count] = cs_preset_gpu_name(count)))
+			count++;
+	} else {
+		const cs_model_spec *m = cs_preset_model(text);
+		if (m) {
+			sc->model = *m;
+			sc->derived &= ~(unsigned)(CS_DERIVED_KV_HEADS | CS_DERIVED_MAX_POS |
+			                           CS_DERIVED_EXPERT_FFN);
+			return CS_OK;
+		}
+		while (count < 32 && (names[count] = cs_preset_model_name(count)))
+			count++;
+	}
+	names[count] = NULL;
+	{
+		const char *near = cs_suggest(text, names, count);
+		char list[512];
+		join_names(names, list, sizeof list);
+		if (near)
+			snprintf(msg, n, "unknown preset '%.40s' for '%s' (did you mean '%s'?)", text,
+			         k->path, near);
+		else
+			snprintf(msg, n, "unknown preset '%.40s' for '%s' (known: %s)", text, k->path, list);
+	}
+	return CS_ERR_INPUT;
+}
+
+cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
+{
+	void *field = (char *)sc + k->offset;
+	bool no_unit;
+	double v;
+
+	if (!text || !*text || strcmp(text, "~") == 0 || strcmp(text, "null") == 0) {
+		snprintf(msg, n, "missing value for '%s'", k->path);
+		return CS_ERR_INPUT;
+	}
+	switch (k->kind) {
+	case CS_KIND_INT:
+		return set_int(sc, k, text, msg, n);
+	case CS_KIND_BOOL:
+		return set_bool(sc, k, text, msg, n);
+	case CS_KIND_FLOAT:
+	case CS_KIND_RATIO:
+		if (!cs__parse_number(text, &v)) {
+			snprintf(msg, n, "expected a number for '%s', got '%.40s'", k->path, text);
+			return CS_ERR_INPUT;
+		}
+		if (check_range(k, v, text, msg, n) != CS_OK)
+			return CS_ERR_INPUT;
+		memcpy(field, &v, sizeof v);
+		return CS_OK;
+	case CS_KIND_STRING:
+		if (strlen(text) >= k->size) {
+			snprintf(msg, n, "'%s' is too long (at most %zu characters)", k->path, k->size - 1);
+			return CS_ERR_INPUT;
+		}
+		memcpy(field, text, strlen(text) + 1);
+		return CS_OK;
+	case CS_KIND_ENUM: {
+		size_t count = 0;
+		while (k->names[count])
+			count++;
+		for (size_t i = 0; i < count; i++) {
+			if (strcmp(k->names[i], text) == 0) {
+				int x = (int)i;
+				memcpy(field, &x, sizeof x);
+				return CS_OK;
+			}
+		}
+		return unknown_name(k, text, k->names, count, msg, n);
+	}
+	case CS_KIND_SIZE:
+	case CS_KIND_BANDWIDTH:
+	case CS_KIND_FLOPS:
+	case CS_KIND_TIME: {
+		char why[400];
+		if (cs__parse_quantity(text, k->kind, &v, &no_unit, why, sizeof why) != CS_OK) {
+			if (no_unit)
+				snprintf(msg, n, "'%s' needs a unit (e.g. '%.20s %s')", k->path, text,
+				         strchr(cs_config_kind_example(k->kind), ' ') + 1);
+			else
+				snprintf(msg, n, "'%s': %s", k->path, why);
+			return CS_ERR_INPUT;
+		}
+		if (k->kind == CS_KIND_TIME) {
+			int64_t ns;
+			if (check_range(k, v, text, msg, n) != CS_OK)
+				return CS_ERR_INPUT;
+			if (cs__time_to_ns(v, text, &ns, why, sizeof why) != CS_OK) {
+				snprintf(msg, n, "'%s': %s", k->path, why);
+				return CS_ERR_INPUT;
+			}
+			memcpy(field, &ns, sizeof ns);
+			return CS_OK;
+		}
+		if (check_range(k, v, text, msg, n) != CS_OK)
+			return CS_ERR_INPUT;
+		memcpy(field, &v, sizeof v);
+		return CS_OK;
+	}
+	case CS_KIND_ORDER:
+		return set_order(sc, k, text, msg, n);
+	case CS_KIND_GPU_PRESET:
+	case CS_KIND_MODEL_PRESET:
+		return set_preset(sc, k, text, msg, n);
+	}
+	snprintf(msg, n, "'%s' has an unknown kind", k->path);
+	return CS_ERR_INPUT;
+}

@@ -1,0 +1,337 @@
+/*
+ * test_run.c - the mesh, the program builder and the runner: DDP bucket
+ * semantics against closed forms, exposure accounting, determinism and
+ * folding.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/coll.h"
+#include "config/scenario.h"
+#include "hw/topo.h"
+#include "model/compute.h"
+#include "plan/build.h"
+#include "plan/mesh.h"
+#include "plan/program.h"
+
+/* A 7B-like model small enough to simulate quickly but with many buckets. */
+#define DDP_BASE \
+	"cluster: {gpu: h100-sxm-80g, nodes: %d, gpus_per_node: %d}\n" \
+	"model: {preset: llama2-7b}\n" \
+	"training: {seq_len: 2048, micro_batch: 1, global_batch: %d}\n" \
+	"parallelism:\n" \
+	"  data_parallel: {overlap: %s}\n"
+
+static cs_scenario *load_text(const char *text)
+{
+	char path[] = "/tmp/cs-run-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	cs_scenario *sc = NULL;
+	cs_diag diag = { { 0 } };
+	cs_status st = cs_scenario_load(path, NULL, 0, &sc, &diag);
+	unlink(path);
+	ck_assert_msg(st == CS_OK, "load failed: %s", diag.msg);
+	return sc;
+}
+
+static cs_scenario *ddp(int nodes, int gpn, const char *overlap)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), DDP_BASE, nodes, gpn, nodes * gpn, overlap);
+	return load_text(buf);
+}
+
+static cs_metrics simulate(const cs_scenario *sc)
+{
+	cs_result *res = NULL;
+	cs_diag diag = { { 0 } };
+	cs_status st = cs_simulate(sc, NULL, &res, &diag);
+	ck_assert_msg(st == CS_OK, "simulate failed: %s", diag.msg);
+	cs_metrics m = *cs_result_metrics(res);
+	cs_result_free(res);
+	return m;
+}
+
+/* The stage-0 template of a scenario, and the duration of each DP-stream op. */
+typedef struct built {
+	cs_program prog;
+	int64_t dp_ns[4096];
+	int n_dp;
+} built;
+
+static void build(const cs_scenario *sc, built *b)
+{
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	ck_assert_int_eq(sc->parallel.pp, 1);
+	cs_program_init(&b->prog);
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_plan_build(sc, &mesh, &b->prog, &diag), CS_OK);
+	cs_topo *topo = cs_topo_new(&sc->cluster);
+	cs_coll *coll = cs_coll_new(&sc->cluster, &sc->coll);
+	cs_group g = cs_mesh_group(&mesh, CS_GROUP_DP, 0, sc->cluster.gpus_per_node);
+	cs_group_shape shape = cs_topo_group(topo, g.base, g.stride[0] ? g.stride[0] : 1, cs_group_size(&g));
+	b->n_dp = b->prog.nops[CS_STREAM_DP];
+	ck_assert_int_le(b->n_dp, 4096);
+	for (int i = 0; i < b->n_dp; i++) {
+		const cs_op *op = &b->prog.ops[CS_STREAM_DP][i];
+		b->dp_ns[i] = cs_coll_time(coll, (cs_coll_op)op->coll, &shape, op->bytes, NULL);
+	}
+	cs_coll_free(coll);
+	cs_topo_free(topo);
+}
+
+/* ---- mesh -------------------------------------------------------------- */
+
+START_TEST(mesh_coordinates_follow_the_order)
+{
+	cs_parallel_spec p = { .tp = 8, .cp = 2, .ep = 1, .pp = 4, .dp = 3,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	cs_mesh m;
+	cs_mesh_init(&m, &p);
+	ck_assert_int_eq(m.world, 8 * 2 * 4 * 3);
+	for (int64_t r = 0; r < m.world; r++) {
+		int64_t back = cs_mesh_coord(&m, r, CS_AXIS_TP) + 8 * (cs_mesh_coord(&m, r, CS_AXIS_CP) +
+			2 * (cs_mesh_coord(&m, r, CS_AXIS_PP) + 4 * cs_mesh_coord(&m, r, CS_AXIS_DP)));
+		ck_assert_int_eq(back, r);
+	}
+	ck_assert_int_eq(m.stride[CS_AXIS_PP], 16);
+	ck_assert_int_eq(cs_mesh_pp_peer(&m, 16 * 2 + 5, 3), 16 * 3 + 5);
+}
+END_TEST
+
+START_TEST(mesh_groups_partition_the_ranks)
+{
+	static const cs_group_kind kinds[] = { CS_GROUP_TP, CS_GROUP_CP, CS_GROUP_PP, CS_GROUP_DP,
+					       CS_GROUP_DP_INTRA, CS_GROUP_DP_INTER };
+	cs_parallel_spec p = { .tp = 2, .cp = 2, .ep = 1, .pp = 2, .dp = 4,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	cs_mesh m;
+	cs_mesh_init(&m, &p);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		int64_t count = cs_mesh_group_count(&m, kinds[k], 8);
+		int seen[64] = { 0 };
+		for (int64_t r = 0; r < m.world; r++) {
+			cs_group g = cs_mesh_group(&m, kinds[k], r, 8);
+			int64_t idx = cs_mesh_group_index(&m, kinds[k], r, 8);
+			ck_assert_int_lt(idx, count);
+			int found = 0;
+			for (int64_t i = 0; i < cs_group_size(&g); i++) {
+				int64_t mem = cs_group_member(&g, i);
+				found |= mem == r;
+				/* every member agrees on the group */
+				ck_assert_int_eq(cs_mesh_group_index(&m, kinds[k], mem, 8), idx);
+			}
+			ck_assert_msg(found, "rank %lld not in its own %s group", (long long)r,
+				      cs_group_kind_name(kinds[k]));
+			seen[idx]++;
+		}
+		cs_group g0 = cs_mesh_group(&m, kinds[k], 0, 8);
+		for (int64_t i = 0; i < count; i++)
+			ck_assert_int_eq(seen[i], cs_group_size(&g0));
+	}
+	/* the gradient group spans dp and cp: 8 ranks */
+	cs_group g = cs_mesh_group(&m, CS_GROUP_DP, 0, 8);
+	ck_assert_int_eq(cs_group_size(&g), 8);
+}
+END_TEST
+
+/* ---- DDP against closed forms ------------------------------------------- */
+
+START_TEST(ddp_without_overlap_is_compute_plus_buckets)
+{
+	cs_scenario *sc = ddp(2, 8, "false");
+	built b;
+	build(sc, &b);
+	int64_t sum = b.prog.compute_ns;
+	ck_assert_int_gt(b.n_dp, 10);
+	for (int i = 0; i < b.n_dp; i++)
+		sum += b.dp_ns[i];
+	cs_metrics m = simulate(sc);
+	/* integer nanoseconds: equal to the nanosecond */
+	ck_assert_int_eq((int64_t)llround(m.step_time_s * 1e9), sum);
+	cs_program_free(&b.prog);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(ddp_overlap_hides_all_but_the_tail)
+{
+	cs_scenario *on = ddp(2, 8, "true"), *off = ddp(2, 8, "false");
+	built b;
+	build(on, &b);
+	cs_metrics mon = simulate(on), moff = simulate(off);
+	double last = 1e-9 * (double)b.dp_ns[b.n_dp - 1];
+	ck_assert_double_lt(mon.exposed_comm_s[CS_COMM_DP], moff.exposed_comm_s[CS_COMM_DP]);
+	ck_assert_double_ge(mon.exposed_comm_s[CS_COMM_DP], last - 1e-9);
+	ck_assert_double_lt(mon.step_time_s, moff.step_time_s);
+	/* exposure without overlap is every bucket */
+	double all = 0;
+	for (int i = 0; i < b.n_dp; i++)
+		all += 1e-9 * (double)b.dp_ns[i];
+	ck_assert_double_eq_tol(moff.exposed_comm_s[CS_COMM_DP], all, 1e-9);
+	cs_program_free(&b.prog);
+	cs_scenario_free(on);
+	cs_scenario_free(off);
+}
+END_TEST
+
+START_TEST(ddp_buckets_follow_the_reducer)
+{
+	/* the first bucket closes at 1 MiB: here after the final norm and the
+	 * LM head, the last parameters registered; the others reach 25 MiB
+	 * but the last */
+	cs_scenario *sc = ddp(1, 8, "true");
+	built b;
+	build(sc, &b);
+	const cs_op *ops = b.prog.ops[CS_STREAM_DP];
+	double mib = 1024.0 * 1024.0, total = 0;
+	ck_assert_double_eq(ops[0].bytes, (4096.0 + 32000.0 * 4096.0) * 2.0);
+	for (int i = 0; i < b.n_dp; i++) {
+		ck_assert_int_eq(ops[i].coll, CS_COLL_ALL_REDUCE);
+		if (i > 0 && i < b.n_dp - 1)
+			ck_assert_double_ge(ops[i].bytes, 25 * mib);
+		total += ops[i].bytes;
+	}
+	/* every gradient once, in bf16: 2 bytes per parameter (6.74B) */
+	ck_assert_double_eq_tol(total / 2.0 / 1e9, 6.738, 0.001);
+	cs_program_free(&b.prog);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(one_gpu_has_no_communication)
+{
+	cs_scenario *sc = load_text("cluster: {gpu: h100-sxm-80g, nodes: 1, gpus_per_node: 1}\n"
+				    "model: {preset: llama2-7b}\n"
+				    "training: {seq_len: 1024, micro_batch: 1, global_batch: 2}\n");
+	cs_metrics m = simulate(sc);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		ck_assert_double_eq(m.exposed_comm_s[k], 0);
+	ck_assert_double_eq_tol(m.step_time_s, m.compute_s, 1e-12);
+	ck_assert_double_eq(m.bubble_s, 0);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(mfu_is_model_flops_over_peak_time)
+{
+	cs_scenario *sc = ddp(2, 8, "true");
+	cs_metrics m = simulate(sc);
+	double peak = cs_compute_peak(&sc->cluster.gpu, sc->training.precision);
+	ck_assert_double_eq_tol(m.mfu, m.model_flops / (m.step_time_s * 16 * peak), 1e-12);
+	ck_assert_double_eq_tol(m.tflops_per_gpu * 1e12, m.model_flops / m.step_time_s / 16, 1e-3);
+	ck_assert_double_eq_tol(m.tokens_per_s, 16.0 * 2048 / m.step_time_s, 1e-6);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- whole runs ----------------------------------------------------------- */
+
+#define THREE_D \
+	"cluster: {gpu: h100-sxm-80g, nodes: 8, gpus_per_node: 8}\n" \
+	"model: {arch: llama, layers: 16, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336, vocab: 128256}\n" \
+	"training: {seq_len: 4096, micro_batch: 1, global_batch: 32}\n" \
+	"parallelism: {tp: 4, pp: 4, dp: 4, sequence_parallel: true, " \
+	"pipeline: {schedule: %s, virtual_stages: %d}, data_parallel: {sharding: %s}}\n" \
+	"simulate: {fold: %s}\n"
+
+static cs_scenario *three_d(const char *sched, int v, const char *shard, const char *fold)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), THREE_D, sched, v, shard, fold);
+	return load_text(buf);
+}
+
+START_TEST(same_scenario_same_result_bit_for_bit)
+{
+	cs_scenario *a = three_d("1f1b", 1, "zero1", "false");
+	cs_metrics x = simulate(a), y = simulate(a);
+	ck_assert(x.step_time_s == y.step_time_s);
+	ck_assert(x.events == y.events);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		ck_assert(x.exposed_comm_s[k] == y.exposed_comm_s[k]);
+	cs_scenario_free(a);
+}
+END_TEST
+
+static const struct {
+	const char *sched;
+	int v;
+	const char *shard;
+} fold_cases[] = {
+	{ "1f1b", 1, "none" }, { "gpipe", 1, "zero1" }, { "interleaved", 2, "zero2" },
+	{ "zb-h1", 1, "zero3" }, { "zb-v", 2, "shard-grad-op" },
+};
+
+START_TEST(folded_run_equals_full_run)
+{
+	cs_scenario *full = three_d(fold_cases[_i].sched, fold_cases[_i].v, fold_cases[_i].shard, "false");
+	cs_scenario *fold = three_d(fold_cases[_i].sched, fold_cases[_i].v, fold_cases[_i].shard, "true");
+	cs_metrics a = simulate(full), b = simulate(fold);
+	ck_assert_msg(a.step_time_s == b.step_time_s, "%s: full %.9f folded %.9f",
+		      fold_cases[_i].sched, a.step_time_s, b.step_time_s);
+	ck_assert(a.compute_s == b.compute_s);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		ck_assert(a.exposed_comm_s[k] == b.exposed_comm_s[k]);
+	ck_assert_int_lt(b.events * 8, a.events);
+	cs_scenario_free(full);
+	cs_scenario_free(fold);
+}
+END_TEST
+
+START_TEST(pipeline_bubble_shrinks_with_interleaving)
+{
+	cs_scenario *plain = three_d("1f1b", 1, "zero1", "true");
+	cs_scenario *inter = three_d("interleaved", 2, "zero1", "true");
+	cs_metrics a = simulate(plain), b = simulate(inter);
+	ck_assert_double_gt(a.bubble_fraction, 0.05);
+	ck_assert_double_lt(b.bubble_fraction, a.bubble_fraction);
+	ck_assert_double_lt(b.step_time_s, a.step_time_s);
+	cs_scenario_free(plain);
+	cs_scenario_free(inter);
+}
+END_TEST
+
+static Suite *run_suite(void)
+{
+	Suite *s = suite_create("run");
+	TCase *tc = tcase_create("mesh");
+	tcase_add_test(tc, mesh_coordinates_follow_the_order);
+	tcase_add_test(tc, mesh_groups_partition_the_ranks);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("ddp");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, ddp_without_overlap_is_compute_plus_buckets);
+	tcase_add_test(tc, ddp_overlap_hides_all_but_the_tail);
+	tcase_add_test(tc, ddp_buckets_follow_the_reducer);
+	tcase_add_test(tc, one_gpu_has_no_communication);
+	tcase_add_test(tc, mfu_is_model_flops_over_peak_time);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("runs");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, same_scenario_same_result_bit_for_bit);
+	tcase_add_loop_test(tc, folded_run_equals_full_run, 0, sizeof(fold_cases) / sizeof(fold_cases[0]));
+	tcase_add_test(tc, pipeline_bubble_shrinks_with_interleaving);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(run_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
