@@ -347,41 +347,36 @@ END_TEST
 
 /* A heap event at `now` was scheduled before a zero-delay event made at
  * `now`, so it fires first. */
-typedef struct order_ctx {
-	fire_log log;
-} order_ctx;
-
 static void order_first(cs_sim *sim, void *ctx, uint64_t arg)
 {
-	order_ctx *c = ctx;
-	log_fire(sim, &c->log, arg);
+	log_fire(sim, ctx, arg);
 	if (arg == 1) {
 		/* At t=10, two events from before wait at t=10 (args 2, 3). */
-		ck_assert_int_eq(cs_sim_at(sim, 10, order_first, c, 4), 0);
-		ck_assert_int_eq(cs_sim_at(sim, 11, order_first, c, 6), 0);
-		ck_assert_int_eq(cs_sim_at(sim, 10, order_first, c, 5), 0);
+		ck_assert_int_eq(cs_sim_at(sim, 10, order_first, ctx, 4), 0);
+		ck_assert_int_eq(cs_sim_at(sim, 11, order_first, ctx, 6), 0);
+		ck_assert_int_eq(cs_sim_at(sim, 10, order_first, ctx, 5), 0);
 	}
 }
 
 START_TEST(heap_events_at_now_precede_new_zero_delay_events)
 {
-	order_ctx c;
-	log_init(&c.log, 16);
+	fire_log log;
+	log_init(&log, 16);
 	cs_sim *sim = cs_sim_new();
 	ck_assert_ptr_nonnull(sim);
-	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &c, 1), 0);
-	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &c, 2), 0);
-	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &c, 3), 0);
-	ck_assert_int_eq(cs_sim_at(sim, 0, order_first, &c, 0), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &log, 1), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &log, 2), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 10, order_first, &log, 3), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 0, order_first, &log, 0), 0);
 	ck_assert_uint_eq(cs_sim_run(sim, 0), 7);
 	static const uint64_t want[] = { 0, 1, 2, 3, 4, 5, 6 };
 	static const int64_t want_t[] = { 0, 10, 10, 10, 10, 10, 11 };
 	for (int i = 0; i < 7; i++) {
-		ck_assert_uint_eq(c.log.arg[i], want[i]);
-		ck_assert_int_eq(c.log.time[i], want_t[i]);
+		ck_assert_uint_eq(log.arg[i], want[i]);
+		ck_assert_int_eq(log.time[i], want_t[i]);
 	}
 	cs_sim_free(sim);
-	log_fini(&c.log);
+	log_fini(&log);
 }
 END_TEST
 

@@ -23,6 +23,7 @@ typedef struct rank_state {
 	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
 	double mem;
 	float factor;
+	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed */
 	uint16_t tmpl;
 	uint8_t busy;                 /* bit per stream */
 	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
@@ -43,8 +44,26 @@ typedef struct comm_table {
 	int64_t ngroups;
 } comm_table;
 
+/* Completions of the same stream at the same time, scheduled one after the
+ * other by one callback (a collective's members starting their next
+ * kernel), share one engine event. They would have popped consecutively
+ * anyway, so the order of everything is unchanged. */
+typedef struct batch {
+	int64_t *locals;
+	int32_t n, cap;
+	int32_t next_free;
+} batch;
+
 struct cs_runner {
 	cs_run_env env;
+	uint8_t *stream_mask;         /* per template: streams that have ops */
+	batch *batches;
+	int32_t nbatches, batch_free;
+	/* the batch being gathered by the current callback */
+	int32_t open;                 /* batch index, or -1 */
+	cs_time open_time;
+	int open_stream;
+	int64_t open_first;           /* the first local, before it becomes a batch */
 	cs_sim *sim;
 	rank_state *ranks;
 	int64_t nlocal;
@@ -159,10 +178,85 @@ static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
 static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 static void on_send_done(cs_sim *sim, void *ctx, uint64_t arg);
 
-static void schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
+static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg);
+
+static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 {
 	if (cs_sim_at(r->sim, at, fn, r, arg) != 0 && !r->failed)
 		r->failed = CS_ERR_NOMEM;
+}
+
+static int32_t batch_new(cs_runner *r)
+{
+	if (r->batch_free < 0) {
+		int32_t n = r->nbatches ? r->nbatches * 2 : 64;
+		batch *nb = realloc(r->batches, (size_t)n * sizeof(batch));
+		if (!nb)
+			return -1;
+		for (int32_t i = r->nbatches; i < n; i++)
+			nb[i] = (batch){ .next_free = i + 1 < n ? i + 1 : -1 };
+		r->batches = nb;
+		r->batch_free = r->nbatches;
+		r->nbatches = n;
+	}
+	int32_t id = r->batch_free;
+	r->batch_free = r->batches[id].next_free;
+	r->batches[id].n = 0;
+	return id;
+}
+
+static int batch_add(cs_runner *r, int32_t id, int64_t local)
+{
+	batch *b = &r->batches[id];
+	if (b->n == b->cap) {
+		int32_t nc = b->cap ? b->cap * 2 : 8;
+		int64_t *nl = realloc(b->locals, (size_t)nc * sizeof(int64_t));
+		if (!nl)
+			return -1;
+		b->locals = nl;
+		b->cap = nc;
+	}
+	b->locals[b->n++] = local;
+	return 0;
+}
+
+/* Push what the current callback gathered: one op completion, or a batch. */
+static void flush(cs_runner *r)
+{
+	if (r->open_first < 0)
+		return;
+	if (r->open < 0)
+		push(r, r->open_time, on_op_done, ((uint64_t)r->open_first << 4) | (uint64_t)r->open_stream);
+	else
+		push(r, r->open_time, on_batch_done, ((uint64_t)r->open << 4) | (uint64_t)r->open_stream);
+	r->open = -1;
+	r->open_first = -1;
+}
+
+static void schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
+{
+	flush(r);
+	push(r, at, fn, arg);
+}
+
+static void schedule_op_done(cs_runner *r, cs_time at, int64_t local, int s)
+{
+	if (r->open_first >= 0 && at == r->open_time && s == r->open_stream) {
+		if (r->open < 0) {
+			r->open = batch_new(r);
+			if (r->open < 0 || batch_add(r, r->open, r->open_first)) {
+				r->failed = CS_ERR_NOMEM;
+				return;
+			}
+		}
+		if (batch_add(r, r->open, local))
+			r->failed = CS_ERR_NOMEM;
+		return;
+	}
+	flush(r);
+	r->open_first = local;
+	r->open_time = at;
+	r->open_stream = s;
 }
 
 static const cs_op *head(const cs_runner *r, const rank_state *rs, int s)
@@ -225,7 +319,11 @@ static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const
 		r->failed = CS_ERR_NOMEM;
 		return;
 	}
-	int64_t gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+	int64_t gi = rs->gidx[op->group];
+	if (gi < 0) {
+		gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		rs->gidx[op->group] = (int32_t)gi;
+	}
 	slot *sl = &t->slots[gi];
 	if (sl->expected == 0) {
 		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
@@ -250,7 +348,6 @@ static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	sl->rank = rank;
 	schedule(r, cs_sim_now(r->sim) + d,
 		 on_coll_done, ((uint64_t)gi << 16) | ((uint64_t)op->group << 8) | (uint64_t)s);
-	(void)rs;
 }
 
 static cs_time p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
@@ -294,7 +391,7 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 			f *= r->env.sc->coll.sm_slowdown;
 		cs_time d = f == 1.0 ? op->ns : (cs_time)((double)op->ns * f + 0.5);
 		rs->st.busy += d;
-		schedule(r, now + d, on_op_done, ((uint64_t)local << 4) | (uint64_t)s);
+		schedule_op_done(r, now + d, local, s);
 		break;
 	}
 	case CS_OP_COLL:
@@ -316,8 +413,10 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 static void try_rank(cs_runner *r, int64_t local)
 {
 	rank_state *rs = &r->ranks[local];
-	for (int s = 0; s < CS_STREAMS; s++)
-		try_stream(r, local, rs, s);
+	unsigned mask = r->stream_mask[rs->tmpl] & ~(unsigned)rs->busy;
+	for (int s = 0; mask; s++, mask >>= 1)
+		if (mask & 1)
+			try_stream(r, local, rs, s);
 }
 
 static void complete(cs_runner *r, int64_t local, int s, cs_time xfer)
@@ -362,6 +461,27 @@ static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 	if (r->env.progress)
 		progress(r);
 	try_rank(r, local);
+	flush(r);
+}
+
+static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	int32_t id = (int32_t)(arg >> 4);
+	int s = (int)(arg & 15);
+	(void)sim;
+	batch *b = &r->batches[id];
+	/* as if each completion were its own event, in order */
+	for (int32_t i = 0; i < b->n; i++) {
+		complete(r, b->locals[i], s, -1);
+		try_rank(r, b->locals[i]);
+	}
+	flush(r);
+	if (r->env.progress)
+		progress(r);
+	b = &r->batches[id];
+	b->next_free = r->batch_free;
+	r->batch_free = id;
 }
 
 static void on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
@@ -387,6 +507,7 @@ static void on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
 		try_rank(r, pl);
 	}
 	try_rank(r, local);
+	flush(r);
 }
 
 static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
@@ -410,6 +531,7 @@ static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 		if (simulated(r, m))
 			try_rank(r, local_of(r, m));
 	}
+	flush(r);
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
@@ -430,7 +552,11 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	}
 	r->sim = cs_sim_new();
 	r->ranks = calloc((size_t)r->nlocal, sizeof(rank_state));
-	if (!r->sim || !r->ranks) {
+	r->stream_mask = calloc((size_t)m->deg[CS_AXIS_PP], 1);
+	r->open = -1;
+	r->open_first = -1;
+	r->batch_free = -1;
+	if (!r->sim || !r->ranks || !r->stream_mask) {
 		cs_runner_free(r);
 		return NULL;
 	}
@@ -440,7 +566,13 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		rs->tmpl = (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
 		rs->factor = env->compute_factor ? env->compute_factor[rank] : 1.0f;
 		rs->blockc = NO_BLOCK;
+		for (int k = 0; k < CS_GROUP_KINDS; k++)
+			rs->gidx[k] = -1;
 	}
+	for (int64_t t = 0; t < m->deg[CS_AXIS_PP]; t++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			if (env->progs[t].nops[s] > 0)
+				r->stream_mask[t] |= (uint8_t)(1u << s);
 	return r;
 }
 
@@ -454,6 +586,10 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].shapes);
 			free(r->comm[k][s].shape_ok);
 		}
+	for (int32_t i = 0; i < r->nbatches; i++)
+		free(r->batches[i].locals);
+	free(r->batches);
+	free(r->stream_mask);
 	free(r->ranks);
 	cs_sim_free(r->sim);
 	free(r);
@@ -486,6 +622,7 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 	r->next_progress_events = 1u << 20;
 	for (int64_t l = 0; l < r->nlocal; l++)
 		try_rank(r, l);
+	flush(r);
 	cs_sim_run(r->sim, 0);
 	if (r->env.progress)
 		fputs("\r\033[K", stderr);

@@ -1,0 +1,241 @@
+/*
+ * planner_seed.c - the planner's pieces that are pure functions of a
+ * scenario: resizing the cluster, writing a plan into a scenario, the seed's
+ * heuristic (choose_parallelism) and the analytic estimate that orders the
+ * survivors before simulation.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "model/compute.h"
+#include "model/memory.h"
+#include "model/model.h"
+#include "plan/planner.h"
+
+static const char *const bound_names[] = {"compute", "tp", "dp", "pp", "cp", "ep", "bubble"};
+static const char *const sharding_names[] = {"none", "zero1", "zero2", "zero3", "shard-grad-op",
+					     "hybrid"};
+static const char *const recompute_names[] = {"none", "selective", "full"};
+
+const char *cs_plan_bound_name(int bound)
+{
+	return bound >= 0 && bound <= CS_PLAN_BOUND_BUBBLE ? bound_names[bound] : "?";
+}
+
+const char *cs_plan_sharding_name(cs_sharding s)
+{
+	return (unsigned)s <= CS_SHARD_HYBRID ? sharding_names[s] : "?";
+}
+
+const char *cs_plan_recompute_name(cs_recompute r)
+{
+	return (unsigned)r <= CS_RECOMPUTE_FULL ? recompute_names[r] : "?";
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+cs_status cs_plan_resize(cs_scenario *sc, int64_t gpus, cs_diag *diag)
+{
+	cs_cluster_spec *c = &sc->cluster;
+	int64_t per = c->gpus_per_node;
+
+	if (gpus < 1 || gpus > CS_CONFIG_MAX_GPUS) {
+		snprintf(diag->msg, sizeof diag->msg, "'--gpus' (%lld) must be between 1 and %d",
+			 (long long)gpus, CS_CONFIG_MAX_GPUS);
+		return CS_ERR_INPUT;
+	}
+	if (gpus % per == 0) {
+		c->nodes = gpus / per;
+	} else if (gpus < per && per % gpus == 0) {
+		c->nodes = 1;
+		c->gpus_per_node = (int)gpus;
+		if (c->scale_up_domain > gpus)
+			c->scale_up_domain = (int)gpus;
+		if (c->nics_per_node > gpus)
+			c->nics_per_node = (int)gpus;
+	} else {
+		snprintf(diag->msg, sizeof diag->msg, "'--gpus' (%lld) must be a multiple of the %lld "
+			 "GPUs per node, or divide it", (long long)gpus, (long long)per);
+		return CS_ERR_INPUT;
+	}
+	int64_t dom = c->scale_up_domain;
+	per = c->gpus_per_node;
+	if (per % dom != 0 && gpus % dom != 0) {
+		snprintf(diag->msg, sizeof diag->msg, "'--gpus' (%lld) must be a multiple of the "
+			 "scale-up domain of %lld GPUs", (long long)gpus, (long long)dom);
+		return CS_ERR_INPUT;
+	}
+	return CS_OK;
+}
+
+/* Write p into a copy of base without validating. */
+static void fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
+{
+	cs_parallel_spec *q;
+
+	*out = *base;
+	q = &out->parallel;
+	q->tp = p->tp;
+	q->pp = p->pp;
+	q->dp = p->dp;
+	q->cp = p->cp;
+	q->ep = p->ep;
+	q->sequence_parallel = p->sequence_parallel && p->tp > 1;
+	q->virtual_stages = p->vstages;
+	q->schedule = p->vstages > 1 ? CS_SCHED_INTERLEAVED : CS_SCHED_1F1B;
+	q->sharding = p->sharding;
+	q->recompute = p->recompute;
+	out->training.micro_batch = p->micro_batch;
+	out->sim.fold = true;
+	out->sim.steps = 1;
+	out->n_perturbations = 0;
+}
+
+void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out);
+void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
+{
+	fill(base, p, out);
+}
+
+cs_status cs_plan_apply(const cs_scenario *base, const cs_plan *p, cs_scenario *out,
+			cs_diag *diag)
+{
+	fill(base, p, out);
+	return cs_config_validate(out, diag);
+}
+
+/* ---- the seed's heuristic ----------------------------------------------- */
+
+/* Prefer fitting plans, then fewer model-parallel ranks, then larger tp,
+ * then less memory (the seed's _better). */
+static bool seed_better(const cs_plan *a, bool afits, const cs_plan *b, bool bfits)
+{
+	if (afits != bfits)
+		return afits;
+	if (a->tp * a->pp != b->tp * b->pp)
+		return a->tp * a->pp < b->tp * b->pp;
+	if (a->tp != b->tp)
+		return a->tp > b->tp;
+	return a->mem_bytes < b->mem_bytes;
+}
+
+void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
+{
+	const cs_model_spec *m = &sc->model;
+	int64_t gpus = cs_scenario_gpus(sc), domain = sc->cluster.scale_up_domain;
+	double budget = sc->cluster.gpu.hbm_bytes * CS_PLAN_SEED_HEADROOM;
+	cs_training_spec t = sc->training;
+	bool have = false, best_fits = false;
+
+	/* The seed's formula holds pp micro-batches in flight, whatever the
+	 * batch: an unknown micro-batch count gives exactly that. */
+	t.global_batch = 0;
+	t.micro_batch = 1;
+	memset(best, 0, sizeof *best);
+	for (int64_t tp = 1; tp <= domain; tp++) {
+		if (domain % tp || m->heads % tp)
+			continue;
+		int64_t rest = gpus / tp;   /* the seed's n_gpus // tp */
+		for (int64_t pp = 1; pp <= rest; pp++) {
+			if (rest % pp || m->layers % pp)
+				continue;
+			cs_plan c = {0};
+			c.tp = tp;
+			c.pp = pp;
+			c.dp = gpus / (tp * pp);
+			c.cp = 1;
+			c.ep = gcd64(sc->parallel.ep, c.dp > 0 ? c.dp : 1);
+			c.vstages = 1;
+			c.micro_batch = 1;
+			c.sharding = CS_SHARD_ZERO1;
+			c.recompute = CS_RECOMPUTE_SELECTIVE;
+			c.sequence_parallel = true;
+			cs_parallel_spec q = sc->parallel;
+			q.tp = c.tp;
+			q.pp = c.pp;
+			q.dp = c.dp;
+			q.cp = 1;
+			q.ep = c.ep;
+			q.sequence_parallel = true;
+			q.schedule = CS_SCHED_1F1B;
+			q.virtual_stages = 1;
+			q.sharding = CS_SHARD_ZERO1;
+			q.recompute = CS_RECOMPUTE_SELECTIVE;
+			c.mem_bytes = cs_mem_per_gpu(m, &t, &q, &sc->cluster.gpu,
+						     sc->cluster.gpus_per_node).total;
+			bool f = c.mem_bytes <= budget;
+			if (!have || seed_better(&c, f, best, best_fits)) {
+				*best = c;
+				best_fits = f;
+				have = true;
+			}
+		}
+	}
+	best->sequence_parallel = best->tp > 1;
+	*fits = have && best_fits;
+}
+
+/* ---- the analytic estimate ---------------------------------------------- */
+
+double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
+{
+	const cs_model_spec *m = &sc->model;
+	const cs_cluster_spec *cl = &sc->cluster;
+	double gpus = (double)cs_scenario_gpus(sc);
+	double s = (double)sc->training.seq_len, gb = (double)sc->training.global_batch;
+	double tp = (double)p->tp, pp = (double)p->pp, dp = (double)p->dp, cp = (double)p->cp;
+	double v = (double)p->vstages, mb = (double)p->micro_batch;
+	double micro = gb / (dp * mb);
+	double layers_here = (double)m->layers / pp;
+	double peak = cs_compute_peak(&cl->gpu, sc->training.precision) * cl->gpu.gemm_efficiency;
+	double up = cl->scale_up.bandwidth;
+	double out = cl->scale_out.bandwidth * (double)cl->nics_per_node / (double)cl->gpus_per_node;
+	double dom = (double)cl->scale_up_domain;
+	double act = s / cp * mb * (double)m->hidden * 2.0;  /* one micro-batch's (s, b, h), 16-bit */
+
+	double hw = cs_model_hw_flops_per_step(m, sc->training.seq_len, sc->training.global_batch,
+					       p->recompute);
+	double compute = hw / (gpus * peak);
+	double bubble = compute * (pp - 1.0) / (v * micro);
+
+	double tp_comm = 0.0;
+	if (p->tp > 1) {
+		/* two all-reduces forward, two backward (and two more when the
+		 * whole forward is recomputed), ring volume 2 (t-1)/t */
+		double n = p->recompute == CS_RECOMPUTE_FULL ? 6.0 : 4.0;
+		double bw = tp <= dom ? up : out;
+		tp_comm = n * 2.0 * (tp - 1.0) / tp * act / bw * layers_here * micro;
+	}
+	double cp_comm = 0.0;
+	if (p->cp > 1) {
+		/* all-gather K and V forward, reduce-scatter their gradients backward */
+		double kv = s * mb * (double)m->kv_heads * (double)(m->hidden / m->heads) * 2.0 * 2.0;
+		double bw = tp * cp <= dom ? up : out;
+		cp_comm = 2.0 * (cp - 1.0) / cp * kv / tp / bw * layers_here * micro;
+	}
+	double pp_comm = 0.0;
+	if (p->pp > 1)
+		pp_comm = 2.0 * act / tp / out * micro * v;
+	double dp_exposed = 0.0;
+	if (p->dp * p->cp > 1) {
+		double d = dp * cp;
+		double params = (double)cs_model_params(m).total / (tp * pp);
+		double gbytes = cs_model_dtype_bytes(sc->training.grad_dtype);
+		double vol = 2.0 * (d - 1.0) / d * params * gbytes;   /* all-reduce, or RS + AG */
+		if (p->sharding == CS_SHARD_ZERO3)
+			vol *= 1.5;
+		double bw = gpus <= dom ? up : out;
+		double hide = compute * 2.0 / 3.0;   /* backward */
+		dp_exposed = vol / bw > hide ? vol / bw - hide : 0.0;
+	}
+	return compute + bubble + tp_comm + cp_comm + pp_comm + dp_exposed;
+}
