@@ -112,6 +112,17 @@ START_TEST(test_flops_equal_megatron_formula)
 }
 END_TEST
 
+START_TEST(test_causal_flops_halve_the_attention_square)
+{
+	cs_model_spec m = fx_gpt3_175b();
+	double B = (double)flop_cases[_i].B, s = (double)flop_cases[_i].s;
+	double L = 96, h = 12288, V = 50257;
+	double causal = 72.0 * B * s * L * h * h * (1.0 + s / (12.0 * h) + V / (12.0 * h * L));
+	double ours = cs_model_causal_flops_per_step(&m, flop_cases[_i].s, flop_cases[_i].B);
+	ck_assert_msg(rel(ours, causal) < 1e-9, "%g vs %g", ours, causal);
+}
+END_TEST
+
 START_TEST(test_hw_flops_full_recompute_equal_megatron_hfu)
 {
 	cs_model_spec m = fx_gpt3_175b();
@@ -416,6 +427,7 @@ static Suite *model_suite(void)
 	tc = tcase_create("model_flops");
 	tcase_add_loop_test(tc, test_flops_equal_megatron_formula, 0, N(flop_cases));
 	tcase_add_loop_test(tc, test_hw_flops_full_recompute_equal_megatron_hfu, 0, N(flop_cases));
+	tcase_add_loop_test(tc, test_causal_flops_halve_the_attention_square, 0, N(flop_cases));
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_flops");

@@ -71,6 +71,8 @@ typedef struct cs_metrics {
 	double tflops_per_gpu;       /* model FLOPs per second per GPU, 1e12 */
 	double mfu;                  /* fraction of peak, model FLOPs */
 	double hfu;                  /* fraction of peak, hardware FLOPs (with recompute) */
+	double tflops_per_gpu_causal;/* the same with causal attention counted as s^2/2 */
+	double mfu_causal;
 	double compute_s;            /* busy compute time of the critical rank */
 	double exposed_comm_s[CS_COMM_KINDS];
 	double bubble_s;

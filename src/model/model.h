@@ -96,6 +96,10 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
  * element-wise work are not counted.
  */
 double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch);
+/* The same count with causal masking: the attention scores and context over
+ * the lower triangle only (s^2/2), the convention of reports that count the
+ * work a causal kernel does rather than Megatron's full square. */
+double cs_model_causal_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch);
 /* Hardware FLOPs: model FLOPs plus the forward work recompute repeats. */
 double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
                                   cs_recompute rc);

@@ -131,6 +131,14 @@ double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t 
 	return 3.0 * tokens * f;
 }
 
+double cs_model_causal_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch)
+{
+	double tokens = (double)seq_len * (double)global_batch;
+	/* the masked upper half of every s x s score and context matmul is not work */
+	double masked = 0.5 * (double)m->layers * attn_core_fwd_flops_per_token(m, seq_len);
+	return cs_model_flops_per_step(m, seq_len, global_batch) - 3.0 * tokens * masked;
+}
+
 double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
                                   cs_recompute rc)
 {

@@ -76,6 +76,7 @@ typedef struct cs_plan_search {
 	int64_t simulated;       /* simulations run (plans, not the heuristic's extra run) */
 	int64_t failed;          /* simulations that returned an error */
 	double wall_s;
+	char first_invalid[256]; /* cs_config_validate's first refusal, "" if none */
 	cs_plan *plans;          /* the simulated plans that succeeded, best first */
 	int64_t nplans;
 	/* the seed's heuristic */
@@ -95,6 +96,9 @@ cs_status cs_plan_resize(cs_scenario *sc, int64_t gpus, cs_diag *diag);
  * step and no perturbations, and validate it. */
 cs_status cs_plan_apply(const cs_scenario *base, const cs_plan *p, cs_scenario *out,
                         cs_diag *diag);
+
+/* cs_plan_apply without the validation (the search's inner loop). */
+void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out);
 
 /* The seed's choose_parallelism: among tp dividing both the scale-up
  * domain and the heads, and pp dividing gpus / tp and the layers, the

@@ -77,8 +77,7 @@ cs_status cs_plan_resize(cs_scenario *sc, int64_t gpus, cs_diag *diag)
 	return CS_OK;
 }
 
-/* Write p into a copy of base without validating. */
-static void fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
+void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
 {
 	cs_parallel_spec *q;
 
@@ -100,16 +99,10 @@ static void fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
 	out->n_perturbations = 0;
 }
 
-void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out);
-void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
-{
-	fill(base, p, out);
-}
-
 cs_status cs_plan_apply(const cs_scenario *base, const cs_plan *p, cs_scenario *out,
 			cs_diag *diag)
 {
-	fill(base, p, out);
+	cs__plan_fill(base, p, out);
 	return cs_config_validate(out, diag);
 }
 

@@ -26,8 +26,8 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 	if (m->slowdown > 1.0 + 1e-12 || m->slowdown < 1.0 - 1e-12)
 		fprintf(f, "  baseline         %.4f s unperturbed, slowdown x%.4f\n",
 			m->baseline_step_time_s, m->slowdown);
-	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU\n", m->tokens_per_s,
-		m->tflops_per_gpu);
+	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f counting causal attention)\n",
+		m->tokens_per_s, m->tflops_per_gpu, m->tflops_per_gpu_causal);
 	fprintf(f, "  MFU              %s%.1f %%%s (HFU %.1f %%)\n", b(color), 100 * m->mfu, e(color),
 		100 * m->hfu);
 	double span = m->step_time_s > 0 ? m->step_time_s : 1;
@@ -68,6 +68,8 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_num(&w, "tflops_per_gpu", m->tflops_per_gpu);
 	cs_jw_kv_num(&w, "mfu", m->mfu);
 	cs_jw_kv_num(&w, "hfu", m->hfu);
+	cs_jw_kv_num(&w, "tflops_per_gpu_causal", m->tflops_per_gpu_causal);
+	cs_jw_kv_num(&w, "mfu_causal", m->mfu_causal);
 	cs_jw_kv_num(&w, "model_flops", m->model_flops);
 	cs_jw_kv_num(&w, "compute_s", m->compute_s);
 	cs_jw_key(&w, "exposed_comm_s");
@@ -124,6 +126,8 @@ int cs_report_columns(const cs_metrics *m, const char **names, double *values, i
 	COL("tflops_per_gpu", m->tflops_per_gpu);
 	COL("mfu", m->mfu);
 	COL("hfu", m->hfu);
+	COL("tflops_per_gpu_causal", m->tflops_per_gpu_causal);
+	COL("mfu_causal", m->mfu_causal);
 	COL("compute_s", m->compute_s);
 	COL("exposed_tp_s", m->exposed_comm_s[CS_COMM_TP]);
 	COL("exposed_dp_s", m->exposed_comm_s[CS_COMM_DP]);

@@ -43,7 +43,7 @@ static void run_point(cs_sweep *sw, size_t p)
 	cs_diag diag = { { 0 } };
 	cs_scenario *sc = NULL;
 	cs_result *res = NULL;
-	cs_status st;
+	cs_status st = CS_ERR_NOMEM;
 
 	if (!buf || !all || cs_sweep_point_sets(sw, p, buf, len ? len : 1) != CS_OK) {
 		snprintf(diag.msg, sizeof diag.msg, "out of memory");
@@ -66,6 +66,18 @@ static void run_point(cs_sweep *sw, size_t p)
 	cs__sweep_store(sw, p, CS_SWEEP_OK, vals, NULL);
 	goto out;
 failed:
+	/* a message about one of this point's values names --vary, not --set */
+	for (size_t k = 0; st != CS_OK && k < sw->nkeys && all; k++) {
+		const char *a = all[sw->nsets + k];
+		size_t n = strlen(a);
+		if (!strncmp(diag.msg, "--set '", 7) && !strncmp(diag.msg + 7, a, n) &&
+		    diag.msg[7 + n] == '\'') {
+			char tmp[sizeof diag.msg];
+			snprintf(tmp, sizeof tmp, "--vary %s", diag.msg + 6);
+			memcpy(diag.msg, tmp, sizeof tmp);
+			break;
+		}
+	}
 	if (!diag.msg[0])
 		snprintf(diag.msg, sizeof diag.msg, "failed without a message");
 	cs__sweep_store(sw, p, CS_SWEEP_FAILED, NULL, diag.msg);

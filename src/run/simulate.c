@@ -262,6 +262,10 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	m->tflops_per_gpu = m->model_flops / m->step_time_s / (double)gpus / 1e12;
 	m->mfu = m->model_flops / (m->step_time_s * (double)gpus * peak);
 	m->hfu = hw / (m->step_time_s * (double)gpus * peak);
+	double causal = cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len,
+						       sc->training.global_batch);
+	m->tflops_per_gpu_causal = causal / m->step_time_s / (double)gpus / 1e12;
+	m->mfu_causal = causal / (m->step_time_s * (double)gpus * peak);
 	double span = 1e-9 * (double)rep->makespan;
 	m->critical_rank = rep->critical;
 	m->compute_s = 1e-9 * (double)rep->crit.busy;

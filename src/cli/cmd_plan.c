@@ -1,0 +1,407 @@
+/*
+ * cmd_plan.c - `clustersim plan`: enumerate, prune and simulate the parallel
+ * plans of a scenario's cluster, model and batch; print the best, and where
+ * the seed's heuristic choice ranks among them.
+ */
+#include "cli/cmd_plan.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "clustersim/clustersim.h"
+#include "config/scenario.h"
+#include "plan/planner.h"
+#include "report/out.h"
+
+#define MAX_SETS 256
+
+static const char plan_help[] =
+"usage: clustersim plan SCENARIO.yaml [options]\n"
+"\n"
+"Search the parallel plans for SCENARIO's cluster, model and training batch\n"
+"(its own plan is ignored): tp (divisors of the heads, up to twice the\n"
+"scale-up domain, marked '*' beyond it), pp (up to the layers, uneven splits\n"
+"allowed), dp (the rest), cp (powers of two up to 16 from 32K tokens on),\n"
+"virtual stages 1, 2, 4 (interleaved), micro-batch 1, 2, 4 (and the\n"
+"scenario's), sharding none | zero1 | zero2 | shard-grad-op | zero3 and\n"
+"recompute none | selective | full. Plans over the memory budget or refused\n"
+"by the scenario checks are dropped; the rest, at most --max-sims of them\n"
+"chosen by an analytic estimate, are simulated (folded, one step, without\n"
+"the scenario's stragglers) and ranked by step time, then memory.\n"
+"The seed's heuristic choice (smallest tp x pp that fits) is simulated too\n"
+"and its rank printed.\n"
+"\n"
+"options:\n"
+"  --gpus N            plan for N GPUs instead of the scenario's cluster\n"
+"                      (a multiple of gpus_per_node, or a divisor of it)\n"
+"  --top K             plans to print (default 10; csv writes all)\n"
+"  --jobs J            simulation threads (default: the online CPUs)\n"
+"  --format text|json|csv   output format (default text)\n"
+"  --out FILE          write the output to FILE atomically (default stdout)\n"
+"  --headroom F        fraction of HBM a plan may use (default 0.90)\n"
+"  --max-sims N        most plans simulated (default 2000)\n"
+"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+"  -h, --help          this help\n"
+"\n"
+"examples:\n"
+"  clustersim plan scenarios/ddp-llama2-7b-2node.yaml\n"
+"  clustersim plan scenarios/llama3-405b-16k.yaml --gpus 2048 --top 5\n"
+"  clustersim plan scenarios/ddp-gpt-small.yaml --format csv --out plans.csv\n"
+"  clustersim plan scenarios/llama3-405b-8k.yaml --set model.preset=llama3-70b --jobs 8\n"
+"\n"
+"exit status: 0 success, 1 no plan could be simulated, 2 bad input\n";
+
+enum { O_SET = 1, O_GPUS, O_TOP, O_JOBS, O_FORMAT, O_OUT, O_HEADROOM, O_MAX_SIMS, O_HELP };
+
+static const cs_opt plan_opts[] = {
+	{ "set", 1, O_SET }, { "gpus", 1, O_GPUS }, { "top", 1, O_TOP }, { "jobs", 1, O_JOBS },
+	{ "format", 1, O_FORMAT }, { "out", 1, O_OUT }, { "headroom", 1, O_HEADROOM },
+	{ "max-sims", 1, O_MAX_SIMS }, { "help", 0, O_HELP }, { 0, 0, 0 },
+};
+
+enum { F_TEXT, F_JSON, F_CSV };
+
+typedef struct plan_args {
+	const char *file;
+	const char *sets[MAX_SETS];
+	size_t nsets;
+	int format;
+	const char *out;
+	int64_t top;
+	cs_plan_opts opts;
+} plan_args;
+
+static int int_arg(cs_args *a, const char *name, const char *val, int64_t lo, int64_t hi,
+		   int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(val, &end, 10);
+	if (errno || end == val || *end || v < lo || v > hi)
+		return cs_args_fail(a, "'--%s' needs a whole number from %lld to %lld (got '%s')",
+				    name, (long long)lo, (long long)hi, val);
+	*out = v;
+	return 0;
+}
+
+static int parse(cs_args *a, plan_args *r)
+{
+	const char *val;
+	int id;
+	int64_t v;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(r, 0, sizeof *r);
+	r->top = 10;
+	r->opts.jobs = cpus > 0 ? (cpus > 64 ? 64 : (int)cpus) : 1;
+	while ((id = cs_args_next(a, plan_opts, &val)) != CS_ARGS_END) {
+		switch (id) {
+		case CS_ARGS_ERROR:
+			return 2;
+		case CS_ARGS_POSITIONAL:
+			if (r->file)
+				return cs_args_fail(a, "unexpected argument '%s'", val);
+			r->file = val;
+			break;
+		case O_SET:
+			if (r->nsets == MAX_SETS)
+				return cs_args_fail(a, "more than %d '--set' options", MAX_SETS);
+			r->sets[r->nsets++] = val;
+			break;
+		case O_GPUS:
+			if (int_arg(a, "gpus", val, 1, 10000000, &r->opts.gpus))
+				return 2;
+			break;
+		case O_TOP:
+			if (int_arg(a, "top", val, 1, 1000000, &r->top))
+				return 2;
+			break;
+		case O_JOBS:
+			if (int_arg(a, "jobs", val, 1, 256, &v))
+				return 2;
+			r->opts.jobs = (int)v;
+			break;
+		case O_MAX_SIMS:
+			if (int_arg(a, "max-sims", val, 1, 100000000, &r->opts.max_sims))
+				return 2;
+			break;
+		case O_HEADROOM: {
+			char *end;
+			double h = strtod(val, &end);
+			if (end == val || *end || !(h > 0.0 && h <= 1.0))
+				return cs_args_fail(a, "'--headroom' needs a fraction in (0, 1] (got '%s')",
+						    val);
+			r->opts.headroom = h;
+			break;
+		}
+		case O_FORMAT:
+			if (strcmp(val, "text") == 0)
+				r->format = F_TEXT;
+			else if (strcmp(val, "json") == 0)
+				r->format = F_JSON;
+			else if (strcmp(val, "csv") == 0)
+				r->format = F_CSV;
+			else
+				return cs_args_fail(a, "unknown format '%s' (text, json or csv)", val);
+			break;
+		case O_OUT: r->out = val; break;
+		case O_HELP:
+			fputs(plan_help, stdout);
+			exit(0);
+		}
+	}
+	if (!r->file)
+		return cs_args_fail(a, "no scenario file given");
+	return 0;
+}
+
+/* ---- text --------------------------------------------------------------- */
+
+static void text_plan_cols(FILE *f, const cs_plan *p)
+{
+	fprintf(f, " %3lld%s %3lld %3lld %2lld %5lld %3lld %2lld  %-13s %-9s",
+		(long long)p->tp, p->tp_beyond_domain ? "*" : " ", (long long)p->cp,
+		(long long)p->pp, (long long)p->vstages, (long long)p->dp, (long long)p->ep,
+		(long long)p->micro_batch, cs_plan_sharding_name(p->sharding),
+		cs_plan_recompute_name(p->recompute));
+}
+
+static double bound_s(const cs_plan *p)
+{
+	if (p->bound == CS_PLAN_BOUND_COMPUTE)
+		return p->compute_s;
+	if (p->bound == CS_PLAN_BOUND_BUBBLE)
+		return p->bubble_s;
+	return p->exposed_s[p->bound - CS_PLAN_BOUND_COMM];
+}
+
+static void text_row(FILE *f, const char *rank, const cs_plan *p)
+{
+	fprintf(f, "%5s %9.4f %5.1f%% %6.1f", rank, p->step_time_s, 100.0 * p->mfu,
+		p->mem_bytes / 1e9);
+	text_plan_cols(f, p);
+	fprintf(f, "  %s %.0f%%\n", cs_plan_bound_name(p->bound),
+		p->step_time_s > 0 ? 100.0 * bound_s(p) / p->step_time_s : 0.0);
+}
+
+static void write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+{
+	bool beyond = false;
+
+	fprintf(f, "%s: %s on %lld x %s, seq %lld, global batch %lld\n", sc->name, sc->model.name,
+		(long long)s->gpus, sc->cluster.gpu.name, (long long)sc->training.seq_len,
+		(long long)sc->training.global_batch);
+	fprintf(f, "searched %lld plans: %lld over memory (%.0f%% of %.1f GB), %lld invalid, "
+		"%lld simulated", (long long)s->considered, (long long)s->pruned_memory,
+		100.0 * s->headroom, s->budget_bytes / s->headroom / 1e9, (long long)s->pruned_invalid,
+		(long long)s->simulated);
+	if (s->skipped)
+		fprintf(f, ", %lld skipped by estimate (cap %lld)", (long long)s->skipped,
+			(long long)s->max_sims);
+	if (s->failed)
+		fprintf(f, ", %lld failed", (long long)s->failed);
+	fprintf(f, "; %.2f s on %d thread%s\n\n", s->wall_s, s->jobs, s->jobs == 1 ? "" : "s");
+	fputs(" rank    step s   MFU  GB/GPU   tp   cp  pp  v    dp  ep mb  sharding      "
+	      "recompute  bound\n", f);
+	for (int64_t i = 0; i < s->nplans && i < top; i++) {
+		char rank[24];
+		snprintf(rank, sizeof rank, "%lld", (long long)(i + 1));
+		text_row(f, rank, &s->plans[i]);
+		beyond = beyond || s->plans[i].tp_beyond_domain;
+	}
+	if (s->nplans == 0)
+		fputs("  (no plan could be simulated)\n", f);
+	fputs("\nseed heuristic (smallest tp x pp fitting 85% of HBM; selective recompute, "
+	      "sequence parallel, micro-batch 1, zero1):\n", f);
+	if (s->heuristic_valid && s->heuristic.simulated) {
+		char rank[24];
+		snprintf(rank, sizeof rank, "%lld", (long long)s->heuristic_rank);
+		text_row(f, rank, &s->heuristic);
+		fprintf(f, "  rank %lld of %lld simulated", (long long)s->heuristic_rank,
+			(long long)s->nplans);
+		if (s->nplans > 0 && s->plans[0].step_time_s > 0)
+			fprintf(f, "; the best plan is %.1f%% faster",
+				100.0 * (s->heuristic.step_time_s / s->plans[0].step_time_s - 1.0));
+		fprintf(f, "%s\n", s->heuristic_fits ? "" : " (it does not fit by the seed's rule)");
+	} else {
+		fprintf(f, "  tp %lld, pp %lld, dp %lld: not ranked, %s\n", (long long)s->heuristic.tp,
+			(long long)s->heuristic.pp, (long long)s->heuristic.dp, s->heuristic_note);
+	}
+	if (beyond)
+		fprintf(f, "\n* tp beyond the %d-GPU scale-up domain\n", sc->cluster.scale_up_domain);
+}
+
+/* ---- json --------------------------------------------------------------- */
+
+static void json_plan(cs_jw *w, const cs_plan *p, int64_t rank)
+{
+	cs_jw_begin_obj(w);
+	if (rank > 0)
+		cs_jw_kv_int(w, "rank", rank);
+	cs_jw_kv_int(w, "tp", p->tp);
+	cs_jw_kv_int(w, "cp", p->cp);
+	cs_jw_kv_int(w, "pp", p->pp);
+	cs_jw_kv_int(w, "virtual_stages", p->vstages);
+	cs_jw_kv_int(w, "dp", p->dp);
+	cs_jw_kv_int(w, "ep", p->ep);
+	cs_jw_kv_int(w, "micro_batch", p->micro_batch);
+	cs_jw_kv_str(w, "schedule", p->vstages > 1 ? "interleaved" : "1f1b");
+	cs_jw_kv_bool(w, "sequence_parallel", p->sequence_parallel);
+	cs_jw_kv_str(w, "sharding", cs_plan_sharding_name(p->sharding));
+	cs_jw_kv_str(w, "recompute", cs_plan_recompute_name(p->recompute));
+	cs_jw_kv_bool(w, "tp_beyond_domain", p->tp_beyond_domain);
+	cs_jw_kv_num(w, "memory_bytes", p->mem_bytes);
+	cs_jw_kv_num(w, "estimate_s", p->estimate_s);
+	if (p->simulated) {
+		cs_jw_kv_num(w, "step_time_s", p->step_time_s);
+		cs_jw_kv_num(w, "mfu", p->mfu);
+		cs_jw_kv_num(w, "tflops_per_gpu", p->tflops_per_gpu);
+		cs_jw_kv_num(w, "tokens_per_s", p->tokens_per_s);
+		cs_jw_kv_num(w, "compute_s", p->compute_s);
+		cs_jw_key(w, "exposed_comm_s");
+		cs_jw_begin_obj(w);
+		for (int k = 0; k < CS_COMM_KINDS; k++)
+			cs_jw_kv_num(w, cs_comm_kind_name((cs_comm_kind)k), p->exposed_s[k]);
+		cs_jw_end_obj(w);
+		cs_jw_kv_num(w, "bubble_s", p->bubble_s);
+		cs_jw_kv_str(w, "bound", cs_plan_bound_name(p->bound));
+	}
+	cs_jw_end_obj(w);
+}
+
+static int write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+{
+	cs_jw w;
+	cs_jw_init(&w, f, 2);
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_str(&w, "scenario", sc->name);
+	cs_jw_kv_str(&w, "model", sc->model.name);
+	cs_jw_kv_str(&w, "gpu", sc->cluster.gpu.name);
+	cs_jw_kv_int(&w, "gpus", s->gpus);
+	cs_jw_kv_int(&w, "seq_len", sc->training.seq_len);
+	cs_jw_kv_int(&w, "global_batch", sc->training.global_batch);
+	cs_jw_key(&w, "plans");
+	cs_jw_begin_arr(&w);
+	for (int64_t i = 0; i < s->nplans && i < top; i++)
+		json_plan(&w, &s->plans[i], i + 1);
+	cs_jw_end_arr(&w);
+	cs_jw_key(&w, "search");
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_int(&w, "considered", s->considered);
+	cs_jw_kv_int(&w, "pruned_memory", s->pruned_memory);
+	cs_jw_kv_int(&w, "pruned_invalid", s->pruned_invalid);
+	cs_jw_kv_int(&w, "survived", s->survived);
+	cs_jw_kv_int(&w, "simulated", s->simulated);
+	cs_jw_kv_int(&w, "skipped", s->skipped);
+	cs_jw_kv_int(&w, "failed", s->failed);
+	cs_jw_kv_int(&w, "max_simulated", s->max_sims);
+	cs_jw_kv_num(&w, "headroom", s->headroom);
+	cs_jw_kv_num(&w, "budget_bytes", s->budget_bytes);
+	cs_jw_kv_int(&w, "jobs", s->jobs);
+	cs_jw_kv_num(&w, "wall_s", s->wall_s);
+	cs_jw_key(&w, "heuristic");
+	json_plan(&w, &s->heuristic, 0);
+	cs_jw_kv_bool(&w, "heuristic_fits", s->heuristic_fits);
+	cs_jw_kv_bool(&w, "heuristic_valid", s->heuristic_valid);
+	if (s->heuristic_rank > 0)
+		cs_jw_kv_int(&w, "heuristic_rank", s->heuristic_rank);
+	else
+		cs_jw_kv_str(&w, "heuristic_note", s->heuristic_note);
+	cs_jw_end_obj(&w);
+	cs_jw_end_obj(&w);
+	return cs_jw_finish(&w);
+}
+
+/* ---- csv ---------------------------------------------------------------- */
+
+static void write_csv(FILE *f, const cs_plan_search *s)
+{
+	fputs("rank,tp,cp,pp,virtual_stages,dp,ep,micro_batch,sequence_parallel,sharding,"
+	      "recompute,tp_beyond_domain,memory_bytes,estimate_s,step_time_s,mfu,tflops_per_gpu,"
+	      "tokens_per_s,compute_s", f);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		fprintf(f, ",exposed_%s_s", cs_comm_kind_name((cs_comm_kind)k));
+	fputs(",bubble_s,bound\n", f);
+	for (int64_t i = 0; i < s->nplans; i++) {
+		const cs_plan *p = &s->plans[i];
+		fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%s,%d", (long long)(i + 1),
+			(long long)p->tp, (long long)p->cp, (long long)p->pp, (long long)p->vstages,
+			(long long)p->dp, (long long)p->ep, (long long)p->micro_batch,
+			p->sequence_parallel, cs_plan_sharding_name(p->sharding),
+			cs_plan_recompute_name(p->recompute), p->tp_beyond_domain);
+		const double nums[] = {p->mem_bytes, p->estimate_s, p->step_time_s, p->mfu,
+				       p->tflops_per_gpu, p->tokens_per_s, p->compute_s};
+		for (size_t j = 0; j < sizeof nums / sizeof nums[0]; j++) {
+			fputc(',', f);
+			cs_csv_num(f, nums[j]);
+		}
+		for (int k = 0; k < CS_COMM_KINDS; k++) {
+			fputc(',', f);
+			cs_csv_num(f, p->exposed_s[k]);
+		}
+		fputc(',', f);
+		cs_csv_num(f, p->bubble_s);
+		fprintf(f, ",%s\n", cs_plan_bound_name(p->bound));
+	}
+}
+
+int cs_cmd_plan(int argc, char **argv)
+{
+	cs_args a;
+	plan_args r;
+	cs_diag diag = { { 0 } };
+	cs_scenario *sc = NULL;
+	cs_plan_search *s = NULL;
+
+	cs_args_init(&a, "plan", argc, argv);
+	if (parse(&a, &r))
+		return 2;
+	cs_status st = cs_scenario_load(r.file, r.sets, r.nsets, &sc, &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, "%s\n", diag.msg);
+		return st;
+	}
+	st = cs_plan_search_run(sc, &r.opts, &s, &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, "clustersim plan: %s\n", diag.msg);
+		cs_scenario_free(sc);
+		return st == CS_ERR_INPUT ? 2 : 1;
+	}
+	if (r.opts.gpus > 0)
+		cs_plan_resize(sc, r.opts.gpus, &diag);   /* for the header; checked above */
+
+	int rc = 0;
+	cs_out *o = cs_out_open(r.out ? r.out : "-", &diag);
+	if (!o) {
+		fprintf(stderr, "clustersim plan: %s\n", diag.msg);
+		rc = 2;
+		goto done;
+	}
+	FILE *f = cs_out_file(o);
+	if (r.format == F_JSON)
+		write_json(f, sc, s, r.top);
+	else if (r.format == F_CSV)
+		write_csv(f, s);
+	else
+		write_text(f, sc, s, r.top);
+	if (cs_out_commit(o, &diag) != 0) {
+		fprintf(stderr, "clustersim plan: %s\n", diag.msg);
+		rc = 2;
+		goto done;
+	}
+	if (s->nplans == 0) {
+		fprintf(stderr, "clustersim plan: no plan could be simulated: %lld over the memory "
+			"budget, %lld invalid%s%s\n", (long long)s->pruned_memory,
+			(long long)s->pruned_invalid, s->first_invalid[0] ? "; first refusal: " : "",
+			s->first_invalid);
+		rc = 1;
+	}
+done:
+	cs_plan_search_free(s);
+	cs_scenario_free(sc);
+	return rc;
+}

@@ -1,0 +1,503 @@
+/*
+ * flow.c - the flow net: flows on links, max-min fair rates by progressive
+ * filling, recomputed at every change of the set of draining flows.
+ *
+ * Flows live in a slot array (freed slots are reused last in, first out,
+ * so the iteration order depends only on the calls made);
+ * collectives likewise. Per-link state for progressive filling is dense
+ * over the topology's link ids (a few MB at 16,384 GPUs) and only the links
+ * touched by draining flows are visited.
+ *
+ * A draining flow keeps its end time, absolute, computed when its rate was
+ * last set: now + ceil(remaining / rate) in ns (float noise below 1e-13
+ * relative is ignored, so a flow of exactly 20 ms takes 20,000,000 ns). A
+ * flow ends at that time exactly, with nothing left, so rounding never
+ * accumulates into an extra event.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "coll/flow.h"
+#include "coll/flow_plan.h"
+
+enum { FREE, WAITING, DRAINING };
+
+typedef struct flow {
+	int32_t coll;   /* slot of its collective */
+	int32_t state;
+	int32_t nlinks;
+	int32_t links[CS_NET_MAX_ROUTE];
+	double rem, rate;
+	cs_time at;     /* end of the latency phase */
+	cs_time end;    /* while draining */
+} flow;
+
+typedef struct coll {
+	uint64_t tag;
+	int64_t id;
+	int64_t left;   /* flows not ended; -1: free slot */
+} coll;
+
+/* A growable array of slots with a free stack. */
+typedef struct slots {
+	void *v;
+	int32_t n, cap;
+	int32_t *free;
+	int32_t nfree;
+} slots;
+
+struct cs_net {
+	const cs_topo *topo;
+	int64_t domain;
+	int32_t nlinks;
+	cs_time now;
+	cs_time next;       /* next flow event */
+	int64_t nactive, ncoll, next_id;
+	double *cap;        /* per link */
+	/* progressive filling, per link: residual, unfrozen flows, index */
+	double *res;
+	int32_t *cnt, *pos;
+	slots flows, colls;
+	/* completed tags, FIFO */
+	uint64_t *done;
+	size_t dhead, dn, dcap;
+	/* scratch */
+	int32_t *act, *touched, *off, *adj;
+	char *frozen;
+	size_t actcap, frozencap, adjcap, tcap, offcap;
+	cs__flow_plan plan;
+};
+
+static int32_t slot_get(slots *s, size_t size)
+{
+	if (s->nfree > 0)
+		return s->free[--s->nfree];
+	if (s->n == s->cap) {
+		int32_t cap = s->cap ? 2 * s->cap : 64;
+		void *v = realloc(s->v, (size_t)cap * size);
+		if (v == NULL)
+			return -1;
+		s->v = v;
+		int32_t *f = realloc(s->free, (size_t)cap * sizeof(*f));
+		if (f == NULL)
+			return -1;
+		s->free = f;
+		s->cap = cap;
+	}
+	return s->n++;
+}
+
+/* Push a freed slot: the last freed is reused first. */
+static void slot_put(slots *s, int32_t i)
+{
+	s->free[s->nfree++] = i;
+}
+
+#define FLOWS(n) ((flow *)(n)->flows.v)
+#define COLLS(n) ((coll *)(n)->colls.v)
+
+cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
+{
+	if (topo == NULL || c == NULL)
+		return NULL;
+	cs_net *n = calloc(1, sizeof(*n));
+	if (n == NULL)
+		return NULL;
+	n->topo = topo;
+	n->domain = c->scale_up_domain > 0 ? c->scale_up_domain : c->gpus_per_node;
+	if (n->domain < 1)
+		n->domain = 1;
+	n->nlinks = cs_topo_nlinks(topo);
+	n->next = CS_TIME_MAX;
+	size_t nl = (size_t)n->nlinks + 1;
+	n->cap = malloc(nl * sizeof(*n->cap));
+	n->res = malloc(nl * sizeof(*n->res));
+	n->cnt = malloc(nl * sizeof(*n->cnt));
+	n->pos = malloc(nl * sizeof(*n->pos));
+	if (n->cap == NULL || n->res == NULL || n->cnt == NULL || n->pos == NULL) {
+		cs_net_free(n);
+		return NULL;
+	}
+	for (int32_t l = 0; l < n->nlinks; l++) {
+		n->cap[l] = cs_topo_link_bandwidth(topo, l);
+		n->pos[l] = -1;
+	}
+	return n;
+}
+
+void cs_net_free(cs_net *n)
+{
+	if (n == NULL)
+		return;
+	free(n->cap);
+	free(n->res);
+	free(n->cnt);
+	free(n->pos);
+	free(n->flows.v);
+	free(n->flows.free);
+	free(n->colls.v);
+	free(n->colls.free);
+	free(n->done);
+	free(n->act);
+	free(n->touched);
+	free(n->off);
+	free(n->adj);
+	free(n->frozen);
+	cs__flow_plan_free(&n->plan);
+	free(n);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * size);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int push_done(cs_net *n, uint64_t tag)
+{
+	if (n->dn == n->dcap) {
+		size_t cap = n->dcap ? 2 * n->dcap : 16;
+		uint64_t *d = malloc(cap * sizeof(*d));
+		if (d == NULL)
+			return -1;
+		for (size_t i = 0; i < n->dn; i++)
+			d[i] = n->done[(n->dhead + i) % n->dcap];
+		free(n->done);
+		n->done = d;
+		n->dhead = 0;
+		n->dcap = cap;
+	}
+	n->done[(n->dhead + n->dn) % n->dcap] = tag;
+	n->dn++;
+	return 0;
+}
+
+/* Nanoseconds to drain `rem` bytes at `rate`, rounded up. */
+static cs_time drain_ns(double rem, double rate)
+{
+	if (!(rem > 0))
+		return 0;
+	if (!(rate > 0))
+		return CS_TIME_MAX;
+	double d = rem * 1e9 / rate;
+	if (d >= 4e18)
+		return CS_TIME_MAX;
+	double slack = d * 1e-13 > 1e-6 ? d * 1e-13 : 1e-6;
+	d = ceil(d - slack);
+	return d > 0 ? (cs_time)d : 0;
+}
+
+static void set_next(cs_net *n)
+{
+	cs_time next = CS_TIME_MAX;
+	flow *f = FLOWS(n);
+	for (int32_t i = 0; i < n->flows.n; i++) {
+		if (f[i].state == WAITING && f[i].at < next)
+			next = f[i].at;
+		else if (f[i].state == DRAINING && f[i].end < next)
+			next = f[i].end;
+	}
+	n->next = next;
+}
+
+/* Max-min fair rates of the draining flows by progressive filling: the link
+ * with the least residual capacity per unfrozen flow fixes the rate of its
+ * flows; every link at that same share is settled in the same round. Ties
+ * and orders follow slot and first-touch order, so the result is
+ * deterministic. */
+static int recompute(cs_net *n)
+{
+	flow *f = FLOWS(n);
+	size_t na = 0, nt = 0, nadj = 0;
+	if (grow((void **)&n->act, &n->actcap, (size_t)n->flows.n + 1, sizeof(*n->act)) ||
+	    grow((void **)&n->frozen, &n->frozencap, (size_t)n->flows.n + 1, 1))
+		return -1;
+	for (int32_t i = 0; i < n->flows.n; i++) {
+		if (f[i].state != DRAINING)
+			continue;
+		if (f[i].nlinks == 0) {
+			f[i].rate = INFINITY;
+			f[i].end = n->now;
+			continue;
+		}
+		n->act[na] = i;
+		n->frozen[na] = 0;
+		na++;
+		for (int k = 0; k < f[i].nlinks; k++) {
+			int32_t l = f[i].links[k];
+			if (n->pos[l] < 0) {
+				if (grow((void **)&n->touched, &n->tcap, nt + 2, sizeof(*n->touched)) ||
+				    grow((void **)&n->off, &n->offcap, nt + 2, sizeof(*n->off)))
+					return -1;
+				n->pos[l] = (int32_t)nt;
+				n->touched[nt] = l;
+				n->res[nt] = n->cap[l];
+				n->cnt[nt] = 0;
+				nt++;
+			}
+			n->cnt[n->pos[l]]++;
+			nadj++;
+		}
+	}
+	if (grow((void **)&n->adj, &n->adjcap, nadj + 1, sizeof(*n->adj)))
+		return -1;
+	/* link -> flows (positions in act), CSR */
+	size_t sum = 0;
+	for (size_t t = 0; t < nt; t++) {
+		n->off[t] = (int32_t)sum;
+		sum += (size_t)n->cnt[t];
+	}
+	n->off[nt] = (int32_t)sum;
+	for (size_t a = 0; a < na; a++) {
+		const flow *g = &f[n->act[a]];
+		for (int k = 0; k < g->nlinks; k++) {
+			int32_t t = n->pos[g->links[k]];
+			n->adj[n->off[t] + (n->off[t + 1] - n->off[t]) - n->cnt[t]] = (int32_t)a;
+			n->cnt[t]--;
+		}
+	}
+	for (size_t t = 0; t < nt; t++)
+		n->cnt[t] = n->off[t + 1] - n->off[t];
+
+	size_t left = na;
+	while (left > 0) {
+		double share = INFINITY;
+		for (size_t t = 0; t < nt; t++)
+			if (n->cnt[t] > 0) {
+				double s = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
+				if (s < share)
+					share = s;
+			}
+		double limit = share * (1 + 1e-12);
+		for (size_t t = 0; t < nt; t++) {
+			if (n->cnt[t] <= 0)
+				continue;
+			double s = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
+			if (s > limit)
+				continue;
+			for (int32_t e = n->off[t]; e < n->off[t + 1]; e++) {
+				int32_t a = n->adj[e];
+				if (n->frozen[a])
+					continue;
+				n->frozen[a] = 1;
+				left--;
+				flow *g = &f[n->act[a]];
+				g->rate = share;
+				for (int k = 0; k < g->nlinks; k++) {
+					int32_t u = n->pos[g->links[k]];
+					n->res[u] -= share;
+					n->cnt[u]--;
+				}
+			}
+		}
+	}
+	for (size_t t = 0; t < nt; t++)
+		n->pos[n->touched[t]] = -1;
+	for (size_t a = 0; a < na; a++) {
+		flow *g = &f[n->act[a]];
+		cs_time d = drain_ns(g->rem, g->rate);
+		g->end = d >= CS_TIME_MAX - n->now ? CS_TIME_MAX : n->now + d;
+	}
+	return 0;
+}
+
+/* Drain every flow at its rate from the net's time to t. */
+static void progress(cs_net *n, cs_time t)
+{
+	if (t <= n->now)
+		return;
+	double dt = (double)(t - n->now) * 1e-9;
+	flow *f = FLOWS(n);
+	for (int32_t i = 0; i < n->flows.n; i++) {
+		if (f[i].state != DRAINING || f[i].nlinks == 0)
+			continue;
+		f[i].rem -= f[i].rate * dt;
+		if (f[i].rem < 0)
+			f[i].rem = 0;
+	}
+	n->now = t;
+}
+
+static int end_flow(cs_net *n, int32_t i)
+{
+	flow *f = &FLOWS(n)[i];
+	coll *c = &COLLS(n)[f->coll];
+	f->state = FREE;
+	f->rem = 0;
+	slot_put(&n->flows, i);
+	n->nactive--;
+	if (--c->left == 0) {
+		c->left = -1;
+		slot_put(&n->colls, f->coll);
+		return push_done(n, c->tag);
+	}
+	return 0;
+}
+
+/* Process every flow event up to and including t, then drain to t. */
+static int step_to(cs_net *n, cs_time t)
+{
+	while (n->next <= t) {
+		cs_time te = n->next;
+		progress(n, te);
+		flow *f = FLOWS(n);
+		for (int32_t i = 0; i < n->flows.n; i++) {
+			if (f[i].state == WAITING && f[i].at <= te) {
+				f[i].state = DRAINING;
+				if (f[i].nlinks == 0 && end_flow(n, i))
+					return -1;
+			} else if (f[i].state == DRAINING && f[i].end <= te) {
+				if (end_flow(n, i))
+					return -1;
+			}
+		}
+		if (recompute(n))
+			return -1;
+		set_next(n);
+	}
+	progress(n, t);
+	return 0;
+}
+
+int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
+		     cs_coll_op op, double bytes, cs_coll_algo algo, uint64_t tag)
+{
+	if (now < n->now || nmembers < 0 || (nmembers > 0 && members == NULL))
+		return -1;
+	if (step_to(n, now))
+		return -1;
+	n->plan.n = 0;
+	if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
+		return -1;
+	int64_t id = n->next_id++;
+	if (n->plan.n == 0) {
+		if (push_done(n, tag))
+			return -1;
+		n->ncoll++;
+		return id;
+	}
+	int32_t ci = slot_get(&n->colls, sizeof(coll));
+	if (ci < 0)
+		return -1;
+	COLLS(n)[ci] = (coll){tag, id, (int64_t)n->plan.n};
+	for (size_t k = 0; k < n->plan.n; k++) {
+		const cs__flow_spec *s = &n->plan.f[k];
+		int32_t fi = slot_get(&n->flows, sizeof(flow));
+		if (fi < 0) {
+			/* keep the flows added; the collective ends with them */
+			COLLS(n)[ci].left = (int64_t)k;
+			if (k == 0) {
+				COLLS(n)[ci].left = -1;
+				slot_put(&n->colls, ci);
+			} else {
+				n->ncoll++;
+			}
+			return -1;
+		}
+		flow *g = &FLOWS(n)[fi];
+		g->coll = ci;
+		g->state = WAITING;
+		g->nlinks = s->nlinks;
+		for (int i = 0; i < s->nlinks; i++)
+			g->links[i] = s->links[i];
+		g->rem = s->bytes;
+		g->rate = 0;
+		g->at = now + s->latency_ns;
+		g->end = CS_TIME_MAX;
+		n->nactive++;
+		if (g->at < n->next)
+			n->next = g->at;
+	}
+	n->ncoll++;
+	/* flows without latency start draining now */
+	if (step_to(n, now))
+		return -1;
+	return id;
+}
+
+cs_time cs_net_next_completion(const cs_net *n)
+{
+	return n->dn > 0 ? n->now : n->next;
+}
+
+int cs_net_advance(cs_net *n, cs_time t, uint64_t *out_tags, int cap)
+{
+	if (t < n->now)
+		return -1;
+	if (step_to(n, t))
+		return -1;
+	int k = 0;
+	while (k < cap && n->dn > 0) {
+		out_tags[k++] = n->done[n->dhead];
+		n->dhead = (n->dhead + 1) % n->dcap;
+		n->dn--;
+		n->ncoll--;
+	}
+	return k;
+}
+
+int64_t cs_net_active_flows(const cs_net *n)
+{
+	return n->nactive;
+}
+
+int64_t cs_net_active_colls(const cs_net *n)
+{
+	return n->ncoll;
+}
+
+cs_time cs_net_now(const cs_net *n)
+{
+	return n->now;
+}
+
+int cs_net_scale_link(cs_net *n, cs_time now, int32_t link, double keep)
+{
+	if (link < 0 || link >= n->nlinks || !(keep > 0) || keep > 1 || now < n->now)
+		return -1;
+	if (step_to(n, now))
+		return -1;
+	n->cap[link] = cs_topo_link_bandwidth(n->topo, link) * keep;
+	if (recompute(n))
+		return -1;
+	set_next(n);
+	return 0;
+}
+
+double cs_net_link_capacity(const cs_net *n, int32_t link)
+{
+	return link >= 0 && link < n->nlinks ? n->cap[link] : 0;
+}
+
+int64_t cs_net_flows(const cs_net *n, cs_net_flow *out, int64_t cap)
+{
+	const flow *f = FLOWS(n);
+	const coll *c = COLLS(n);
+	int64_t k = 0;
+	for (int32_t i = 0; i < n->flows.n; i++) {
+		if (f[i].state == FREE)
+			continue;
+		if (k < cap) {
+			cs_net_flow *o = &out[k];
+			o->tag = c[f[i].coll].tag;
+			o->coll = c[f[i].coll].id;
+			o->draining = f[i].state == DRAINING;
+			o->rate = f[i].state == DRAINING ? f[i].rate : 0;
+			o->remaining = f[i].rem;
+			o->nlinks = f[i].nlinks;
+			for (int l = 0; l < f[i].nlinks; l++)
+				o->links[l] = f[i].links[l];
+		}
+		k++;
+	}
+	return k;
+}

@@ -1,0 +1,187 @@
+/*
+ * flow_plan.c - the flows of a collective: rings, trees, all-to-all and
+ * send/recv as point-to-point flows with routes (see flow_plan.h).
+ */
+#include <stdlib.h>
+
+#include "coll/flow_plan.h"
+#include "coll/schedule.h"
+
+void cs__flow_plan_free(cs__flow_plan *p)
+{
+	free(p->f);
+	p->f = NULL;
+	p->n = p->cap = 0;
+}
+
+/* Append a flow src -> dst, through `via` first when via >= 0 (an NVLink
+ * hop inside the source's domain); its latency is its route's. */
+static int add(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via, int64_t dst,
+	       double bytes)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		cs__flow_spec *f = realloc(p->f, cap * sizeof(*f));
+		if (f == NULL)
+			return -1;
+		p->f = f;
+		p->cap = cap;
+	}
+	cs__flow_spec *s = &p->f[p->n];
+	int k = 0;
+	if (via >= 0 && via != src && via != dst) {
+		k = cs_topo_route(t, src, via, s->links, CS_NET_MAX_ROUTE);
+		if (k < 0)
+			return -1;
+		src = via;
+	}
+	int r = cs_topo_route(t, src, dst, s->links + k, CS_NET_MAX_ROUTE - k);
+	if (r < 0 || k + r > CS_NET_MAX_ROUTE)
+		return -1;
+	s->nlinks = k + r;
+	s->bytes = bytes;
+	s->latency_ns = 0;
+	for (int i = 0; i < s->nlinks; i++)
+		s->latency_ns += cs_topo_link_latency(t, s->links[i]);
+	p->n++;
+	return 0;
+}
+
+/* Give flows [from, p->n) `steps` times the largest route latency among them. */
+static void set_latency(cs__flow_plan *p, size_t from, int64_t steps)
+{
+	int64_t lat = 0;
+	for (size_t i = from; i < p->n; i++)
+		if (p->f[i].latency_ns > lat)
+			lat = p->f[i].latency_ns;
+	for (size_t i = from; i < p->n; i++)
+		p->f[i].latency_ns = steps * lat;
+}
+
+/* Members in blocks: maximal runs of consecutive members in one domain. */
+typedef struct blocks {
+	const int64_t *m;
+	int64_t n, domain;
+	int64_t nb, maxb;
+	int64_t *start; /* nb + 1 offsets into m */
+	int uniform;    /* every block has maxb members */
+	int64_t nch;    /* channels */
+} blocks;
+
+static int blocks_init(blocks *b, const int64_t *m, int64_t n, int64_t domain)
+{
+	b->m = m;
+	b->n = n;
+	b->domain = domain;
+	b->start = malloc((size_t)(n + 1) * sizeof(*b->start));
+	if (b->start == NULL)
+		return -1;
+	b->nb = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (i == 0 || m[i] / domain != m[i - 1] / domain)
+			b->start[b->nb++] = i;
+	b->start[b->nb] = n;
+	b->maxb = 0;
+	b->uniform = 1;
+	for (int64_t k = 0; k < b->nb; k++) {
+		int64_t sz = b->start[k + 1] - b->start[k];
+		if (k > 0 && sz != b->maxb)
+			b->uniform = 0;
+		if (sz > b->maxb)
+			b->maxb = sz;
+	}
+	b->nch = 1;
+	if (b->nb > 1 && b->maxb > 1)
+		b->nch = b->maxb < CS__FLOW_MAX_CHANNELS ? b->maxb : CS__FLOW_MAX_CHANNELS;
+	return 0;
+}
+
+/* Member at position j of block k in channel c: blocks rotate by c*size/nch. */
+static int64_t member(const blocks *b, int64_t c, int64_t k, int64_t j)
+{
+	int64_t sz = b->start[k + 1] - b->start[k];
+	return b->m[b->start[k] + (j + c * sz / b->nch) % sz];
+}
+
+static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op op,
+		double bytes, int64_t *order)
+{
+	size_t from = p->n;
+	int64_t n = b->n;
+	double vol = op == CS_COLL_BROADCAST ? bytes : cs_coll_ring_bytes_on_wire(op, bytes, n);
+	for (int64_t c = 0; c < b->nch; c++) {
+		for (int64_t k = 0, i = 0; k < b->nb; k++)
+			for (int64_t j = 0; j < b->start[k + 1] - b->start[k]; j++)
+				order[i++] = member(b, c, k, j);
+		for (int64_t k = 0; k < b->nb; k++) {
+			for (int64_t i = b->start[k]; i < b->start[k + 1]; i++) {
+				int64_t src = order[i], dst = order[(i + 1) % n], via = -1;
+				if (op == CS_COLL_BROADCAST && dst == b->m[0])
+					continue;
+				if (src / b->domain != dst / b->domain)
+					via = order[b->start[k]];
+				if (add(p, t, src, via, dst, vol / (double)b->nch))
+					return -1;
+			}
+		}
+	}
+	set_latency(p, from, op == CS_COLL_BROADCAST ? n - 1 : cs_coll_ring_steps(op, n));
+	return 0;
+}
+
+static int tree(cs__flow_plan *p, const cs_topo *t, const blocks *b, double bytes)
+{
+	cs_coll_sched s = {0};
+	size_t from = p->n;
+	int64_t ppn = b->maxb;
+	if (cs_coll_tree_schedule(b->nb, ppn, 2, &s))
+		return -1;
+	for (int64_t c = 0; c < b->nch; c++) {
+		for (size_t i = 0; i < s.n; i++) {
+			const cs_coll_xfer *x = &s.x[i];
+			int64_t src = member(b, c, x->src / ppn, x->src % ppn);
+			int64_t dst = member(b, c, x->dst / ppn, x->dst % ppn);
+			double part = bytes * (double)x->len / 2.0 / (double)b->nch;
+			if (add(p, t, src, -1, dst, part)) {
+				cs_coll_sched_free(&s);
+				return -1;
+			}
+		}
+	}
+	cs_coll_sched_free(&s);
+	set_latency(p, from, 2 * cs_coll_tree_depth(b->nb, ppn));
+	return 0;
+}
+
+int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int64_t n,
+			cs_coll_op op, double bytes, cs_coll_algo algo, cs__flow_plan *p)
+{
+	int64_t gpus = cs_topo_gpus(t);
+	for (int64_t i = 0; i < n; i++)
+		if (m[i] < 0 || m[i] >= gpus)
+			return -1;
+	if (n < 2 || !(bytes > 0))
+		return 0;
+	if (op == CS_COLL_SEND_RECV)
+		return add(p, t, m[0], -1, m[1], bytes);
+	if (op == CS_COLL_ALL_TO_ALL) {
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t j = 0; j < n; j++)
+				if (j != i && add(p, t, m[i], -1, m[j], bytes / (double)n))
+					return -1;
+		return 0;
+	}
+	blocks b;
+	if (blocks_init(&b, m, n, domain > 0 ? domain : 1))
+		return -1;
+	int rc;
+	if (op == CS_COLL_ALL_REDUCE && algo == CS_ALGO_TREE && b.uniform) {
+		rc = tree(p, t, &b, bytes);
+	} else {
+		int64_t *order = malloc((size_t)n * sizeof(*order));
+		rc = order == NULL ? -1 : ring(p, t, &b, op, bytes, order);
+		free(order);
+	}
+	free(b.start);
+	return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * flow_plan.h - how a collective becomes flows (internal to the flow net).
+ *
+ * Ring (all-reduce, reduce-scatter, all-gather, broadcast, and every case
+ * the tree does not take): NCCL pipelines a ring, so in steady state every
+ * ring edge carries data at once. Instead of 2(n-1) steps of n transfers of
+ * bytes/n (O(n^2) flows), a ring is n concurrent flows, one per edge, each
+ * carrying the whole volume that edge carries over the collective
+ * (cs_coll_ring_bytes_on_wire: 2(n-1)/n S for all-reduce, (n-1)/n S for
+ * reduce-scatter and all-gather; S per edge for broadcast), and every flow
+ * of the ring waits steps x the largest route latency of its edges first
+ * (the alpha term of the alpha-beta ring: each step waits for the slowest
+ * hop). A group spanning several scale-up domains with r > 1 members in a
+ * domain runs min(r, CS__FLOW_MAX_CHANNELS) channels, as NCCL does, each a
+ * ring carrying 1/channels of the volume, channel c entering each domain at
+ * a different member (local index c*r/channels) so that the channels use
+ * different NICs; the edge leaving a domain first crosses NVLink to the
+ * member on the entry rail (NCCL's PXN), so it stays on one rail.
+ *
+ * Tree (all-reduce with CS_ALGO_TREE, members in equal contiguous blocks per
+ * domain): the double binary tree of cs_coll_tree_schedule, a chain inside a
+ * domain and an in-order binary tree over domains with its mirror; every
+ * edge carries S/2 per tree, child to parent (reduce) and parent to child
+ * (broadcast), all concurrent (pipelined), behind 2 x depth x the largest
+ * route latency. Channels as for the ring, rotating each domain's head.
+ *
+ * All-to-all: one flow per ordered pair of distinct members, bytes/n each,
+ * behind its own route latency. Send/recv: one flow members[0] -> [1].
+ */
+#ifndef CS_COLL_FLOW_PLAN_H
+#define CS_COLL_FLOW_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll/flow.h"
+
+#define CS__FLOW_MAX_CHANNELS 16
+
+typedef struct cs__flow_spec {
+	double bytes;
+	int64_t latency_ns;
+	int nlinks;
+	int32_t links[CS_NET_MAX_ROUTE];
+} cs__flow_spec;
+
+/* A growable list; zero-initialise, free with cs__flow_plan_free. */
+typedef struct cs__flow_plan {
+	cs__flow_spec *f;
+	size_t n, cap;
+} cs__flow_plan;
+
+void cs__flow_plan_free(cs__flow_plan *p);
+
+/* Append the flows of one collective to *p (nothing for one member or no
+ * bytes). `domain` is the scale-up domain size in GPUs. 0, or -1 on
+ * out-of-memory or a GPU out of the topology. */
+int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int64_t n,
+			cs_coll_op op, double bytes, cs_coll_algo algo, cs__flow_plan *p);
+
+#endif
