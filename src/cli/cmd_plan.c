@@ -224,7 +224,7 @@ static void write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, 
 		fprintf(f, "  rank %lld of %lld simulated", (long long)s->heuristic_rank,
 			(long long)s->nplans);
 		if (s->nplans > 0 && s->plans[0].step_time_s > 0)
-			fprintf(f, "; the best plan is %.1f%% faster",
+			fprintf(f, "; its step is %.1f%% longer than the best",
 				100.0 * (s->heuristic.step_time_s / s->plans[0].step_time_s - 1.0));
 		fprintf(f, "%s\n", s->heuristic_fits ? "" : " (it does not fit by the seed's rule)");
 	} else {

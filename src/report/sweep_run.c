@@ -73,7 +73,7 @@ failed:
 		if (!strncmp(diag.msg, "--set '", 7) && !strncmp(diag.msg + 7, a, n) &&
 		    diag.msg[7 + n] == '\'') {
 			char tmp[sizeof diag.msg];
-			snprintf(tmp, sizeof tmp, "--vary %s", diag.msg + 6);
+			snprintf(tmp, sizeof tmp, "--vary %.1000s", diag.msg + 6);
 			memcpy(diag.msg, tmp, sizeof tmp);
 			break;
 		}
