@@ -93,9 +93,10 @@ typedef struct cs_metrics {
 /* Options of one simulation run; NULL means defaults. */
 typedef struct cs_run_opts {
 	int progress;          /* print progress on stderr */
-	const char *trace_path;/* Chrome trace JSON, or NULL */
-	const int64_t *trace_ranks;
+	const char *trace_path;    /* Chrome trace JSON of the traced ranks, or NULL */
+	const int64_t *trace_ranks;/* ranks to trace; none: the first rank of each pipeline stage */
 	size_t n_trace_ranks;
+	const char *timeline_path; /* SVG of the pipeline schedule, or NULL */
 } cs_run_opts;
 
 /* Load and validate a scenario file, then apply `n_overrides` strings of

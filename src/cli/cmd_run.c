@@ -30,6 +30,11 @@ static const char run_help[] =
 "  --format text|json  output format (default text)\n"
 "  --per-rank FILE     write one CSV row per rank (end, busy, idle, exposed\n"
 "                      communication by kind, activation peak, compute factor)\n"
+"  --trace FILE        write a Chrome trace JSON (open it in Perfetto): one\n"
+"                      process per traced rank, one thread per stream\n"
+"  --trace-ranks LIST  ranks to trace, e.g. 0,8,16-23 (default: the first\n"
+"                      rank of each pipeline stage)\n"
+"  --timeline FILE     draw the pipeline schedule as an SVG\n"
 "  --progress          show progress on stderr (default: when it is a terminal)\n"
 "  --no-progress       never show progress\n"
 "  -h, --help          this help\n"
@@ -48,11 +53,15 @@ static const char validate_help[] =
 "simulating it. Prints 'ok' and a one-line summary, or the first problem as\n"
 "FILE:LINE:COL: MESSAGE with exit status 2.\n";
 
-enum { O_SET = 1, O_FORMAT, O_PER_RANK, O_PROGRESS, O_NO_PROGRESS, O_HELP };
+enum { O_SET = 1, O_FORMAT, O_PER_RANK, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_TRACE, O_TRACE_RANKS,
+       O_TIMELINE };
+
+#define MAX_TRACE_RANKS 4096
 
 static const cs_opt run_opts[] = {
 	{ "set", 1, O_SET }, { "format", 1, O_FORMAT }, { "per-rank", 1, O_PER_RANK },
 	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
+	{ "trace", 1, O_TRACE }, { "trace-ranks", 1, O_TRACE_RANKS }, { "timeline", 1, O_TIMELINE },
 	{ 0, 0, 0 },
 };
 
@@ -67,7 +76,39 @@ typedef struct run_args {
 	int json;
 	int progress;
 	const char *per_rank;
+	const char *trace, *timeline;
+	int64_t trace_ranks[MAX_TRACE_RANKS];
+	size_t n_trace_ranks;
 } run_args;
+
+/* "0,8,16-23" */
+static int parse_ranks(cs_args *a, const char *text, run_args *r)
+{
+	const char *p = text;
+	while (*p) {
+		char *end;
+		long long lo = strtoll(p, &end, 10), hi = lo;
+		if (end == p || lo < 0)
+			return cs_args_fail(a, "bad rank list '%s' (e.g. 0,8,16-23)", text);
+		p = end;
+		if (*p == '-') {
+			hi = strtoll(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				return cs_args_fail(a, "bad rank range in '%s'", text);
+			p = end;
+		}
+		for (long long x = lo; x <= hi; x++) {
+			if (r->n_trace_ranks == MAX_TRACE_RANKS)
+				return cs_args_fail(a, "more than %d ranks to trace", MAX_TRACE_RANKS);
+			r->trace_ranks[r->n_trace_ranks++] = x;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return cs_args_fail(a, "bad rank list '%s' (e.g. 0,8,16-23)", text);
+	}
+	return 0;
+}
 
 static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 {
@@ -95,6 +136,12 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 			r->json = strcmp(val, "json") == 0;
 			break;
 		case O_PER_RANK: r->per_rank = val; break;
+		case O_TRACE: r->trace = val; break;
+		case O_TIMELINE: r->timeline = val; break;
+		case O_TRACE_RANKS:
+			if (parse_ranks(a, val, r))
+				return 2;
+			break;
 		case O_PROGRESS: r->progress = 1; break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
@@ -162,7 +209,8 @@ int cs_cmd_run(int argc, char **argv)
 		fprintf(stderr, "%s\n", diag.msg);
 		return st;
 	}
-	cs_run_opts opts = { .progress = r.progress };
+	cs_run_opts opts = { .progress = r.progress, .trace_path = r.trace, .timeline_path = r.timeline,
+			     .trace_ranks = r.trace_ranks, .n_trace_ranks = r.n_trace_ranks };
 	cs_result *res = NULL;
 	st = cs__simulate(sc, &opts, r.per_rank != NULL, &res, &diag);
 	if (st != CS_OK) {

@@ -248,7 +248,8 @@ static int recompute(cs_net *n)
 			nadj++;
 		}
 	}
-	if (grow((void **)&n->adj, &n->adjcap, nadj + 1, sizeof(*n->adj)))
+	if (grow((void **)&n->adj, &n->adjcap, nadj + 1, sizeof(*n->adj)) ||
+	    grow((void **)&n->off, &n->offcap, nt + 1, sizeof(*n->off)))
 		return -1;
 	/* link -> flows (positions in act), CSR */
 	size_t sum = 0;

@@ -114,8 +114,8 @@ static cs_status unknown_key(loader *ld, yaml_node_t *key, const char *prefix, c
 	else
 		where[0] = '\0';
 	if (near) {
-		char body[400];
-		snprintf(body, sizeof body, "unknown key '%.100s'%s (did you mean '%s'?)", name, where,
+		char body[640];
+		snprintf(body, sizeof body, "unknown key '%.100s'%s (did you mean '%.60s'?)", name, where,
 		         near);
 		return at(ld, key, "%s%s", body, "");
 	}

@@ -146,7 +146,7 @@ cs_status cs_sweep_run(cs_sweep *sw, const cs_sweep_run_opts *o)
 		if (sw->state[p] == CS_SWEEP_PENDING)
 			r.list[r.nlist++] = p;
 	atomic_init(&r.next, 0);
-	atomic_init(&r.stop, 0);
+	atomic_init(&r.stop, o->stop && *o->stop);
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
 

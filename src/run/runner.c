@@ -20,6 +20,7 @@ typedef struct rank_state {
 	int32_t cnt[CS_COUNTERS];
 	cs_time lastdur[CS_COUNTERS]; /* transfer time of the op that last bumped the counter */
 	cs_time blocked_at;
+	cs_time started[CS_STREAMS];  /* when the op at the head began (traced ranks) */
 	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
 	double mem;
 	float factor;
@@ -35,6 +36,7 @@ typedef struct slot {
 	int32_t expected;             /* 0 until first use */
 	int64_t rank;                 /* a member, to enumerate the group */
 	cs_time dur;                  /* transfer time of the collective in flight */
+	cs_coll_choice choice;
 } slot;
 
 typedef struct comm_table {
@@ -72,6 +74,7 @@ struct cs_runner {
 	comm_table comm[CS_GROUP_KINDS][CS_STREAMS];
 	cs_coll_choice last_choice[CS_COMM_KINDS];
 	cs_time makespan;
+	const cs_coll_choice *cur_choice; /* of the collective completing now */
 	int failed;
 	uint64_t next_progress_events;
 	struct timespec t0;
@@ -344,6 +347,7 @@ static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	cs_coll_choice ch;
 	cs_time d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, &t->shapes[gi], op->bytes, &ch);
 	r->last_choice[op->comm] = ch;
+	sl->choice = ch;
 	sl->dur = d;
 	sl->rank = rank;
 	schedule(r, cs_sim_now(r->sim) + d,
@@ -376,6 +380,7 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		return;
 	}
 	rs->busy |= (uint8_t)(1u << s);
+	rs->started[s] = cs_sim_now(r->sim);
 	if (op->mem > 0) {
 		rs->mem += op->mem;
 		if (rs->mem > rs->st.mem_peak)
@@ -425,6 +430,12 @@ static void complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 	const cs_op *op = head(r, rs, s);
 	if (op && op->mem < 0)
 		rs->mem += op->mem;
+	if (r->env.traced && op) {
+		int64_t rank = rank_of(r, local);
+		if (r->env.traced[rank])
+			r->env.on_span(r->env.span_ctx, rank, s, rs->started[s], cs_sim_now(r->sim), op,
+				       xfer, op->kind == CS_OP_COLL ? r->cur_choice : NULL);
+	}
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->pc[s]++;
 	rs->cnt[s]++;
@@ -521,6 +532,7 @@ static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int64_t n = cs_group_size(&g);
 	(void)sim;
 	cs_time xfer = t->slots[gi].dur;
+	r->cur_choice = &t->slots[gi].choice;
 	for (int64_t i = 0; i < n; i++) {
 		int64_t m = cs_group_member(&g, i);
 		if (simulated(r, m))

@@ -26,6 +26,12 @@
 
 typedef struct cs_runner cs_runner;
 
+/* Called when an op of a traced rank ends: it ran on `stream` from `start`
+ * (the rank reached it) to `end`; for a collective `xfer` is its transfer
+ * time (the rest was waiting for the group) and `choice` the algorithm. */
+typedef void (*cs_span_fn)(void *ctx, int64_t rank, int stream, cs_time start, cs_time end,
+			   const cs_op *op, cs_time xfer, const cs_coll_choice *choice);
+
 typedef struct cs_run_env {
 	const cs_scenario *sc;
 	const cs_mesh *mesh;
@@ -35,6 +41,9 @@ typedef struct cs_run_env {
 	const float *compute_factor;  /* per rank, NULL for all 1 */
 	int64_t first_rank, nranks;   /* the ranks simulated (all, or one folded class) */
 	int progress;                 /* print progress on stderr */
+	const uint8_t *traced;        /* per rank, nonzero to report its ops; NULL for none */
+	cs_span_fn on_span;
+	void *span_ctx;
 } cs_run_env;
 
 /* What one rank did during the step. */

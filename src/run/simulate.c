@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "plan/build.h"
 #include "plan/mesh.h"
+#include "report/trace.h"
 #include "run/runner.h"
 #include "run/simulate_int.h"
 
@@ -90,11 +91,12 @@ typedef struct step_out {
 } step_out;
 
 static cs_status run_step(sim_ctx *c, const float *factor, const cs_run_opts *opts, step_out *o,
-			  cs_rank_row *rows, cs_diag *diag)
+			  cs_rank_row *rows, cs_trace *trace, const uint8_t *traced, cs_diag *diag)
 {
 	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->progs, .topo = c->topo,
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
-			   .nranks = c->mesh.world, .progress = opts && opts->progress };
+			   .nranks = c->mesh.world, .progress = opts && opts->progress,
+			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace };
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",
@@ -171,6 +173,8 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	cs_result *res = calloc(1, sizeof(*res));
 	float *factor = NULL;
 	double *steps = NULL;
+	uint8_t *traced = NULL;
+	cs_trace *trace = NULL;
 	cs_status st = CS_ERR_NOMEM;
 	snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 	if (!res)
@@ -210,8 +214,32 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	cs_metrics *m = &res->m;
 	step_out base, so, worst = { 0 };
 	uint64_t events = 0;
+	int tracing = opts && (opts->trace_path || opts->timeline_path);
+	if (tracing) {
+		traced = calloc((size_t)world, 1);
+		trace = cs_trace_new();
+		if (!traced || !trace) {
+			st = CS_ERR_NOMEM;
+			cs_fault_free(fault);
+			goto fail;
+		}
+		for (size_t i = 0; i < opts->n_trace_ranks; i++) {
+			if (opts->trace_ranks[i] < 0 || opts->trace_ranks[i] >= world) {
+				snprintf(diag->msg, sizeof(diag->msg), "trace rank %lld is outside 0..%lld",
+					 (long long)opts->trace_ranks[i], (long long)(world - 1));
+				st = CS_ERR_INPUT;
+				cs_fault_free(fault);
+				goto fail;
+			}
+			traced[opts->trace_ranks[i]] = 1;
+		}
+		if (opts->n_trace_ranks == 0 || opts->timeline_path)
+			for (int64_t s = 0; s < sc->parallel.pp; s++)
+				traced[s * c.mesh.stride[CS_AXIS_PP]] = 1;
+	}
 	/* the unperturbed step: the baseline, and every step when nothing perturbs */
-	st = run_step(&c, NULL, opts, &base, perturbed ? NULL : res->rows, diag);
+	st = run_step(&c, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : trace,
+		      traced, diag);
 	if (st != CS_OK) {
 		cs_fault_free(fault);
 		goto fail;
@@ -225,7 +253,7 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 		}
 		int fresh = cs_fault_draw(fault, i, factor);
 		if (fresh || i == 0) {
-			st = run_step(&c, factor, opts, &so, res->rows, diag);
+			st = run_step(&c, factor, opts, &so, res->rows, i == 0 ? trace : NULL, traced, diag);
 			if (st != CS_OK) {
 				cs_fault_free(fault);
 				goto fail;
@@ -237,6 +265,11 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 			worst = so;
 	}
 	cs_fault_free(fault);
+	if (trace && ((opts->trace_path && cs_trace_write_chrome(trace, opts->trace_path, diag)) ||
+		      (opts->timeline_path && cs_trace_write_timeline(trace, sc, &c.mesh, opts->timeline_path, diag)))) {
+		st = CS_ERR_INPUT;
+		goto fail;
+	}
 	/* metrics */
 	double sum = 0;
 	for (int64_t i = 0; i < nsteps; i++)
@@ -289,6 +322,8 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	m->events = (int64_t)events;
 	free(factor);
 	free(steps);
+	free(traced);
+	cs_trace_free(trace);
 	ctx_free(&c);
 	m->sim_wall_s = now_s() - t0;
 	*out = res;
@@ -297,6 +332,8 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 fail:
 	free(factor);
 	free(steps);
+	free(traced);
+	cs_trace_free(trace);
 	ctx_free(&c);
 	cs_result_free(res);
 	return st;

@@ -1,0 +1,499 @@
+/*
+ * test_planner.c - the plan search: the seed's heuristic against its rule
+ * and closed-form memory, the enumeration counts of a small cluster, the
+ * simulation cap, resizing, determinism across threads, the best plan
+ * against the heuristic's choice, and the command's output and errors.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmd_plan.h"
+#include "config/config.h"
+#include "model/compute.h"
+#include "model/model.h"
+#include "plan/planner.h"
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A scenario from overrides on the defaults; the caller frees it. */
+static cs_scenario *make(const char *const *sets)
+{
+	cs_scenario *sc = malloc(sizeof *sc);
+	cs_diag diag;
+
+	ck_assert_ptr_nonnull(sc);
+	ck_assert_int_eq(cs_config_defaults(sc), CS_OK);
+	for (; *sets; sets++)
+		ck_assert_msg(cs_config_apply_override(sc, *sets, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_msg(cs_config_validate(sc, &diag) == CS_OK, "%s", diag.msg);
+	return sc;
+}
+
+/* GPT-3 XL sized (about 1.3B parameters) on one 8-GPU A100 server. */
+static const char *const gpt13[] = {
+	"cluster.gpu=a100-sxm-80g", "cluster.nodes=1", "model.arch=gpt", "model.layers=24",
+	"model.hidden=2048", "model.heads=16", "model.ffn=8192", "model.vocab=50257",
+	"model.max_positions=2048", "model.tied_embeddings=true", "training.seq_len=2048",
+	"training.micro_batch=4", "training.global_batch=64", NULL,
+};
+
+/* Llama 2 7B on two 8-GPU H100 servers, 16 sequences of 4096 per step. */
+static const char *const llama7b[] = {
+	"cluster.gpu=h100-sxm-80g", "cluster.nodes=2", "model.preset=llama2-7b",
+	"training.seq_len=4096", "training.global_batch=16", NULL,
+};
+
+static cs_plan_search *search(const cs_scenario *sc, int64_t gpus, int jobs, int64_t cap)
+{
+	cs_plan_opts o = {.gpus = gpus, .jobs = jobs, .max_sims = cap};
+	cs_plan_search *s = NULL;
+	cs_diag diag;
+	ck_assert_msg(cs_plan_search_run(sc, &o, &s, &diag) == CS_OK, "%s", diag.msg);
+	return s;
+}
+
+/* ---- the seed's heuristic ------------------------------------------------ */
+
+START_TEST(test_heuristic_memory_is_the_seeds_formula)
+{
+	/* Llama 2 7B, tp 1 pp 1 dp 16, ZeRO-1, selective, b 1: 2P + 2P + 12P/16
+	 * of state, and 34 s h bytes per layer for each of the 32 layers. */
+	cs_scenario *sc = make(llama7b);
+	cs_plan p;
+	bool fits;
+	cs_plan_heuristic(sc, &p, &fits);
+	double P = (double)cs_model_params(&sc->model).total;
+	double want = 2 * P + 2 * P + 12 * P / 16 + 34.0 * 4096 * 4096 * 32;
+	ck_assert(fits);
+	ck_assert_int_eq(p.tp, 1);
+	ck_assert_int_eq(p.pp, 1);
+	ck_assert_int_eq(p.dp, 16);
+	ck_assert_int_eq(p.sharding, CS_SHARD_ZERO1);
+	ck_assert_int_eq(p.recompute, CS_RECOMPUTE_SELECTIVE);
+	ck_assert_int_eq(p.micro_batch, 1);
+	ck_assert_double_eq_tol(p.mem_bytes, want, 1.0);
+	free(sc);
+}
+END_TEST
+
+static const struct {
+	const char *hbm, *model;
+	int64_t nodes, tp, pp;
+	bool fits;
+} seed_cases[] = {
+	/* 7B state+activations ~50 GB: fits 85 % of 80 GB at tp 1 */
+	{ "80 GB", "llama2-7b", 2, 1, 1, true },
+	/* at 40 GB, tp x pp = 2 fits and tp 2 is preferred over pp 2 */
+	{ "40 GB", "llama2-7b", 2, 2, 1, true },
+	/* at 24 GB, tp x pp = 4: tp 4 */
+	{ "24 GB", "llama2-7b", 2, 4, 1, true },
+	/* nothing fits: the smallest tp x pp, flagged */
+	{ "80 GB", "llama3-405b", 2, 1, 1, false },
+};
+
+START_TEST(test_heuristic_smallest_tp_pp_then_larger_tp)
+{
+	char hbm[64], model[64], nodes[64];
+	snprintf(hbm, sizeof hbm, "cluster.gpu.hbm=%s", seed_cases[_i].hbm);
+	snprintf(model, sizeof model, "model.preset=%s", seed_cases[_i].model);
+	snprintf(nodes, sizeof nodes, "cluster.nodes=%lld", (long long)seed_cases[_i].nodes);
+	const char *const sets[] = {"cluster.gpu=h100-sxm-80g", hbm, nodes, model,
+				    "training.seq_len=4096", "training.global_batch=16", NULL};
+	cs_scenario *sc = make(sets);
+	cs_plan p;
+	bool fits;
+	cs_plan_heuristic(sc, &p, &fits);
+	ck_assert_int_eq(p.tp, seed_cases[_i].tp);
+	ck_assert_int_eq(p.pp, seed_cases[_i].pp);
+	ck_assert_int_eq(p.dp, 16 / (p.tp * p.pp));
+	ck_assert_int_eq(fits, seed_cases[_i].fits);
+	ck_assert_int_eq(p.mem_bytes <= 0.85 * sc->cluster.gpu.hbm_bytes, fits);
+	free(sc);
+}
+END_TEST
+
+/* ---- enumeration and pruning --------------------------------------------- */
+
+START_TEST(test_counts_of_a_small_cluster)
+{
+	/* 16 heads, domain 8, 8 GPUs: (tp, pp) = (1,1..8), (2,1..4), (4,1..2),
+	 * (8,1); pp > 1 takes v 1, 2, 4; micro-batch 1, 2, 4; five shardings
+	 * unless dp = 1; three recomputes: 144 plans with pp 1, 486 with pp > 1.
+	 * Invalid: pp 8 x v 4 = 32 > 24 layers (3 micro-batches x 3 recomputes). */
+	cs_scenario *sc = make(gpt13);
+	cs_plan_search *s = search(sc, 0, 2, 20);
+	ck_assert_int_eq(s->considered, 630);
+	ck_assert_int_eq(s->pruned_memory, 0);
+	ck_assert_int_eq(s->pruned_invalid, 9);
+	ck_assert_int_eq(s->survived, 621);
+	ck_assert_int_eq(s->simulated, 20);
+	ck_assert_int_eq(s->skipped, 601);
+	ck_assert_int_eq(s->failed, 0);
+	ck_assert_int_eq(s->nplans, 20);
+	for (int64_t i = 0; i < s->nplans; i++) {
+		const cs_plan *p = &s->plans[i];
+		ck_assert_int_eq(p->tp * p->pp * p->dp * p->cp, 8);
+		ck_assert(p->mem_bytes <= s->budget_bytes);
+		ck_assert(p->simulated);
+		if (i > 0)
+			ck_assert(s->plans[i - 1].step_time_s <= p->step_time_s);
+	}
+	cs_plan_search_free(s);
+	free(sc);
+}
+END_TEST
+
+START_TEST(test_memory_budget_prunes_at_the_headroom)
+{
+	/* At 24 GB x 0.5 = 12 GB: Llama 2 7B's 16 B/param state does not fit
+	 * unsharded, so every plan kept has its formula memory under 12 GB. */
+	const char *const sets[] = {"cluster.gpu=h100-sxm-80g", "cluster.gpu.hbm=24 GB",
+				    "cluster.nodes=2", "model.preset=llama2-7b",
+				    "training.seq_len=4096", "training.global_batch=16", NULL};
+	cs_scenario *sc = make(sets);
+	cs_plan_opts o = {.jobs = 2, .headroom = 0.5, .max_sims = 5};
+	cs_plan_search *s = NULL;
+	cs_diag diag;
+	ck_assert_int_eq(cs_plan_search_run(sc, &o, &s, &diag), CS_OK);
+	ck_assert_double_eq(s->budget_bytes, 12e9);
+	ck_assert(s->pruned_memory > 0);
+	ck_assert_int_eq(s->considered, s->pruned_memory + s->pruned_invalid + s->survived);
+	ck_assert_int_ge(s->nplans, 1);
+	for (int64_t i = 0; i < s->nplans; i++)
+		ck_assert(s->plans[i].mem_bytes <= 12e9);
+	cs_plan_search_free(s);
+	free(sc);
+}
+END_TEST
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+START_TEST(test_cap_simulates_the_best_estimates_and_the_heuristic)
+{
+	cs_scenario *sc = make(gpt13);
+	/* 2 GPUs: (tp,pp) = (1,1) 45 plans, (1,2) 27, (2,1) 9 */
+	cs_plan_search *all = search(sc, 2, 2, 0), *s = search(sc, 2, 2, 10);
+	ck_assert_int_eq(all->considered, 81);
+	ck_assert_int_eq(s->survived, all->survived);
+	ck_assert_int_eq(s->simulated, 10);
+	ck_assert_int_eq(s->skipped, s->survived - 10);
+	ck_assert_int_eq(s->nplans, 10);
+	ck_assert(s->heuristic_rank >= 1 && s->heuristic_rank <= 10);
+	/* every simulated plan but the heuristic's has one of the 9 smallest
+	 * estimates of all survivors */
+	double *est = malloc((size_t)all->nplans * sizeof *est);
+	for (int64_t i = 0; i < all->nplans; i++)
+		est[i] = all->plans[i].estimate_s;
+	qsort(est, (size_t)all->nplans, sizeof *est, cmp_double);
+	int beyond = 0;
+	for (int64_t i = 0; i < s->nplans; i++)
+		beyond += s->plans[i].estimate_s > est[8];
+	ck_assert_int_le(beyond, 1);
+	ck_assert(s->heuristic.estimate_s > est[8] || beyond == 0);
+	free(est);
+	cs_plan_search_free(all);
+	cs_plan_search_free(s);
+	free(sc);
+}
+END_TEST
+
+/* ---- resizing ------------------------------------------------------------ */
+
+static const struct {
+	int64_t gpus;
+	cs_status st;
+	int64_t nodes, per, domain;
+} resize_cases[] = {
+	{ 16, CS_OK, 2, 8, 8 },
+	{ 64, CS_OK, 8, 8, 8 },
+	{ 4, CS_OK, 1, 4, 4 },
+	{ 1, CS_OK, 1, 1, 1 },
+	{ 12, CS_ERR_INPUT, 0, 0, 0 },
+	{ 0, CS_ERR_INPUT, 0, 0, 0 },
+};
+
+START_TEST(test_resize_whole_nodes_or_part_of_one)
+{
+	cs_scenario *sc = make(llama7b);
+	cs_diag diag = {{0}};
+	ck_assert_int_eq(cs_plan_resize(sc, resize_cases[_i].gpus, &diag), resize_cases[_i].st);
+	if (resize_cases[_i].st == CS_OK) {
+		ck_assert_int_eq(sc->cluster.nodes, resize_cases[_i].nodes);
+		ck_assert_int_eq(sc->cluster.gpus_per_node, resize_cases[_i].per);
+		ck_assert_int_eq(sc->cluster.scale_up_domain, resize_cases[_i].domain);
+	} else {
+		ck_assert_ptr_nonnull(strstr(diag.msg, "'--gpus'"));
+	}
+	free(sc);
+}
+END_TEST
+
+/* ---- the estimate -------------------------------------------------------- */
+
+START_TEST(test_estimate_closed_forms)
+{
+	/* One GPU: compute alone, hardware FLOPs at peak x GEMM efficiency. */
+	const char *const one[] = {"cluster.gpu=h100-sxm-80g", "cluster.nodes=1",
+				   "cluster.gpus_per_node=1", "model.preset=llama2-7b",
+				   "training.seq_len=4096", "training.global_batch=8", NULL};
+	cs_scenario *sc = make(one);
+	cs_plan p = {.tp = 1, .pp = 1, .dp = 1, .cp = 1, .ep = 1, .vstages = 1, .micro_batch = 1,
+		     .recompute = CS_RECOMPUTE_FULL};
+	double compute = cs_model_hw_flops_per_step(&sc->model, 4096, 8, CS_RECOMPUTE_FULL) /
+			 (989e12 * 0.80);
+	ck_assert_double_eq_tol(cs_plan_estimate(sc, &p), compute, compute * 1e-12);
+	free(sc);
+
+	/* Two GPUs in a pipeline, 8 micro-batches: bubble (p-1)/(v m) of the
+	 * compute, halved by two virtual stages, plus the sends. */
+	const char *const two[] = {"cluster.gpu=h100-sxm-80g", "cluster.nodes=1",
+				   "cluster.gpus_per_node=2", "model.preset=llama2-7b",
+				   "training.seq_len=4096", "training.global_batch=8", NULL};
+	sc = make(two);
+	cs_plan q = {.tp = 1, .pp = 2, .dp = 1, .cp = 1, .ep = 1, .vstages = 1, .micro_batch = 1};
+	double c2 = cs_model_hw_flops_per_step(&sc->model, 4096, 8, CS_RECOMPUTE_NONE) /
+		    (2 * 989e12 * 0.80);
+	/* one send forward and one back per micro-batch per chunk: 2 x (s h) x 2 B */
+	double send = 2.0 * 4096 * 4096 * 2 / (sc->cluster.scale_out.bandwidth *
+					      sc->cluster.nics_per_node / sc->cluster.gpus_per_node);
+	double e1 = cs_plan_estimate(sc, &q);
+	q.vstages = 2;
+	double e2 = cs_plan_estimate(sc, &q);
+	ck_assert_double_eq_tol(e1, c2 * (1 + 1.0 / 8) + 8 * send, c2 * 1e-12);
+	ck_assert_double_eq_tol(e2, c2 * (1 + 1.0 / 16) + 16 * send, c2 * 1e-12);
+	ck_assert(e2 < e1);
+	free(sc);
+}
+END_TEST
+
+/* ---- ranking against the heuristic --------------------------------------- */
+
+static const struct {
+	const char *const *sets;
+	int64_t gpus;
+} vs_cases[] = {
+	{ llama7b, 0 },    /* 16 GPUs */
+	{ gpt13, 0 },      /* 8 GPUs */
+	{ llama7b, 4 },    /* shrunk to half a server */
+};
+
+START_TEST(test_best_is_never_slower_than_the_heuristic)
+{
+	cs_scenario *sc = make(vs_cases[_i].sets);
+	cs_plan_search *s = search(sc, vs_cases[_i].gpus, 4, 0);
+	ck_assert(s->heuristic_valid);
+	ck_assert(s->heuristic.simulated);
+	ck_assert_int_ge(s->heuristic_rank, 1);
+	ck_assert_int_ge(s->nplans, 1);
+	ck_assert(s->plans[0].step_time_s <= s->heuristic.step_time_s);
+	/* the heuristic's plan is in the search space: its twin has its time */
+	bool twin = false;
+	for (int64_t i = 0; i < s->nplans; i++) {
+		const cs_plan *p = &s->plans[i], *h = &s->heuristic;
+		if (p->tp == h->tp && p->pp == h->pp && p->dp == h->dp && p->cp == h->cp &&
+		    p->vstages == h->vstages && p->micro_batch == h->micro_batch &&
+		    p->sharding == h->sharding && p->recompute == h->recompute) {
+			twin = true;
+			ck_assert_double_eq(p->step_time_s, h->step_time_s);
+			ck_assert_int_eq(i + 1, s->heuristic_rank);
+		}
+	}
+	ck_assert(twin);
+	cs_plan_search_free(s);
+	free(sc);
+}
+END_TEST
+
+START_TEST(test_threads_do_not_change_the_ranking)
+{
+	cs_scenario *sc = make(gpt13);
+	cs_plan_search *a = search(sc, 2, 1, 0), *b = search(sc, 2, 3, 0);
+	ck_assert_int_eq(a->nplans, b->nplans);
+	for (int64_t i = 0; i < a->nplans; i++) {
+		ck_assert_int_eq(a->plans[i].index, b->plans[i].index);
+		ck_assert_double_eq(a->plans[i].step_time_s, b->plans[i].step_time_s);
+	}
+	ck_assert_int_eq(a->heuristic_rank, b->heuristic_rank);
+	cs_plan_search_free(a);
+	cs_plan_search_free(b);
+	free(sc);
+}
+END_TEST
+
+/* ---- the command --------------------------------------------------------- */
+
+typedef struct cli_run {
+	int rc;
+	char *out, *err;
+} cli_run;
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	char *buf = calloc(1, 1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Run `plan ARGS --out TMP` with stderr captured. */
+static cli_run run_cli(const char *const *args, bool with_out)
+{
+	char out[] = "/tmp/cs-plan-out-XXXXXX", err[] = "/tmp/cs-plan-err-XXXXXX";
+	int fo = mkstemp(out), fe = mkstemp(err);
+	char *argv[32];
+	int argc = 0;
+	ck_assert(fo >= 0 && fe >= 0);
+	close(fo);
+	argv[argc++] = (char *)"plan";
+	for (; *args; args++)
+		argv[argc++] = (char *)*args;
+	if (with_out) {
+		argv[argc++] = (char *)"--out";
+		argv[argc++] = out;
+	}
+	argv[argc] = NULL;
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fe, 2);
+	cli_run r;
+	r.rc = cs_cmd_plan(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fe);
+	r.out = slurp(out);
+	r.err = slurp(err);
+	unlink(out);
+	unlink(err);
+	return r;
+}
+
+static void cli_free(cli_run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+#define GPT_YAML CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml"
+
+START_TEST(test_cli_csv_has_one_row_per_simulated_plan)
+{
+	const char *args[] = {GPT_YAML, "--gpus", "4", "--format", "csv", "--jobs", "2",
+			      "--max-sims", "1000", NULL};
+	cli_run r = run_cli(args, true);
+	ck_assert_msg(r.rc == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "rank,tp,cp,pp,virtual_stages,dp,"));
+	int lines = 0;
+	for (const char *c = r.out; *c; c++)
+		lines += *c == '\n';
+	/* 4 GPUs: (tp,pp) = (1,1) (1,2) (1,4) (2,1) (2,2) (4,1); see
+	 * test_counts_of_a_small_cluster for the rule: 45+135+27+45+27+9 = 288,
+	 * none invalid (pp 4 x v 4 = 16 <= 24 layers). */
+	ck_assert_int_eq(lines, 1 + 288);
+	cli_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_json_has_plans_and_search)
+{
+	const char *args[] = {GPT_YAML, "--gpus", "2", "--format", "json", "--top", "3", NULL};
+	cli_run r = run_cli(args, true);
+	ck_assert_msg(r.rc == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"plans\": ["));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"rank\": 3"));
+	ck_assert_ptr_null(strstr(r.out, "\"rank\": 4"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"search\": {"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"heuristic_rank\": "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"considered\": "));
+	cli_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_text_table_and_heuristic_line)
+{
+	const char *args[] = {GPT_YAML, "--gpus", "2", "--top", "2", NULL};
+	cli_run r = run_cli(args, true);
+	ck_assert_msg(r.rc == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "searched "));
+	ck_assert_ptr_nonnull(strstr(r.out, " rank    step s"));
+	ck_assert_ptr_nonnull(strstr(r.out, "seed heuristic"));
+	ck_assert_ptr_nonnull(strstr(r.out, "simulated"));
+	cli_free(&r);
+}
+END_TEST
+
+static const struct {
+	const char *args[8];
+	const char *needle;
+} bad_cli_cases[] = {
+	{ {GPT_YAML, "--gpu", "4", NULL}, "did you mean '--gpus'?" },
+	{ {GPT_YAML, "--job", "4", NULL}, "did you mean '--jobs'?" },
+	{ {GPT_YAML, "--gpus", "3", NULL}, "'--gpus' (3) must be a multiple" },
+	{ {GPT_YAML, "--gpus", "four", NULL}, "'--gpus' needs a whole number" },
+	{ {GPT_YAML, "--top", "0", NULL}, "'--top' needs a whole number" },
+	{ {GPT_YAML, "--format", "xml", NULL}, "unknown format 'xml'" },
+	{ {GPT_YAML, "--headroom", "1.5", NULL}, "'--headroom' needs a fraction" },
+	{ {GPT_YAML, "--set", "parallelism.tq=2", NULL}, "parallelism.tq" },
+	{ {CS_SOURCE_ROOT "/no/such.yaml", NULL}, "such.yaml" },
+	{ {NULL}, "no scenario file given" },
+};
+
+START_TEST(test_cli_bad_input_exits_2_with_a_message)
+{
+	cli_run r = run_cli(bad_cli_cases[_i].args, false);
+	ck_assert_int_eq(r.rc, 2);
+	ck_assert_msg(strstr(r.err, bad_cli_cases[_i].needle) != NULL, "stderr: %s", r.err);
+	cli_free(&r);
+}
+END_TEST
+
+static Suite *planner_suite(void)
+{
+	Suite *s = suite_create("planner");
+	TCase *tc = tcase_create("heuristic");
+	tcase_add_test(tc, test_heuristic_memory_is_the_seeds_formula);
+	tcase_add_loop_test(tc, test_heuristic_smallest_tp_pp_then_larger_tp, 0, N(seed_cases));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("enumeration");
+	tcase_add_test(tc, test_counts_of_a_small_cluster);
+	tcase_add_test(tc, test_memory_budget_prunes_at_the_headroom);
+	tcase_add_test(tc, test_cap_simulates_the_best_estimates_and_the_heuristic);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("resize");
+	tcase_add_loop_test(tc, test_resize_whole_nodes_or_part_of_one, 0, N(resize_cases));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("estimate");
+	tcase_add_test(tc, test_estimate_closed_forms);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("ranking");
+	tcase_add_loop_test(tc, test_best_is_never_slower_than_the_heuristic, 0, N(vs_cases));
+	tcase_add_test(tc, test_threads_do_not_change_the_ranking);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cli");
+	tcase_add_test(tc, test_cli_csv_has_one_row_per_simulated_plan);
+	tcase_add_test(tc, test_cli_json_has_plans_and_search);
+	tcase_add_test(tc, test_cli_text_table_and_heuristic_line);
+	tcase_add_loop_test(tc, test_cli_bad_input_exits_2_with_a_message, 0, N(bad_cli_cases));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(planner_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
