@@ -451,6 +451,34 @@ static int build_stage(cs_builder *b, int64_t s)
 	return 0;
 }
 
+/* An upper bound of the ops the templates will hold, checked before any is
+ * built, so an impossible scenario is refused rather than run out of memory. */
+static int too_many_ops(const cs_builder *b, cs_diag *diag)
+{
+	int64_t per_layer = 0, ends = 0, maxl = 0;
+	for (int moe = 0; moe < 2; moe++) {
+		int64_t n = 0;
+		for (int pass = 0; pass < 4; pass++)
+			n += b->frag[CS_FRAG_BLOCK][moe][pass].n;
+		per_layer = n > per_layer ? n : per_layer;
+	}
+	for (int w = CS_FRAG_EMBED; w <= CS_FRAG_HEAD; w++)
+		for (int pass = 0; pass < 4; pass++)
+			ends += b->frag[w][0][pass].n;
+	for (int64_t k = 0; k < b->lay.vstages; k++)
+		maxl = b->lay.nlayers[k] > maxl ? b->lay.nlayers[k] : maxl;
+	double total = 0;
+	for (int64_t s = 0; s < b->lay.stages; s++)
+		total += (double)b->nsched[s] * (double)(maxl * (per_layer + 4) + ends + 2);
+	if (total <= CS_BUILD_MAX_OPS)
+		return 0;
+	snprintf(diag->msg, sizeof(diag->msg),
+		 "%s: the programs would hold about %.3g ops (%lld micro-batches x %lld layers), "
+		 "more than the limit of %d", b->sc->path, total, (long long)b->lay.micro_batches,
+		 (long long)b->sc->model.layers, CS_BUILD_MAX_OPS);
+	return 1;
+}
+
 cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *progs, cs_diag *diag)
 {
 	cs_builder *b = calloc(1, sizeof(*b));
@@ -493,6 +521,10 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *
 			goto out;
 		b->nsched[s] = cs_sched_stage_ops(sc->parallel.schedule, p, b->lay.micro_batches,
 						  b->lay.chunks, s, b->sched[s], n, diag);
+	}
+	if (too_many_ops(b, diag)) {
+		st = CS_ERR_INPUT;
+		goto out;
 	}
 	if (number_messages(b) || cs__dp_init(b))
 		goto out;

@@ -19,7 +19,7 @@
 
 /* Upper bounds that keep a scenario inside what one machine can simulate. */
 #define CS_BUILD_MAX_MICRO_BATCHES 100000
-#define CS_BUILD_MAX_OPS_PER_STAGE 20000000
+#define CS_BUILD_MAX_OPS 20000000       /* ops over all templates (about 1 GB) */
 
 typedef struct cs_plan_layout {
 	int64_t stages;         /* p */

@@ -7,6 +7,8 @@
  */
 #include "run/runner.h"
 
+#include "coll/flow.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ typedef struct slot {
 	int32_t expected;             /* 0 until first use */
 	int64_t rank;                 /* a member, to enumerate the group */
 	cs_time dur;                  /* transfer time of the collective in flight */
+	cs_time start;                /* when it started (flow fidelity) */
 	cs_coll_choice choice;
 } slot;
 
@@ -75,6 +78,9 @@ struct cs_runner {
 	cs_coll_choice last_choice[CS_COMM_KINDS];
 	cs_time makespan;
 	const cs_coll_choice *cur_choice; /* of the collective completing now */
+	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
+	uint64_t net_gen;             /* only the newest net event is live */
+	int64_t *members;             /* scratch: a group's GPUs */
 	int failed;
 	uint64_t next_progress_events;
 	struct timespec t0;
@@ -314,6 +320,29 @@ static void note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
 	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
 }
 
+#define SEND_TAG (1ull << 63)
+
+static void on_net(cs_sim *sim, void *ctx, uint64_t arg);
+
+/* Keep exactly one live engine event at the net's next change. */
+static void net_reschedule(cs_runner *r)
+{
+	cs_time t = cs_net_next_completion(r->net);
+	r->net_gen++;
+	if (t != CS_TIME_MAX)
+		schedule(r, t < cs_sim_now(r->sim) ? cs_sim_now(r->sim) : t, on_net, r->net_gen);
+}
+
+static void net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
+		      cs_coll_algo algo, uint64_t tag)
+{
+	if (cs_net_start(r->net, cs_sim_now(r->sim), members, n, op, bytes, algo, tag) < 0) {
+		r->failed = CS_ERR_NOMEM;
+		return;
+	}
+	net_reschedule(r);
+}
+
 static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int64_t rank = rank_of(r, local);
@@ -350,8 +379,17 @@ static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	sl->choice = ch;
 	sl->dur = d;
 	sl->rank = rank;
-	schedule(r, cs_sim_now(r->sim) + d,
-		 on_coll_done, ((uint64_t)gi << 16) | ((uint64_t)op->group << 8) | (uint64_t)s);
+	sl->start = cs_sim_now(r->sim);
+	uint64_t tag = ((uint64_t)gi << 16) | ((uint64_t)op->group << 8) | (uint64_t)s;
+	if (!r->net) {
+		schedule(r, cs_sim_now(r->sim) + d, on_coll_done, tag);
+		return;
+	}
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+	int64_t n = cs_group_size(&g);
+	for (int64_t i = 0; i < n; i++)
+		r->members[i] = cs_group_member(&g, i);
+	net_start(r, r->members, n, (cs_coll_op)op->coll, op->bytes, ch.algo, tag);
 }
 
 static cs_time p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
@@ -407,6 +445,13 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		int64_t p = r->env.mesh->deg[CS_AXIS_PP];
 		int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
 		int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+		if (r->net) {
+			int64_t pair[2] = { rank, peer };
+			rs->started[s] = now;
+			net_start(r, pair, 2, CS_COLL_SEND_RECV, op->bytes, CS_ALGO_RING,
+				  SEND_TAG | ((uint64_t)local << 4) | (uint64_t)s);
+			break;
+		}
 		cs_time d = p2p_time(r, rank, peer, op->bytes);
 		rs->lastdur[s] = d;
 		schedule(r, now + d, on_send_done, ((uint64_t)local << 4) | (uint64_t)s);
@@ -546,6 +591,31 @@ static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	flush(r);
 }
 
+static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	if (arg != r->net_gen)
+		return;
+	uint64_t tags[64];
+	int k = cs_net_advance(r->net, cs_sim_now(sim), tags, 64);
+	for (int i = 0; i < k; i++) {
+		if (tags[i] & SEND_TAG) {
+			uint64_t a = tags[i] & ~SEND_TAG;
+			rank_state *rs = &r->ranks[(int64_t)(a >> 4)];
+			int st = (int)(a & 15);
+			rs->lastdur[st] = cs_sim_now(sim) - rs->started[st];
+			on_send_done(sim, ctx, a);
+			continue;
+		}
+		comm_table *t = &r->comm[(tags[i] >> 8) & 0xff][tags[i] & 0xff];
+		slot *sl = &t->slots[tags[i] >> 16];
+		sl->dur = cs_sim_now(sim) - sl->start;
+		on_coll_done(sim, ctx, tags[i]);
+	}
+	net_reschedule(r);
+	flush(r);
+}
+
 /* ---- lifecycle -------------------------------------------------------- */
 
 cs_runner *cs_runner_new(const cs_run_env *env)
@@ -565,6 +635,14 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	r->sim = cs_sim_new();
 	r->ranks = calloc((size_t)r->nlocal, sizeof(rank_state));
 	r->stream_mask = calloc((size_t)m->deg[CS_AXIS_PP], 1);
+	if (env->sc->coll.fidelity == CS_FIDELITY_FLOW) {
+		r->net = cs_net_new(env->topo, &env->sc->cluster);
+		r->members = malloc((size_t)m->world * sizeof(int64_t));
+		if (!r->net || !r->members) {
+			cs_runner_free(r);
+			return NULL;
+		}
+	}
 	r->open = -1;
 	r->open_first = -1;
 	r->batch_free = -1;
@@ -602,6 +680,8 @@ void cs_runner_free(cs_runner *r)
 		free(r->batches[i].locals);
 	free(r->batches);
 	free(r->stream_mask);
+	cs_net_free(r->net);
+	free(r->members);
 	free(r->ranks);
 	cs_sim_free(r->sim);
 	free(r);

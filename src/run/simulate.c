@@ -180,6 +180,22 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	if (!res)
 		goto fail;
 	cs_mesh_init(&c.mesh, &sc->parallel);
+	if (sc->sim.fold && sc->coll.fidelity == CS_FIDELITY_FLOW) {
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s: 'simulate.fold' cannot be combined with 'collectives.fidelity: flow': "
+			 "contention needs every rank's traffic", sc->path);
+		st = CS_ERR_INPUT;
+		goto fail;
+	}
+	int64_t simulated = sc->sim.fold ? sc->parallel.pp : c.mesh.world;
+	if (simulated > CS_SIM_MAX_RANKS) {
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s: simulating %lld ranks one by one needs more memory than the limit of %d "
+			 "ranks allows; fold symmetric ranks with 'simulate.fold: true'",
+			 sc->path, (long long)simulated, CS_SIM_MAX_RANKS);
+		st = CS_ERR_INPUT;
+		goto fail;
+	}
 	c.topo = cs_topo_new(&sc->cluster);
 	c.coll = cs_coll_new(&sc->cluster, &sc->coll);
 	c.nprogs = sc->parallel.pp;
