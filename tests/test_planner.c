@@ -121,17 +121,17 @@ END_TEST
 START_TEST(test_counts_of_a_small_cluster)
 {
 	/* 16 heads, domain 8, 8 GPUs: (tp, pp) = (1,1..8), (2,1..4), (4,1..2),
-	 * (8,1); pp > 1 takes v 1, 2, 4; micro-batch 1, 2, 4; five shardings
-	 * unless dp = 1; three recomputes: 144 plans with pp 1, 486 with pp > 1.
+	 * (8,1); pp > 1 takes v 1, 2, 4; micro-batch 1, 2, 4; four shardings
+	 * unless dp = 1; three recomputes: 117 plans with pp 1, 405 with pp > 1.
 	 * Invalid: pp 8 x v 4 = 32 > 24 layers (3 micro-batches x 3 recomputes). */
 	cs_scenario *sc = make(gpt13);
 	cs_plan_search *s = search(sc, 0, 2, 20);
-	ck_assert_int_eq(s->considered, 630);
+	ck_assert_int_eq(s->considered, 522);
 	ck_assert_int_eq(s->pruned_memory, 0);
 	ck_assert_int_eq(s->pruned_invalid, 9);
-	ck_assert_int_eq(s->survived, 621);
+	ck_assert_int_eq(s->survived, 513);
 	ck_assert_int_eq(s->simulated, 20);
-	ck_assert_int_eq(s->skipped, 601);
+	ck_assert_int_eq(s->skipped, 493);
 	ck_assert_int_eq(s->failed, 0);
 	ck_assert_int_eq(s->nplans, 20);
 	for (int64_t i = 0; i < s->nplans; i++) {
@@ -179,9 +179,9 @@ static int cmp_double(const void *x, const void *y)
 START_TEST(test_cap_simulates_the_best_estimates_and_the_heuristic)
 {
 	cs_scenario *sc = make(gpt13);
-	/* 2 GPUs: (tp,pp) = (1,1) 45 plans, (1,2) 27, (2,1) 9 */
+	/* 2 GPUs: (tp,pp) = (1,1) 36 plans, (1,2) 27, (2,1) 9 */
 	cs_plan_search *all = search(sc, 2, 2, 0), *s = search(sc, 2, 2, 10);
-	ck_assert_int_eq(all->considered, 81);
+	ck_assert_int_eq(all->considered, 72);
 	ck_assert_int_eq(s->survived, all->survived);
 	ck_assert_int_eq(s->simulated, 10);
 	ck_assert_int_eq(s->skipped, s->survived - 10);
@@ -398,9 +398,9 @@ START_TEST(test_cli_csv_has_one_row_per_simulated_plan)
 	for (const char *c = r.out; *c; c++)
 		lines += *c == '\n';
 	/* 4 GPUs: (tp,pp) = (1,1) (1,2) (1,4) (2,1) (2,2) (4,1); see
-	 * test_counts_of_a_small_cluster for the rule: 45+135+27+45+27+9 = 288,
+	 * test_counts_of_a_small_cluster for the rule: 36+108+27+36+27+9 = 243,
 	 * none invalid (pp 4 x v 4 = 16 <= 24 layers). */
-	ck_assert_int_eq(lines, 1 + 288);
+	ck_assert_int_eq(lines, 1 + 243);
 	cli_free(&r);
 }
 END_TEST

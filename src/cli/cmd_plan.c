@@ -27,8 +27,9 @@ static const char plan_help[] =
 "scale-up domain, marked '*' beyond it), pp (up to the layers, uneven splits\n"
 "allowed), dp (the rest), cp (powers of two up to 16 from 32K tokens on),\n"
 "virtual stages 1, 2, 4 (interleaved), micro-batch 1, 2, 4 (and the\n"
-"scenario's), sharding none | zero1 | zero2 | shard-grad-op | zero3 and\n"
-"recompute none | selective | full. Plans over the memory budget or refused\n"
+"scenario's), sharding none | zero1 | zero2 (also FSDP shard-grad-op) |\n"
+"zero3 and recompute none | selective | full. Plans over the memory budget\n"
+"(--headroom x HBM, by the formula of 'clustersim memory') or refused\n"
 "by the scenario checks are dropped; the rest, at most --max-sims of them\n"
 "chosen by an analytic estimate, are simulated (folded, one step, without\n"
 "the scenario's stragglers) and ranked by step time, then memory.\n"
@@ -228,8 +229,9 @@ static void write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, 
 				100.0 * (s->heuristic.step_time_s / s->plans[0].step_time_s - 1.0));
 		fprintf(f, "%s\n", s->heuristic_fits ? "" : " (it does not fit by the seed's rule)");
 	} else {
-		fprintf(f, "  tp %lld, pp %lld, dp %lld: not ranked, %s\n", (long long)s->heuristic.tp,
-			(long long)s->heuristic.pp, (long long)s->heuristic.dp, s->heuristic_note);
+		fprintf(f, "  tp %lld, pp %lld, dp %lld%s: not ranked, %s\n", (long long)s->heuristic.tp,
+			(long long)s->heuristic.pp, (long long)s->heuristic.dp,
+			s->heuristic_fits ? "" : " (nothing fits by the seed's rule)", s->heuristic_note);
 	}
 	if (beyond)
 		fprintf(f, "\n* tp beyond the %d-GPU scale-up domain\n", sc->cluster.scale_up_domain);

@@ -354,13 +354,29 @@ static const cs_frag *block_frag(const cs_builder *b, int64_t layer, cs_pass pas
 	return &b->frag[CS_FRAG_BLOCK][moe][pass];
 }
 
+/* The embedding or the LM head as an FSDP unit: gathered before, its
+ * gradients reduced after (as the blocks). `first` is the forward or input
+ * gradient fragment, `second` the weight gradient one; either may be NULL. */
+static int emit_unit(cs_builder *b, int64_t unit, const cs_frag *first, const cs_frag *second, cs_phase phase,
+		     int64_t j, int fwd)
+{
+	int input = fwd || first, weight = fwd || second;
+	if (input && cs__dp_before_use(b, unit, j, fwd))
+		return -1;
+	if (first && cs__emit_frag(b, first, phase, -1, (int)j))
+		return -1;
+	if (second && cs__emit_frag(b, second, CS_PHASE_BWD_W, -1, (int)j))
+		return -1;
+	return weight ? cs__dp_after_use(b, unit, j, fwd) : 0;
+}
+
 static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
 {
 	int64_t V = b->lay.vstages;
 	await_message(b, s, j, k, 1);
 	b->vstage = (int)k;
 	b->mem_alloc = act_bytes_per_layer(b) * (double)b->lay.nlayers[k];
-	if (k == 0 && cs__emit_frag(b, &b->frag[CS_FRAG_EMBED][0][CS_PASS_FWD], CS_PHASE_FWD, -1, (int)j))
+	if (k == 0 && emit_unit(b, CS_DP_EMBED, &b->frag[CS_FRAG_EMBED][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1))
 		return -1;
 	for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++) {
 		if (cs__dp_before_use(b, l, j, 1))
@@ -370,7 +386,7 @@ static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
 		if (cs__dp_after_use(b, l, j, 1))
 			return -1;
 	}
-	if (k == V - 1 && cs__emit_frag(b, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], CS_PHASE_FWD, -1, (int)j))
+	if (k == V - 1 && emit_unit(b, CS_DP_HEAD, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1))
 		return -1;
 	return send_message(b, s, j, k, 1);
 }
@@ -386,9 +402,8 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 		await_message(b, s, j, k, 0);
 	b->vstage = (int)k;
 	if (k == V - 1) {
-		if (input && cs__emit_frag(b, &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_INPUT], CS_PHASE_BWD, -1, (int)j))
-			return -1;
-		if (weight && cs__emit_frag(b, &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_WEIGHT], CS_PHASE_BWD_W, -1, (int)j))
+		if (emit_unit(b, CS_DP_HEAD, input ? &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_INPUT] : NULL,
+			      weight ? &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j, 0))
 			return -1;
 		if (weight && last && cs__dp_grads_ready(b, CS_DP_HEAD))
 			return -1;
@@ -411,9 +426,8 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 		}
 	}
 	if (k == 0) {
-		if (input && cs__emit_frag(b, &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_INPUT], CS_PHASE_BWD, -1, (int)j))
-			return -1;
-		if (weight && cs__emit_frag(b, &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_WEIGHT], CS_PHASE_BWD_W, -1, (int)j))
+		if (emit_unit(b, CS_DP_EMBED, input ? &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_INPUT] : NULL,
+			      weight ? &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j, 0))
 			return -1;
 		if (weight && last && cs__dp_grads_ready(b, CS_DP_EMBED))
 			return -1;

@@ -27,6 +27,7 @@
 #include "coll/coll_op.h"
 #include "model/compute.h"
 #include "plan/build_int.h"
+#include "plan/shard.h"
 
 #define MAX_TENSORS 16
 #define MAX_INFLIGHT 64
@@ -61,7 +62,7 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
 {
 	const cs_model_spec *m = &b->sc->model;
 	double tp = (double)b->sc->parallel.tp, ep = (double)b->sc->parallel.ep;
-	double h = (double)m->hidden, kv = (double)(m->kv_heads * (m->hidden / m->heads));
+	double h = (double)m->hidden;
 	int n = 0;
 	if (layer == CS_DP_EMBED) {
 		t[n++] = (double)m->vocab * h / tp;
@@ -76,6 +77,11 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
 		return n;
 	}
 	int gated = m->arch == CS_ARCH_LLAMA;
+	/* rank 0's shard of each weight, as Megatron cuts it (plan/shard.h) */
+	int64_t q0, nq, kv0, nkv, f0, nf;
+	int64_t dh = m->hidden / m->heads;
+	cs_shard_heads(m->heads, m->kv_heads, b->sc->parallel.tp, 0, &q0, &nq, &kv0, &nkv);
+	cs_shard_range(m->ffn, b->sc->parallel.tp, 0, &f0, &nf);
 	t[n++] = 2.0 * h * (gated ? 1 : 2);  /* norms */
 	if (cs_model_layer_is_moe(m, layer)) {
 		double per = (gated ? 3.0 : 2.0) * h * (double)m->expert_ffn / tp;
@@ -83,12 +89,11 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
 		t[n++] = per * (local + (double)m->shared_experts);
 		t[n++] = h * (double)m->experts;  /* router */
 	} else {
-		double ffn = (double)m->ffn / tp;
-		t[n++] = h * ffn;                  /* down */
-		t[n++] = h * ffn * (gated ? 2 : 1);/* up (and gate) */
+		t[n++] = h * (double)nf;                  /* down: rows */
+		t[n++] = h * (double)nf * (gated ? 2 : 1);/* up (and gate): columns */
 	}
-	t[n++] = h * h / tp;                       /* out projection */
-	t[n++] = (h + 2.0 * kv) * h / tp;          /* q, k, v */
+	t[n++] = h * (double)(nq * dh);                   /* out projection: rows */
+	t[n++] = h * (double)((nq + 2 * nkv) * dh);       /* q, k, v: columns */
 	return n;
 }
 
@@ -238,6 +243,8 @@ int cs__dp_stage_begin(cs_builder *b)
 			bucket += tensors_sum(b, l) * d->param_bytes;
 			if (k == 0 && l == b->lay.first_layer[k])
 				bucket += tensors_sum(b, CS_DP_EMBED) * d->param_bytes;
+			if (k == b->lay.vstages - 1 && l == b->lay.first_layer[k] + b->lay.nlayers[k] - 1)
+				bucket += tensors_sum(b, CS_DP_HEAD) * d->param_bytes;
 			if (bucket >= b->sc->parallel.bucket_bytes ||
 			    l == b->lay.first_layer[k] + b->lay.nlayers[k] - 1) {
 				int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER,
@@ -246,6 +253,10 @@ int cs__dp_stage_begin(cs_builder *b)
 					return -1;
 				for (int64_t x = pend_first; x <= pend_last; x++)
 					d->ag_mark[x + 2] = mk;
+				if (k == 0 && pend_first == b->lay.first_layer[0])
+					d->ag_mark[CS_DP_EMBED + 2] = mk;
+				if (k == b->lay.vstages - 1)
+					d->ag_mark[CS_DP_HEAD + 2] = mk;
 				bucket = 0;
 				pend_first = -1;
 			}
@@ -318,16 +329,7 @@ int cs__dp_grads_ready(cs_builder *b, int64_t layer)
 	if (!d->active)
 		return 0;
 	if (fsdp_full(d)) {
-		if (layer < 0) {
-			/* embedding and head are their own units, reduced once */
-			cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
-			if (add_coll(b, CS_STREAM_DP, grad_group(d), CS_COLL_REDUCE_SCATTER,
-				     tensors_sum(b, layer) * d->grad_bytes, &dep, 1, -1) < 0)
-				return -1;
-		}
 		if (d->mode == CS_SHARD_HYBRID) {
-			int64_t intra = cs_mesh_group_count(b->mesh, CS_GROUP_DP_INTER, b->sc->cluster.gpus_per_node);
-			(void)intra;
 			cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0, b->sc->cluster.gpus_per_node);
 			double shard = tensors_sum(b, layer) * d->grad_bytes / (double)cs_group_size(&g);
 			cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };

@@ -126,8 +126,10 @@ static int enumerate(search_ctx *c)
 {
 	static const cs_recompute rcs[] = {CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE,
 					   CS_RECOMPUTE_FULL};
+	/* zero2 stands for FSDP's shard-grad-op too: the same memory, and the
+	 * same schedule while parameter gathers overlap (the default) */
 	static const cs_sharding shs[] = {CS_SHARD_NONE, CS_SHARD_ZERO1, CS_SHARD_ZERO2,
-					  CS_SHARD_GRAD_OP, CS_SHARD_ZERO3};
+					  CS_SHARD_ZERO3};
 	static const int64_t vs[] = {1, 2, 4};
 	const cs_scenario *b = c->base;
 	const cs_model_spec *m = &b->model;
@@ -152,7 +154,7 @@ static int enumerate(search_ctx *c)
 				int64_t dp = rest / pp;
 				for (size_t iv = 0; iv < 3 && (iv == 0 || pp > 1); iv++) {
 					for (int64_t im = 0; im < nmb; im++) {
-						for (size_t is = 0; is < 5 && (is == 0 || dp * cp > 1); is++) {
+						for (size_t is = 0; is < 4 && (is == 0 || dp * cp > 1); is++) {
 							for (size_t ir = 0; ir < 3; ir++) {
 								cs_plan p = {0};
 								p.tp = tp;

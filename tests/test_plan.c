@@ -1,0 +1,185 @@
+/*
+ * test_plan.c - the programs' traffic against the seed's closed forms, and
+ * a golden run of a 3D-parallel scenario.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/schedule.h"
+#include "config/config.h"
+#include "config/scenario.h"
+#include "model/model.h"
+#include "plan/build.h"
+#include "plan/mesh.h"
+#include "plan/program.h"
+#include "report/report.h"
+
+static cs_scenario *load_text(const char *text, const char *const *sets, size_t nsets)
+{
+	char path[] = "/tmp/cs-plan-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	cs_scenario *sc = NULL;
+	cs_diag diag = { { 0 } };
+	cs_status st = cs_scenario_load(path, sets, nsets, &sc, &diag);
+	unlink(path);
+	ck_assert_msg(st == CS_OK, "load failed: %s", diag.msg);
+	return sc;
+}
+
+/* Bytes one rank sends per step for data parallelism, from its program. */
+static double dp_bytes_on_wire(const cs_scenario *sc)
+{
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	cs_program prog;
+	cs_program_init(&prog);
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_plan_build(sc, &mesh, &prog, &diag), CS_OK);
+	double sum = 0;
+	int64_t n = sc->parallel.dp;
+	for (int s = CS_STREAM_DP; s <= CS_STREAM_DP_AG; s++)
+		for (int i = 0; i < prog.nops[s]; i++)
+			sum += cs_coll_ring_bytes_on_wire((cs_coll_op)prog.ops[s][i].coll, prog.ops[s][i].bytes, n);
+	cs_program_free(&prog);
+	return sum;
+}
+
+#define DP16 \
+	"cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n" \
+	"model: {preset: llama3-8b}\n" \
+	"training: {seq_len: 1024, micro_batch: 1, global_batch: 16}\n"
+
+static const struct { const char *sharding; double ratio; } traffic_cases[] = {
+	{ "parallelism.data_parallel.sharding=zero1", 1.0 },
+	{ "parallelism.data_parallel.sharding=zero2", 1.0 },
+	{ "parallelism.data_parallel.sharding=shard-grad-op", 1.0 },
+	{ "parallelism.data_parallel.sharding=zero3", 1.5 },
+};
+
+START_TEST(dp_traffic_against_ddp)
+{
+	cs_scenario *ddp = load_text(DP16, NULL, 0);
+	const char *set[] = { traffic_cases[_i].sharding };
+	cs_scenario *sh = load_text(DP16, set, 1);
+	double base = dp_bytes_on_wire(ddp), got = dp_bytes_on_wire(sh);
+	/* DDP: 2 (N-1)/N * 2P bytes, P the parameters (bf16 gradients) */
+	double P = (double)cs_model_params(&ddp->model).total, N = 16;
+	ck_assert_double_eq_tol(base / (2.0 * (N - 1) / N * 2.0 * P), 1.0, 1e-9);
+	ck_assert_msg(fabs(got / base - traffic_cases[_i].ratio) < 1e-9, "%s: %.12f x DDP",
+		      traffic_cases[_i].sharding, got / base);
+	cs_scenario_free(ddp);
+	cs_scenario_free(sh);
+}
+END_TEST
+
+static const struct { int64_t tp; bool sp; } tp_cases[] = {
+	{ 2, false }, { 4, false }, { 8, false }, { 2, true }, { 4, true }, { 8, true },
+};
+
+START_TEST(tp_traffic_per_layer_per_micro_batch)
+{
+	cs_model_spec m = *cs_preset_model("llama3-70b");
+	int64_t s = 4096, b = 2, h = m.hidden, t = tp_cases[_i].tp;
+	cs_layer_ctx c = { .seq_len = s, .micro_batch = b, .tp = t, .cp = 1, .ep = 1,
+			   .sequence_parallel = tp_cases[_i].sp, .flash_attention = true,
+			   .precision = CS_PREC_BF16, .expert_imbalance = 1.0 };
+	cs_layer_op ops[256];
+	double sum = 0;
+	for (int pass = CS_PASS_FWD; pass <= CS_PASS_BWD_INPUT; pass++) {
+		int n = cs_model_block_ops(&m, &c, false, (cs_pass)pass, ops, 256);
+		for (int i = 0; i < n; i++)
+			if (ops[i].cls == CS_OPC_COMM && ops[i].comm_kind == CS_COMM_TP)
+				sum += cs_coll_ring_bytes_on_wire((cs_coll_op)ops[i].coll, ops[i].comm_bytes, t);
+	}
+	/* the seed: 4 * 2 (t-1)/t * 2sbh */
+	double want = 4.0 * 2.0 * (double)(t - 1) / (double)t * 2.0 * (double)(s * b * h);
+	ck_assert_msg(fabs(sum / want - 1.0) < 1e-12, "tp %lld sp %d: %g vs %g", (long long)t,
+		      tp_cases[_i].sp, sum, want);
+}
+END_TEST
+
+/* ---- golden ------------------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Drop the one line that measures the machine, not the model. */
+static void drop_wall(char *text)
+{
+	char *p = strstr(text, "\"sim_wall_s\"");
+	ck_assert_ptr_nonnull(p);
+	while (p > text && p[-1] != '\n')
+		p--;
+	char *e = strchr(p, '\n');
+	memmove(p, e + 1, strlen(e + 1) + 1);
+}
+
+START_TEST(golden_3d_run)
+{
+	const char *path = CS_SOURCE_ROOT "/scenarios/3d-llama3-70b-64gpu.yaml";
+	cs_scenario *sc = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_scenario_load(path, NULL, 0, &sc, &diag), CS_OK);
+	cs_result *res = NULL;
+	ck_assert_int_eq(cs_simulate(sc, NULL, &res, &diag), CS_OK);
+	char *got = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&got, &len);
+	cs_report_json(f, "3d-llama3-70b-64gpu", cs_result_metrics(res), 2);
+	fclose(f);
+	char *want = slurp(CS_SOURCE_ROOT "/tests/golden/3d-llama3-70b-64gpu.json");
+	drop_wall(got);
+	drop_wall(want);
+	ck_assert_msg(strcmp(got, want) == 0,
+		      "the run differs from tests/golden/3d-llama3-70b-64gpu.json "
+		      "(tools/update-golden.sh rewrites it after an intended change):\n%s", got);
+	free(got);
+	free(want);
+	cs_result_free(res);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+static Suite *plan_suite(void)
+{
+	Suite *s = suite_create("plan");
+	TCase *tc = tcase_create("traffic");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, dp_traffic_against_ddp, 0, sizeof(traffic_cases) / sizeof(traffic_cases[0]));
+	tcase_add_loop_test(tc, tp_traffic_per_layer_per_micro_batch, 0, sizeof(tp_cases) / sizeof(tp_cases[0]));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("golden");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, golden_3d_run);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(plan_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
