@@ -62,6 +62,29 @@ typedef struct cs_memory {
 	int fits;
 } cs_memory;
 
+/* One hop of the critical path: the step's delay moved from rank `from` to
+ * rank `to` through a transfer. */
+typedef struct cs_path_step {
+	int64_t from, to;
+	int kind;                /* cs_comm_kind */
+	char via[24];            /* "all_gather", "send_recv", ... */
+	int tier;                /* 0 NVLink domain, 1 leaf, 2 pod spine, 3 between pods */
+	double at_s;             /* when the transfer ended */
+} cs_path_step;
+
+/* The chain of ops, waits and transfers, across ranks, that ends last. */
+typedef struct cs_critical_path {
+	int valid;
+	double compute_s;
+	double comm_s[CS_COMM_KINDS];
+	int64_t hops;            /* rank changes along the path */
+	int64_t end_rank;
+	int64_t longest_rank;    /* the rank the path computed on longest in one stretch */
+	double longest_s;
+	int nlast;
+	cs_path_step last[8];    /* the last hops, oldest first */
+} cs_critical_path;
+
 typedef struct cs_metrics {
 	double step_time_s;          /* mean over simulated steps */
 	double step_time_p50_s, step_time_p99_s, step_time_max_s;
@@ -88,6 +111,9 @@ typedef struct cs_metrics {
 	int64_t steps;
 	int64_t micro_batches;       /* per data-parallel replica per step */
 	char coll_choice[CS_COMM_KINDS][32]; /* algorithm/protocol last used, "" when none */
+	cs_critical_path path;       /* of the reported step */
+	int64_t straggler_rank;      /* the slowest-computing rank, -1 without perturbations */
+	double straggler_factor;
 } cs_metrics;
 
 /* Options of one simulation run; NULL means defaults. */
@@ -97,6 +123,8 @@ typedef struct cs_run_opts {
 	const int64_t *trace_ranks;/* ranks to trace; none: the first rank of each pipeline stage */
 	size_t n_trace_ranks;
 	const char *timeline_path; /* SVG of the pipeline schedule, or NULL */
+	int critical_path;         /* always trace the critical path (by default only for
+	                            * perturbed runs and up to 4,096 ranks: it costs time) */
 } cs_run_opts;
 
 /* Load and validate a scenario file, then apply `n_overrides` strings of

@@ -35,6 +35,8 @@ static const char run_help[] =
 "  --trace-ranks LIST  ranks to trace, e.g. 0,8,16-23 (default: the first\n"
 "                      rank of each pipeline stage)\n"
 "  --timeline FILE     draw the pipeline schedule as an SVG\n"
+"  --critical-path     trace the critical path even on large runs (it is traced\n"
+"                      by default with stragglers and up to 4,096 ranks)\n"
 "  --progress          show progress on stderr (default: when it is a terminal)\n"
 "  --no-progress       never show progress\n"
 "  -h, --help          this help\n"
@@ -54,14 +56,14 @@ static const char validate_help[] =
 "FILE:LINE:COL: MESSAGE with exit status 2.\n";
 
 enum { O_SET = 1, O_FORMAT, O_PER_RANK, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_TRACE, O_TRACE_RANKS,
-       O_TIMELINE };
+       O_TIMELINE, O_CRITICAL_PATH };
 
 #define MAX_TRACE_RANKS 4096
 
 static const cs_opt run_opts[] = {
 	{ "set", 1, O_SET }, { "format", 1, O_FORMAT }, { "per-rank", 1, O_PER_RANK },
 	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
-	{ "trace", 1, O_TRACE }, { "trace-ranks", 1, O_TRACE_RANKS }, { "timeline", 1, O_TIMELINE },
+	{ "critical-path", 0, O_CRITICAL_PATH }, { "trace", 1, O_TRACE }, { "trace-ranks", 1, O_TRACE_RANKS }, { "timeline", 1, O_TIMELINE },
 	{ 0, 0, 0 },
 };
 
@@ -77,6 +79,7 @@ typedef struct run_args {
 	int progress;
 	const char *per_rank;
 	const char *trace, *timeline;
+	int critical_path;
 	int64_t trace_ranks[MAX_TRACE_RANKS];
 	size_t n_trace_ranks;
 } run_args;
@@ -137,6 +140,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 			break;
 		case O_PER_RANK: r->per_rank = val; break;
 		case O_TRACE: r->trace = val; break;
+		case O_CRITICAL_PATH: r->critical_path = 1; break;
 		case O_TIMELINE: r->timeline = val; break;
 		case O_TRACE_RANKS:
 			if (parse_ranks(a, val, r))
@@ -210,7 +214,8 @@ int cs_cmd_run(int argc, char **argv)
 		return st;
 	}
 	cs_run_opts opts = { .progress = r.progress, .trace_path = r.trace, .timeline_path = r.timeline,
-			     .trace_ranks = r.trace_ranks, .n_trace_ranks = r.n_trace_ranks };
+			     .trace_ranks = r.trace_ranks, .n_trace_ranks = r.n_trace_ranks,
+			     .critical_path = r.critical_path };
 	cs_result *res = NULL;
 	st = cs__simulate(sc, &opts, r.per_rank != NULL, &res, &diag);
 	if (st != CS_OK) {

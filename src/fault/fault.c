@@ -115,7 +115,8 @@ int cs_fault_draw(cs_fault *f, int64_t step, float *factor)
 			continue;
 		}
 		/* one stream per perturbation (and per step when redrawn) */
-		uint64_t seed = p->seed * 0x9E3779B97F4A7C15ull + (uint64_t)i;
+		uint64_t base = p->seed ? p->seed : sc->sim.seed;
+		uint64_t seed = base * 0x9E3779B97F4A7C15ull + (uint64_t)i;
 		if (p->per_step)
 			seed ^= (uint64_t)(step + 1) * 0xBF58476D1CE4E5B9ull;
 		gsl_rng_set(f->rng, (unsigned long)(seed ^ (seed >> 32)));

@@ -185,17 +185,33 @@ typedef struct pool {
 	cs_plan **jobs;
 	int64_t n;
 	atomic_llong next;
+	pthread_mutex_t lock;   /* guards failure */
+	char *failure;          /* the first failure's message */
+	size_t failure_size;
 } pool;
 
-static void simulate_one(const cs_scenario *base, cs_plan *p, cs_scenario *sc)
+static void failed(pool *P, const cs_plan *p, const char *msg)
+{
+	pthread_mutex_lock(&P->lock);
+	if (!P->failure[0])
+		snprintf(P->failure, P->failure_size, "tp %lld pp %lld dp %lld cp %lld: %.180s",
+			 (long long)p->tp, (long long)p->pp, (long long)p->dp, (long long)p->cp, msg);
+	pthread_mutex_unlock(&P->lock);
+}
+
+static void simulate_one(pool *P, cs_plan *p, cs_scenario *sc)
 {
 	cs_diag diag;
 	cs_result *res = NULL;
 
 	p->simulated = false;
-	if (cs_plan_apply(base, p, sc, &diag) != CS_OK)
+	diag.msg[0] = '\0';
+	if (cs_plan_apply(P->base, p, sc, &diag) != CS_OK) {
+		failed(P, p, diag.msg);
 		return;
+	}
 	if (cs_simulate(sc, NULL, &res, &diag) != CS_OK) {
+		failed(P, p, diag.msg);
 		cs_result_free(res);
 		return;
 	}
@@ -232,7 +248,7 @@ static void *worker(void *arg)
 		long long i = atomic_fetch_add(&P->next, 1);
 		if (i >= P->n)
 			break;
-		simulate_one(P->base, P->jobs[i], sc);
+		simulate_one(P, P->jobs[i], sc);
 	}
 	free(sc);
 	return NULL;
@@ -359,9 +375,13 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	int64_t njobs = pick;
 	if (s->heuristic_valid)
 		jobs[njobs++] = &s->heuristic;
-	pool P = {base, jobs, njobs, 0};
+	pool P = {.base = base, .jobs = jobs, .n = njobs, .failure = s->first_failure,
+		  .failure_size = sizeof s->first_failure};
 	atomic_init(&P.next, 0);
+	if (pthread_mutex_init(&P.lock, NULL) != 0)
+		goto fail;
 	run_pool(&P, o.jobs);
+	pthread_mutex_destroy(&P.lock);
 
 	/* keep the simulated plans that succeeded, best first */
 	int64_t n = 0;

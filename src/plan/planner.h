@@ -77,6 +77,7 @@ typedef struct cs_plan_search {
 	int64_t failed;          /* simulations that returned an error */
 	double wall_s;
 	char first_invalid[256]; /* cs_config_validate's first refusal, "" if none */
+	char first_failure[256]; /* a failed simulation's message, "" if none */
 	cs_plan *plans;          /* the simulated plans that succeeded, best first */
 	int64_t nplans;
 	/* the seed's heuristic */
@@ -113,7 +114,9 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *p, bool *fits);
  * choose which survivors to simulate: compute at the GEMM efficiency
  * (recompute included), plus the 1F1B/interleaved bubble (pp-1)/(v m) of
  * it, plus TP and CP collectives on the critical path, pipeline sends, and
- * the DP traffic beyond what backward hides. */
+ * the DP gradient traffic beyond what backward hides (over the scale-out
+ * network at the NIC bandwidth times the group's ranks per node, as a
+ * hierarchical collective moves it). */
 double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p);
 
 /* Run the search on base (which is not modified). *out is allocated on

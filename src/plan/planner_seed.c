@@ -226,7 +226,11 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 		double vol = 2.0 * (d - 1.0) / d * params * gbytes;   /* all-reduce, or RS + AG */
 		if (p->sharding == CS_SHARD_ZERO3)
 			vol *= 1.5;
-		double bw = gpus <= dom ? up : out;
+		/* hierarchical collectives cross the scale-out network once per
+		 * node: each of the group's ranks in a node moves 1/local of it */
+		double stride = tp * cp * pp, per = (double)cl->gpus_per_node;
+		double local = stride < per ? per / stride : 1.0;
+		double bw = gpus <= dom ? up : out * local;
 		double hide = compute * 2.0 / 3.0;   /* backward */
 		dp_exposed = vol / bw > hide ? vol / bw - hide : 0.0;
 	}

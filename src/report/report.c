@@ -43,6 +43,25 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 	fprintf(f, "    bubble/idle    %.4f s (%.1f %%)\n", m->bubble_s, 100 * m->bubble_fraction);
 	fprintf(f, "  idle per rank    min %.4f s, mean %.4f s, max %.4f s\n", m->idle_min_s,
 		m->idle_mean_s, m->idle_max_s);
+	if (m->straggler_rank >= 0)
+		fprintf(f, "  straggler        rank %lld computes x%.3f\n", (long long)m->straggler_rank,
+			m->straggler_factor);
+	if (m->path.valid) {
+		const cs_critical_path *p = &m->path;
+		fprintf(f, "  critical path    ends on rank %lld after %lld rank changes; compute %.4f s",
+			(long long)p->end_rank, (long long)p->hops, p->compute_s);
+		for (int k = 0; k < CS_COMM_KINDS; k++)
+			if (p->comm_s[k] > 0)
+				fprintf(f, ", %s %.4f s", cs_comm_kind_name((cs_comm_kind)k), p->comm_s[k]);
+		fprintf(f, "\n    longest on rank %lld (%.4f s of compute in one stretch)\n",
+			(long long)p->longest_rank, p->longest_s);
+		static const char *const tiers[] = { "nvlink", "leaf", "pod", "cross-pod" };
+		for (int i = 0; i < p->nlast; i++)
+			fprintf(f, "    %s rank %lld -> %lld via %s %s (%s) at %.4f s\n", i ? "  " : "ends:",
+				(long long)p->last[i].from, (long long)p->last[i].to,
+				cs_comm_kind_name((cs_comm_kind)p->last[i].kind), p->last[i].via,
+				tiers[p->last[i].tier & 3], p->last[i].at_s);
+	}
 	const cs_memory *mem = &m->memory;
 	fprintf(f, "  memory per GPU   %.1f GB of %.1f GB: %s%s%s\n", mem->total / GB, mem->capacity / GB,
 		b(color), mem->fits ? "fits" : "does NOT fit", e(color));
@@ -103,6 +122,37 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_num(&w, "activation_peak_measured", m->activation_peak_bytes);
 	cs_jw_end_obj(&w);
 	cs_jw_kv_int(&w, "critical_rank", m->critical_rank);
+	cs_jw_kv_int(&w, "straggler_rank", m->straggler_rank);
+	cs_jw_kv_num(&w, "straggler_factor", m->straggler_factor);
+	if (m->path.valid) {
+		const cs_critical_path *p = &m->path;
+		cs_jw_key(&w, "critical_path");
+		cs_jw_begin_obj(&w);
+		cs_jw_kv_num(&w, "compute_s", p->compute_s);
+		cs_jw_key(&w, "comm_s");
+		cs_jw_begin_obj(&w);
+		for (int k = 0; k < CS_COMM_KINDS; k++)
+			cs_jw_kv_num(&w, cs_comm_kind_name((cs_comm_kind)k), p->comm_s[k]);
+		cs_jw_end_obj(&w);
+		cs_jw_kv_int(&w, "hops", p->hops);
+		cs_jw_kv_int(&w, "end_rank", p->end_rank);
+		cs_jw_kv_int(&w, "longest_rank", p->longest_rank);
+		cs_jw_kv_num(&w, "longest_s", p->longest_s);
+		cs_jw_key(&w, "last_hops");
+		cs_jw_begin_arr(&w);
+		for (int i = 0; i < p->nlast; i++) {
+			cs_jw_begin_obj(&w);
+			cs_jw_kv_int(&w, "from", p->last[i].from);
+			cs_jw_kv_int(&w, "to", p->last[i].to);
+			cs_jw_kv_str(&w, "kind", cs_comm_kind_name((cs_comm_kind)p->last[i].kind));
+			cs_jw_kv_str(&w, "via", p->last[i].via);
+			cs_jw_kv_int(&w, "tier", p->last[i].tier);
+			cs_jw_kv_num(&w, "at_s", p->last[i].at_s);
+			cs_jw_end_obj(&w);
+		}
+		cs_jw_end_arr(&w);
+		cs_jw_end_obj(&w);
+	}
 	cs_jw_kv_int(&w, "gpus", m->gpus);
 	cs_jw_kv_int(&w, "micro_batches", m->micro_batches);
 	cs_jw_kv_int(&w, "steps", m->steps);

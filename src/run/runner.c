@@ -8,6 +8,7 @@
 #include "run/runner.h"
 
 #include "coll/flow.h"
+#include "run/path.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@ typedef struct rank_state {
 	int32_t cnt[CS_COUNTERS];
 	cs_time lastdur[CS_COUNTERS]; /* transfer time of the op that last bumped the counter */
 	cs_time blocked_at;
-	cs_time started[CS_STREAMS];  /* when the op at the head began (traced ranks) */
+	cs_time started[CS_STREAMS];  /* when the op at the head began */
+	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
 	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
 	double mem;
 	float factor;
@@ -44,6 +46,7 @@ typedef struct slot {
 
 typedef struct comm_table {
 	slot *slots;                  /* one per group instance, lazily allocated */
+	cs_path *paths;               /* critical path: the last arriver's, per instance */
 	cs_group_shape *shapes;
 	uint8_t *shape_ok;
 	int64_t ngroups;
@@ -78,6 +81,9 @@ struct cs_runner {
 	cs_coll_choice last_choice[CS_COMM_KINDS];
 	cs_time makespan;
 	const cs_coll_choice *cur_choice; /* of the collective completing now */
+	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight */
+	const cs_path *cur_path;      /* of the collective completing now */
+	int cur_tier;
 	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
 	uint64_t net_gen;             /* only the newest net event is live */
 	int64_t *members;             /* scratch: a group's GPUs */
@@ -126,6 +132,35 @@ static int simulated(const cs_runner *r, int64_t rank)
 		if ((r->fold_mask & (1 << a)) && cs_mesh_coord(r->env.mesh, rank, (cs_axis)a) != 0)
 			return 0;
 	return 1;
+}
+
+/* ---- critical path ---------------------------------------------------- */
+
+#define NPATHS (CS_COUNTERS + CS_STREAMS)
+
+static cs_path *path_of(cs_runner *r, int64_t local, int counter)
+{
+	return &r->paths[local * NPATHS + counter];
+}
+
+static cs_path *fly_of(cs_runner *r, int64_t local, int stream)
+{
+	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
+}
+
+/* The op at the head of stream s starts now: its path is its last
+ * predecessor's (the stream's previous op, or the latest dependency). */
+static void path_begin(cs_runner *r, int64_t local, const rank_state *rs, int s, const cs_op *op)
+{
+	int pred = s;
+	cs_time best = rs->done_at[s];
+	const cs_dep *d = &r->env.progs[rs->tmpl].deps[op->dep];
+	for (int i = 0; i < op->ndeps; i++)
+		if (rs->done_at[d[i].counter] > best) {
+			best = rs->done_at[d[i].counter];
+			pred = d[i].counter;
+		}
+	*fly_of(r, local, s) = *path_of(r, local, pred);
 }
 
 /* ---- groups ----------------------------------------------------------- */
@@ -368,6 +403,13 @@ static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	if (++sl->arrived < sl->expected)
 		return;
 	sl->arrived = 0;
+	if (r->paths) {
+		if (!t->paths && !(t->paths = calloc((size_t)t->ngroups, sizeof(cs_path)))) {
+			r->failed = CS_ERR_NOMEM;
+			return;
+		}
+		t->paths[gi] = *fly_of(r, local, s);
+	}
 	if (!t->shape_ok[gi]) {
 		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
 		t->shapes[gi] = group_shape(r, &g);
@@ -419,6 +461,8 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 	}
 	rs->busy |= (uint8_t)(1u << s);
 	rs->started[s] = cs_sim_now(r->sim);
+	if (r->paths)
+		path_begin(r, local, rs, s, op);
 	if (op->mem > 0) {
 		rs->mem += op->mem;
 		if (rs->mem > rs->st.mem_peak)
@@ -481,9 +525,24 @@ static void complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 			r->env.on_span(r->env.span_ctx, rank, s, rs->started[s], cs_sim_now(r->sim), op,
 				       xfer, op->kind == CS_OP_COLL ? r->cur_choice : NULL);
 	}
+	if (r->paths && op) {
+		cs_path *p = path_of(r, local, s);
+		cs_time now = cs_sim_now(r->sim);
+		if (op->kind == CS_OP_COMPUTE) {
+			*p = *fly_of(r, local, s);
+			cs_path_compute(p, now - rs->started[s]);
+		} else if (op->kind == CS_OP_COLL) {
+			*p = *r->cur_path;
+			cs_path_transfer(p, xfer, op->comm, op->coll, r->cur_tier, rank_of(r, local), now);
+		} else {
+			*p = *fly_of(r, local, s);
+			cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, r->cur_tier, p->rank, now);
+		}
+	}
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->pc[s]++;
 	rs->cnt[s]++;
+	rs->done_at[s] = cs_sim_now(r->sim);
 	if (xfer >= 0) {
 		rs->lastdur[s] = xfer;
 		note_transfer(r, rs, s, xfer);
@@ -526,16 +585,17 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int32_t id = (int32_t)(arg >> 4);
 	int s = (int)(arg & 15);
 	(void)sim;
-	batch *b = &r->batches[id];
-	/* as if each completion were its own event, in order */
-	for (int32_t i = 0; i < b->n; i++) {
-		complete(r, b->locals[i], s, -1);
-		try_rank(r, b->locals[i]);
+	/* as if each completion were its own event, in order; try_rank may grow
+	 * the batch table, so index it afresh every time */
+	for (int32_t i = 0; i < r->batches[id].n; i++) {
+		int64_t l = r->batches[id].locals[i];
+		complete(r, l, s, -1);
+		try_rank(r, l);
 	}
 	flush(r);
 	if (r->env.progress)
 		progress(r);
-	b = &r->batches[id];
+	batch *b = &r->batches[id];
 	b->next_free = r->batch_free;
 	r->batch_free = id;
 }
@@ -554,9 +614,20 @@ static void on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = rs->lastdur[s];
+	if (r->paths) {
+		int64_t lo = rank < peer ? rank : peer, hi = rank < peer ? peer : rank;
+		r->cur_tier = cs_topo_group(r->env.topo, lo, hi - lo, 2).tier;
+	}
 	complete(r, local, s, xfer);
 	if (simulated(r, peer)) {
 		int64_t pl = local_of(r, peer);
+		if (r->paths) {
+			cs_path *rp = path_of(r, pl, mbox);
+			*rp = *fly_of(r, local, s);
+			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, r->cur_tier, peer,
+					 cs_sim_now(r->sim));
+		}
+		r->ranks[pl].done_at[mbox] = cs_sim_now(r->sim);
 		r->ranks[pl].cnt[mbox]++;
 		r->ranks[pl].lastdur[mbox] = xfer;
 		note_transfer(r, &r->ranks[pl], mbox, xfer);
@@ -578,6 +649,10 @@ static void on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	(void)sim;
 	cs_time xfer = t->slots[gi].dur;
 	r->cur_choice = &t->slots[gi].choice;
+	if (r->paths) {
+		r->cur_path = &t->paths[gi];
+		r->cur_tier = t->shapes[gi].tier;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		int64_t m = cs_group_member(&g, i);
 		if (simulated(r, m))
@@ -635,6 +710,16 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	r->sim = cs_sim_new();
 	r->ranks = calloc((size_t)r->nlocal, sizeof(rank_state));
 	r->stream_mask = calloc((size_t)m->deg[CS_AXIS_PP], 1);
+	if (env->critical_path) {
+		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof(cs_path));
+		if (!r->paths) {
+			cs_runner_free(r);
+			return NULL;
+		}
+		for (int64_t l = 0; l < r->nlocal; l++)
+			for (int c = 0; c < NPATHS; c++)
+				cs_path_start(&r->paths[l * NPATHS + c], rank_of(r, l));
+	}
 	if (env->sc->coll.fidelity == CS_FIDELITY_FLOW) {
 		r->net = cs_net_new(env->topo, &env->sc->cluster);
 		r->members = malloc((size_t)m->world * sizeof(int64_t));
@@ -675,6 +760,7 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].slots);
 			free(r->comm[k][s].shapes);
 			free(r->comm[k][s].shape_ok);
+			free(r->comm[k][s].paths);
 		}
 	for (int32_t i = 0; i < r->nbatches; i++)
 		free(r->batches[i].locals);
@@ -682,6 +768,7 @@ void cs_runner_free(cs_runner *r)
 	free(r->stream_mask);
 	cs_net_free(r->net);
 	free(r->members);
+	free(r->paths);
 	free(r->ranks);
 	cs_sim_free(r->sim);
 	free(r);
@@ -751,4 +838,25 @@ uint64_t cs_runner_events(const cs_runner *r)
 const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind)
 {
 	return &r->last_choice[kind];
+}
+
+int cs_runner_critical_path(const cs_runner *r, cs_path *out)
+{
+	if (!r->paths)
+		return -1;
+	int64_t best_l = -1;
+	int best_c = 0;
+	cs_time best = -1;
+	for (int64_t l = 0; l < r->nlocal; l++)
+		for (int c = 0; c < CS_COUNTERS; c++)
+			if (r->ranks[l].done_at[c] > best) {
+				best = r->ranks[l].done_at[c];
+				best_l = l;
+				best_c = c;
+			}
+	if (best_l < 0)
+		return -1;
+	*out = r->paths[best_l * NPATHS + best_c];
+	cs_path_finish(out);
+	return 0;
 }

@@ -23,6 +23,7 @@
 #include "hw/topo.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
+#include "run/path.h"
 
 typedef struct cs_runner cs_runner;
 
@@ -44,6 +45,7 @@ typedef struct cs_run_env {
 	const uint8_t *traced;        /* per rank, nonzero to report its ops; NULL for none */
 	cs_span_fn on_span;
 	void *span_ctx;
+	int critical_path;            /* carry critical-path summaries */
 } cs_run_env;
 
 /* What one rank did during the step. */
@@ -66,5 +68,9 @@ cs_time cs_runner_makespan(const cs_runner *r);
 uint64_t cs_runner_events(const cs_runner *r);
 /* The algorithm/protocol last chosen for a collective of each comm kind. */
 const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind);
+
+/* The critical path of the step (the path ending at the last op); -1 when
+ * the runner was not asked to carry paths. */
+int cs_runner_critical_path(const cs_runner *r, cs_path *out);
 
 #endif

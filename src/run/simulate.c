@@ -88,7 +88,28 @@ typedef struct step_out {
 	int64_t nranks;
 	double act_peak;
 	char choice[CS_COMM_KINDS][32];
+	cs_critical_path path;
 } step_out;
+
+static void export_path(const cs_path *p, cs_critical_path *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->valid = 1;
+	out->compute_s = 1e-9 * (double)p->compute;
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		out->comm_s[k] = 1e-9 * (double)p->comm[k];
+	out->hops = p->hops;
+	out->end_rank = p->rank;
+	out->longest_rank = p->top_rank;
+	out->longest_s = 1e-9 * (double)p->top;
+	out->nlast = p->nlast;
+	for (int i = 0; i < p->nlast; i++) {
+		const cs_path_hop *h = &p->last[i];
+		out->last[i] = (cs_path_step){ .from = h->from, .to = h->to, .kind = h->kind, .tier = h->tier,
+					       .at_s = 1e-9 * (double)h->at };
+		snprintf(out->last[i].via, sizeof(out->last[i].via), "%s", cs_coll_op_name((cs_coll_op)h->coll));
+	}
+}
 
 static cs_status run_step(sim_ctx *c, const float *factor, const cs_run_opts *opts, step_out *o,
 			  cs_rank_row *rows, cs_trace *trace, const uint8_t *traced, cs_diag *diag)
@@ -96,7 +117,9 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_run_opts *op
 	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->progs, .topo = c->topo,
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
 			   .nranks = c->mesh.world, .progress = opts && opts->progress,
-			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace };
+			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace,
+			   .critical_path = !c->sc->sim.fold &&
+				((opts && opts->critical_path) || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",
@@ -139,6 +162,9 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_run_opts *op
 			row->compute_factor = factor ? factor[rank] : 1.0f;
 		}
 	}
+	cs_path cp;
+	if (cs_runner_critical_path(r, &cp) == 0)
+		export_path(&cp, &o->path);
 	for (int k = 0; k < CS_COMM_KINDS; k++) {
 		const cs_coll_choice *ch = cs_runner_last_choice(r, (cs_comm_kind)k);
 		if (ch->channels > 0 || ch->bus_bw > 0)
@@ -330,6 +356,16 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	m->idle_mean_s = rep->idle_sum / (double)rep->nranks;
 	m->idle_max_s = rep->idle_max;
 	m->activation_peak_bytes = rep->act_peak;
+	m->path = rep->path;
+	m->straggler_rank = -1;
+	if (perturbed) {
+		/* the slowest rank of the reported step */
+		for (int64_t r = 0; r < world; r++)
+			if (factor[r] > 1.0f && (m->straggler_rank < 0 || factor[r] > m->straggler_factor)) {
+				m->straggler_rank = r;
+				m->straggler_factor = factor[r];
+			}
+	}
 	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
 					     sc->cluster.gpus_per_node);
 	m->memory = (cs_memory){ .weights = mb.weights, .grads = mb.grads, .optimizer = mb.optimizer,

@@ -1,0 +1,53 @@
+/*
+ * path.h - the critical path, carried forward as the simulation runs.
+ *
+ * Every op starts when its last predecessor ends: the previous op of its
+ * stream, a dependency, or (for a collective) the last member to arrive.
+ * The path that ends at an op is the path of that predecessor plus the op.
+ * Each rank keeps, per counter, the path ending at the counter's latest
+ * completion; the path ending at the step's last op is the critical path.
+ * A path is a fixed-size summary: time by category (which sums to the time
+ * the path ends), the number of rank changes, the rank it stayed on longest,
+ * and its last hops (which rank it came from and what carried it there).
+ */
+#ifndef CS_RUN_PATH_H
+#define CS_RUN_PATH_H
+
+#include <stdint.h>
+
+#include "clustersim/clustersim.h"
+#include "core/sim.h"
+
+#define CS_PATH_HOPS 8
+
+typedef struct cs_path_hop {
+	int64_t from, to;   /* ranks */
+	uint8_t kind;       /* cs_comm_kind that carried the delay */
+	uint8_t coll;       /* cs_coll_op, or CS_COLL_SEND_RECV for a pipeline send */
+	uint8_t tier;       /* highest tier the transfer crossed */
+	cs_time at;         /* when the transfer ended */
+} cs_path_hop;
+
+typedef struct cs_path {
+	cs_time compute;
+	cs_time comm[CS_COMM_KINDS];
+	int64_t rank;           /* where the path is now */
+	cs_time stretch;        /* compute time on `rank` since the last hop */
+	int64_t top_rank;       /* the rank with the longest stretch so far */
+	cs_time top;
+	int32_t hops;
+	int32_t nlast;          /* valid entries in last[], oldest first */
+	cs_path_hop last[CS_PATH_HOPS];
+} cs_path;
+
+/* An empty path starting at `rank` at time 0. */
+void cs_path_start(cs_path *p, int64_t rank);
+/* Extend by `d` ns of compute on the path's rank. */
+void cs_path_compute(cs_path *p, cs_time d);
+/* Extend by a transfer of kind `kind` lasting d that moved the path to
+ * rank `to` (== the current rank when it stays). */
+void cs_path_transfer(cs_path *p, cs_time d, int kind, int coll, int tier, int64_t to, cs_time end);
+/* Close the current stretch (call once on the final path). */
+void cs_path_finish(cs_path *p);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * test_fault.c - stragglers: monotonicity, the DP closed form, where in the
+ * pipeline a straggler sits, seeds, multi-step statistics and the critical
+ * path that carries the delay.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clustersim/clustersim.h"
+
+static cs_metrics run_text(const char *text)
+{
+	char path[] = "/tmp/cs-fault-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	cs_scenario *sc = NULL;
+	cs_diag diag = { { 0 } };
+	cs_status st = cs_scenario_load(path, NULL, 0, &sc, &diag);
+	unlink(path);
+	ck_assert_msg(st == CS_OK, "load failed: %s", diag.msg);
+	cs_result *res = NULL;
+	st = cs_simulate(sc, NULL, &res, &diag);
+	ck_assert_msg(st == CS_OK, "simulate failed: %s", diag.msg);
+	cs_metrics m = *cs_result_metrics(res);
+	cs_result_free(res);
+	cs_scenario_free(sc);
+	return m;
+}
+
+/* Pure data parallelism on 16 GPUs, gradients overlapped with backward. */
+#define DP16 \
+	"cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n" \
+	"model: {preset: llama2-7b}\n" \
+	"training: {seq_len: 2048, micro_batch: 1, global_batch: 32}\n"
+
+/* TP 2 x PP 4 x DP 2 on 16 GPUs, 1F1B. */
+#define PP16 \
+	"cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n" \
+	"model: {arch: llama, layers: 16, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336, vocab: 32000}\n" \
+	"training: {seq_len: 2048, micro_batch: 1, global_batch: 16}\n" \
+	"parallelism: {tp: 2, pp: 4, dp: 2, pipeline: {schedule: 1f1b}}\n"
+
+static cs_metrics with_straggler(const char *base, const char *entry)
+{
+	char text[2048];
+	snprintf(text, sizeof(text), "%sstragglers:\n  - %s\n", base, entry);
+	return run_text(text);
+}
+
+static const struct { const char *entry; } slower_cases[] = {
+	{ "{gpu: 0, compute: 1.1}" }, { "{gpu: 7, compute: 1.5}" }, { "{gpu: 15, compute: 3.0}" },
+	{ "{node: 1, compute: 1.2}" }, { "{ranks: [2, 5], compute: 2.0}" },
+};
+
+START_TEST(a_slower_gpu_never_makes_the_step_faster)
+{
+	static const char *const bases[] = { DP16, PP16 };
+	for (int b = 0; b < 2; b++) {
+		cs_metrics m = with_straggler(bases[b], slower_cases[_i].entry);
+		ck_assert_double_ge(m.step_time_s, m.baseline_step_time_s);
+		ck_assert_double_ge(m.slowdown, 1.0);
+	}
+}
+END_TEST
+
+START_TEST(twice_slower_gpu_in_dp_costs_its_compute)
+{
+	cs_metrics m = with_straggler(DP16, "{gpu: 5, compute: 2.0}");
+	/* every replica waits for the straggler at the gradient all-reduces:
+	 * the step grows by about the straggler's extra compute */
+	double compute = m.baseline_step_time_s - m.exposed_comm_s[CS_COMM_DP];
+	double want = m.baseline_step_time_s + compute;
+	ck_assert_msg(fabs(m.step_time_s / want - 1.0) < 0.05, "step %.4f, expected about %.4f",
+		      m.step_time_s, want);
+	ck_assert_int_eq(m.straggler_rank, 5);
+	/* the critical path computes on the straggler */
+	ck_assert(m.path.valid);
+	ck_assert_int_eq(m.path.longest_rank, 5);
+}
+END_TEST
+
+START_TEST(pipeline_position_of_a_straggler_matters)
+{
+	/* ranks 0 (stage 0) and 14 (stage 3): stride of pp is tp = 2 */
+	cs_metrics first = with_straggler(PP16, "{gpu: 0, compute: 1.5}");
+	cs_metrics last = with_straggler(PP16, "{gpu: 6, compute: 1.5}");
+	ck_assert_double_gt(first.slowdown, 1.0);
+	ck_assert_double_gt(last.slowdown, 1.0);
+	ck_assert_msg(fabs(first.slowdown - last.slowdown) > 1e-3, "stage 0 x%.5f, last stage x%.5f",
+		      first.slowdown, last.slowdown);
+}
+END_TEST
+
+#define JITTER(seed) \
+	DP16 "stragglers:\n  - {random: {fraction: 0.5, distribution: lognormal, mu: 0, sigma: 0.2}, " \
+	"seed: " #seed ", per_step: true}\nsimulate: {steps: 4}\n"
+
+START_TEST(same_seed_same_result_other_seed_differs)
+{
+	cs_metrics a = run_text(JITTER(7)), b = run_text(JITTER(7)), c = run_text(JITTER(8));
+	ck_assert(a.step_time_s == b.step_time_s);
+	ck_assert(a.step_time_p99_s == b.step_time_p99_s);
+	ck_assert(a.step_time_s != c.step_time_s);
+	/* per-step draws give a spread over the 4 steps */
+	ck_assert_double_le(a.step_time_p50_s, a.step_time_max_s);
+	ck_assert_double_lt(a.step_time_p50_s, a.step_time_max_s);
+	ck_assert_int_eq(a.steps, 4);
+}
+END_TEST
+
+START_TEST(critical_path_adds_up_to_the_step)
+{
+	static const char *const bases[] = { DP16, PP16 };
+	for (int b = 0; b < 2; b++) {
+		cs_metrics m = run_text(bases[b]);
+		ck_assert(m.path.valid);
+		double sum = m.path.compute_s;
+		for (int k = 0; k < CS_COMM_KINDS; k++)
+			sum += m.path.comm_s[k];
+		ck_assert_double_eq_tol(sum, m.step_time_s, 1e-9);
+	}
+	/* a pipeline's path runs through every stage */
+	cs_metrics m = run_text(PP16);
+	ck_assert_int_ge(m.path.hops, 3);
+	ck_assert_double_gt(m.path.comm_s[CS_COMM_PP], 0);
+}
+END_TEST
+
+static Suite *fault_suite(void)
+{
+	Suite *s = suite_create("fault");
+	TCase *tc = tcase_create("stragglers");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, a_slower_gpu_never_makes_the_step_faster, 0,
+			    sizeof(slower_cases) / sizeof(slower_cases[0]));
+	tcase_add_test(tc, twice_slower_gpu_in_dp_costs_its_compute);
+	tcase_add_test(tc, pipeline_position_of_a_straggler_matters);
+	tcase_add_test(tc, same_seed_same_result_other_seed_differs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("critical_path");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, critical_path_adds_up_to_the_step);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(fault_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
