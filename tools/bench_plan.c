@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -55,12 +56,16 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_plan: %s\n", diag.msg);
 			return 2;
 		}
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	if (cs_config_validate(sc, &diag) != CS_OK ||
 	    cs_plan_search_run(sc, &o, &s, &diag) != CS_OK) {
 		fprintf(stderr, "bench_plan: %s\n", diag.msg);
 		free(sc);
 		return 2;
 	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
 	printf("llama3-70b on %lld x h100-sxm-80g, seq 8192, global batch 2048\n",
 	       (long long)s->gpus);
 	printf("considered     %lld\n", (long long)s->considered);
@@ -70,9 +75,11 @@ int main(int argc, char **argv)
 	printf("simulated      %lld (cap %lld, %lld skipped, %lld failed)\n",
 	       (long long)s->simulated, (long long)s->max_sims, (long long)s->skipped,
 	       (long long)s->failed);
-	printf("wall time      %.2f s on %d threads (%.2f ms per simulated plan-thread)\n",
-	       s->wall_s, s->jobs,
-	       s->simulated ? 1e3 * s->wall_s * s->jobs / (double)s->simulated : 0.0);
+	printf("wall time      %.2f s on %d threads\n", s->wall_s, s->jobs);
+	printf("cpu time       %.2f s (%.1f ms per simulated plan)\n", cpu,
+	       s->simulated ? 1e3 * cpu / (double)s->simulated : 0.0);
+	if (s->failed)
+		printf("first failure  %s\n", s->first_failure);
 	for (int64_t i = 0; i < s->nplans && i < 3; i++) {
 		char label[16];
 		snprintf(label, sizeof label, "best %lld", (long long)(i + 1));

@@ -4,7 +4,7 @@
 # UndefinedBehaviorSanitizer.
 set -eu
 cd "$(dirname "$0")/.."
-tools/setup.sh
+tools/setup.sh --test
 
 run_suite() {
 	dir=$1
@@ -19,3 +19,5 @@ run_suite build-test --buildtype=debugoptimized
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suite build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+echo "== a sweep over MPI ranks equals the single-process sweep"
+tools/check-mpi-sweep.sh

@@ -1,9 +1,15 @@
 #!/bin/sh
 # Install the Debian packages clustersim needs to build and test.
 # Idempotent and quiet when everything is already there. Run as root.
+#   tools/setup.sh          what the build needs
+#   tools/setup.sh --test   and what the whole test suite needs (OpenMPI for
+#                           the distributed sweep check)
 set -eu
 
 PACKAGES="gcc meson ninja-build pkg-config libyaml-dev libgsl-dev check libsubunit-dev"
+if [ "${1:-}" = "--test" ]; then
+	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev"
+fi
 
 missing=""
 for p in $PACKAGES; do

@@ -216,6 +216,8 @@ static void write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, 
 	}
 	if (s->nplans == 0)
 		fputs("  (no plan could be simulated)\n", f);
+	if (s->failed)
+		fprintf(f, "  first failed simulation: %s\n", s->first_failure);
 	fputs("\nseed heuristic (smallest tp x pp fitting 85% of HBM; selective recompute, "
 	      "sequence parallel, micro-batch 1, zero1):\n", f);
 	if (s->heuristic_valid && s->heuristic.simulated) {
@@ -300,6 +302,8 @@ static int write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, i
 	cs_jw_kv_int(&w, "simulated", s->simulated);
 	cs_jw_kv_int(&w, "skipped", s->skipped);
 	cs_jw_kv_int(&w, "failed", s->failed);
+	if (s->failed)
+		cs_jw_kv_str(&w, "first_failure", s->first_failure);
 	cs_jw_kv_int(&w, "max_simulated", s->max_sims);
 	cs_jw_kv_num(&w, "headroom", s->headroom);
 	cs_jw_kv_num(&w, "budget_bytes", s->budget_bytes);

@@ -8,6 +8,7 @@
 #include "cli/cmd_memory.h"
 #include "cli/cmd_pipeline.h"
 #include "cli/cmd_run.h"
+#include "cli/cmd_sweep.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 
@@ -23,6 +24,7 @@ static const command commands[] = {
 	{ "coll", cs_cmd_coll, "collective timings, nccl-tests style" },
 	{ "memory", cs_cmd_memory, "memory per GPU: the seed's accounting" },
 	{ "pipeline", cs_cmd_pipeline, "a pipeline schedule with unit op times" },
+	{ "sweep", cs_cmd_sweep, "a scenario over varied keys, one CSV row per point" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
