@@ -133,6 +133,49 @@ START_TEST(critical_path_adds_up_to_the_step)
 }
 END_TEST
 
+#define DP16_NOOVERLAP(fid) \
+	"cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n" \
+	"model: {preset: llama2-7b}\n" \
+	"training: {seq_len: 2048, micro_batch: 1, global_batch: 16}\n" \
+	"parallelism: {data_parallel: {overlap: false}}\n" \
+	"collectives: {fidelity: " fid "}\n"
+
+static const struct { const char *base, *entry; int slower; } link_cases[] = {
+	{ DP16_NOOVERLAP("analytic"), "{link: nic, gpu: 3, bandwidth: 0.25}", 1 },
+	{ DP16_NOOVERLAP("flow"), "{link: nic, gpu: 3, bandwidth: 0.25}", 1 },
+	{ DP16_NOOVERLAP("analytic"), "{link: nvlink, gpu: 9, bandwidth: 0.5}", 1 },
+	{ DP16_NOOVERLAP("flow"), "{link: nvlink, gpu: 9, bandwidth: 0.5}", 1 },
+	{ DP16_NOOVERLAP("analytic"), "{link: nic, gpu: 3, latency: 1 ms}", 1 },
+	{ DP16_NOOVERLAP("analytic"), "{tier: nvlink, bandwidth: 0.5}", 1 },
+	/* two nodes under one leaf: the leaves' uplinks carry nothing */
+	{ DP16_NOOVERLAP("analytic"), "{tier: leaf, bandwidth: 0.5}", 0 },
+	{ DP16_NOOVERLAP("flow"), "{tier: leaf, bandwidth: 0.5}", 0 },
+};
+
+START_TEST(degraded_links_slow_the_traffic_that_crosses_them)
+{
+	cs_metrics m = with_straggler(link_cases[_i].base, link_cases[_i].entry);
+	if (link_cases[_i].slower)
+		ck_assert_msg(m.slowdown > 1.01, "%s: x%.4f", link_cases[_i].entry, m.slowdown);
+	else
+		ck_assert_msg(m.slowdown == 1.0, "%s: x%.4f", link_cases[_i].entry, m.slowdown);
+}
+END_TEST
+
+START_TEST(half_the_pod_uplinks_slows_a_cross_pod_all_reduce)
+{
+	/* 4 nodes in 2 pods of 16 GPUs at 1:1; DP across both pods */
+	const char *base = "cluster: {gpu: h100-sxm-80g, nodes: 4, gpus_per_node: 8, "
+			   "fabric: {pod_gpus: 16, leaf_gpus: 16}}\n"
+			   "model: {preset: llama2-7b}\n"
+			   "training: {seq_len: 2048, micro_batch: 1, global_batch: 32}\n"
+			   "parallelism: {data_parallel: {overlap: false}}\n";
+	cs_metrics m = with_straggler(base, "{tier: pod, bandwidth: 0.5}");
+	ck_assert_double_gt(m.slowdown, 1.01);
+	ck_assert_double_gt(m.exposed_comm_s[CS_COMM_DP], 0);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -143,6 +186,12 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, twice_slower_gpu_in_dp_costs_its_compute);
 	tcase_add_test(tc, pipeline_position_of_a_straggler_matters);
 	tcase_add_test(tc, same_seed_same_result_other_seed_differs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("links");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, degraded_links_slow_the_traffic_that_crosses_them, 0,
+			    sizeof(link_cases) / sizeof(link_cases[0]));
+	tcase_add_test(tc, half_the_pod_uplinks_slows_a_cross_pod_all_reduce);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("critical_path");
 	tcase_set_timeout(tc, 120);

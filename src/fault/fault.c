@@ -13,6 +13,8 @@ struct cs_fault {
 	const cs_scenario *sc;
 	int64_t ranks;
 	int any;
+	int any_links;
+	cs_link_faults lf;
 	int64_t last_step;
 	gsl_rng *rng;
 };
@@ -43,18 +45,25 @@ cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_
 	f->last_step = -1;
 	for (int i = 0; i < sc->n_perturbations; i++) {
 		const cs_perturbation *p = &sc->perturbations[i];
-		if (p->target == CS_PERT_LINK || p->target == CS_PERT_TIER) {
-			snprintf(diag->msg, sizeof(diag->msg),
-				 "%s:%d:%d: link and tier perturbations are not simulated by this "
-				 "version; only compute perturbations are", sc->path, p->line, p->col);
+		if ((p->target == CS_PERT_LINK || p->target == CS_PERT_GPU) && p->first >= ranks) {
+			snprintf(diag->msg, sizeof(diag->msg), "%s:%d:%d: straggler gpu %lld is outside 0..%lld",
+				 sc->path, p->line, p->col, (long long)p->first, (long long)(ranks - 1));
 			free(f);
 			return CS_ERR_INPUT;
 		}
+		if (p->target == CS_PERT_LINK)
+			f->any_links = 1;
 		f->any = 1;
 	}
 	f->rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (!f->rng) {
-		free(f);
+	if (f->any_links) {
+		f->lf.nic_keep = malloc((size_t)ranks * sizeof(float));
+		f->lf.nvl_keep = malloc((size_t)ranks * sizeof(float));
+		f->lf.nic_lat = malloc((size_t)ranks * sizeof(int64_t));
+		f->lf.nvl_lat = malloc((size_t)ranks * sizeof(int64_t));
+	}
+	if (!f->rng || (f->any_links && (!f->lf.nic_keep || !f->lf.nvl_keep || !f->lf.nic_lat || !f->lf.nvl_lat))) {
+		cs_fault_free(f);
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 		return CS_ERR_NOMEM;
 	}
@@ -66,8 +75,51 @@ void cs_fault_free(cs_fault *f)
 {
 	if (!f)
 		return;
-	gsl_rng_free(f->rng);
+	if (f->rng)
+		gsl_rng_free(f->rng);
+	free(f->lf.nic_keep);
+	free(f->lf.nvl_keep);
+	free(f->lf.nic_lat);
+	free(f->lf.nvl_lat);
 	free(f);
+}
+
+int cs_fault_any_links(const cs_fault *f)
+{
+	for (int i = 0; i < f->sc->n_perturbations; i++)
+		if (f->sc->perturbations[i].target == CS_PERT_LINK || f->sc->perturbations[i].target == CS_PERT_TIER)
+			return 1;
+	return 0;
+}
+
+void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
+{
+	const cs_scenario *sc = f->sc;
+	for (int t = 0; t < 3; t++) {
+		f->lf.tier_keep[t] = 1.0;
+		f->lf.tier_lat[t] = 0;
+	}
+	if (f->any_links)
+		for (int64_t r = 0; r < f->ranks; r++) {
+			f->lf.nic_keep[r] = f->lf.nvl_keep[r] = 1.0f;
+			f->lf.nic_lat[r] = f->lf.nvl_lat[r] = 0;
+		}
+	for (int i = 0; i < sc->n_perturbations; i++) {
+		const cs_perturbation *p = &sc->perturbations[i];
+		if (step < p->start_step)
+			continue;
+		if (p->target == CS_PERT_TIER) {
+			f->lf.tier_keep[p->tier] *= p->bandwidth;
+			f->lf.tier_lat[p->tier] += p->extra_latency_ns;
+		} else if (p->target == CS_PERT_LINK) {
+			int nic = p->tier == 1;
+			(nic ? f->lf.nic_keep : f->lf.nvl_keep)[p->first] *= (float)p->bandwidth;
+			(nic ? f->lf.nic_lat : f->lf.nvl_lat)[p->first] += p->extra_latency_ns;
+		}
+	}
+	*lf = f->lf;
+	if (!f->any_links)
+		lf->nic_keep = lf->nvl_keep = NULL;
 }
 
 int cs_fault_any(const cs_fault *f)
@@ -106,6 +158,8 @@ int cs_fault_draw(cs_fault *f, int64_t step, float *factor)
 	for (int i = 0; i < sc->n_perturbations; i++) {
 		const cs_perturbation *p = &sc->perturbations[i];
 		if (step < p->start_step)
+			continue;
+		if (p->target == CS_PERT_LINK || p->target == CS_PERT_TIER)
 			continue;
 		if (p->target != CS_PERT_RANDOM) {
 			int64_t lo, hi;

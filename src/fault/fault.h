@@ -24,12 +24,28 @@ typedef struct cs_fault cs_fault;
 cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_diag *diag);
 void cs_fault_free(cs_fault *f);
 
-/* Whether any perturbation exists at all. */
+/* Whether any perturbation exists at all (compute or links). */
 int cs_fault_any(const cs_fault *f);
 
 /* Fill factor[0 .. ranks) for `step`. Returns 1 when the factors may differ
  * from the previous step's, 0 when they are the same. */
 int cs_fault_draw(cs_fault *f, int64_t step, float *factor);
+
+/* Degraded links for one step: per GPU, the fraction of its NIC's and of its
+ * NVLink port's bandwidth kept and the latency added; per fabric tier
+ * (0 NVLink, 1 leaf, 2 between pods), the same for the whole tier. */
+typedef struct cs_link_faults {
+	float *nic_keep, *nvl_keep;       /* [ranks] */
+	int64_t *nic_lat, *nvl_lat;       /* [ranks], ns */
+	double tier_keep[3];
+	int64_t tier_lat[3];
+} cs_link_faults;
+
+/* Whether any link or tier perturbation exists. */
+int cs_fault_any_links(const cs_fault *f);
+/* Fill *lf (arrays owned by the fault, valid until the next call or
+ * cs_fault_free) for `step`. */
+void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf);
 
 /* Smallest factor a draw may produce (a draw below it is clamped). */
 #define CS_FAULT_MIN_FACTOR 0.05

@@ -10,6 +10,7 @@
 #include "coll/flow.h"
 #include "run/path.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ typedef struct comm_table {
 	cs_path *paths;               /* critical path: the last arriver's, per instance */
 	cs_group_shape *shapes;
 	uint8_t *shape_ok;
+	float *keep;                  /* degraded links: bandwidth kept by the group */
+	cs_time *lat;                 /* and latency added */
 	int64_t ngroups;
 } comm_table;
 
@@ -355,6 +358,47 @@ static void note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
 	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
 }
 
+/* What degraded links leave of a group's collective: the least bandwidth
+ * kept on a link kind the group uses, and the largest latency added. */
+static void link_fault(const cs_runner *r, const cs_group *g, const cs_group_shape *sh, float *keep,
+		       cs_time *lat)
+{
+	const cs_link_faults *lf = r->env.links;
+	double k = 1.0;
+	cs_time l = 0;
+	int inter = sh->nnodes > 1, intra = sh->ranks_per_node > 1;
+	if (lf->nic_keep) {
+		int64_t n = cs_group_size(g);
+		for (int64_t i = 0; i < n; i++) {
+			int64_t m = cs_group_member(g, i);
+			if (inter) {
+				k = fmin(k, lf->nic_keep[m]);
+				l = lf->nic_lat[m] > l ? lf->nic_lat[m] : l;
+			}
+			if (intra) {
+				k = fmin(k, lf->nvl_keep[m]);
+				l = lf->nvl_lat[m] > l ? lf->nvl_lat[m] : l;
+			}
+		}
+	}
+	/* tiers: NVLink inside a domain, the leaves' uplinks for groups beyond
+	 * one leaf, the pods' uplinks for groups across pods (as the flow model) */
+	int uses[3] = { intra, sh->tier >= 2, sh->tier >= 3 };
+	for (int t = 0; t < 3; t++)
+		if (uses[t]) {
+			k = fmin(k, lf->tier_keep[t]);
+			l += lf->tier_lat[t];
+		}
+	*keep = (float)k;
+	*lat = l;
+}
+
+static cs_time degrade(cs_time d, const cs_coll_choice *ch, float keep, cs_time lat)
+{
+	cs_time fixed = ch->latency_ns < d ? ch->latency_ns : d;
+	return fixed + (cs_time)((double)(d - fixed) / (double)keep + 0.5) + lat;
+}
+
 #define SEND_TAG (1ull << 63)
 
 static void on_net(cs_sim *sim, void *ctx, uint64_t arg);
@@ -417,6 +461,23 @@ static void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	}
 	cs_coll_choice ch;
 	cs_time d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, &t->shapes[gi], op->bytes, &ch);
+	if (r->env.links && !r->net) {
+		if (!t->keep) {
+			t->keep = malloc((size_t)t->ngroups * sizeof(float));
+			t->lat = malloc((size_t)t->ngroups * sizeof(cs_time));
+			if (!t->keep || !t->lat) {
+				r->failed = CS_ERR_NOMEM;
+				return;
+			}
+			for (int64_t i = 0; i < t->ngroups; i++)
+				t->keep[i] = -1;
+		}
+		if (t->keep[gi] < 0) {
+			cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+			link_fault(r, &g, &t->shapes[gi], &t->keep[gi], &t->lat[gi]);
+		}
+		d = degrade(d, &ch, t->keep[gi], t->lat[gi]);
+	}
 	r->last_choice[op->comm] = ch;
 	sl->choice = ch;
 	sl->dur = d;
@@ -438,7 +499,16 @@ static cs_time p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
 {
 	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
 	cs_group_shape s = cs_topo_group(r->env.topo, lo, hi - lo, 2);
-	return cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &s, bytes, NULL);
+	cs_coll_choice ch;
+	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &s, bytes, &ch);
+	if (r->env.links) {
+		cs_group g = { .base = lo, .n = { 2, 1, 1 }, .stride = { hi - lo, 0, 0 } };
+		float keep;
+		cs_time lat;
+		link_fault(r, &g, &s, &keep, &lat);
+		d = degrade(d, &ch, keep, lat);
+	}
+	return d;
 }
 
 static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
@@ -693,6 +763,53 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 
 /* ---- lifecycle -------------------------------------------------------- */
 
+/* Flow fidelity: degraded links lose capacity in the network itself. */
+static void scale_kinds(cs_runner *r, int32_t *links, int n, cs_link_kind a, cs_link_kind b, double keep)
+{
+	for (int i = 0; i < n; i++) {
+		cs_link_kind k = cs_topo_link_kind(r->env.topo, links[i]);
+		if (k == a || k == b)
+			cs_net_scale_link(r->net, 0, links[i], keep);
+	}
+}
+
+static void degrade_net(cs_runner *r)
+{
+	const cs_link_faults *lf = r->env.links;
+	const cs_topo *topo = r->env.topo;
+	int64_t world = r->env.mesh->world, gpn = r->gpn;
+	int32_t links[32];
+	for (int64_t g = 0; lf->nic_keep && g < world; g++) {
+		if (lf->nic_keep[g] < 1.0f && world > gpn) {
+			int64_t other = (g + gpn) % world;
+			int n = cs_topo_route(topo, g, other, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NIC_UP, CS_LINK_PCIE_UP, lf->nic_keep[g]);
+			n = cs_topo_route(topo, other, g, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NIC_DOWN, CS_LINK_PCIE_DOWN, lf->nic_keep[g]);
+		}
+		if (lf->nvl_keep[g] < 1.0f && gpn > 1) {
+			int64_t other = g % gpn ? g - 1 : g + 1;
+			int n = cs_topo_route(topo, g, other, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NVL_UP, CS_LINK_NVL_UP, lf->nvl_keep[g]);
+			n = cs_topo_route(topo, other, g, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NVL_DOWN, CS_LINK_NVL_DOWN, lf->nvl_keep[g]);
+		}
+	}
+	static const cs_link_kind tier_kinds[3][2] = {
+		{ CS_LINK_NVL_UP, CS_LINK_NVL_DOWN }, { CS_LINK_LEAF_UP, CS_LINK_LEAF_DOWN },
+		{ CS_LINK_POD_UP, CS_LINK_POD_DOWN },
+	};
+	for (int t = 0; t < 3; t++) {
+		if (lf->tier_keep[t] >= 1.0)
+			continue;
+		for (int32_t l = 0; l < cs_topo_nlinks(topo); l++) {
+			cs_link_kind k = cs_topo_link_kind(topo, l);
+			if (k == tier_kinds[t][0] || k == tier_kinds[t][1])
+				cs_net_scale_link(r->net, 0, l, lf->tier_keep[t]);
+		}
+	}
+}
+
 cs_runner *cs_runner_new(const cs_run_env *env)
 {
 	cs_runner *r = calloc(1, sizeof(*r));
@@ -727,6 +844,8 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 			cs_runner_free(r);
 			return NULL;
 		}
+		if (env->links)
+			degrade_net(r);
 	}
 	r->open = -1;
 	r->open_first = -1;
@@ -761,6 +880,8 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].shapes);
 			free(r->comm[k][s].shape_ok);
 			free(r->comm[k][s].paths);
+			free(r->comm[k][s].keep);
+			free(r->comm[k][s].lat);
 		}
 	for (int32_t i = 0; i < r->nbatches; i++)
 		free(r->batches[i].locals);

@@ -20,6 +20,7 @@
 #include "coll/coll.h"
 #include "config/scenario.h"
 #include "core/sim.h"
+#include "fault/fault.h"
 #include "hw/topo.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
@@ -46,6 +47,7 @@ typedef struct cs_run_env {
 	cs_span_fn on_span;
 	void *span_ctx;
 	int critical_path;            /* carry critical-path summaries */
+	const cs_link_faults *links;  /* degraded links and tiers, NULL for none */
 } cs_run_env;
 
 /* What one rank did during the step. */

@@ -111,13 +111,15 @@ static void export_path(const cs_path *p, cs_critical_path *out)
 	}
 }
 
-static cs_status run_step(sim_ctx *c, const float *factor, const cs_run_opts *opts, step_out *o,
-			  cs_rank_row *rows, cs_trace *trace, const uint8_t *traced, cs_diag *diag)
+static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults *links,
+			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows, cs_trace *trace,
+			  const uint8_t *traced, cs_diag *diag)
 {
 	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->progs, .topo = c->topo,
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
 			   .nranks = c->mesh.world, .progress = opts && opts->progress,
 			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace,
+			   .links = links,
 			   .critical_path = !c->sc->sim.fold &&
 				((opts && opts->critical_path) || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
@@ -280,7 +282,7 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 				traced[s * c.mesh.stride[CS_AXIS_PP]] = 1;
 	}
 	/* the unperturbed step: the baseline, and every step when nothing perturbs */
-	st = run_step(&c, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : trace,
+	st = run_step(&c, NULL, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : trace,
 		      traced, diag);
 	if (st != CS_OK) {
 		cs_fault_free(fault);
@@ -294,8 +296,11 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 			continue;
 		}
 		int fresh = cs_fault_draw(fault, i, factor);
+		cs_link_faults lf;
+		cs_fault_links(fault, i, &lf);
 		if (fresh || i == 0) {
-			st = run_step(&c, factor, opts, &so, res->rows, i == 0 ? trace : NULL, traced, diag);
+			st = run_step(&c, factor, cs_fault_any_links(fault) ? &lf : NULL, opts, &so, res->rows,
+				      i == 0 ? trace : NULL, traced, diag);
 			if (st != CS_OK) {
 				cs_fault_free(fault);
 				goto fail;
