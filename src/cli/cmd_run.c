@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
+#include "plan/mesh.h"
 #include "report/out.h"
 #include "report/report.h"
 #include "run/simulate_int.h"
@@ -158,6 +159,17 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 	return 0;
 }
 
+/* Plans that are allowed but rarely what one wants. */
+static void warn_plan(const cs_scenario *sc)
+{
+	cs_mesh m;
+	cs_mesh_init(&m, &sc->parallel);
+	if (cs_mesh_tp_crosses_domain(&m, sc->cluster.scale_up_domain))
+		fprintf(stderr, "warning: tensor-parallel groups of %lld span more than one %d-GPU NVLink "
+			"domain; their collectives cross the scale-out fabric\n",
+			(long long)sc->parallel.tp, sc->cluster.scale_up_domain);
+}
+
 static int write_per_rank(const char *path, const cs_result *res)
 {
 	cs_diag diag;
@@ -213,6 +225,7 @@ int cs_cmd_run(int argc, char **argv)
 		fprintf(stderr, "%s\n", diag.msg);
 		return st;
 	}
+	warn_plan(sc);
 	cs_run_opts opts = { .progress = r.progress, .trace_path = r.trace, .timeline_path = r.timeline,
 			     .trace_ranks = r.trace_ranks, .n_trace_ranks = r.n_trace_ranks,
 			     .critical_path = r.critical_path };
@@ -253,6 +266,7 @@ int cs_cmd_validate(int argc, char **argv)
 		fprintf(stderr, "%s\n", diag.msg);
 		return st;
 	}
+	warn_plan(sc);
 	const cs_parallel_spec *p = &sc->parallel;
 	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
 	       "%lld micro-batches per replica\n", r.file, (long long)cs_scenario_gpus(sc),

@@ -139,3 +139,18 @@ const char *cs_group_kind_name(cs_group_kind kind)
 	};
 	return (unsigned)kind < CS_GROUP_KINDS ? names[kind] : "?";
 }
+
+int cs_mesh_tp_crosses_domain(const cs_mesh *m, int64_t domain)
+{
+	if (m->deg[CS_AXIS_TP] <= 1)
+		return 0;
+	for (int64_t r = 0; r < m->world; r += m->stride[CS_AXIS_TP] * m->deg[CS_AXIS_TP]) {
+		cs_group g = cs_mesh_group(m, CS_GROUP_TP, r, domain);
+		int64_t last = cs_group_member(&g, cs_group_size(&g) - 1);
+		if (g.base / domain != last / domain)
+			return 1;
+		if (m->stride[CS_AXIS_TP] > 1)
+			break; /* strided groups repeat the same pattern */
+	}
+	return 0;
+}

@@ -75,4 +75,8 @@ static inline int64_t cs_mesh_pp_peer(const cs_mesh *m, int64_t rank, int64_t st
 
 const char *cs_group_kind_name(cs_group_kind kind);
 
+/* Whether a tensor-parallel group spans more than one scale-up domain of
+ * `domain` GPUs (allowed, but its collectives then cross the slow fabric). */
+int cs_mesh_tp_crosses_domain(const cs_mesh *m, int64_t domain);
+
 #endif

@@ -92,6 +92,7 @@ struct cs_runner {
 	int64_t *members;             /* scratch: a group's GPUs */
 	int failed;
 	uint64_t next_progress_events;
+	uint64_t ops_done, ops_total;
 	struct timespec t0;
 };
 
@@ -612,6 +613,7 @@ static void complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->pc[s]++;
 	rs->cnt[s]++;
+	r->ops_done++;
 	rs->done_at[s] = cs_sim_now(r->sim);
 	if (xfer >= 0) {
 		rs->lastdur[s] = xfer;
@@ -632,8 +634,9 @@ static void progress(cs_runner *r)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	double el = (double)(t.tv_sec - r->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - r->t0.tv_nsec);
-	fprintf(stderr, "\r  simulating: %llu events, %.3f s simulated, %.1f s elapsed",
-		(unsigned long long)ev, 1e-9 * (double)cs_sim_now(r->sim), el);
+	fprintf(stderr, "\r  simulating: %5.1f %% of %llu ops, %.3f s simulated, %.1f s elapsed",
+		r->ops_total ? 100.0 * (double)r->ops_done / (double)r->ops_total : 0.0,
+		(unsigned long long)r->ops_total, 1e-9 * (double)cs_sim_now(r->sim), el);
 }
 
 static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
@@ -862,6 +865,8 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		rs->blockc = NO_BLOCK;
 		for (int k = 0; k < CS_GROUP_KINDS; k++)
 			rs->gidx[k] = -1;
+		for (int st = 0; st < CS_STREAMS; st++)
+			r->ops_total += (uint64_t)env->progs[rs->tmpl].nops[st];
 	}
 	for (int64_t t = 0; t < m->deg[CS_AXIS_PP]; t++)
 		for (int s = 0; s < CS_STREAMS; s++)

@@ -1,0 +1,100 @@
+#!/bin/sh
+# Build the libFuzzer targets with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, then fuzz each for SECONDS (default 30):
+#   fuzz_load  the scenario loader (cs_scenario_load on the input as a file)
+#   fuzz_set   --set overrides and the unit parsers (cs_parse_size, ...)
+#
+#   tools/fuzz/run-fuzz.sh [SECONDS]
+#
+# Exits non-zero on any crash, sanitizer report, leak, input slower than
+# 10 s or use of more than 2048 MB; the input that did it is saved as
+# build-fuzz/artifacts/TARGET-crash-* (or leak-, timeout-, oom-). Keep a
+# reproducer as tests/data/fuzz/load-NAME or tests/data/fuzz/set-NAME: every
+# run replays those first.
+#
+# The seed corpora are the repository's scenarios (scenarios/*.yaml,
+# tests/data/*/*.yaml) for fuzz_load and tools/fuzz/corpus-set/ for
+# fuzz_set; the inputs found are kept in build-fuzz/corpus-*, so later runs
+# start from them. A dictionary of keys, names and units is taken from
+# docs/scenarios.md. Environment: FUZZ_BUILD (build directory, default
+# build-fuzz), FUZZ_FORK (run that many fuzzing processes per target).
+set -eu
+cd "$(dirname "$0")/../.."
+
+secs=${1:-30}
+case $secs in
+''|*[!0-9]*) echo "usage: tools/fuzz/run-fuzz.sh [SECONDS]" >&2; exit 2 ;;
+esac
+build=${FUZZ_BUILD:-build-fuzz}
+
+for tool in clang meson ninja pkg-config; do
+	if ! command -v $tool >/dev/null 2>&1; then
+		echo "run-fuzz: '$tool' is missing (apt-get install clang libclang-rt-14-dev)" >&2
+		exit 1
+	fi
+done
+
+# The library, instrumented for coverage; the fuzz targets link it with
+# libFuzzer. -fno-sanitize-recover makes every UBSan report fatal.
+san_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined"
+if [ ! -f "$build/build.ninja" ]; then
+	CC=clang meson setup "$build" --buildtype=debugoptimized \
+		-Db_sanitize=address,undefined -Db_lundef=false \
+		-Dtests=disabled -Dmpi=disabled -Dc_args="$san_args" >/dev/null
+fi
+ninja -C "$build" libclustersim.a >/dev/null
+
+# shellcheck disable=SC2046
+for t in fuzz_load fuzz_set; do
+	clang -std=c17 -g -O1 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
+		-Iinclude -Isrc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		"tools/fuzz/$t.c" "$build/libclustersim.a" $(pkg-config --libs yaml-0.1 gsl) \
+		-lm -lpthread -o "$build/$t"
+done
+
+# Seeds: copied at run time, so the repository keeps one copy of each.
+mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/seed-load" "$build/seed-set" \
+	"$build/artifacts"
+rm -f "$build/seed-load/"* "$build/seed-set/"*
+for f in scenarios/*.yaml tests/data/*/*.yaml; do
+	[ -f "$f" ] && cp "$f" "$build/seed-load/$(echo "$f" | tr / _)"
+done
+cp tools/fuzz/corpus-set/* "$build/seed-set/"
+for f in tests/data/fuzz/load-* tests/data/fuzz/set-*; do
+	[ -f "$f" ] || continue
+	case ${f##*/} in
+	load-*) cp "$f" "$build/seed-load/" ;;
+	set-*) cp "$f" "$build/seed-set/" ;;
+	esac
+done
+
+# The dictionary: every `code` token of docs/scenarios.md that is printable
+# ASCII without spaces, and the parts of dotted keys.
+tokens=$(LC_ALL=C grep -o '`[^` ]*`' docs/scenarios.md | tr -d '`' | LC_ALL=C grep -v '[^!-~]')
+{ echo "$tokens"; echo "$tokens" | tr '.' '\n'; } | LC_ALL=C grep -v '^$' |
+	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$/"/' | sort -u >"$build/fuzz.dict"
+printf '"%s"\n' ": " "{" "}" "[" "]" "- " "\\x0a  " "=" "GiB" "Gb/s" "us" "TFLOPS" \
+	"true" "false" "1e308" "-1" "nan" "inf" "0x10" >>"$build/fuzz.dict"
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+fork=${FUZZ_FORK:+-fork=$FUZZ_FORK}
+
+status=0
+for t in load set; do
+	echo "== fuzz_$t for $secs s"
+	# shellcheck disable=SC2086
+	if ! "$build/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 \
+		-rss_limit_mb=2048 -malloc_limit_mb=2048 -detect_leaks=1 -print_final_stats=1 \
+		-dict="$build/fuzz.dict" -artifact_prefix="$build/artifacts/fuzz_$t-" $fork \
+		"$build/corpus-$t" "$build/seed-$t" >"$build/fuzz_$t.log" 2>&1; then
+		echo "run-fuzz: fuzz_$t failed (log: $build/fuzz_$t.log)" >&2
+		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|    #[0-9]+ )' \
+			"$build/fuzz_$t.log" | head -40 >&2 || true
+		ls "$build/artifacts/" | sed 's/^/  artifact: /' >&2
+		status=1
+	fi
+	grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)|^#[0-9]+.*DONE' \
+		"$build/fuzz_$t.log" | tail -4 || true
+done
+exit $status
