@@ -215,6 +215,13 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 		st = CS_ERR_INPUT;
 		goto fail;
 	}
+	if (sc->sim.fold && sc->n_perturbations > 0) {
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s: 'simulate.fold' cannot be combined with 'stragglers': folding simulates "
+			 "one rank per pipeline stage and would fold the perturbed ranks away", sc->path);
+		st = CS_ERR_INPUT;
+		goto fail;
+	}
 	int64_t simulated = sc->sim.fold ? sc->parallel.pp : c.mesh.world;
 	if (simulated > CS_SIM_MAX_RANKS) {
 		snprintf(diag->msg, sizeof(diag->msg),

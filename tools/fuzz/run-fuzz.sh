@@ -79,6 +79,10 @@ printf '"%s"\n' ": " "{" "}" "[" "]" "- " "\\x0a  " "=" "GiB" "Gb/s" "us" "TFLOP
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 fork=${FUZZ_FORK:+-fork=$FUZZ_FORK}
+# fuzz_load writes every input to a file: keep it in memory where possible.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	export TMPDIR=/dev/shm
+fi
 
 status=0
 for t in load set; do

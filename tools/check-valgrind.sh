@@ -1,0 +1,129 @@
+#!/bin/sh
+# Run the clustersim command under valgrind's memcheck and fail on any
+# memory error or definite/indirect leak:
+#   - 'validate' and 'run --no-progress' of every scenario in scenarios/;
+#     scenarios of more than 1,024 GPUs run with --set simulate.fold=true (one
+#     representative rank per role) so that they stay fast under valgrind;
+#   - 'run' with every output file (--trace, --per-rank, --timeline, json);
+#   - 'coll', 'memory', 'pipeline' (every schedule), 'sweep' (two threads)
+#     and, where the command has it, 'plan';
+#   - bad input (exit status 2), which must not leak either.
+#
+#   tools/check-valgrind.sh
+#
+# Builds its own plain build in build-valgrind (override with
+# VALGRIND_BUILD); the logs go to build-valgrind/valgrind/.
+set -eu
+cd "$(dirname "$0")/.."
+
+build=${VALGRIND_BUILD:-build-valgrind}
+for tool in valgrind meson ninja; do
+	if ! command -v $tool >/dev/null 2>&1; then
+		echo "check-valgrind: '$tool' is missing (apt-get install valgrind)" >&2
+		exit 1
+	fi
+done
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$build" --buildtype=debugoptimized -Dtests=disabled -Dmpi=disabled >/dev/null
+fi
+ninja -C "$build" clustersim >/dev/null
+
+bin=$build/clustersim
+logs=$build/valgrind
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+rm -rf "$logs"
+mkdir -p "$logs"
+
+n=0
+failed=0
+# check EXPECTED_STATUS NAME ARGS...: run clustersim ARGS under memcheck.
+check() {
+	want=$1
+	name=$2
+	shift 2
+	n=$((n + 1))
+	log=$logs/$(printf '%03d' $n)-$name.log
+	set +e
+	valgrind --quiet --error-exitcode=1 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+		--track-origins=yes --log-file="$log" "$bin" "$@" >"$out/stdout" 2>"$out/stderr"
+	got=$?
+	set -e
+	if [ "$got" -ne "$want" ] || [ -s "$log" ]; then
+		failed=$((failed + 1))
+		echo "FAIL (exit $got, expected $want): $bin $*" >&2
+		sed 's/^/  | /' "$log" | head -40 >&2
+		[ "$got" -ne "$want" ] && sed 's/^/  stderr: /' "$out/stderr" | tail -5 >&2
+	else
+		echo "ok   $name: $*"
+	fi
+}
+
+for f in scenarios/*.yaml; do
+	s=$(basename "$f" .yaml)
+	check 0 "validate-$s" validate "$f"
+	gpus=$("$bin" validate "$f" | sed -n 's/.*: \([0-9][0-9]*\) GPUs .*/\1/p')
+	if [ "${gpus:-0}" -gt 1024 ]; then
+		check 0 "run-$s" run --no-progress "$f" --set simulate.fold=true
+	else
+		check 0 "run-$s" run --no-progress "$f"
+	fi
+done
+
+small=scenarios/ddp-gpt-small.yaml
+pp=scenarios/3d-llama3-70b-64gpu.yaml
+check 0 run-outputs run --no-progress "$pp" --format json --per-rank "$out/ranks.csv" \
+	--trace "$out/trace.json" --trace-ranks 0,4-7 --timeline "$out/timeline.svg" --critical-path
+check 0 run-set run --no-progress "$small" --set parallelism.data_parallel.overlap=false \
+	--set 'cluster.scale_out.bandwidth=200 Gb/s' --set collectives.fidelity=flow
+cat >"$out/stragglers.yaml" <<'YAML'
+name: stragglers
+cluster: {gpu: h100-sxm-80g, nodes: 4, fabric: {leaf_gpus: 16}}
+model: {preset: llama3-8b, layers: 8}
+training: {seq_len: 2048, micro_batch: 1, global_batch: 16}
+parallelism: {tp: 2, pp: 2, data_parallel: {sharding: zero1}}
+stragglers:
+  - {gpu: 3, compute: 1.25}
+  - {node: 1, compute: 1.1}
+  - {link: nic, gpu: 17, bandwidth: 0.5, latency: 10 us}
+  - {tier: leaf, bandwidth: 0.5}
+  - {random: {fraction: 0.1, distribution: lognormal, mu: 0, sigma: 0.1}, seed: 7, per_step: true}
+simulate: {steps: 2}
+YAML
+check 0 run-stragglers run --no-progress "$out/stragglers.yaml" --format json
+
+check 0 coll-all-reduce coll --gpu h100-sxm-80g --nodes 2 --op all_reduce --min 8B --max 8GB
+check 0 coll-scenario coll scenarios/ddp-llama2-7b-2node.yaml --op all_gather --algo ring \
+	--proto simple --max 64MB --format json
+check 0 coll-all-to-all coll --gpu a100-sxm-80g --nodes 4 --op all_to_all --factor 4
+check 0 memory-flags memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2
+check 0 memory-scenario memory "$pp" --recompute selective --sequence-parallel --format json
+for sch in gpipe 1f1b zb-h1; do
+	check 0 "pipeline-$sch" pipeline --schedule $sch --stages 4 --micro-batches 8
+done
+check 0 pipeline-interleaved pipeline --schedule interleaved --stages 4 --micro-batches 8 \
+	--virtual-stages 2 --format json
+check 0 pipeline-zb-v pipeline --schedule zb-v --stages 4 --micro-batches 16 \
+	--timeline "$out/zbv.svg"
+check 0 sweep sweep "$small" --out "$out/sweep.csv" --plot "$out/sweep.svg" --jobs 2 \
+	--no-progress --vary parallelism.data_parallel.bucket=1MiB,25MiB \
+	--vary data_parallel.overlap=true,false
+if "$bin" plan --help >/dev/null 2>&1; then
+	check 0 plan plan "$small" --top 3 --jobs 2 --max-sims 20
+fi
+
+# Bad input: exit status 2, and still no leak.
+printf 'cluster: {gpu: h100-sxm-80g, nodes: 2}\nmodel: {preset: llama3-8b}\n' >"$out/ok.yaml"
+printf 'cluster:\n  gpu: h100-sxm-80g\n  nodez: 2\nmodel: {preset: llama3-8b}\n' >"$out/typo.yaml"
+printf 'cluster: [1, 2\n' >"$out/broken.yaml"
+check 2 bad-key validate "$out/typo.yaml"
+check 2 bad-yaml run --no-progress "$out/broken.yaml"
+check 2 bad-set run --no-progress "$out/ok.yaml" --set cluster.nodes=-1
+check 2 bad-plan validate "$out/ok.yaml" --set parallelism.tp=3
+check 2 bad-file validate "$out/missing.yaml"
+check 2 bad-option run "$out/ok.yaml" --frobnicate
+check 2 bad-command frobnicate
+
+echo "check-valgrind: $n commands, $failed failed (logs in $logs)"
+[ "$failed" -eq 0 ]
