@@ -312,6 +312,24 @@ START_TEST(test_best_is_never_slower_than_the_heuristic)
 }
 END_TEST
 
+START_TEST(test_heuristic_over_the_budget_is_not_ranked)
+{
+	/* at 40 % of 80 GB the seed's choice (50 GB by the formula) is over */
+	cs_scenario *sc = make(llama7b);
+	cs_plan_opts o = {.jobs = 2, .headroom = 0.4, .max_sims = 5};
+	cs_plan_search *s = NULL;
+	cs_diag diag;
+	ck_assert_int_eq(cs_plan_search_run(sc, &o, &s, &diag), CS_OK);
+	ck_assert(s->heuristic_valid);
+	ck_assert(s->heuristic.simulated);
+	ck_assert(s->heuristic.mem_bytes > s->budget_bytes);
+	ck_assert_int_eq(s->heuristic_rank, 0);
+	ck_assert_ptr_nonnull(strstr(s->heuristic_note, "over the memory budget"));
+	cs_plan_search_free(s);
+	free(sc);
+}
+END_TEST
+
 START_TEST(test_threads_do_not_change_the_ranking)
 {
 	cs_scenario *sc = make(gpt13);
@@ -478,6 +496,7 @@ static Suite *planner_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ranking");
 	tcase_add_loop_test(tc, test_best_is_never_slower_than_the_heuristic, 0, N(vs_cases));
+	tcase_add_test(tc, test_heuristic_over_the_budget_is_not_ranked);
 	tcase_add_test(tc, test_threads_do_not_change_the_ranking);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cli");

@@ -163,10 +163,8 @@ static const struct zb_row {
 /*
  * ZB-H1 at t_f = t_b = t_w = 1 against 1F1B with its full backward
  * (t_b + t_w = 2): 1F1B's bubble is (p-1)/(m+p-1); the paper's ZB-H1 bubble
- * is (p-1)(t_f+t_b-t_w) = p-1 units, a fraction (p-1)/(3m+p-1), i.e. a third
- * of 1F1B's bubble time. The greedy order may take a few units more in the
- * cool-down: allowed, the bubble time within [1/3, 1/3 + 1/(p-1)] of 1F1B's
- * when p > 2 (at most one unit per ramp step more than the paper's).
+ * is (p-1)(t_f+t_b-t_w) = p-1 units, a fraction (p-1)/(3m+p-1), exactly a
+ * third of 1F1B's bubble time, at 1F1B's peak memory (p micro-batches).
  */
 START_TEST(zb_h1_bubble_is_a_third_of_1f1b)
 {
@@ -177,9 +175,8 @@ START_TEST(zb_h1_bubble_is_a_third_of_1f1b)
 	cs_time zb_idle = zb.makespan - work, fb_idle = fb.makespan - work;
 
 	ck_assert_int_eq(fb_idle, 3 * (r->p - 1));
-	ck_assert_int_ge(zb_idle, r->p - 1);
-	ck_assert_msg(zb_idle <= (r->p - 1) + r->p, "zb-h1 p=%lld m=%lld idle %lld",
-	              (long long)r->p, (long long)r->m, (long long)zb_idle);
+	ck_assert_msg(3 * zb_idle == fb_idle, "zb-h1 p=%lld m=%lld idle %lld, 1f1b %lld",
+	              (long long)r->p, (long long)r->m, (long long)zb_idle, (long long)fb_idle);
 	for (int64_t s = 0; s < r->p; s++)
 		ck_assert_double_le(zb.peak_in_flight[s], (double)r->p);
 	cs_pipe_result_release(&zb);

@@ -34,7 +34,8 @@ static const char plan_help[] =
 "chosen by an analytic estimate, are simulated (folded, one step, without\n"
 "the scenario's stragglers) and ranked by step time, then memory.\n"
 "The seed's heuristic choice (smallest tp x pp that fits) is simulated too\n"
-"and its rank printed.\n"
+"and its rank printed. The scenario's own plan must still pass its checks\n"
+"(change it with --set parallelism.KEY=VALUE if an override breaks it).\n"
 "\n"
 "options:\n"
 "  --gpus N            plan for N GPUs instead of the scenario's cluster\n"
@@ -220,7 +221,7 @@ static void write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, 
 		fprintf(f, "  first failed simulation: %s\n", s->first_failure);
 	fputs("\nseed heuristic (smallest tp x pp fitting 85% of HBM; selective recompute, "
 	      "sequence parallel, micro-batch 1, zero1):\n", f);
-	if (s->heuristic_valid && s->heuristic.simulated) {
+	if (s->heuristic_rank > 0) {
 		char rank[24];
 		snprintf(rank, sizeof rank, "%lld", (long long)s->heuristic_rank);
 		text_row(f, rank, &s->heuristic);
@@ -230,6 +231,10 @@ static void write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, 
 			fprintf(f, "; its step is %.1f%% longer than the best",
 				100.0 * (s->heuristic.step_time_s / s->plans[0].step_time_s - 1.0));
 		fprintf(f, "%s\n", s->heuristic_fits ? "" : " (it does not fit by the seed's rule)");
+	} else if (s->heuristic.simulated) {
+		text_row(f, "-", &s->heuristic);
+		fprintf(f, "  not ranked: %s%s\n", s->heuristic_note,
+			s->heuristic_fits ? "" : "; nothing fits by the seed's rule");
 	} else {
 		fprintf(f, "  tp %lld, pp %lld, dp %lld%s: not ranked, %s\n", (long long)s->heuristic.tp,
 			(long long)s->heuristic.pp, (long long)s->heuristic.dp,

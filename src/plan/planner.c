@@ -396,7 +396,11 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	s->nplans = n;
 	c.keep.v = NULL;
 
-	if (s->heuristic_valid && s->heuristic.simulated) {
+	if (s->heuristic_valid && s->heuristic.mem_bytes > s->budget_bytes) {
+		snprintf(s->heuristic_note, sizeof s->heuristic_note, "over the memory budget "
+			 "(%.1f GB of %.1f GB), simulated for reference only",
+			 s->heuristic.mem_bytes / 1e9, s->budget_bytes / 1e9);
+	} else if (s->heuristic_valid && s->heuristic.simulated) {
 		s->heuristic_rank = 1;
 		for (int64_t i = 0; i < n; i++) {
 			const cs_plan *p = &s->plans[i];

@@ -84,7 +84,9 @@ typedef struct cs_plan_search {
 	cs_plan heuristic;
 	bool heuristic_fits;     /* at CS_PLAN_SEED_HEADROOM, by the seed's rule */
 	bool heuristic_valid;    /* cs_config_validate accepts it */
-	int64_t heuristic_rank;  /* 1-based among `plans`; 0 when not simulated */
+	int64_t heuristic_rank;  /* 1-based among `plans`; 0 when invalid, over the
+	                          * budget (then simulated for reference only) or
+	                          * when its simulation failed */
 	char heuristic_note[160];/* why it is not ranked, "" when it is */
 } cs_plan_search;
 

@@ -7,10 +7,16 @@
  * gradient that nobody waits for and can fill idle time. The paper's
  * schedules are hand-crafted (ZB-H1) or found by a heuristic search over a
  * time model (ZB-V, sail-sg/zero-bubble-pipeline-parallelism, zbv.py). Here
- * both come from one list scheduler run on the time model t_f = t_b = t_w
- * (one time unit per op, the setting the paper's figures use):
+ * both come from a list scheduler run on the time model t_f = t_b = t_w
+ * (one time unit per op, the setting the paper's figures use).
  *
- *   whenever a stage is free, it starts, in this order of preference,
+ * ZB-H1 keeps 1F1B's order of forwards and input-gradient backwards and
+ * defers every W to the first moment the next F or B cannot start (its
+ * input has not arrived), with at most p micro-batches in flight. That is
+ * the paper's construction: its bubble is (p-1) units, a third of 1F1B's
+ * 3(p-1), for m >= p.
+ *
+ * ZB-V: whenever a stage is free, it starts, in this order of preference,
  *   1. a ready B (lowest micro-batch first, then the deeper virtual stage);
  *   2. a ready F that the memory limit admits (the deeper chunk first);
  *   3. the oldest pending W;
@@ -25,12 +31,9 @@
  * chunk-1 F will need, so a stage never fills its memory with chunk-0
  * activations that can only drain through chunk 1 (which would deadlock).
  *
- * What differs from the paper: ZB-H1 here lets every stage hold up to p
- * micro-batches (the paper's ZB-H1 also keeps 1F1B's peak, p, as the bound
- * over all stages while later stages defer W's), and the orders are greedy
- * rather than the paper's searched ones, so their bubbles at t_f = t_b = t_w
- * are close to, not always equal to, the paper's: ZB-H1 about (p-1)/(3m+p-1)
- * and ZB-V a few time units over the unavoidable p-1 ramp (see the tests).
+ * What differs from the paper: the ZB-V order is greedy rather than the
+ * paper's searched one, so its bubble at t_f = t_b = t_w is a few time units
+ * over the unavoidable p-1 ramp (see the tests).
  */
 #include "plan/schedule_zb.h"
 
@@ -59,9 +62,41 @@ static int64_t vstage(const zb *z, int64_t s, int64_t c)
 	return cs_sched_virtual_stage(z->sched, z->p, z->v, s, c);
 }
 
+/* The oldest pending W of stage s, if any. */
+static int zb_pending_w(const zb *z, int64_t s, cs_sched_op *op)
+{
+	if (z->whead[s] >= z->wtail[s])
+		return 0;
+	int64_t e = z->wq[s * z->v * z->m + z->whead[s]];
+	*op = (cs_sched_op){ CS_SCHED_W, (uint16_t)(e / z->m), (int32_t)(e % z->m) };
+	return 1;
+}
+
+/* ZB-H1: 1F1B's order of F and B (p-s-1 warm-up forwards, then one of
+ * each), with every W deferred to the first moment the next F or B is not
+ * ready, and at most p micro-batches in flight (1F1B's peak, first stage). */
+static int zb_pick_h1(const zb *z, int64_t s, int64_t t, cs_sched_op *op)
+{
+	int64_t nf = z->fnext[s], nb = z->bnext[s];
+	int64_t warm = z->p - s - 1 < z->m ? z->p - s - 1 : z->m;
+	if (nf < z->m && nf - nb <= warm) {
+		if (z->live[s] < z->limit && (s == 0 || done_by(&z->fdone[(s - 1) * z->m + nf], t))) {
+			*op = (cs_sched_op){ CS_SCHED_F, 0, (int32_t)nf };
+			return 1;
+		}
+	} else if (nb < z->m && done_by(&z->fdone[s * z->m + nb], t) &&
+		   (s + 1 == z->p || done_by(&z->bdone[(s + 1) * z->m + nb], t))) {
+		*op = (cs_sched_op){ CS_SCHED_B, 0, (int32_t)nb };
+		return 1;
+	}
+	return zb_pending_w(z, s, op);
+}
+
 /* The op stage s starts at time t, or 0 when it must wait. */
 static int zb_pick(const zb *z, int64_t s, int64_t t, cs_sched_op *op)
 {
+	if (z->sched == CS_SCHED_ZB_H1)
+		return zb_pick_h1(z, s, t, op);
 	int64_t best_j = -1, best_k = -1, best_c = -1;
 
 	for (int64_t c = 0; c < z->v; c++) {
@@ -98,12 +133,7 @@ static int zb_pick(const zb *z, int64_t s, int64_t t, cs_sched_op *op)
 		*op = (cs_sched_op){ CS_SCHED_F, (uint16_t)best_c, (int32_t)best_j };
 		return 1;
 	}
-	if (z->whead[s] < z->wtail[s]) {
-		int64_t e = z->wq[s * z->v * z->m + z->whead[s]];
-		*op = (cs_sched_op){ CS_SCHED_W, (uint16_t)(e / z->m), (int32_t)(e % z->m) };
-		return 1;
-	}
-	return 0;
+	return zb_pending_w(z, s, op);
 }
 
 /* Start op on stage s at time t; ops take one time unit. */
