@@ -11,25 +11,12 @@
 #include <unistd.h>
 
 #include "clustersim/clustersim.h"
+#include "scenario_text.h"
 
 static cs_metrics run_text(const char *text)
 {
-	char path[] = "/tmp/cs-fault-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	fputs(text, f);
-	fclose(f);
-	cs_scenario *sc = NULL;
-	cs_diag diag = { { 0 } };
-	cs_status st = cs_scenario_load(path, NULL, 0, &sc, &diag);
-	unlink(path);
-	ck_assert_msg(st == CS_OK, "load failed: %s", diag.msg);
-	cs_result *res = NULL;
-	st = cs_simulate(sc, NULL, &res, &diag);
-	ck_assert_msg(st == CS_OK, "simulate failed: %s", diag.msg);
-	cs_metrics m = *cs_result_metrics(res);
-	cs_result_free(res);
+	cs_scenario *sc = cs_test_load(text, NULL, 0);
+	cs_metrics m = cs_test_simulate(sc);
 	cs_scenario_free(sc);
 	return m;
 }

@@ -18,22 +18,9 @@
 #include "plan/mesh.h"
 #include "plan/program.h"
 #include "report/report.h"
+#include "scenario_text.h"
 
-static cs_scenario *load_text(const char *text, const char *const *sets, size_t nsets)
-{
-	char path[] = "/tmp/cs-plan-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	fputs(text, f);
-	fclose(f);
-	cs_scenario *sc = NULL;
-	cs_diag diag = { { 0 } };
-	cs_status st = cs_scenario_load(path, sets, nsets, &sc, &diag);
-	unlink(path);
-	ck_assert_msg(st == CS_OK, "load failed: %s", diag.msg);
-	return sc;
-}
+#define load_text cs_test_load
 
 /* Bytes one rank sends per step for data parallelism, from its program. */
 static double dp_bytes_on_wire(const cs_scenario *sc)

@@ -18,6 +18,7 @@
 #include "plan/build.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
+#include "scenario_text.h"
 
 /* A 7B-like model small enough to simulate quickly but with many buckets. */
 #define DDP_BASE \
@@ -29,19 +30,7 @@
 
 static cs_scenario *load_text(const char *text)
 {
-	char path[] = "/tmp/cs-run-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	cs_scenario *sc = NULL;
-	cs_diag diag = { { 0 } };
-	cs_status st = cs_scenario_load(path, NULL, 0, &sc, &diag);
-	unlink(path);
-	ck_assert_msg(st == CS_OK, "load failed: %s", diag.msg);
-	return sc;
+	return cs_test_load(text, NULL, 0);
 }
 
 static cs_scenario *ddp(int nodes, int gpn, const char *overlap)
@@ -53,13 +42,7 @@ static cs_scenario *ddp(int nodes, int gpn, const char *overlap)
 
 static cs_metrics simulate(const cs_scenario *sc)
 {
-	cs_result *res = NULL;
-	cs_diag diag = { { 0 } };
-	cs_status st = cs_simulate(sc, NULL, &res, &diag);
-	ck_assert_msg(st == CS_OK, "simulate failed: %s", diag.msg);
-	cs_metrics m = *cs_result_metrics(res);
-	cs_result_free(res);
-	return m;
+	return cs_test_simulate(sc);
 }
 
 /* The stage-0 template of a scenario, and the duration of each DP-stream op. */

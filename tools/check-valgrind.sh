@@ -3,7 +3,8 @@
 # memory error or definite/indirect leak:
 #   - 'validate' and 'run --no-progress' of every scenario in scenarios/;
 #     scenarios of more than 1,024 GPUs run with --set simulate.fold=true (one
-#     representative rank per role) so that they stay fast under valgrind;
+#     representative rank per role) so that they stay fast under valgrind,
+#     and only validate when they have stragglers (which forbid folding);
 #   - 'run' with every output file (--trace, --per-rank, --timeline, json);
 #   - 'coll', 'memory', 'pipeline' (every schedule), 'sweep' (two threads)
 #     and, where the command has it, 'plan';
@@ -65,7 +66,14 @@ for f in scenarios/*.yaml; do
 	check 0 "validate-$s" validate "$f"
 	gpus=$("$bin" validate "$f" | sed -n 's/.*: \([0-9][0-9]*\) GPUs .*/\1/p')
 	if [ "${gpus:-0}" -gt 1024 ]; then
-		check 0 "run-$s" run --no-progress "$f" --set simulate.fold=true
+		if "$bin" validate "$f" --set simulate.fold=true >/dev/null 2>&1; then
+			check 0 "run-$s" run --no-progress "$f" --set simulate.fold=true
+		else
+			# Stragglers forbid folding, and every rank of a large cluster
+			# under valgrind takes too long; run-stragglers below covers
+			# the perturbed run on a small cluster.
+			echo "skip run-$s: $gpus GPUs with stragglers cannot be folded"
+		fi
 	else
 		check 0 "run-$s" run --no-progress "$f"
 	fi
@@ -108,7 +116,7 @@ check 0 pipeline-zb-v pipeline --schedule zb-v --stages 4 --micro-batches 16 \
 	--timeline "$out/zbv.svg"
 check 0 sweep sweep "$small" --out "$out/sweep.csv" --plot "$out/sweep.svg" --jobs 2 \
 	--no-progress --vary parallelism.data_parallel.bucket=1MiB,25MiB \
-	--vary data_parallel.overlap=true,false
+	--vary parallelism.data_parallel.overlap=true,false
 if "$bin" plan --help >/dev/null 2>&1; then
 	check 0 plan plan "$small" --top 3 --jobs 2 --max-sims 20
 fi

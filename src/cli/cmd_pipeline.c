@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "plan/pipesim.h"
 #include "report/out.h"
 #include "report/svg.h"
@@ -78,44 +79,11 @@ static int bad(const char *fmt, const char *a, const char *b)
 	return 2;
 }
 
-/* Edit distance, for suggesting the option meant. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 static int unknown_option(const char *name)
 {
-	const char *best = NULL;
-	size_t best_d = 3;
+	const char *best = cs_suggest(name, options, N_OPTIONS);
 	char hint[96] = "";
 
-	for (size_t i = 0; i < N_OPTIONS; i++) {
-		size_t d = distance(name, options[i]);
-		if (d < best_d || (strncmp(name, options[i], strlen(name)) == 0 && strlen(name) >= 2 && !best)) {
-			best = options[i];
-			best_d = d;
-		}
-	}
 	if (best)
 		snprintf(hint, sizeof(hint), "; did you mean '--%s'?", best);
 	return bad("unknown option '--%s'%s", name, hint);

@@ -211,21 +211,33 @@ static int write_per_rank(const char *path, const cs_result *res)
 	return 0;
 }
 
-int cs_cmd_run(int argc, char **argv)
+/* Parse the command line and load its scenario; 0, or the exit status. */
+static int load(const char *cmd, int argc, char **argv, const cs_opt *opts, const char *help, run_args *r,
+		cs_scenario **sc)
 {
 	cs_args a;
-	run_args r;
-	cs_args_init(&a, "run", argc, argv);
-	if (parse(&a, run_opts, run_help, &r))
+	cs_args_init(&a, cmd, argc, argv);
+	if (parse(&a, opts, help, r))
 		return 2;
 	cs_diag diag = { { 0 } };
-	cs_scenario *sc = NULL;
-	cs_status st = cs_scenario_load(r.file, r.sets, r.nsets, &sc, &diag);
+	cs_status st = cs_scenario_load(r->file, r->sets, r->nsets, sc, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "%s\n", diag.msg);
 		return st;
 	}
-	warn_plan(sc);
+	warn_plan(*sc);
+	return 0;
+}
+
+int cs_cmd_run(int argc, char **argv)
+{
+	run_args r;
+	cs_scenario *sc = NULL;
+	int rc = load("run", argc, argv, run_opts, run_help, &r, &sc);
+	if (rc)
+		return rc;
+	cs_diag diag = { { 0 } };
+	cs_status st;
 	cs_run_opts opts = { .progress = r.progress, .trace_path = r.trace, .timeline_path = r.timeline,
 			     .trace_ranks = r.trace_ranks, .n_trace_ranks = r.n_trace_ranks,
 			     .critical_path = r.critical_path };
@@ -244,7 +256,6 @@ int cs_cmd_run(int argc, char **argv)
 		cs_report_json(stdout, sc->name, m, 2);
 	else
 		cs_report_text(stdout, sc->name, m, cs_cli_color(1));
-	int rc = 0;
 	if (r.per_rank)
 		rc = write_per_rank(r.per_rank, res);
 	cs_result_free(res);
@@ -254,19 +265,11 @@ int cs_cmd_run(int argc, char **argv)
 
 int cs_cmd_validate(int argc, char **argv)
 {
-	cs_args a;
 	run_args r;
-	cs_args_init(&a, "validate", argc, argv);
-	if (parse(&a, validate_opts, validate_help, &r))
-		return 2;
-	cs_diag diag = { { 0 } };
 	cs_scenario *sc = NULL;
-	cs_status st = cs_scenario_load(r.file, r.sets, r.nsets, &sc, &diag);
-	if (st != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
-		return st;
-	}
-	warn_plan(sc);
+	int rc = load("validate", argc, argv, validate_opts, validate_help, &r, &sc);
+	if (rc)
+		return rc;
 	const cs_parallel_spec *p = &sc->parallel;
 	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
 	       "%lld micro-batches per replica\n", r.file, (long long)cs_scenario_gpus(sc),
