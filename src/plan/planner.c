@@ -315,7 +315,10 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	cs_scenario *base = NULL;
 	cs_plan **jobs = NULL;
 	cs_plan_search *s;
+	cs_diag scratch;
 
+	if (!diag)
+		diag = &scratch;
 	*out = NULL;
 	if (o.headroom == 0.0)
 		o.headroom = CS_PLAN_HEADROOM;
