@@ -7,6 +7,7 @@
 #include "cli/cmd_coll.h"
 #include "cli/cmd_memory.h"
 #include "cli/cmd_pipeline.h"
+#include "cli/cmd_plan.h"
 #include "cli/cmd_run.h"
 #include "cli/cmd_sweep.h"
 #include "clustersim/clustersim.h"
@@ -25,6 +26,7 @@ static const command commands[] = {
 	{ "memory", cs_cmd_memory, "memory per GPU: the seed's accounting" },
 	{ "pipeline", cs_cmd_pipeline, "a pipeline schedule with unit op times" },
 	{ "sweep", cs_cmd_sweep, "a scenario over varied keys, one CSV row per point" },
+	{ "plan", cs_cmd_plan, "search parallel plans, rank them by simulated step time" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
