@@ -166,7 +166,7 @@ static const cs_config_key keys[] = {
 	K("parallelism.data_parallel.backward_prefetch", CS_KIND_ENUM, parallel.backward_prefetch,
 	  0, 0, false, prefetch_names, "pre", "FSDP backward prefetch: none | pre | post"),
 	K("parallelism.data_parallel.forward_prefetch", CS_KIND_BOOL, parallel.forward_prefetch, 0,
-	  0, false, NULL, "false", "FSDP forward prefetch"),
+	  0, false, NULL, "false", "FSDP forward prefetch (the simulator assumes the CPU runs ahead of the GPU, so the next all-gather is issued early either way)"),
 	K("parallelism.data_parallel.max_inflight_gathers", CS_KIND_INT,
 	  parallel.max_inflight_gathers, 1, 1024, false, NULL, "2",
 	  "all-gathers in flight at once (FSDP limit_all_gathers)"),
