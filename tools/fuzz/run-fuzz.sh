@@ -55,7 +55,7 @@ done
 # Seeds: copied at run time, so the repository keeps one copy of each.
 mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/seed-load" "$build/seed-set" \
 	"$build/artifacts"
-rm -f "$build/seed-load/"* "$build/seed-set/"*
+rm -f "$build/seed-load/"* "$build/seed-set/"* "$build/artifacts/"*
 for f in scenarios/*.yaml tests/data/*/*.yaml; do
 	[ -f "$f" ] && cp "$f" "$build/seed-load/$(echo "$f" | tr / _)"
 done
@@ -70,6 +70,7 @@ done
 
 # The dictionary: every `code` token of docs/scenarios.md that is printable
 # ASCII without spaces, and the parts of dotted keys.
+# shellcheck disable=SC2016
 tokens=$(LC_ALL=C grep -o '`[^` ]*`' docs/scenarios.md | tr -d '`' | LC_ALL=C grep -v '[^!-~]')
 { echo "$tokens"; echo "$tokens" | tr '.' '\n'; } | LC_ALL=C grep -v '^$' |
 	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$/"/' | sort -u >"$build/fuzz.dict"
@@ -95,7 +96,9 @@ for t in load set; do
 		echo "run-fuzz: fuzz_$t failed (log: $build/fuzz_$t.log)" >&2
 		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|    #[0-9]+ )' \
 			"$build/fuzz_$t.log" | head -40 >&2 || true
-		ls "$build/artifacts/" | sed 's/^/  artifact: /' >&2
+		for a in "$build/artifacts/fuzz_$t-"*; do
+			[ -f "$a" ] && echo "  reproducer: $a" >&2
+		done
 		status=1
 	fi
 	grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)|^#[0-9]+.*DONE' \

@@ -1,0 +1,356 @@
+/*
+ * runner_coll.c - collectives and pipeline sends of the runner: the
+ * rendezvous of a group's members, the group's shape on the topology, its
+ * time from the analytic tuner or the flow network, and degraded links.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/runner_int.h"
+
+
+/* ---- groups ----------------------------------------------------------- */
+
+static comm_table *table(cs_runner *r, int kind, int stream)
+{
+	comm_table *t = &r->comm[kind][stream];
+	if (!t->slots) {
+		t->ngroups = cs_mesh_group_count(r->env.mesh, (cs_group_kind)kind, r->gpn);
+		t->slots = calloc((size_t)t->ngroups, sizeof(slot));
+		t->shapes = calloc((size_t)t->ngroups, sizeof(cs_group_shape));
+		t->shape_ok = calloc((size_t)t->ngroups, 1);
+		if (!t->slots || !t->shapes || !t->shape_ok)
+			return NULL;
+	}
+	return t;
+}
+
+/* Shape of a group of up to three regular axes: the innermost progression
+ * from the topology, repeated along the outer axes. Outer axes that stay
+ * inside one node add members per node; otherwise they add nodes. */
+static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
+{
+	cs_group_shape s = cs_topo_group(r->env.topo, g->base, g->stride[0] ? g->stride[0] : 1, g->n[0]);
+	int64_t outer = g->n[1] * g->n[2];
+	if (outer == 1)
+		return s;
+	cs_group_shape far = cs_topo_group(r->env.topo, g->base, g->stride[1] ? g->stride[1] : 1, g->n[1]);
+	if (g->n[2] > 1) {
+		cs_group_shape far2 = cs_topo_group(r->env.topo, g->base, g->stride[2], g->n[2]);
+		far.nnodes *= far2.nnodes;
+		far.ndomains *= far2.ndomains;
+		far.ranks_per_node *= far2.ranks_per_node;
+		far.nleaves *= far2.nleaves;
+		far.npods *= far2.npods;
+		if (far2.tier > far.tier)
+			far.tier = far2.tier;
+	}
+	s.nranks *= outer;
+	s.nnodes *= far.nnodes;
+	s.ranks_per_node *= far.ranks_per_node;
+	s.ndomains *= far.ndomains;
+	s.nleaves *= far.nleaves;
+	s.npods *= far.npods;
+	int64_t pods = r->env.sc->cluster.pod_gpus > 0
+		? (cs_scenario_gpus(r->env.sc) + r->env.sc->cluster.pod_gpus - 1) / r->env.sc->cluster.pod_gpus
+		: 1;
+	if (s.npods > pods)
+		s.npods = pods;
+	if (far.tier > s.tier)
+		s.tier = far.tier;
+	return s;
+}
+
+/* What degraded links leave of a group's collective: the least bandwidth
+ * kept on a link kind the group uses, and the largest latency added. */
+static void link_fault(const cs_runner *r, const cs_group *g, const cs_group_shape *sh, float *keep,
+		       cs_time *lat)
+{
+	const cs_link_faults *lf = r->env.links;
+	double k = 1.0;
+	cs_time l = 0;
+	int inter = sh->nnodes > 1, intra = sh->ranks_per_node > 1;
+	if (lf->nic_keep) {
+		int64_t n = cs_group_size(g);
+		for (int64_t i = 0; i < n; i++) {
+			int64_t m = cs_group_member(g, i);
+			if (inter) {
+				k = fmin(k, lf->nic_keep[m]);
+				l = lf->nic_lat[m] > l ? lf->nic_lat[m] : l;
+			}
+			if (intra) {
+				k = fmin(k, lf->nvl_keep[m]);
+				l = lf->nvl_lat[m] > l ? lf->nvl_lat[m] : l;
+			}
+		}
+	}
+	/* tiers: NVLink inside a domain, the leaves' uplinks for groups beyond
+	 * one leaf, the pods' uplinks for groups across pods (as the flow model) */
+	int uses[3] = { intra, sh->tier >= 2, sh->tier >= 3 };
+	for (int t = 0; t < 3; t++)
+		if (uses[t]) {
+			k = fmin(k, lf->tier_keep[t]);
+			l += lf->tier_lat[t];
+		}
+	*keep = (float)k;
+	*lat = l;
+}
+
+static cs_time degrade(cs_time d, const cs_coll_choice *ch, float keep, cs_time lat)
+{
+	cs_time fixed = ch->latency_ns < d ? ch->latency_ns : d;
+	return fixed + (cs_time)((double)(d - fixed) / (double)keep + 0.5) + lat;
+}
+
+
+static void on_net(cs_sim *sim, void *ctx, uint64_t arg);
+
+/* Keep exactly one live engine event at the net's next change. */
+static void net_reschedule(cs_runner *r)
+{
+	cs_time t = cs_net_next_completion(r->net);
+	r->net_gen++;
+	if (t != CS_TIME_MAX)
+		cs__run_schedule(r, t < cs_sim_now(r->sim) ? cs_sim_now(r->sim) : t, on_net, r->net_gen);
+}
+
+void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
+		      cs_coll_algo algo, uint64_t tag)
+{
+	if (cs_net_start(r->net, cs_sim_now(r->sim), members, n, op, bytes, algo, tag) < 0) {
+		r->failed = CS_ERR_NOMEM;
+		return;
+	}
+	net_reschedule(r);
+}
+
+void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+{
+	int64_t rank = cs__run_rank_of(r, local);
+	comm_table *t = table(r, op->group, s);
+	if (!t) {
+		r->failed = CS_ERR_NOMEM;
+		return;
+	}
+	int64_t gi = rs->gidx[op->group];
+	if (gi < 0) {
+		gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		rs->gidx[op->group] = (int32_t)gi;
+	}
+	slot *sl = &t->slots[gi];
+	if (sl->expected == 0) {
+		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		int64_t n = cs_group_size(&g), e = 0;
+		for (int64_t i = 0; i < n; i++)
+			e += cs__run_simulated(r, cs_group_member(&g, i));
+		sl->expected = (int32_t)e;
+		sl->rank = rank;
+	}
+	if (++sl->arrived < sl->expected)
+		return;
+	sl->arrived = 0;
+	if (r->paths) {
+		if (!t->paths && !(t->paths = calloc((size_t)t->ngroups, sizeof(cs_path)))) {
+			r->failed = CS_ERR_NOMEM;
+			return;
+		}
+		t->paths[gi] = *cs__run_fly_of(r, local, s);
+	}
+	if (!t->shape_ok[gi]) {
+		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		t->shapes[gi] = group_shape(r, &g);
+		t->shape_ok[gi] = 1;
+	}
+	cs_coll_choice ch;
+	cs_time d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, &t->shapes[gi], op->bytes, &ch);
+	if (r->env.links && !r->net) {
+		if (!t->keep) {
+			t->keep = malloc((size_t)t->ngroups * sizeof(float));
+			t->lat = malloc((size_t)t->ngroups * sizeof(cs_time));
+			if (!t->keep || !t->lat) {
+				r->failed = CS_ERR_NOMEM;
+				return;
+			}
+			for (int64_t i = 0; i < t->ngroups; i++)
+				t->keep[i] = -1;
+		}
+		if (t->keep[gi] < 0) {
+			cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+			link_fault(r, &g, &t->shapes[gi], &t->keep[gi], &t->lat[gi]);
+		}
+		d = degrade(d, &ch, t->keep[gi], t->lat[gi]);
+	}
+	r->last_choice[op->comm] = ch;
+	sl->choice = ch;
+	sl->dur = d;
+	sl->rank = rank;
+	sl->start = cs_sim_now(r->sim);
+	uint64_t tag = ((uint64_t)gi << 16) | ((uint64_t)op->group << 8) | (uint64_t)s;
+	if (!r->net) {
+		cs__run_schedule(r, cs_sim_now(r->sim) + d, cs__run_on_coll_done, tag);
+		return;
+	}
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+	int64_t n = cs_group_size(&g);
+	for (int64_t i = 0; i < n; i++)
+		r->members[i] = cs_group_member(&g, i);
+	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll, op->bytes, ch.algo, tag);
+}
+
+cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
+{
+	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
+	cs_group_shape s = cs_topo_group(r->env.topo, lo, hi - lo, 2);
+	cs_coll_choice ch;
+	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &s, bytes, &ch);
+	if (r->env.links) {
+		cs_group g = { .base = lo, .n = { 2, 1, 1 }, .stride = { hi - lo, 0, 0 } };
+		float keep;
+		cs_time lat;
+		link_fault(r, &g, &s, &keep, &lat);
+		d = degrade(d, &ch, keep, lat);
+	}
+	return d;
+}
+
+void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	int64_t local = (int64_t)(arg >> 4);
+	int s = (int)(arg & 15);
+	(void)sim;
+	rank_state *rs = &r->ranks[local];
+	const cs_op *op = cs__run_head(r, rs, s);
+	int64_t rank = cs__run_rank_of(r, local);
+	int64_t p = r->env.mesh->deg[CS_AXIS_PP];
+	int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
+	int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
+	cs_time xfer = rs->lastdur[s];
+	if (r->paths) {
+		int64_t lo = rank < peer ? rank : peer, hi = rank < peer ? peer : rank;
+		r->cur_tier = cs_topo_group(r->env.topo, lo, hi - lo, 2).tier;
+	}
+	cs__run_complete(r, local, s, xfer);
+	if (cs__run_simulated(r, peer)) {
+		int64_t pl = cs__run_local_of(r, peer);
+		if (r->paths) {
+			cs_path *rp = cs__run_path_of(r, pl, mbox);
+			*rp = *cs__run_fly_of(r, local, s);
+			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, r->cur_tier, peer,
+					 cs_sim_now(r->sim));
+		}
+		r->ranks[pl].done_at[mbox] = cs_sim_now(r->sim);
+		r->ranks[pl].cnt[mbox]++;
+		r->ranks[pl].lastdur[mbox] = xfer;
+		cs__run_note_transfer(r, &r->ranks[pl], mbox, xfer);
+		cs__run_try_rank(r, pl);
+	}
+	cs__run_try_rank(r, local);
+	cs__run_flush(r);
+}
+
+void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	int s = (int)(arg & 0xff);
+	int kind = (int)((arg >> 8) & 0xff);
+	int64_t gi = (int64_t)(arg >> 16);
+	comm_table *t = &r->comm[kind][s];
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, t->slots[gi].rank, r->gpn);
+	int64_t n = cs_group_size(&g);
+	(void)sim;
+	cs_time xfer = t->slots[gi].dur;
+	r->cur_choice = &t->slots[gi].choice;
+	if (r->paths) {
+		r->cur_path = &t->paths[gi];
+		r->cur_tier = t->shapes[gi].tier;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int64_t m = cs_group_member(&g, i);
+		if (cs__run_simulated(r, m))
+			cs__run_complete(r, cs__run_local_of(r, m), s, xfer);
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int64_t m = cs_group_member(&g, i);
+		if (cs__run_simulated(r, m))
+			cs__run_try_rank(r, cs__run_local_of(r, m));
+	}
+	cs__run_flush(r);
+}
+
+static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	if (arg != r->net_gen)
+		return;
+	uint64_t tags[64];
+	int k = cs_net_advance(r->net, cs_sim_now(sim), tags, 64);
+	for (int i = 0; i < k; i++) {
+		if (tags[i] & SEND_TAG) {
+			uint64_t a = tags[i] & ~SEND_TAG;
+			rank_state *rs = &r->ranks[(int64_t)(a >> 4)];
+			int st = (int)(a & 15);
+			rs->lastdur[st] = cs_sim_now(sim) - rs->started[st];
+			cs__run_on_send_done(sim, ctx, a);
+			continue;
+		}
+		comm_table *t = &r->comm[(tags[i] >> 8) & 0xff][tags[i] & 0xff];
+		slot *sl = &t->slots[tags[i] >> 16];
+		sl->dur = cs_sim_now(sim) - sl->start;
+		cs__run_on_coll_done(sim, ctx, tags[i]);
+	}
+	net_reschedule(r);
+	cs__run_flush(r);
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+/* Flow fidelity: degraded links lose capacity in the network itself. */
+static void scale_kinds(cs_runner *r, int32_t *links, int n, cs_link_kind a, cs_link_kind b, double keep)
+{
+	for (int i = 0; i < n; i++) {
+		cs_link_kind k = cs_topo_link_kind(r->env.topo, links[i]);
+		if (k == a || k == b)
+			cs_net_scale_link(r->net, 0, links[i], keep);
+	}
+}
+
+void cs__run_degrade_net(cs_runner *r)
+{
+	const cs_link_faults *lf = r->env.links;
+	const cs_topo *topo = r->env.topo;
+	int64_t world = r->env.mesh->world, gpn = r->gpn;
+	int32_t links[32];
+	for (int64_t g = 0; lf->nic_keep && g < world; g++) {
+		if (lf->nic_keep[g] < 1.0f && world > gpn) {
+			int64_t other = (g + gpn) % world;
+			int n = cs_topo_route(topo, g, other, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NIC_UP, CS_LINK_PCIE_UP, lf->nic_keep[g]);
+			n = cs_topo_route(topo, other, g, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NIC_DOWN, CS_LINK_PCIE_DOWN, lf->nic_keep[g]);
+		}
+		if (lf->nvl_keep[g] < 1.0f && gpn > 1) {
+			int64_t other = g % gpn ? g - 1 : g + 1;
+			int n = cs_topo_route(topo, g, other, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NVL_UP, CS_LINK_NVL_UP, lf->nvl_keep[g]);
+			n = cs_topo_route(topo, other, g, links, 32);
+			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NVL_DOWN, CS_LINK_NVL_DOWN, lf->nvl_keep[g]);
+		}
+	}
+	static const cs_link_kind tier_kinds[3][2] = {
+		{ CS_LINK_NVL_UP, CS_LINK_NVL_DOWN }, { CS_LINK_LEAF_UP, CS_LINK_LEAF_DOWN },
+		{ CS_LINK_POD_UP, CS_LINK_POD_DOWN },
+	};
+	for (int t = 0; t < 3; t++) {
+		if (lf->tier_keep[t] >= 1.0)
+			continue;
+		for (int32_t l = 0; l < cs_topo_nlinks(topo); l++) {
+			cs_link_kind k = cs_topo_link_kind(topo, l);
+			if (k == tier_kinds[t][0] || k == tier_kinds[t][1])
+				cs_net_scale_link(r->net, 0, l, lf->tier_keep[t]);
+		}
+	}
+}

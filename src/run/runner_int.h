@@ -1,0 +1,118 @@
+/*
+ * runner_int.h - the runner's state, shared by runner.c (streams,
+ * dependencies, completions, lifecycle) and runner_coll.c (rendezvous,
+ * collectives on the analytic model or the flow network, pipeline sends,
+ * degraded links). Private to src/run.
+ */
+#ifndef CS_RUN_RUNNER_INT_H
+#define CS_RUN_RUNNER_INT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "coll/flow.h"
+#include "run/path.h"
+#include "run/runner.h"
+
+#define NO_BLOCK 0xff
+
+typedef struct rank_state {
+	int32_t pc[CS_STREAMS];
+	int32_t cnt[CS_COUNTERS];
+	cs_time lastdur[CS_COUNTERS]; /* transfer time of the op that last bumped the counter */
+	cs_time blocked_at;
+	cs_time started[CS_STREAMS];  /* when the op at the head began */
+	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
+	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
+	double mem;
+	float factor;
+	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed */
+	uint16_t tmpl;
+	uint8_t busy;                 /* bit per stream */
+	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
+	cs_rank_stats st;
+} rank_state;
+
+typedef struct slot {
+	int32_t arrived;
+	int32_t expected;             /* 0 until first use */
+	int64_t rank;                 /* a member, to enumerate the group */
+	cs_time dur;                  /* transfer time of the collective in flight */
+	cs_time start;                /* when it started (flow fidelity) */
+	cs_coll_choice choice;
+} slot;
+
+typedef struct comm_table {
+	slot *slots;                  /* one per group instance, lazily allocated */
+	cs_path *paths;               /* critical path: the last arriver's, per instance */
+	cs_group_shape *shapes;
+	uint8_t *shape_ok;
+	float *keep;                  /* degraded links: bandwidth kept by the group */
+	cs_time *lat;                 /* and latency added */
+	int64_t ngroups;
+} comm_table;
+
+/* Completions of the same stream at the same time, scheduled one after the
+ * other by one callback (a collective's members starting their next
+ * kernel), share one engine event. They would have popped consecutively
+ * anyway, so the order of everything is unchanged. */
+typedef struct batch {
+	int64_t *locals;
+	int32_t n, cap;
+	int32_t next_free;
+} batch;
+
+struct cs_runner {
+	cs_run_env env;
+	uint8_t *stream_mask;         /* per template: streams that have ops */
+	batch *batches;
+	int32_t nbatches, batch_free;
+	/* the batch being gathered by the current callback */
+	int32_t open;                 /* batch index, or -1 */
+	cs_time open_time;
+	int open_stream;
+	int64_t open_first;           /* the first local, before it becomes a batch */
+	cs_sim *sim;
+	rank_state *ranks;
+	int64_t nlocal;
+	int fold_mask;                /* bit per axis not simulated beyond coordinate 0 */
+	int64_t gpn;
+	comm_table comm[CS_GROUP_KINDS][CS_STREAMS];
+	cs_coll_choice last_choice[CS_COMM_KINDS];
+	cs_time makespan;
+	const cs_coll_choice *cur_choice; /* of the collective completing now */
+	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight */
+	const cs_path *cur_path;      /* of the collective completing now */
+	int cur_tier;
+	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
+	uint64_t net_gen;             /* only the newest net event is live */
+	int64_t *members;             /* scratch: a group's GPUs */
+	int failed;
+	uint64_t next_progress_events;
+	uint64_t ops_done, ops_total;
+	struct timespec t0;
+};
+
+#define NPATHS (CS_COUNTERS + CS_STREAMS)
+#define SEND_TAG (1ull << 63)
+
+int64_t cs__run_local_of(const cs_runner *r, int64_t rank);
+int64_t cs__run_rank_of(const cs_runner *r, int64_t local);
+int cs__run_simulated(const cs_runner *r, int64_t rank);
+cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
+cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
+void cs__run_flush(cs_runner *r);
+void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
+const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s);
+void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer);
+void cs__run_try_rank(cs_runner *r, int64_t local);
+void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer);
+void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
+		      cs_coll_algo algo, uint64_t tag);
+void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
+cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes);
+void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg);
+void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
+void cs__run_degrade_net(cs_runner *r);
+
+#endif
