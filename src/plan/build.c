@@ -76,178 +76,6 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
 	return CS_OK;
 }
 
-/* ---- fragments: a pass of a block as compute segments and collectives -- */
-
-static int frag_push(cs_frag *f, const cs_frag_item *it)
-{
-	if (f->n == f->cap) {
-		int ncap = f->cap ? f->cap * 2 : 16;
-		cs_frag_item *ni = realloc(f->items, (size_t)ncap * sizeof(*ni));
-		if (!ni)
-			return -1;
-		f->items = ni;
-		f->cap = ncap;
-	}
-	f->items[f->n++] = *it;
-	return 0;
-}
-
-static cs_group_kind comm_group(int comm_kind)
-{
-	switch (comm_kind) {
-	case CS_COMM_CP: return CS_GROUP_CP;
-	case CS_COMM_EP: return CS_GROUP_EP;
-	default: return CS_GROUP_TP;
-	}
-}
-
-static cs_stream comm_stream(int comm_kind)
-{
-	switch (comm_kind) {
-	case CS_COMM_CP: return CS_STREAM_CP;
-	case CS_COMM_EP: return CS_STREAM_EP;
-	default: return CS_STREAM_TP;
-	}
-}
-
-/* Convert a model op list into a fragment: merge consecutive compute ops;
- * drop collectives whose group has one member. */
-static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops, int n)
-{
-	cs_frag_item cur = { 0 };
-	int have = 0;
-	for (int i = 0; i < n; i++) {
-		const cs_layer_op *op = &ops[i];
-		if (op->cls == CS_OPC_COMM) {
-			int64_t deg = op->comm_kind == CS_COMM_CP ? b->sc->parallel.cp
-				: op->comm_kind == CS_COMM_EP ? b->sc->parallel.ep : b->sc->parallel.tp;
-			if (deg <= 1)
-				continue;
-			if (have && frag_push(f, &cur))
-				return -1;
-			have = 0;
-			cs_frag_item c = { .is_comm = 1, .comm = (uint8_t)op->comm_kind,
-					   .coll = (uint8_t)op->coll, .bytes = op->comm_bytes };
-			if (frag_push(f, &c))
-				return -1;
-			continue;
-		}
-		if (!have) {
-			memset(&cur, 0, sizeof(cur));
-			have = 1;
-		}
-		cur.ns += cs_compute_op_ns(&b->sc->cluster.gpu, b->sc->training.precision, op);
-		cur.flops += op->flops;
-	}
-	if (have && frag_push(f, &cur))
-		return -1;
-	return 0;
-}
-
-typedef int (*ops_fn)(const cs_model_spec *, const cs_layer_ctx *, cs_pass, cs_layer_op *, int);
-
-static int make_frag(cs_frag *f, cs_builder *b, int which, int moe, cs_pass pass)
-{
-	cs_layer_op ops[256];
-	int n;
-	if (which == CS_FRAG_BLOCK)
-		n = cs_model_block_ops(&b->sc->model, &b->ctx, moe, pass, ops, 256);
-	else if (which == CS_FRAG_EMBED)
-		n = cs_model_embed_ops(&b->sc->model, &b->ctx, pass, ops, 256);
-	else
-		n = cs_model_head_ops(&b->sc->model, &b->ctx, pass, ops, 256);
-	if (n < 0 || n > 256)
-		return -1;
-	return frag_from_ops(f, b, ops, n);
-}
-
-static int make_frags(cs_builder *b)
-{
-	for (int w = 0; w < CS_FRAG_KINDS; w++)
-		for (int moe = 0; moe < 2; moe++)
-			for (int pass = 0; pass < 4; pass++) {
-				if (w != CS_FRAG_BLOCK && moe)
-					continue;
-				if (make_frag(&b->frag[w][moe][pass], b, w, moe, (cs_pass)pass))
-					return -1;
-			}
-	return 0;
-}
-
-static void free_frags(cs_builder *b)
-{
-	for (int w = 0; w < CS_FRAG_KINDS; w++)
-		for (int moe = 0; moe < 2; moe++)
-			for (int pass = 0; pass < 4; pass++)
-				free(b->frag[w][moe][pass].items);
-}
-
-/* ---- emission --------------------------------------------------------- */
-
-/* Emit one fragment on the current template. Extra dependencies in
- * b->pending apply to its first compute segment. */
-int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro)
-{
-	cs_program *p = b->prog;
-	int32_t deferred = 0; /* a collective whose result the segment after next consumes */
-	cs_stream deferred_stream = CS_STREAM_TP;
-	for (int i = 0; i < f->n; i++) {
-		const cs_frag_item *it = &f->items[i];
-		if (it->is_comm) {
-			cs_stream s = comm_stream(it->comm);
-			cs_op op = { .kind = CS_OP_COLL, .group = (uint8_t)comm_group(it->comm),
-				     .coll = it->coll, .comm = it->comm, .bytes = it->bytes,
-				     .phase = CS_PHASE_COMM, .vstage = (int16_t)b->vstage,
-				     .layer = (int16_t)layer, .micro = micro };
-			cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = p->nops[CS_STREAM_COMPUTE] };
-			int32_t mark = cs_program_add(p, s, &op, &d, 1);
-			if (mark < 0)
-				return -1;
-			int overlap = it->coll == CS_COLL_SEND_RECV ||
-				(it->comm == CS_COMM_TP && b->sc->parallel.tp_overlap);
-			if (overlap) {
-				/* the next segment runs alongside; the one after waits */
-				if (deferred)
-					cs__pending(b, deferred_stream, deferred);
-				deferred = mark;
-				deferred_stream = s;
-			} else {
-				cs__pending(b, s, mark);
-			}
-			continue;
-		}
-		cs_op op = { .kind = CS_OP_COMPUTE, .ns = it->ns, .phase = (uint8_t)phase,
-			     .vstage = (int16_t)b->vstage, .layer = (int16_t)layer, .micro = micro };
-		if (b->mem_alloc != 0) {
-			op.mem = b->mem_alloc;
-			b->mem_alloc = 0;
-		}
-		if (cs_program_add(p, CS_STREAM_COMPUTE, &op, b->pending, b->npending) < 0)
-			return -1;
-		b->npending = 0;
-		b->flops += it->flops;
-		if (deferred) {
-			cs__pending(b, deferred_stream, deferred);
-			deferred = 0;
-		}
-	}
-	if (deferred)
-		cs__pending(b, deferred_stream, deferred);
-	return 0;
-}
-
-void cs__pending(cs_builder *b, int counter, int32_t value)
-{
-	for (int i = 0; i < b->npending; i++)
-		if (b->pending[i].counter == (uint8_t)counter) {
-			if (b->pending[i].value < value)
-				b->pending[i].value = value;
-			return;
-		}
-	if (b->npending < CS_MAX_PENDING)
-		b->pending[b->npending++] = (cs_dep){ .counter = (uint8_t)counter, .value = value };
-}
-
 /* Free the activations of the last compute op emitted. */
 static void free_last(cs_builder *b, double bytes)
 {
@@ -521,7 +349,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *
 	b->sched = calloc((size_t)p, sizeof(*b->sched));
 	b->nsched = calloc((size_t)p, sizeof(*b->nsched));
 	b->bwd_done = calloc((size_t)(2 * b->lay.vstages), sizeof(int64_t));
-	if (!b->sched || !b->nsched || !b->bwd_done || make_frags(b))
+	if (!b->sched || !b->nsched || !b->bwd_done || cs__make_frags(b))
 		goto out;
 	for (int64_t s = 0; s < p; s++) {
 		int64_t n = cs_sched_stage_ops(sc->parallel.schedule, p, b->lay.micro_batches, b->lay.chunks,
@@ -550,7 +378,7 @@ out:
 	if (st == CS_ERR_NOMEM)
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory while building programs");
 	cs__dp_free(b);
-	free_frags(b);
+	cs__free_frags(b);
 	for (int64_t s = 0; b->sched && s < p; s++)
 		free(b->sched[s]);
 	free(b->sched);

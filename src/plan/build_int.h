@@ -55,6 +55,10 @@ typedef struct cs_builder {
 	cs_dp_state *dp;
 } cs_builder;
 
+/* Fragments of every block kind and pass, and of the embedding and head
+ * (build_frag.c); 0 or -1 when out of memory. */
+int cs__make_frags(cs_builder *b);
+void cs__free_frags(cs_builder *b);
 int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
