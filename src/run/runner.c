@@ -272,7 +272,8 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		if (r->net) {
 			int64_t pair[2] = { rank, peer };
 			rs->started[s] = now;
-			cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, op->bytes, CS_ALGO_RING,
+			cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV,
+					  cs__run_p2p_net_bytes(r, rank, peer, op->bytes), CS_ALGO_RING,
 				  SEND_TAG | ((uint64_t)local << 4) | (uint64_t)s);
 			break;
 		}

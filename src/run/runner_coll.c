@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/schedule.h"
 #include "run/runner_int.h"
 
 
@@ -126,6 +127,23 @@ void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_
 	net_reschedule(r);
 }
 
+/* The flow network moves bytes at the links' line rate; NCCL reaches only
+ * part of it (protocol overheads, channel speeds: the tuner's model). Scale
+ * the bytes a collective puts on the network so that, alone on the fabric,
+ * it takes the tuner's time; contention then comes on top. */
+static double protocol_bytes(const cs_runner *r, cs_coll_op op, const cs_group_shape *sh, double bytes,
+			     cs_time d, const cs_coll_choice *ch)
+{
+	const cs_cluster_spec *c = &r->env.sc->cluster;
+	double line = sh->nnodes > 1 ? c->scale_out.bandwidth : c->scale_up.bandwidth;
+	double wire = op == CS_COLL_SEND_RECV ? bytes : cs_coll_ring_bytes_on_wire(op, bytes, sh->nranks);
+	double t_line = wire / line * 1e9;
+	double t_model = (double)(d - (ch->latency_ns < d ? ch->latency_ns : 0));
+	if (t_line <= 0 || t_model <= 0)
+		return bytes;
+	return bytes * (t_model / t_line);
+}
+
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int64_t rank = cs__run_rank_of(r, local);
@@ -196,7 +214,17 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	int64_t n = cs_group_size(&g);
 	for (int64_t i = 0; i < n; i++)
 		r->members[i] = cs_group_member(&g, i);
-	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll, op->bytes, ch.algo, tag);
+	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll,
+			  protocol_bytes(r, (cs_coll_op)op->coll, &t->shapes[gi], op->bytes, d, &ch), ch.algo, tag);
+}
+
+double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes)
+{
+	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
+	cs_group_shape sh = cs_topo_group(r->env.topo, lo, hi - lo, 2);
+	cs_coll_choice ch;
+	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &sh, bytes, &ch);
+	return protocol_bytes(r, CS_COLL_SEND_RECV, &sh, bytes, d, &ch);
 }
 
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
