@@ -89,6 +89,8 @@ typedef struct step_out {
 	double act_peak;
 	char choice[CS_COMM_KINDS][32];
 	cs_critical_path path;
+	int64_t straggler;       /* the slowest-computing rank, -1 for none */
+	double straggler_factor;
 } step_out;
 
 static void export_path(const cs_path *p, cs_critical_path *out)
@@ -138,6 +140,12 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 	o->events = cs_runner_events(r);
 	o->idle_min = INFINITY;
 	o->critical = -1;
+	o->straggler = -1;
+	for (int64_t rank = 0; factor && rank < c->mesh.world; rank++)
+		if (factor[rank] > 1.0f && (o->straggler < 0 || factor[rank] > o->straggler_factor)) {
+			o->straggler = rank;
+			o->straggler_factor = factor[rank];
+		}
 	for (int64_t rank = 0; rank < c->mesh.world; rank++) {
 		const cs_rank_stats *s = cs_runner_stats(r, rank);
 		if (!s)
@@ -192,139 +200,56 @@ static double pct(const double *sorted, int64_t n, double q)
 	return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
 }
 
-cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
-		       cs_diag *diag)
+/* Plans the simulator refuses before building anything. */
+static cs_status check_plan(const cs_scenario *sc, const cs_mesh *mesh, cs_diag *diag)
 {
-	double t0 = now_s();
-	*out = NULL;
-	sim_ctx c = { .sc = sc };
-	cs_result *res = calloc(1, sizeof(*res));
-	float *factor = NULL;
-	double *steps = NULL;
-	uint8_t *traced = NULL;
-	cs_trace *trace = NULL;
-	cs_status st = CS_ERR_NOMEM;
-	snprintf(diag->msg, sizeof(diag->msg), "out of memory");
-	if (!res)
-		goto fail;
-	cs_mesh_init(&c.mesh, &sc->parallel);
 	if (sc->sim.fold && sc->coll.fidelity == CS_FIDELITY_FLOW) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: 'simulate.fold' cannot be combined with 'collectives.fidelity: flow': "
 			 "contention needs every rank's traffic", sc->path);
-		st = CS_ERR_INPUT;
-		goto fail;
+		return CS_ERR_INPUT;
 	}
 	if (sc->sim.fold && sc->n_perturbations > 0) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: 'simulate.fold' cannot be combined with 'stragglers': folding simulates "
 			 "one rank per pipeline stage and would fold the perturbed ranks away", sc->path);
-		st = CS_ERR_INPUT;
-		goto fail;
+		return CS_ERR_INPUT;
 	}
-	int64_t simulated = sc->sim.fold ? sc->parallel.pp : c.mesh.world;
+	int64_t simulated = sc->sim.fold ? sc->parallel.pp : mesh->world;
 	if (simulated > CS_SIM_MAX_RANKS) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: simulating %lld ranks one by one needs more memory than the limit of %d "
 			 "ranks allows; fold symmetric ranks with 'simulate.fold: true'",
 			 sc->path, (long long)simulated, CS_SIM_MAX_RANKS);
-		st = CS_ERR_INPUT;
-		goto fail;
+		return CS_ERR_INPUT;
 	}
-	c.topo = cs_topo_new(&sc->cluster);
-	c.coll = cs_coll_new(&sc->cluster, &sc->coll);
-	c.nprogs = sc->parallel.pp;
-	c.progs = calloc((size_t)c.nprogs, sizeof(cs_program));
-	if (!c.topo || !c.coll || !c.progs)
-		goto fail;
-	for (int64_t i = 0; i < c.nprogs; i++)
-		cs_program_init(&c.progs[i]);
-	st = cs_plan_build(sc, &c.mesh, c.progs, diag);
-	if (st != CS_OK)
-		goto fail;
-	int64_t world = c.mesh.world, nsteps = sc->sim.steps > 0 ? sc->sim.steps : 1;
-	if (want_rows) {
-		res->rows = calloc((size_t)world, sizeof(cs_rank_row));
-		res->nrows = world;
-		if (!res->rows) {
-			st = CS_ERR_NOMEM;
-			goto fail;
+	return CS_OK;
+}
+
+/* The ranks to trace: the ones asked for, and the first rank of each stage
+ * when none are asked for or a timeline is drawn. */
+static cs_status trace_ranks(const cs_scenario *sc, const cs_mesh *mesh, const cs_run_opts *opts,
+			     uint8_t *traced, cs_diag *diag)
+{
+	for (size_t i = 0; i < opts->n_trace_ranks; i++) {
+		if (opts->trace_ranks[i] < 0 || opts->trace_ranks[i] >= mesh->world) {
+			snprintf(diag->msg, sizeof(diag->msg), "trace rank %lld is outside 0..%lld",
+				 (long long)opts->trace_ranks[i], (long long)(mesh->world - 1));
+			return CS_ERR_INPUT;
 		}
+		traced[opts->trace_ranks[i]] = 1;
 	}
-	factor = malloc((size_t)world * sizeof(float));
-	steps = malloc((size_t)nsteps * sizeof(double));
-	if (!factor || !steps) {
-		st = CS_ERR_NOMEM;
-		goto fail;
-	}
-	cs_fault *fault = NULL;
-	st = cs_fault_new(sc, world, &fault, diag);
-	if (st != CS_OK)
-		goto fail;
-	int perturbed = cs_fault_any(fault);
-	cs_metrics *m = &res->m;
-	step_out base, so, worst = { 0 };
-	uint64_t events = 0;
-	int tracing = opts && (opts->trace_path || opts->timeline_path);
-	if (tracing) {
-		traced = calloc((size_t)world, 1);
-		trace = cs_trace_new();
-		if (!traced || !trace) {
-			st = CS_ERR_NOMEM;
-			cs_fault_free(fault);
-			goto fail;
-		}
-		for (size_t i = 0; i < opts->n_trace_ranks; i++) {
-			if (opts->trace_ranks[i] < 0 || opts->trace_ranks[i] >= world) {
-				snprintf(diag->msg, sizeof(diag->msg), "trace rank %lld is outside 0..%lld",
-					 (long long)opts->trace_ranks[i], (long long)(world - 1));
-				st = CS_ERR_INPUT;
-				cs_fault_free(fault);
-				goto fail;
-			}
-			traced[opts->trace_ranks[i]] = 1;
-		}
-		if (opts->n_trace_ranks == 0 || opts->timeline_path)
-			for (int64_t s = 0; s < sc->parallel.pp; s++)
-				traced[s * c.mesh.stride[CS_AXIS_PP]] = 1;
-	}
-	/* the unperturbed step: the baseline, and every step when nothing perturbs */
-	st = run_step(&c, NULL, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : trace,
-		      traced, diag);
-	if (st != CS_OK) {
-		cs_fault_free(fault);
-		goto fail;
-	}
-	events += base.events;
-	worst = base;
-	for (int64_t i = 0; i < nsteps; i++) {
-		if (!perturbed) {
-			steps[i] = 1e-9 * (double)base.makespan;
-			continue;
-		}
-		int fresh = cs_fault_draw(fault, i, factor);
-		cs_link_faults lf;
-		cs_fault_links(fault, i, &lf);
-		if (fresh || i == 0) {
-			st = run_step(&c, factor, cs_fault_any_links(fault) ? &lf : NULL, opts, &so, res->rows,
-				      i == 0 ? trace : NULL, traced, diag);
-			if (st != CS_OK) {
-				cs_fault_free(fault);
-				goto fail;
-			}
-			events += so.events;
-		}
-		steps[i] = 1e-9 * (double)so.makespan;
-		if (so.makespan >= worst.makespan || i == 0)
-			worst = so;
-	}
-	cs_fault_free(fault);
-	if (trace && ((opts->trace_path && cs_trace_write_chrome(trace, opts->trace_path, diag)) ||
-		      (opts->timeline_path && cs_trace_write_timeline(trace, sc, &c.mesh, opts->timeline_path, diag)))) {
-		st = CS_ERR_INPUT;
-		goto fail;
-	}
-	/* metrics */
+	if (opts->n_trace_ranks == 0 || opts->timeline_path)
+		for (int64_t s = 0; s < sc->parallel.pp; s++)
+			traced[s * mesh->stride[CS_AXIS_PP]] = 1;
+	return CS_OK;
+}
+
+/* Everything the report shows, from the steps' times, the unperturbed step
+ * and the reported one (the slowest perturbed step). */
+static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, int64_t nsteps,
+			 const step_out *base, const step_out *rep)
+{
 	double sum = 0;
 	for (int64_t i = 0; i < nsteps; i++)
 		sum += steps[i];
@@ -334,25 +259,25 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	m->step_time_p50_s = pct(steps, nsteps, 0.50);
 	m->step_time_p99_s = pct(steps, nsteps, 0.99);
 	m->step_time_max_s = steps[nsteps - 1];
-	m->baseline_step_time_s = 1e-9 * (double)base.makespan;
+	m->baseline_step_time_s = 1e-9 * (double)base->makespan;
 	m->slowdown = m->step_time_s / m->baseline_step_time_s;
-	const step_out *rep = perturbed ? &worst : &base;
 	int64_t gpus = cs_scenario_gpus(sc);
 	double tokens = (double)sc->training.global_batch * (double)sc->training.seq_len;
 	double peak = cs_compute_peak(&sc->cluster.gpu, sc->training.precision);
+	double per_gpu_s = m->step_time_s * (double)gpus;
 	m->gpus = gpus;
 	m->micro_batches = cs_scenario_micro_batches(sc);
 	m->model_flops = cs_model_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
 	double hw = cs_model_hw_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch,
 					       sc->parallel.recompute);
-	m->tokens_per_s = tokens / m->step_time_s;
-	m->tflops_per_gpu = m->model_flops / m->step_time_s / (double)gpus / 1e12;
-	m->mfu = m->model_flops / (m->step_time_s * (double)gpus * peak);
-	m->hfu = hw / (m->step_time_s * (double)gpus * peak);
 	double causal = cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len,
 						       sc->training.global_batch);
-	m->tflops_per_gpu_causal = causal / m->step_time_s / (double)gpus / 1e12;
-	m->mfu_causal = causal / (m->step_time_s * (double)gpus * peak);
+	m->tokens_per_s = tokens / m->step_time_s;
+	m->tflops_per_gpu = m->model_flops / per_gpu_s / 1e12;
+	m->mfu = m->model_flops / (per_gpu_s * peak);
+	m->hfu = hw / (per_gpu_s * peak);
+	m->tflops_per_gpu_causal = causal / per_gpu_s / 1e12;
+	m->mfu_causal = causal / (per_gpu_s * peak);
 	double span = 1e-9 * (double)rep->makespan;
 	m->critical_rank = rep->critical;
 	m->compute_s = 1e-9 * (double)rep->crit.busy;
@@ -369,38 +294,116 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	m->idle_max_s = rep->idle_max;
 	m->activation_peak_bytes = rep->act_peak;
 	m->path = rep->path;
-	m->straggler_rank = -1;
-	if (perturbed) {
-		/* the slowest rank of the reported step */
-		for (int64_t r = 0; r < world; r++)
-			if (factor[r] > 1.0f && (m->straggler_rank < 0 || factor[r] > m->straggler_factor)) {
-				m->straggler_rank = r;
-				m->straggler_factor = factor[r];
-			}
-	}
+	m->straggler_rank = rep->straggler;
+	m->straggler_factor = rep->straggler_factor;
 	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
 					     sc->cluster.gpus_per_node);
 	m->memory = (cs_memory){ .weights = mb.weights, .grads = mb.grads, .optimizer = mb.optimizer,
 				 .activations = mb.activations, .total = mb.total,
 				 .capacity = mb.capacity, .fits = mb.fits };
-	m->events = (int64_t)events;
-	free(factor);
-	free(steps);
-	free(traced);
-	cs_trace_free(trace);
-	ctx_free(&c);
-	m->sim_wall_s = now_s() - t0;
-	*out = res;
+}
+
+cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
+		       cs_diag *diag)
+{
+	double t0 = now_s();
+	*out = NULL;
+	sim_ctx c = { .sc = sc };
+	cs_result *res = calloc(1, sizeof(*res));
+	float *factor = NULL;
+	double *steps = NULL;
+	uint8_t *traced = NULL;
+	cs_trace *trace = NULL;
+	cs_fault *fault = NULL;
+	cs_status st = CS_ERR_NOMEM;
+	snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+	if (!res)
+		goto fail;
+	cs_mesh_init(&c.mesh, &sc->parallel);
+	if ((st = check_plan(sc, &c.mesh, diag)) != CS_OK)
+		goto fail;
+	st = CS_ERR_NOMEM;
+	c.topo = cs_topo_new(&sc->cluster);
+	c.coll = cs_coll_new(&sc->cluster, &sc->coll);
+	c.nprogs = sc->parallel.pp;
+	c.progs = calloc((size_t)c.nprogs, sizeof(cs_program));
+	if (!c.topo || !c.coll || !c.progs)
+		goto fail;
+	for (int64_t i = 0; i < c.nprogs; i++)
+		cs_program_init(&c.progs[i]);
+	if ((st = cs_plan_build(sc, &c.mesh, c.progs, diag)) != CS_OK)
+		goto fail;
+	st = CS_ERR_NOMEM;
+	int64_t world = c.mesh.world, nsteps = sc->sim.steps > 0 ? sc->sim.steps : 1;
+	res->nrows = want_rows ? world : 0;
+	res->rows = want_rows ? calloc((size_t)world, sizeof(cs_rank_row)) : NULL;
+	factor = malloc((size_t)world * sizeof(float));
+	steps = malloc((size_t)nsteps * sizeof(double));
+	if ((want_rows && !res->rows) || !factor || !steps)
+		goto fail;
+	if ((st = cs_fault_new(sc, world, &fault, diag)) != CS_OK)
+		goto fail;
+	if (opts && (opts->trace_path || opts->timeline_path)) {
+		st = CS_ERR_NOMEM;
+		traced = calloc((size_t)world, 1);
+		trace = cs_trace_new();
+		if (!traced || !trace)
+			goto fail;
+		if ((st = trace_ranks(sc, &c.mesh, opts, traced, diag)) != CS_OK)
+			goto fail;
+	}
+	int perturbed = cs_fault_any(fault);
+	step_out base, so, worst;
+	uint64_t events = 0;
+	/* the unperturbed step: the baseline, and every step when nothing perturbs */
+	st = run_step(&c, NULL, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : trace,
+		      traced, diag);
+	if (st != CS_OK)
+		goto fail;
+	events += base.events;
+	worst = base;
+	for (int64_t i = 0; i < nsteps; i++) {
+		if (!perturbed) {
+			steps[i] = 1e-9 * (double)base.makespan;
+			continue;
+		}
+		int fresh = cs_fault_draw(fault, i, factor);
+		cs_link_faults lf;
+		cs_fault_links(fault, i, &lf);
+		if (fresh || i == 0) {
+			st = run_step(&c, factor, cs_fault_any_links(fault) ? &lf : NULL, opts, &so, res->rows,
+				      i == 0 ? trace : NULL, traced, diag);
+			if (st != CS_OK)
+				goto fail;
+			events += so.events;
+		}
+		steps[i] = 1e-9 * (double)so.makespan;
+		if (i == 0 || so.makespan >= worst.makespan)
+			worst = so;
+	}
+	if (trace && ((opts->trace_path && cs_trace_write_chrome(trace, opts->trace_path, diag)) ||
+		      (opts->timeline_path && cs_trace_write_timeline(trace, sc, &c.mesh, opts->timeline_path, diag)))) {
+		st = CS_ERR_INPUT;
+		goto fail;
+	}
+	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base);
+	res->m.events = (int64_t)events;
+	st = CS_OK;
 	diag->msg[0] = 0;
-	return CS_OK;
 fail:
 	free(factor);
 	free(steps);
 	free(traced);
 	cs_trace_free(trace);
+	cs_fault_free(fault);
 	ctx_free(&c);
-	cs_result_free(res);
-	return st;
+	if (st != CS_OK) {
+		cs_result_free(res);
+		return st;
+	}
+	res->m.sim_wall_s = now_s() - t0;
+	*out = res;
+	return CS_OK;
 }
 
 cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out, cs_diag *diag)
