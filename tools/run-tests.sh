@@ -21,3 +21,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 	run_suite build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 echo "== a sweep over MPI ranks equals the single-process sweep"
 tools/check-mpi-sweep.sh
+echo "== fuzzing the scenario loader and --set"
+tools/fuzz/run-fuzz.sh 30
+echo "== valgrind"
+tools/check-valgrind.sh
+echo "== install into a temporary prefix"
+tools/check-install.sh

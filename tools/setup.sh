@@ -8,7 +8,7 @@ set -eu
 
 PACKAGES="gcc meson ninja-build pkg-config libyaml-dev libgsl-dev check libsubunit-dev"
 if [ "${1:-}" = "--test" ]; then
-	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev"
+	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev clang libclang-rt-14-dev valgrind man-db groff-base"
 fi
 
 missing=""

@@ -45,7 +45,7 @@ static const char run_help[] =
 "examples:\n"
 "  clustersim run scenarios/llama3-405b-16k.yaml\n"
 "  clustersim run scenarios/ddp-llama2-7b-2node.yaml --format json\n"
-"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --set data_parallel.overlap=false\n"
+"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --set parallelism.data_parallel.overlap=false\n"
 "\n"
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 

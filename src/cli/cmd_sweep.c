@@ -51,7 +51,7 @@ static const char sweep_help[] =
 "  clustersim sweep scenarios/llama3-405b-16k.yaml --out bw.csv --plot bw.svg \\\n"
 "      --vary cluster.scale_out.bandwidth=100Gb/s,200Gb/s,400Gb/s,800Gb/s\n"
 "  clustersim sweep scenarios/ddp-gpt-small.yaml --out dp.csv \\\n"
-"      --vary data_parallel.bucket=1MiB,25MiB,100MiB --vary data_parallel.overlap=true,false\n"
+"      --vary parallelism.data_parallel.bucket=1MiB,25MiB,100MiB --vary parallelism.data_parallel.overlap=true,false\n"
 "\n"
 "Started by mpirun (when built with MPI), point i runs on rank i mod R and\n"
 "rank 0 writes the same CSV as one process would.\n"

@@ -357,6 +357,23 @@ static cs_status check_perturbations(checker *c)
 	return CS_OK;
 }
 
+/* Folding simulates one rank per pipeline stage: nothing may tell ranks of
+ * a stage apart. */
+static cs_status check_fold(checker *c)
+{
+	if (!c->sc->sim.fold)
+		return CS_OK;
+	if (c->sc->n_perturbations > 0)
+		return fail(c, "simulate.fold", NULL, "'simulate.fold' cannot be combined with "
+		            "'stragglers': folding simulates one rank per pipeline stage and would "
+		            "fold the perturbed ranks away");
+	if (c->sc->coll.fidelity == CS_FIDELITY_FLOW)
+		return fail(c, "simulate.fold", "collectives.fidelity", "'simulate.fold' cannot be "
+		            "combined with 'collectives.fidelity: flow': contention needs every rank's "
+		            "traffic");
+	return CS_OK;
+}
+
 cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *diag)
 {
 	checker c = {sc, marks, diag};
@@ -364,7 +381,8 @@ cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *dia
 
 	if ((st = derive_hw(&c)) != CS_OK || (st = derive_model(&c)) != CS_OK ||
 	    (st = check_cluster(&c)) != CS_OK || (st = check_model(&c)) != CS_OK ||
-	    (st = check_plan(&c)) != CS_OK || (st = check_perturbations(&c)) != CS_OK)
+	    (st = check_plan(&c)) != CS_OK || (st = check_perturbations(&c)) != CS_OK ||
+	    (st = check_fold(&c)) != CS_OK)
 		return st;
 	return CS_OK;
 }

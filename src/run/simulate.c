@@ -200,21 +200,9 @@ static double pct(const double *sorted, int64_t n, double q)
 	return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
 }
 
-/* Plans the simulator refuses before building anything. */
+/* Plans too large to simulate rank by rank on this machine. */
 static cs_status check_plan(const cs_scenario *sc, const cs_mesh *mesh, cs_diag *diag)
 {
-	if (sc->sim.fold && sc->coll.fidelity == CS_FIDELITY_FLOW) {
-		snprintf(diag->msg, sizeof(diag->msg),
-			 "%s: 'simulate.fold' cannot be combined with 'collectives.fidelity: flow': "
-			 "contention needs every rank's traffic", sc->path);
-		return CS_ERR_INPUT;
-	}
-	if (sc->sim.fold && sc->n_perturbations > 0) {
-		snprintf(diag->msg, sizeof(diag->msg),
-			 "%s: 'simulate.fold' cannot be combined with 'stragglers': folding simulates "
-			 "one rank per pipeline stage and would fold the perturbed ranks away", sc->path);
-		return CS_ERR_INPUT;
-	}
 	int64_t simulated = sc->sim.fold ? sc->parallel.pp : mesh->world;
 	if (simulated > CS_SIM_MAX_RANKS) {
 		snprintf(diag->msg, sizeof(diag->msg),
