@@ -37,7 +37,14 @@ static const char usage[] =
 	"                      (default h100-sxm-80g)\n"
 	"  --nodes N           without a scenario: nodes (default 1)\n"
 	"  --gpus-per-node G   without a scenario: GPUs per node (default 8)\n"
-	"  --format text|json  output format (default text)\n";
+	"  --format text|json  output format (default text)\n"
+	"\n"
+	"examples:\n"
+	"  clustersim coll --min 8B --max 8GB\n"
+	"  clustersim coll --gpu a100-sxm-80g --nodes 4 --min 1GB --max 1GB --algo ring\n"
+	"  clustersim coll scenarios/3d-llama3-70b-64gpu.yaml --op all_gather --gpus 16 --format json\n"
+	"\n"
+	"exit status: 0 success, 2 bad input\n";
 
 static const char *const options[] = {
 	"--op", "--min", "--max", "--factor", "--algo", "--proto", "--gpus",
