@@ -90,6 +90,20 @@ int cs_args_next(cs_args *a, const cs_opt *opts, const char **val)
 	return unknown(a, opts, buf);
 }
 
+int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const char *val)
+{
+	if (is_set) {
+		if (sa->nsets == CS_ARGS_MAX_SETS)
+			return cs_args_fail(a, "more than %d '--set' options", CS_ARGS_MAX_SETS);
+		sa->sets[sa->nsets++] = val;
+		return 0;
+	}
+	if (sa->file)
+		return cs_args_fail(a, "unexpected argument '%s'", val);
+	sa->file = val;
+	return 0;
+}
+
 int cs_cli_color(int fd)
 {
 	const char *nc = getenv("NO_COLOR");

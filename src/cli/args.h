@@ -5,6 +5,8 @@
 #ifndef CS_CLI_ARGS_H
 #define CS_CLI_ARGS_H
 
+#include <stddef.h>
+
 typedef struct cs_opt {
 	const char *name;   /* without the dashes */
 	int has_arg;
@@ -26,6 +28,19 @@ void cs_args_init(cs_args *a, const char *cmd, int argc, char **argv);
  * CS_ARGS_ERROR after printing the problem to stderr. `opts` ends with a
  * zeroed entry. */
 int cs_args_next(cs_args *a, const cs_opt *opts, const char **val);
+
+/* The scenario file and the --set overrides of the commands that load one. */
+#define CS_ARGS_MAX_SETS 256
+
+typedef struct cs_scenario_args {
+	const char *file;
+	const char *sets[CS_ARGS_MAX_SETS];
+	size_t nsets;
+} cs_scenario_args;
+
+/* Take a positional argument as the scenario file (one only) or, with
+ * `is_set`, a --set value. 0, or 2 after printing the problem. */
+int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const char *val);
 
 /* Print "clustersim CMD: <message>" and a pointer to --help; returns 2. */
 int cs_args_fail(const cs_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

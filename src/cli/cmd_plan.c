@@ -17,7 +17,6 @@
 #include "plan/planner.h"
 #include "report/out.h"
 
-#define MAX_SETS 256
 
 static const char plan_help[] =
 "usage: clustersim plan SCENARIO.yaml [options]\n"
@@ -68,9 +67,7 @@ static const cs_opt plan_opts[] = {
 enum { F_TEXT, F_JSON, F_CSV };
 
 typedef struct plan_args {
-	const char *file;
-	const char *sets[MAX_SETS];
-	size_t nsets;
+	cs_scenario_args sc;
 	int format;
 	const char *out;
 	int64_t top;
@@ -105,14 +102,12 @@ static int parse(cs_args *a, plan_args *r)
 		case CS_ARGS_ERROR:
 			return 2;
 		case CS_ARGS_POSITIONAL:
-			if (r->file)
-				return cs_args_fail(a, "unexpected argument '%s'", val);
-			r->file = val;
+			if (cs_args_scenario(a, &r->sc, 0, val))
+				return 2;
 			break;
 		case O_SET:
-			if (r->nsets == MAX_SETS)
-				return cs_args_fail(a, "more than %d '--set' options", MAX_SETS);
-			r->sets[r->nsets++] = val;
+			if (cs_args_scenario(a, &r->sc, 1, val))
+				return 2;
 			break;
 		case O_GPUS:
 			if (int_arg(a, "gpus", val, 1, 10000000, &r->opts.gpus))
@@ -156,7 +151,7 @@ static int parse(cs_args *a, plan_args *r)
 			exit(0);
 		}
 	}
-	if (!r->file)
+	if (!r->sc.file)
 		return cs_args_fail(a, "no scenario file given");
 	return 0;
 }
@@ -371,7 +366,7 @@ int cs_cmd_plan(int argc, char **argv)
 	cs_args_init(&a, "plan", argc, argv);
 	if (parse(&a, &r))
 		return 2;
-	cs_status st = cs_scenario_load(r.file, r.sets, r.nsets, &sc, &diag);
+	cs_status st = cs_scenario_load(r.sc.file, r.sc.sets, r.sc.nsets, &sc, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "%s\n", diag.msg);
 		return st;

@@ -17,7 +17,6 @@
 #include "report/report.h"
 #include "run/simulate_int.h"
 
-#define MAX_SETS 256
 
 static const char run_help[] =
 "usage: clustersim run SCENARIO.yaml [options]\n"
@@ -73,9 +72,7 @@ static const cs_opt validate_opts[] = {
 };
 
 typedef struct run_args {
-	const char *file;
-	const char *sets[MAX_SETS];
-	size_t nsets;
+	cs_scenario_args sc;
 	int json;
 	int progress;
 	const char *per_rank;
@@ -125,14 +122,12 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 		case CS_ARGS_ERROR:
 			return 2;
 		case CS_ARGS_POSITIONAL:
-			if (r->file)
-				return cs_args_fail(a, "unexpected argument '%s'", val);
-			r->file = val;
+			if (cs_args_scenario(a, &r->sc, 0, val))
+				return 2;
 			break;
 		case O_SET:
-			if (r->nsets == MAX_SETS)
-				return cs_args_fail(a, "more than %d '--set' options", MAX_SETS);
-			r->sets[r->nsets++] = val;
+			if (cs_args_scenario(a, &r->sc, 1, val))
+				return 2;
 			break;
 		case O_FORMAT:
 			if (strcmp(val, "text") && strcmp(val, "json"))
@@ -154,7 +149,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 			exit(0);
 		}
 	}
-	if (!r->file)
+	if (!r->sc.file)
 		return cs_args_fail(a, "no scenario file given");
 	return 0;
 }
@@ -220,7 +215,7 @@ static int load(const char *cmd, int argc, char **argv, const cs_opt *opts, cons
 	if (parse(&a, opts, help, r))
 		return 2;
 	cs_diag diag = { { 0 } };
-	cs_status st = cs_scenario_load(r->file, r->sets, r->nsets, sc, &diag);
+	cs_status st = cs_scenario_load(r->sc.file, r->sc.sets, r->sc.nsets, sc, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "%s\n", diag.msg);
 		return st;
@@ -272,7 +267,7 @@ int cs_cmd_validate(int argc, char **argv)
 		return rc;
 	const cs_parallel_spec *p = &sc->parallel;
 	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
-	       "%lld micro-batches per replica\n", r.file, (long long)cs_scenario_gpus(sc),
+	       "%lld micro-batches per replica\n", r.sc.file, (long long)cs_scenario_gpus(sc),
 	       (long long)sc->cluster.nodes, sc->cluster.gpus_per_node, (long long)p->tp,
 	       (long long)p->cp, (long long)p->pp, (long long)p->dp, (long long)p->ep,
 	       (long long)cs_scenario_micro_batches(sc));

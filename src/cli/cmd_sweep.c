@@ -68,11 +68,9 @@ static const cs_opt sweep_opts[] = {
 };
 
 typedef struct sweep_args {
-	const char *file;
 	const char *vary[CS_SWEEP_MAX_KEYS];
 	size_t nvary;
-	const char *sets[CS_SWEEP_MAX_SETS];
-	size_t nsets;
+	cs_scenario_args sc;
 	const char *out, *plot, *metric;
 	int jobs;
 	int progress;
@@ -94,9 +92,8 @@ static int parse(cs_args *a, sweep_args *r)
 		case CS_ARGS_ERROR:
 			return 2;
 		case CS_ARGS_POSITIONAL:
-			if (r->file)
-				return cs_args_fail(a, "unexpected argument '%s'", val);
-			r->file = val;
+			if (cs_args_scenario(a, &r->sc, 0, val))
+				return 2;
 			break;
 		case O_VARY:
 			if (r->nvary == CS_SWEEP_MAX_KEYS)
@@ -104,9 +101,8 @@ static int parse(cs_args *a, sweep_args *r)
 			r->vary[r->nvary++] = val;
 			break;
 		case O_SET:
-			if (r->nsets == CS_SWEEP_MAX_SETS)
-				return cs_args_fail(a, "more than %d '--set' options", CS_SWEEP_MAX_SETS);
-			r->sets[r->nsets++] = val;
+			if (cs_args_scenario(a, &r->sc, 1, val))
+				return 2;
 			break;
 		case O_JOBS:
 			n = strtol(val, &end, 10);
@@ -124,7 +120,7 @@ static int parse(cs_args *a, sweep_args *r)
 			exit(0);
 		}
 	}
-	if (!r->file)
+	if (!r->sc.file)
 		return cs_args_fail(a, "no scenario file given");
 	if (!r->nvary)
 		return cs_args_fail(a, "no '--vary KEY=V1,V2,...' given");
@@ -250,7 +246,7 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 	cs_diag diag = { { 0 } };
 	cs_sweep *sw = NULL;
 	int rc = 0;
-	cs_status st = cs_sweep_new(r->file, r->sets, r->nsets, &sw, &diag);
+	cs_status st = cs_sweep_new(r->sc.file, r->sc.sets, r->sc.nsets, &sw, &diag);
 	for (size_t i = 0; st == CS_OK && i < r->nvary; i++)
 		st = cs_sweep_vary(sw, r->vary[i], &diag);
 	if (st == CS_OK)
