@@ -286,6 +286,61 @@ START_TEST(pipeline_bubble_shrinks_with_interleaving)
 }
 END_TEST
 
+/* Random plans on small clusters: every one runs to completion, and folding
+ * the symmetric ranks changes nothing. */
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+static int64_t pick_divisor(uint64_t *x, int64_t n, int64_t most)
+{
+	int64_t d[64], k = 0;
+	for (int64_t i = 1; i <= n && i <= most; i++)
+		if (n % i == 0)
+			d[k++] = i;
+	return d[lcg(x) % (uint64_t)k];
+}
+
+START_TEST(random_plans_run_and_fold_exactly)
+{
+	static const char *const scheds[] = { "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v" };
+	static const char *const shards[] = { "none", "zero1", "zero2", "zero3", "shard-grad-op", "hybrid" };
+	static const char *const rcs[] = { "none", "selective", "full" };
+	uint64_t x = 0x5eed + (uint64_t)_i;
+	int64_t gpn = 1 << (lcg(&x) % 4), nodes = 1 << (lcg(&x) % 3), g = gpn * nodes;
+	int64_t tp = pick_divisor(&x, g, 8), pp = pick_divisor(&x, g / tp, 4);
+	int64_t cp = pick_divisor(&x, g / tp / pp, 2), dp = g / tp / pp / cp;
+	const char *sched = pp > 1 ? scheds[lcg(&x) % 5] : "1f1b";
+	int64_t v = !strcmp(sched, "interleaved") ? 2 : !strcmp(sched, "zb-v") ? 2 : 1;
+	int64_t m = !strcmp(sched, "interleaved") ? pp * (1 + (int64_t)(lcg(&x) % 2)) : 1 + (int64_t)(lcg(&x) % 6);
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "cluster: {gpu: h100-sxm-80g, nodes: %lld, gpus_per_node: %lld}\n"
+		 "model: {arch: %s, layers: 8, hidden: 1024, heads: 16, kv_heads: %d, ffn: 4096, vocab: 32000}\n"
+		 "training: {seq_len: 1024, micro_batch: 1, global_batch: %lld}\n"
+		 "parallelism: {tp: %lld, pp: %lld, cp: %lld, dp: %lld, sequence_parallel: %s,\n"
+		 "  pipeline: {schedule: %s%s}, recompute: %s,\n"
+		 "  data_parallel: {sharding: %s, overlap: %s}}\n"
+		 "simulate: {fold: %%s}\n",
+		 (long long)nodes, (long long)gpn, lcg(&x) % 2 ? "llama" : "gpt", lcg(&x) % 2 ? 16 : 4,
+		 (long long)(m * dp), (long long)tp, (long long)pp, (long long)cp, (long long)dp,
+		 tp > 1 && lcg(&x) % 2 ? "true" : "false", sched, v > 1 ? ", virtual_stages: 2" : "",
+		 rcs[lcg(&x) % 3], shards[lcg(&x) % 6], lcg(&x) % 2 ? "true" : "false");
+	char full[2100], fold[2100];
+	snprintf(full, sizeof(full), text, "false");
+	snprintf(fold, sizeof(fold), text, "true");
+	cs_scenario *a = load_text(full), *b = load_text(fold);
+	cs_metrics ma = simulate(a), mb = simulate(b);
+	ck_assert_msg(ma.step_time_s > 0, "%s", full);
+	ck_assert_msg(ma.step_time_s == mb.step_time_s, "folded %.9f, full %.9f:\n%s", mb.step_time_s,
+		      ma.step_time_s, full);
+	cs_scenario_free(a);
+	cs_scenario_free(b);
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -306,6 +361,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, same_scenario_same_result_bit_for_bit);
 	tcase_add_loop_test(tc, folded_run_equals_full_run, 0, sizeof(fold_cases) / sizeof(fold_cases[0]));
 	tcase_add_test(tc, pipeline_bubble_shrinks_with_interleaving);
+	tcase_add_loop_test(tc, random_plans_run_and_fold_exactly, 0, 40);
 	suite_add_tcase(s, tc);
 	return s;
 }
