@@ -37,7 +37,7 @@ void cs_path_transfer(cs_path *p, cs_time d, int kind, int coll, int tier, int64
 		memmove(p->last, p->last + 1, sizeof(p->last[0]) * (CS_PATH_HOPS - 1));
 		p->nlast--;
 	}
-	p->last[p->nlast++] = (cs_path_hop){ .from = p->rank, .to = to, .kind = (uint8_t)kind,
+	p->last[p->nlast++] = (cs_path_hop){ .from = (int32_t)p->rank, .to = (int32_t)to, .kind = (uint8_t)kind,
 					     .coll = (uint8_t)coll, .tier = (uint8_t)tier, .at = end };
 	p->hops++;
 	p->rank = to;

@@ -21,7 +21,7 @@
 #define CS_PATH_HOPS 8
 
 typedef struct cs_path_hop {
-	int64_t from, to;   /* ranks */
+	int32_t from, to;   /* ranks (at most CS_CONFIG_MAX_GPUS) */
 	uint8_t kind;       /* cs_comm_kind that carried the delay */
 	uint8_t coll;       /* cs_coll_op, or CS_COLL_SEND_RECV for a pipeline send */
 	uint8_t tier;       /* highest tier the transfer crossed */

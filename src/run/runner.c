@@ -66,12 +66,16 @@ cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter)
 
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream)
 {
+	if (r->ranks[local].fly_self & (1u << stream))
+		return cs__run_path_of(r, local, stream);
 	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
 }
 
-/* The op at the cs__run_head of stream s starts now: its path is its last
- * predecessor's (the stream's previous op, or the latest dependency). */
-static void path_begin(cs_runner *r, int64_t local, const rank_state *rs, int s, const cs_op *op)
+/* The op at the head of stream s starts now: its path is its last
+ * predecessor's (the stream's previous op, or the latest dependency). When
+ * that is the stream's own previous op, the stream's path serves as it is:
+ * it cannot change before this op completes, so nothing is copied. */
+static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int pred = s;
 	cs_time best = rs->done_at[s];
@@ -81,6 +85,11 @@ static void path_begin(cs_runner *r, int64_t local, const rank_state *rs, int s,
 			best = rs->done_at[d[i].counter];
 			pred = d[i].counter;
 		}
+	if (pred == s) {
+		rs->fly_self |= (uint8_t)(1u << s);
+		return;
+	}
+	rs->fly_self &= (uint8_t)~(1u << s);
 	*cs__run_fly_of(r, local, s) = *cs__run_path_of(r, local, pred);
 }
 
@@ -309,16 +318,15 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 	if (r->paths && op) {
 		cs_path *p = cs__run_path_of(r, local, s);
 		cs_time now = cs_sim_now(r->sim);
-		if (op->kind == CS_OP_COMPUTE) {
-			*p = *cs__run_fly_of(r, local, s);
+		const cs_path *src = op->kind == CS_OP_COLL ? r->cur_path : cs__run_fly_of(r, local, s);
+		if (src != p)
+			*p = *src;
+		if (op->kind == CS_OP_COMPUTE)
 			cs_path_compute(p, now - rs->started[s]);
-		} else if (op->kind == CS_OP_COLL) {
-			*p = *r->cur_path;
+		else if (op->kind == CS_OP_COLL)
 			cs_path_transfer(p, xfer, op->comm, op->coll, r->cur_tier, cs__run_rank_of(r, local), now);
-		} else {
-			*p = *cs__run_fly_of(r, local, s);
+		else
 			cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, r->cur_tier, p->rank, now);
-		}
 	}
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->pc[s]++;
@@ -368,7 +376,7 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int32_t id = (int32_t)(arg >> 4);
 	int s = (int)(arg & 15);
 	(void)sim;
-	/* as if each completion were its own event, in order; cs__run_try_rank may grow
+	/* as if each completion were its own event, in order; try_rank may grow
 	 * the batch table, so index it afresh every time */
 	for (int32_t i = 0; i < r->batches[id].n; i++) {
 		int64_t l = r->batches[id].locals[i];

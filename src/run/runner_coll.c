@@ -257,19 +257,22 @@ void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = rs->lastdur[s];
+	int sim_peer = cs__run_simulated(r, peer);
+	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
 	if (r->paths) {
 		int64_t lo = rank < peer ? rank : peer, hi = rank < peer ? peer : rank;
 		r->cur_tier = cs_topo_group(r->env.topo, lo, hi - lo, 2).tier;
-	}
-	cs__run_complete(r, local, s, xfer);
-	if (cs__run_simulated(r, peer)) {
-		int64_t pl = cs__run_local_of(r, peer);
-		if (r->paths) {
+		/* the receiver's path, from the sender's before completing the send
+		 * extends it */
+		if (sim_peer) {
 			cs_path *rp = cs__run_path_of(r, pl, mbox);
 			*rp = *cs__run_fly_of(r, local, s);
 			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, r->cur_tier, peer,
 					 cs_sim_now(r->sim));
 		}
+	}
+	cs__run_complete(r, local, s, xfer);
+	if (sim_peer) {
 		r->ranks[pl].done_at[mbox] = cs_sim_now(r->sim);
 		r->ranks[pl].cnt[mbox]++;
 		r->ranks[pl].lastdur[mbox] = xfer;

@@ -30,6 +30,7 @@ typedef struct rank_state {
 	uint16_t tmpl;
 	uint8_t busy;                 /* bit per stream */
 	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
+	uint8_t fly_self;             /* bit per stream: its op in flight extends the stream's own path */
 	cs_rank_stats st;
 } rank_state;
 
