@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 #include "config/config.h"
@@ -46,11 +47,14 @@ static const char usage[] =
 	"\n"
 	"exit status: 0 success, 2 bad input\n";
 
-static const char *const options[] = {
-	"--op", "--min", "--max", "--factor", "--algo", "--proto", "--gpus",
-	"--gpu", "--nodes", "--gpus-per-node", "--format", "--help",
+enum { O_OP = 1, O_MIN, O_MAX, O_FACTOR, O_ALGO, O_PROTO, O_GPUS, O_GPU, O_NODES, O_GPN, O_FORMAT, O_HELP };
+
+static const cs_opt coll_opts[] = {
+	{ "op", 1, O_OP }, { "min", 1, O_MIN }, { "max", 1, O_MAX }, { "factor", 1, O_FACTOR },
+	{ "algo", 1, O_ALGO }, { "proto", 1, O_PROTO }, { "gpus", 1, O_GPUS }, { "gpu", 1, O_GPU },
+	{ "nodes", 1, O_NODES }, { "gpus-per-node", 1, O_GPN }, { "format", 1, O_FORMAT },
+	{ "help", 0, O_HELP }, { 0, 0, 0 },
 };
-#define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
 static int bad(const char *fmt, const char *a, const char *b)
 {
@@ -105,58 +109,44 @@ static int parse(int argc, char **argv, args *a)
 	static const char *const protos[] = {"auto", "ll", "ll128", "simple"};
 	static const char *const formats[] = {"text", "json"};
 	char msg[256];
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+	cs_args ca;
+	const char *v;
+	int id;
+	cs_args_init(&ca, "coll", argc, argv);
+	while ((id = cs_args_next(&ca, coll_opts, &v)) != CS_ARGS_END) {
+		int rc = 0;
+		switch (id) {
+		case CS_ARGS_ERROR:
+			return CS_ERR_INPUT;
+		case O_HELP:
 			fputs(usage, stdout);
 			return 1;
-		}
-		if (o[0] != '-') {
+		case CS_ARGS_POSITIONAL:
 			if (a->scenario)
-				return bad("unexpected argument '%s' (scenario already '%s')", o,
-					   a->scenario);
-			a->scenario = o;
-			continue;
-		}
-		size_t k;
-		for (k = 0; k < NOPTIONS; k++)
-			if (strcmp(o, options[k]) == 0)
-				break;
-		if (k == NOPTIONS) {
-			const char *near = cs_suggest(o, options, NOPTIONS);
-			if (near)
-				return bad("unknown option '%s'; did you mean '%s'?", o, near);
-			return bad("unknown option '%s'%s", o, "; see 'clustersim coll --help'");
-		}
-		if (i + 1 >= argc)
-			return bad("'%s' needs a value%s", o, "");
-		const char *v = argv[++i];
-		int rc = 0;
-		if (strcmp(o, "--op") == 0)
-			rc = pick("operation", v, ops, 5, &a->op);
-		else if (strcmp(o, "--algo") == 0)
-			rc = pick("algorithm", v, algos, 6, &a->algo);
-		else if (strcmp(o, "--proto") == 0)
-			rc = pick("protocol", v, protos, 4, &a->proto);
-		else if (strcmp(o, "--format") == 0)
-			rc = pick("format", v, formats, 2, &a->json);
-		else if (strcmp(o, "--min") == 0 || strcmp(o, "--max") == 0) {
-			double *d = o[3] == 'i' ? &a->min : &a->max;
-			if (cs_parse_size(v, d, msg, sizeof(msg)) != CS_OK)
-				return bad("'%s': %s", o, msg);
-		} else if (strcmp(o, "--factor") == 0) {
+				return bad("unexpected argument '%s' (scenario already '%s')", v, a->scenario);
+			a->scenario = v;
+			break;
+		case O_OP: rc = pick("operation", v, ops, 5, &a->op); break;
+		case O_ALGO: rc = pick("algorithm", v, algos, 6, &a->algo); break;
+		case O_PROTO: rc = pick("protocol", v, protos, 4, &a->proto); break;
+		case O_FORMAT: rc = pick("format", v, formats, 2, &a->json); break;
+		case O_MIN:
+		case O_MAX:
+			if (cs_parse_size(v, id == O_MIN ? &a->min : &a->max, msg, sizeof(msg)) != CS_OK)
+				return bad("'--%s': %s", coll_opts[id - 1].name, msg);
+			break;
+		case O_FACTOR: {
 			char *end;
 			a->factor = strtod(v, &end);
 			if (*end || end == v || !(a->factor > 1) || a->factor > 1e6)
-				return bad("'%s' needs a number > 1, got '%s'", o, v);
-		} else if (strcmp(o, "--gpus") == 0)
-			rc = parse_count(o, v, &a->gpus);
-		else if (strcmp(o, "--nodes") == 0)
-			rc = parse_count(o, v, &a->nodes);
-		else if (strcmp(o, "--gpus-per-node") == 0)
-			rc = parse_count(o, v, &a->gpn);
-		else if (strcmp(o, "--gpu") == 0)
-			a->gpu = v;
+				return bad("'--factor' needs a number > 1, got '%s'%s", v, "");
+			break;
+		}
+		case O_GPUS: rc = parse_count("--gpus", v, &a->gpus); break;
+		case O_NODES: rc = parse_count("--nodes", v, &a->nodes); break;
+		case O_GPN: rc = parse_count("--gpus-per-node", v, &a->gpn); break;
+		case O_GPU: a->gpu = v; break;
+		}
 		if (rc)
 			return CS_ERR_INPUT;
 	}

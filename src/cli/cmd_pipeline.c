@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
+#include "cli/args.h"
 #include "plan/pipesim.h"
 #include "report/out.h"
 #include "report/svg.h"
@@ -56,11 +56,13 @@ static const char usage[] =
 	"      --virtual-stages 2 --format json\n"
 	"  clustersim pipeline --schedule zb-v --stages 4 --micro-batches 16 --timeline zbv.svg\n";
 
-static const char *const options[] = {
-	"schedule", "stages", "micro-batches", "virtual-stages", "tf", "tb", "tw", "format",
-	"timeline", "help",
+enum { O_SCHEDULE = 1, O_STAGES, O_MICRO, O_VSTAGES, O_TF, O_TB, O_TW, O_FORMAT, O_TIMELINE, O_HELP };
+
+static const cs_opt pipe_opts[] = {
+	{ "schedule", 1, O_SCHEDULE }, { "stages", 1, O_STAGES }, { "micro-batches", 1, O_MICRO },
+	{ "virtual-stages", 1, O_VSTAGES }, { "tf", 1, O_TF }, { "tb", 1, O_TB }, { "tw", 1, O_TW },
+	{ "format", 1, O_FORMAT }, { "timeline", 1, O_TIMELINE }, { "help", 0, O_HELP }, { 0, 0, 0 },
 };
-#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
 typedef struct pipe_args {
 	cs_schedule sched;
@@ -77,16 +79,6 @@ static int bad(const char *fmt, const char *a, const char *b)
 	fprintf(stderr, fmt, a, b);
 	fprintf(stderr, "\n(see 'clustersim pipeline --help')\n");
 	return 2;
-}
-
-static int unknown_option(const char *name)
-{
-	const char *best = cs_suggest(name, options, N_OPTIONS);
-	char hint[96] = "";
-
-	if (best)
-		snprintf(hint, sizeof(hint), "; did you mean '--%s'?", best);
-	return bad("unknown option '--%s'%s", name, hint);
 }
 
 static int parse_int(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *out)
@@ -118,70 +110,50 @@ static int parse_time(const char *name, const char *s, double *out)
 	return 0;
 }
 
-static int set_option(pipe_args *a, const char *name, const char *val)
+static int set_option(pipe_args *a, int id, const char *name, const char *val)
 {
-	if (strcmp(name, "schedule") == 0) {
+	switch (id) {
+	case O_SCHEDULE:
 		if (cs_sched_parse(val, &a->sched) != 0)
 			return bad("unknown schedule '%s'%s", val,
 			           "; expected gpipe, 1f1b, interleaved, zb-h1 or zb-v");
 		a->have_sched = 1;
 		return 0;
-	}
-	if (strcmp(name, "stages") == 0)
-		return parse_int(name, val, 1, 65536, &a->p);
-	if (strcmp(name, "micro-batches") == 0)
-		return parse_int(name, val, 1, 1 << 24, &a->m);
-	if (strcmp(name, "virtual-stages") == 0)
-		return parse_int(name, val, 1, 1024, &a->v);
-	if (strcmp(name, "tf") == 0)
-		return parse_time(name, val, &a->t[0]);
-	if (strcmp(name, "tb") == 0)
-		return parse_time(name, val, &a->t[1]);
-	if (strcmp(name, "tw") == 0)
-		return parse_time(name, val, &a->t[2]);
-	if (strcmp(name, "format") == 0) {
+	case O_STAGES: return parse_int(name, val, 1, 65536, &a->p);
+	case O_MICRO: return parse_int(name, val, 1, 1 << 24, &a->m);
+	case O_VSTAGES: return parse_int(name, val, 1, 1024, &a->v);
+	case O_TF: return parse_time(name, val, &a->t[0]);
+	case O_TB: return parse_time(name, val, &a->t[1]);
+	case O_TW: return parse_time(name, val, &a->t[2]);
+	case O_FORMAT:
 		if (strcmp(val, "text") != 0 && strcmp(val, "json") != 0)
 			return bad("bad value for '--format': '%s'%s", val, " (text or json)");
 		a->json = strcmp(val, "json") == 0;
 		return 0;
+	default:
+		a->timeline = val;  /* O_TIMELINE */
+		return 0;
 	}
-	a->timeline = val;  /* "timeline" */
-	return 0;
 }
 
+/* 0 to run, 1 after --help, 2 on bad input. */
 static int parse(pipe_args *a, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		char name[64];
-		const char *val = NULL, *eq;
-		size_t i_opt;
+	cs_args args;
+	const char *val;
+	int id;
 
-		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
-			return bad("unexpected argument '%s'%s", arg, "");
-		arg += 2;
-		eq = strchr(arg, '=');
-		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-		if (len >= sizeof(name))
-			len = sizeof(name) - 1;
-		memcpy(name, arg, len);
-		name[len] = '\0';
-		for (i_opt = 0; i_opt < N_OPTIONS; i_opt++)
-			if (strcmp(name, options[i_opt]) == 0)
-				break;
-		if (i_opt == N_OPTIONS)
-			return unknown_option(name);
-		if (strcmp(name, "help") == 0) {
+	cs_args_init(&args, "pipeline", argc, argv);
+	while ((id = cs_args_next(&args, pipe_opts, &val)) != CS_ARGS_END) {
+		if (id == CS_ARGS_ERROR)
+			return 2;
+		if (id == CS_ARGS_POSITIONAL)
+			return bad("unexpected argument '%s'%s", val, "");
+		if (id == O_HELP) {
 			fputs(usage, stdout);
 			return 1;
 		}
-		if (eq)
-			val = eq + 1;
-		else if (i + 1 < argc)
-			val = argv[++i];
-		else
-			return bad("option '--%s' needs a value%s", name, "");
-		if (set_option(a, name, val) != 0)
+		if (set_option(a, id, pipe_opts[id - 1].name, val) != 0)
 			return 2;
 	}
 	if (!a->have_sched)

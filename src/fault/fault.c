@@ -13,7 +13,8 @@ struct cs_fault {
 	const cs_scenario *sc;
 	int64_t ranks;
 	int any;
-	int any_links;
+	int gpu_links;   /* a GPU's NIC or NVLink port degraded: per-GPU arrays */
+	int any_links;   /* that, or a whole tier */
 	cs_link_faults lf;
 	int64_t last_step;
 	gsl_rng *rng;
@@ -51,18 +52,18 @@ cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_
 			free(f);
 			return CS_ERR_INPUT;
 		}
-		if (p->target == CS_PERT_LINK)
-			f->any_links = 1;
+		f->gpu_links |= p->target == CS_PERT_LINK;
+		f->any_links |= p->target == CS_PERT_LINK || p->target == CS_PERT_TIER;
 		f->any = 1;
 	}
 	f->rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (f->any_links) {
+	if (f->gpu_links) {
 		f->lf.nic_keep = malloc((size_t)ranks * sizeof(float));
 		f->lf.nvl_keep = malloc((size_t)ranks * sizeof(float));
 		f->lf.nic_lat = malloc((size_t)ranks * sizeof(int64_t));
 		f->lf.nvl_lat = malloc((size_t)ranks * sizeof(int64_t));
 	}
-	if (!f->rng || (f->any_links && (!f->lf.nic_keep || !f->lf.nvl_keep || !f->lf.nic_lat || !f->lf.nvl_lat))) {
+	if (!f->rng || (f->gpu_links && (!f->lf.nic_keep || !f->lf.nvl_keep || !f->lf.nic_lat || !f->lf.nvl_lat))) {
 		cs_fault_free(f);
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 		return CS_ERR_NOMEM;
@@ -86,10 +87,7 @@ void cs_fault_free(cs_fault *f)
 
 int cs_fault_any_links(const cs_fault *f)
 {
-	for (int i = 0; i < f->sc->n_perturbations; i++)
-		if (f->sc->perturbations[i].target == CS_PERT_LINK || f->sc->perturbations[i].target == CS_PERT_TIER)
-			return 1;
-	return 0;
+	return f->any_links;
 }
 
 void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
@@ -99,7 +97,7 @@ void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
 		f->lf.tier_keep[t] = 1.0;
 		f->lf.tier_lat[t] = 0;
 	}
-	if (f->any_links)
+	if (f->gpu_links)
 		for (int64_t r = 0; r < f->ranks; r++) {
 			f->lf.nic_keep[r] = f->lf.nvl_keep[r] = 1.0f;
 			f->lf.nic_lat[r] = f->lf.nvl_lat[r] = 0;
@@ -117,9 +115,7 @@ void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
 			(nic ? f->lf.nic_lat : f->lf.nvl_lat)[p->first] += p->extra_latency_ns;
 		}
 	}
-	*lf = f->lf;
-	if (!f->any_links)
-		lf->nic_keep = lf->nvl_keep = NULL;
+	*lf = f->lf;  /* without GPU link faults its arrays are NULL */
 }
 
 int cs_fault_any(const cs_fault *f)

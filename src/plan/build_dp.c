@@ -40,7 +40,6 @@ struct cs_dp_state {
 	/* bucket being filled */
 	double bucket;          /* bytes */
 	double cap;
-	int nbuckets;
 	/* buckets postponed to the end of backward (overlap off) */
 	double *late;
 	int nlate, latecap;
@@ -153,7 +152,6 @@ static int flush_bucket(cs_builder *b)
 		return 0;
 	double bytes = d->bucket;
 	d->bucket = 0;
-	d->nbuckets++;
 	d->cap = b->sc->parallel.bucket_bytes;
 	if (!b->sc->parallel.overlap_grad_reduce) {
 		if (d->nlate == d->latecap) {
@@ -220,7 +218,6 @@ int cs__dp_stage_begin(cs_builder *b)
 	d->bucket = 0;
 	d->cap = b->sc->parallel.first_bucket_bytes > 0 && d->mode == CS_SHARD_NONE
 		? b->sc->parallel.first_bucket_bytes : b->sc->parallel.bucket_bytes;
-	d->nbuckets = 0;
 	d->nlate = 0;
 	d->nuse = 0;
 	d->last_rs = 0;

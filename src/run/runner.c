@@ -287,7 +287,7 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 			break;
 		}
 		cs_time d = cs__run_p2p_time(r, rank, peer, op->bytes);
-		rs->lastdur[s] = d;
+		rs->send_xfer = d;
 		cs__run_schedule(r, now + d, cs__run_on_send_done, ((uint64_t)local << 4) | (uint64_t)s);
 		break;
 	}
@@ -333,10 +333,8 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 	rs->cnt[s]++;
 	r->ops_done++;
 	rs->done_at[s] = cs_sim_now(r->sim);
-	if (xfer >= 0) {
-		rs->lastdur[s] = xfer;
+	if (xfer >= 0)
 		cs__run_note_transfer(r, rs, s, xfer);
-	}
 	cs_time now = cs_sim_now(r->sim);
 	rs->st.end = now;
 	if (now > r->makespan)

@@ -256,7 +256,7 @@ void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
 	int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
-	cs_time xfer = rs->lastdur[s];
+	cs_time xfer = rs->send_xfer;
 	int sim_peer = cs__run_simulated(r, peer);
 	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
 	if (r->paths) {
@@ -275,7 +275,6 @@ void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
 	if (sim_peer) {
 		r->ranks[pl].done_at[mbox] = cs_sim_now(r->sim);
 		r->ranks[pl].cnt[mbox]++;
-		r->ranks[pl].lastdur[mbox] = xfer;
 		cs__run_note_transfer(r, &r->ranks[pl], mbox, xfer);
 		cs__run_try_rank(r, pl);
 	}
@@ -324,7 +323,7 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 			uint64_t a = tags[i] & ~SEND_TAG;
 			rank_state *rs = &r->ranks[(int64_t)(a >> 4)];
 			int st = (int)(a & 15);
-			rs->lastdur[st] = cs_sim_now(sim) - rs->started[st];
+			rs->send_xfer = cs_sim_now(sim) - rs->started[st];
 			cs__run_on_send_done(sim, ctx, a);
 			continue;
 		}

@@ -19,7 +19,7 @@
 typedef struct rank_state {
 	int32_t pc[CS_STREAMS];
 	int32_t cnt[CS_COUNTERS];
-	cs_time lastdur[CS_COUNTERS]; /* transfer time of the op that last bumped the counter */
+	cs_time send_xfer;            /* transfer time of the pipeline send in flight */
 	cs_time blocked_at;
 	cs_time started[CS_STREAMS];  /* when the op at the head began */
 	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
