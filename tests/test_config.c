@@ -319,6 +319,14 @@ static const struct {
 	 ":3:19: 'parallelism.tp' (3) must divide the model's 32 heads"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 8}\nmodel: llama2-7b\nparallelism: {pp: 64}\n",
 	 ":3:19: pp x virtual_stages = 64 exceeds the model's 32 layers"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 9}\nmodel: llama2-7b\nparallelism: {pp: 9, pipeline: "
+	 "{schedule: interleaved, virtual_stages: 4, account_for_embedding: true, "
+	 "account_for_loss: true}}\ntraining: {global_batch: 72}\n",
+	 ":3:19: pp x virtual_stages = 36 exceeds the model's 32 layers plus the embedding and the "
+	 "loss"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 17, gpus_per_node: 2}\nmodel: llama2-7b\n"
+	 "parallelism: {pp: 34, pipeline: {account_for_embedding: true}}\n",
+	 ":3:19: pp x virtual_stages = 34 exceeds the model's 32 layers plus the embedding"},
 	{BASE "training: {global_batch: 20}\n",
 	 ":5:26: 'training.global_batch' (20) must be divisible by dp x micro_batch = 16"},
 	{BASE "cluster: {nodes: 3}\n", ":5:1: duplicate key 'cluster' (first given on line 1)"},

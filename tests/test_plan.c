@@ -121,6 +121,104 @@ static void drop_wall(char *text)
 	memmove(p, e + 1, strlen(e + 1) + 1);
 }
 
+/* ---- layer layout over virtual stages ----------------------------------- */
+
+#define LAYOUT \
+	"cluster: {gpu: h100-sxm-80g, nodes: 16, gpus_per_node: 8}\n" \
+	"model: {preset: llama3-8b, layers: %d}\n" \
+	"training: {seq_len: 1024, micro_batch: 1, global_batch: %d}\n" \
+	"parallelism: {tp: 8, pp: %d, pipeline: {schedule: %s, virtual_stages: %d, " \
+	"account_for_embedding: %s, account_for_loss: %s}%s}\n"
+
+static const struct {
+	const char *name;
+	int layers, pp, v, embed, loss;
+	int want[8];  /* layers of the first four and the last four virtual stages */
+} layout_cases[] = {
+	/* Llama 3 405B: 126 layers on 16 x 8; the ends hold only embedding and head */
+	{ "llama3-405b", 126, 16, 8, 1, 1, { 0, 1, 1, 1, 1, 1, 1, 0 } },
+	/* without accounting the extra layers go to the middle stages */
+	{ "uneven-ends-lighter", 30, 4, 2, 0, 0, { 3, 4, 4, 4, 4, 4, 4, 3 } },
+	{ "embedding-only", 31, 4, 2, 1, 0, { 3, 4, 4, 4, 4, 4, 4, 4 } },
+	{ "loss-only", 31, 4, 2, 0, 1, { 4, 4, 4, 4, 4, 4, 4, 3 } },
+	{ "one-stage-both", 32, 4, 1, 1, 1, { 7, 9, 9, 7, 7, 9, 9, 7 } },
+};
+
+START_TEST(layout_counts_embedding_and_loss_as_layers)
+{
+	char text[1024];
+	int v = layout_cases[_i].v;
+	snprintf(text, sizeof text, LAYOUT, layout_cases[_i].layers, 16 * layout_cases[_i].pp,
+		 layout_cases[_i].pp, v > 1 ? "interleaved" : "1f1b", v,
+		 layout_cases[_i].embed ? "true" : "false", layout_cases[_i].loss ? "true" : "false", "");
+	cs_scenario *sc = load_text(text, NULL, 0);
+	cs_plan_layout lay;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_plan_layout_init(&lay, sc, &diag), CS_OK);
+	int64_t V = lay.vstages, sum = 0;
+	for (int64_t k = 0; k < V; k++) {
+		ck_assert_int_eq(lay.first_layer[k], sum);
+		sum += lay.nlayers[k];
+	}
+	ck_assert_int_eq(sum, layout_cases[_i].layers);
+	for (int i = 0; i < 4 && i < V; i++) {
+		ck_assert_msg(lay.nlayers[i] == layout_cases[_i].want[i], "%s: virtual stage %d holds "
+			      "%lld layers, want %d", layout_cases[_i].name, i,
+			      (long long)lay.nlayers[i], layout_cases[_i].want[i]);
+		ck_assert_msg(lay.nlayers[V - 4 + i] == layout_cases[_i].want[4 + i], "%s: virtual "
+			      "stage %lld holds %lld layers, want %d", layout_cases[_i].name,
+			      (long long)(V - 4 + i), (long long)lay.nlayers[V - 4 + i],
+			      layout_cases[_i].want[4 + i]);
+	}
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* With the ends holding no layer, the embedding and the head are still
+ * computed, gathered and reduced: a run of the Llama 3 layout in small moves
+ * the same DP bytes as the plain split, and folds exactly. */
+START_TEST(empty_end_stages_keep_embedding_and_head)
+{
+	char text[1024];
+	snprintf(text, sizeof text, LAYOUT, 14, 16, 4, "interleaved", 4, "true", "true",
+		 ", dp: 4, data_parallel: {sharding: shard-grad-op}");
+	cs_scenario *sc = load_text(text, NULL, 0);
+	cs_plan_layout lay;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_plan_layout_init(&lay, sc, &diag), CS_OK);
+	ck_assert_int_eq(lay.nlayers[0], 0);
+	ck_assert_int_eq(lay.nlayers[lay.vstages - 1], 0);
+
+	/* every parameter of the model is gathered once per step, embedding and
+	 * head included: summed over the stages, the DP all-gathers carry the
+	 * whole model over tp */
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	cs_program progs[4];
+	for (int s = 0; s < 4; s++)
+		cs_program_init(&progs[s]);
+	ck_assert_int_eq(cs_plan_build(sc, &mesh, progs, &diag), CS_OK);
+	double gathered = 0;
+	for (int s = 0; s < 4; s++) {
+		for (int i = 0; i < progs[s].nops[CS_STREAM_DP_AG]; i++)
+			gathered += progs[s].ops[CS_STREAM_DP_AG][i].bytes;
+		cs_program_free(&progs[s]);
+	}
+	cs_param_counts pc = cs_model_params(&sc->model);
+	double want = (double)pc.total * 2.0 / 8.0;
+	ck_assert_msg(fabs(gathered - want) <= 1e-3 * want, "gathered %.6g bytes, want %.6g",
+		      gathered, want);
+
+	cs_metrics full = cs_test_simulate(sc);
+	const char *fold[] = { "simulate.fold=true" };
+	cs_scenario *sf = load_text(text, fold, 1);
+	cs_metrics folded = cs_test_simulate(sf);
+	ck_assert(full.step_time_s == folded.step_time_s);
+	cs_scenario_free(sf);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 START_TEST(golden_3d_run)
 {
 	const char *path = CS_SOURCE_ROOT "/scenarios/3d-llama3-70b-64gpu.yaml";
@@ -154,6 +252,11 @@ static Suite *plan_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, dp_traffic_against_ddp, 0, sizeof(traffic_cases) / sizeof(traffic_cases[0]));
 	tcase_add_loop_test(tc, tp_traffic_per_layer_per_micro_batch, 0, sizeof(tp_cases) / sizeof(tp_cases[0]));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("layout");
+	tcase_add_loop_test(tc, layout_counts_embedding_and_loss_as_layers, 0,
+			    sizeof(layout_cases) / sizeof(layout_cases[0]));
+	tcase_add_test(tc, empty_end_stages_keep_embedding_and_head);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("golden");
 	tcase_set_timeout(tc, 120);

@@ -152,6 +152,12 @@ static const cs_config_key keys[] = {
 	  sched_names, "1f1b", "gpipe | 1f1b | interleaved | zb-h1 | zb-v"),
 	K("parallelism.pipeline.virtual_stages", CS_KIND_INT, parallel.virtual_stages, 1, 1e6,
 	  false, NULL, "2 for interleaved and zb-v, else 1", "model chunks per pipeline stage"),
+	K("parallelism.pipeline.account_for_embedding", CS_KIND_BOOL, parallel.account_embedding, 0,
+	  0, false, NULL, "false", "count the embedding as a layer when splitting layers over "
+	  "virtual stages"),
+	K("parallelism.pipeline.account_for_loss", CS_KIND_BOOL, parallel.account_loss, 0, 0, false,
+	  NULL, "false", "count the LM head and loss as a layer when splitting layers over "
+	  "virtual stages"),
 	K("parallelism.data_parallel.sharding", CS_KIND_ENUM, parallel.sharding, 0, 0, false,
 	  shard_names, "none", "none | zero1 | zero2 | zero3 | shard-grad-op | hybrid"),
 	K("parallelism.data_parallel.bucket", CS_KIND_SIZE, parallel.bucket_bytes, 0, BIG, true,

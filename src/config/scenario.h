@@ -126,6 +126,8 @@ typedef struct cs_parallel_spec {
 	bool tp_overlap;           /* overlap TP collectives with neighbouring GEMMs */
 	cs_schedule schedule;
 	int64_t virtual_stages;    /* interleaved / zb-v chunks per stage */
+	bool account_embedding;    /* split layers as if the embedding were one more */
+	bool account_loss;         /* ... and the LM head and loss one more */
 	cs_sharding sharding;
 	double bucket_bytes;       /* DDP / distributed optimizer bucket cap */
 	double first_bucket_bytes; /* DDP's small first bucket */

@@ -309,9 +309,13 @@ static cs_status check_plan(checker *c)
 	    p->virtual_stages != 1)
 		return fail(c, "parallelism.pipeline.virtual_stages", NULL, "'parallelism.pipeline."
 		            "virtual_stages' applies to the interleaved and zb-v schedules only");
-	if ((double)p->pp * (double)p->virtual_stages > (double)m->layers)
+	int64_t units = m->layers + p->account_embedding + p->account_loss;
+	if ((double)p->pp * (double)p->virtual_stages > (double)units)
 		return fail(c, "parallelism.pp", NULL, "pp x virtual_stages = %lld exceeds the model's "
-		            "%lld layers", (long long)(p->pp * p->virtual_stages), (long long)m->layers);
+		            "%lld layers%s", (long long)(p->pp * p->virtual_stages), (long long)m->layers,
+		            units == m->layers ? "" : units == m->layers + 2
+		            ? " plus the embedding and the loss" : p->account_embedding
+		            ? " plus the embedding" : " plus the loss");
 
 	if (sc->training.global_batch == 0) {
 		sc->training.global_batch = p->dp * sc->training.micro_batch;

@@ -31,7 +31,8 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
 		lay->chunks = 2;
 	lay->micro_batches = cs_scenario_micro_batches(sc);
 	lay->vstages = lay->stages * lay->chunks;
-	int64_t L = sc->model.layers, V = lay->vstages;
+	int64_t e = p->account_embedding, l = p->account_loss;
+	int64_t L = sc->model.layers + e + l, V = lay->vstages;
 	if (lay->micro_batches < 1) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: 'training.global_batch' %lld leaves no micro-batch for each of %lld "
@@ -49,7 +50,7 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: %lld virtual pipeline stages (pp %lld x %lld chunks) for %lld layers: "
 			 "every virtual stage needs a layer", sc->path, (long long)V,
-			 (long long)lay->stages, (long long)lay->chunks, (long long)L);
+			 (long long)lay->stages, (long long)lay->chunks, (long long)sc->model.layers);
 		return CS_ERR_INPUT;
 	}
 	int64_t base = L / V, extra = L % V;
@@ -68,6 +69,9 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
 	}
 	for (int64_t k = 0; extra > 0 && k < V; k++, extra--)
 		lay->nlayers[k]++;
+	/* the embedding and the loss take the place of a layer where counted */
+	lay->nlayers[0] -= e;
+	lay->nlayers[V - 1] -= l;
 	int64_t first = 0;
 	for (int64_t k = 0; k < V; k++) {
 		lay->first_layer[k] = first;

@@ -35,7 +35,11 @@ typedef struct cs_plan_layout {
 /* Split the layers over virtual stages: every virtual stage gets L / V or
  * one more; the extra layers go to the middle stages first, so that the
  * first and last (which also hold the embedding and the LM head) carry
- * fewer, as Llama 3 did. */
+ * fewer. With `account_for_embedding` / `account_for_loss` (Megatron's
+ * --account-for-*-in-pipeline-split) the embedding and the head count as one
+ * layer each in that split, so the first and last virtual stages carry one
+ * layer fewer: Llama 3 405B's 126 layers on 16 x 8 virtual stages leave the
+ * first holding only the embedding and the last only the head and loss. */
 cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_diag *diag);
 
 /* Fill progs[0 .. pp-1] (each cs_program_init'ed by the caller; the caller

@@ -123,6 +123,13 @@ static double stage_params(const cs_builder *b)
 	return s;
 }
 
+/* The unit at position pos of a virtual stage holding layers first ..
+ * first + n - 1: the embedding before them, the head after. */
+static int64_t unit_at(int64_t first, int64_t n, int64_t pos)
+{
+	return pos < 0 ? CS_DP_EMBED : pos == n ? CS_DP_HEAD : first + pos;
+}
+
 /* ---- emission helpers ------------------------------------------------- */
 
 static int32_t add_coll(cs_builder *b, cs_stream s, cs_group_kind g, cs_coll_op op, double bytes,
@@ -225,38 +232,29 @@ int cs__dp_stage_begin(cs_builder *b)
 	memset(d->used, 0, (size_t)b->sc->model.layers + 2);
 	if (!gathers_at_start(b))
 		return 0;
-	/* parameter all-gathers in forward order, packed like the buckets */
+	/* parameter all-gathers in forward order, packed like the buckets; a
+	 * virtual stage's units are the embedding (first), its layers, the head
+	 * (last), at positions -1, 0 .. n-1, n */
 	double bucket = 0;
-	int64_t pend_first = -1, pend_last = -1;
 	for (int64_t k = 0; k < b->lay.vstages; k++) {
 		int64_t st, ch;
 		cs_sched_stage_of(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, k, &st, &ch);
 		if (st != b->stage)
 			continue;
-		for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++) {
-			if (pend_first < 0)
-				pend_first = l;
-			pend_last = l;
-			bucket += tensors_sum(b, l) * d->param_bytes;
-			if (k == 0 && l == b->lay.first_layer[k])
-				bucket += tensors_sum(b, CS_DP_EMBED) * d->param_bytes;
-			if (k == b->lay.vstages - 1 && l == b->lay.first_layer[k] + b->lay.nlayers[k] - 1)
-				bucket += tensors_sum(b, CS_DP_HEAD) * d->param_bytes;
-			if (bucket >= b->sc->parallel.bucket_bytes ||
-			    l == b->lay.first_layer[k] + b->lay.nlayers[k] - 1) {
-				int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER,
-						      bucket, NULL, 0, pend_first);
-				if (mk < 0)
-					return -1;
-				for (int64_t x = pend_first; x <= pend_last; x++)
-					d->ag_mark[x + 2] = mk;
-				if (k == 0 && pend_first == b->lay.first_layer[0])
-					d->ag_mark[CS_DP_EMBED + 2] = mk;
-				if (k == b->lay.vstages - 1)
-					d->ag_mark[CS_DP_HEAD + 2] = mk;
-				bucket = 0;
-				pend_first = -1;
-			}
+		int64_t first = b->lay.first_layer[k], n = b->lay.nlayers[k];
+		int64_t lo = k == 0 ? -1 : 0, hi = n + (k == b->lay.vstages - 1), pend = lo;
+		for (int64_t pos = lo; pos < hi; pos++) {
+			bucket += tensors_sum(b, unit_at(first, n, pos)) * d->param_bytes;
+			if (bucket < b->sc->parallel.bucket_bytes && pos < hi - 1)
+				continue;
+			int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER,
+					      bucket, NULL, 0, unit_at(first, n, pend));
+			if (mk < 0)
+				return -1;
+			for (int64_t x = pend; x <= pos; x++)
+				d->ag_mark[unit_at(first, n, x) + 2] = mk;
+			bucket = 0;
+			pend = pos + 1;
 		}
 	}
 	return 0;
