@@ -413,6 +413,51 @@ START_TEST(test_optimizer_op_bytes_per_param)
 }
 END_TEST
 
+/* A separate accumulation kernel touches every local weight gradient of the
+ * block once: the GEMM's 16-bit output read, the accumulator read and
+ * written (Llama 3's fp32: 10 bytes per element); fused, there is none. */
+static const struct { int64_t tp; cs_precision g; double per_elem; } accum_cases[] = {
+	{ 1, CS_PREC_FP32, 10.0 }, { 4, CS_PREC_FP32, 10.0 }, { 8, CS_PREC_BF16, 6.0 },
+};
+
+static double accum_bytes(const cs_layer_op *ops, int n)
+{
+	double b = -1.0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(ops[i].name, "grad_accum") == 0) {
+			ck_assert_int_eq(ops[i].cls, CS_OPC_MEMBOUND);
+			ck_assert(b < 0.0);  /* one kernel per pass */
+			b = ops[i].bytes;
+		}
+	return b;
+}
+
+START_TEST(test_separate_grad_accumulation_reads_and_writes_each_weight_grad)
+{
+	cs_model_spec m = fx_llama3_8b();
+	double h = 4096, kv = 1024, ffn = 14336, V = 128256, tp = (double)accum_cases[_i].tp;
+	cs_layer_ctx c = ctx(8192, 1, accum_cases[_i].tp, 1);
+	cs_layer_op ops[MAXOPS];
+	ck_assert(accum_bytes(ops, cs_model_block_ops(&m, &c, false, CS_PASS_BWD_WEIGHT, ops,
+						      MAXOPS)) < 0.0);
+	c.grad_accum_bytes = cs_model_grad_accum_bytes(CS_PREC_BF16, accum_cases[_i].g);
+	ck_assert(rel(c.grad_accum_bytes, accum_cases[_i].per_elem) < 1e-12);
+	/* Q, O: h x h; K, V: h x kv; gate, up, down: h x ffn; all divided by tp */
+	double block = (2.0 * h * h + 2.0 * h * kv + 3.0 * h * ffn) / tp;
+	double got = accum_bytes(ops, cs_model_block_ops(&m, &c, false, CS_PASS_BWD_WEIGHT, ops,
+							 MAXOPS));
+	ck_assert_msg(rel(got, block * accum_cases[_i].per_elem) < 1e-12, "block: %.6g bytes, "
+		      "want %.6g", got, block * accum_cases[_i].per_elem);
+	got = accum_bytes(ops, cs_model_head_ops(&m, &c, CS_PASS_BWD_WEIGHT, ops, MAXOPS));
+	ck_assert(rel(got, h * V / tp * accum_cases[_i].per_elem) < 1e-12);
+	/* forward and input-gradient passes accumulate nothing */
+	ck_assert(accum_bytes(ops, cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops,
+						      MAXOPS)) < 0.0);
+	ck_assert(accum_bytes(ops, cs_model_block_ops(&m, &c, false, CS_PASS_BWD_INPUT, ops,
+						      MAXOPS)) < 0.0);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *model_suite(void)
@@ -444,6 +489,8 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_cap_limits_writes_not_count);
 	tcase_add_test(tc, test_embed_and_head_vocab_parallel);
 	tcase_add_loop_test(tc, test_optimizer_op_bytes_per_param, 0, N(opt_cases));
+	tcase_add_loop_test(tc, test_separate_grad_accumulation_reads_and_writes_each_weight_grad, 0,
+			    N(accum_cases));
 	suite_add_tcase(s, tc);
 	return s;
 }

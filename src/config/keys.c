@@ -17,6 +17,7 @@ static const char *const shard_names[] = {"none", "zero1", "zero2", "zero3", "sh
                                           "hybrid", NULL};
 static const char *const prefetch_names[] = {"none", "pre", "post", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const accum_names[] = {"fused", "separate", NULL};
 static const char *const cp_names[] = {"all-gather", "ring", NULL};
 static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls-tree",
                                          "hierarchical", NULL};
@@ -127,6 +128,9 @@ static const cs_config_key keys[] = {
 	  "matmul precision: bf16 | fp16 | fp8 | fp32"),
 	K("training.grad_dtype", CS_KIND_ENUM, training.grad_dtype, 0, 0, false, prec_names,
 	  "bf16", "gradient precision"),
+	K("training.grad_accumulation", CS_KIND_ENUM, training.grad_accum, 0, 0, false, accum_names,
+	  "fused", "fused | separate: weight gradients accumulate in the GEMM, or in a kernel of "
+	  "their own"),
 	K("training.optimizer", CS_KIND_ENUM, training.optimizer, 0, 0, false, opt_names, "adam",
 	  "adam | adam-8bit | sgd | sgd-momentum"),
 	K("training.dropout", CS_KIND_BOOL, training.dropout, 0, 0, false, NULL, "false",

@@ -87,12 +87,19 @@ typedef enum cs_optimizer {
 	CS_OPT_ADAM, CS_OPT_ADAM_8BIT, CS_OPT_SGD, CS_OPT_SGD_MOMENTUM
 } cs_optimizer;
 
+/* How each micro-batch's weight gradients reach the gradient buffer. */
+typedef enum cs_grad_accum {
+	CS_GRAD_ACCUM_FUSED,    /* inside the weight-gradient GEMM (Megatron's fusion) */
+	CS_GRAD_ACCUM_SEPARATE  /* a kernel of its own (PyTorch's AccumulateGrad) */
+} cs_grad_accum;
+
 typedef struct cs_training_spec {
 	int64_t seq_len;
 	int64_t global_batch;   /* sequences per optimizer step */
 	int64_t micro_batch;    /* sequences per micro-batch */
 	cs_precision precision; /* matmul precision */
 	cs_precision grad_dtype;/* bf16 (16 B/param with Adam) or fp32 (18) */
+	cs_grad_accum grad_accum;
 	cs_optimizer optimizer;
 	bool dropout;
 } cs_training_spec;

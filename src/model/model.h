@@ -31,6 +31,10 @@ bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer);
 
 /* Bytes of one element of `p` (bf16 2, fp8 1, fp32 4). */
 double cs_model_dtype_bytes(cs_precision p);
+/* HBM bytes per weight-gradient element of a separate accumulation kernel:
+ * it reads the GEMM's 16-bit (fp32 when training in fp32) gradient and reads
+ * and writes the accumulator in `grad_dtype`. */
+double cs_model_grad_accum_bytes(cs_precision precision, cs_precision grad_dtype);
 
 typedef enum cs_pass { CS_PASS_FWD, CS_PASS_BWD_INPUT, CS_PASS_BWD_WEIGHT, CS_PASS_RECOMPUTE } cs_pass;
 typedef enum cs_op_class { CS_OPC_GEMM, CS_OPC_ATTN, CS_OPC_MEMBOUND, CS_OPC_COMM } cs_op_class;
@@ -45,6 +49,9 @@ typedef struct cs_layer_ctx {     /* what divides one micro-batch's work on one 
 	cs_precision precision;
 	double expert_imbalance;
 	bool dropout;
+	double grad_accum_bytes;  /* HBM bytes per weight-gradient element of a separate
+	                           * accumulation kernel after the weight-gradient GEMMs
+	                           * (0: accumulated inside them) */
 } cs_layer_ctx;
 
 typedef struct cs_layer_op {

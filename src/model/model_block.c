@@ -22,7 +22,15 @@ typedef struct blk {
 	cs__oplist *l;
 	bool tp_on, sp;
 	double cp;
+	double wgrad_elems;  /* weight-gradient elements written in this pass */
 } blk;
+
+/* A weight-gradient GEMM dW(m x n) = X^T dY, `batch` of them. */
+static void wgrad(blk *B, const char *name, double m, double n, double k, double batch)
+{
+	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.ab);
+	B->wgrad_elems += m * n * batch;
+}
 
 static double gate_mult(const blk *B)
 {
@@ -209,22 +217,22 @@ static void mlp_bwd_input(blk *B, bool moe)
 static void mlp_bwd_weight(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
-	double g = gate_mult(B), ab = d->ab;
+	double g = gate_mult(B);
 	if (!moe) {
 		double f = d->ffn / d->tp;
-		cs__gemm(B->l, "mlp_down_wgrad", f, d->h, d->tokens, 1, ab, ab);
-		cs__gemm(B->l, "mlp_up_wgrad", d->h, g * f, d->tokens, 1, ab, ab);
+		wgrad(B, "mlp_down_wgrad", f, d->h, d->tokens, 1);
+		wgrad(B, "mlp_up_wgrad", d->h, g * f, d->tokens, 1);
 		return;
 	}
 	moe_dims e = moe_init(B);
 	if (B->m->shared_experts > 0) {
 		double f = e.ffn * (double)B->m->shared_experts;
-		cs__gemm(B->l, "shared_down_wgrad", f, d->h, d->tokens, 1, ab, ab);
-		cs__gemm(B->l, "shared_up_wgrad", d->h, g * f, d->tokens, 1, ab, ab);
+		wgrad(B, "shared_down_wgrad", f, d->h, d->tokens, 1);
+		wgrad(B, "shared_up_wgrad", d->h, g * f, d->tokens, 1);
 	}
-	cs__gemm(B->l, "expert_down_wgrad", e.ffn, d->h, e.tokens, e.local, ab, ab);
-	cs__gemm(B->l, "expert_up_wgrad", d->h, g * e.ffn, e.tokens, e.local, ab, ab);
-	cs__gemm(B->l, "router_wgrad", d->h, (double)B->m->experts, d->tokens, 1, ab, ab);
+	wgrad(B, "expert_down_wgrad", e.ffn, d->h, e.tokens, e.local);
+	wgrad(B, "expert_up_wgrad", d->h, g * e.ffn, e.tokens, e.local);
+	wgrad(B, "router_wgrad", d->h, (double)B->m->experts, d->tokens, 1);
 }
 
 /* ---- passes ------------------------------------------------------------- */
@@ -279,8 +287,10 @@ static void block_bwd_weight(blk *B, bool moe)
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
 	mlp_bwd_weight(B, moe);
-	cs__gemm(B->l, "out_proj_wgrad", d->h / d->tp, d->h, d->tokens, 1, d->ab, d->ab);
-	cs__gemm(B->l, "qkv_wgrad", d->h, qkv_n, d->tokens, 1, d->ab, d->ab);
+	wgrad(B, "out_proj_wgrad", d->h / d->tp, d->h, d->tokens, 1);
+	wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
+	if (B->c->grad_accum_bytes > 0.0)
+		cs__membound(B->l, "grad_accum", B->wgrad_elems * B->c->grad_accum_bytes);
 }
 
 int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass pass,

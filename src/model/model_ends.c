@@ -82,6 +82,8 @@ int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pas
 		break;
 	case CS_PASS_BWD_WEIGHT:
 		cs__gemm(&l, "lm_head_wgrad", d.h, v, d.tokens, 1, d.ab, d.ab);
+		if (c->grad_accum_bytes > 0.0)
+			cs__membound(&l, "grad_accum", d.h * v * c->grad_accum_bytes);
 		break;
 	case CS_PASS_RECOMPUTE:
 		break;

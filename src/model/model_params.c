@@ -59,6 +59,12 @@ double cs_model_dtype_bytes(cs_precision p)
 	return 2.0;
 }
 
+double cs_model_grad_accum_bytes(cs_precision precision, cs_precision grad_dtype)
+{
+	double out = precision == CS_PREC_FP32 ? 4.0 : 2.0;
+	return out + 2.0 * cs_model_dtype_bytes(grad_dtype);
+}
+
 cs_param_counts cs_model_params(const cs_model_spec *m)
 {
 	cs_param_counts pc = {0};

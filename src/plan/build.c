@@ -347,6 +347,8 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *
 		.flash_attention = sc->parallel.flash_attention, .cp_kind = sc->parallel.cp_kind,
 		.precision = sc->training.precision, .expert_imbalance = sc->parallel.expert_imbalance,
 		.dropout = sc->training.dropout,
+		.grad_accum_bytes = sc->training.grad_accum == CS_GRAD_ACCUM_SEPARATE
+			? cs_model_grad_accum_bytes(sc->training.precision, sc->training.grad_dtype) : 0.0,
 	};
 	int64_t p = b->lay.stages;
 	st = CS_ERR_NOMEM;
