@@ -350,7 +350,7 @@ static void progress(cs_runner *r)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	double el = (double)(t.tv_sec - r->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - r->t0.tv_nsec);
-	fprintf(stderr, "\r  simulating: %5.1f %% of %llu ops, %.3f s cs__run_simulated, %.1f s elapsed",
+	fprintf(stderr, "\r  simulating: %5.1f %% of %llu ops, %.3f s simulated, %.1f s elapsed",
 		r->ops_total ? 100.0 * (double)r->ops_done / (double)r->ops_total : 0.0,
 		(unsigned long long)r->ops_total, 1e-9 * (double)cs_sim_now(r->sim), el);
 }

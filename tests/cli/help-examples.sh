@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every example in every command's --help runs and exits 0 (the Llama 3
 # 405B ones are left to the benchmarks: they take seconds each). Also: no
-# arguments and an unknown command exit 2, --version exits 0.
+# arguments and an unknown command exit 2, --version exits 0, and --progress
+# reports the share of ops done and the simulated and elapsed time.
 #   tests/cli/help-examples.sh CLUSTERSIM SOURCE_ROOT
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -43,6 +44,10 @@ for cmd in "" run validate coll memory pipeline sweep plan; do
 		expect 0 "$@"
 	done <examples.txt
 done
+# progress lines start after 2^20 events; the folded 1T run has about 1.2 M
+expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
+tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
+	{ echo "FAIL: no progress line on stderr:" >&2; tr '\r' '\n' <err.txt | head -3 >&2; fail=1; }
 echo "$n examples from --help ran"
 [ "$n" -ge 8 ] || { echo "FAIL: only $n examples found" >&2; fail=1; }
 if [ "$fail" -eq 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
