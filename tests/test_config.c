@@ -327,6 +327,13 @@ static const struct {
 	{"cluster: {gpu: h100-sxm-80g, nodes: 17, gpus_per_node: 2}\nmodel: llama2-7b\n"
 	 "parallelism: {pp: 34, pipeline: {account_for_embedding: true}}\n",
 	 ":3:19: pp x virtual_stages = 34 exceeds the model's 32 layers plus the embedding"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 1}\nmodel: llama2-7b\nparallelism: {tp: 8}\n"
+	 "training: {seq_len: 1024, global_batch: 1000000}\n",
+	 ":4:41: 1000000 micro-batches per step (global_batch / (dp x micro_batch)) exceed the "
+	 "limit of 100000"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 250001}\nmodel: llama2-7b\n",
+	 ":1:37: simulating 2000008 ranks one by one exceeds the limit of 2000000 ranks; fold "
+	 "symmetric ranks with 'simulate.fold: true'"},
 	{BASE "training: {global_batch: 20}\n",
 	 ":5:26: 'training.global_batch' (20) must be divisible by dp x micro_batch = 16"},
 	{BASE "cluster: {nodes: 3}\n", ":5:1: duplicate key 'cluster' (first given on line 1)"},

@@ -26,6 +26,11 @@
 
 /* Largest cluster accepted, in GPUs (nodes x gpus_per_node). */
 #define CS_CONFIG_MAX_GPUS 10000000
+/* Most micro-batches per step (the programs hold every one of them). */
+#define CS_CONFIG_MAX_MICRO_BATCHES 100000
+/* Most ranks simulated one by one (about 400 bytes of state each); folding
+ * simulates one rank per pipeline stage. */
+#define CS_CONFIG_MAX_RANKS 2000000
 /* Largest scenario file accepted, in bytes. */
 #define CS_CONFIG_MAX_FILE (16 * 1024 * 1024)
 

@@ -326,6 +326,10 @@ static cs_status check_plan(checker *c)
 		            "global_batch' (%lld) must be divisible by dp x micro_batch = %lld",
 		            (long long)sc->training.global_batch,
 		            (long long)(p->dp * sc->training.micro_batch));
+	if (cs_scenario_micro_batches(sc) > CS_CONFIG_MAX_MICRO_BATCHES)
+		return fail(c, "training.global_batch", "training.micro_batch", "%lld micro-batches "
+		            "per step (global_batch / (dp x micro_batch)) exceed the limit of %d",
+		            (long long)cs_scenario_micro_batches(sc), CS_CONFIG_MAX_MICRO_BATCHES);
 	if (p->schedule == CS_SCHED_INTERLEAVED && cs_scenario_micro_batches(sc) % p->pp != 0)
 		return fail(c, "training.global_batch", "parallelism.pipeline.schedule", "the "
 		            "interleaved schedule needs the micro-batches per step (%lld) to be a "
@@ -365,6 +369,11 @@ static cs_status check_perturbations(checker *c)
  * a stage apart. */
 static cs_status check_fold(checker *c)
 {
+	int64_t gpus = c->sc->cluster.nodes * c->sc->cluster.gpus_per_node;
+	if (!c->sc->sim.fold && gpus > CS_CONFIG_MAX_RANKS)
+		return fail(c, "cluster.nodes", "simulate.fold", "simulating %lld ranks one by one "
+		            "exceeds the limit of %d ranks; fold symmetric ranks with "
+		            "'simulate.fold: true'", (long long)gpus, CS_CONFIG_MAX_RANKS);
 	if (!c->sc->sim.fold)
 		return CS_OK;
 	if (c->sc->n_perturbations > 0)

@@ -13,12 +13,13 @@
 #define CS_PLAN_BUILD_H
 
 #include "clustersim/clustersim.h"
+#include "config/config.h"
 #include "config/scenario.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
 
 /* Upper bounds that keep a scenario inside what one machine can simulate. */
-#define CS_BUILD_MAX_MICRO_BATCHES 100000
+#define CS_BUILD_MAX_MICRO_BATCHES CS_CONFIG_MAX_MICRO_BATCHES
 #define CS_BUILD_MAX_OPS 20000000       /* ops over all templates (about 1 GB) */
 
 typedef struct cs_plan_layout {

@@ -10,6 +10,7 @@
 
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
+#include "config/config.h"
 #include "config/scenario.h"
 #include "fault/fault.h"
 #include "hw/topo.h"
@@ -204,11 +205,11 @@ static double pct(const double *sorted, int64_t n, double q)
 static cs_status check_plan(const cs_scenario *sc, const cs_mesh *mesh, cs_diag *diag)
 {
 	int64_t simulated = sc->sim.fold ? sc->parallel.pp : mesh->world;
-	if (simulated > CS_SIM_MAX_RANKS) {
+	if (simulated > CS_CONFIG_MAX_RANKS) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: simulating %lld ranks one by one needs more memory than the limit of %d "
 			 "ranks allows; fold symmetric ranks with 'simulate.fold: true'",
-			 sc->path, (long long)simulated, CS_SIM_MAX_RANKS);
+			 sc->path, (long long)simulated, CS_CONFIG_MAX_RANKS);
 		return CS_ERR_INPUT;
 	}
 	return CS_OK;

@@ -6,8 +6,6 @@
 
 #include "clustersim/clustersim.h"
 
-/* Ranks simulated one by one at most (about 400 bytes of state each). */
-#define CS_SIM_MAX_RANKS 2000000
 
 typedef struct cs_rank_row {
 	int64_t rank;
