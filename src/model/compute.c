@@ -74,10 +74,14 @@ int64_t cs_compute_op_ns(const cs_gpu_spec *gpu, cs_precision prec, const cs_lay
 
 	if (op->flops > 0.0 && peak > 0.0) {
 		switch (op->cls) {
-		case CS_OPC_GEMM:
-			t_flop = op->flops / (peak * gemm_full_wave_fraction(gpu) *
-					      cs_compute_wave_efficiency(gpu, op->m, op->n, op->batch));
+		case CS_OPC_GEMM: {
+			/* no shape beats the best measured one (MAMF is a maximum) */
+			double eff = gemm_full_wave_fraction(gpu) *
+				     cs_compute_wave_efficiency(gpu, op->m, op->n, op->batch);
+			double best = frac(gpu->gemm_efficiency, 1.0);
+			t_flop = op->flops / (peak * (eff < best ? eff : best));
 			break;
+		}
 		case CS_OPC_ATTN:
 			t_flop = op->flops /
 				 (peak * frac(gpu->attn_efficiency, frac(gpu->gemm_efficiency, 1.0)));
