@@ -219,25 +219,35 @@ START_TEST(empty_end_stages_keep_embedding_and_head)
 }
 END_TEST
 
-START_TEST(golden_3d_run)
+/* Golden runs: a scenario's JSON report against tests/golden/NAME.json
+ * (tools/update-golden.sh rewrites them after an intended change). */
+static const struct { const char *scenario, *golden; const char *set; } golden_cases[] = {
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu", NULL },
+	/* the flagship, folded: the paper's 8-chunk split, fp32 accumulation */
+	{ "llama3-405b-16k", "llama3-405b-16k-folded", "simulate.fold=true" },
+};
+
+START_TEST(golden_run)
 {
-	const char *path = CS_SOURCE_ROOT "/scenarios/3d-llama3-70b-64gpu.yaml";
+	char path[512], gold[512];
+	snprintf(path, sizeof path, CS_SOURCE_ROOT "/scenarios/%s.yaml", golden_cases[_i].scenario);
+	snprintf(gold, sizeof gold, CS_SOURCE_ROOT "/tests/golden/%s.json", golden_cases[_i].golden);
+	const char *set[] = { golden_cases[_i].set };
 	cs_scenario *sc = NULL;
 	cs_diag diag = { { 0 } };
-	ck_assert_int_eq(cs_scenario_load(path, NULL, 0, &sc, &diag), CS_OK);
+	ck_assert_int_eq(cs_scenario_load(path, set, golden_cases[_i].set ? 1 : 0, &sc, &diag), CS_OK);
 	cs_result *res = NULL;
 	ck_assert_int_eq(cs_simulate(sc, NULL, &res, &diag), CS_OK);
 	char *got = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&got, &len);
-	cs_report_json(f, "3d-llama3-70b-64gpu", cs_result_metrics(res), 2);
+	cs_report_json(f, golden_cases[_i].scenario, cs_result_metrics(res), 2);
 	fclose(f);
-	char *want = slurp(CS_SOURCE_ROOT "/tests/golden/3d-llama3-70b-64gpu.json");
+	char *want = slurp(gold);
 	drop_wall(got);
 	drop_wall(want);
-	ck_assert_msg(strcmp(got, want) == 0,
-		      "the run differs from tests/golden/3d-llama3-70b-64gpu.json "
-		      "(tools/update-golden.sh rewrites it after an intended change):\n%s", got);
+	ck_assert_msg(strcmp(got, want) == 0, "the run differs from %s (tools/update-golden.sh "
+		      "rewrites it after an intended change):\n%s", gold, got);
 	free(got);
 	free(want);
 	cs_result_free(res);
@@ -260,7 +270,7 @@ static Suite *plan_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("golden");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, golden_3d_run);
+	tcase_add_loop_test(tc, golden_run, 0, sizeof(golden_cases) / sizeof(golden_cases[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,4 +7,6 @@ build=${1:-build}
 ninja -C "$build" clustersim >/dev/null
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	>tests/golden/3d-llama3-70b-64gpu.json
+"$build"/clustersim run scenarios/llama3-405b-16k.yaml --set simulate.fold=true --format json \
+	--no-progress >tests/golden/llama3-405b-16k-folded.json
 git diff --stat -- tests/golden
