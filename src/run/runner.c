@@ -288,7 +288,7 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		}
 		cs_time d = cs__run_p2p_time(r, rank, peer, op->bytes);
 		rs->send_xfer = d;
-		cs__run_schedule(r, now + d, cs__run_on_send_done, ((uint64_t)local << 4) | (uint64_t)s);
+		schedule_op_done(r, now + d, local, s);
 		break;
 	}
 	}
@@ -355,16 +355,26 @@ static void progress(cs_runner *r)
 		(unsigned long long)r->ops_total, 1e-9 * (double)cs_sim_now(r->sim), el);
 }
 
+/* The op at the head of local's stream s ends now: a kernel, or a pipeline
+ * send (whose message reaches the peer). */
+static void op_done(cs_runner *r, int64_t local, int s)
+{
+	const cs_op *op = cs__run_head(r, &r->ranks[local], s);
+	if (op && op->kind == CS_OP_SEND) {
+		cs__run_send_done(r, local, s);
+		return;
+	}
+	cs__run_complete(r, local, s, -1);
+	cs__run_try_rank(r, local);
+}
+
 static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
-	int64_t local = (int64_t)(arg >> 4);
-	int s = (int)(arg & 15);
 	(void)sim;
-	cs__run_complete(r, local, s, -1);
+	op_done(r, (int64_t)(arg >> 4), (int)(arg & 15));
 	if (r->env.progress)
 		progress(r);
-	cs__run_try_rank(r, local);
 	cs__run_flush(r);
 }
 
@@ -376,11 +386,8 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	(void)sim;
 	/* as if each completion were its own event, in order; try_rank may grow
 	 * the batch table, so index it afresh every time */
-	for (int32_t i = 0; i < r->batches[id].n; i++) {
-		int64_t l = r->batches[id].locals[i];
-		cs__run_complete(r, l, s, -1);
-		cs__run_try_rank(r, l);
-	}
+	for (int32_t i = 0; i < r->batches[id].n; i++)
+		op_done(r, r->batches[id].locals[i], s);
 	cs__run_flush(r);
 	if (r->env.progress)
 		progress(r);

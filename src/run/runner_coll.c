@@ -243,12 +243,8 @@ cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
 	return d;
 }
 
-void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
+void cs__run_send_done(cs_runner *r, int64_t local, int s)
 {
-	cs_runner *r = ctx;
-	int64_t local = (int64_t)(arg >> 4);
-	int s = (int)(arg & 15);
-	(void)sim;
 	rank_state *rs = &r->ranks[local];
 	const cs_op *op = cs__run_head(r, rs, s);
 	int64_t rank = cs__run_rank_of(r, local);
@@ -279,7 +275,6 @@ void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg)
 		cs__run_try_rank(r, pl);
 	}
 	cs__run_try_rank(r, local);
-	cs__run_flush(r);
 }
 
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
@@ -324,7 +319,7 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 			rank_state *rs = &r->ranks[(int64_t)(a >> 4)];
 			int st = (int)(a & 15);
 			rs->send_xfer = cs_sim_now(sim) - rs->started[st];
-			cs__run_on_send_done(sim, ctx, a);
+			cs__run_send_done(r, (int64_t)(a >> 4), st);
 			continue;
 		}
 		comm_table *t = &r->comm[(tags[i] >> 8) & 0xff][tags[i] & 0xff];

@@ -113,7 +113,9 @@ void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes);
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
-void cs__run_on_send_done(cs_sim *sim, void *ctx, uint64_t arg);
+/* A pipeline send of `local`'s stream s has arrived: complete it, deliver
+ * it to the peer's mailbox, and try both ranks (the caller flushes). */
+void cs__run_send_done(cs_runner *r, int64_t local, int s);
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_degrade_net(cs_runner *r);
 
