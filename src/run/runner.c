@@ -178,12 +178,6 @@ static void schedule_op_done(cs_runner *r, cs_time at, int64_t local, int s)
 	r->open_stream = s;
 }
 
-const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
-{
-	const cs_program *p = &r->env.progs[rs->tmpl];
-	return rs->pc[s] < p->nops[s] ? &p->ops[s][rs->pc[s]] : NULL;
-}
-
 static int unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op)
 {
 	const cs_dep *d = &r->env.progs[rs->tmpl].deps[op->dep];

@@ -104,7 +104,12 @@ cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
 void cs__run_flush(cs_runner *r);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
-const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s);
+/* The op at the head of rs's stream s, NULL when the stream is done. */
+static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
+{
+	const cs_program *p = &r->env.progs[rs->tmpl];
+	return rs->pc[s] < p->nops[s] ? &p->ops[s][rs->pc[s]] : NULL;
+}
 void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer);
 void cs__run_try_rank(cs_runner *r, int64_t local);
 void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer);
