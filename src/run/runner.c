@@ -233,6 +233,7 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		return;
 	int c = unmet_dep(r, rs, op);
 	if (c >= 0) {
+		rs->waiters[c] |= (uint8_t)(1u << s);
 		if (s == CS_STREAM_COMPUTE) {
 			if (rs->blockc == NO_BLOCK) {
 				rs->blocked_at = cs_sim_now(r->sim);
@@ -269,9 +270,13 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		break;
 	case CS_OP_SEND: {
 		int64_t rank = cs__run_rank_of(r, local);
-		int64_t p = r->env.mesh->deg[CS_AXIS_PP];
-		int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
-		int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+		int up = op->to > 0;
+		if (rs->p2p_peer[up] < 0) {
+			int64_t p = r->env.mesh->deg[CS_AXIS_PP];
+			int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
+			rs->p2p_peer[up] = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+		}
+		int64_t peer = rs->p2p_peer[up];
 		if (r->net) {
 			int64_t pair[2] = { rank, peer };
 			rs->started[s] = now;
@@ -280,18 +285,25 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 				  SEND_TAG | ((uint64_t)local << 4) | (uint64_t)s);
 			break;
 		}
-		cs_time d = cs__run_p2p_time(r, rank, peer, op->bytes);
-		rs->send_xfer = d;
-		schedule_op_done(r, now + d, local, s);
+		if (rs->p2p_bytes[up] != op->bytes) {
+			rs->p2p_bytes[up] = op->bytes;
+			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes);
+		}
+		rs->send_xfer = rs->p2p_ns[up];
+		schedule_op_done(r, now + rs->send_xfer, local, s);
 		break;
 	}
 	}
 }
 
+/* Try the streams that may have become able to start: those whose head
+ * changed or whose awaited counter moved (a stream waiting on a counter that
+ * did not move would wait still), in stream order. */
 void cs__run_try_rank(cs_runner *r, int64_t local)
 {
 	rank_state *rs = &r->ranks[local];
-	unsigned mask = r->stream_mask[rs->tmpl] & ~(unsigned)rs->busy;
+	unsigned mask = r->stream_mask[rs->tmpl] & ~(unsigned)rs->busy & rs->retry;
+	rs->retry &= (uint8_t)~mask;
 	for (int s = 0; mask; s++, mask >>= 1)
 		if (mask & 1)
 			try_stream(r, local, rs, s);
@@ -324,7 +336,8 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 	}
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->pc[s]++;
-	rs->cnt[s]++;
+	rs->retry |= (uint8_t)(1u << s);
+	cs__run_counter_moved(rs, s);
 	r->ops_done++;
 	rs->done_at[s] = cs_sim_now(r->sim);
 	if (xfer >= 0)
@@ -440,6 +453,9 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		rs->tmpl = (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
 		rs->factor = env->compute_factor ? env->compute_factor[rank] : 1.0f;
 		rs->blockc = NO_BLOCK;
+		rs->retry = 0xff;
+		rs->p2p_peer[0] = rs->p2p_peer[1] = -1;
+		rs->p2p_bytes[0] = rs->p2p_bytes[1] = -1.0;
 		for (int k = 0; k < CS_GROUP_KINDS; k++)
 			rs->gidx[k] = -1;
 		for (int st = 0; st < CS_STREAMS; st++)

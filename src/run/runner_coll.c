@@ -248,9 +248,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 	rank_state *rs = &r->ranks[local];
 	const cs_op *op = cs__run_head(r, rs, s);
 	int64_t rank = cs__run_rank_of(r, local);
-	int64_t p = r->env.mesh->deg[CS_AXIS_PP];
-	int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
-	int64_t peer = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+	int64_t peer = rs->p2p_peer[op->to > 0];  /* set when the send started */
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = rs->send_xfer;
 	int sim_peer = cs__run_simulated(r, peer);
@@ -270,7 +268,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 	cs__run_complete(r, local, s, xfer);
 	if (sim_peer) {
 		r->ranks[pl].done_at[mbox] = cs_sim_now(r->sim);
-		r->ranks[pl].cnt[mbox]++;
+		cs__run_counter_moved(&r->ranks[pl], mbox);
 		cs__run_note_transfer(r, &r->ranks[pl], mbox, xfer);
 		cs__run_try_rank(r, pl);
 	}

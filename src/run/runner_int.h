@@ -20,6 +20,11 @@ typedef struct rank_state {
 	int32_t pc[CS_STREAMS];
 	int32_t cnt[CS_COUNTERS];
 	cs_time send_xfer;            /* transfer time of the pipeline send in flight */
+	/* pipeline peers down [0] and up [1], and the time of the last message
+	 * size sent each way (links do not change during a run) */
+	int64_t p2p_peer[2];
+	double p2p_bytes[2];
+	cs_time p2p_ns[2];
 	cs_time blocked_at;
 	cs_time started[CS_STREAMS];  /* when the op at the head began */
 	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
@@ -29,6 +34,8 @@ typedef struct rank_state {
 	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed */
 	uint16_t tmpl;
 	uint8_t busy;                 /* bit per stream */
+	uint8_t retry;                /* bit per stream: try it at the next try_rank */
+	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
 	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
 	uint8_t fly_self;             /* bit per stream: its op in flight extends the stream's own path */
 	cs_rank_stats st;
@@ -112,6 +119,13 @@ static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs
 }
 void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer);
 void cs__run_try_rank(cs_runner *r, int64_t local);
+/* Counter c of rs moved: the streams waiting on it are tried again. */
+static inline void cs__run_counter_moved(rank_state *rs, int c)
+{
+	rs->cnt[c]++;
+	rs->retry |= rs->waiters[c];
+	rs->waiters[c] = 0;
+}
 void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer);
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 		      cs_coll_algo algo, uint64_t tag);
