@@ -219,6 +219,36 @@ START_TEST(empty_end_stages_keep_embedding_and_head)
 }
 END_TEST
 
+/* A plan whose programs would not fit in memory is refused before any is
+ * built, at the key that sets the micro-batches. */
+START_TEST(too_many_ops_refused_at_global_batch)
+{
+	cs_scenario *sc = load_text(
+		"cluster: {gpu: h100-sxm-80g, nodes: 16, gpus_per_node: 8}\n"
+		"model: {preset: llama3-405b}\n"
+		"training: {seq_len: 4096, global_batch: 100000, micro_batch: 1}\n"
+		"parallelism: {tp: 8, pp: 16}\n", NULL, 0);
+	cs_result *res = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_simulate(sc, NULL, &res, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_null(res);
+	ck_assert_msg(strstr(diag.msg, ":3:41: the programs would hold about 4.26e+08 ops "
+			  "(100000 micro-batches x 126 layers), more than the limit of 20000000"),
+		      "%s", diag.msg);
+	const char *set[] = { "training.global_batch=99984" };
+	cs_scenario *so = load_text(
+		"cluster: {gpu: h100-sxm-80g, nodes: 16, gpus_per_node: 8}\n"
+		"model: {preset: llama3-405b}\n"
+		"training: {seq_len: 4096, global_batch: 100000, micro_batch: 1}\n"
+		"parallelism: {tp: 8, pp: 16}\n", set, 1);
+	ck_assert_int_eq(cs_simulate(so, NULL, &res, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strncmp(diag.msg, "--set 'training.global_batch': the programs", 43) == 0,
+		      "%s", diag.msg);
+	cs_scenario_free(so);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 /* Golden runs: a scenario's JSON report against tests/golden/NAME.json
  * (tools/update-golden.sh rewrites them after an intended change). */
 static const struct { const char *scenario, *golden; const char *set; } golden_cases[] = {
@@ -267,6 +297,7 @@ static Suite *plan_suite(void)
 	tcase_add_loop_test(tc, layout_counts_embedding_and_loss_as_layers, 0,
 			    sizeof(layout_cases) / sizeof(layout_cases[0]));
 	tcase_add_test(tc, empty_end_stages_keep_embedding_and_head);
+	tcase_add_test(tc, too_many_ops_refused_at_global_batch);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("golden");
 	tcase_set_timeout(tc, 120);

@@ -102,6 +102,10 @@ cs_status cs_config_defaults(cs_scenario *sc);
  * cs_config_validate afterwards. Errors read "--set 'key=value': ...". */
 cs_status cs_config_apply_override(cs_scenario *sc, const char *assignment, cs_diag *diag);
 
+/* Where `key`'s value came from, for a message about it found after loading:
+ * "file:line:col", "--set 'key'" or, for a default, the file's path. */
+void cs_config_locate(const cs_scenario *sc, const char *key, char *out, size_t n);
+
 /* Derive open values, then check fields against each other. */
 cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag);
 

@@ -7,7 +7,7 @@
 #include "config/config.h"
 
 /* Upper bound on the key table's length (checked by the tests). */
-#define CS__MAX_KEYS 128
+#define CS__MAX_KEYS CS_SCENARIO_MAX_KEYS
 
 /* Where a key's value came from, for messages of cross-field checks. */
 typedef struct cs__where {

@@ -379,7 +379,21 @@ static cs_status override(cs_scenario *sc, const char *a, cs__marks *marks, cs_d
 		w->line = w->col = 0;
 		w->set = a;
 	}
+	sc->where[cs__config_key_index(k)] = (cs_key_pos){ -1, 0 };
 	return CS_OK;
+}
+
+void cs_config_locate(const cs_scenario *sc, const char *key, char *out, size_t n)
+{
+	const cs_config_key *k = cs_config_key_find(key);
+	cs_key_pos w = k ? sc->where[cs__config_key_index(k)] : (cs_key_pos){ 0, 0 };
+	const char *file = sc->path[0] ? sc->path : "scenario";
+	if (w.line > 0)
+		snprintf(out, n, "%s:%d:%d", file, (int)w.line, (int)w.col);
+	else if (w.line < 0)
+		snprintf(out, n, "--set '%s'", key);
+	else
+		snprintf(out, n, "%s", file);
 }
 
 cs_status cs_config_apply_override(cs_scenario *sc, const char *assignment, cs_diag *diag)
@@ -454,6 +468,10 @@ cs_status cs_scenario_load(const char *path, const char *const *overrides, size_
 		default_name(ld->sc, path);
 	if (st == CS_OK)
 		st = cs__config_check(ld->sc, &ld->marks, diag);
+	for (size_t i = 0; st == CS_OK && i < CS__MAX_KEYS; i++) {
+		const cs__where *w = &ld->marks.key[i];
+		ld->sc->where[i] = w->set ? (cs_key_pos){ -1, 0 } : (cs_key_pos){ w->line, w->col };
+	}
 	if (st == CS_OK)
 		*out = ld->sc;
 	else

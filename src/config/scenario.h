@@ -200,6 +200,14 @@ typedef struct cs_perturbation {
 
 /* ---- the scenario ------------------------------------------------------- */
 
+/* Where a key's value came from, for messages of checks made after loading:
+ * 1-based line and column in the file; line 0 when defaulted or derived, -1
+ * when an override (--set) gave it. Indexed like the key table. */
+#define CS_SCENARIO_MAX_KEYS 128
+typedef struct cs_key_pos {
+	int32_t line, col;
+} cs_key_pos;
+
 typedef struct cs_scenario {
 	char name[CS_NAME_MAX];
 	char path[CS_PATH_MAX];   /* file it came from ("" for built-in) */
@@ -214,6 +222,7 @@ typedef struct cs_scenario {
 	unsigned derived;         /* config bookkeeping: values cs_config_validate
 	                           * derived (CS_DERIVED_* in config/config.h), so
 	                           * a later override derives them again */
+	cs_key_pos where[CS_SCENARIO_MAX_KEYS];
 } cs_scenario;
 
 /* Derived quantities every module needs; cheap, so not stored. */

@@ -318,9 +318,11 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 		total += (double)b->nsched[s] * (double)(maxl * (per_layer + 4) + ends + 2);
 	if (total <= CS_BUILD_MAX_OPS)
 		return 0;
+	char where[CS_PATH_MAX + 64];
+	cs_config_locate(b->sc, "training.global_batch", where, sizeof where);
 	snprintf(diag->msg, sizeof(diag->msg),
 		 "%s: the programs would hold about %.3g ops (%lld micro-batches x %lld layers), "
-		 "more than the limit of %d", b->sc->path, total, (long long)b->lay.micro_batches,
+		 "more than the limit of %d", where, total, (long long)b->lay.micro_batches,
 		 (long long)b->sc->model.layers, CS_BUILD_MAX_OPS);
 	return 1;
 }
