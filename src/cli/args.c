@@ -3,6 +3,7 @@
  */
 #include "cli/args.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,17 @@
 #include <unistd.h>
 
 #include "config/config.h"
+
+int cs_args_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
 
 void cs_args_init(cs_args *a, const char *cmd, int argc, char **argv)
 {

@@ -6,6 +6,7 @@
 #define CS_CLI_ARGS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct cs_opt {
 	const char *name;   /* without the dashes */
@@ -41,6 +42,10 @@ typedef struct cs_scenario_args {
 /* Take a positional argument as the scenario file (one only) or, with
  * `is_set`, a --set value. 0, or 2 after printing the problem. */
 int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const char *val);
+
+/* A whole number from lo to hi in *out: 0, or -1 when `s` is not one (the
+ * caller words the message). */
+int cs_args_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* Print "clustersim CMD: <message>" and a pointer to --help; returns 2. */
 int cs_args_fail(const cs_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

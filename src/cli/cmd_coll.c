@@ -5,7 +5,6 @@
  */
 #include "cli/cmd_coll.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +81,10 @@ static int pick(const char *what, const char *value, const char *const *names, i
 
 static int parse_count(const char *opt, const char *s, int64_t *out)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end || end == s || v < 1) {
+	if (cs_args_parse_int(s, 1, INT64_MAX, out)) {
 		bad("'%s' needs a positive integer, got '%s'", opt, s);
 		return -1;
 	}
-	*out = v;
 	return 0;
 }
 

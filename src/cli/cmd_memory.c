@@ -7,11 +7,11 @@
  */
 #include "cli/cmd_memory.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "model/memory.h"
@@ -68,16 +68,12 @@ static int bad(mem_cmd *c, const char *fmt, const char *a, const char *b)
 static int parse_int(mem_cmd *c, const char *name, const char *s, int64_t lo, int64_t hi,
                      int64_t *out)
 {
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (errno || end == s || *end || x < lo || x > hi) {
+	if (cs_args_parse_int(s, lo, hi, out)) {
 		fprintf(c->err, "clustersim memory: bad value '%s' for '--%s' "
 				"(an integer from %lld to %lld)\n(see 'clustersim memory --help')\n",
 			s, name, (long long)lo, (long long)hi);
 		return CS_ERR_INPUT;
 	}
-	*out = x;
 	return 0;
 }
 

@@ -73,61 +73,44 @@ typedef struct pipe_args {
 	const char *timeline;
 } pipe_args;
 
-static int bad(const char *fmt, const char *a, const char *b)
+static int parse_int(const cs_args *args, const char *name, const char *s, int64_t lo, int64_t hi,
+		     int64_t *out)
 {
-	fprintf(stderr, "clustersim pipeline: ");
-	fprintf(stderr, fmt, a, b);
-	fprintf(stderr, "\n(see 'clustersim pipeline --help')\n");
-	return 2;
-}
-
-static int parse_int(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (errno || end == s || *end || x < lo || x > hi) {
-		char what[96];
-		snprintf(what, sizeof(what), "'%s' (an integer from %lld to %lld)", s, (long long)lo,
-		         (long long)hi);
-		return bad("bad value for '--%s': %s", name, what);
-	}
-	*out = x;
+	if (cs_args_parse_int(s, lo, hi, out))
+		return cs_args_fail(args, "bad value for '--%s': '%s' (an integer from %lld to %lld)",
+				    name, s, (long long)lo, (long long)hi);
 	return 0;
 }
 
-static int parse_time(const char *name, const char *s, double *out)
+static int parse_time(const cs_args *args, const char *name, const char *s, double *out)
 {
 	char *end;
 	errno = 0;
 	double x = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(x) || x < 0 || x > 1e6) {
-		char what[96];
-		snprintf(what, sizeof(what), "'%s' (a number from 0 to 1e6)", s);
-		return bad("bad value for '--%s': %s", name, what);
-	}
+	if (errno || end == s || *end || !isfinite(x) || x < 0 || x > 1e6)
+		return cs_args_fail(args, "bad value for '--%s': '%s' (a number from 0 to 1e6)", name, s);
 	*out = x;
 	return 0;
 }
 
-static int set_option(pipe_args *a, int id, const char *name, const char *val)
+static int set_option(const cs_args *args, pipe_args *a, int id, const char *name, const char *val)
 {
 	switch (id) {
 	case O_SCHEDULE:
 		if (cs_sched_parse(val, &a->sched) != 0)
-			return bad("unknown schedule '%s'%s", val,
-			           "; expected gpipe, 1f1b, interleaved, zb-h1 or zb-v");
+			return cs_args_fail(args, "unknown schedule '%s'; expected gpipe, 1f1b, "
+					    "interleaved, zb-h1 or zb-v", val);
 		a->have_sched = 1;
 		return 0;
-	case O_STAGES: return parse_int(name, val, 1, 65536, &a->p);
-	case O_MICRO: return parse_int(name, val, 1, 1 << 24, &a->m);
-	case O_VSTAGES: return parse_int(name, val, 1, 1024, &a->v);
-	case O_TF: return parse_time(name, val, &a->t[0]);
-	case O_TB: return parse_time(name, val, &a->t[1]);
-	case O_TW: return parse_time(name, val, &a->t[2]);
+	case O_STAGES: return parse_int(args, name, val, 1, 65536, &a->p);
+	case O_MICRO: return parse_int(args, name, val, 1, 1 << 24, &a->m);
+	case O_VSTAGES: return parse_int(args, name, val, 1, 1024, &a->v);
+	case O_TF: return parse_time(args, name, val, &a->t[0]);
+	case O_TB: return parse_time(args, name, val, &a->t[1]);
+	case O_TW: return parse_time(args, name, val, &a->t[2]);
 	case O_FORMAT:
 		if (strcmp(val, "text") != 0 && strcmp(val, "json") != 0)
-			return bad("bad value for '--format': '%s'%s", val, " (text or json)");
+			return cs_args_fail(args, "bad value for '--format': '%s' (text or json)", val);
 		a->json = strcmp(val, "json") == 0;
 		return 0;
 	default:
@@ -148,20 +131,20 @@ static int parse(pipe_args *a, int argc, char **argv)
 		if (id == CS_ARGS_ERROR)
 			return 2;
 		if (id == CS_ARGS_POSITIONAL)
-			return bad("unexpected argument '%s'%s", val, "");
+			return cs_args_fail(&args, "unexpected argument '%s'", val);
 		if (id == O_HELP) {
 			fputs(usage, stdout);
 			return 1;
 		}
-		if (set_option(a, id, pipe_opts[id - 1].name, val) != 0)
+		if (set_option(&args, a, id, pipe_opts[id - 1].name, val) != 0)
 			return 2;
 	}
 	if (!a->have_sched)
-		return bad("missing '--schedule'%s%s", "", "");
+		return cs_args_fail(&args, "missing '--schedule'");
 	if (a->p == 0)
-		return bad("missing '--stages'%s%s", "", "");
+		return cs_args_fail(&args, "missing '--stages'");
 	if (a->m == 0)
-		return bad("missing '--micro-batches'%s%s", "", "");
+		return cs_args_fail(&args, "missing '--micro-batches'");
 	if (a->v == 0)
 		a->v = a->sched == CS_SCHED_ZB_V ? 2 : 1;
 	return 0;

@@ -5,7 +5,6 @@
  */
 #include "cli/cmd_plan.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,13 +76,9 @@ typedef struct plan_args {
 static int int_arg(cs_args *a, const char *name, const char *val, int64_t lo, int64_t hi,
 		   int64_t *out)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(val, &end, 10);
-	if (errno || end == val || *end || v < lo || v > hi)
+	if (cs_args_parse_int(val, lo, hi, out))
 		return cs_args_fail(a, "'--%s' needs a whole number from %lld to %lld (got '%s')",
 				    name, (long long)lo, (long long)hi, val);
-	*out = v;
 	return 0;
 }
 

@@ -79,9 +79,9 @@ typedef struct sweep_args {
 static int parse(cs_args *a, sweep_args *r)
 {
 	const char *val;
-	char *end;
 	int id;
 	long n;
+	int64_t jobs;
 	memset(r, 0, sizeof(*r));
 	r->progress = isatty(2);
 	r->metric = "step_time_s";
@@ -105,10 +105,9 @@ static int parse(cs_args *a, sweep_args *r)
 				return 2;
 			break;
 		case O_JOBS:
-			n = strtol(val, &end, 10);
-			if (end == val || *end || n < 1 || n > 1024)
+			if (cs_args_parse_int(val, 1, 1024, &jobs))
 				return cs_args_fail(a, "'--jobs' expects a number from 1 to 1024, got '%s'", val);
-			r->jobs = (int)n;
+			r->jobs = (int)jobs;
 			break;
 		case O_OUT: r->out = val; break;
 		case O_PLOT: r->plot = val; break;

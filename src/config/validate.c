@@ -309,13 +309,13 @@ static cs_status check_plan(checker *c)
 	    p->virtual_stages != 1)
 		return fail(c, "parallelism.pipeline.virtual_stages", NULL, "'parallelism.pipeline."
 		            "virtual_stages' applies to the interleaved and zb-v schedules only");
+	static const char *const counted[] = { "", " plus the embedding", " plus the loss",
+	                                       " plus the embedding and the loss" };
 	int64_t units = m->layers + p->account_embedding + p->account_loss;
 	if ((double)p->pp * (double)p->virtual_stages > (double)units)
 		return fail(c, "parallelism.pp", NULL, "pp x virtual_stages = %lld exceeds the model's "
 		            "%lld layers%s", (long long)(p->pp * p->virtual_stages), (long long)m->layers,
-		            units == m->layers ? "" : units == m->layers + 2
-		            ? " plus the embedding and the loss" : p->account_embedding
-		            ? " plus the embedding" : " plus the loss");
+		            counted[p->account_embedding + 2 * p->account_loss]);
 
 	if (sc->training.global_batch == 0) {
 		sc->training.global_batch = p->dp * sc->training.micro_batch;
@@ -369,7 +369,7 @@ static cs_status check_perturbations(checker *c)
  * a stage apart. */
 static cs_status check_fold(checker *c)
 {
-	int64_t gpus = c->sc->cluster.nodes * c->sc->cluster.gpus_per_node;
+	int64_t gpus = cs_scenario_gpus(c->sc);
 	if (!c->sc->sim.fold && gpus > CS_CONFIG_MAX_RANKS)
 		return fail(c, "cluster.nodes", "simulate.fold", "simulating %lld ranks one by one "
 		            "exceeds the limit of %d ranks; fold symmetric ranks with "

@@ -10,7 +10,6 @@
 
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
-#include "config/config.h"
 #include "config/scenario.h"
 #include "fault/fault.h"
 #include "hw/topo.h"
@@ -201,20 +200,6 @@ static double pct(const double *sorted, int64_t n, double q)
 	return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
 }
 
-/* Plans too large to simulate rank by rank on this machine. */
-static cs_status check_plan(const cs_scenario *sc, const cs_mesh *mesh, cs_diag *diag)
-{
-	int64_t simulated = sc->sim.fold ? sc->parallel.pp : mesh->world;
-	if (simulated > CS_CONFIG_MAX_RANKS) {
-		snprintf(diag->msg, sizeof(diag->msg),
-			 "%s: simulating %lld ranks one by one needs more memory than the limit of %d "
-			 "ranks allows; fold symmetric ranks with 'simulate.fold: true'",
-			 sc->path, (long long)simulated, CS_CONFIG_MAX_RANKS);
-		return CS_ERR_INPUT;
-	}
-	return CS_OK;
-}
-
 /* The ranks to trace: the ones asked for, and the first rank of each stage
  * when none are asked for or a timeline is drawn. */
 static cs_status trace_ranks(const cs_scenario *sc, const cs_mesh *mesh, const cs_run_opts *opts,
@@ -309,9 +294,6 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 	if (!res)
 		goto fail;
 	cs_mesh_init(&c.mesh, &sc->parallel);
-	if ((st = check_plan(sc, &c.mesh, diag)) != CS_OK)
-		goto fail;
-	st = CS_ERR_NOMEM;
 	c.topo = cs_topo_new(&sc->cluster);
 	c.coll = cs_coll_new(&sc->cluster, &sc->coll);
 	c.nprogs = sc->parallel.pp;
