@@ -1,0 +1,20 @@
+/*
+ * file.h - reading a whole input file (scenarios, kernel profiles).
+ */
+#ifndef CS_CORE_FILE_H
+#define CS_CORE_FILE_H
+
+#include <stddef.h>
+
+#include "clustersim/clustersim.h"
+
+/*
+ * Read the regular file `path` whole into a new NUL-terminated buffer that
+ * the caller frees: *buf, *len bytes (the NUL not counted). Refuses more
+ * than `limit` bytes. Errors, in diag: "cannot open 'PATH': reason",
+ * "cannot read 'PATH': not a regular file", "'PATH' is larger than the
+ * limit of N MiB" (CS_ERR_INPUT), or out of memory (CS_ERR_NOMEM).
+ */
+cs_status cs_file_read(const char *path, size_t limit, char **buf, size_t *len, cs_diag *diag);
+
+#endif
