@@ -397,6 +397,45 @@ START_TEST(bad_scenarios_are_refused_with_location)
 }
 END_TEST
 
+/* The kernel profile a scenario names: a built-in, a file next to the
+ * scenario, or none. A file that cannot be opened is refused at the key; a
+ * malformed one at its own file:line:col; --set names the key. */
+START_TEST(kernel_profile_is_resolved_and_checked)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+
+	ck_assert_int_eq(load_text(BASE, NULL, 0, &sc, &diag), CS_OK);
+	ck_assert_str_eq(sc->cluster.gpu.profile, "h100-sxm");
+	cs_scenario_free(sc);
+	ck_assert_int_eq(load_text("cluster:\n  gpu:\n    preset: h100-sxm-80g\n    profile: none\n"
+				   "model: {preset: llama2-7b}\n", NULL, 0, &sc, &diag), CS_OK);
+	cs_scenario_free(sc);
+
+	ck_assert_int_eq(load_text("cluster:\n  gpu:\n    preset: h100-sxm-80g\n    profile: nope.yaml\n"
+				   "model: {preset: llama2-7b}\n", NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, ":4:14: cannot open kernel profile '/tmp/nope.yaml': No such "
+			     "file") != NULL, "%s", diag.msg);
+	ck_assert_ptr_null(sc);
+
+	const char *sets[] = { "cluster.gpu.profile=/no/such.yaml" };
+	ck_assert_int_eq(load_text(BASE, sets, 1, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strncmp(diag.msg, "--set 'cluster.gpu.profile': cannot open", 40) == 0, "%s",
+		      diag.msg);
+
+	char *prof = temp_yaml("name: bad\ngpu: x\nderived: false\nlaunch: {eager_op_us: -1, "
+			       "graph_kernel_us: 1}\n");
+	char text[512];
+	snprintf(text, sizeof text, "cluster:\n  gpu:\n    preset: h100-sxm-80g\n    profile: %s\n"
+		 "model: {preset: llama2-7b}\n", prof);
+	ck_assert_int_eq(load_text(text, NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strncmp(diag.msg, prof, strlen(prof)) == 0 &&
+		      strncmp(diag.msg + strlen(prof), ":4:", 3) == 0, "%s", diag.msg);
+	unlink(prof);
+	free(prof);
+}
+END_TEST
+
 START_TEST(file_problems_are_refused)
 {
 	cs_scenario *sc = NULL;
@@ -707,6 +746,7 @@ static Suite *config_suite(void)
 	tcase_add_loop_test(tc, bad_scenarios_are_refused_with_location, 0,
 	                    sizeof bad_cases / sizeof bad_cases[0]);
 	tcase_add_test(tc, file_problems_are_refused);
+	tcase_add_test(tc, kernel_profile_is_resolved_and_checked);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("overrides");
 	tcase_add_loop_test(tc, overrides_use_the_file_checks, 0, sizeof bad_sets / sizeof bad_sets[0]);

@@ -407,7 +407,7 @@ static const struct { cs_optimizer opt; cs_precision g; double bytes; } opt_case
 
 START_TEST(test_optimizer_op_bytes_per_param)
 {
-	cs_layer_op op = cs_model_optimizer_op(1000, opt_cases[_i].opt, opt_cases[_i].g);
+	cs_layer_op op = cs_model_optimizer_op(1000, opt_cases[_i].opt, opt_cases[_i].g, CS_FW_MEGATRON);
 	ck_assert_int_eq(op.cls, CS_OPC_MEMBOUND);
 	ck_assert(fabs(op.bytes - 1000.0 * opt_cases[_i].bytes) < 1e-9);
 }
@@ -458,6 +458,78 @@ START_TEST(test_separate_grad_accumulation_reads_and_writes_each_weight_grad)
 }
 END_TEST
 
+/*
+ * The element-wise kernels of one Llama block's forward, per framework,
+ * against a hand count. n = T*h, q = T*(h + kv) (the q and k that RoPE
+ * touches), f = T*ffn, W the block's weights. Megatron (fused, 16-bit):
+ * two norms 2n*2 each, RoPE 2q*2, two residual adds 3n*2 each, SwiGLU
+ * 3f*2 = 20n + 4q + 6f. Eager PyTorch (fp32 residual stream, fp32
+ * weights): two fp32 norms 8n and their casts 6n, RoPE's mul, neg, cat,
+ * mul (6q + 2q + 4q + 6q) and fp32 add 12q, the cast of q and k 6q, two
+ * mixed residual adds 10n, SwiGLU 6f, and every weight cast to bf16 (6
+ * bytes each) = 48n + 36q + 6f + 6W. FSDP (16-bit, unfused): norms 4n,
+ * RoPE (4q + 2q + 4q + 4q) + 6q, residual adds 6n, SwiGLU 6f = 20n + 20q +
+ * 6f. The GEMMs' FLOPs are 2*T*W in all three.
+ */
+static const struct { cs_framework fw; double n, q, f, w; } fw_cases[] = {
+	{ CS_FW_MEGATRON, 20.0, 4.0, 6.0, 0.0 },
+	{ CS_FW_PYTORCH, 48.0, 36.0, 6.0, 6.0 },
+	{ CS_FW_FSDP, 20.0, 20.0, 6.0, 0.0 },
+};
+
+START_TEST(test_framework_block_kernels_match_hand_count)
+{
+	cs_model_spec m = fx_llama("small", 2, 256, 4, 2, 512, 1000);
+	double T = 64, h = 256, kv = 128, ffn = 512;
+	cs_layer_ctx c = ctx(64, 1, 1, 1);
+	c.flash_attention = true;
+	c.framework = fw_cases[_i].fw;
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	double mem = 0.0, gemm = 0.0;
+	for (int i = 0; i < n; i++) {
+		if (ops[i].cls == CS_OPC_MEMBOUND)
+			mem += ops[i].bytes;
+		else if (ops[i].cls == CS_OPC_GEMM)
+			gemm += ops[i].flops;
+	}
+	double W = h * (h + 2.0 * kv) + h * h + 3.0 * h * ffn;
+	double want = fw_cases[_i].n * T * h + fw_cases[_i].q * T * (h + kv) + fw_cases[_i].f * T * ffn +
+		      fw_cases[_i].w * W;
+	ck_assert_msg(rel(mem, want) < 1e-12, "element-wise bytes %.6g, want %.6g", mem, want);
+	ck_assert(rel(gemm, 2.0 * T * W) < 1e-12);
+}
+END_TEST
+
+/* Eager PyTorch casts each 16-bit weight gradient to fp32 (an unrolled
+ * mixed-precision kernel, charged the measured fp32 += bf16 kernel's 10
+ * bytes per element) and adds it into .grad on every micro-batch but the
+ * first (12 bytes), charged as (M - 1) / M per micro-batch; the GEMMs write
+ * the gradients in TN layout. */
+START_TEST(test_eager_weight_gradients_cast_and_accumulate)
+{
+	cs_model_spec m = fx_llama("small", 2, 256, 4, 2, 512, 1000);
+	double h = 256, kv = 128, ffn = 512;
+	cs_layer_ctx c = ctx(64, 1, 1, 1);
+	c.framework = CS_FW_PYTORCH;
+	c.micro_batches = 4;
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_WEIGHT, ops, MAXOPS);
+	double casts = 0.0, accum = 0.0;
+	for (int i = 0; i < n; i++) {
+		if (ops[i].cls == CS_OPC_GEMM)
+			ck_assert_int_eq(ops[i].layout, CS_GEMM_TN);
+		else if (strcmp(ops[i].name, "grad_accum") == 0)
+			accum += ops[i].bytes;
+		else
+			casts += ops[i].bytes;
+	}
+	double W = h * (h + 2.0 * kv) + h * h + 3.0 * h * ffn;
+	ck_assert(rel(casts, 10.0 * W) < 1e-12);
+	ck_assert(rel(accum, 12.0 * W * 3.0 / 4.0) < 1e-12);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *model_suite(void)
@@ -491,6 +563,10 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_optimizer_op_bytes_per_param, 0, N(opt_cases));
 	tcase_add_loop_test(tc, test_separate_grad_accumulation_reads_and_writes_each_weight_grad, 0,
 			    N(accum_cases));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("frameworks");
+	tcase_add_loop_test(tc, test_framework_block_kernels_match_hand_count, 0, N(fw_cases));
+	tcase_add_test(tc, test_eager_weight_gradients_cast_and_accumulate);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -55,6 +55,13 @@ typedef enum cs_comm_kind {
 	CS_COMM_TP, CS_COMM_DP, CS_COMM_PP, CS_COMM_CP, CS_COMM_EP, CS_COMM_KINDS
 } cs_comm_kind;
 
+/* Compute time by class: GEMMs, attention, memory-bound kernels, the
+ * optimizer, and the GPU idling while the host launches kernels. */
+typedef enum cs_compute_kind {
+	CS_COMPUTE_GEMM, CS_COMPUTE_ATTN, CS_COMPUTE_MEMBOUND, CS_COMPUTE_OPTIM, CS_COMPUTE_HOST,
+	CS_COMPUTE_KINDS
+} cs_compute_kind;
+
 /* Memory per GPU by category, bytes (the largest over ranks). */
 typedef struct cs_memory {
 	double weights, grads, optimizer, activations, total;
@@ -97,6 +104,10 @@ typedef struct cs_metrics {
 	double tflops_per_gpu_causal;/* the same with causal attention counted as s^2/2 */
 	double mfu_causal;
 	double compute_s;            /* busy compute time of the critical rank */
+	double compute_kind_s[CS_COMPUTE_KINDS]; /* compute_s by class */
+	char profile[64];            /* kernel profile that timed compute, "" for the flat
+	                              * efficiencies */
+	int profile_derived;         /* the profile was derived from another GPU's */
 	double exposed_comm_s[CS_COMM_KINDS];
 	double bubble_s;
 	double bubble_fraction;
@@ -141,6 +152,8 @@ const cs_metrics *cs_result_metrics(const cs_result *res);
 void cs_result_free(cs_result *res);
 
 const char *cs_comm_kind_name(cs_comm_kind kind);
+/* "gemm", "attention", "memory_bound", "optimizer", "host_idle". */
+const char *cs_compute_kind_name(cs_compute_kind kind);
 
 #ifdef __cplusplus
 }

@@ -177,6 +177,8 @@ static int write_per_rank(const char *path, const cs_result *res)
 	int64_t n;
 	const cs_rank_row *rows = cs__result_rows(res, &n);
 	fputs("rank,end_s,busy_s,idle_s", f);
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		fprintf(f, ",%s_s", cs_compute_kind_name((cs_compute_kind)k));
 	for (int k = 0; k < CS_COMM_KINDS; k++)
 		fprintf(f, ",exposed_%s_s", cs_comm_kind_name((cs_comm_kind)k));
 	fputs(",activation_peak_bytes,compute_factor\n", f);
@@ -189,6 +191,10 @@ static int write_per_rank(const char *path, const cs_result *res)
 		cs_csv_num(f, r->busy_s);
 		fputc(',', f);
 		cs_csv_num(f, r->idle_s);
+		for (int k = 0; k < CS_COMPUTE_KINDS; k++) {
+			fputc(',', f);
+			cs_csv_num(f, r->kind_s[k]);
+		}
 		for (int k = 0; k < CS_COMM_KINDS; k++) {
 			fputc(',', f);
 			cs_csv_num(f, r->exposed_s[k]);

@@ -23,6 +23,7 @@
 
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
+#include "hw/kprof.h"
 
 /* Largest cluster accepted, in GPUs (nodes x gpus_per_node). */
 #define CS_CONFIG_MAX_GPUS 10000000
@@ -108,6 +109,11 @@ void cs_config_locate(const cs_scenario *sc, const char *key, char *out, size_t 
 
 /* Derive open values, then check fields against each other. */
 cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag);
+
+/* Load the kernel profile the scenario names into *out (NULL for none; the
+ * caller frees it with cs_kprof_free). A file that cannot be opened is
+ * reported at the key's location, a malformed one at its own. */
+cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag);
 
 /* ---- units (also for the command line) ---------------------------------- */
 

@@ -18,6 +18,8 @@ static const char *const shard_names[] = {"none", "zero1", "zero2", "zero3", "sh
 static const char *const prefetch_names[] = {"none", "pre", "post", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const accum_names[] = {"fused", "separate", NULL};
+static const char *const fw_names[] = {"megatron", "pytorch", "fsdp", NULL};
+static const char *const attn_kernel_names[] = {"cudnn", "flash2", NULL};
 static const char *const cp_names[] = {"all-gather", "ring", NULL};
 static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls-tree",
                                          "hierarchical", NULL};
@@ -51,6 +53,10 @@ static const cs_config_key keys[] = {
 	  NULL, "0.6", "FlashAttention fraction of peak"),
 	K("cluster.gpu.hbm_efficiency", CS_KIND_RATIO, cluster.gpu.hbm_efficiency, 0, 1, true,
 	  NULL, "0.8", "achievable fraction of HBM bandwidth (assumption)"),
+	K("cluster.gpu.profile", CS_KIND_STRING, cluster.gpu.profile, 0, 0, false, NULL,
+	  "from preset, else none", "kernel profile: a built-in name (h200-sxm, h100-sxm, "
+	  "a100-sxm, b200), a YAML file relative to the scenario, or none for the flat "
+	  "efficiencies"),
 	K("cluster.gpu.nvls", CS_KIND_BOOL, cluster.gpu.nvls, 0, 0, false, NULL,
 	  "from preset, else false", "NVLink SHARP reductions in the NVSwitch"),
 	K("cluster.gpu.arch", CS_KIND_INT, cluster.gpu.arch, 1, 1000, false, NULL,
@@ -135,6 +141,12 @@ static const cs_config_key keys[] = {
 	  "adam | adam-8bit | sgd | sgd-momentum"),
 	K("training.dropout", CS_KIND_BOOL, training.dropout, 0, 0, false, NULL, "false",
 	  "dropout masks kept as activations"),
+	K("training.framework", CS_KIND_ENUM, training.framework, 0, 0, false, fw_names,
+	  "megatron", "megatron | pytorch | fsdp: the kernels the software runs around the GEMMs"),
+	K("training.attention_kernel", CS_KIND_ENUM, training.attention_kernel, 0, 0, false,
+	  attn_kernel_names, "cudnn", "cudnn | flash2: the fused attention implementation"),
+	K("training.cuda_graphs", CS_KIND_BOOL, training.cuda_graphs, 0, 0, false, NULL, "false",
+	  "kernels launched from CUDA graphs (host cost per kernel) rather than eagerly"),
 
 	K("parallelism.tp", CS_KIND_INT, parallel.tp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
 	  "tensor-parallel degree"),

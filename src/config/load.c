@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "core/file.h"
 #include "config/config_int.h"
 
 typedef struct loader {
@@ -197,47 +198,6 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 
 /* ---- reading the file ---------------------------------------------------- */
 
-static cs_status read_file(const char *path, unsigned char **buf, size_t *len, cs_diag *diag)
-{
-	struct stat stt;
-	FILE *f = fopen(path, "rb");
-	size_t got;
-
-	if (!f || fstat(fileno(f), &stt) != 0) {
-		snprintf(diag->msg, sizeof diag->msg, "cannot open '%.400s': %s", path, strerror(errno));
-		if (f)
-			fclose(f);
-		return CS_ERR_INPUT;
-	}
-	if (!S_ISREG(stt.st_mode)) {
-		fclose(f);
-		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': not a regular file", path);
-		return CS_ERR_INPUT;
-	}
-	if (stt.st_size > CS_CONFIG_MAX_FILE) {
-		fclose(f);
-		snprintf(diag->msg, sizeof diag->msg, "'%.400s' is larger than the limit of %d MiB",
-		         path, CS_CONFIG_MAX_FILE / (1024 * 1024));
-		return CS_ERR_INPUT;
-	}
-	*buf = malloc((size_t)stt.st_size + 1);
-	if (!*buf) {
-		fclose(f);
-		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", path);
-		return CS_ERR_NOMEM;
-	}
-	got = fread(*buf, 1, (size_t)stt.st_size, f);
-	if (ferror(f)) {
-		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': %s", path, strerror(errno));
-		fclose(f);
-		free(*buf);
-		return CS_ERR_INPUT;
-	}
-	fclose(f);
-	(*buf)[got] = '\0';
-	*len = got;
-	return CS_OK;
-}
 
 static cs_status yaml_error(const yaml_parser_t *parser, const char *file, cs_diag *diag)
 {
@@ -441,7 +401,7 @@ cs_status cs_scenario_load(const char *path, const char *const *overrides, size_
 		snprintf(diag->msg, sizeof diag->msg, "no scenario file given");
 		return CS_ERR_INPUT;
 	}
-	if ((st = read_file(path, &buf, &len, diag)) != CS_OK)
+	if ((st = cs_file_read(path, CS_CONFIG_MAX_FILE, (char **)&buf, &len, diag)) != CS_OK)
 		return st;
 	ld = calloc(1, sizeof *ld);
 	if (ld)
@@ -472,6 +432,8 @@ cs_status cs_scenario_load(const char *path, const char *const *overrides, size_
 		const cs__where *w = &ld->marks.key[i];
 		ld->sc->where[i] = w->set ? (cs_key_pos){ -1, 0 } : (cs_key_pos){ w->line, w->col };
 	}
+	if (st == CS_OK)
+		st = cs__config_check_profile(ld->sc, diag);
 	if (st == CS_OK)
 		*out = ld->sc;
 	else

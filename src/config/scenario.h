@@ -31,6 +31,8 @@ typedef struct cs_gpu_spec {
 	double hbm_efficiency;   /* achievable fraction of HBM bandwidth */
 	int nvls;                /* NVLink SHARP (NVSwitch reductions) available */
 	int arch;                /* 80 Ampere, 90 Hopper, 100 Blackwell */
+	char profile[CS_PATH_MAX]; /* kernel profile: a built-in name, a file (relative to
+	                            * the scenario), or "none" for the flat efficiencies */
 } cs_gpu_spec;
 
 typedef struct cs_link_spec {
@@ -93,6 +95,18 @@ typedef enum cs_grad_accum {
 	CS_GRAD_ACCUM_SEPARATE  /* a kernel of its own (PyTorch's AccumulateGrad) */
 } cs_grad_accum;
 
+/* The training software, which decides the kernels around the GEMMs. */
+typedef enum cs_framework {
+	CS_FW_MEGATRON, /* Megatron-LM + Transformer Engine: fused norms, RoPE, SwiGLU,
+	                 * bias-dropout-add; bf16 weights, fp32 main gradients */
+	CS_FW_PYTORCH,  /* eager PyTorch + autocast: fp32 weights cast per GEMM, fp32
+	                 * residual stream, RoPE and SwiGLU as separate kernels */
+	CS_FW_FSDP      /* eager PyTorch under FSDP mixed precision: bf16 compute
+	                 * weights and residual stream, unfused element-wise kernels */
+} cs_framework;
+
+typedef enum cs_attn_kernel { CS_ATTNK_CUDNN, CS_ATTNK_FLASH2 } cs_attn_kernel;
+
 typedef struct cs_training_spec {
 	int64_t seq_len;
 	int64_t global_batch;   /* sequences per optimizer step */
@@ -102,6 +116,9 @@ typedef struct cs_training_spec {
 	cs_grad_accum grad_accum;
 	cs_optimizer optimizer;
 	bool dropout;
+	cs_framework framework;
+	cs_attn_kernel attention_kernel; /* fused attention implementation */
+	bool cuda_graphs;         /* kernels launched from CUDA graphs, not eagerly */
 } cs_training_spec;
 
 /* ---- parallel plan ------------------------------------------------------ */

@@ -1,6 +1,9 @@
 /*
- * compute.c - roofline time of an op on one GPU with GEMM wave quantization.
+ * compute.c - the time of an op on one GPU: from the kernel profile's
+ * measured throughput when there is one, else the flat roofline model with
+ * GEMM wave quantization.
  *
+ * Flat model:
  * The GPU's gemm_efficiency is the MAMF figure (the best measured GEMM
  * throughput over peak), measured on large square GEMMs such as 8192^3. A
  * measurement already includes that shape's own wave quantization, so the
@@ -63,10 +66,92 @@ static int64_t to_ns(double seconds)
 	return ns < 1.0 ? 1 : (int64_t)ns;
 }
 
-int64_t cs_compute_op_ns(const cs_gpu_spec *gpu, cs_precision prec, const cs_layer_op *op)
+cs_compute_kind cs_compute_op_class(const cs_layer_op *op)
+{
+	switch (op->cls) {
+	case CS_OPC_GEMM:
+		return CS_COMPUTE_GEMM;
+	case CS_OPC_ATTN:
+		return CS_COMPUTE_ATTN;
+	case CS_OPC_MEMBOUND:
+	case CS_OPC_COMM:
+		break;
+	}
+	if (op->mem == CS_MEM_ADAM_FUSED || op->mem == CS_MEM_ADAM_FOREACH)
+		return CS_COMPUTE_OPTIM;
+	return CS_COMPUTE_MEMBOUND;
+}
+
+/* Seconds of `op` at the profile's measured throughput; < 0 when the
+ * profile has nothing for it (the flat model times it then). */
+static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
+{
+	const cs_kprof *p = c->prof;
+	switch (op->cls) {
+	case CS_OPC_GEMM: {
+		double m = (double)op->m * (double)(op->batch > 0 ? op->batch : 1);
+		double thr = 0.0;
+		if (c->prec == CS_PREC_FP8)
+			thr = cs_kprof_gemm(p, CS_GEMM_FP8, (cs_gemm_layout)op->layout, m,
+					    (double)op->n, (double)op->k);
+		if (!(thr > 0.0))
+			thr = cs_kprof_gemm(p, CS_GEMM_BF16, (cs_gemm_layout)op->layout, m,
+					    (double)op->n, (double)op->k);
+		if (c->prec == CS_PREC_FP32)
+			thr /= 2.0; /* TF32 at half the 16-bit rate */
+		return thr > 0.0 ? op->flops / thr : -1.0;
+	}
+	case CS_OPC_ATTN: {
+		if (op->head_dim <= 0 || !(op->attn_seq > 0.0) || !(op->attn_bh > 0.0))
+			return -1.0;
+		double thr = cs_kprof_attn(p, c->attn, true, op->head_dim, op->attn_bh, op->attn_seq,
+					   op->attn_bwd);
+		return thr > 0.0 ? op->flops / thr : -1.0;
+	}
+	case CS_OPC_MEMBOUND: {
+		/* the curve is looked up at the op's bytes: several kinds were
+		 * measured as a group of kernels (a norm's backward, the silu-mul
+		 * pair, the cross-entropy) */
+		double bw = cs_kprof_mem(p, (cs_mem_kind)op->mem, op->bytes);
+		return bw > 0.0 ? op->bytes / bw : -1.0;
+	}
+	case CS_OPC_COMM:
+		break;
+	}
+	return -1.0;
+}
+
+static int64_t flat_op_ns(const cs_gpu_spec *gpu, cs_precision prec, const cs_layer_op *op);
+
+int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op)
 {
 	if (op->cls == CS_OPC_COMM)
 		return 0;
+	if (!c->prof)
+		return flat_op_ns(c->gpu, c->prec, op);
+	double t = profile_seconds(c, op);
+	if (t < 0.0)
+		return flat_op_ns(c->gpu, c->prec, op);
+	/* no kernel beats its roofline nor the shortest measured kernel */
+	double peak = cs_compute_peak(c->gpu, c->prec);
+	if (op->cls == CS_OPC_ATTN)
+		peak = cs_compute_peak(c->gpu, CS_PREC_BF16);
+	if (peak > 0.0 && op->flops / peak > t)
+		t = op->flops / peak;
+	if (c->gpu->hbm_bandwidth > 0.0 && op->bytes / c->gpu->hbm_bandwidth > t)
+		t = op->bytes / c->gpu->hbm_bandwidth;
+	int kernels = op->kernels > 0 ? op->kernels : 1;
+	double floor_s = kernels * cs_kprof_min_kernel_ns(c->prof) * 1e-9;
+	if (t < floor_s && (op->flops > 0.0 || op->bytes > 0.0))
+		t = floor_s;
+	int64_t ns = to_ns(t);
+	if (ns == 0 && (op->flops > 0.0 || op->bytes > 0.0))
+		ns = 1;
+	return ns;
+}
+
+static int64_t flat_op_ns(const cs_gpu_spec *gpu, cs_precision prec, const cs_layer_op *op)
+{
 	double bw = gpu->hbm_bandwidth * frac(gpu->hbm_efficiency, 1.0);
 	double t_mem = bw > 0.0 ? op->bytes / bw : 0.0;
 	double t_flop = 0.0;

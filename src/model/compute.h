@@ -1,10 +1,17 @@
 /*
  * compute.h - the time of one op on one GPU.
  *
- * GEMMs: FLOPs at peak x gemm_efficiency x wave efficiency (128x256 output
- * tiles over the SMs), or HBM traffic, whichever is slower. Attention
- * (FlashAttention): FLOPs at peak x attn_efficiency. Everything else is
- * bandwidth bound. The slowdown while comm kernels hold SMs is the
+ * With a kernel profile (hw/kprof.h), each kernel runs at the throughput
+ * measured for its class and shape: GEMMs by layout and (M, N, K),
+ * attention by backend, sequence, head dimension and direction,
+ * memory-bound kernels by kind at their measured bandwidth for the bytes
+ * they move; no kernel beats its roofline (FLOPs at the dense peak, bytes
+ * at the HBM datasheet bandwidth) or runs shorter than the shortest
+ * measured kernel. Without one (a GPU with no profile, or profile "none"),
+ * the flat model: GEMMs at peak x gemm_efficiency x wave efficiency
+ * (128x256 output tiles over the SMs) or HBM traffic, whichever is slower;
+ * attention at peak x attn_efficiency; everything else bandwidth bound at
+ * hbm_efficiency. The slowdown while comm kernels hold SMs is the
  * runner's, not applied here.
  */
 #ifndef CS_MODEL_COMPUTE_H
@@ -13,10 +20,25 @@
 #include <stdint.h>
 
 #include "config/scenario.h"
+#include "hw/kprof.h"
 #include "model/model.h"
 
 #define CS_GEMM_TILE_M 128
 #define CS_GEMM_TILE_N 256
+
+/* What times ops: the GPU, the matmul precision, the kernel profile (NULL
+ * for the flat efficiencies) and the fused attention implementation. The
+ * caller keeps all of them alive while it times ops. */
+typedef struct cs_compute {
+	const cs_gpu_spec *gpu;
+	cs_precision prec;
+	const cs_kprof *prof;
+	cs_attn_backend attn;
+} cs_compute;
+
+/* The class of compute time `op` counts in (clustersim.h's cs_compute_kind;
+ * CS_COMPUTE_HOST is the builder's). */
+cs_compute_kind cs_compute_op_class(const cs_layer_op *op);
 
 /* Dense tensor-core peak of `gpu` in `prec`, FLOP/s (fp32: TF32, half of bf16;
  * fp8 without an fp8 peak: bf16). */
@@ -28,6 +50,6 @@ double cs_compute_wave_efficiency(const cs_gpu_spec *gpu, int64_t m, int64_t n, 
 
 /* Time of one op on one GPU, integer nanoseconds (>= 1 for any op with
  * work; 0 for an op without FLOPs or bytes, and for comm ops). */
-int64_t cs_compute_op_ns(const cs_gpu_spec *gpu, cs_precision prec, const cs_layer_op *op);
+int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "config/scenario.h"
+#include "hw/kprof.h"
 
 typedef struct cs_param_counts {
 	int64_t total;            /* all parameters (MoE: all experts) */
@@ -52,6 +53,8 @@ typedef struct cs_layer_ctx {     /* what divides one micro-batch's work on one 
 	double grad_accum_bytes;  /* HBM bytes per weight-gradient element of a separate
 	                           * accumulation kernel after the weight-gradient GEMMs
 	                           * (0: accumulated inside them) */
+	cs_framework framework;   /* which kernels the software runs around the GEMMs */
+	int64_t micro_batches;    /* per step (eager accumulation skips the first) */
 } cs_layer_ctx;
 
 typedef struct cs_layer_op {
@@ -60,6 +63,13 @@ typedef struct cs_layer_op {
 	double flops;         /* per rank, this micro-batch */
 	double bytes;         /* HBM bytes read + written, per rank */
 	int64_t m, n, k, batch; /* GEMM shape per rank (batch: independent GEMMs, 1 usually) */
+	int kernels;          /* kernels launched (host launch costs); 0 counts as 1 */
+	uint8_t layout;       /* GEMM: cs_gemm_layout */
+	uint8_t mem;          /* MEMBOUND: cs_mem_kind, whose measured bandwidth times it */
+	bool attn_bwd;        /* ATTN: the backward kernel */
+	int head_dim;         /* ATTN */
+	double attn_seq;      /* ATTN: tokens per sequence the kernel sees */
+	double attn_bh;       /* ATTN: sequences x query heads on this rank */
 	/* cls == CS_OPC_COMM: a collective this layer needs at this point of the pass */
 	int comm_kind;        /* cs_comm_kind: CS_COMM_TP, CS_COMM_CP, CS_COMM_EP */
 	int coll;             /* cs_coll_op (coll/coll_op.h) */
@@ -92,8 +102,10 @@ int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pa
                        cs_layer_op *out, int cap);
 int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass,
                       cs_layer_op *out, int cap);
-/* The optimizer update of `params` parameters held by this rank (bandwidth bound). */
-cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype);
+/* The optimizer update of `params` parameters held by this rank (bandwidth
+ * bound; a fused multi-tensor kernel, or PyTorch's foreach kernels). */
+cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
+                                  cs_framework fw);
 
 /*
  * Model FLOPs of one step over the whole job (the MFU numerator): every

@@ -25,11 +25,27 @@ typedef struct blk {
 	double wgrad_elems;  /* weight-gradient elements written in this pass */
 } blk;
 
-/* A weight-gradient GEMM dW(m x n) = X^T dY, `batch` of them. */
+/* A weight-gradient GEMM dW(m x n) = X^T dY, `batch` of them; eager
+ * PyTorch then casts the 16-bit gradient back through the weight's autocast
+ * cast to fp32. */
 static void wgrad(blk *B, const char *name, double m, double n, double k, double batch)
 {
-	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.ab);
+	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.ab, CS_GEMM_TN);
+	cs__cast_weight(B->l, &B->d, "weight_grad_cast", m * n * batch, true);
 	B->wgrad_elems += m * n * batch;
+}
+
+/* A forward GEMM with its weight (fan-in k x fan-out n) cast first under
+ * autocast, and the input-gradient GEMM of the same weight. */
+static void fgemm(blk *B, const char *name, double m, double n, double k, double batch)
+{
+	cs__cast_weight(B->l, &B->d, "weight_cast", k * n * batch, false);
+	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.wb, CS_GEMM_NT);
+}
+
+static void dgemm(blk *B, const char *name, double m, double n, double k, double batch)
+{
+	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.wb, CS_GEMM_NN);
 }
 
 static double gate_mult(const blk *B)
@@ -44,15 +60,12 @@ static double kv_block_bytes(const blk *B)
 	return B->d.tokens * 2.0 * B->d.kv / B->d.tp * B->d.ab;
 }
 
-static void flash_op(blk *B, const char *name, double flops, double bytes)
+static void flash_op(blk *B, const char *name, double flops, double bytes, double seq, bool bwd)
 {
-	cs_layer_op op = {0};
-	op.name = name;
-	op.cls = CS_OPC_ATTN;
-	op.flops = flops;
-	op.bytes = bytes;
-	op.batch = 1;
-	cs__push(B->l, &op);
+	double b = (double)(B->c->micro_batch > 0 ? B->c->micro_batch : 1);
+	double heads = (double)B->m->heads / B->d.tp;
+	int hd = B->m->heads > 0 ? (int)(B->m->hidden / B->m->heads) : 128;
+	cs__attn(B->l, name, flops, bytes, b * heads, seq, hd, bwd);
 }
 
 static void attn_core(blk *B, bool bwd)
@@ -74,7 +87,7 @@ static void attn_core(blk *B, bool bwd)
 				   : 2.0 * q_o + kv_block_bytes(B) * B->cp;
 		const char *name = bwd ? "attn_core_bwd" : "attn_core";
 		if (!ring) {
-			flash_op(B, name, flops, bytes);
+			flash_op(B, name, flops, bytes, s, bwd);
 		} else {
 			/* One K/V block per ring step; the backward also passes dK/dV on. */
 			double msg = kv_block_bytes(B) * (bwd ? 2.0 : 1.0);
@@ -82,7 +95,7 @@ static void attn_core(blk *B, bool bwd)
 				if (i + 1 < (int64_t)B->cp)
 					cs__comm(B->l, bwd ? "cp_kv_send_recv_bwd" : "cp_kv_send_recv",
 						 CS_COMM_CP, CS_COLL_SEND_RECV, msg);
-				flash_op(B, name, flops / B->cp, bytes / B->cp);
+				flash_op(B, name, flops / B->cp, bytes / B->cp, s / B->cp, bwd);
 			}
 		}
 	} else {
@@ -94,15 +107,17 @@ static void attn_core(blk *B, bool bwd)
 		double ab = d->ab;
 		double drop = B->c->dropout ? 1.0 : 0.0;
 		if (!bwd) {
-			cs__gemm(B->l, "attn_scores", sl, s, dh, batch, ab, ab);
-			cs__membound(B->l, "attn_softmax", probs * (2.0 * ab + drop * (1.0 + ab)));
-			cs__gemm(B->l, "attn_context", sl, dh, s, batch, ab, ab);
+			cs__gemm(B->l, "attn_scores", sl, s, dh, batch, ab, ab, CS_GEMM_NT);
+			cs__mem(B->l, "attn_softmax", CS_MEM_SOFTMAX, probs * 2.0 * ab, 1);
+			if (drop > 0.0)
+				cs__mem(B->l, "attn_dropout", CS_MEM_DROPOUT, probs * (1.0 + 2.0 * ab), 1);
+			cs__gemm(B->l, "attn_context", sl, dh, s, batch, ab, ab, CS_GEMM_NN);
 		} else {
-			cs__gemm(B->l, "attn_dprobs", sl, s, dh, batch, ab, ab);
-			cs__gemm(B->l, "attn_dv", s, dh, sl, batch, ab, ab);
-			cs__membound(B->l, "attn_softmax_bwd", probs * (3.0 * ab + drop));
-			cs__gemm(B->l, "attn_dq", sl, dh, s, batch, ab, ab);
-			cs__gemm(B->l, "attn_dk", s, dh, sl, batch, ab, ab);
+			cs__gemm(B->l, "attn_dprobs", sl, s, dh, batch, ab, ab, CS_GEMM_NT);
+			cs__gemm(B->l, "attn_dv", s, dh, sl, batch, ab, ab, CS_GEMM_TN);
+			cs__mem(B->l, "attn_softmax_bwd", CS_MEM_SOFTMAX, probs * (3.0 * ab + drop), 1);
+			cs__gemm(B->l, "attn_dq", sl, dh, s, batch, ab, ab, CS_GEMM_NN);
+			cs__gemm(B->l, "attn_dk", s, dh, sl, batch, ab, ab, CS_GEMM_TN);
 		}
 	}
 
@@ -154,63 +169,61 @@ static moe_dims moe_init(const blk *B)
 static void mlp_fwd(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
-	double g = gate_mult(B), ab = d->ab, wb = d->wb;
-	double act = B->m->arch == CS_ARCH_LLAMA ? 3.0 : 2.0;
+	double g = gate_mult(B);
 	if (!moe) {
 		double f = d->ffn / d->tp;
-		cs__gemm(B->l, "mlp_up", d->tokens, g * f, d->h, 1, ab, wb);
-		cs__membound(B->l, "mlp_act", act * d->tokens * f * ab);
-		cs__gemm(B->l, "mlp_down", d->tokens, d->h, f, 1, ab, wb);
+		fgemm(B, "mlp_up", d->tokens, g * f, d->h, 1);
+		cs__act(B->l, B->m, d, "mlp_act", d->tokens * f, false);
+		fgemm(B, "mlp_down", d->tokens, d->h, f, 1);
 		return;
 	}
 	moe_dims e = moe_init(B);
-	cs__gemm(B->l, "router", d->tokens, (double)B->m->experts, d->h, 1, ab, wb);
-	cs__membound(B->l, "moe_permute", 2.0 * e.a2a);
+	fgemm(B, "router", d->tokens, (double)B->m->experts, d->h, 1);
+	cs__mem(B->l, "moe_permute", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
-	cs__gemm(B->l, "expert_up", e.tokens, g * e.ffn, d->h, e.local, ab, wb);
-	cs__membound(B->l, "expert_act", act * e.tokens * e.local * e.ffn * ab);
-	cs__gemm(B->l, "expert_down", e.tokens, d->h, e.ffn, e.local, ab, wb);
+	fgemm(B, "expert_up", e.tokens, g * e.ffn, d->h, e.local);
+	cs__act(B->l, B->m, d, "expert_act", e.tokens * e.local * e.ffn, false);
+	fgemm(B, "expert_down", e.tokens, d->h, e.ffn, e.local);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_combine", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
-	cs__membound(B->l, "moe_unpermute", 2.0 * e.a2a);
+	cs__mem(B->l, "moe_unpermute", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->m->shared_experts > 0) {
 		double f = e.ffn * (double)B->m->shared_experts;
-		cs__gemm(B->l, "shared_up", d->tokens, g * f, d->h, 1, ab, wb);
-		cs__membound(B->l, "shared_act", act * d->tokens * f * ab);
-		cs__gemm(B->l, "shared_down", d->tokens, d->h, f, 1, ab, wb);
+		fgemm(B, "shared_up", d->tokens, g * f, d->h, 1);
+		cs__act(B->l, B->m, d, "shared_act", d->tokens * f, false);
+		fgemm(B, "shared_down", d->tokens, d->h, f, 1);
 	}
 }
 
 static void mlp_bwd_input(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
-	double g = gate_mult(B), ab = d->ab, wb = d->wb;
-	double act = B->m->arch == CS_ARCH_LLAMA ? 5.0 : 3.0;
+	double g = gate_mult(B);
 	if (!moe) {
 		double f = d->ffn / d->tp;
-		cs__gemm(B->l, "mlp_down_dgrad", d->tokens, f, d->h, 1, ab, wb);
-		cs__membound(B->l, "mlp_act_bwd", act * d->tokens * f * ab);
-		cs__gemm(B->l, "mlp_up_dgrad", d->tokens, d->h, g * f, 1, ab, wb);
+		dgemm(B, "mlp_down_dgrad", d->tokens, f, d->h, 1);
+		cs__act(B->l, B->m, d, "mlp_act_bwd", d->tokens * f, true);
+		dgemm(B, "mlp_up_dgrad", d->tokens, d->h, g * f, 1);
 		return;
 	}
 	moe_dims e = moe_init(B);
 	if (B->m->shared_experts > 0) {
 		double f = e.ffn * (double)B->m->shared_experts;
-		cs__gemm(B->l, "shared_down_dgrad", d->tokens, f, d->h, 1, ab, wb);
-		cs__membound(B->l, "shared_act_bwd", act * d->tokens * f * ab);
-		cs__gemm(B->l, "shared_up_dgrad", d->tokens, d->h, g * f, 1, ab, wb);
+		dgemm(B, "shared_down_dgrad", d->tokens, f, d->h, 1);
+		cs__act(B->l, B->m, d, "shared_act_bwd", d->tokens * f, true);
+		dgemm(B, "shared_up_dgrad", d->tokens, d->h, g * f, 1);
 	}
-	cs__membound(B->l, "moe_unpermute_bwd", 2.0 * e.a2a);
+	cs__mem(B->l, "moe_unpermute_bwd", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_combine_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
-	cs__gemm(B->l, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local, ab, wb);
-	cs__membound(B->l, "expert_act_bwd", act * e.tokens * e.local * e.ffn * ab);
-	cs__gemm(B->l, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local, ab, wb);
+	dgemm(B, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local);
+	cs__act(B->l, B->m, d, "expert_act_bwd", e.tokens * e.local * e.ffn, true);
+	dgemm(B, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_dispatch_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
-	cs__membound(B->l, "moe_permute_bwd", 2.0 * e.a2a);
-	cs__gemm(B->l, "router_dgrad", d->tokens, d->h, (double)B->m->experts, 1, ab, wb);
+	cs__mem(B->l, "moe_permute_bwd", CS_MEM_COPY, 2.0 * e.a2a, 1);
+	dgemm(B, "router_dgrad", d->tokens, d->h, (double)B->m->experts, 1);
 }
 
 /* dW = X^T dY: m = fan-in, n = fan-out, k = tokens. */
@@ -237,49 +250,75 @@ static void mlp_bwd_weight(blk *B, bool moe)
 
 /* ---- passes ------------------------------------------------------------- */
 
-static double residual_bytes(const blk *B)
-{
-	double n = B->d.norm_tokens * B->d.h;
-	return 3.0 * n * B->d.ab + (B->c->dropout ? n : 0.0);
-}
-
 static void block_fwd(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
-	cs__membound(B->l, "attn_norm", 2.0 * d->norm_tokens * d->h * d->ab);
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
+	bool drop = B->c->dropout;
+	cs__norm(B->l, B->m, d, "attn_norm", n, false);
 	tp_gather(B, "sp_ag_attn");
-	cs__gemm(B->l, "qkv", d->tokens, qkv_n, d->h, 1, d->ab, d->wb);
-	if (B->m->arch == CS_ARCH_LLAMA)
-		cs__membound(B->l, "rope", 2.0 * d->tokens * (d->h + d->kv) / d->tp * d->ab);
+	cs__cast_act(B->l, d, "attn_norm_cast", full, false);
+	fgemm(B, "qkv", d->tokens, qkv_n, d->h, 1);
+	if (B->m->arch == CS_ARCH_LLAMA) {
+		double qk = d->tokens * (d->h + d->kv) / d->tp;
+		cs__rope(B->l, d, "rope", qk, false);
+		cs__cast_act(B->l, d, "rope_cast", qk, false);
+	}
 	attn_core(B, false);
-	cs__gemm(B->l, "out_proj", d->tokens, d->h, d->h / d->tp, 1, d->ab, d->wb);
+	fgemm(B, "out_proj", d->tokens, d->h, d->h / d->tp, 1);
 	tp_reduce(B, "tp_ar_attn", "tp_rs_attn");
-	cs__membound(B->l, "attn_residual", residual_bytes(B));
-	cs__membound(B->l, "mlp_norm", 2.0 * d->norm_tokens * d->h * d->ab);
+	cs__residual(B->l, d, "attn_residual", n, drop);
+	cs__norm(B->l, B->m, d, "mlp_norm", n, false);
 	tp_gather(B, "sp_ag_mlp");
+	cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
 	mlp_fwd(B, moe);
 	tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
-	cs__membound(B->l, "mlp_residual", residual_bytes(B));
+	cs__residual(B->l, d, "mlp_residual", n, drop);
 }
 
 static void block_bwd_input(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
-	double norm_bwd = 4.0 * d->norm_tokens * d->h * d->ab;
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
 	tp_gather(B, "sp_ag_mlp_bwd");
+	cs__cast_act(B->l, d, "mlp_grad_cast", full, false);
 	mlp_bwd_input(B, moe);
 	tp_reduce(B, "tp_ar_mlp_bwd", "tp_rs_mlp_bwd");
-	cs__membound(B->l, "mlp_norm_bwd", norm_bwd);
+	cs__cast_act(B->l, d, "mlp_norm_cast_bwd", full, true);
+	cs__norm(B->l, B->m, d, "mlp_norm_bwd", n, true);
 	tp_gather(B, "sp_ag_attn_bwd");
-	cs__gemm(B->l, "out_proj_dgrad", d->tokens, d->h / d->tp, d->h, 1, d->ab, d->wb);
+	cs__cast_act(B->l, d, "attn_grad_cast", full, false);
+	dgemm(B, "out_proj_dgrad", d->tokens, d->h / d->tp, d->h, 1);
 	attn_core(B, true);
-	if (B->m->arch == CS_ARCH_LLAMA)
-		cs__membound(B->l, "rope_bwd", 2.0 * d->tokens * (d->h + d->kv) / d->tp * d->ab);
-	cs__gemm(B->l, "qkv_dgrad", d->tokens, d->h, qkv_n, 1, d->ab, d->wb);
+	if (B->m->arch == CS_ARCH_LLAMA) {
+		double qk = d->tokens * (d->h + d->kv) / d->tp;
+		cs__cast_act(B->l, d, "rope_cast_bwd", qk, true);
+		cs__rope(B->l, d, "rope_bwd", qk, true);
+	}
+	if (d->fw != CS_FW_MEGATRON) /* autograd cats dq, dk, dv for the fused QKV weight */
+		cs__mem(B->l, "qkv_grad_cat", CS_MEM_COPY, 2.0 * d->tokens * qkv_n * d->ab, 1);
+	dgemm(B, "qkv_dgrad", d->tokens, d->h, qkv_n, 1);
+	if (B->m->arch == CS_ARCH_GPT && d->fw != CS_FW_MEGATRON) {
+		/* eager autograd sums each bias gradient over the tokens (QKV,
+		 * out, up, down); Megatron fuses it into the weight-gradient pass */
+		double outs = qkv_n + d->h + d->ffn / d->tp + d->h;
+		cs__mem(B->l, "bias_grad", CS_MEM_COPY, d->tokens * outs * d->ab, 4);
+	}
 	tp_reduce(B, "tp_ar_attn_bwd", "tp_rs_attn_bwd");
-	cs__membound(B->l, "attn_norm_bwd", norm_bwd);
+	cs__cast_act(B->l, d, "attn_norm_cast_bwd", full, true);
+	cs__norm(B->l, B->m, d, "attn_norm_bwd", n, true);
+}
+
+/* Eager PyTorch adds each micro-batch's fp32 weight gradients into .grad
+ * (read both, write one); the first micro-batch of a step only stores its
+ * own, so a step of M micro-batches pays M - 1 adds, charged evenly. */
+void cs__eager_accum(cs__oplist *l, const cs_layer_ctx *c, double weights)
+{
+	int64_t mb = c->micro_batches > 0 ? c->micro_batches : 1;
+	if (mb > 1)
+		cs__mem(l, "grad_accum", CS_MEM_ADD, 12.0 * weights * (double)(mb - 1) / (double)mb, 1);
 }
 
 static void block_bwd_weight(blk *B, bool moe)
@@ -289,8 +328,10 @@ static void block_bwd_weight(blk *B, bool moe)
 	mlp_bwd_weight(B, moe);
 	wgrad(B, "out_proj_wgrad", d->h / d->tp, d->h, d->tokens, 1);
 	wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
-	if (B->c->grad_accum_bytes > 0.0)
-		cs__membound(B->l, "grad_accum", B->wgrad_elems * B->c->grad_accum_bytes);
+	if (d->fw == CS_FW_PYTORCH)
+		cs__eager_accum(B->l, B->c, B->wgrad_elems);
+	else if (B->c->grad_accum_bytes > 0.0)
+		cs__mem(B->l, "grad_accum", CS_MEM_GRAD_ACCUM, B->wgrad_elems * B->c->grad_accum_bytes, 1);
 }
 
 int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass pass,

@@ -25,6 +25,8 @@ void cs__dims_init(cs__dims *d, const cs_model_spec *m, const cs_layer_ctx *c)
 	d->tp = tp;
 	d->ab = c->precision == CS_PREC_FP32 ? 4.0 : 2.0;
 	d->wb = pos(cs_model_dtype_bytes(c->precision), 2.0);
+	d->fw = c->framework;
+	d->rb = c->framework == CS_FW_PYTORCH ? 4.0 : d->ab;
 }
 
 void cs__push(cs__oplist *l, const cs_layer_op *op)
@@ -35,11 +37,12 @@ void cs__push(cs__oplist *l, const cs_layer_op *op)
 }
 
 void cs__gemm(cs__oplist *l, const char *name, double m, double n, double k, double batch,
-              double ab, double wb)
+              double ab, double wb, cs_gemm_layout layout)
 {
 	cs_layer_op op = {0};
 	op.name = name;
 	op.cls = CS_OPC_GEMM;
+	op.layout = (uint8_t)layout;
 	op.m = (int64_t)ceil(m);
 	op.n = (int64_t)ceil(n);
 	op.k = (int64_t)ceil(k);
@@ -49,12 +52,32 @@ void cs__gemm(cs__oplist *l, const char *name, double m, double n, double k, dou
 	cs__push(l, &op);
 }
 
-void cs__membound(cs__oplist *l, const char *name, double bytes)
+void cs__mem(cs__oplist *l, const char *name, cs_mem_kind kind, double bytes, int kernels)
 {
 	cs_layer_op op = {0};
 	op.name = name;
 	op.cls = CS_OPC_MEMBOUND;
+	op.mem = (uint8_t)kind;
 	op.bytes = bytes;
+	op.kernels = kernels;
+	cs__push(l, &op);
+}
+
+void cs__attn(cs__oplist *l, const char *name, double flops, double bytes, double bh, double seq,
+              int hd, bool bwd)
+{
+	cs_layer_op op = {0};
+	op.name = name;
+	op.cls = CS_OPC_ATTN;
+	op.flops = flops;
+	op.bytes = bytes;
+	op.batch = 1;
+	op.attn_bh = bh;
+	op.attn_seq = seq;
+	op.head_dim = hd;
+	op.attn_bwd = bwd;
+	/* cuDNN's backward adds a dO.O reduction and a dQ conversion */
+	op.kernels = bwd ? 3 : 1;
 	cs__push(l, &op);
 }
 
@@ -69,11 +92,15 @@ void cs__comm(cs__oplist *l, const char *name, int kind, int coll, double bytes)
 	cs__push(l, &op);
 }
 
-cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype)
+cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
+                                  cs_framework fw)
 {
 	/* Per parameter: read the gradient, read and write the fp32 master
-	 * weight and each moment, write the 16-bit weight. */
-	double g = cs_model_dtype_bytes(grad_dtype);
+	 * weight and each moment, write the 16-bit weight (eager PyTorch keeps
+	 * no 16-bit copy: autocast casts the fp32 weight at each GEMM, and its
+	 * gradients are fp32). */
+	double g = fw == CS_FW_PYTORCH ? 4.0 : cs_model_dtype_bytes(grad_dtype);
+	double w16 = fw == CS_FW_PYTORCH ? 0.0 : 2.0;
 	double moments = 0.0, flops = 2.0;
 	switch (opt) {
 	case CS_OPT_ADAM: moments = 2.0 * 4.0; flops = 12.0; break;
@@ -84,7 +111,13 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 	cs_layer_op op = {0};
 	op.name = "optimizer";
 	op.cls = CS_OPC_MEMBOUND;
+	/* fused multi-tensor Adam (Apex/TE in Megatron, fused=True in PyTorch);
+	 * other optimizers are multi-tensor kernels alike */
+	op.mem = CS_MEM_ADAM_FUSED;
 	op.flops = flops * (double)params;
-	op.bytes = (double)params * (g + 2.0 * 4.0 + 2.0 * moments + 2.0);
+	op.bytes = (double)params * (g + 2.0 * 4.0 + 2.0 * moments + w16);
+	/* multi_tensor_apply launches at most 320 blocks of 65,536 elements
+	 * (PyTorch's MultiTensorApply.cuh) */
+	op.kernels = 1 + (int)((double)params / (320.0 * 65536.0));
 	return op;
 }

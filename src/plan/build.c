@@ -279,6 +279,11 @@ static int build_stage(cs_builder *b, int64_t s)
 	b->prog = &b->progs[s];
 	b->npending = 0;
 	b->flops = 0;
+	b->host_gpu = b->host_cpu = 0;
+	if (b->prof) {
+		snprintf(b->prog->profile, sizeof b->prog->profile, "%s", cs_kprof_name(b->prof));
+		b->prog->profile_derived = cs_kprof_derived(b->prof);
+	}
 	memset(b->bwd_done, 0, sizeof(int64_t) * 2 * (size_t)b->lay.vstages);
 	if (cs__dp_stage_begin(b))
 		return -1;
@@ -351,7 +356,19 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *
 		.dropout = sc->training.dropout,
 		.grad_accum_bytes = sc->training.grad_accum == CS_GRAD_ACCUM_SEPARATE
 			? cs_model_grad_accum_bytes(sc->training.precision, sc->training.grad_dtype) : 0.0,
+		.framework = sc->training.framework, .micro_batches = b->lay.micro_batches,
 	};
+	st = cs_config_load_profile(sc, &b->prof, diag);
+	if (st != CS_OK) {
+		free(b);
+		return st;
+	}
+	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu, .prec = sc->training.precision, .prof = b->prof,
+			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2
+				      ? CS_ATTN_FLASH2 : CS_ATTN_CUDNN };
+	if (b->prof)
+		b->launch_ns = sc->training.cuda_graphs ? cs_kprof_graph_launch_ns(b->prof)
+							: cs_kprof_eager_launch_ns(b->prof);
 	int64_t p = b->lay.stages;
 	st = CS_ERR_NOMEM;
 	b->sched = calloc((size_t)p, sizeof(*b->sched));
@@ -394,6 +411,7 @@ out:
 	free(b->bwd_done);
 	free(b->ord[0]);
 	free(b->ord[1]);
+	cs_kprof_free(b->prof);
 	free(b);
 	return st;
 }

@@ -363,13 +363,14 @@ int cs__dp_stage_end(cs_builder *b)
 		shard = (double)cs_group_size(&g);
 	}
 	cs_layer_op opt = cs_model_optimizer_op((int64_t)(d->stage_params / shard + 0.5),
-						b->sc->training.optimizer, b->sc->training.grad_dtype);
+						b->sc->training.optimizer, b->sc->training.grad_dtype,
+						b->sc->training.framework);
 	cs__pending(b, CS_STREAM_DP, b->prog->nops[CS_STREAM_DP]);
-	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs_compute_op_ns(&b->sc->cluster.gpu, b->sc->training.precision, &opt),
+	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 };
+	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &opt, class_ns),
 		    .phase = CS_PHASE_OPTIM, .vstage = -1, .layer = -1, .micro = -1 };
-	if (cs_program_add(b->prog, CS_STREAM_COMPUTE, &o, b->pending, b->npending) < 0)
+	if (cs__add_compute(b, &o, class_ns, opt.kernels) < 0)
 		return -1;
-	b->npending = 0;
 	/* ZeRO-1/2 without overlap: gather the updated parameters now */
 	if (d->active && (d->mode == CS_SHARD_ZERO1 || d->mode == CS_SHARD_ZERO2) && !gathers_at_start(b)) {
 		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };

@@ -71,7 +71,8 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 			memset(&cur, 0, sizeof(cur));
 			have = 1;
 		}
-		cur.ns += cs_compute_op_ns(&b->sc->cluster.gpu, b->sc->training.precision, op);
+		cur.ns += cs__time_op(b, op, cur.class_ns);
+		cur.kernels += op->kernels > 0 ? op->kernels : 1;
 		cur.flops += op->flops;
 	}
 	if (have && frag_push(f, &cur))
@@ -157,9 +158,8 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 			op.mem = b->mem_alloc;
 			b->mem_alloc = 0;
 		}
-		if (cs_program_add(p, CS_STREAM_COMPUTE, &op, b->pending, b->npending) < 0)
+		if (cs__add_compute(b, &op, it->class_ns, it->kernels) < 0)
 			return -1;
-		b->npending = 0;
 		b->flops += it->flops;
 		if (deferred) {
 			cs__pending(b, deferred_stream, deferred);
@@ -169,6 +169,44 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 	if (deferred)
 		cs__pending(b, deferred_stream, deferred);
 	return 0;
+}
+
+int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns)
+{
+	int64_t ns = cs_compute_op_ns(&b->cm, op);
+	class_ns[cs_compute_op_class(op)] += ns;
+	return ns;
+}
+
+/*
+ * The host issues a template's kernels in order, `launch_ns` each, starting
+ * with the GPU at the template's start. A segment of n kernels lasting D on
+ * the GPU cannot end before its last kernel is issued plus that kernel's
+ * share of D: so the GPU idles when the host falls behind, and only then
+ * (cross-stream waits are not counted, which can only overstate the idle).
+ */
+int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, int32_t kernels)
+{
+	int64_t idle = 0;
+	if (b->launch_ns > 0.0 && kernels > 0) {
+		b->host_cpu += (int64_t)((double)kernels * b->launch_ns + 0.5);
+		int64_t end = b->host_gpu + op->ns;
+		int64_t host_end = b->host_cpu + op->ns / kernels;
+		if (host_end > end) {
+			idle = host_end - end;
+			end = host_end;
+		}
+		b->host_gpu = end;
+	}
+	op->ns += idle;
+	int32_t mark = cs_program_add(b->prog, CS_STREAM_COMPUTE, op, b->pending, b->npending);
+	if (mark < 0)
+		return -1;
+	b->npending = 0;
+	for (int c = 0; c < CS_COMPUTE_HOST; c++)
+		b->prog->class_ns[c] += class_ns[c];
+	b->prog->class_ns[CS_COMPUTE_HOST] += idle;
+	return mark;
 }
 
 void cs__pending(cs_builder *b, int counter, int32_t value)

@@ -5,6 +5,7 @@
 #ifndef CS_PLAN_BUILD_INT_H
 #define CS_PLAN_BUILD_INT_H
 
+#include "model/compute.h"
 #include "model/model.h"
 #include "plan/build.h"
 #include "plan/schedule.h"
@@ -12,6 +13,8 @@
 /* A pass of a block, as the runner sees it: compute segments and collectives. */
 typedef struct cs_frag_item {
 	int64_t ns;        /* compute segment: duration */
+	int64_t class_ns[CS_COMPUTE_HOST]; /* compute segment: duration by class */
+	int32_t kernels;   /* compute segment: kernels launched */
 	double flops;
 	double bytes;      /* collective: bytes per rank */
 	uint8_t is_comm;
@@ -39,6 +42,11 @@ typedef struct cs_builder {
 	cs_program *progs;
 	cs_plan_layout lay;
 	cs_layer_ctx ctx;
+	cs_compute cm;                       /* times ops (its profile is owned here) */
+	cs_kprof *prof;
+	double launch_ns;                    /* host time per kernel launch */
+	int64_t host_gpu, host_cpu;          /* the template's compute stream and its
+	                                      * host's issue time, ns from its start */
 	cs_frag frag[CS_FRAG_KINDS][2][4];   /* [what][moe][pass] */
 	cs_sched_op **sched;                 /* per stage */
 	int64_t *nsched;
@@ -60,6 +68,12 @@ typedef struct cs_builder {
 int cs__make_frags(cs_builder *b);
 void cs__free_frags(cs_builder *b);
 int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro);
+/* Time `op` into `class_ns` (indexed by cs_compute_kind) and return ns. */
+int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns);
+/* Append a compute op of `ns` (by class in `class_ns`, CS_COMPUTE_HOST entries
+ * not read) that launches `kernels` kernels, adding the time the GPU waits
+ * for the host to launch them; returns cs_program_add's mark. */
+int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, int32_t kernels);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 

@@ -72,6 +72,9 @@ typedef struct cs_program {
 	int32_t ndeps, depcap;
 	double model_flops;   /* per rank per step, for reports */
 	int64_t compute_ns;   /* sum of compute op durations */
+	int64_t class_ns[CS_COMPUTE_KINDS]; /* compute_ns by class */
+	char profile[64];     /* the kernel profile that timed it, "" for none */
+	int profile_derived;
 } cs_program;
 
 /* Program storage; cs_program_free releases what cs_program_add allocated. */

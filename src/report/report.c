@@ -33,6 +33,18 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 	double span = m->step_time_s > 0 ? m->step_time_s : 1;
 	fprintf(f, "  critical rank    %lld:\n", (long long)m->critical_rank);
 	fprintf(f, "    compute        %.4f s (%.1f %%)\n", m->compute_s, 100 * m->compute_s / span);
+	static const char *const kind_label[CS_COMPUTE_KINDS] = {
+		"gemm", "attention", "memory-bound", "optimizer", "host idle"
+	};
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		if (m->compute_kind_s[k] > 0)
+			fprintf(f, "      %-12s %.4f s (%.1f %%)\n", kind_label[k], m->compute_kind_s[k],
+				100 * m->compute_kind_s[k] / span);
+	if (m->profile[0])
+		fprintf(f, "      timed by     kernel profile %s (%s)\n", m->profile,
+			m->profile_derived ? "derived from another GPU's measurements" : "measured");
+	else
+		fprintf(f, "      timed by     flat efficiencies (no kernel profile)\n");
 	for (int k = 0; k < CS_COMM_KINDS; k++) {
 		if (m->exposed_comm_s[k] <= 0 && !m->coll_choice[k][0])
 			continue;
@@ -91,6 +103,13 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_num(&w, "mfu_causal", m->mfu_causal);
 	cs_jw_kv_num(&w, "model_flops", m->model_flops);
 	cs_jw_kv_num(&w, "compute_s", m->compute_s);
+	cs_jw_key(&w, "compute_by_kind_s");
+	cs_jw_begin_obj(&w);
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		cs_jw_kv_num(&w, cs_compute_kind_name((cs_compute_kind)k), m->compute_kind_s[k]);
+	cs_jw_end_obj(&w);
+	cs_jw_kv_str(&w, "kernel_profile", m->profile[0] ? m->profile : "none");
+	cs_jw_kv_bool(&w, "kernel_profile_derived", m->profile_derived);
 	cs_jw_key(&w, "exposed_comm_s");
 	cs_jw_begin_obj(&w);
 	for (int k = 0; k < CS_COMM_KINDS; k++)
@@ -179,6 +198,11 @@ int cs_report_columns(const cs_metrics *m, const char **names, double *values, i
 	COL("tflops_per_gpu_causal", m->tflops_per_gpu_causal);
 	COL("mfu_causal", m->mfu_causal);
 	COL("compute_s", m->compute_s);
+	COL("compute_gemm_s", m->compute_kind_s[CS_COMPUTE_GEMM]);
+	COL("compute_attention_s", m->compute_kind_s[CS_COMPUTE_ATTN]);
+	COL("compute_memory_bound_s", m->compute_kind_s[CS_COMPUTE_MEMBOUND]);
+	COL("compute_optimizer_s", m->compute_kind_s[CS_COMPUTE_OPTIM]);
+	COL("compute_host_idle_s", m->compute_kind_s[CS_COMPUTE_HOST]);
 	COL("exposed_tp_s", m->exposed_comm_s[CS_COMM_TP]);
 	COL("exposed_dp_s", m->exposed_comm_s[CS_COMM_DP]);
 	COL("exposed_pp_s", m->exposed_comm_s[CS_COMM_PP]);

@@ -47,6 +47,14 @@ const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n)
 	return res->rows;
 }
 
+const char *cs_compute_kind_name(cs_compute_kind kind)
+{
+	static const char *const names[CS_COMPUTE_KINDS] = {
+		"gemm", "attention", "memory_bound", "optimizer", "host_idle"
+	};
+	return (unsigned)kind < CS_COMPUTE_KINDS ? names[kind] : "?";
+}
+
 const char *cs_comm_kind_name(cs_comm_kind kind)
 {
 	static const char *const names[CS_COMM_KINDS] = { "tp", "dp", "pp", "cp", "ep" };
@@ -92,6 +100,16 @@ typedef struct step_out {
 	int64_t straggler;       /* the slowest-computing rank, -1 for none */
 	double straggler_factor;
 } step_out;
+
+/* A rank's `busy` compute split by class as its template's compute is
+ * (stragglers and contention stretch every class alike). */
+static void split_kinds(const sim_ctx *c, int64_t rank, cs_time busy, double *out)
+{
+	const cs_program *p = &c->progs[cs_mesh_coord(&c->mesh, rank, CS_AXIS_PP)];
+	double scale = p->compute_ns > 0 ? (double)busy / (double)p->compute_ns : 0.0;
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		out[k] = 1e-9 * (double)p->class_ns[k] * scale;
+}
 
 static void export_path(const cs_path *p, cs_critical_path *out)
 {
@@ -165,6 +183,7 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 			row->rank = rank;
 			row->end_s = 1e-9 * (double)s->end;
 			row->busy_s = 1e-9 * (double)s->busy;
+			split_kinds(c, rank, s->busy, row->kind_s);
 			row->idle_s = idle;
 			for (int k = 0; k < CS_COMM_KINDS; k++)
 				row->exposed_s[k] = 1e-9 * (double)s->exposed[k];
@@ -358,6 +377,12 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 		goto fail;
 	}
 	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base);
+	split_kinds(&c, res->m.critical_rank, (perturbed ? &worst : &base)->crit.busy,
+		    res->m.compute_kind_s);
+	if (c.progs[0].profile[0]) {
+		snprintf(res->m.profile, sizeof res->m.profile, "%s", c.progs[0].profile);
+		res->m.profile_derived = c.progs[0].profile_derived;
+	}
 	res->m.events = (int64_t)events;
 	st = CS_OK;
 	diag->msg[0] = 0;

@@ -10,6 +10,7 @@
 typedef struct cs_rank_row {
 	int64_t rank;
 	double end_s, busy_s, idle_s;
+	double kind_s[CS_COMPUTE_KINDS]; /* busy_s by compute class */
 	double exposed_s[CS_COMM_KINDS];
 	double act_peak;
 	float compute_factor;

@@ -44,6 +44,14 @@ for cmd in "" run validate coll memory pipeline sweep plan; do
 		expect 0 "$@"
 	done <examples.txt
 done
+# a kernel profile that cannot be read is bad input, with its location
+expect 2 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile=no-such-profile.yaml
+grep -q "^--set 'cluster.gpu.profile': cannot open kernel profile" err.txt ||
+	{ echo "FAIL: no location for the missing profile:" >&2; cat err.txt >&2; fail=1; }
+printf 'name: x\ngpu: y\nderived: maybe\n' >bad-profile.yaml
+expect 2 validate scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile="$tmp/bad-profile.yaml"
+grep -q "bad-profile.yaml:3:10: " err.txt ||
+	{ echo "FAIL: no file:line:col for the malformed profile:" >&2; cat err.txt >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||

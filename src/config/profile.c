@@ -1,0 +1,58 @@
+/*
+ * profile.c - the kernel profile a scenario names (cluster.gpu.profile):
+ * a built-in profile's name, or a YAML file whose path is relative to the
+ * scenario's directory; "none" (or no profile) means the flat efficiencies.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config_int.h"
+
+static int resolve(const cs_scenario *sc, const char *name, char *out, size_t n)
+{
+	if (cs_kprof_builtin(name) || name[0] == '/' || !sc->path[0])
+		return snprintf(out, n, "%s", name) < (int)n ? 0 : -1;
+	const char *slash = strrchr(sc->path, '/');
+	if (!slash)
+		return snprintf(out, n, "%s", name) < (int)n ? 0 : -1;
+	int dir = (int)(slash - sc->path);
+	return snprintf(out, n, "%.*s/%s", dir, sc->path, name) < (int)n ? 0 : -1;
+}
+
+cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag)
+{
+	const char *name = sc->cluster.gpu.profile;
+	*out = NULL;
+	if (!name[0] || strcmp(name, "none") == 0)
+		return CS_OK;
+	char path[CS_PATH_MAX * 2], where[CS_PATH_MAX + 64];
+	cs_config_locate(sc, "cluster.gpu.profile", where, sizeof where);
+	if (resolve(sc, name, path, sizeof path)) {
+		snprintf(diag->msg, sizeof diag->msg, "%s: profile path '%.200s' is too long", where, name);
+		return CS_ERR_INPUT;
+	}
+	if (!cs_kprof_builtin(path)) {
+		FILE *f = fopen(path, "rb");
+		if (!f) {
+			snprintf(diag->msg, sizeof diag->msg,
+				 "%s: cannot open kernel profile '%.200s': %s (built-in profiles: "
+				 "h200-sxm, h100-sxm, a100-sxm, b200; or none)",
+				 where, path, strerror(errno));
+			return CS_ERR_INPUT;
+		}
+		fclose(f);
+	}
+	/* a malformed file is reported at its own file:line:col */
+	return cs_kprof_load(path, out, diag);
+}
+
+cs_status cs__config_check_profile(const cs_scenario *sc, cs_diag *diag)
+{
+	cs_kprof *p = NULL;
+	if (cs_kprof_builtin(sc->cluster.gpu.profile))
+		return CS_OK; /* the built-ins are checked by their tests */
+	cs_status st = cs_config_load_profile(sc, &p, diag);
+	cs_kprof_free(p);
+	return st;
+}
