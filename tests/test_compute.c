@@ -139,6 +139,102 @@ START_TEST(test_any_work_takes_at_least_one_ns)
 }
 END_TEST
 
+/* ---- with the measured kernel profile ------------------------------------ */
+
+static cs_gpu_spec fx_h200(void)
+{
+	cs_gpu_spec g = fx_h100();
+	g.hbm_bandwidth = 4.8e12;
+	return g;
+}
+
+static int64_t prof_ns(const cs_kprof *p, cs_precision prec, const cs_layer_op *op)
+{
+	cs_gpu_spec g = fx_h200();
+	cs_compute c = { .gpu = &g, .prec = prec, .prof = p, .attn = CS_ATTN_CUDNN };
+	return cs_compute_op_ns(&c, op);
+}
+
+static cs_kprof *h200(void)
+{
+	cs_kprof *p = NULL;
+	cs_diag d;
+	ck_assert_int_eq(cs_kprof_load("h200-sxm", &p, &d), CS_OK);
+	return p;
+}
+
+/* Measured points of kernels.json come back as the op's time: a GEMM of the
+ * NN grid, a cuDNN attention forward (at the sustained clock, x 459/504.1),
+ * a copy of 256 MiB. */
+START_TEST(test_profile_times_ops_at_measured_points)
+{
+	cs_kprof *p = h200();
+	cs_layer_op op = gemm(8192, 4096, 4096, 1);
+	op.layout = CS_GEMM_NN;
+	double want = op.flops / 741.0e12 * 1e9;  /* 0.371 ms in the table */
+	ck_assert_msg(fabs((double)prof_ns(p, CS_PREC_BF16, &op) - want) <= 1.0, "%lld vs %g",
+		      (long long)prof_ns(p, CS_PREC_BF16, &op), want);
+
+	cs_layer_op a;
+	memset(&a, 0, sizeof a);
+	a.cls = CS_OPC_ATTN;
+	a.flops = 2.0 * 2 * 16 * 8192.0 * 8192.0 * 128;  /* causal forward, batch 2, 16 heads */
+	a.attn_bh = 32;
+	a.attn_seq = 8192;
+	a.head_dim = 128;
+	want = a.flops / (614.8e12 * 459.0 / 504.1) * 1e9;
+	ck_assert(fabs((double)prof_ns(p, CS_PREC_BF16, &a) - want) < 2e-4 * want);
+
+	cs_layer_op m;
+	memset(&m, 0, sizeof m);
+	m.cls = CS_OPC_MEMBOUND;
+	m.mem = CS_MEM_COPY;
+	m.bytes = 268435456;
+	want = m.bytes / 4062.0e9 * 1e9;
+	ck_assert(fabs((double)prof_ns(p, CS_PREC_BF16, &m) - want) <= 1.0);
+	cs_kprof_free(p);
+}
+END_TEST
+
+/* No op beats its roofline: FLOPs at the dense peak, bytes at the HBM
+ * datasheet bandwidth; nor the shortest measured kernel. Random shapes,
+ * classes and kinds. */
+START_TEST(test_profile_never_beats_the_roofline)
+{
+	cs_kprof *p = h200();
+	cs_gpu_spec g = fx_h200();
+	unsigned seed = 12345;
+	for (int i = 0; i < 2000; i++) {
+		seed = seed * 1103515245u + 12345u;
+		int64_t m = 1 + (int64_t)(seed >> 8) % 40000;
+		seed = seed * 1103515245u + 12345u;
+		int64_t n = 1 + (int64_t)(seed >> 8) % 40000;
+		seed = seed * 1103515245u + 12345u;
+		int64_t k = 1 + (int64_t)(seed >> 8) % 40000;
+		cs_layer_op op = gemm(m, n, k, 1 + i % 3);
+		op.layout = (uint8_t)(i % CS_GEMM_LAYOUTS);
+		if (i % 4 == 1) {
+			op.cls = CS_OPC_ATTN;
+			op.attn_bh = (double)(1 + m % 64);
+			op.attn_seq = (double)(256 + n);
+			op.head_dim = i % 8 ? 128 : 64;
+			op.attn_bwd = i % 2;
+		} else if (i % 4 == 2) {
+			op.cls = CS_OPC_MEMBOUND;
+			op.mem = (uint8_t)(i % CS_MEM_KINDS);
+			op.flops = 0;
+		}
+		cs_precision prec = i % 5 == 0 ? CS_PREC_FP8 : CS_PREC_BF16;
+		double t = (double)prof_ns(p, prec, &op) * 1e-9;
+		double peak = op.cls == CS_OPC_GEMM ? cs_compute_peak(&g, prec) : 989e12;
+		ck_assert_msg(t >= op.flops / peak * (1 - 1e-9), "op %d beats the FLOP roof", i);
+		ck_assert_msg(t >= op.bytes / 4.8e12 * (1 - 1e-9), "op %d beats the HBM roof", i);
+		ck_assert(t >= cs_kprof_min_kernel_ns(p) * 1e-9 * (1 - 1e-9));
+	}
+	cs_kprof_free(p);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *compute_suite(void)
@@ -155,6 +251,10 @@ static Suite *compute_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("attention");
 	tcase_add_test(tc, test_flash_attention_at_attn_efficiency);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("profile");
+	tcase_add_test(tc, test_profile_times_ops_at_measured_points);
+	tcase_add_test(tc, test_profile_never_beats_the_roofline);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("resolution");
 	tcase_add_test(tc, test_any_work_takes_at_least_one_ns);

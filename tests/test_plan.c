@@ -15,6 +15,7 @@
 #include "config/scenario.h"
 #include "model/model.h"
 #include "plan/build.h"
+#include "plan/build_int.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
 #include "report/report.h"
@@ -285,6 +286,47 @@ START_TEST(golden_run)
 }
 END_TEST
 
+/* The host launches a template's kernels back to back: a segment of n
+ * kernels lasting D ends no sooner than its last launch plus that kernel's
+ * D / n, so the GPU idles only while the host is behind, and the idle is
+ * counted as host time. */
+START_TEST(host_launch_idles_the_gpu_only_when_behind)
+{
+	static const struct { int64_t ns; int32_t kernels; int64_t want_idle; } segs[] = {
+		{ 10000, 10, 1000 },  /* host 10 us for 10 x 1 us: the last ends at 11 us */
+		{ 100000, 1, 0 },     /* issued at 11 us, as the GPU frees */
+		{ 2000, 200, 98010 }, /* 200 launches (200 us) for 2 us of work: ends at
+		                       * 211.01 us; the GPU would have ended at 113 us */
+	};
+	cs_program p;
+	cs_program_init(&p);
+	cs_builder b;
+	memset(&b, 0, sizeof b);
+	b.prog = &p;
+	b.launch_ns = 1000;
+	int64_t busy = 0, idle = 0;
+	for (int i = 0; i < 3; i++) {
+		int64_t cls[CS_COMPUTE_KINDS] = { 0 };
+		cls[CS_COMPUTE_GEMM] = segs[i].ns;
+		cs_op op = { .kind = CS_OP_COMPUTE, .ns = segs[i].ns };
+		ck_assert_int_eq(cs__add_compute(&b, &op, cls, segs[i].kernels), i + 1);
+		ck_assert_int_eq(p.ops[CS_STREAM_COMPUTE][i].ns, segs[i].ns + segs[i].want_idle);
+		busy += segs[i].ns;
+		idle += segs[i].want_idle;
+	}
+	ck_assert_int_eq(p.class_ns[CS_COMPUTE_HOST], idle);
+	ck_assert_int_eq(p.class_ns[CS_COMPUTE_GEMM], busy);
+	ck_assert_int_eq(p.compute_ns, busy + idle);
+	/* without launch costs nothing changes */
+	b.launch_ns = 0;
+	int64_t cls[CS_COMPUTE_KINDS] = { 0 };
+	cs_op op = { .kind = CS_OP_COMPUTE, .ns = 5 };
+	ck_assert_int_eq(cs__add_compute(&b, &op, cls, 1000), 4);
+	ck_assert_int_eq(p.ops[CS_STREAM_COMPUTE][3].ns, 5);
+	cs_program_free(&p);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -298,6 +340,9 @@ static Suite *plan_suite(void)
 			    sizeof(layout_cases) / sizeof(layout_cases[0]));
 	tcase_add_test(tc, empty_end_stages_keep_embedding_and_head);
 	tcase_add_test(tc, too_many_ops_refused_at_global_batch);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("host");
+	tcase_add_test(tc, host_launch_idles_the_gpu_only_when_behind);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("golden");
 	tcase_set_timeout(tc, 120);

@@ -219,6 +219,54 @@ START_TEST(mfu_is_model_flops_over_peak_time)
 }
 END_TEST
 
+/* Compute by class sums to the compute time; a model of tiny kernels under
+ * eager PyTorch is launch bound (12.5 us of host per kernel), and CUDA
+ * graphs (0.84 us) take most of that idle away; a large model's kernels
+ * hide their launches. */
+#define TINY \
+	"cluster: {gpu: h200-sxm-141g, nodes: 1, gpus_per_node: 1}\n" \
+	"model: {arch: llama, layers: 4, hidden: 256, heads: 4, kv_heads: 4, ffn: 512, vocab: 1024}\n" \
+	"training: {seq_len: 128, micro_batch: 1, global_batch: 2, framework: pytorch, " \
+	"cuda_graphs: %s}\n"
+
+static double kinds_sum(const cs_metrics *m)
+{
+	double s = 0;
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		s += m->compute_kind_s[k];
+	return s;
+}
+
+START_TEST(compute_by_class_and_launch_bound_kernels)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, TINY, "false");
+	cs_scenario *sc = load_text(buf);
+	cs_metrics eager = simulate(sc);
+	cs_scenario_free(sc);
+	snprintf(buf, sizeof buf, TINY, "true");
+	sc = load_text(buf);
+	cs_metrics graphs = simulate(sc);
+	cs_scenario_free(sc);
+	ck_assert_str_eq(eager.profile, "h200-sxm");
+	ck_assert_int_eq(eager.profile_derived, 0);
+	ck_assert_double_eq_tol(kinds_sum(&eager), eager.compute_s, 1e-9 * eager.compute_s);
+	ck_assert(eager.compute_kind_s[CS_COMPUTE_HOST] > 0.5 * eager.compute_s);
+	ck_assert(graphs.compute_kind_s[CS_COMPUTE_HOST] < 0.2 * eager.compute_kind_s[CS_COMPUTE_HOST]);
+	ck_assert_double_eq_tol(graphs.compute_kind_s[CS_COMPUTE_GEMM], eager.compute_kind_s[CS_COMPUTE_GEMM],
+				1e-12);
+
+	sc = ddp(1, 8, "true");
+	cs_metrics big = simulate(sc);
+	cs_scenario_free(sc);
+	ck_assert_str_eq(big.profile, "h100-sxm");
+	ck_assert_int_eq(big.profile_derived, 1);
+	ck_assert_double_eq_tol(kinds_sum(&big), big.compute_s, 1e-9 * big.compute_s);
+	ck_assert(big.compute_kind_s[CS_COMPUTE_HOST] < 1e-3 * big.compute_s);
+	ck_assert(big.compute_kind_s[CS_COMPUTE_GEMM] > 0.5 * big.compute_s);
+}
+END_TEST
+
 /* ---- whole runs ----------------------------------------------------------- */
 
 #define THREE_D \
@@ -355,6 +403,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, ddp_buckets_follow_the_reducer);
 	tcase_add_test(tc, one_gpu_has_no_communication);
 	tcase_add_test(tc, mfu_is_model_flops_over_peak_time);
+	tcase_add_test(tc, compute_by_class_and_launch_bound_kernels);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("runs");
 	tcase_set_timeout(tc, 120);
