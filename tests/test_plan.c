@@ -31,7 +31,7 @@ static double dp_bytes_on_wire(const cs_scenario *sc)
 	cs_program prog;
 	cs_program_init(&prog);
 	cs_diag diag = { { 0 } };
-	ck_assert_int_eq(cs_plan_build(sc, &mesh, &prog, &diag), CS_OK);
+	ck_assert_int_eq(cs_plan_build(sc, &mesh, NULL, &prog, &diag), CS_OK);
 	double sum = 0;
 	int64_t n = sc->parallel.dp;
 	for (int s = CS_STREAM_DP; s <= CS_STREAM_DP_AG; s++)
@@ -198,7 +198,7 @@ START_TEST(empty_end_stages_keep_embedding_and_head)
 	cs_program progs[4];
 	for (int s = 0; s < 4; s++)
 		cs_program_init(&progs[s]);
-	ck_assert_int_eq(cs_plan_build(sc, &mesh, progs, &diag), CS_OK);
+	ck_assert_int_eq(cs_plan_build(sc, &mesh, NULL, progs, &diag), CS_OK);
 	double gathered = 0;
 	for (int s = 0; s < 4; s++) {
 		for (int i = 0; i < progs[s].nops[CS_STREAM_DP_AG]; i++)

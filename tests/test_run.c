@@ -12,6 +12,7 @@
 
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
+#include "config/config.h"
 #include "config/scenario.h"
 #include "hw/topo.h"
 #include "model/compute.h"
@@ -59,7 +60,10 @@ static void build(const cs_scenario *sc, built *b)
 	ck_assert_int_eq(sc->parallel.pp, 1);
 	cs_program_init(&b->prog);
 	cs_diag diag = { { 0 } };
-	ck_assert_int_eq(cs_plan_build(sc, &mesh, &b->prog, &diag), CS_OK);
+	cs_kprof *prof = NULL;
+	ck_assert_int_eq(cs_config_load_profile(sc, &prof, &diag), CS_OK);
+	ck_assert_int_eq(cs_plan_build(sc, &mesh, prof, &b->prog, &diag), CS_OK);
+	cs_kprof_free(prof);
 	cs_topo *topo = cs_topo_new(&sc->cluster);
 	cs_coll *coll = cs_coll_new(&sc->cluster, &sc->coll);
 	cs_group g = cs_mesh_group(&mesh, CS_GROUP_DP, 0, sc->cluster.gpus_per_node);

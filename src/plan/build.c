@@ -332,7 +332,8 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 	return 1;
 }
 
-cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *progs, cs_diag *diag)
+cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
+                        cs_program *progs, cs_diag *diag)
 {
 	cs_builder *b = calloc(1, sizeof(*b));
 	if (!b) {
@@ -358,11 +359,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *
 			? cs_model_grad_accum_bytes(sc->training.precision, sc->training.grad_dtype) : 0.0,
 		.framework = sc->training.framework, .micro_batches = b->lay.micro_batches,
 	};
-	st = cs_config_load_profile(sc, &b->prof, diag);
-	if (st != CS_OK) {
-		free(b);
-		return st;
-	}
+	b->prof = prof;
 	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu, .prec = sc->training.precision, .prof = b->prof,
 			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2
 				      ? CS_ATTN_FLASH2 : CS_ATTN_CUDNN };
@@ -411,7 +408,6 @@ out:
 	free(b->bwd_done);
 	free(b->ord[0]);
 	free(b->ord[1]);
-	cs_kprof_free(b->prof);
 	free(b);
 	return st;
 }

@@ -15,6 +15,7 @@
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "config/scenario.h"
+#include "hw/kprof.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
 
@@ -44,7 +45,10 @@ typedef struct cs_plan_layout {
 cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_diag *diag);
 
 /* Fill progs[0 .. pp-1] (each cs_program_init'ed by the caller; the caller
- * frees them with cs_program_free, also on error). */
-cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, cs_program *progs, cs_diag *diag);
+ * frees them with cs_program_free, also on error), timing compute from
+ * `prof` (NULL: the flat efficiencies), which the caller keeps alive during
+ * the call. */
+cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
+                        cs_program *progs, cs_diag *diag);
 
 #endif

@@ -42,8 +42,8 @@ typedef struct cs_builder {
 	cs_program *progs;
 	cs_plan_layout lay;
 	cs_layer_ctx ctx;
-	cs_compute cm;                       /* times ops (its profile is owned here) */
-	cs_kprof *prof;
+	cs_compute cm;                       /* times ops */
+	const cs_kprof *prof;                /* the caller's, or NULL */
 	double launch_ns;                    /* host time per kernel launch */
 	int64_t host_gpu, host_cpu;          /* the template's compute stream and its
 	                                      * host's issue time, ns from its start */

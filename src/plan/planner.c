@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "model/memory.h"
 #include "plan/planner.h"
+#include "run/simulate_int.h"
 
 #define MAX_THREADS 256
 
@@ -182,6 +183,7 @@ static int enumerate(search_ctx *c)
 
 typedef struct pool {
 	const cs_scenario *base;
+	const cs_kprof *prof;   /* the GPU's kernel profile, loaded once for every plan */
 	cs_plan **jobs;
 	int64_t n;
 	atomic_llong next;
@@ -210,7 +212,7 @@ static void simulate_one(pool *P, cs_plan *p, cs_scenario *sc)
 		failed(P, p, diag.msg);
 		return;
 	}
-	if (cs_simulate(sc, NULL, &res, &diag) != CS_OK) {
+	if (cs__simulate_prof(sc, NULL, 0, P->prof, &res, &diag) != CS_OK) {
 		failed(P, p, diag.msg);
 		cs_result_free(res);
 		return;
@@ -314,6 +316,7 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	search_ctx c = {0};
 	cs_scenario *base = NULL;
 	cs_plan **jobs = NULL;
+	cs_kprof *prof = NULL;
 	cs_plan_search *s;
 	cs_diag scratch;
 
@@ -378,7 +381,10 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	int64_t njobs = pick;
 	if (s->heuristic_valid)
 		jobs[njobs++] = &s->heuristic;
-	pool P = {.base = base, .jobs = jobs, .n = njobs, .failure = s->first_failure,
+	if ((st = cs_config_load_profile(base, &prof, diag)) != CS_OK)
+		goto fail;
+	st = CS_ERR_NOMEM;
+	pool P = {.base = base, .prof = prof, .jobs = jobs, .n = njobs, .failure = s->first_failure,
 		  .failure_size = sizeof s->first_failure};
 	atomic_init(&P.next, 0);
 	if (pthread_mutex_init(&P.lock, NULL) != 0)
@@ -428,6 +434,7 @@ fail:
 	free(c.keep.v);
 	free(c.scratch);
 	free(base);
+	cs_kprof_free(prof);
 	cs_plan_search_free(s);
 	return st;
 }

@@ -299,6 +299,18 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
 		       cs_diag *diag)
 {
+	cs_kprof *prof = NULL;
+	*out = NULL;
+	cs_status st = cs_config_load_profile(sc, &prof, diag);
+	if (st == CS_OK)
+		st = cs__simulate_prof(sc, opts, want_rows, prof, out, diag);
+	cs_kprof_free(prof);
+	return st;
+}
+
+cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int want_rows,
+			    const cs_kprof *prof, cs_result **out, cs_diag *diag)
+{
 	double t0 = now_s();
 	*out = NULL;
 	sim_ctx c = { .sc = sc };
@@ -321,7 +333,7 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_
 		goto fail;
 	for (int64_t i = 0; i < c.nprogs; i++)
 		cs_program_init(&c.progs[i]);
-	if ((st = cs_plan_build(sc, &c.mesh, c.progs, diag)) != CS_OK)
+	if ((st = cs_plan_build(sc, &c.mesh, prof, c.progs, diag)) != CS_OK)
 		goto fail;
 	st = CS_ERR_NOMEM;
 	int64_t world = c.mesh.world, nsteps = sc->sim.steps > 0 ? sc->sim.steps : 1;

@@ -5,6 +5,7 @@
 #define CS_RUN_SIMULATE_INT_H
 
 #include "clustersim/clustersim.h"
+#include "hw/kprof.h"
 
 
 typedef struct cs_rank_row {
@@ -21,5 +22,10 @@ typedef struct cs_rank_row {
 cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
 		       cs_diag *diag);
 const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n);
+/* The same with the kernel profile loaded by the caller (who keeps it; NULL
+ * for the flat efficiencies), for callers that simulate many variants of
+ * one scenario on the same GPU. */
+cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int want_rows,
+			    const cs_kprof *prof, cs_result **out, cs_diag *diag);
 
 #endif
