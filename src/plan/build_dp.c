@@ -260,6 +260,21 @@ int cs__dp_stage_begin(cs_builder *b)
 	return 0;
 }
 
+/* FSDP (PyTorch's, training.framework: fsdp) copies a gathered unit out of
+ * the all-gather buffer into its parameters on the compute stream: each
+ * 16-bit element read and written once. */
+static int copy_out(cs_builder *b, int64_t layer)
+{
+	if (b->sc->training.framework != CS_FW_FSDP)
+		return 0;
+	cs_layer_op op = { .name = "fsdp_copy_out", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
+			   .bytes = 2.0 * tensors_sum(b, layer) * b->dp->param_bytes, .kernels = 1 };
+	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 };
+	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &op, class_ns), .phase = CS_PHASE_FWD,
+		    .vstage = (int16_t)b->vstage, .layer = (int16_t)layer, .micro = -1 };
+	return cs__add_compute(b, &o, class_ns, 1) < 0 ? -1 : 0;
+}
+
 int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
 {
 	cs_dp_state *d = b->dp;
@@ -268,6 +283,8 @@ int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
 		if (fwd && !d->used[layer + 2]) {
 			d->used[layer + 2] = 1;
 			cs__pending(b, CS_STREAM_DP_AG, d->ag_mark[layer + 2]);
+			if (b->dp->mode == CS_SHARD_GRAD_OP)
+				return copy_out(b, layer);
 		}
 		return 0;
 	}
@@ -292,7 +309,7 @@ int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
 	if (mk < 0)
 		return -1;
 	cs__pending(b, CS_STREAM_DP_AG, mk);
-	return 0;
+	return copy_out(b, layer);
 }
 
 int cs__dp_after_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
