@@ -432,8 +432,9 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	}
 	if (env->sc->coll.fidelity == CS_FIDELITY_FLOW) {
 		r->net = cs_net_new(env->topo, &env->sc->cluster);
+		r->idle = cs_net_new(env->topo, &env->sc->cluster);
 		r->members = malloc((size_t)m->world * sizeof(int64_t));
-		if (!r->net || !r->members) {
+		if (!r->net || !r->idle || !r->members) {
 			cs_runner_free(r);
 			return NULL;
 		}
@@ -480,12 +481,14 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].paths);
 			free(r->comm[k][s].keep);
 			free(r->comm[k][s].lat);
+			free(r->comm[k][s].alone);
 		}
 	for (int32_t i = 0; i < r->nbatches; i++)
 		free(r->batches[i].locals);
 	free(r->batches);
 	free(r->stream_mask);
 	cs_net_free(r->net);
+	cs_net_free(r->idle);
 	free(r->members);
 	free(r->paths);
 	free(r->ranks);

@@ -130,18 +130,63 @@ void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_
 /* The flow network moves bytes at the links' line rate; NCCL reaches only
  * part of it (protocol overheads, channel speeds: the tuner's model). Scale
  * the bytes a collective puts on the network so that, alone on the fabric,
- * it takes the tuner's time; contention then comes on top. */
-static double protocol_bytes(const cs_runner *r, cs_coll_op op, const cs_group_shape *sh, double bytes,
-			     cs_time d, const cs_coll_choice *ch)
+ * it takes the tuner's time; contention then comes on top. `line_s` is the
+ * time the network needs for `bytes` of it alone, bandwidth part only. */
+static double protocol_bytes(double bytes, double line_s, cs_time d, const cs_coll_choice *ch)
 {
-	const cs_cluster_spec *c = &r->env.sc->cluster;
-	double line = sh->nnodes > 1 ? c->scale_out.bandwidth : c->scale_up.bandwidth;
-	double wire = op == CS_COLL_SEND_RECV ? bytes : cs_coll_ring_bytes_on_wire(op, bytes, sh->nranks);
-	double t_line = wire / line * 1e9;
+	double t_line = line_s * 1e9;
 	double t_model = (double)(d - (ch->latency_ns < d ? ch->latency_ns : 0));
 	if (t_line <= 0 || t_model <= 0)
 		return bytes;
 	return bytes * (t_model / t_line);
+}
+
+/* Run one collective on the idle network and return how long it took. */
+static cs_time run_idle(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
+			cs_coll_algo algo)
+{
+	cs_time t0 = cs_net_now(r->idle);
+	if (cs_net_start(r->idle, t0, members, n, op, bytes, algo, 1) < 0)
+		return -1;
+	uint64_t tag;
+	for (;;) {
+		cs_time t = cs_net_next_completion(r->idle);
+		if (t == CS_TIME_MAX)
+			return -1;
+		int k = cs_net_advance(r->idle, t, &tag, 1);
+		if (k < 0)
+			return -1;
+		if (k > 0)
+			return t - t0;
+	}
+}
+
+/*
+ * Seconds per byte the flow network needs for this collective alone on an
+ * idle fabric, without its latency phase: the difference of two runs on the
+ * idle network, of 2 GiB and 1 GiB. A ring over several domains runs one
+ * channel per member of a domain on its own NIC, so a formula of one link's
+ * line rate would be off by that many; the network itself is the measure.
+ * Cached per group and op (ring and tree apart); 0 when it cannot be timed.
+ */
+static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *members, int64_t n,
+			cs_coll_op op, cs_coll_algo algo)
+{
+	int tree = algo == CS_ALGO_TREE && op == CS_COLL_ALL_REDUCE;
+	size_t per = 2 * (size_t)CS_COLL_OPS, at = (size_t)gi * per + (size_t)op * 2 + (size_t)tree;
+	if (!t->alone && !(t->alone = calloc((size_t)t->ngroups * per, sizeof(double)))) {
+		r->failed = CS_ERR_NOMEM;
+		return 0;
+	}
+	if (t->alone[at] > 0)
+		return t->alone[at];
+	const double gib = 1073741824.0;
+	cs_time one = run_idle(r, members, n, op, gib, algo);
+	cs_time two = run_idle(r, members, n, op, 2 * gib, algo);
+	if (one < 0 || two <= one)
+		return 0;
+	t->alone[at] = 1e-9 * (double)(two - one) / gib;
+	return t->alone[at];
 }
 
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
@@ -214,8 +259,9 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	int64_t n = cs_group_size(&g);
 	for (int64_t i = 0; i < n; i++)
 		r->members[i] = cs_group_member(&g, i);
+	double spb = alone_spb(r, t, gi, r->members, n, (cs_coll_op)op->coll, ch.algo);
 	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll,
-			  protocol_bytes(r, (cs_coll_op)op->coll, &t->shapes[gi], op->bytes, d, &ch), ch.algo, tag);
+			  protocol_bytes(op->bytes, spb * op->bytes, d, &ch), ch.algo, tag);
 }
 
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes)
@@ -224,7 +270,10 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
 	cs_group_shape sh = cs_topo_group(r->env.topo, lo, hi - lo, 2);
 	cs_coll_choice ch;
 	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &sh, bytes, &ch);
-	return protocol_bytes(r, CS_COLL_SEND_RECV, &sh, bytes, d, &ch);
+	/* one flow on one route: the line rate of its narrowest hop */
+	const cs_cluster_spec *c = &r->env.sc->cluster;
+	double line = sh.nnodes > 1 ? c->scale_out.bandwidth : c->scale_up.bandwidth;
+	return protocol_bytes(bytes, line > 0 ? bytes / line : 0, d, &ch);
 }
 
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)

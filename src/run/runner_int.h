@@ -57,6 +57,8 @@ typedef struct comm_table {
 	uint8_t *shape_ok;
 	float *keep;                  /* degraded links: bandwidth kept by the group */
 	cs_time *lat;                 /* and latency added */
+	double *alone;                /* flow fidelity: seconds per byte of each op (ring and
+	                               * tree apart) alone on an idle fabric, 0 unknown */
 	int64_t ngroups;
 } comm_table;
 
@@ -93,6 +95,8 @@ struct cs_runner {
 	const cs_path *cur_path;      /* of the collective completing now */
 	int cur_tier;
 	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
+	cs_net *idle;                 /* flow fidelity: a network that runs one collective
+	                               * at a time, to time it alone */
 	uint64_t net_gen;             /* only the newest net event is live */
 	int64_t *members;             /* scratch: a group's GPUs */
 	int failed;
