@@ -365,7 +365,7 @@ static const struct {
 	 "'name' is too long (at most 63 characters)"},
 	{BASE "simulate: {steps: 0}\n", "'simulate.steps' must be at least 1, got '0'"},
 	{BASE "simulate: {steps: }\n", "missing value for 'simulate.steps'"},
-	{BASE "collectives: {sm_slowdown: 0.5}\n", "'collectives.sm_slowdown' must be at least 1"},
+	{BASE "collectives: {contention: -0.5}\n", "'collectives.contention' must be at least 0"},
 	{BASE "cluster_: 1\n", "did you mean 'cluster'?"},
 	{"? [a, b]\n: 1\n", ":1:3: keys must be plain names, not a list"},
 	{BASE "cluster.nodes: 4\n", "unknown key 'cluster.nodes'"},

@@ -107,6 +107,8 @@ static double at_row(const cs_kprof *p, const row *r, int col)
 	if (strcmp(r->sec[0], "attention") == 0)
 		return cs_kprof_attn(p, (cs_attn_backend)backend_of(r->sec[1]), v[0] != 0,
 		                     (int64_t)v[4], v[1] * v[2], v[3], col == 6) / 1e12;
+	if (strcmp(r->sec[0], "contention") == 0)
+		return cs_kprof_contention(p, v[0]);
 	return cs_kprof_mem(p, (cs_mem_kind)kind_of(r->sec[1]), v[0]) / 1e9;
 }
 

@@ -19,6 +19,7 @@
 #include "plan/build.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
+#include "run/runner.h"
 #include "scenario_text.h"
 
 /* A 7B-like model small enough to simulate quickly but with many buckets. */
@@ -306,6 +307,126 @@ START_TEST(flow_and_analytic_agree_for_a_collective_alone)
 }
 END_TEST
 
+/* ---- contention --------------------------------------------------------- */
+
+/* Two H100s in one data-parallel group run a hand-made template: one
+ * compute op of 1 ms and the collectives of `colls` on their streams (all
+ * at t = 0, or after the compute op with `after`). Returns rank 0's
+ * compute end and each collective's duration and channels. */
+typedef struct contended {
+	cs_time end;
+	cs_time coll_ns[2];
+	int channels[2];
+	float rate_of[3];  /* none, the first, both held */
+} contended;
+
+static contended contend_run(double contention, const double *bytes, int ncolls, int after)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "cluster: {gpu: h100-sxm-80g, nodes: 1, gpus_per_node: 2}\n"
+		 "model: {preset: llama2-7b}\n"
+		 "training: {seq_len: 1024, micro_batch: 1, global_batch: 2}\n"
+		 "collectives: {contention: %g}\n", contention);
+	cs_scenario *sc = load_text(buf);
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	cs_diag diag;
+	cs_kprof *prof = NULL;
+	ck_assert_int_eq(cs_config_load_profile(sc, &prof, &diag), CS_OK);
+	cs_topo *topo = cs_topo_new(&sc->cluster);
+	cs_coll *coll = cs_coll_new(&sc->cluster, &sc->coll);
+	cs_program prog;
+	cs_program_init(&prog);
+	cs_op work = { .kind = CS_OP_COMPUTE, .ns = 1000000, .layer = -1, .micro = -1 };
+	ck_assert_int_eq(cs_program_add(&prog, CS_STREAM_COMPUTE, &work, NULL, 0), 1);
+	contended c = { 0 };
+	cs_group_shape shape = cs_topo_group(topo, 0, 1, 2);
+	static const cs_stream streams[2] = { CS_STREAM_DP, CS_STREAM_DP_AG };
+	static const cs_coll_op ops[2] = { CS_COLL_ALL_REDUCE, CS_COLL_ALL_GATHER };
+	for (int i = 0; i < ncolls; i++) {
+		cs_op op = { .kind = CS_OP_COLL, .group = CS_GROUP_DP, .coll = (uint8_t)ops[i],
+			     .comm = CS_COMM_DP, .bytes = bytes[i], .phase = CS_PHASE_COMM, .layer = -1,
+			     .micro = -1 };
+		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = 1 };
+		ck_assert_int_eq(cs_program_add(&prog, streams[i], &op, &dep, after), 1);
+		cs_coll_choice ch;
+		c.coll_ns[i] = cs_coll_time(coll, ops[i], &shape, bytes[i], &ch);
+		c.channels[i] = ch.channels;
+	}
+	cs_run_env env = { .sc = sc, .mesh = &mesh, .progs = &prog, .topo = topo, .coll = coll,
+			   .first_rank = 0, .nranks = 2, .prof = prof };
+	cs_runner *r = cs_runner_new(&env);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(cs_runner_run(r, &diag), CS_OK);
+	c.end = cs_runner_stats(r, 0)->busy;
+	ck_assert_int_eq(cs_runner_stats(r, 1)->busy, c.end);
+	int k[3] = { 0, c.channels[0], c.channels[0] + c.channels[1] };
+	for (int j = 0; j < 3; j++) {
+		double slow = 1.0 - cs_kprof_contention(prof, k[j] / 132.0);
+		c.rate_of[j] = (float)(1.0 - contention * slow);
+	}
+	cs_runner_free(r);
+	cs_program_free(&prog);
+	cs_coll_free(coll);
+	cs_topo_free(topo);
+	cs_kprof_free(prof);
+	cs_scenario_free(sc);
+	return c;
+}
+
+/* A 1 ms compute op overlapped by a collective for a fraction of its length
+ * does c x rate of its work in the collective's c, the rest at full speed:
+ * it ends at c + (1 ms - c x rate), the rate the measured one for the
+ * collective's channels (one CTA each) over the 132 SMs. */
+START_TEST(contention_slows_only_the_overlapped_part)
+{
+	double bytes[1] = { 64e6 };
+	contended c = contend_run(1.0, bytes, 1, 0);
+	ck_assert_int_gt(c.channels[0], 0);
+	ck_assert_int_lt(c.coll_ns[0], 1000000);
+	ck_assert(c.rate_of[1] < 1.0f);
+	double r = c.rate_of[1];
+	double want = (double)c.coll_ns[0] + (1e6 - (double)c.coll_ns[0] * r);
+	ck_assert_msg(fabs((double)c.end - want) <= 2.0, "end %lld, want %.1f (collective %lld ns, "
+		      "%d channels, rate %.4f)", (long long)c.end, want, (long long)c.coll_ns[0],
+		      c.channels[0], r);
+	ck_assert(c.end > 1000000);
+	/* the scale: 0 is no contention, to the nanosecond */
+	ck_assert_int_eq(contend_run(0.0, bytes, 1, 0).end, 1000000);
+}
+END_TEST
+
+/* No overlap, no change: the collective runs after the compute op. */
+START_TEST(contention_needs_overlap)
+{
+	double bytes[2] = { 64e6, 32e6 };
+	ck_assert_int_eq(contend_run(1.0, bytes, 2, 1).end, 1000000);
+}
+END_TEST
+
+/* Two collectives at once hold the sum of their channels: the rate of both
+ * until the shorter ends, then the longer's alone. */
+START_TEST(contention_adds_the_channels_of_overlapping_collectives)
+{
+	double bytes[2] = { 64e6, 16e6 };
+	contended c = contend_run(1.0, bytes, 2, 0);
+	cs_time a = c.coll_ns[0] < c.coll_ns[1] ? c.coll_ns[0] : c.coll_ns[1];
+	cs_time b = c.coll_ns[0] < c.coll_ns[1] ? c.coll_ns[1] : c.coll_ns[0];
+	/* the rate with only the longer one held */
+	int only = c.coll_ns[0] < c.coll_ns[1] ? c.channels[1] : c.channels[0];
+	cs_kprof *prof = NULL;
+	cs_diag d;
+	ck_assert_int_eq(cs_kprof_load("h100-sxm", &prof, &d), CS_OK);
+	double r2 = cs_kprof_contention(prof, only / 132.0);
+	cs_kprof_free(prof);
+	double both = c.rate_of[2];
+	ck_assert(both < r2);
+	double done = (double)a * both + (double)(b - a) * r2;
+	double want = (double)b + (1e6 - done);
+	ck_assert_msg(fabs((double)c.end - want) <= 3.0, "end %lld, want %.1f", (long long)c.end, want);
+}
+END_TEST
+
 /* ---- whole runs ----------------------------------------------------------- */
 
 #define THREE_D \
@@ -443,6 +564,9 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, one_gpu_has_no_communication);
 	tcase_add_test(tc, mfu_is_model_flops_over_peak_time);
 	tcase_add_test(tc, compute_by_class_and_launch_bound_kernels);
+	tcase_add_test(tc, contention_slows_only_the_overlapped_part);
+	tcase_add_test(tc, contention_needs_overlap);
+	tcase_add_test(tc, contention_adds_the_channels_of_overlapping_collectives);
 	tcase_add_loop_test(tc, flow_and_analytic_agree_for_a_collective_alone, 0,
 			    (int)(sizeof agree_cases / sizeof agree_cases[0]));
 	suite_add_tcase(s, tc);

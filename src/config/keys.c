@@ -209,8 +209,9 @@ static const cs_config_key keys[] = {
 	  "analytic", "analytic | flow"),
 	K("collectives.channels", CS_KIND_INT, coll.channels, 0, 1024, false, NULL, "0",
 	  "NCCL channels; 0 = NCCL's default"),
-	K("collectives.sm_slowdown", CS_KIND_FLOAT, coll.sm_slowdown, 1, 1000, false, NULL, "1",
-	  "compute slowdown while communication kernels run"),
+	K("collectives.contention", CS_KIND_FLOAT, coll.contention, 0, 4, false, NULL, "1",
+	  "scale of the measured compute slowdown while communication kernels hold SMs: 1 the "
+	  "kernel profile's, 0 none"),
 
 	K("simulate.steps", CS_KIND_INT, sim.steps, 1, 1e6, false, NULL, "1",
 	  "training steps simulated"),

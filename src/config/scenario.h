@@ -182,7 +182,8 @@ typedef struct cs_coll_spec {
 	cs_coll_proto protocol;
 	cs_fidelity fidelity;
 	int channels;             /* 0: NCCL's default for the topology */
-	double sm_slowdown;       /* compute slowdown while comm kernels run, >= 1 */
+	double contention;        /* scale of the measured compute slowdown while
+	                           * communication kernels hold SMs (0: none) */
 } cs_coll_spec;
 
 typedef struct cs_sim_spec {

@@ -60,7 +60,7 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->coll.algorithm = CS_ALGO_AUTO;
 	sc->coll.protocol = CS_PROTO_AUTO;
 	sc->coll.fidelity = CS_FIDELITY_ANALYTIC;
-	sc->coll.sm_slowdown = 1.0;
+	sc->coll.contention = 1.0;
 
 	sc->sim.steps = 1;
 	sc->sim.seed = 1;

@@ -209,6 +209,14 @@ double cs_kprof_mem(const cs_kprof *p, cs_mem_kind kind, double bytes)
 	return 1e9 * cs__grid_eval(&p->mem[k], log(bytes), 0.0);
 }
 
+double cs_kprof_contention(const cs_kprof *p, double sm_fraction)
+{
+	if (!p || !p->cont || !(sm_fraction > 0.0))
+		return 1.0;
+	double x = sm_fraction < p->cont_x[p->ncont - 1] ? sm_fraction : p->cont_x[p->ncont - 1];
+	return gsl_interp_eval(p->cont, p->cont_x, p->cont_rate, x, NULL);
+}
+
 double cs_kprof_min_kernel_ns(const cs_kprof *p)
 {
 	return p ? p->graph_ns : 0;
@@ -250,6 +258,10 @@ void cs_kprof_free(cs_kprof *p)
 {
 	if (!p)
 		return;
+	if (p->cont)
+		gsl_interp_free(p->cont);
+	free(p->cont_x);
+	free(p->cont_rate);
 	for (size_t i = 0; p->nn && i < p->nm; i++)
 		cs__grid_free(&p->nn[i]);
 	free(p->nn);

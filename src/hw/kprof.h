@@ -99,6 +99,12 @@ double cs_kprof_attn(const cs_kprof *p, cs_attn_backend backend, bool causal, in
 
 /* Bandwidth, bytes/s, of a memory-bound kernel of `kind` moving `bytes`. */
 double cs_kprof_mem(const cs_kprof *p, cs_mem_kind kind, double bytes);
+/* The rate, in (0, 1], at which compute kernels run while communication
+ * kernels hold `sm_fraction` of the SMs and stream memory as a collective
+ * does (measured: a GEMM loop beside a resident kernel on k SMs that copies
+ * memory); linear between the measured points, held at the last beyond
+ * them; 1 when the profile has no such table. */
+double cs_kprof_contention(const cs_kprof *p, double sm_fraction);
 /* The shortest a kernel runs on this GPU, ns (a tiny kernel in a CUDA graph). */
 double cs_kprof_min_kernel_ns(const cs_kprof *p);
 /* Host time to issue one op from eager PyTorch, and one kernel of a CUDA

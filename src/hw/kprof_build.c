@@ -319,6 +319,25 @@ static cs_status build_mem(builder *b, const cs__kprof_table *t, cs_kprof *p, in
 	return st;
 }
 
+static cs_status build_contention(builder *b, const cs__kprof_table *t, cs_kprof *p)
+{
+	if (t->n < 2)
+		return t->n ? at(b, t->line0, t->col0, "'contention' needs at least two points") : CS_OK;
+	p->cont_x = malloc(t->n * sizeof *p->cont_x);
+	p->cont_rate = malloc(t->n * sizeof *p->cont_rate);
+	p->cont = gsl_interp_alloc(gsl_interp_linear, t->n);
+	if (!p->cont_x || !p->cont_rate || !p->cont)
+		return nomem(b);
+	for (size_t r = 0; r < t->n; r++) {
+		p->cont_x[r] = t->v[r * t->cols];
+		p->cont_rate[r] = t->v[r * t->cols + 1];
+	}
+	if (gsl_interp_init(p->cont, p->cont_x, p->cont_rate, t->n) != 0)
+		return nomem(b);
+	p->ncont = t->n;
+	return CS_OK;
+}
+
 cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof **out,
                           cs_diag *diag)
 {
@@ -345,6 +364,8 @@ cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof *
 	for (int k = 0; st == CS_OK && k < CS_MEM_KINDS; k++)
 		if (raw->mem[k].n)
 			st = build_mem(&b, &raw->mem[k], p, k);
+	if (st == CS_OK)
+		st = build_contention(&b, &raw->contention, p);
 	if (st != CS_OK) {
 		cs_kprof_free(p);
 		return st;

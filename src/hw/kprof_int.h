@@ -38,6 +38,7 @@ typedef struct cs__kprof_raw {
 	cs__kprof_table gemm[CS_GEMM_DTYPES][CS_GEMM_LAYOUTS];
 	cs__kprof_table attn[CS_ATTN_BACKENDS];
 	cs__kprof_table mem[CS_MEM_KINDS];
+	cs__kprof_table contention;   /* [sm_fraction, rate]; n == 0: none */
 } cs__kprof_raw;
 
 /* Reads the text of a profile (len bytes; `file` names it in messages)
@@ -103,6 +104,11 @@ struct cs_kprof {
 	bool has_mem[CS_MEM_KINDS];
 	cs__grid mem[CS_MEM_KINDS]; /* GB/s over log bytes */
 	double mem_min_bytes[CS_MEM_KINDS];
+	/* compute's rate while communication kernels hold a fraction of the
+	 * SMs: n points, fractions increasing from 0 */
+	size_t ncont;
+	double *cont_x, *cont_rate;
+	gsl_interp *cont;
 };
 
 /* kprof_build.c: raw tables into *out (the caller frees it with

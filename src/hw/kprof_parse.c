@@ -38,6 +38,7 @@ static const columns attn_cols = {7, {"causal", "batch", "heads", "seq", "head_d
                                       "bwd_TFLOPs"}, "biiiiff",
                                   "[causal, batch, heads, seq, head_dim, fwd_TFLOPs, bwd_TFLOPs]"};
 static const columns mem_cols = {2, {"bytes", "GBps"}, "if", "[bytes, GBps]"};
+static const columns cont_cols = {2, {"sm_fraction", "rate"}, "zf", "[sm_fraction, rate]"};
 
 static const char *const layout_names[CS_GEMM_LAYOUTS] = {"NN", "NT", "TN"};
 static const char *const dtype_names[CS_GEMM_DTYPES] = {"bf16", "fp8"};
@@ -156,16 +157,17 @@ static bool number(const yaml_node_t *node, double *out)
 	return end != s && *end == '\0';
 }
 
-/* A positive finite number (kind 'f'), a positive integer below 2^53 ('i')
- * or true/false ('b', as 1 and 0); messages name it "'name' in 'in'" (in
- * NULL: "'name'"). */
+/* A positive finite number (kind 'f'), a finite number >= 0 ('z'), a
+ * positive integer below 2^53 ('i') or true/false ('b', as 1 and 0);
+ * messages name it "'name' in 'in'" (in NULL: "'name'"). */
 static cs_status value(parser *ps, const yaml_node_t *node, char kind, const char *name,
                        const char *in, double *out)
 {
 	char what[96];
 
 	if (node->type == YAML_SCALAR_NODE && kind != 'b' && number(node, out) && isfinite(*out) &&
-	    *out > 0 && (kind == 'f' || (*out == floor(*out) && *out <= 9007199254740992.0)))
+	    (*out > 0 || (kind == 'z' && *out == 0)) &&
+	    (kind != 'i' || (*out == floor(*out) && *out <= 9007199254740992.0)))
 		return CS_OK; /* the common case, without formatting a message's subject */
 	if (in)
 		snprintf(what, sizeof what, "'%s' in '%.40s'", name, in);
@@ -184,8 +186,9 @@ static cs_status value(parser *ps, const yaml_node_t *node, char kind, const cha
 	}
 	if (!number(node, out))
 		return at(ps, node, "%s expects a number, not '%.60s'", what, text(node));
-	if (!isfinite(*out) || *out <= 0)
-		return at(ps, node, "%s must be a positive finite number, not '%.60s'", what, text(node));
+	if (!isfinite(*out) || *out < 0 || (*out == 0 && kind != 'z'))
+		return at(ps, node, "%s must be a %s finite number, not '%.60s'", what,
+		          kind == 'z' ? "non-negative" : "positive", text(node));
 	if (kind == 'i' && (*out != floor(*out) || *out > 9007199254740992.0))
 		return at(ps, node, "%s must be a positive integer, not '%.60s'", what, text(node));
 	return CS_OK;
@@ -343,7 +346,7 @@ static cs_status parse_membound(parser *ps, const yaml_node_t *node)
 static cs_status parse_root(parser *ps, const yaml_node_t *root)
 {
 	static const char *const keys[] = {"name", "gpu", "derived", "derived_from", "rule",
-	                                   "launch", "gemm", "attention", "membound"};
+	                                   "launch", "gemm", "attention", "membound", "contention"};
 	const yaml_node_t *v;
 	cs_status st = check_map(ps, root, "", keys, sizeof keys / sizeof keys[0]);
 	char scratch[64];
@@ -386,6 +389,19 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root)
 		return st;
 	if (!ps->raw->mem[CS_MEM_COPY].n)
 		return at(ps, v, "'membound' lacks 'copy', the curve other kinds fall back to");
+	yaml_node_t *key = NULL;
+	if ((v = find_key(ps, root, "contention", &key))) {
+		cs__kprof_table *t = &ps->raw->contention;
+		snprintf(t->path, sizeof t->path, "contention");
+		if ((st = table(ps, key, v, &cont_cols, 1, t)) != CS_OK)
+			return st;
+		for (size_t r = 0; r < t->n; r++) {
+			double f = t->v[2 * r], rate = t->v[2 * r + 1];
+			if (f > 1.0 || rate > 1.0 || (r == 0 && (f != 0.0 || rate != 1.0)))
+				return at(ps, key, "'contention' rows are [sm_fraction, rate] with both "
+					  "in (0, 1], starting at [0, 1]");
+		}
+	}
 	return CS_OK;
 }
 
@@ -456,10 +472,10 @@ cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kpro
 
 void cs__kprof_raw_free(cs__kprof_raw *raw)
 {
-	cs__kprof_table *all[] = {&raw->gemm[0][0], raw->attn, raw->mem};
-	size_t counts[] = {CS_GEMM_DTYPES * CS_GEMM_LAYOUTS, CS_ATTN_BACKENDS, CS_MEM_KINDS};
+	cs__kprof_table *all[] = {&raw->gemm[0][0], raw->attn, raw->mem, &raw->contention};
+	size_t counts[] = {CS_GEMM_DTYPES * CS_GEMM_LAYOUTS, CS_ATTN_BACKENDS, CS_MEM_KINDS, 1};
 
-	for (size_t a = 0; a < 3; a++)
+	for (size_t a = 0; a < 4; a++)
 		for (size_t i = 0; i < counts[a]; i++) {
 			free(all[a][i].v);
 			free(all[a][i].line);

@@ -95,6 +95,16 @@ static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const
 
 /* ---- execution -------------------------------------------------------- */
 
+/* A completion event names a rank (local < 2^32) and, for the compute
+ * stream, which of its ops it is for: an op re-timed under contention may
+ * have events for times it no longer ends at (runner.c, cs__run_contend). */
+#define GEN_MASK 0x0fffffffu
+
+static int64_t ticket(int64_t local, uint32_t gen)
+{
+	return local | (int64_t)((uint64_t)(gen & GEN_MASK) << 32);
+}
+
 static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
 
 static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg);
@@ -258,11 +268,14 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		if (s == CS_STREAM_COMPUTE)
 			account_wait(r, rs);
 		double f = rs->factor;
-		if ((rs->busy & ~1u) && r->env.sc->coll.sm_slowdown > 1.0)
-			f *= r->env.sc->coll.sm_slowdown;
+		rs->crate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+		if (rs->crate != 1.0f)
+			f /= (double)rs->crate;
 		cs_time d = f == 1.0 ? op->ns : (cs_time)((double)op->ns * f + 0.5);
 		rs->st.busy += d;
-		schedule_op_done(r, now + d, local, s);
+		rs->cend = rs->cwake = now + d;
+		rs->cgen++;
+		schedule_op_done(r, now + d, ticket(local, rs->cgen), s);
 		break;
 	}
 	case CS_OP_COLL:
@@ -277,6 +290,14 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 			rs->p2p_peer[up] = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
 		}
 		int64_t peer = rs->p2p_peer[up];
+		if (rs->p2p_bytes[up] != op->bytes) {
+			int ch = 0;
+			rs->p2p_bytes[up] = op->bytes;
+			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch);
+			rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
+		}
+		rs->held[s] = rs->p2p_ch[up];
+		cs__run_contend(r, local, rs->held[s]);
 		if (r->net) {
 			int64_t pair[2] = { rank, peer };
 			rs->started[s] = now;
@@ -284,10 +305,6 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 					  cs__run_p2p_net_bytes(r, rank, peer, op->bytes), CS_ALGO_RING,
 				  SEND_TAG | ((uint64_t)local << 4) | (uint64_t)s);
 			break;
-		}
-		if (rs->p2p_bytes[up] != op->bytes) {
-			rs->p2p_bytes[up] = op->bytes;
-			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes);
 		}
 		rs->send_xfer = rs->p2p_ns[up];
 		schedule_op_done(r, now + rs->send_xfer, local, s);
@@ -312,6 +329,10 @@ void cs__run_try_rank(cs_runner *r, int64_t local)
 void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 {
 	rank_state *rs = &r->ranks[local];
+	if (rs->held[s]) {
+		cs__run_contend(r, local, -(int)rs->held[s]);
+		rs->held[s] = 0;
+	}
 	const cs_op *op = cs__run_head(r, rs, s);
 	if (op && op->mem < 0)
 		rs->mem += op->mem;
@@ -364,8 +385,25 @@ static void progress(cs_runner *r)
 
 /* The op at the head of local's stream s ends now: a kernel, or a pipeline
  * send (whose message reaches the peer). */
-static void op_done(cs_runner *r, int64_t local, int s)
+static void op_done(cs_runner *r, int64_t tk, int s)
 {
+	int64_t local = tk & 0xffffffff;
+	if (s == CS_STREAM_COMPUTE) {
+		rank_state *rs = &r->ranks[local];
+		cs_time now = cs_sim_now(r->sim);
+		if ((uint32_t)(tk >> 32) != (rs->cgen & GEN_MASK) ||
+		    !(rs->busy & (1u << CS_STREAM_COMPUTE)) || now > rs->cend)
+			return; /* an event of an op already done */
+		if (now < rs->cend) {
+			/* slowed since it was scheduled: wake again at the new end,
+			 * unless an earlier wake is still to come */
+			if (now == rs->cwake) {
+				rs->cwake = rs->cend;
+				schedule_op_done(r, rs->cend, tk, CS_STREAM_COMPUTE);
+			}
+			return;
+		}
+	}
 	const cs_op *op = cs__run_head(r, &r->ranks[local], s);
 	if (op && op->kind == CS_OP_SEND) {
 		cs__run_send_done(r, local, s);
@@ -403,6 +441,39 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	r->batch_free = id;
 }
 
+/*
+ * Contention as rates: communication kernels hold SMs (one CTA per NCCL
+ * channel) and stream memory, and the compute kernel running beside them
+ * continues at the rate the kernel profile measured for that share of the
+ * SMs. When a rank's held SMs change while its compute stream is busy, the
+ * op's remaining work (in nominal ns) is re-timed at the new rate; only the
+ * overlapped part is slowed. No change of rate, no event; a slower rate
+ * costs at most one more event (at the old end, to wake again at the new).
+ */
+void cs__run_contend(cs_runner *r, int64_t local, int ctas)
+{
+	rank_state *rs = &r->ranks[local];
+	int k = (int)rs->ctas + ctas;
+	rs->ctas = (uint16_t)(k < 0 ? 0 : k > 0xffff ? 0xffff : k);
+	if (!(rs->busy & (1u << CS_STREAM_COMPUTE)))
+		return;
+	float rate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+	if (rate == rs->crate)
+		return;
+	cs_time now = cs_sim_now(r->sim);
+	double work = (double)(rs->cend - now) * (double)rs->crate;
+	cs_time end = now + (cs_time)(work / (double)rate + 0.5);
+	rs->crate = rate;
+	rs->st.busy += end - rs->cend;
+	rs->cend = end;
+	/* a later end is reached by waking at the pending event and again then;
+	 * an earlier one needs an event of its own */
+	if (end < rs->cwake) {
+		rs->cwake = end;
+		schedule_op_done(r, end, ticket(local, rs->cgen), CS_STREAM_COMPUTE);
+	}
+}
+
 cs_runner *cs_runner_new(const cs_run_env *env)
 {
 	cs_runner *r = calloc(1, sizeof(*r));
@@ -410,6 +481,14 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		return NULL;
 	r->env = *env;
 	r->gpn = env->sc->cluster.gpus_per_node;
+	/* compute's rate while k SMs are held: the profile's measured curve,
+	 * its slowdown scaled by collectives.contention */
+	double sms = env->sc->cluster.gpu.sms > 0 ? env->sc->cluster.gpu.sms : 1;
+	for (int k = 0; k <= CS__MAX_CTAS; k++) {
+		double slow = 1.0 - cs_kprof_contention(env->prof, (double)k / sms);
+		double rate = 1.0 - env->sc->coll.contention * slow;
+		r->rate_of[k] = (float)(rate > 0.05 ? rate : 0.05);
+	}
 	const cs_mesh *m = env->mesh;
 	if (env->sc->sim.fold) {
 		r->fold_mask = (1 << CS_AXIS_TP) | (1 << CS_AXIS_CP) | (1 << CS_AXIS_EP) | (1 << CS_AXIS_DP);

@@ -21,6 +21,7 @@
 #include "config/scenario.h"
 #include "core/sim.h"
 #include "fault/fault.h"
+#include "hw/kprof.h"
 #include "hw/topo.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
@@ -48,6 +49,7 @@ typedef struct cs_run_env {
 	void *span_ctx;
 	int critical_path;            /* carry critical-path summaries */
 	const cs_link_faults *links;  /* degraded links and tiers, NULL for none */
+	const cs_kprof *prof;         /* the GPU's kernel profile (contention), NULL for none */
 } cs_run_env;
 
 /* What one rank did during the step. */

@@ -189,6 +189,25 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 	return t->alone[at];
 }
 
+/* The collective's kernels run on every member from now on, one CTA per
+ * channel: hold them (given back as each member completes, runner.c). */
+static void contend_members(cs_runner *r, int kind, int64_t rank, int s, int channels)
+{
+	if (channels <= 0)
+		return;
+	uint8_t ch = (uint8_t)(channels > 255 ? 255 : channels);
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, rank, r->gpn);
+	int64_t n = cs_group_size(&g);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t m = cs_group_member(&g, i);
+		if (!cs__run_simulated(r, m))
+			continue;
+		int64_t l = cs__run_local_of(r, m);
+		r->ranks[l].held[s] = ch;
+		cs__run_contend(r, l, ch);
+	}
+}
+
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int64_t rank = cs__run_rank_of(r, local);
@@ -247,6 +266,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	}
 	r->last_choice[op->comm] = ch;
 	sl->choice = ch;
+	contend_members(r, op->group, rank, s, ch.channels);
 	sl->dur = d;
 	sl->rank = rank;
 	sl->start = cs_sim_now(r->sim);
@@ -276,12 +296,13 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
 	return protocol_bytes(bytes, line > 0 ? bytes / line : 0, d, &ch);
 }
 
-cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes)
+cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels)
 {
 	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
 	cs_group_shape s = cs_topo_group(r->env.topo, lo, hi - lo, 2);
 	cs_coll_choice ch;
 	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &s, bytes, &ch);
+	*channels = ch.channels;
 	if (r->env.links) {
 		cs_group g = { .base = lo, .n = { 2, 1, 1 }, .stride = { hi - lo, 0, 0 } };
 		float keep;

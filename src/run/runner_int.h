@@ -15,6 +15,8 @@
 #include "run/runner.h"
 
 #define NO_BLOCK 0xff
+/* SMs communication kernels may hold on one GPU that contention tracks */
+#define CS__MAX_CTAS 1024
 
 typedef struct rank_state {
 	int32_t pc[CS_STREAMS];
@@ -31,6 +33,13 @@ typedef struct rank_state {
 	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
 	double mem;
 	float factor;
+	float crate;                  /* rate of the running compute op (contention) */
+	cs_time cend;                 /* when the running compute op ends */
+	cs_time cwake;                /* the earliest event pending for it */
+	uint32_t cgen;                /* compute ops started, to tell their events apart */
+	uint16_t ctas;                /* SMs held by the rank's communication kernels */
+	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
+	uint8_t p2p_ch[2];            /* channels of the last message size each way */
 	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed */
 	uint16_t tmpl;
 	uint8_t busy;                 /* bit per stream */
@@ -97,6 +106,7 @@ struct cs_runner {
 	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
 	cs_net *idle;                 /* flow fidelity: a network that runs one collective
 	                               * at a time, to time it alone */
+	float rate_of[CS__MAX_CTAS + 1]; /* compute's rate while k SMs are held */
 	uint64_t net_gen;             /* only the newest net event is live */
 	int64_t *members;             /* scratch: a group's GPUs */
 	int failed;
@@ -134,12 +144,16 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer);
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 		      cs_coll_algo algo, uint64_t tag);
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
-cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes);
+cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels);
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
 /* A pipeline send of `local`'s stream s has arrived: complete it, deliver
  * it to the peer's mailbox, and try both ranks (the caller flushes). */
 void cs__run_send_done(cs_runner *r, int64_t local, int s);
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_degrade_net(cs_runner *r);
+/* Communication kernels on `local` take (ctas > 0) or give back (< 0) SMs:
+ * a compute op running there continues at the rate the GPU now gives it
+ * (runner.c). */
+void cs__run_contend(cs_runner *r, int64_t local, int ctas);
 
 #endif

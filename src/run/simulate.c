@@ -70,6 +70,7 @@ static double now_s(void)
 
 typedef struct sim_ctx {
 	const cs_scenario *sc;
+	const cs_kprof *prof;
 	cs_mesh mesh;
 	cs_topo *topo;
 	cs_coll *coll;
@@ -139,7 +140,7 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
 			   .nranks = c->mesh.world, .progress = opts && opts->progress,
 			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace,
-			   .links = links,
+			   .links = links, .prof = c->prof,
 			   .critical_path = !c->sc->sim.fold &&
 				((opts && opts->critical_path) || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
@@ -313,7 +314,7 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 {
 	double t0 = now_s();
 	*out = NULL;
-	sim_ctx c = { .sc = sc };
+	sim_ctx c = { .sc = sc, .prof = prof };
 	cs_result *res = calloc(1, sizeof(*res));
 	float *factor = NULL;
 	double *steps = NULL;

@@ -141,7 +141,19 @@ def mem_tables(t):
     return out
 
 
-def measured(t, sus):
+def contention_table(t, hog):
+    """Compute's rate while communication holds a fraction of the SMs: the
+    GEMM loop of interference/sm-hog.json beside a resident kernel on k SMs
+    that copies memory as a collective does (`kK_m1`), over the loop alone
+    (`k0_m0`); rows [k / SMs, rate]."""
+    alone = hog["k0_m0"][0]
+    rows = [[0, 1]]
+    for k in sorted(int(key[1:key.index("_")]) for key in hog if key.startswith("k") and key.endswith("_m1")):
+        rows.append([k / t["env"]["sms"], hog["k%d_m1" % k][0] / alone])
+    return rows
+
+
+def measured(t, sus, hog):
     return {
         "name": "h200-sxm",
         "gpu": "NVIDIA H200 SXM 141 GB, %d W, %d SMs" % (round(t["env"]["power_limit_w"]), t["env"]["sms"]),
@@ -150,6 +162,7 @@ def measured(t, sus):
         "gemm": gemm_tables(t),
         "attention": attn_tables(t, sus),
         "membound": mem_tables(t),
+        "contention": contention_table(t, hog),
     }
 
 
@@ -213,6 +226,9 @@ def derive(h200):
         "on the A100 (Dao 2023, arXiv 2307.08691, section 4.1): forward x %.6g, backward "
         "x %.6g; memory-bound bandwidths x 2.039/4.8 (HBM, NVIDIA datasheets); launch costs "
         "unchanged" % (f_fwd, f_bwd))))
+    for p in out:
+        p["rule"] += ("; contention (compute's rate against the fraction of the SMs that "
+                      "communication kernels hold) unchanged")
     return out
 
 
@@ -252,6 +268,8 @@ def render(p, header):
         if rows:
             L.append("  %s:" % key)
             L.extend("    - " + row([num(r[0]), f(r[1])]) for r in rows)
+    L.append("contention:  # [sm_fraction, rate]: compute beside communication kernels")
+    L.extend("  - " + row([derived_num(r[0]), derived_num(r[1])]) for r in p["contention"])
     return "\n".join(L) + "\n"
 
 
@@ -273,6 +291,10 @@ def main(argv):
     with open(misc_path, "rb") as fh:
         misc_raw = fh.read()
     sus = sustained_attention(t, json.loads(misc_raw))
+    hog_path = os.path.join(os.path.dirname(src), "interference", "sm-hog.json")
+    with open(hog_path, "rb") as fh:
+        hog_raw = fh.read()
+    hog = json.loads(hog_raw)
     rel = os.path.relpath(os.path.realpath(src), ROOT)
     sha = hashlib.sha256(raw).hexdigest()
     env = t["env"]
@@ -283,13 +305,14 @@ def main(argv):
         "sha256: %s" % sha,
         "attention at the sustained clock: x%.4f (interference/misc.json cudnn_sus, sha256 %s)"
         % (sus, hashlib.sha256(misc_raw).hexdigest()),
+        "contention: interference/sm-hog.json, sha256 %s" % hashlib.sha256(hog_raw).hexdigest(),
         "measured on: %s, %d SMs, max SM clock %d MHz, power limit %d W; torch %s, CUDA %s, cuDNN %s"
         % (env["gpu"], env["sms"], env["max_sm_mhz"], round(env["power_limit_w"]), env["torch"],
            env["cuda"], cudnn_v),
         "regenerate: python3 tools/profile/make_profiles.py %s" % DEFAULT,
         "generated file: edit the tool, not this; format and rules in docs/kernel-profiles.md",
     ]
-    h200 = measured(t, sus)
+    h200 = measured(t, sus, hog)
     stale = 0
     if not check:
         os.makedirs(OUTDIR, exist_ok=True)
