@@ -286,6 +286,47 @@ START_TEST(golden_run)
 }
 END_TEST
 
+/* Kernels launched per step by class, as the builder counts them (an op's
+ * `kernels`, 0 counting as 1) for the critical rank: on the two measured
+ * H200 steps, the GEMM and optimizer launches are those of the profiler
+ * traces (tests/data/trace_*.json.gz: 198 and 134, 198 and 146), and so are
+ * the GPT step's attention kernels (the Llama trace has 96: cuDNN runs its
+ * backward as more kernels there). Twice the micro-batches launch twice the
+ * GEMMs and attention kernels and the same optimizer kernels. */
+static const struct {
+	const char *scenario, *twice;
+	int64_t kernels[CS_COMPUTE_KINDS];
+} kernel_cases[] = {
+	{ "h200-llama8l-h4096-s8192", "training.global_batch=4", { 198, 64, 906, 134, 0 } },
+	{ "h200-gpt-h5120-8l-s2048-mb4", "training.global_batch=16", { 198, 64, 556, 146, 0 } },
+};
+
+START_TEST(kernels_launched_by_class)
+{
+	char path[512];
+	snprintf(path, sizeof path, CS_SOURCE_ROOT "/scenarios/%s.yaml", kernel_cases[_i].scenario);
+	int64_t got[2][CS_COMPUTE_KINDS];
+	for (int twice = 0; twice < 2; twice++) {
+		const char *set[] = { kernel_cases[_i].twice };
+		cs_scenario *sc = NULL;
+		cs_diag diag = { { 0 } };
+		ck_assert_msg(cs_scenario_load(path, set, (size_t)twice, &sc, &diag) == CS_OK, "%s", diag.msg);
+		cs_result *res = NULL;
+		ck_assert_msg(cs_simulate(sc, NULL, &res, &diag) == CS_OK, "%s", diag.msg);
+		memcpy(got[twice], cs_result_metrics(res)->compute_kind_kernels, sizeof got[twice]);
+		cs_result_free(res);
+		cs_scenario_free(sc);
+	}
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		ck_assert_int_eq(got[0][k], kernel_cases[_i].kernels[k]);
+	ck_assert_int_eq(got[1][CS_COMPUTE_GEMM], 2 * got[0][CS_COMPUTE_GEMM]);
+	ck_assert_int_eq(got[1][CS_COMPUTE_ATTN], 2 * got[0][CS_COMPUTE_ATTN]);
+	ck_assert_int_eq(got[1][CS_COMPUTE_OPTIM], got[0][CS_COMPUTE_OPTIM]);
+	ck_assert_int_gt(got[1][CS_COMPUTE_MEMBOUND], got[0][CS_COMPUTE_MEMBOUND]);
+	ck_assert_int_eq(got[1][CS_COMPUTE_HOST], 0);
+}
+END_TEST
+
 /* The host launches a template's kernels back to back: a segment of n
  * kernels lasting D ends no sooner than its last launch plus that kernel's
  * D / n, so the GPU idles only while the host is behind, and the idle is
@@ -306,10 +347,11 @@ START_TEST(host_launch_idles_the_gpu_only_when_behind)
 	b.launch_ns = 1000;
 	int64_t busy = 0, idle = 0;
 	for (int i = 0; i < 3; i++) {
-		int64_t cls[CS_COMPUTE_KINDS] = { 0 };
+		int64_t cls[CS_COMPUTE_KINDS] = { 0 }, kern[CS_COMPUTE_KINDS] = { 0 };
 		cls[CS_COMPUTE_GEMM] = segs[i].ns;
+		kern[CS_COMPUTE_GEMM] = segs[i].kernels;
 		cs_op op = { .kind = CS_OP_COMPUTE, .ns = segs[i].ns };
-		ck_assert_int_eq(cs__add_compute(&b, &op, cls, segs[i].kernels), i + 1);
+		ck_assert_int_eq(cs__add_compute(&b, &op, cls, kern, segs[i].kernels), i + 1);
 		ck_assert_int_eq(p.ops[CS_STREAM_COMPUTE][i].ns, segs[i].ns + segs[i].want_idle);
 		busy += segs[i].ns;
 		idle += segs[i].want_idle;
@@ -317,11 +359,13 @@ START_TEST(host_launch_idles_the_gpu_only_when_behind)
 	ck_assert_int_eq(p.class_ns[CS_COMPUTE_HOST], idle);
 	ck_assert_int_eq(p.class_ns[CS_COMPUTE_GEMM], busy);
 	ck_assert_int_eq(p.compute_ns, busy + idle);
+	ck_assert_int_eq(p.class_kernels[CS_COMPUTE_GEMM], 10 + 1 + 200);
+	ck_assert_int_eq(p.class_kernels[CS_COMPUTE_HOST], 0);
 	/* without launch costs nothing changes */
 	b.launch_ns = 0;
-	int64_t cls[CS_COMPUTE_KINDS] = { 0 };
+	int64_t cls[CS_COMPUTE_KINDS] = { 0 }, kern[CS_COMPUTE_KINDS] = { 0 };
 	cs_op op = { .kind = CS_OP_COMPUTE, .ns = 5 };
-	ck_assert_int_eq(cs__add_compute(&b, &op, cls, 1000), 4);
+	ck_assert_int_eq(cs__add_compute(&b, &op, cls, kern, 1000), 4);
 	ck_assert_int_eq(p.ops[CS_STREAM_COMPUTE][3].ns, 5);
 	cs_program_free(&p);
 }
@@ -343,6 +387,7 @@ static Suite *plan_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host");
 	tcase_add_test(tc, host_launch_idles_the_gpu_only_when_behind);
+	tcase_add_loop_test(tc, kernels_launched_by_class, 0, sizeof(kernel_cases) / sizeof(kernel_cases[0]));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("golden");
 	tcase_set_timeout(tc, 120);

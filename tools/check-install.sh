@@ -63,7 +63,7 @@ if command -v man >/dev/null 2>&1; then
 else
 	groff -man -Tascii "$man1" >"$tmp/man.txt" 2>/dev/null || fail "the manual page does not render"
 fi
-for c in run validate coll memory pipeline sweep plan; do
+for c in run validate coll memory pipeline sweep plan compare; do
 	grep -q "clustersim $c" "$tmp/man.txt" || fail "the manual page has no synopsis of '$c'"
 done
 

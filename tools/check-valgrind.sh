@@ -7,7 +7,7 @@
 #     and only validate when they have stragglers (which forbid folding);
 #   - 'run' with every output file (--trace, --per-rank, --timeline, json);
 #   - 'coll', 'memory', 'pipeline' (every schedule), 'sweep' and 'plan'
-#     (on two threads);
+#     (on two threads), 'compare' on both measured traces;
 #   - bad input (exit status 2), which must not leak either.
 #
 #   tools/check-valgrind.sh
@@ -120,6 +120,10 @@ check 0 sweep sweep "$small" --out "$out/sweep.csv" --plot "$out/sweep.svg" --jo
 check 0 plan plan "$small" --top 3 --jobs 2 --max-sims 20
 check 0 plan-csv plan scenarios/ddp-llama2-7b-2node.yaml --format csv --out "$out/plans.csv" \
 	--jobs 2 --max-sims 10
+check 0 compare compare tests/data/trace_llama8l-h4096-s8192.json.gz \
+	scenarios/h200-llama8l-h4096-s8192.yaml
+check 0 compare-json compare tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz \
+	scenarios/h200-gpt-h5120-8l-s2048-mb4.yaml --format json
 
 # Bad input: exit status 2, and still no leak.
 printf 'cluster: {gpu: h100-sxm-80g, nodes: 2}\nmodel: {preset: llama3-8b}\n' >"$out/ok.yaml"
@@ -132,6 +136,10 @@ check 2 bad-plan validate "$out/ok.yaml" --set parallelism.tp=3
 check 2 bad-file validate "$out/missing.yaml"
 check 2 bad-option run "$out/ok.yaml" --frobnicate
 check 2 bad-command frobnicate
+head -c 5000 tests/data/trace_llama8l-h4096-s8192.json.gz >"$out/cut.json.gz"
+check 2 bad-trace-gzip compare "$out/cut.json.gz" "$small"
+printf '{"traceEvents": [{"cat": "kernel", "name": "k", "ts": 1}' >"$out/cut.json"
+check 2 bad-trace-json compare "$out/cut.json" "$small"
 
 echo "check-valgrind: $n commands, $failed failed (logs in $logs)"
 [ "$failed" -eq 0 ]

@@ -105,6 +105,8 @@ typedef struct cs_metrics {
 	double mfu_causal;
 	double compute_s;            /* busy compute time of the critical rank */
 	double compute_kind_s[CS_COMPUTE_KINDS]; /* compute_s by class */
+	int64_t compute_kind_kernels[CS_COMPUTE_KINDS]; /* kernels launched per step by
+	                              * class (0 for CS_COMPUTE_HOST) */
 	char profile[64];            /* kernel profile that timed compute, "" for the flat
 	                              * efficiencies */
 	int profile_derived;         /* the profile was derived from another GPU's */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cmd_coll.h"
+#include "cli/cmd_compare.h"
 #include "cli/cmd_memory.h"
 #include "cli/cmd_pipeline.h"
 #include "cli/cmd_plan.h"
@@ -27,6 +28,7 @@ static const command commands[] = {
 	{ "pipeline", cs_cmd_pipeline, "a pipeline schedule with unit op times" },
 	{ "sweep", cs_cmd_sweep, "a scenario over varied keys, one CSV row per point" },
 	{ "plan", cs_cmd_plan, "search parallel plans, rank them by simulated step time" },
+	{ "compare", cs_cmd_compare, "a profiler trace's kernel time by class beside a simulation" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -71,7 +71,7 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 			memset(&cur, 0, sizeof(cur));
 			have = 1;
 		}
-		cur.ns += cs__time_op(b, op, cur.class_ns);
+		cur.ns += cs__time_op(b, op, cur.class_ns, cur.class_kernels);
 		cur.kernels += op->kernels > 0 ? op->kernels : 1;
 		cur.flops += op->flops;
 	}
@@ -158,7 +158,7 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 			op.mem = b->mem_alloc;
 			b->mem_alloc = 0;
 		}
-		if (cs__add_compute(b, &op, it->class_ns, it->kernels) < 0)
+		if (cs__add_compute(b, &op, it->class_ns, it->class_kernels, it->kernels) < 0)
 			return -1;
 		b->flops += it->flops;
 		if (deferred) {
@@ -171,10 +171,13 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 	return 0;
 }
 
-int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns)
+int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns,
+		    int64_t *class_kernels)
 {
 	int64_t ns = cs_compute_op_ns(&b->cm, op);
-	class_ns[cs_compute_op_class(op)] += ns;
+	cs_compute_kind k = cs_compute_op_class(op);
+	class_ns[k] += ns;
+	class_kernels[k] += op->kernels > 0 ? op->kernels : 1;
 	return ns;
 }
 
@@ -185,7 +188,8 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * share of D: so the GPU idles when the host falls behind, and only then
  * (cross-stream waits are not counted, which can only overstate the idle).
  */
-int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, int32_t kernels)
+int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
+			int32_t kernels)
 {
 	int64_t idle = 0;
 	if (b->launch_ns > 0.0 && kernels > 0) {
@@ -203,8 +207,10 @@ int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, int32
 	if (mark < 0)
 		return -1;
 	b->npending = 0;
-	for (int c = 0; c < CS_COMPUTE_HOST; c++)
+	for (int c = 0; c < CS_COMPUTE_HOST; c++) {
 		b->prog->class_ns[c] += class_ns[c];
+		b->prog->class_kernels[c] += class_kernels[c];
+	}
 	b->prog->class_ns[CS_COMPUTE_HOST] += idle;
 	return mark;
 }

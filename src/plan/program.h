@@ -73,6 +73,8 @@ typedef struct cs_program {
 	double model_flops;   /* per rank per step, for reports */
 	int64_t compute_ns;   /* sum of compute op durations */
 	int64_t class_ns[CS_COMPUTE_KINDS]; /* compute_ns by class */
+	int64_t class_kernels[CS_COMPUTE_KINDS]; /* kernels launched by class (none for
+	                                          * CS_COMPUTE_HOST) */
 	char profile[64];     /* the kernel profile that timed it, "" for none */
 	int profile_derived;
 } cs_program;

@@ -108,6 +108,11 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
 		cs_jw_kv_num(&w, cs_compute_kind_name((cs_compute_kind)k), m->compute_kind_s[k]);
 	cs_jw_end_obj(&w);
+	cs_jw_key(&w, "compute_by_kind_kernels");
+	cs_jw_begin_obj(&w);
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		cs_jw_kv_int(&w, cs_compute_kind_name((cs_compute_kind)k), m->compute_kind_kernels[k]);
+	cs_jw_end_obj(&w);
 	cs_jw_kv_str(&w, "kernel_profile", m->profile[0] ? m->profile : "none");
 	cs_jw_kv_bool(&w, "kernel_profile_derived", m->profile_derived);
 	cs_jw_key(&w, "exposed_comm_s");

@@ -392,6 +392,8 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base);
 	split_kinds(&c, res->m.critical_rank, (perturbed ? &worst : &base)->crit.busy,
 		    res->m.compute_kind_s);
+	const cs_program *cp = &c.progs[cs_mesh_coord(&c.mesh, res->m.critical_rank, CS_AXIS_PP)];
+	memcpy(res->m.compute_kind_kernels, cp->class_kernels, sizeof res->m.compute_kind_kernels);
 	if (c.progs[0].profile[0]) {
 		snprintf(res->m.profile, sizeof res->m.profile, "%s", c.progs[0].profile);
 		res->m.profile_derived = c.progs[0].profile_derived;

@@ -10,6 +10,7 @@ root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 ln -s "$root/scenarios" "$tmp/scenarios"
+ln -s "$root/tests" "$tmp/tests"
 cd "$tmp" || exit 1
 
 fail=0
@@ -30,7 +31,7 @@ expect 2 runn
 expect 0 --version
 expect 0 --help
 n=0
-for cmd in "" run validate coll memory pipeline sweep plan; do
+for cmd in "" run validate coll memory pipeline sweep plan compare; do
 	# shellcheck disable=SC2086
 	"$bin" $cmd --help >help.txt 2>&1 || { echo "FAIL: clustersim $cmd --help" >&2; fail=1; }
 	# examples: lines starting with "clustersim ", backslash continuations joined
@@ -52,6 +53,39 @@ printf 'name: x\ngpu: y\nderived: maybe\n' >bad-profile.yaml
 expect 2 validate scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile="$tmp/bad-profile.yaml"
 grep -q "bad-profile.yaml:3:10: " err.txt ||
 	{ echo "FAIL: no file:line:col for the malformed profile:" >&2; cat err.txt >&2; fail=1; }
+# compare: the measured traces against their scenarios, and bad input with
+# its place, exit status 2
+llama="tests/data/trace_llama8l-h4096-s8192.json.gz scenarios/h200-llama8l-h4096-s8192.yaml"
+# shellcheck disable=SC2086
+expect 0 compare $llama
+grep -Eq '^gemm +295\.38 +198 +[0-9.]+ +198 ' out.txt ||
+	{ echo "FAIL: compare printed no gemm row of the Llama trace:" >&2; cat out.txt >&2; fail=1; }
+# shellcheck disable=SC2086
+expect 0 compare $llama --format csv --steps 2
+grep -q '^optimizer,0\.0121526675,67,' out.txt ||
+	{ echo "FAIL: compare --format csv --steps 2:" >&2; cat out.txt >&2; fail=1; }
+expect_err() {
+	want=$1
+	msg=$2
+	shift 2
+	expect "$want" "$@"
+	grep -qF -- "$msg" err.txt ||
+		{ echo "FAIL: clustersim $*: no '$msg' in:" >&2; cat err.txt >&2; fail=1; }
+}
+printf 'not json\n' >bad.json
+expect_err 2 "bad.json:1:3: not JSON: " compare bad.json scenarios/h200-llama8l-h4096-s8192.yaml
+head -c 1000 "$root/tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz" >cut.json.gz
+expect_err 2 "'cut.json.gz': truncated gzip data at byte 1000" \
+	compare cut.json.gz scenarios/h200-llama8l-h4096-s8192.yaml
+printf '{"traceEvents": [{"cat": "cpu_op", "name": "x", "ts": 1, "dur": 1}]}' >nokernels.json
+expect_err 2 "'nokernels.json': no GPU kernels" compare nokernels.json scenarios/h200-llama8l-h4096-s8192.yaml
+printf '{"events": []}' >noevents.json
+expect_err 2 "'noevents.json': no 'traceEvents' array" \
+	compare noevents.json scenarios/h200-llama8l-h4096-s8192.yaml
+expect_err 2 "cannot open 'missing.json'" compare missing.json scenarios/h200-llama8l-h4096-s8192.yaml
+# shellcheck disable=SC2086
+expect_err 2 "--set 'training.seq_len=banana': expected an integer" compare $llama --set training.seq_len=banana
+expect_err 2 "no scenario file given" compare tests/data/trace_llama8l-h4096-s8192.json.gz
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||

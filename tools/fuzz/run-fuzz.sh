@@ -1,20 +1,22 @@
 #!/bin/sh
 # Build the libFuzzer targets with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer, then fuzz each for SECONDS (default 30):
-#   fuzz_load  the scenario loader (cs_scenario_load on the input as a file)
-#   fuzz_set   --set overrides and the unit parsers (cs_parse_size, ...)
+#   fuzz_load    the scenario loader (cs_scenario_load on the input as a file)
+#   fuzz_set     --set overrides and the unit parsers (cs_parse_size, ...)
+#   fuzz_kineto  the profiler trace reader of 'compare' (cs_kineto_load on the
+#                input as a file: JSON, or gzip)
 #
 #   tools/fuzz/run-fuzz.sh [SECONDS]
 #
 # Exits non-zero on any crash, sanitizer report, leak, input slower than
 # 10 s or use of more than 2048 MB; the input that did it is saved as
 # build-fuzz/artifacts/TARGET-crash-* (or leak-, timeout-, oom-). Keep a
-# reproducer as tests/data/fuzz/load-NAME or tests/data/fuzz/set-NAME: every
-# run replays those first.
+# reproducer as tests/data/fuzz/load-NAME, tests/data/fuzz/set-NAME or
+# tests/data/fuzz/kineto-NAME: every run replays those first.
 #
 # The seed corpora are the repository's scenarios (scenarios/*.yaml,
-# tests/data/*/*.yaml) for fuzz_load and tools/fuzz/corpus-set/ for
-# fuzz_set; the inputs found are kept in build-fuzz/corpus-*, so later runs
+# tests/data/*/*.yaml) for fuzz_load, tools/fuzz/corpus-set/ for fuzz_set
+# and tools/fuzz/corpus-kineto/ for fuzz_kineto; the inputs found are kept in build-fuzz/corpus-*, so later runs
 # start from them. A dictionary of keys, names and units is taken from
 # docs/scenarios.md. Environment: FUZZ_BUILD (build directory, default
 # build-fuzz), FUZZ_FORK (run that many fuzzing processes per target).
@@ -45,26 +47,28 @@ fi
 ninja -C "$build" libclustersim.a >/dev/null
 
 # shellcheck disable=SC2046
-for t in fuzz_load fuzz_set; do
+for t in fuzz_load fuzz_set fuzz_kineto; do
 	clang -std=c17 -g -O1 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
 		-Iinclude -Isrc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		"tools/fuzz/$t.c" "$build/libclustersim.a" $(pkg-config --libs yaml-0.1 gsl) \
+		"tools/fuzz/$t.c" "$build/libclustersim.a" $(pkg-config --libs yaml-0.1 gsl jansson zlib) \
 		-lm -lpthread -o "$build/$t"
 done
 
 # Seeds: copied at run time, so the repository keeps one copy of each.
-mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/seed-load" "$build/seed-set" \
-	"$build/artifacts"
-rm -f "$build/seed-load/"* "$build/seed-set/"* "$build/artifacts/"*
+mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/corpus-kineto" "$build/seed-load" \
+	"$build/seed-set" "$build/seed-kineto" "$build/artifacts"
+rm -f "$build/seed-load/"* "$build/seed-set/"* "$build/seed-kineto/"* "$build/artifacts/"*
 for f in scenarios/*.yaml tests/data/*/*.yaml; do
 	[ -f "$f" ] && cp "$f" "$build/seed-load/$(echo "$f" | tr / _)"
 done
 cp tools/fuzz/corpus-set/* "$build/seed-set/"
-for f in tests/data/fuzz/load-* tests/data/fuzz/set-*; do
+cp tools/fuzz/corpus-kineto/* "$build/seed-kineto/"
+for f in tests/data/fuzz/load-* tests/data/fuzz/set-* tests/data/fuzz/kineto-*; do
 	[ -f "$f" ] || continue
 	case ${f##*/} in
 	load-*) cp "$f" "$build/seed-load/" ;;
 	set-*) cp "$f" "$build/seed-set/" ;;
+	kineto-*) cp "$f" "$build/seed-kineto/" ;;
 	esac
 done
 
@@ -76,17 +80,23 @@ tokens=$(LC_ALL=C grep -o '`[^` ]*`' docs/scenarios.md | tr -d '`' | LC_ALL=C gr
 	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$/"/' | sort -u >"$build/fuzz.dict"
 printf '"%s"\n' ": " "{" "}" "[" "]" "- " "\\x0a  " "=" "GiB" "Gb/s" "us" "TFLOPS" \
 	"true" "false" "1e308" "-1" "nan" "inf" "0x10" >>"$build/fuzz.dict"
+# and the trace reader's: Kineto's keys, categories and kernel-name keywords
+printf '"%s"\n' '"traceEvents"' '"cat"' '"name"' '"ts"' '"dur"' '"args"' '"device"' '"pid"' \
+	'"kernel"' '"gpu_memcpy"' '"gpu_memset"' '"user_annotation"' '"gpu_user_annotation"' \
+	'ProfilerStep#' 'nccl' 'adam' 'multi_tensor_apply' 'FusedOptimizer' 'sdpa' 'fmha' 'flash' \
+	'cudnn::fusion' 'attention' 'nvjet' 'gemm' 'cutlass' 'xmma' 'cublas' \
+	| sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$/"/' >>"$build/fuzz.dict"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 fork=${FUZZ_FORK:+-fork=$FUZZ_FORK}
-# fuzz_load writes every input to a file: keep it in memory where possible.
+# the targets write every input to a file: keep it in memory where possible.
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	export TMPDIR=/dev/shm
 fi
 
 status=0
-for t in load set; do
+for t in load set kineto; do
 	echo "== fuzz_$t for $secs s"
 	# shellcheck disable=SC2086
 	if ! "$build/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 \

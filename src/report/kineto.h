@@ -1,0 +1,83 @@
+/*
+ * kineto.h - GPU kernel time by class in a PyTorch profiler (Kineto)
+ * Chrome trace, for comparing a measured step with a simulated one.
+ *
+ * cs_kineto_load reads TRACE.json or TRACE.json.gz (zlib's gzread reads
+ * both), parses it with jansson and keeps only totals: kernel time and count
+ * by class, the span from the first kernel's start to the last one's end,
+ * the union of the kernels' busy intervals, and the number of steps
+ * (ProfilerStep#N annotations; the whole trace is one step without them).
+ * The whole decompressed text is held in memory while it is parsed, so
+ * inputs are refused beyond CS_KINETO_MAX_BYTES decompressed.
+ *
+ * Kernels are classified by name, case-insensitively, in this order:
+ * communication (NCCL: "nccl"), optimizer ("adam", or "multi_tensor_apply"
+ * with "fusedoptimizer"), attention ("sdpa", "fmha", "flash",
+ * "cudnn::fusion", "attention"), gemm ("nvjet", "gemm", "cutlass", "xmma",
+ * "cublas"), memory_bound (everything else). gpu_memcpy and gpu_memset
+ * events are counted as copy and memset, apart from the kernels. The four
+ * compute classes match tools/profile/trace_classes.py wherever a trace
+ * has no NCCL kernels and no Adam kernel outside multi_tensor_apply.
+ *
+ * Ownership: cs_kineto_load and cs_kineto_parse allocate *out, which the
+ * caller frees with cs_kineto_free; the handle keeps no pointer into the
+ * input. No global state.
+ */
+#ifndef CS_REPORT_KINETO_H
+#define CS_REPORT_KINETO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clustersim/clustersim.h"
+
+/* The largest decompressed trace read: 1 GiB. */
+#define CS_KINETO_MAX_BYTES ((size_t)1 << 30)
+
+/* Event classes; the first four are cs_compute_kind's. */
+typedef enum cs_kineto_class {
+	CS_KINETO_GEMM = CS_COMPUTE_GEMM,
+	CS_KINETO_ATTN = CS_COMPUTE_ATTN,
+	CS_KINETO_MEMBOUND = CS_COMPUTE_MEMBOUND,
+	CS_KINETO_OPTIM = CS_COMPUTE_OPTIM,
+	CS_KINETO_COMM,      /* NCCL kernels */
+	CS_KINETO_COPY,      /* gpu_memcpy events */
+	CS_KINETO_MEMSET,    /* gpu_memset events */
+	CS_KINETO_CLASSES
+} cs_kineto_class;
+
+typedef struct cs_kineto cs_kineto;
+
+/* Read and summarise the trace at `path`. On error returns CS_ERR_INPUT (or
+ * CS_ERR_NOMEM) with *out NULL and a message in *diag: "cannot open 'PATH':
+ * ...", "'PATH': truncated gzip data at byte N (...)", "PATH:LINE:COL: not
+ * JSON: ...", "'PATH': no 'traceEvents' array ...", "'PATH': no GPU kernels
+ * ...", "'PATH' is larger than the limit of 1024 MiB decompressed". */
+cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag);
+/* The same with another size limit (tests). */
+cs_status cs__kineto_load_limit(const char *path, size_t limit, cs_kineto **out, cs_diag *diag);
+/* Summarise `len` bytes of JSON text; `name` labels messages. */
+cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out,
+			  cs_diag *diag);
+void cs_kineto_free(cs_kineto *t);
+
+/* The class of a kernel named `name` (never COPY or MEMSET). */
+cs_kineto_class cs_kineto_classify(const char *name);
+/* "gemm", "attention", "memory_bound", "optimizer", "communication", "copy",
+ * "memset". */
+const char *cs_kineto_class_name(cs_kineto_class c);
+
+/* Whole-trace totals of a class: time in ns and events. */
+int64_t cs_kineto_class_ns(const cs_kineto *t, cs_kineto_class c);
+int64_t cs_kineto_class_count(const cs_kineto *t, cs_kineto_class c);
+/* Steps: the distinct ProfilerStep#N annotations, 1 without any; and
+ * whether they came from annotations. */
+int64_t cs_kineto_steps(const cs_kineto *t);
+int cs_kineto_steps_marked(const cs_kineto *t);
+/* Kernels (every class but COPY and MEMSET), first start to last end, and
+ * the union of their busy intervals, ns over the whole trace. */
+int64_t cs_kineto_kernels(const cs_kineto *t);
+int64_t cs_kineto_span_ns(const cs_kineto *t);
+int64_t cs_kineto_busy_ns(const cs_kineto *t);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * test_kineto.c - the PyTorch profiler (Kineto) trace reader: kernel
+ * classes against tools/profile/trace_classes.py on the two measured
+ * traces, classification by name, steps and the busy union, and bad input.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "report/kineto.h"
+
+#define ROWS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the measured traces against the Python reference ------------------- */
+
+/*
+ * `python3 tools/profile/trace_classes.py tests/data/TRACE` prints these
+ * (ms/step to two decimals); the figures here are its sums at full
+ * precision, in microseconds, which equal the exact sums of the trace's
+ * three-decimal durations. Span and idle are its too (it sums durations;
+ * the kernels of these traces never overlap, so that is the union).
+ */
+static const struct {
+	const char *file;
+	double us[4];          /* gemm, attention, memory_bound, optimizer */
+	int64_t n[4];
+	double span_us, idle_us;
+	int64_t memsets;
+} ref_rows[] = {
+	/* gemm 295.38 ms 198, attention 65.72 96, memory_bound 143.44 1076,
+	 * optimizer 24.31 134, busy 528.84 1504, span 532.32, gpu_idle 3.48 */
+	{ "trace_llama8l-h4096-s8192.json.gz", { 295375.229, 65718.879, 143441.458, 24305.335 },
+	  { 198, 96, 1076, 134 }, 532321.514648, 3480.613648, 250 },
+	/* gemm 391.01 ms 198, attention 26.28 64, memory_bound 95.78 804,
+	 * optimizer 25.79 146, busy 538.86 1212, span 541.83, gpu_idle 2.97 */
+	{ "trace_gpt-h5120-8l-s2048-mb4.json.gz", { 391011.801, 26276.890, 95783.390, 25789.304 },
+	  { 198, 64, 804, 146 }, 541833.477539, 2972.092539, 314 },
+};
+
+START_TEST(classes_match_the_python_reference)
+{
+	char path[512];
+	snprintf(path, sizeof path, CS_SOURCE_ROOT "/tests/data/%s", ref_rows[_i].file);
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kineto_load(path, &t, &diag) == CS_OK, "%s", diag.msg);
+	int64_t kernels = 0;
+	for (int c = 0; c < 4; c++) {
+		/* exact to the nanosecond: the durations have three decimals */
+		ck_assert_int_eq(cs_kineto_class_ns(t, (cs_kineto_class)c), llround(ref_rows[_i].us[c] * 1e3));
+		ck_assert_int_eq(cs_kineto_class_count(t, (cs_kineto_class)c), ref_rows[_i].n[c]);
+		kernels += ref_rows[_i].n[c];
+	}
+	ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_COMM), 0);
+	ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_COPY), 0);
+	ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_MEMSET), ref_rows[_i].memsets);
+	ck_assert_int_eq(cs_kineto_kernels(t), kernels);
+	ck_assert_int_eq(cs_kineto_steps(t), 1);
+	ck_assert_int_eq(cs_kineto_steps_marked(t), 0);
+	/* to the microsecond (Python's float timestamps are good to a ns or so) */
+	ck_assert_double_eq_tol(1e-3 * (double)cs_kineto_span_ns(t), ref_rows[_i].span_us, 1.0);
+	ck_assert_double_eq_tol(1e-3 * (double)(cs_kineto_span_ns(t) - cs_kineto_busy_ns(t)),
+				ref_rows[_i].idle_us, 1.0);
+	cs_kineto_free(t);
+}
+END_TEST
+
+/* ---- classification by name -------------------------------------------- */
+
+static const struct {
+	const char *name;
+	cs_kineto_class want;
+} name_rows[] = {
+	{ "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT", CS_KINETO_GEMM },
+	{ "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", CS_KINETO_GEMM },
+	{ "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>", CS_KINETO_GEMM },
+	{ "ampere_bf16_s16816GEMM_bf16_128x128_ldg8_f2f_stages_32x5_tn", CS_KINETO_GEMM },
+	{ "void cublasLt::splitKreduce_kernel<32, 16, int, float>", CS_KINETO_GEMM },
+	{ "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128", CS_KINETO_ATTN },
+	{ "cudnn::fusion::compute_dot_do_o", CS_KINETO_ATTN },
+	{ "fmha_cutlassF_bf16_aligned_64x128_rf_sm80", CS_KINETO_ATTN },
+	{ "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, true>", CS_KINETO_ATTN },
+	{ "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", CS_KINETO_ATTN },
+	{ "xformers_AttentionKernel", CS_KINETO_ATTN },
+	{ "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+	  "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>",
+	  CS_KINETO_OPTIM },
+	{ "void at::native::multi_tensor_apply_kernel<FusedOptimizerTensorListMetadata<float, 4>>", CS_KINETO_OPTIM },
+	{ "adam_update_kernel", CS_KINETO_OPTIM },
+	{ "void at::native::multi_tensor_apply_kernel<TensorListMetadata<2>, ZeroFunctor>", CS_KINETO_MEMBOUND },
+	{ "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", CS_KINETO_COMM },
+	{ "ncclKernel_AllGather_RING_SIMPLE_Sum_int8_t", CS_KINETO_COMM },
+	{ "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", CS_KINETO_MEMBOUND },
+	{ "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>", CS_KINETO_MEMBOUND },
+	{ "NVJET_UPPER", CS_KINETO_GEMM },
+	{ "", CS_KINETO_MEMBOUND },
+};
+
+START_TEST(kernels_are_classified_by_name_ignoring_case)
+{
+	ck_assert_str_eq(cs_kineto_class_name(cs_kineto_classify(name_rows[_i].name)),
+			 cs_kineto_class_name(name_rows[_i].want));
+}
+END_TEST
+
+/* ---- small traces in temporary files ------------------------------------ */
+
+enum { PLAIN, GZIP, GZIP_TRUNCATED, GZIP_CORRUPT };
+
+/* Write `text` to a fresh temporary file as `how` says; the caller unlinks
+ * and frees the path. */
+static char *temp_trace(const char *text, int how)
+{
+	char *path = strdup("/tmp/cs-kineto-XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	size_t len = strlen(text);
+	if (how == PLAIN) {
+		FILE *f = fopen(path, "wb");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+		ck_assert_int_eq(fclose(f), 0);
+		return path;
+	}
+	gzFile gz = gzopen(path, "wb");
+	ck_assert_ptr_nonnull(gz);
+	ck_assert_int_eq(gzwrite(gz, text, (unsigned)len), (int)len);
+	ck_assert_int_eq(gzclose(gz), Z_OK);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	if (how == GZIP_TRUNCATED) {
+		ck_assert_int_eq(truncate(path, st.st_size / 2), 0);
+	} else if (how == GZIP_CORRUPT) {
+		FILE *f = fopen(path, "r+b");
+		ck_assert_ptr_nonnull(f);
+		fseek(f, 12, SEEK_SET);   /* into the deflate data, past the 10-byte header */
+		fputs("\xff\xff\xff\xff\xff\xff", f);
+		ck_assert_int_eq(fclose(f), 0);
+	}
+	return path;
+}
+
+#define K(name, ts, dur) "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" name "\", \"pid\": 0, " \
+	"\"tid\": 7, \"ts\": " #ts ", \"dur\": " #dur ", \"args\": {\"device\": 0, \"stream\": 7}}"
+#define STEP(cat, n, ts, dur) "{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"ProfilerStep#" #n "\", " \
+	"\"ts\": " #ts ", \"dur\": " #dur "}"
+
+/* Two steps, each marked on the CPU and on the GPU; on two streams, an
+ * NCCL kernel overlaps a GEMM, so the busy union is less than the sum. */
+static const char two_steps[] =
+	"{\"schemaVersion\": 1, \"traceEvents\": [\n"
+	STEP("user_annotation", 5, 990, 200) ",\n"
+	STEP("gpu_user_annotation", 5, 1000, 150) ",\n"
+	K("nvjet_tst_128x256", 1000.5, 40) ",\n"
+	K("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 1020.5, 60) ",\n"
+	K("void at::native::vectorized_elementwise_kernel<4>", 1100, 10.25) ",\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"ts\": 1111, \"dur\": 1},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 1112, \"dur\": 3},\n"
+	STEP("user_annotation", 6, 1190, 200) ",\n"
+	STEP("gpu_user_annotation", 6, 1200, 150) ",\n"
+	K("cudnn_generated_fort_native_sdpa_sm90_flash_fprop", 1200, 30) ",\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1190, \"dur\": 5},\n"
+	K("multi_tensor_apply_kernel<FusedAdamMathFunctor>", 1240, 20) "\n"
+	"]}\n";
+
+START_TEST(steps_span_and_busy_union)
+{
+	for (int how = PLAIN; how <= GZIP; how++) {
+		char *path = temp_trace(two_steps, how);
+		cs_kineto *t = NULL;
+		cs_diag diag = { { 0 } };
+		ck_assert_msg(cs_kineto_load(path, &t, &diag) == CS_OK, "%s", diag.msg);
+		ck_assert_int_eq(cs_kineto_steps(t), 2);
+		ck_assert_int_eq(cs_kineto_steps_marked(t), 1);
+		ck_assert_int_eq(cs_kineto_kernels(t), 5);
+		ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_GEMM), 40000);
+		ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_COMM), 60000);
+		ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_MEMBOUND), 10250);
+		ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_ATTN), 30000);
+		ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_OPTIM), 20000);
+		ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_COPY), 1);
+		ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_COPY), 3000);
+		ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_MEMSET), 1);
+		/* kernels from 1000.5 to 1260 us; busy [1000.5, 1080.5) + 10.25 + 30 + 20 */
+		ck_assert_int_eq(cs_kineto_span_ns(t), 259500);
+		ck_assert_int_eq(cs_kineto_busy_ns(t), 80000 + 10250 + 30000 + 20000);
+		cs_kineto_free(t);
+		unlink(path);
+		free(path);
+	}
+}
+END_TEST
+
+/* ---- bad input ----------------------------------------------------------- */
+
+/* Each refused with CS_ERR_INPUT and a message that starts with the file
+ * (quoted, or as FILE:LINE:COL for JSON errors; jansson's column is where it
+ * stopped reading, the end of the offending token). */
+static const struct {
+	const char *text;
+	int how;
+	const char *want;      /* after the path */
+} bad_rows[] = {
+	{ "hello", PLAIN, ":1:5: not JSON: '[' or '{' expected near 'hello'" },
+	{ "", PLAIN, ":1:0: not JSON: '[' or '{' expected near end of file" },
+	{ "{\"traceEvents\": [\n  {\"cat\": \"kernel\",", PLAIN, ":2:19: not JSON: " },
+	{ "{\"traceEvents\": [1, 2}", GZIP, ":1:22: not JSON: ']' expected near '}'" },
+	{ two_steps, GZIP_TRUNCATED, "': truncated gzip data at byte " },
+	{ two_steps, GZIP_CORRUPT, "': corrupt gzip data at byte " },
+	{ "{\"displayTimeUnit\": \"ms\"}", PLAIN, "': no 'traceEvents' array at the top level" },
+	{ "{\"traceEvents\": {}}", PLAIN, "': no 'traceEvents' array at the top level" },
+	{ "[" K("gemm", 1, 2) "]", PLAIN, "': no 'traceEvents' array at the top level" },
+	{ "{\"traceEvents\": []}", PLAIN, "': no GPU kernels (no event with \"cat\": \"kernel\"" },
+	{ "{\"traceEvents\": [{\"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1, \"dur\": 2}]}", GZIP,
+	  "': no GPU kernels" },
+	{ "{\"traceEvents\": [1, {\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1}]}", PLAIN,
+	  "': event 1 of 'traceEvents' (\"cat\": \"kernel\") has no numeric 'dur' (microseconds)" },
+	{ "{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": \"1\", \"dur\": 1}]}", PLAIN,
+	  "': event 0 of 'traceEvents' (\"cat\": \"kernel\") has no numeric 'ts'" },
+	{ "{\"traceEvents\": [{\"cat\": \"gpu_memset\", \"ts\": 1, \"dur\": -1}]}", PLAIN,
+	  "': event 0 of 'traceEvents' (\"cat\": \"gpu_memset\") has an out-of-range 'dur'" },
+	{ "{\"traceEvents\": [{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1e300, \"dur\": 1}]}", PLAIN,
+	  "': event 0 of 'traceEvents' (\"cat\": \"kernel\") has an out-of-range 'ts'" },
+	{ "{\"traceEvents\": [{\"cat\": \"kernel\", \"ts\": 1, \"dur\": 1}]}", PLAIN,
+	  "': event 0 of 'traceEvents' (\"cat\": \"kernel\") has no 'name' string" },
+	{ "{\"traceEvents\": [" K("a", 1, 1) ", {\"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 1, "
+	  "\"args\": {\"device\": 1}}]}", PLAIN, "': kernels of more than one GPU (devices 0 and 1)" },
+};
+
+START_TEST(bad_input_is_refused_with_its_place)
+{
+	char *path = temp_trace(bad_rows[_i].text, bad_rows[_i].how);
+	static char sentinel;
+	cs_kineto *t = (cs_kineto *)(void *)&sentinel;   /* must come back NULL */
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_kineto_load(path, &t, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_null(t);
+	char want[1200];
+	int quoted = bad_rows[_i].want[0] == '\'';
+	snprintf(want, sizeof want, "%s%s%s", quoted ? "'" : "", path, bad_rows[_i].want);
+	ck_assert_msg(strncmp(diag.msg, want, strlen(want)) == 0, "got \"%s\", want \"%s...\"", diag.msg, want);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(files_that_cannot_be_read)
+{
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_kineto_load("/nonexistent/trace.json", &t, &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "cannot open '/nonexistent/trace.json': No such file or directory");
+	ck_assert_int_eq(cs_kineto_load("/tmp", &t, &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "cannot read '/tmp': not a regular file");
+	ck_assert_ptr_null(t);
+	/* the size limit applies to the decompressed text */
+	for (int how = PLAIN; how <= GZIP; how++) {
+		char *path = temp_trace(two_steps, how);
+		ck_assert_int_eq(cs__kineto_load_limit(path, 1 << 10, &t, &diag), CS_ERR_INPUT);
+		char want[600];
+		snprintf(want, sizeof want, "'%s' is larger than the limit of 1024 bytes decompressed", path);
+		ck_assert_str_eq(diag.msg, want);
+		ck_assert_ptr_null(t);
+		ck_assert_int_eq(cs__kineto_load_limit(path, sizeof two_steps - 1, &t, &diag), CS_OK);
+		cs_kineto_free(t);
+		t = NULL;
+		unlink(path);
+		free(path);
+	}
+}
+END_TEST
+
+static Suite *kineto_suite(void)
+{
+	Suite *s = suite_create("kineto");
+	TCase *tc = tcase_create("reference");
+	tcase_add_loop_test(tc, classes_match_the_python_reference, 0, ROWS(ref_rows));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("classify");
+	tcase_add_loop_test(tc, kernels_are_classified_by_name_ignoring_case, 0, ROWS(name_rows));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("steps");
+	tcase_add_test(tc, steps_span_and_busy_union);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bad_input");
+	tcase_add_loop_test(tc, bad_input_is_refused_with_its_place, 0, ROWS(bad_rows));
+	tcase_add_test(tc, files_that_cannot_be_read);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(kineto_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

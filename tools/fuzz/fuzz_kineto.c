@@ -1,0 +1,70 @@
+/*
+ * fuzz_kineto.c - libFuzzer target for the profiler trace reader.
+ *
+ * Each input is written to a private temporary file and read with
+ * cs_kineto_load (plain JSON, or gzip when it starts with gzip's magic
+ * bytes); a trace that loads is checked for sane totals and freed. The
+ * reader must refuse bad input with a diagnostic, never crash, hang, leak
+ * or read out of bounds. Built and run by tools/fuzz/run-fuzz.sh.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/kineto.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The harness's one temporary file, named once per fuzzing process. */
+static char input_path[4096];
+
+static void remove_input(void)
+{
+	if (input_path[0])
+		unlink(input_path);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	(void)argc;
+	(void)argv;
+	snprintf(input_path, sizeof input_path, "%s/cs-fuzz-kineto-XXXXXX",
+	         dir && *dir ? dir : "/tmp");
+	fd = mkstemp(input_path);
+	if (fd < 0) {
+		perror("fuzz_kineto: mkstemp");
+		abort();
+	}
+	close(fd);
+	atexit(remove_input);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	cs_kineto *t = NULL;
+	cs_diag diag;
+	FILE *f = fopen(input_path, "wb");
+
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) {
+		perror("fuzz_kineto: writing the input");
+		abort();
+	}
+	/* a 64 MiB limit: libFuzzer's inputs can inflate 1000-fold */
+	if (cs__kineto_load_limit(input_path, (size_t)64 << 20, &t, &diag) == CS_OK) {
+		if (!t || cs_kineto_kernels(t) < 1 || cs_kineto_steps(t) < 1 ||
+		    cs_kineto_busy_ns(t) < 0 || cs_kineto_busy_ns(t) > cs_kineto_span_ns(t))
+			abort();   /* success must hand back sane totals */
+		cs_kineto_free(t);
+	} else {
+		if (t || diag.msg[0] == '\0' || !memchr(diag.msg, '\0', sizeof diag.msg))
+			abort();   /* failure must leave no trace and say why */
+	}
+	return 0;
+}
