@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clustersim/clustersim.h"
+#include "fault/fault.h"
 #include "scenario_text.h"
 
 static cs_metrics run_text(const char *text)
@@ -163,6 +164,63 @@ START_TEST(half_the_pod_uplinks_slows_a_cross_pod_all_reduce)
 }
 END_TEST
 
+/* cluster.gpu_variation: each GPU's own persistent factor, lognormal with
+ * median 1; its log has the stated sigma (checked over 100,000 GPUs to 3
+ * standard errors), it does not change between steps, and the seed decides
+ * it. */
+START_TEST(gpu_variation_is_persistent_and_lognormal)
+{
+	const int64_t n = 100000;
+	const double sigma = 0.02;
+	float *f = malloc((size_t)n * sizeof *f), *g = malloc((size_t)n * sizeof *g);
+	ck_assert(f && g);
+	const char *set[] = { "cluster.gpu_variation=0.02" };
+	cs_scenario *sc = cs_test_load(DP16, set, 1);
+	ck_assert_double_eq(sc->cluster.gpu_variation, sigma);
+	cs_fault *ft = NULL;
+	cs_diag d;
+	ck_assert_int_eq(cs_fault_new(sc, n, &ft, &d), CS_OK);
+	ck_assert(cs_fault_any(ft));
+	ck_assert_int_eq(cs_fault_draw(ft, 0, f), 1);
+	double sum = 0, sq = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double l = log((double)f[i]);
+		sum += l;
+		sq += l * l;
+	}
+	double mean = sum / (double)n, sd = sqrt(sq / (double)n - mean * mean);
+	ck_assert_msg(fabs(mean) < 3 * sigma / sqrt((double)n), "mean of log %g", mean);
+	ck_assert_msg(fabs(sd - sigma) < 3 * sigma / sqrt(2.0 * (double)n), "sd of log %g", sd);
+	ck_assert_int_eq(cs_fault_draw(ft, 1, f), 0);   /* the same every step */
+	cs_fault_free(ft);
+	sc->sim.seed = 99;
+	ck_assert_int_eq(cs_fault_new(sc, n, &ft, &d), CS_OK);
+	cs_fault_draw(ft, 0, g);
+	ck_assert(memcmp(f, g, (size_t)n * sizeof *f) != 0);
+	cs_fault_free(ft);
+	cs_scenario_free(sc);
+	free(f);
+	free(g);
+}
+END_TEST
+
+/* In synchronous data parallelism every bucket waits for the slowest GPU:
+ * varied GPUs slow the step against the identical ones (the baseline, which
+ * is the run without variation). */
+START_TEST(gpu_variation_slows_synchronous_training)
+{
+	cs_metrics same = run_text(DP16);
+	const char *set[] = { "cluster.gpu_variation=0.05" };
+	cs_scenario *sc = cs_test_load(DP16, set, 1);
+	cs_metrics varied = cs_test_simulate(sc);
+	cs_scenario_free(sc);
+	ck_assert_double_eq(varied.baseline_step_time_s, same.step_time_s);
+	ck_assert(varied.step_time_s > same.step_time_s);
+	ck_assert(varied.slowdown > 1.0 && varied.slowdown < 1.5);
+	ck_assert(varied.straggler_rank >= 0 && varied.straggler_factor > 1.0);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -173,6 +231,8 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, twice_slower_gpu_in_dp_costs_its_compute);
 	tcase_add_test(tc, pipeline_position_of_a_straggler_matters);
 	tcase_add_test(tc, same_seed_same_result_other_seed_differs);
+	tcase_add_test(tc, gpu_variation_is_persistent_and_lognormal);
+	tcase_add_test(tc, gpu_variation_slows_synchronous_training);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("links");
 	tcase_set_timeout(tc, 120);

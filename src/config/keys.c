@@ -93,6 +93,9 @@ static const cs_config_key keys[] = {
 	  1000, false, NULL, "1", "down:up bandwidth ratio between pods"),
 	K("cluster.fabric.switch_latency", CS_KIND_TIME, cluster.switch_latency_ns, 0, 1e15, false,
 	  NULL, "1 us", "latency per switch tier crossed (assumption)"),
+	K("cluster.gpu_variation", CS_KIND_RATIO, cluster.gpu_variation, 0, 1, false, NULL, "0",
+	  "sigma of the log of each GPU's persistent compute time factor (lognormal, median 1, "
+	  "drawn from simulate.seed); 0 = identical GPUs"),
 
 	K("model.preset", CS_KIND_MODEL_PRESET, model, 0, 0, false, NULL, "required",
 	  "model preset; `model: NAME` is short for it"),

@@ -57,6 +57,7 @@ typedef struct cs_cluster_spec {
 	int64_t pod_gpus;            /* GPUs per pod with full bisection; 0 = one pod */
 	double pod_oversubscription; /* down:up between pods, >= 1 */
 	int64_t switch_latency_ns;   /* per switch tier crossed */
+	double gpu_variation;        /* sigma of log(compute time factor) per GPU, persistent */
 } cs_cluster_spec;
 
 /* ---- model -------------------------------------------------------------- */

@@ -380,6 +380,10 @@ static cs_status check_fold(checker *c)
 		return fail(c, "simulate.fold", NULL, "'simulate.fold' cannot be combined with "
 		            "'stragglers': folding simulates one rank per pipeline stage and would "
 		            "fold the perturbed ranks away");
+	if (c->sc->cluster.gpu_variation > 0)
+		return fail(c, "simulate.fold", "cluster.gpu_variation", "'simulate.fold' cannot be "
+		            "combined with 'cluster.gpu_variation': folding simulates one rank per "
+		            "pipeline stage and would fold the GPUs' differences away");
 	if (c->sc->coll.fidelity == CS_FIDELITY_FLOW)
 		return fail(c, "simulate.fold", "collectives.fidelity", "'simulate.fold' cannot be "
 		            "combined with 'collectives.fidelity: flow': contention needs every rank's "

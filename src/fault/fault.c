@@ -56,6 +56,8 @@ cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_
 		f->any_links |= p->target == CS_PERT_LINK || p->target == CS_PERT_TIER;
 		f->any = 1;
 	}
+	if (sc->cluster.gpu_variation > 0)
+		f->any = 1;
 	f->rng = gsl_rng_alloc(gsl_rng_mt19937);
 	if (f->gpu_links) {
 		f->lf.nic_keep = malloc((size_t)ranks * sizeof(float));
@@ -151,6 +153,13 @@ int cs_fault_draw(cs_fault *f, int64_t step, float *factor)
 		return 0;
 	for (int64_t r = 0; r < f->ranks; r++)
 		factor[r] = 1.0f;
+	if (sc->cluster.gpu_variation > 0) {
+		/* every GPU's own speed, the same every step: a stream of its own */
+		uint64_t seed = sc->sim.seed * 0x9E3779B97F4A7C15ull + 0xD1B54A32D192ED03ull;
+		gsl_rng_set(f->rng, (unsigned long)(seed ^ (seed >> 32)));
+		for (int64_t r = 0; r < f->ranks; r++)
+			factor[r] = (float)gsl_ran_lognormal(f->rng, 0.0, sc->cluster.gpu_variation);
+	}
 	for (int i = 0; i < sc->n_perturbations; i++) {
 		const cs_perturbation *p = &sc->perturbations[i];
 		if (step < p->start_step)

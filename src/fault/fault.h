@@ -6,7 +6,9 @@
  * draw each picked GPU's factor from a distribution (GSL's generators,
  * seeded from the scenario, so a seed gives the same factors on every
  * machine); once for the run, or again every step (per_step). A
- * perturbation applies from its start_step on.
+ * perturbation applies from its start_step on. With cluster.gpu_variation,
+ * every GPU also has a persistent factor of its own (lognormal, median 1),
+ * on which the perturbations multiply.
  *
  * Ownership: cs_fault_new allocates *out; free it with cs_fault_free.
  */
