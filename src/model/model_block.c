@@ -65,7 +65,8 @@ static void flash_op(blk *B, const char *name, double flops, double bytes, doubl
 	double b = (double)(B->c->micro_batch > 0 ? B->c->micro_batch : 1);
 	double heads = (double)B->m->heads / B->d.tp;
 	int hd = B->m->heads > 0 ? (int)(B->m->hidden / B->m->heads) : 128;
-	cs__attn(B->l, name, flops, bytes, b * heads, seq, hd, bwd);
+	bool gqa = B->m->kv_heads > 0 && B->m->kv_heads < B->m->heads;
+	cs__attn(B->l, name, flops, bytes, b * heads, seq, hd, bwd, gqa);
 }
 
 static void attn_core(blk *B, bool bwd)

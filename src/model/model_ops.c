@@ -64,7 +64,7 @@ void cs__mem(cs__oplist *l, const char *name, cs_mem_kind kind, double bytes, in
 }
 
 void cs__attn(cs__oplist *l, const char *name, double flops, double bytes, double bh, double seq,
-              int hd, bool bwd)
+              int hd, bool bwd, bool gqa)
 {
 	cs_layer_op op = {0};
 	op.name = name;
@@ -76,8 +76,9 @@ void cs__attn(cs__oplist *l, const char *name, double flops, double bytes, doubl
 	op.attn_seq = seq;
 	op.head_dim = hd;
 	op.attn_bwd = bwd;
-	/* cuDNN's backward adds a dO.O reduction and a dQ conversion */
-	op.kernels = bwd ? 3 : 1;
+	/* cuDNN's backward adds a dO.O reduction and a dQ conversion, and with
+	 * grouped K/V heads a reduction of dK and of dV over each group */
+	op.kernels = bwd ? (gqa ? 5 : 3) : 1;
 	cs__push(l, &op);
 }
 

@@ -36,9 +36,9 @@ void cs__gemm(cs__oplist *l, const char *name, double m, double n, double k, dou
 /* `kernels` memory-bound kernels of `kind` moving `bytes` in all. */
 void cs__mem(cs__oplist *l, const char *name, cs_mem_kind kind, double bytes, int kernels);
 /* A fused attention kernel: `flops` over `bh` sequences x heads of `seq`
- * tokens, head dimension `hd`. */
+ * tokens, head dimension `hd`; `gqa` when query heads share K/V heads. */
 void cs__attn(cs__oplist *l, const char *name, double flops, double bytes, double bh, double seq,
-              int hd, bool bwd);
+              int hd, bool bwd, bool gqa);
 
 /* ---- the element-wise kernels of each framework (model_kernels.c) ------ */
 
