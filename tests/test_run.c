@@ -427,6 +427,64 @@ START_TEST(contention_adds_the_channels_of_overlapping_collectives)
 }
 END_TEST
 
+/* ---- document masks ----------------------------------------------------- */
+
+#define ONE_H200 \
+	"cluster: {gpu: h200-sxm-141g, nodes: 1, gpus_per_node: 1}\n" \
+	"model: {arch: llama, layers: 4, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336, vocab: 32000}\n" \
+	"training: {seq_len: 8192, micro_batch: 1, global_batch: 2}\n"
+
+/* Sequences of N equal documents: every micro-batch's causal attention does
+ * 1/N of the unmasked work and takes floor + (1 - floor)/N of its time, the
+ * floor the profile's (FlexAttention measured with 1 to 16 documents); the
+ * rest of the step is unchanged. */
+START_TEST(document_mask_scales_attention_by_the_closed_form)
+{
+	cs_scenario *sc = load_text(ONE_H200);
+	cs_metrics one = simulate(sc);
+	cs_scenario_free(sc);
+	const char *set[] = { "training.documents.mean=1024", "training.documents.distribution=fixed" };
+	sc = cs_test_load(ONE_H200, set, 2);
+	cs_metrics eight = simulate(sc);
+	cs_kprof *prof = NULL;
+	cs_diag d;
+	ck_assert_int_eq(cs_config_load_profile(sc, &prof, &d), CS_OK);
+	double floor_share = cs_kprof_document_floor(prof);
+	cs_kprof_free(prof);
+	cs_scenario_free(sc);
+	ck_assert(floor_share > 0.05 && floor_share < 0.2);
+	double g = floor_share + (1.0 - floor_share) / 8.0;
+	double attn = one.compute_kind_s[CS_COMPUTE_ATTN];
+	double want = one.step_time_s - attn * (1.0 - g);
+	/* one rounding per attention-carrying op */
+	ck_assert_msg(fabs(eight.step_time_s - want) < 200e-9, "step %.9f, want %.9f", eight.step_time_s,
+		      want);
+}
+END_TEST
+
+/* Drawn lengths: the same seed gives the same steps, each step packs new
+ * documents, and a micro-batch of shorter documents is never slower. */
+START_TEST(document_draws_follow_the_seed_and_the_step)
+{
+	const char *a[] = { "training.documents.mean=2048", "simulate.steps=4" };
+	const char *b[] = { "training.documents.mean=2048", "simulate.steps=4", "simulate.seed=5" };
+	cs_scenario *sc = cs_test_load(ONE_H200, a, 2);
+	cs_metrics m1 = simulate(sc), m2 = simulate(sc);
+	cs_scenario_free(sc);
+	sc = cs_test_load(ONE_H200, b, 3);
+	cs_metrics m3 = simulate(sc);
+	cs_scenario_free(sc);
+	sc = load_text(ONE_H200);
+	cs_metrics whole = simulate(sc);
+	cs_scenario_free(sc);
+	ck_assert(m1.step_time_s == m2.step_time_s && m1.step_time_max_s == m2.step_time_max_s);
+	ck_assert(m1.step_time_s != m3.step_time_s);
+	ck_assert(m1.step_time_p50_s < m1.step_time_max_s);
+	ck_assert(m1.step_time_max_s < whole.step_time_s);
+	ck_assert_int_eq(m1.steps, 4);
+}
+END_TEST
+
 /* ---- whole runs ----------------------------------------------------------- */
 
 #define THREE_D \
@@ -564,6 +622,8 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, one_gpu_has_no_communication);
 	tcase_add_test(tc, mfu_is_model_flops_over_peak_time);
 	tcase_add_test(tc, compute_by_class_and_launch_bound_kernels);
+	tcase_add_test(tc, document_mask_scales_attention_by_the_closed_form);
+	tcase_add_test(tc, document_draws_follow_the_seed_and_the_step);
 	tcase_add_test(tc, contention_slows_only_the_overlapped_part);
 	tcase_add_test(tc, contention_needs_overlap);
 	tcase_add_test(tc, contention_adds_the_channels_of_overlapping_collectives);

@@ -20,6 +20,7 @@ static const char *const recompute_names[] = {"none", "selective", "full", NULL}
 static const char *const accum_names[] = {"fused", "separate", NULL};
 static const char *const fw_names[] = {"megatron", "pytorch", "fsdp", NULL};
 static const char *const attn_kernel_names[] = {"cudnn", "flash2", NULL};
+static const char *const doc_names[] = {"exponential", "lognormal", "fixed", NULL};
 static const char *const cp_names[] = {"all-gather", "ring", NULL};
 static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls-tree",
                                          "hierarchical", NULL};
@@ -148,6 +149,14 @@ static const cs_config_key keys[] = {
 	  "megatron", "megatron | pytorch | fsdp: the kernels the software runs around the GEMMs"),
 	K("training.attention_kernel", CS_KIND_ENUM, training.attention_kernel, 0, 0, false,
 	  attn_kernel_names, "cudnn", "cudnn | flash2: the fused attention implementation"),
+	K("training.documents.mean", CS_KIND_INT, training.doc_mean, 0, 1e9, false, NULL, "0",
+	  "mean document length, tokens, when sequences pack documents under a document mask "
+	  "(each micro-batch's attention work drawn from the seed); 0 = one document per "
+	  "sequence"),
+	K("training.documents.distribution", CS_KIND_ENUM, training.doc_dist, 0, 0, false,
+	  doc_names, "exponential", "exponential | lognormal | fixed: the document lengths"),
+	K("training.documents.sigma", CS_KIND_FLOAT, training.doc_sigma, 0, 10, false, NULL, "1",
+	  "lognormal: sigma of the log of a document's length"),
 	K("training.cuda_graphs", CS_KIND_BOOL, training.cuda_graphs, 0, 0, false, NULL, "false",
 	  "kernels launched from CUDA graphs (host cost per kernel) rather than eagerly"),
 

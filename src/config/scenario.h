@@ -108,6 +108,9 @@ typedef enum cs_framework {
 
 typedef enum cs_attn_kernel { CS_ATTNK_CUDNN, CS_ATTNK_FLASH2 } cs_attn_kernel;
 
+/* How document lengths are drawn when sequences pack documents. */
+typedef enum cs_doc_dist { CS_DOCS_EXPONENTIAL, CS_DOCS_LOGNORMAL, CS_DOCS_FIXED } cs_doc_dist;
+
 typedef struct cs_training_spec {
 	int64_t seq_len;
 	int64_t global_batch;   /* sequences per optimizer step */
@@ -120,6 +123,10 @@ typedef struct cs_training_spec {
 	cs_framework framework;
 	cs_attn_kernel attention_kernel; /* fused attention implementation */
 	bool cuda_graphs;         /* kernels launched from CUDA graphs, not eagerly */
+	int64_t doc_mean;         /* mean document length in tokens under a document
+	                           * mask; 0: one document per sequence */
+	cs_doc_dist doc_dist;
+	double doc_sigma;         /* lognormal: sigma of log(length) */
 } cs_training_spec;
 
 /* ---- parallel plan ------------------------------------------------------ */

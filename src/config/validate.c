@@ -61,6 +61,7 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->coll.protocol = CS_PROTO_AUTO;
 	sc->coll.fidelity = CS_FIDELITY_ANALYTIC;
 	sc->coll.contention = 1.0;
+	sc->training.doc_sigma = 1.0;
 
 	sc->sim.steps = 1;
 	sc->sim.seed = 1;
@@ -380,6 +381,10 @@ static cs_status check_fold(checker *c)
 		return fail(c, "simulate.fold", NULL, "'simulate.fold' cannot be combined with "
 		            "'stragglers': folding simulates one rank per pipeline stage and would "
 		            "fold the perturbed ranks away");
+	if (c->sc->training.doc_mean > 0)
+		return fail(c, "simulate.fold", "training.documents.mean", "'simulate.fold' cannot be "
+		            "combined with 'training.documents': data-parallel replicas draw different "
+		            "documents");
 	if (c->sc->cluster.gpu_variation > 0)
 		return fail(c, "simulate.fold", "cluster.gpu_variation", "'simulate.fold' cannot be "
 		            "combined with 'cluster.gpu_variation': folding simulates one rank per "

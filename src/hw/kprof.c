@@ -217,6 +217,11 @@ double cs_kprof_contention(const cs_kprof *p, double sm_fraction)
 	return gsl_interp_eval(p->cont, p->cont_x, p->cont_rate, x, NULL);
 }
 
+double cs_kprof_document_floor(const cs_kprof *p)
+{
+	return p ? p->doc_floor : 0.0;
+}
+
 double cs_kprof_min_kernel_ns(const cs_kprof *p)
 {
 	return p ? p->graph_ns : 0;

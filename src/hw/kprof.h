@@ -105,6 +105,11 @@ double cs_kprof_mem(const cs_kprof *p, cs_mem_kind kind, double bytes);
  * memory); linear between the measured points, held at the last beyond
  * them; 1 when the profile has no such table. */
 double cs_kprof_contention(const cs_kprof *p, double sm_fraction);
+/* Causal attention under a document mask whose blocks hold a fraction f of
+ * the causal work takes (floor + (1 - floor) f) of the unmasked time: the
+ * fixed share of the mask's partial blocks (measured: FlexAttention at 8K
+ * with 1 to 16 equal documents). 0 when the profile does not say. */
+double cs_kprof_document_floor(const cs_kprof *p);
 /* The shortest a kernel runs on this GPU, ns (a tiny kernel in a CUDA graph). */
 double cs_kprof_min_kernel_ns(const cs_kprof *p);
 /* Host time to issue one op from eager PyTorch, and one kernel of a CUDA

@@ -39,6 +39,7 @@ typedef struct cs__kprof_raw {
 	cs__kprof_table attn[CS_ATTN_BACKENDS];
 	cs__kprof_table mem[CS_MEM_KINDS];
 	cs__kprof_table contention;   /* [sm_fraction, rate]; n == 0: none */
+	double doc_floor;             /* document-masked attention's fixed share */
 } cs__kprof_raw;
 
 /* Reads the text of a profile (len bytes; `file` names it in messages)
@@ -109,6 +110,7 @@ struct cs_kprof {
 	size_t ncont;
 	double *cont_x, *cont_rate;
 	gsl_interp *cont;
+	double doc_floor;
 };
 
 /* kprof_build.c: raw tables into *out (the caller frees it with

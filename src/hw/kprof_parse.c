@@ -346,7 +346,8 @@ static cs_status parse_membound(parser *ps, const yaml_node_t *node)
 static cs_status parse_root(parser *ps, const yaml_node_t *root)
 {
 	static const char *const keys[] = {"name", "gpu", "derived", "derived_from", "rule",
-	                                   "launch", "gemm", "attention", "membound", "contention"};
+	                                   "launch", "gemm", "attention", "membound", "contention",
+	                                   "document_mask_floor"};
 	const yaml_node_t *v;
 	cs_status st = check_map(ps, root, "", keys, sizeof keys / sizeof keys[0]);
 	char scratch[64];
@@ -389,6 +390,12 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root)
 		return st;
 	if (!ps->raw->mem[CS_MEM_COPY].n)
 		return at(ps, v, "'membound' lacks 'copy', the curve other kinds fall back to");
+	if ((v = find(ps, root, "document_mask_floor"))) {
+		if ((st = value(ps, v, 'z', "document_mask_floor", NULL, &ps->raw->doc_floor)) != CS_OK)
+			return st;
+		if (ps->raw->doc_floor >= 1.0)
+			return at(ps, v, "'document_mask_floor' must be below 1");
+	}
 	yaml_node_t *key = NULL;
 	if ((v = find_key(ps, root, "contention", &key))) {
 		cs__kprof_table *t = &ps->raw->contention;

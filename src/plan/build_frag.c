@@ -152,8 +152,9 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 			}
 			continue;
 		}
-		cs_op op = { .kind = CS_OP_COMPUTE, .ns = it->ns, .phase = (uint8_t)phase,
-			     .vstage = (int16_t)b->vstage, .layer = (int16_t)layer, .micro = micro };
+		cs_op op = { .kind = CS_OP_COMPUTE, .ns = it->ns, .attn_ns = it->class_ns[CS_COMPUTE_ATTN],
+			     .phase = (uint8_t)phase, .vstage = (int16_t)b->vstage, .layer = (int16_t)layer,
+			     .micro = micro };
 		if (b->mem_alloc != 0) {
 			op.mem = b->mem_alloc;
 			b->mem_alloc = 0;

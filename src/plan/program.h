@@ -50,6 +50,7 @@ typedef struct cs_dep {
 
 typedef struct cs_op {
 	int64_t ns;       /* COMPUTE: duration on a nominal GPU */
+	int64_t attn_ns;  /* COMPUTE: of it, fused attention (scaled by document masks) */
 	double bytes;     /* COLL: per rank as nccl-tests counts; SEND: message */
 	double mem;       /* activation bytes allocated (> 0) at start or freed (< 0) at end */
 	int32_t dep;      /* index of the first dependency in cs_program.deps */

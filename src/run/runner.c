@@ -271,7 +271,13 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		rs->crate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
 		if (rs->crate != 1.0f)
 			f /= (double)rs->crate;
-		cs_time d = f == 1.0 ? op->ns : (cs_time)((double)op->ns * f + 0.5);
+		cs_time ns = op->ns;
+		if (r->env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
+			int64_t dp = cs_mesh_coord(r->env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
+			double g = r->env.doc_factor[dp * r->env.doc_micro + op->micro];
+			ns += (cs_time)((double)op->attn_ns * (g - 1.0) + (g >= 1.0 ? 0.5 : -0.5));
+		}
+		cs_time d = f == 1.0 ? ns : (cs_time)((double)ns * f + 0.5);
 		rs->st.busy += d;
 		rs->cend = rs->cwake = now + d;
 		rs->cgen++;

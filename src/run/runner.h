@@ -50,6 +50,10 @@ typedef struct cs_run_env {
 	int critical_path;            /* carry critical-path summaries */
 	const cs_link_faults *links;  /* degraded links and tiers, NULL for none */
 	const cs_kprof *prof;         /* the GPU's kernel profile (contention), NULL for none */
+	const float *doc_factor;      /* [dp replica x micro-batches + micro]: the attention time
+	                               * of that micro-batch under its document mask over the
+	                               * unmasked one; NULL for one document per sequence */
+	int64_t doc_micro;            /* micro-batches per replica (the table's stride) */
 } cs_run_env;
 
 /* What one rank did during the step. */

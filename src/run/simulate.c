@@ -2,6 +2,8 @@
  * simulate.c - cs_simulate: scenario -> mesh, topology, tuner, programs ->
  * runner -> metrics.
  */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,7 @@ static double now_s(void)
 typedef struct sim_ctx {
 	const cs_scenario *sc;
 	const cs_kprof *prof;
+	float *docs;          /* document-mask attention factors, NULL for none */
 	cs_mesh mesh;
 	cs_topo *topo;
 	cs_coll *coll;
@@ -132,6 +135,49 @@ static void export_path(const cs_path *p, cs_critical_path *out)
 	}
 }
 
+/*
+ * Sequences that pack documents under a document mask: each data-parallel
+ * replica's micro-batch of `step` fills its seq_len tokens with documents
+ * drawn from training.documents (GSL, seeded from simulate.seed and the
+ * step; the last one cut at the sequence's end). Causal attention then does
+ * f = sum(length^2) / seq_len^2 of the unmasked work, and takes (floor +
+ * (1 - floor) f) of its time, the floor the kernel profile's measured
+ * share of the mask's partial blocks. Every rank of a replica (its TP, CP,
+ * PP peers) sees the same documents.
+ */
+static void draw_documents(const cs_scenario *sc, double floor_share, int64_t step, float *out)
+{
+	const cs_training_spec *t = &sc->training;
+	int64_t n = sc->parallel.dp * cs_scenario_micro_batches(sc);
+	double s = (double)t->seq_len, mean = (double)t->doc_mean;
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	uint64_t seed = sc->sim.seed * 0x9E3779B97F4A7C15ull + 0x94D049BB133111EBull +
+			(uint64_t)step * 0xBF58476D1CE4E5B9ull;
+	if (rng)
+		gsl_rng_set(rng, (unsigned long)(seed ^ (seed >> 32)));
+	double mu = log(mean) - 0.5 * t->doc_sigma * t->doc_sigma;
+	for (int64_t i = 0; i < n; i++) {
+		double pos = 0, sq = 0;
+		while (pos < s) {
+			double len = mean;
+			if (rng && t->doc_dist == CS_DOCS_EXPONENTIAL)
+				len = gsl_ran_exponential(rng, mean);
+			else if (rng && t->doc_dist == CS_DOCS_LOGNORMAL)
+				len = gsl_ran_lognormal(rng, mu, t->doc_sigma);
+			len = floor(len + 0.5);
+			if (len < 1)
+				len = 1;
+			if (len > s - pos)
+				len = s - pos;
+			sq += len * len;
+			pos += len;
+		}
+		out[i] = (float)(floor_share + (1.0 - floor_share) * sq / (s * s));
+	}
+	if (rng)
+		gsl_rng_free(rng);
+}
+
 static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults *links,
 			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows, cs_trace *trace,
 			  const uint8_t *traced, cs_diag *diag)
@@ -140,7 +186,8 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
 			   .nranks = c->mesh.world, .progress = opts && opts->progress,
 			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace,
-			   .links = links, .prof = c->prof,
+			   .links = links, .prof = c->prof, .doc_factor = c->docs,
+			   .doc_micro = cs_scenario_micro_batches(c->sc),
 			   .critical_path = !c->sc->sim.fold &&
 				((opts && opts->critical_path) || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
@@ -356,6 +403,14 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 			goto fail;
 	}
 	int perturbed = cs_fault_any(fault);
+	double doc_floor = cs_kprof_document_floor(prof);
+	if (sc->training.doc_mean > 0) {
+		st = CS_ERR_NOMEM;
+		c.docs = malloc((size_t)(sc->parallel.dp * cs_scenario_micro_batches(sc)) * sizeof(float));
+		if (!c.docs)
+			goto fail;
+		draw_documents(sc, doc_floor, 0, c.docs);
+	}
 	step_out base, so, worst;
 	uint64_t events = 0;
 	/* the unperturbed step: the baseline, and every step when nothing perturbs */
@@ -366,15 +421,21 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 	events += base.events;
 	worst = base;
 	for (int64_t i = 0; i < nsteps; i++) {
-		if (!perturbed) {
+		if (!perturbed && (!c.docs || i == 0)) {
 			steps[i] = 1e-9 * (double)base.makespan;
 			continue;
 		}
-		int fresh = cs_fault_draw(fault, i, factor);
+		/* every step packs new documents */
+		if (c.docs && i > 0)
+			draw_documents(sc, doc_floor, i, c.docs);
+		int fresh = perturbed ? cs_fault_draw(fault, i, factor) : 0;
 		cs_link_faults lf;
-		cs_fault_links(fault, i, &lf);
-		if (fresh || i == 0) {
-			st = run_step(&c, factor, cs_fault_any_links(fault) ? &lf : NULL, opts, &so, res->rows,
+		if (perturbed)
+			cs_fault_links(fault, i, &lf);
+		if (fresh || i == 0 || c.docs) {
+			st = run_step(&c, perturbed ? factor : NULL,
+				      perturbed && cs_fault_any_links(fault) ? &lf : NULL, opts, &so,
+				      perturbed || i == 0 ? res->rows : NULL,
 				      i == 0 ? trace : NULL, traced, diag);
 			if (st != CS_OK)
 				goto fail;
@@ -402,6 +463,7 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 	st = CS_OK;
 	diag->msg[0] = 0;
 fail:
+	free(c.docs);
 	free(factor);
 	free(steps);
 	free(traced);

@@ -153,7 +153,23 @@ def contention_table(t, hog):
     return rows
 
 
-def measured(t, sus, hog):
+def document_floor(misc):
+    """Causal attention with N equal documents per 8K sequence (misc.json
+    `flex_N`, FlexAttention) takes t_N = t_1 (a + (1 - a) / N): the least
+    squares a over N = 2, 4, 8, 16."""
+    t1 = misc["flex_1"][0]
+    num = den = 0.0
+    for n in (2, 4, 8, 16):
+        key = "flex_%d" % n
+        if key not in misc:
+            continue
+        r, f = misc[key][0] / t1, 1.0 / n
+        num += (r - f) * (1 - f)
+        den += (1 - f) ** 2
+    return num / den
+
+
+def measured(t, sus, hog, misc):
     return {
         "name": "h200-sxm",
         "gpu": "NVIDIA H200 SXM 141 GB, %d W, %d SMs" % (round(t["env"]["power_limit_w"]), t["env"]["sms"]),
@@ -163,6 +179,7 @@ def measured(t, sus, hog):
         "attention": attn_tables(t, sus),
         "membound": mem_tables(t),
         "contention": contention_table(t, hog),
+        "doc_floor": document_floor(misc),
     }
 
 
@@ -228,7 +245,7 @@ def derive(h200):
         "unchanged" % (f_fwd, f_bwd))))
     for p in out:
         p["rule"] += ("; contention (compute's rate against the fraction of the SMs that "
-                      "communication kernels hold) unchanged")
+                      "communication kernels hold) and the document mask floor unchanged")
     return out
 
 
@@ -268,6 +285,8 @@ def render(p, header):
         if rows:
             L.append("  %s:" % key)
             L.extend("    - " + row([num(r[0]), f(r[1])]) for r in rows)
+    L.append("document_mask_floor: %s  # masked attention: floor + (1 - floor) x its share of the work"
+             % derived_num(p["doc_floor"]))
     L.append("contention:  # [sm_fraction, rate]: compute beside communication kernels")
     L.extend("  - " + row([derived_num(r[0]), derived_num(r[1])]) for r in p["contention"])
     return "\n".join(L) + "\n"
@@ -290,7 +309,8 @@ def main(argv):
     misc_path = os.path.join(os.path.dirname(src), "interference", "misc.json")
     with open(misc_path, "rb") as fh:
         misc_raw = fh.read()
-    sus = sustained_attention(t, json.loads(misc_raw))
+    misc = json.loads(misc_raw)
+    sus = sustained_attention(t, misc)
     hog_path = os.path.join(os.path.dirname(src), "interference", "sm-hog.json")
     with open(hog_path, "rb") as fh:
         hog_raw = fh.read()
@@ -312,7 +332,7 @@ def main(argv):
         "regenerate: python3 tools/profile/make_profiles.py %s" % DEFAULT,
         "generated file: edit the tool, not this; format and rules in docs/kernel-profiles.md",
     ]
-    h200 = measured(t, sus, hog)
+    h200 = measured(t, sus, hog, misc)
     stale = 0
     if not check:
         os.makedirs(OUTDIR, exist_ok=True)
