@@ -23,6 +23,11 @@ typedef struct cs_args {
 
 enum { CS_ARGS_END = -1, CS_ARGS_ERROR = -2, CS_ARGS_POSITIONAL = 0 };
 
+/* What a command's parser returns after printing its --help: the command
+ * stops there and exits 0 (after main has checked that standard output
+ * took the text). */
+#define CS_ARGS_HELP_SHOWN (-1)
+
 void cs_args_init(cs_args *a, const char *cmd, int argc, char **argv);
 /* The next option's id with its value in *val (NULL without one), or
  * CS_ARGS_POSITIONAL with the argument in *val, CS_ARGS_END, or

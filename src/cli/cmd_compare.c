@@ -121,7 +121,7 @@ static int parse(cs_args *a, compare_args *r)
 			break;
 		case O_HELP:
 			fputs(compare_help, stdout);
-			exit(0);
+			return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->trace)
@@ -266,8 +266,9 @@ int cs_cmd_compare(int argc, char **argv)
 	cs_args a;
 	compare_args r;
 	cs_args_init(&a, "compare", argc, argv);
-	if (parse(&a, &r))
-		return 2;
+	int prc = parse(&a, &r);
+	if (prc)
+		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_diag diag = { { 0 } };
 	cs_kineto *t = NULL;
 	cs_status st = cs_kineto_load(r.trace, &t, &diag);

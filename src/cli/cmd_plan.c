@@ -143,7 +143,7 @@ static int parse(cs_args *a, plan_args *r)
 		case O_OUT: r->out = val; break;
 		case O_HELP:
 			fputs(plan_help, stdout);
-			exit(0);
+			return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->sc.file)
@@ -359,8 +359,9 @@ int cs_cmd_plan(int argc, char **argv)
 	cs_plan_search *s = NULL;
 
 	cs_args_init(&a, "plan", argc, argv);
-	if (parse(&a, &r))
-		return 2;
+	int prc = parse(&a, &r);
+	if (prc)
+		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_status st = cs_scenario_load(r.sc.file, r.sc.sets, r.sc.nsets, &sc, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "%s\n", diag.msg);

@@ -146,7 +146,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
 			fputs(help, stdout);
-			exit(0);
+			return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->sc.file)
@@ -218,8 +218,9 @@ static int load(const char *cmd, int argc, char **argv, const cs_opt *opts, cons
 {
 	cs_args a;
 	cs_args_init(&a, cmd, argc, argv);
-	if (parse(&a, opts, help, r))
-		return 2;
+	int rc = parse(&a, opts, help, r);
+	if (rc)
+		return rc == CS_ARGS_HELP_SHOWN ? rc : 2;
 	cs_diag diag = { { 0 } };
 	cs_status st = cs_scenario_load(r->sc.file, r->sc.sets, r->sc.nsets, sc, &diag);
 	if (st != CS_OK) {
@@ -236,7 +237,7 @@ int cs_cmd_run(int argc, char **argv)
 	cs_scenario *sc = NULL;
 	int rc = load("run", argc, argv, run_opts, run_help, &r, &sc);
 	if (rc)
-		return rc;
+		return rc == CS_ARGS_HELP_SHOWN ? 0 : rc;
 	cs_diag diag = { { 0 } };
 	cs_status st;
 	cs_run_opts opts = { .progress = r.progress, .trace_path = r.trace, .timeline_path = r.timeline,
@@ -270,7 +271,7 @@ int cs_cmd_validate(int argc, char **argv)
 	cs_scenario *sc = NULL;
 	int rc = load("validate", argc, argv, validate_opts, validate_help, &r, &sc);
 	if (rc)
-		return rc;
+		return rc == CS_ARGS_HELP_SHOWN ? 0 : rc;
 	const cs_parallel_spec *p = &sc->parallel;
 	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
 	       "%lld micro-batches per replica\n", r.sc.file, (long long)cs_scenario_gpus(sc),

@@ -116,7 +116,7 @@ static int parse(cs_args *a, sweep_args *r)
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
 			fputs(sweep_help, stdout);
-			exit(0);
+			return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->sc.file)
@@ -316,8 +316,9 @@ int cs_cmd_sweep(int argc, char **argv)
 	cs_args a;
 	sweep_args r;
 	cs_args_init(&a, "sweep", argc, argv);
-	if (parse(&a, &r))
-		return 2;
+	int prc = parse(&a, &r);
+	if (prc)
+		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	int rank = 0, nranks = 1;
 #ifdef CS_HAVE_MPI
 	int mpi = mpi_launched();

@@ -1,6 +1,7 @@
 /*
  * main.c - the clustersim command: dispatch to subcommands.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,17 @@ static void usage(FILE *f)
 	      "exit status: 0 success, 1 simulation failure, 2 bad input\n", f);
 }
 
+/* What a command printed must reach standard output whole: a full disk or
+ * a closed pipe is an error, not a truncated report with exit 0. */
+static int finish(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		fprintf(stderr, "clustersim: cannot write the standard output: %s\n", strerror(errno));
+		return rc ? rc : 1;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -61,16 +73,16 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
-		return 0;
+		return finish(0);
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("clustersim %s\n", CS_VERSION);
-		return 0;
+		return finish(0);
 	}
 	const char *names[NCOMMANDS];
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(cmd, commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+			return finish(commands[i].fn(argc - 1, argv + 1));
 		names[i] = commands[i].name;
 	}
 	const char *s = cs_suggest(cmd, names, NCOMMANDS);

@@ -45,6 +45,23 @@ for cmd in "" run validate coll memory pipeline sweep plan compare; do
 		expect 0 "$@"
 	done <examples.txt
 done
+# a standard output that cannot take the report is an error, not a silent
+# truncation (reading /dev/full's "disk full"; nothing is written to a device)
+if [ -w /dev/full ]; then
+	for args in "--help" "--version" "validate scenarios/ddp-gpt-small.yaml" \
+		"run scenarios/ddp-gpt-small.yaml --format json" "run --help" \
+		"coll --gpu h100-sxm-80g --nodes 1 --op all_reduce --min 8B --max 1MB" \
+		"memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2" \
+		"pipeline --schedule 1f1b --stages 4 --micro-batches 8"; do
+		# shellcheck disable=SC2086
+		if "$bin" $args >/dev/full 2>err.txt; then
+			echo "FAIL: clustersim $args exited 0 with its standard output full" >&2
+			fail=1
+		fi
+		grep -q "cannot write the standard output" err.txt ||
+			{ echo "FAIL: clustersim $args: no message for the full output" >&2; fail=1; }
+	done
+fi
 # a kernel profile that cannot be read is bad input, with its location
 expect 2 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile=no-such-profile.yaml
 grep -q "^--set 'cluster.gpu.profile': cannot open kernel profile" err.txt ||
