@@ -3,9 +3,10 @@
  * of one GPU's training steps beside the simulation of a scenario, per
  * class of kernel: time and kernels per step, measured and simulated.
  *
- * The trace is summarised by src/report/kineto.c; the scenario is loaded
- * and simulated as `clustersim run` does (cs_scenario_load with the --set
- * overrides, cs_simulate). Everything allocated here is freed here.
+ * The trace and the simulation come from src/report/compare.c (shared with
+ * `clustersim calibrate`): the trace summarised by kineto.c, the scenario
+ * loaded with the --set overrides and simulated as `clustersim run` does.
+ * Everything allocated here is freed here.
  */
 #include "cli/cmd_compare.h"
 
@@ -17,6 +18,7 @@
 #include "cli/args.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
+#include "report/compare.h"
 #include "report/kineto.h"
 #include "report/out.h"
 
@@ -270,39 +272,24 @@ int cs_cmd_compare(int argc, char **argv)
 	if (prc)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_diag diag = { { 0 } };
-	cs_kineto *t = NULL;
-	cs_status st = cs_kineto_load(r.trace, &t, &diag);
+	cs_compare c;
+	cs_status st = cs_compare_open(r.trace, r.sc.file, r.sc.sets, r.sc.nsets, r.steps, &c, &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
-		return st;
-	}
-	cs_scenario *sc = NULL;
-	st = cs_scenario_load(r.sc.file, r.sc.sets, r.sc.nsets, &sc, &diag);
-	if (st != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
-		cs_kineto_free(t);
-		return st;
-	}
-	cs_result *res = NULL;
-	st = cs_simulate(sc, NULL, &res, &diag);
-	if (st != CS_OK) {
+		if (!c.sim_failed) {
+			fprintf(stderr, "%s\n", diag.msg);
+			return st;
+		}
 		fprintf(stderr, "clustersim compare: %s\n", diag.msg);
-		cs_scenario_free(sc);
-		cs_kineto_free(t);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
-	const cs_metrics *m = cs_result_metrics(res);
-	int64_t steps = r.steps ? r.steps : cs_kineto_steps(t);
 	row rows[ROWS];
-	make_rows(t, steps, m, rows);
+	make_rows(c.trace, c.steps, c.m, rows);
 	if (r.format == F_JSON)
-		write_json(stdout, &r, t, steps, sc->name, m, rows);
+		write_json(stdout, &r, c.trace, c.steps, c.sc->name, c.m, rows);
 	else if (r.format == F_CSV)
 		write_csv(stdout, rows);
 	else
-		write_text(stdout, &r, t, steps, sc->name, m, rows);
-	cs_result_free(res);
-	cs_scenario_free(sc);
-	cs_kineto_free(t);
+		write_text(stdout, &r, c.trace, c.steps, c.sc->name, c.m, rows);
+	cs_compare_close(&c);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cmd_calibrate.h"
 #include "cli/cmd_coll.h"
 #include "cli/cmd_compare.h"
 #include "cli/cmd_memory.h"
@@ -30,6 +31,7 @@ static const command commands[] = {
 	{ "sweep", cs_cmd_sweep, "a scenario over varied keys, one CSV row per point" },
 	{ "plan", cs_cmd_plan, "search parallel plans, rank them by simulated step time" },
 	{ "compare", cs_cmd_compare, "a profiler trace's kernel time by class beside a simulation" },
+	{ "calibrate", cs_cmd_calibrate, "fit per-class factors to a profiler trace, for cluster.gpu.calibration" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

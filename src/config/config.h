@@ -115,6 +115,13 @@ cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag);
  * reported at the key's location, a malformed one at its own. */
 cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag);
 
+/* The per-class factors of the calibration file the scenario names
+ * (cluster.gpu.calibration) into factor[] (all 1 without one): a file that
+ * cannot be opened is reported at the key's location, a malformed one at
+ * its own file:line:col. */
+cs_status cs_config_load_calibration(const cs_scenario *sc, double factor[CS_COMPUTE_KINDS],
+				     cs_diag *diag);
+
 /* ---- units (also for the command line) ---------------------------------- */
 
 /* Each parses "<number>[ ]<unit>" (a unit is required) into base units and

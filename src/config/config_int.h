@@ -39,7 +39,8 @@ bool cs__config_is_section(const char *path);
 /* validate.c */
 void cs__config_reopen(cs_scenario *sc);
 cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *diag);
-/* Load the kernel profile the scenario names, and drop it (profile.c). */
+/* Load the calibration and the kernel profile the scenario names, and drop
+ * them (profile.c). */
 cs_status cs__config_check_profile(const cs_scenario *sc, cs_diag *diag);
 
 /* stragglers.c: the "stragglers" list of a loaded document */

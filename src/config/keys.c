@@ -58,6 +58,9 @@ static const cs_config_key keys[] = {
 	  "from preset, else none", "kernel profile: a built-in name (h200-sxm, h100-sxm, "
 	  "a100-sxm, b200), a YAML file relative to the scenario, or none for the flat "
 	  "efficiencies"),
+	K("cluster.gpu.calibration", CS_KIND_STRING, cluster.gpu.calibration, 0, 0, false, NULL,
+	  "none", "calibration file (from clustersim calibrate), relative to the scenario: "
+	  "per-class factors on the kernel profile's op times"),
 	K("cluster.gpu.nvls", CS_KIND_BOOL, cluster.gpu.nvls, 0, 0, false, NULL,
 	  "from preset, else false", "NVLink SHARP reductions in the NVSwitch"),
 	K("cluster.gpu.arch", CS_KIND_INT, cluster.gpu.arch, 1, 1000, false, NULL,

@@ -2,12 +2,16 @@
  * profile.c - the kernel profile a scenario names (cluster.gpu.profile):
  * a built-in profile's name, or a YAML file whose path is relative to the
  * scenario's directory; "none" (or no profile) means the flat efficiencies.
+ * Also the calibration file it names (cluster.gpu.calibration), read into
+ * the caller's factors (hw/calib.h); nothing here outlives a call but the
+ * profile the caller frees.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config/config_int.h"
+#include "hw/calib.h"
 
 static int resolve(const cs_scenario *sc, const char *name, char *out, size_t n)
 {
@@ -47,12 +51,50 @@ cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag 
 	return cs_kprof_load(path, out, diag);
 }
 
+cs_status cs_config_load_calibration(const cs_scenario *sc, double factor[CS_COMPUTE_KINDS],
+				     cs_diag *diag)
+{
+	const char *name = sc->cluster.gpu.calibration;
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		factor[k] = 1.0;
+	if (!name[0])
+		return CS_OK;
+	char path[CS_PATH_MAX * 2], where[CS_PATH_MAX + 64];
+	cs_config_locate(sc, "cluster.gpu.calibration", where, sizeof where);
+	/* resolve() takes a built-in profile's name as it is: a calibration
+	 * file of that name in the scenario's directory is meant */
+	int too_long;
+	if (name[0] == '/' || !sc->path[0] || !strrchr(sc->path, '/'))
+		too_long = snprintf(path, sizeof path, "%s", name) >= (int)sizeof path;
+	else
+		too_long = snprintf(path, sizeof path, "%.*s/%s",
+				    (int)(strrchr(sc->path, '/') - sc->path), sc->path, name) >=
+			   (int)sizeof path;
+	if (too_long) {
+		snprintf(diag->msg, sizeof diag->msg, "%s: calibration path '%.200s' is too long", where,
+			 name);
+		return CS_ERR_INPUT;
+	}
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%s: cannot open calibration '%.200s': %s (make one with clustersim calibrate)",
+			 where, path, strerror(errno));
+		return CS_ERR_INPUT;
+	}
+	fclose(f);
+	/* a malformed file is reported at its own file:line:col */
+	return cs_calib_load(path, factor, diag);
+}
+
 cs_status cs__config_check_profile(const cs_scenario *sc, cs_diag *diag)
 {
+	double factor[CS_COMPUTE_KINDS];
+	cs_status st = cs_config_load_calibration(sc, factor, diag);
+	if (st != CS_OK || cs_kprof_builtin(sc->cluster.gpu.profile))
+		return st; /* the built-in profiles are checked by their tests */
 	cs_kprof *p = NULL;
-	if (cs_kprof_builtin(sc->cluster.gpu.profile))
-		return CS_OK; /* the built-ins are checked by their tests */
-	cs_status st = cs_config_load_profile(sc, &p, diag);
+	st = cs_config_load_profile(sc, &p, diag);
 	cs_kprof_free(p);
 	return st;
 }

@@ -33,6 +33,9 @@ typedef struct cs_gpu_spec {
 	int arch;                /* 80 Ampere, 90 Hopper, 100 Blackwell */
 	char profile[CS_PATH_MAX]; /* kernel profile: a built-in name, a file (relative to
 	                            * the scenario), or "none" for the flat efficiencies */
+	char calibration[CS_PATH_MAX]; /* calibration file (relative to the scenario):
+	                                * per-class factors on the profile's op times;
+	                                * "" for none */
 } cs_gpu_spec;
 
 typedef struct cs_link_spec {

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
+#include "hw/yaml_node.h"
 #include "hw/kprof_int.h"
 
 typedef struct parser {
@@ -44,30 +45,9 @@ static const char *const layout_names[CS_GEMM_LAYOUTS] = {"NN", "NT", "TN"};
 static const char *const dtype_names[CS_GEMM_DTYPES] = {"bf16", "fp8"};
 static const char *const backend_names[CS_ATTN_BACKENDS] = {"cudnn", "flash2"};
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static cs_status at(parser *ps, const yaml_node_t *node, const char *fmt, ...)
-{
-	char body[800];
-	va_list ap;
+#define at(ps, node, ...) cs__yaml_at((ps)->diag, (ps)->file, (node), __VA_ARGS__)
 
-	va_start(ap, fmt);
-	vsnprintf(body, sizeof body, fmt, ap);
-	va_end(ap);
-	snprintf(ps->diag->msg, sizeof ps->diag->msg, "%.200s:%d:%d: %.760s", ps->file,
-	         (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, body);
-	return CS_ERR_INPUT;
-}
-
-static const char *type_word(const yaml_node_t *node)
-{
-	switch (node->type) {
-	case YAML_MAPPING_NODE: return "a mapping";
-	case YAML_SEQUENCE_NODE: return "a list";
-	default: return node->data.scalar.length ? "a scalar" : "an empty value";
-	}
-}
+#define type_word cs__yaml_type_word
 
 static const char *text(const yaml_node_t *node)
 {
@@ -139,23 +119,6 @@ static cs_status check_map(parser *ps, const yaml_node_t *node, const char *path
 	return CS_OK;
 }
 
-/* A plain scalar's number; false when it is not one. */
-static bool number(const yaml_node_t *node, double *out)
-{
-	const char *s = text(node);
-	char *end;
-
-	if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
-	    !s[0])
-		return false;
-	/* YAML's spellings of the non-finite numbers, refused by the caller */
-	if (strcasecmp(s, ".nan") == 0 || strcasecmp(s + (s[0] == '+' || s[0] == '-'), ".inf") == 0) {
-		*out = s[1] == 'n' || s[1] == 'N' ? NAN : s[0] == '-' ? -INFINITY : INFINITY;
-		return true;
-	}
-	*out = strtod(s, &end);
-	return end != s && *end == '\0';
-}
 
 /* A positive finite number (kind 'f'), a finite number >= 0 ('z'), a
  * positive integer below 2^53 ('i') or true/false ('b', as 1 and 0);
@@ -165,7 +128,7 @@ static cs_status value(parser *ps, const yaml_node_t *node, char kind, const cha
 {
 	char what[96];
 
-	if (node->type == YAML_SCALAR_NODE && kind != 'b' && number(node, out) && isfinite(*out) &&
+	if (node->type == YAML_SCALAR_NODE && kind != 'b' && cs__yaml_number(node, out) && isfinite(*out) &&
 	    (*out > 0 || (kind == 'z' && *out == 0)) &&
 	    (kind != 'i' || (*out == floor(*out) && *out <= 9007199254740992.0)))
 		return CS_OK; /* the common case, without formatting a message's subject */
@@ -184,7 +147,7 @@ static cs_status value(parser *ps, const yaml_node_t *node, char kind, const cha
 		}
 		return at(ps, node, "%s expects true or false, not '%.60s'", what, text(node));
 	}
-	if (!number(node, out))
+	if (!cs__yaml_number(node, out))
 		return at(ps, node, "%s expects a number, not '%.60s'", what, text(node));
 	if (!isfinite(*out) || *out < 0 || (*out == 0 && kind != 'z'))
 		return at(ps, node, "%s must be a %s finite number, not '%.60s'", what,
@@ -412,23 +375,6 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root)
 	return CS_OK;
 }
 
-static cs_status yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *diag)
-{
-	const char *problem = yp->problem ? yp->problem : "cannot parse";
-
-	if (yp->error == YAML_MEMORY_ERROR) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.300s'", file);
-		return CS_ERR_NOMEM;
-	}
-	if (yp->context)
-		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: yaml: %s (%s, line %d)", file,
-		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem,
-		         yp->context, (int)yp->context_mark.line + 1);
-	else
-		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: yaml: %s", file,
-		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem);
-	return CS_ERR_INPUT;
-}
 
 cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kprof_raw *raw,
                         cs_diag *diag)
@@ -449,7 +395,7 @@ cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kpro
 	}
 	yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&yp, &ps->doc)) {
-		st = yaml_error(&yp, ps->file, ps->diag);
+		st = cs__yaml_error(&yp, ps->file, ps->diag);
 		yaml_parser_delete(&yp);
 		return st;
 	}
@@ -464,7 +410,7 @@ cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kpro
 	} else if ((st = parse_root(ps, root)) == CS_OK) {
 		/* a second document is refused, not silently ignored */
 		if (!yaml_parser_load(&yp, &extra)) {
-			st = yaml_error(&yp, ps->file, ps->diag);
+			st = cs__yaml_error(&yp, ps->file, ps->diag);
 		} else {
 			yaml_node_t *r2 = yaml_document_get_root_node(&extra);
 			if (r2)

@@ -7,7 +7,8 @@
  * memory-bound kernels by kind at their measured bandwidth for the bytes
  * they move; no kernel beats its roofline (FLOPs at the dense peak, bytes
  * at the HBM datasheet bandwidth) or runs shorter than the shortest
- * measured kernel. Without one (a GPU with no profile, or profile "none"),
+ * measured kernel; a calibration's class factor scales the measured time
+ * before those floors. Without one (a GPU with no profile, or profile "none"),
  * the flat model: GEMMs at peak x gemm_efficiency x wave efficiency
  * (128x256 output tiles over the SMs) or HBM traffic, whichever is slower;
  * attention at peak x attn_efficiency; everything else bandwidth bound at
@@ -27,13 +28,16 @@
 #define CS_GEMM_TILE_N 256
 
 /* What times ops: the GPU, the matmul precision, the kernel profile (NULL
- * for the flat efficiencies) and the fused attention implementation. The
- * caller keeps all of them alive while it times ops. */
+ * for the flat efficiencies), the fused attention implementation and the
+ * calibration's factor per compute class on the profile's times (1, or 0
+ * which reads as 1, for none; cluster.gpu.calibration). The caller keeps
+ * the pointed-to data alive while it times ops. */
 typedef struct cs_compute {
 	const cs_gpu_spec *gpu;
 	cs_precision prec;
 	const cs_kprof *prof;
 	cs_attn_backend attn;
+	double class_factor[CS_COMPUTE_KINDS];
 } cs_compute;
 
 /* The class of compute time `op` counts in (clustersim.h's cs_compute_kind;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "coll/coll_op.h"
+#include "config/config.h"
 #include "model/compute.h"
 #include "model/memory.h"
 #include "model/model.h"
@@ -335,6 +336,11 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
                         cs_program *progs, cs_diag *diag)
 {
+	/* the calibration is four numbers: read here, kept in b->cm */
+	double factor[CS_COMPUTE_KINDS];
+	cs_status cst = cs_config_load_calibration(sc, factor, diag);
+	if (cst != CS_OK)
+		return cst;
 	cs_builder *b = calloc(1, sizeof(*b));
 	if (!b) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
@@ -363,6 +369,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu, .prec = sc->training.precision, .prof = b->prof,
 			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2
 				      ? CS_ATTN_FLASH2 : CS_ATTN_CUDNN };
+	memcpy(b->cm.class_factor, factor, sizeof factor);
 	if (b->prof)
 		b->launch_ns = sc->training.cuda_graphs ? cs_kprof_graph_launch_ns(b->prof)
 							: cs_kprof_eager_launch_ns(b->prof);

@@ -31,7 +31,7 @@ expect 2 runn
 expect 0 --version
 expect 0 --help
 n=0
-for cmd in "" run validate coll memory pipeline sweep plan compare; do
+for cmd in "" run validate coll memory pipeline sweep plan compare calibrate; do
 	# shellcheck disable=SC2086
 	"$bin" $cmd --help >help.txt 2>&1 || { echo "FAIL: clustersim $cmd --help" >&2; fail=1; }
 	# examples: lines starting with "clustersim ", backslash continuations joined

@@ -1,0 +1,217 @@
+/*
+ * cmd_calibrate.c - `clustersim calibrate`: run the comparison of
+ * `clustersim compare` (src/report/compare.c), fit one factor per compute
+ * class (trace time / simulated time per step), write them as a
+ * calibration file (hw/calib.h) through cs_out, then simulate the scenario
+ * again with that file as cluster.gpu.calibration and print the fit.
+ *
+ * A scenario that already has a calibration is fitted on top of it: the
+ * file written holds the product, so it replaces the old one. Everything
+ * allocated here is freed here.
+ */
+#include "cli/cmd_calibrate.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "clustersim/clustersim.h"
+#include "config/config.h"
+#include "config/scenario.h"
+#include "hw/calib.h"
+#include "report/compare.h"
+#include "report/out.h"
+
+static const char calibrate_help[] =
+"usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"
+"\n"
+"Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
+"trace of one GPU's training steps. For each compute class that both the\n"
+"trace and the simulation have time for (gemm, attention, memory_bound,\n"
+"optimizer), the factor is the trace's kernel time per step over the\n"
+"simulated one (the comparison of 'clustersim compare'). The factors go to\n"
+"FILE as YAML; a scenario uses them with cluster.gpu.calibration: FILE\n"
+"(relative to the scenario), which multiplies each op's profile time by its\n"
+"class's factor. Then SCENARIO is simulated again with FILE, and per class\n"
+"the trace's time, the simulated time before and after calibration, and\n"
+"the step before and after are printed. A scenario that already has a\n"
+"calibration is fitted on top of it (FILE holds the product). The flat\n"
+"efficiencies (cluster.gpu.profile: none) are not calibrated.\n"
+"\n"
+"options:\n"
+"  --out FILE          the calibration file to write (required; atomically)\n"
+"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
+"                      annotations, or 1)\n"
+"  -h, --help          this help\n"
+"\n"
+"examples:\n"
+"  clustersim calibrate tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
+"      scenarios/h200-llama8l-h4096-s8192.yaml --out calib.yaml\n"
+"\n"
+"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+
+enum { O_SET = 1, O_STEPS, O_OUT, O_HELP };
+
+static const cs_opt calibrate_opts[] = {
+	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT }, { "help", 0, O_HELP },
+	{ 0, 0, 0 },
+};
+
+typedef struct calibrate_args {
+	const char *trace;
+	const char *out;
+	cs_scenario_args sc;
+	int64_t steps; /* 0: the trace's */
+} calibrate_args;
+
+static int parse(cs_args *a, calibrate_args *r)
+{
+	const char *val;
+	int id;
+	memset(r, 0, sizeof *r);
+	while ((id = cs_args_next(a, calibrate_opts, &val)) != CS_ARGS_END) {
+		switch (id) {
+		case CS_ARGS_ERROR:
+			return 2;
+		case CS_ARGS_POSITIONAL:
+			if (!r->trace)
+				r->trace = val;
+			else if (cs_args_scenario(a, &r->sc, 0, val))
+				return 2;
+			break;
+		case O_SET:
+			if (cs_args_scenario(a, &r->sc, 1, val))
+				return 2;
+			break;
+		case O_STEPS:
+			if (cs_args_parse_int(val, 1, 1000000, &r->steps))
+				return cs_args_fail(a, "'--steps' needs a whole number from 1 to 1000000 "
+						    "(got '%s')", val);
+			break;
+		case O_OUT:
+			if (!val[0] || strcmp(val, "-") == 0)
+				return cs_args_fail(a, "'--out' needs a file name (got '%s')", val);
+			r->out = val;
+			break;
+		case O_HELP:
+			fputs(calibrate_help, stdout);
+			return CS_ARGS_HELP_SHOWN;
+		}
+	}
+	if (!r->trace)
+		return cs_args_fail(a, "no trace file given");
+	if (!r->sc.file)
+		return cs_args_fail(a, "no scenario file given");
+	if (!r->out)
+		return cs_args_fail(a, "no '--out' file given");
+	return 0;
+}
+
+/* Write the factors to `path`; 0, or 2 after printing the problem. */
+static int write_file(const char *path, const cs_compare *c, const char *trace,
+		      const double *factor, const bool *have)
+{
+	cs_diag diag = { { 0 } };
+	cs_out *o = cs_out_open(path, &diag);
+	if (!o) {
+		fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
+		return 2;
+	}
+	if (cs_calib_write(cs_out_file(o), c->sc->name, trace, factor, have) != 0) {
+		cs_out_abort(o);
+		fprintf(stderr, "clustersim calibrate: cannot write '%s'\n", path);
+		return 2;
+	}
+	if (cs_out_commit(o, &diag) != 0) {
+		fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
+		return 2;
+	}
+	return 0;
+}
+
+static void print_fit(const calibrate_args *r, const cs_compare *before, const cs_compare *after,
+		      const double *factor, const bool *have)
+{
+	printf("calibration  %s: %s from %s, %lld step%s\n", r->out, before->sc->name, r->trace,
+	       (long long)before->steps, before->steps == 1 ? "" : "s");
+	printf("\n%-14s %10s %13s %9s %13s %10s\n", "per step", "trace ms", "simulated ms", "factor",
+	       "calibrated ms", "error");
+	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
+		double t = cs_compare_trace_s(before, (cs_kineto_class)k);
+		double s0 = before->m->compute_kind_s[k], s1 = after->m->compute_kind_s[k];
+		char fs[32] = "-", es[32] = "-";
+		if (have[k])
+			snprintf(fs, sizeof fs, "%.4g", factor[k]);
+		if (t > 0.0)
+			snprintf(es, sizeof es, "%+.2f %%", 100.0 * (s1 - t) / t);
+		printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", cs_calib_key((cs_compute_kind)k), 1e3 * t,
+		       1e3 * s0, fs, 1e3 * s1, es);
+	}
+	double span = 1e-9 * (double)cs_kineto_span_ns(before->trace) / (double)before->steps;
+	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "step", 1e3 * span,
+	       1e3 * before->m->step_time_s, "", 1e3 * after->m->step_time_s, "");
+}
+
+int cs_cmd_calibrate(int argc, char **argv)
+{
+	cs_args a;
+	calibrate_args r;
+	cs_args_init(&a, "calibrate", argc, argv);
+	int prc = parse(&a, &r);
+	if (prc)
+		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
+	cs_diag diag = { { 0 } };
+	cs_compare before, after;
+	cs_status st = cs_compare_open(r.trace, r.sc.file, r.sc.sets, r.sc.nsets, r.steps, &before,
+				       &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", diag.msg);
+		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
+	}
+	double factor[CS_COMPUTE_KINDS], old[CS_COMPUTE_KINDS];
+	bool have[CS_COMPUTE_KINDS];
+	if (cs_compare_fit(&before, factor, have) == 0 || !before.m->profile[0]) {
+		fprintf(stderr, "clustersim calibrate: nothing to calibrate: %s\n",
+			before.m->profile[0] ? "no compute class has time in both the trace and the "
+					       "simulation"
+					     : "the scenario has no kernel profile (cluster.gpu.profile)");
+		cs_compare_close(&before);
+		return 2;
+	}
+	if (cs_config_load_calibration(before.sc, old, &diag) != CS_OK) {
+		fprintf(stderr, "%s\n", diag.msg);
+		cs_compare_close(&before);
+		return 2;
+	}
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		factor[k] *= old[k];
+	int rc = write_file(r.out, &before, r.trace, factor, have);
+	/* the fit: the scenario again, with the file just written */
+	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
+	const char *sets[CS_ARGS_MAX_SETS + 1];
+	if (rc == 0 && r.out[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+		fprintf(stderr, "clustersim calibrate: cannot resolve '%s'\n", r.out);
+		rc = 2;
+	}
+	if (rc == 0) {
+		snprintf(set, sizeof set, "cluster.gpu.calibration=%s%s%s", cwd, cwd[0] ? "/" : "", r.out);
+		memcpy(sets, r.sc.sets, r.sc.nsets * sizeof *sets);
+		sets[r.sc.nsets] = set;
+		st = cs_compare_open(r.trace, r.sc.file, sets, r.sc.nsets + 1, r.steps, &after, &diag);
+		if (st != CS_OK) {
+			fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
+			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
+		} else {
+			for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+				factor[k] /= old[k]; /* print this fit's own factors */
+			print_fit(&r, &before, &after, factor, have);
+			cs_compare_close(&after);
+		}
+	}
+	cs_compare_close(&before);
+	return rc;
+}

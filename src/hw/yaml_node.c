@@ -1,0 +1,66 @@
+/*
+ * yaml_node.c - messages and numbers for the YAML readers of src/hw.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "hw/yaml_node.h"
+
+cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, const char *fmt, ...)
+{
+	char body[800];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof body, fmt, ap);
+	va_end(ap);
+	snprintf(diag->msg, sizeof diag->msg, "%.200s:%d:%d: %.760s", file,
+	         (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, body);
+	return CS_ERR_INPUT;
+}
+
+const char *cs__yaml_type_word(const yaml_node_t *node)
+{
+	switch (node->type) {
+	case YAML_MAPPING_NODE: return "a mapping";
+	case YAML_SEQUENCE_NODE: return "a list";
+	default: return node->data.scalar.length ? "a scalar" : "an empty value";
+	}
+}
+
+cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *diag)
+{
+	const char *problem = yp->problem ? yp->problem : "cannot parse";
+
+	if (yp->error == YAML_MEMORY_ERROR) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.300s'", file);
+		return CS_ERR_NOMEM;
+	}
+	if (yp->context)
+		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: yaml: %s (%s, line %d)", file,
+		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem,
+		         yp->context, (int)yp->context_mark.line + 1);
+	else
+		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: yaml: %s", file,
+		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem);
+	return CS_ERR_INPUT;
+}
+
+bool cs__yaml_number(const yaml_node_t *node, double *out)
+{
+	const char *s = (const char *)node->data.scalar.value;
+	char *end;
+
+	if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+	    !s[0])
+		return false;
+	if (strcasecmp(s, ".nan") == 0 || strcasecmp(s + (s[0] == '+' || s[0] == '-'), ".inf") == 0) {
+		*out = s[1] == 'n' || s[1] == 'N' ? NAN : s[0] == '-' ? -INFINITY : INFINITY;
+		return true;
+	}
+	*out = strtod(s, &end);
+	return end != s && *end == '\0';
+}

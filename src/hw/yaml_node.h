@@ -1,0 +1,28 @@
+/*
+ * yaml_node.h - what the YAML readers of src/hw (kernel profiles,
+ * calibrations) share: messages at a node, node types in words, libyaml's
+ * own errors, plain scalars as numbers. Private to src/hw.
+ */
+#ifndef CS_HW_YAML_NODE_H
+#define CS_HW_YAML_NODE_H
+
+#include <stdbool.h>
+#include <yaml.h>
+
+#include "clustersim/clustersim.h"
+
+/* "file:line:col: message" at `node` into diag; returns CS_ERR_INPUT. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, const char *fmt, ...);
+/* "a mapping", "a list", "a scalar" or "an empty value". */
+const char *cs__yaml_type_word(const yaml_node_t *node);
+/* libyaml's parse error as "file:line:col: yaml: problem" (CS_ERR_INPUT), or
+ * out of memory (CS_ERR_NOMEM). */
+cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *diag);
+/* A plain scalar's number, YAML's non-finite spellings included (the
+ * caller refuses them); false when the node is not one. */
+bool cs__yaml_number(const yaml_node_t *node, double *out);
+
+#endif

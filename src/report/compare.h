@@ -1,0 +1,46 @@
+/*
+ * compare.h - a profiler (Kineto) trace of one GPU's training steps beside
+ * the simulation of a scenario: what `clustersim compare` prints and
+ * `clustersim calibrate` fits.
+ *
+ * Ownership: cs_compare_open fills *c with a trace, a scenario and a result
+ * it owns; cs_compare_close frees them (and is safe on a zeroed or failed
+ * one).
+ */
+#ifndef CS_REPORT_COMPARE_H
+#define CS_REPORT_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clustersim/clustersim.h"
+#include "report/kineto.h"
+
+typedef struct cs_compare {
+	cs_kineto *trace;
+	cs_scenario *sc;
+	cs_result *res;
+	const cs_metrics *m; /* the result's */
+	int64_t steps;       /* the trace's steps (the caller's, or its annotations) */
+	bool sim_failed;     /* on failure: the simulation, not the input, failed */
+} cs_compare;
+
+/* Load `trace`, load `scenario` with the --set assignments sets[nsets] and
+ * simulate it; `steps` > 0 overrides the trace's step count. On failure
+ * the message is in diag (a simulation's without a prefix; sim_failed
+ * says which) and *c holds nothing to free. */
+cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets,
+			  size_t nsets, int64_t steps, cs_compare *c, cs_diag *diag);
+void cs_compare_close(cs_compare *c);
+
+/* The trace's kernel time of class k per step, seconds. */
+double cs_compare_trace_s(const cs_compare *c, cs_kineto_class k);
+
+/* Per compute class k (gemm, attention, memory_bound, optimizer): have[k]
+ * when both the trace and the simulation have time for it, and then
+ * factor[k] = trace time / simulated time per step; else factor[k] = 1.
+ * Returns how many classes have a factor. */
+int cs_compare_fit(const cs_compare *c, double factor[CS_COMPUTE_KINDS], bool have[CS_COMPUTE_KINDS]);
+
+#endif
