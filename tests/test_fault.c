@@ -12,6 +12,7 @@
 
 #include "clustersim/clustersim.h"
 #include "fault/fault.h"
+#include "run/simulate_int.h"
 #include "scenario_text.h"
 
 static cs_metrics run_text(const char *text)
@@ -221,6 +222,31 @@ START_TEST(gpu_variation_slows_synchronous_training)
 }
 END_TEST
 
+/* --per-rank rows are those of the reported step, the slowest of the steps
+ * drawn, not of the last one: the latest end among them is that step's
+ * time. */
+START_TEST(per_rank_rows_are_the_reported_steps)
+{
+	cs_scenario *sc = cs_test_load(JITTER(7), NULL, 0);
+	cs_result *res = NULL;
+	cs_diag d;
+	ck_assert_int_eq(cs__simulate(sc, NULL, 1, &res, &d), CS_OK);
+	const cs_metrics *m = cs_result_metrics(res);
+	ck_assert(m->step_time_p50_s < m->step_time_max_s);
+	int64_t n = 0;
+	const cs_rank_row *rows = cs__result_rows(res, &n);
+	ck_assert_int_eq(n, 16);
+	double last = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (rows[i].end_s > last)
+			last = rows[i].end_s;
+	ck_assert_msg(fabs(last - m->step_time_max_s) < 1e-9, "rows end at %.9f, the reported step at %.9f",
+		      last, m->step_time_max_s);
+	cs_result_free(res);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -232,6 +258,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, pipeline_position_of_a_straggler_matters);
 	tcase_add_test(tc, same_seed_same_result_other_seed_differs);
 	tcase_add_test(tc, gpu_variation_is_persistent_and_lognormal);
+	tcase_add_test(tc, per_rank_rows_are_the_reported_steps);
 	tcase_add_test(tc, gpu_variation_slows_synchronous_training);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("links");
