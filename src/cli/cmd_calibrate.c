@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/cmd_compare.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "config/scenario.h"
@@ -62,10 +63,8 @@ static const cs_opt calibrate_opts[] = {
 };
 
 typedef struct calibrate_args {
-	const char *trace;
+	cs_trace_args in;
 	const char *out;
-	cs_scenario_args sc;
-	int64_t steps; /* 0: the trace's */
 } calibrate_args;
 
 static int parse(cs_args *a, calibrate_args *r)
@@ -74,24 +73,14 @@ static int parse(cs_args *a, calibrate_args *r)
 	int id;
 	memset(r, 0, sizeof *r);
 	while ((id = cs_args_next(a, calibrate_opts, &val)) != CS_ARGS_END) {
+		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, &r->in);
+		if (taken == 2)
+			return 2;
+		if (taken)
+			continue;
 		switch (id) {
 		case CS_ARGS_ERROR:
 			return 2;
-		case CS_ARGS_POSITIONAL:
-			if (!r->trace)
-				r->trace = val;
-			else if (cs_args_scenario(a, &r->sc, 0, val))
-				return 2;
-			break;
-		case O_SET:
-			if (cs_args_scenario(a, &r->sc, 1, val))
-				return 2;
-			break;
-		case O_STEPS:
-			if (cs_args_parse_int(val, 1, 1000000, &r->steps))
-				return cs_args_fail(a, "'--steps' needs a whole number from 1 to 1000000 "
-						    "(got '%s')", val);
-			break;
 		case O_OUT:
 			if (!val[0] || strcmp(val, "-") == 0)
 				return cs_args_fail(a, "'--out' needs a file name (got '%s')", val);
@@ -102,10 +91,8 @@ static int parse(cs_args *a, calibrate_args *r)
 			return CS_ARGS_HELP_SHOWN;
 		}
 	}
-	if (!r->trace)
-		return cs_args_fail(a, "no trace file given");
-	if (!r->sc.file)
-		return cs_args_fail(a, "no scenario file given");
+	if (cs_trace_args_check(a, &r->in))
+		return 2;
 	if (!r->out)
 		return cs_args_fail(a, "no '--out' file given");
 	return 0;
@@ -136,7 +123,7 @@ static int write_file(const char *path, const cs_compare *c, const char *trace,
 static void print_fit(const calibrate_args *r, const cs_compare *before, const cs_compare *after,
 		      const double *factor, const bool *have)
 {
-	printf("calibration  %s: %s from %s, %lld step%s\n", r->out, before->sc->name, r->trace,
+	printf("calibration  %s: %s from %s, %lld step%s\n", r->out, before->sc->name, r->in.trace,
 	       (long long)before->steps, before->steps == 1 ? "" : "s");
 	printf("\n%-14s %10s %13s %9s %13s %10s\n", "per step", "trace ms", "simulated ms", "factor",
 	       "calibrated ms", "error");
@@ -166,7 +153,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
-	cs_status st = cs_compare_open(r.trace, r.sc.file, r.sc.sets, r.sc.nsets, r.steps, &before,
+	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &before,
 				       &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", diag.msg);
@@ -189,7 +176,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 	}
 	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
 		factor[k] *= old[k];
-	int rc = write_file(r.out, &before, r.trace, factor, have);
+	int rc = write_file(r.out, &before, r.in.trace, factor, have);
 	/* the fit: the scenario again, with the file just written */
 	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
 	const char *sets[CS_ARGS_MAX_SETS + 1];
@@ -199,9 +186,9 @@ int cs_cmd_calibrate(int argc, char **argv)
 	}
 	if (rc == 0) {
 		snprintf(set, sizeof set, "cluster.gpu.calibration=%s%s%s", cwd, cwd[0] ? "/" : "", r.out);
-		memcpy(sets, r.sc.sets, r.sc.nsets * sizeof *sets);
-		sets[r.sc.nsets] = set;
-		st = cs_compare_open(r.trace, r.sc.file, sets, r.sc.nsets + 1, r.steps, &after, &diag);
+		memcpy(sets, r.in.sc.sets, r.in.sc.nsets * sizeof *sets);
+		sets[r.in.sc.nsets] = set;
+		st = cs_compare_open(r.in.trace, r.in.sc.file, sets, r.in.sc.nsets + 1, r.in.steps, &after, &diag);
 		if (st != CS_OK) {
 			fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;

@@ -71,9 +71,7 @@ static const cs_opt compare_opts[] = {
 enum { F_TEXT, F_JSON, F_CSV };
 
 typedef struct compare_args {
-	const char *trace;
-	cs_scenario_args sc;
-	int64_t steps;        /* 0: the trace's */
+	cs_trace_args in;
 	int format;
 } compare_args;
 
@@ -87,30 +85,50 @@ typedef struct row {
 /* the classes' rows, then the compute sum, then the trace-only classes */
 enum { ROWS = CS_KINETO_CLASSES + 3, R_COMPUTE = CS_KINETO_COMM, R_IDLE = ROWS - 2, R_STEP = ROWS - 1 };
 
+int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps,
+                       cs_trace_args *t)
+{
+	if (id == CS_ARGS_POSITIONAL) {
+		if (!t->trace)
+			t->trace = val;
+		else if (cs_args_scenario(a, &t->sc, 0, val))
+			return 2;
+		return 1;
+	}
+	if (id == o_set)
+		return cs_args_scenario(a, &t->sc, 1, val) ? 2 : 1;
+	if (id == o_steps) {
+		if (cs_args_parse_int(val, 1, 1000000, &t->steps))
+			return cs_args_fail(a, "'--steps' needs a whole number from 1 to 1000000 "
+					    "(got '%s')", val);
+		return 1;
+	}
+	return 0;
+}
+
+int cs_trace_args_check(cs_args *a, const cs_trace_args *t)
+{
+	if (!t->trace)
+		return cs_args_fail(a, "no trace file given");
+	if (!t->sc.file)
+		return cs_args_fail(a, "no scenario file given");
+	return 0;
+}
+
 static int parse(cs_args *a, compare_args *r)
 {
 	const char *val;
 	int id;
 	memset(r, 0, sizeof *r);
 	while ((id = cs_args_next(a, compare_opts, &val)) != CS_ARGS_END) {
+		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, &r->in);
+		if (taken == 2)
+			return 2;
+		if (taken)
+			continue;
 		switch (id) {
 		case CS_ARGS_ERROR:
 			return 2;
-		case CS_ARGS_POSITIONAL:
-			if (!r->trace)
-				r->trace = val;
-			else if (cs_args_scenario(a, &r->sc, 0, val))
-				return 2;
-			break;
-		case O_SET:
-			if (cs_args_scenario(a, &r->sc, 1, val))
-				return 2;
-			break;
-		case O_STEPS:
-			if (cs_args_parse_int(val, 1, 1000000, &r->steps))
-				return cs_args_fail(a, "'--steps' needs a whole number from 1 to 1000000 "
-						    "(got '%s')", val);
-			break;
 		case O_FORMAT:
 			if (strcmp(val, "text") == 0)
 				r->format = F_TEXT;
@@ -126,11 +144,7 @@ static int parse(cs_args *a, compare_args *r)
 			return CS_ARGS_HELP_SHOWN;
 		}
 	}
-	if (!r->trace)
-		return cs_args_fail(a, "no trace file given");
-	if (!r->sc.file)
-		return cs_args_fail(a, "no scenario file given");
-	return 0;
+	return cs_trace_args_check(a, &r->in);
 }
 
 /* The rows: the four compute classes, their sum, what only the trace has,
@@ -184,9 +198,9 @@ static void text_num(char *buf, size_t n, double v, int kernels)
 static void write_text(FILE *f, const compare_args *r, const cs_kineto *t, int64_t steps,
 		       const char *name, const cs_metrics *m, const row *rows)
 {
-	fprintf(f, "trace      %s: %lld step%s (%s), %lld kernels\n", r->trace, (long long)steps,
+	fprintf(f, "trace      %s: %lld step%s (%s), %lld kernels\n", r->in.trace, (long long)steps,
 		steps == 1 ? "" : "s",
-		r->steps ? "--steps" : cs_kineto_steps_marked(t) ? "ProfilerStep annotations"
+		r->in.steps ? "--steps" : cs_kineto_steps_marked(t) ? "ProfilerStep annotations"
 							  : "no ProfilerStep annotations: the whole trace",
 		(long long)cs_kineto_kernels(t));
 	fprintf(f, "simulated  %s: %lld GPU%s, critical rank %lld, %s%s\n", name, (long long)m->gpus,
@@ -222,9 +236,9 @@ static void write_json(FILE *f, const compare_args *r, const cs_kineto *t, int64
 	cs_jw w;
 	cs_jw_init(&w, f, 2);
 	cs_jw_begin_obj(&w);
-	cs_jw_kv_str(&w, "trace", r->trace);
+	cs_jw_kv_str(&w, "trace", r->in.trace);
 	cs_jw_kv_int(&w, "steps", steps);
-	cs_jw_kv_str(&w, "steps_from", r->steps ? "option" : cs_kineto_steps_marked(t) ? "profiler_steps"
+	cs_jw_kv_str(&w, "steps_from", r->in.steps ? "option" : cs_kineto_steps_marked(t) ? "profiler_steps"
 										 : "whole_trace");
 	cs_jw_kv_int(&w, "trace_kernels", cs_kineto_kernels(t));
 	cs_jw_kv_str(&w, "scenario", name);
@@ -273,7 +287,7 @@ int cs_cmd_compare(int argc, char **argv)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_diag diag = { { 0 } };
 	cs_compare c;
-	cs_status st = cs_compare_open(r.trace, r.sc.file, r.sc.sets, r.sc.nsets, r.steps, &c, &diag);
+	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &c, &diag);
 	if (st != CS_OK) {
 		if (!c.sim_failed) {
 			fprintf(stderr, "%s\n", diag.msg);

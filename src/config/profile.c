@@ -7,15 +7,18 @@
  * profile the caller frees.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config/config_int.h"
 #include "hw/calib.h"
 
-static int resolve(const cs_scenario *sc, const char *name, char *out, size_t n)
+/* `name` as a path from the scenario's directory (a built-in profile's name
+ * as it is, when `builtin` allows one); 0, or -1 when it does not fit. */
+static int resolve(const cs_scenario *sc, const char *name, bool builtin, char *out, size_t n)
 {
-	if (cs_kprof_builtin(name) || name[0] == '/' || !sc->path[0])
+	if ((builtin && cs_kprof_builtin(name)) || name[0] == '/' || !sc->path[0])
 		return snprintf(out, n, "%s", name) < (int)n ? 0 : -1;
 	const char *slash = strrchr(sc->path, '/');
 	if (!slash)
@@ -32,7 +35,7 @@ cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag 
 		return CS_OK;
 	char path[CS_PATH_MAX * 2], where[CS_PATH_MAX + 64];
 	cs_config_locate(sc, "cluster.gpu.profile", where, sizeof where);
-	if (resolve(sc, name, path, sizeof path)) {
+	if (resolve(sc, name, true, path, sizeof path)) {
 		snprintf(diag->msg, sizeof diag->msg, "%s: profile path '%.200s' is too long", where, name);
 		return CS_ERR_INPUT;
 	}
@@ -61,16 +64,7 @@ cs_status cs_config_load_calibration(const cs_scenario *sc, double factor[CS_COM
 		return CS_OK;
 	char path[CS_PATH_MAX * 2], where[CS_PATH_MAX + 64];
 	cs_config_locate(sc, "cluster.gpu.calibration", where, sizeof where);
-	/* resolve() takes a built-in profile's name as it is: a calibration
-	 * file of that name in the scenario's directory is meant */
-	int too_long;
-	if (name[0] == '/' || !sc->path[0] || !strrchr(sc->path, '/'))
-		too_long = snprintf(path, sizeof path, "%s", name) >= (int)sizeof path;
-	else
-		too_long = snprintf(path, sizeof path, "%.*s/%s",
-				    (int)(strrchr(sc->path, '/') - sc->path), sc->path, name) >=
-			   (int)sizeof path;
-	if (too_long) {
+	if (resolve(sc, name, false, path, sizeof path)) {
 		snprintf(diag->msg, sizeof diag->msg, "%s: calibration path '%.200s' is too long", where,
 			 name);
 		return CS_ERR_INPUT;

@@ -49,25 +49,9 @@ static yaml_node_t *node_at(parser *ps, int id)
 	return yaml_document_get_node(&ps->doc, id);
 }
 
-
-
-/* A mapping's keys: scalars, each once; false with the message set. */
 static cs_status check_keys(parser *ps, const yaml_node_t *map)
 {
-	yaml_node_pair_t *start = map->data.mapping.pairs.start;
-	for (yaml_node_pair_t *p = start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node_at(ps, p->key);
-		if (!k || k->type != YAML_SCALAR_NODE)
-			return at(ps, k ? k : map, "keys must be plain names, not %s",
-				  k ? type_word(k) : "nothing");
-		for (yaml_node_pair_t *q = start; q < p; q++) {
-			yaml_node_t *o = node_at(ps, q->key);
-			if (o && o->type == YAML_SCALAR_NODE && strcmp(text(o), text(k)) == 0)
-				return at(ps, k, "duplicate key '%.100s' (first given on line %d)", text(k),
-					  (int)o->start_mark.line + 1);
-		}
-	}
-	return CS_OK;
+	return cs__yaml_check_keys(ps->diag, ps->file, &ps->doc, map);
 }
 
 static cs_status parse_classes(parser *ps, const yaml_node_t *map, double *factor)

@@ -83,25 +83,16 @@ static yaml_node_t *find(parser *ps, const yaml_node_t *map, const char *key)
 static cs_status check_map(parser *ps, const yaml_node_t *node, const char *path,
                            const char *const *allowed, size_t n)
 {
-	yaml_node_pair_t *start;
-
 	if (node->type != YAML_MAPPING_NODE)
 		return at(ps, node, "'%s' must be a mapping, not %s", path, type_word(node));
-	start = node->data.mapping.pairs.start;
-	for (yaml_node_pair_t *p = start; p < node->data.mapping.pairs.top; p++) {
+	cs_status st = cs__yaml_check_keys(ps->diag, ps->file, &ps->doc, node);
+	if (st != CS_OK)
+		return st;
+	for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
 		yaml_node_t *key = node_at(ps, p->key);
 		const char *near;
 		size_t i;
 
-		if (!key || key->type != YAML_SCALAR_NODE)
-			return at(ps, key ? key : node, "keys must be plain names, not %s",
-			          key ? type_word(key) : "nothing");
-		for (yaml_node_pair_t *q = start; q < p; q++) {
-			yaml_node_t *other = node_at(ps, q->key);
-			if (other && other->type == YAML_SCALAR_NODE && strcmp(text(other), text(key)) == 0)
-				return at(ps, key, "duplicate key '%.100s' (first given on line %d)",
-				          text(key), (int)other->start_mark.line + 1);
-		}
 		for (i = 0; i < n && strcmp(allowed[i], text(key)) != 0; i++)
 			;
 		if (i < n)

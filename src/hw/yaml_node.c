@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "hw/yaml_node.h"
@@ -47,6 +48,26 @@ cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *dia
 		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: yaml: %s", file,
 		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem);
 	return CS_ERR_INPUT;
+}
+
+cs_status cs__yaml_check_keys(cs_diag *diag, const char *file, yaml_document_t *doc,
+                              const yaml_node_t *map)
+{
+	yaml_node_pair_t *start = map->data.mapping.pairs.start;
+	for (yaml_node_pair_t *p = start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		if (!k || k->type != YAML_SCALAR_NODE)
+			return cs__yaml_at(diag, file, k ? k : map, "keys must be plain names, not %s",
+			                   k ? cs__yaml_type_word(k) : "nothing");
+		for (yaml_node_pair_t *q = start; q < p; q++) {
+			yaml_node_t *o = yaml_document_get_node(doc, q->key);
+			if (o && o->type == YAML_SCALAR_NODE &&
+			    strcmp((const char *)o->data.scalar.value, (const char *)k->data.scalar.value) == 0)
+				return cs__yaml_at(diag, file, k, "duplicate key '%.100s' (first given on line %d)",
+				                   (const char *)k->data.scalar.value, (int)o->start_mark.line + 1);
+		}
+	}
+	return CS_OK;
 }
 
 bool cs__yaml_number(const yaml_node_t *node, double *out)

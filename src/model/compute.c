@@ -132,9 +132,8 @@ int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op)
 	double t = profile_seconds(c, op);
 	if (t < 0.0)
 		return flat_op_ns(c->gpu, c->prec, op);
-	double factor = c->class_factor[cs_compute_op_class(op)];
-	if (factor > 0.0)
-		t *= factor; /* the calibration, before the floors */
+	if (c->class_factor)
+		t *= c->class_factor[cs_compute_op_class(op)]; /* the calibration, before the floors */
 	/* no kernel beats its roofline nor the shortest measured kernel */
 	double peak = cs_compute_peak(c->gpu, c->prec);
 	if (op->cls == CS_OPC_ATTN)

@@ -29,15 +29,15 @@
 
 /* What times ops: the GPU, the matmul precision, the kernel profile (NULL
  * for the flat efficiencies), the fused attention implementation and the
- * calibration's factor per compute class on the profile's times (1, or 0
- * which reads as 1, for none; cluster.gpu.calibration). The caller keeps
- * the pointed-to data alive while it times ops. */
+ * calibration's factor per compute class on the profile's times
+ * (cluster.gpu.calibration; NULL for none). The caller keeps the
+ * pointed-to data alive while it times ops. */
 typedef struct cs_compute {
 	const cs_gpu_spec *gpu;
 	cs_precision prec;
 	const cs_kprof *prof;
 	cs_attn_backend attn;
-	double class_factor[CS_COMPUTE_KINDS];
+	const double *class_factor; /* [CS_COMPUTE_KINDS] */
 } cs_compute;
 
 /* The class of compute time `op` counts in (clustersim.h's cs_compute_kind;

@@ -336,15 +336,16 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
                         cs_program *progs, cs_diag *diag)
 {
-	/* the calibration is four numbers: read here, kept in b->cm */
-	double factor[CS_COMPUTE_KINDS];
-	cs_status cst = cs_config_load_calibration(sc, factor, diag);
-	if (cst != CS_OK)
-		return cst;
 	cs_builder *b = calloc(1, sizeof(*b));
 	if (!b) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 		return CS_ERR_NOMEM;
+	}
+	/* the calibration is four numbers: read here, kept in b->factor */
+	cs_status cst = cs_config_load_calibration(sc, b->factor, diag);
+	if (cst != CS_OK) {
+		free(b);
+		return cst;
 	}
 	cs_status st = cs_plan_layout_init(&b->lay, sc, diag);
 	if (st != CS_OK) {
@@ -369,7 +370,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu, .prec = sc->training.precision, .prof = b->prof,
 			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2
 				      ? CS_ATTN_FLASH2 : CS_ATTN_CUDNN };
-	memcpy(b->cm.class_factor, factor, sizeof factor);
+	b->cm.class_factor = b->factor;
 	if (b->prof)
 		b->launch_ns = sc->training.cuda_graphs ? cs_kprof_graph_launch_ns(b->prof)
 							: cs_kprof_eager_launch_ns(b->prof);

@@ -44,6 +44,7 @@ typedef struct cs_builder {
 	cs_plan_layout lay;
 	cs_layer_ctx ctx;
 	cs_compute cm;                       /* times ops */
+	double factor[CS_COMPUTE_KINDS];     /* the calibration cm points at (1s for none) */
 	const cs_kprof *prof;                /* the caller's, or NULL */
 	double launch_ns;                    /* host time per kernel launch */
 	int64_t host_gpu, host_cpu;          /* the template's compute stream and its

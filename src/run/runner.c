@@ -302,8 +302,10 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch);
 			rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
 		}
-		rs->held[s] = rs->p2p_ch[up];
-		cs__run_contend(r, local, rs->held[s]);
+		if (r->contend) {
+			rs->held[s] = rs->p2p_ch[up];
+			cs__run_contend(r, local, rs->held[s]);
+		}
 		if (r->net) {
 			int64_t pair[2] = { rank, peer };
 			rs->started[s] = now;
@@ -494,6 +496,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		double slow = 1.0 - cs_kprof_contention(env->prof, (double)k / sms);
 		double rate = 1.0 - env->sc->coll.contention * slow;
 		r->rate_of[k] = (float)(rate > 0.05 ? rate : 0.05);
+		r->contend |= r->rate_of[k] < 1.0f;
 	}
 	const cs_mesh *m = env->mesh;
 	if (env->sc->sim.fold) {

@@ -193,7 +193,7 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
  * channel: hold them (given back as each member completes, runner.c). */
 static void contend_members(cs_runner *r, int kind, int64_t rank, int s, int channels)
 {
-	if (channels <= 0)
+	if (channels <= 0 || !r->contend)
 		return;
 	uint8_t ch = (uint8_t)(channels > 255 ? 255 : channels);
 	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, rank, r->gpn);

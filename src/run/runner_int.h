@@ -107,6 +107,7 @@ struct cs_runner {
 	cs_net *idle;                 /* flow fidelity: a network that runs one collective
 	                               * at a time, to time it alone */
 	float rate_of[CS__MAX_CTAS + 1]; /* compute's rate while k SMs are held */
+	bool contend;                 /* some rate is below 1: track the SMs held */
 	uint64_t net_gen;             /* only the newest net event is live */
 	int64_t *members;             /* scratch: a group's GPUs */
 	int failed;
