@@ -30,22 +30,53 @@ START_TEST(parse_good)
 {
 	static const char text[] = "# made by hand\ncalibration:\n  gemm: 0.953\n  attention: 1.04\n"
 				   "  optimizer: 2\n";
-	double f[CS_COMPUTE_KINDS];
+	cs_calib c;
 	cs_diag d = { { 0 } };
-	ck_assert_int_eq(cs_calib_parse(text, strlen(text), "t.yaml", f, &d), CS_OK);
-	ck_assert_double_eq(f[CS_COMPUTE_GEMM], 0.953);
-	ck_assert_double_eq(f[CS_COMPUTE_ATTN], 1.04);
-	ck_assert_double_eq(f[CS_COMPUTE_MEMBOUND], 1.0);
-	ck_assert_double_eq(f[CS_COMPUTE_OPTIM], 2.0);
-	ck_assert_double_eq(f[CS_COMPUTE_HOST], 1.0);
+	ck_assert_int_eq(cs_calib_parse(text, strlen(text), "t.yaml", &c, &d), CS_OK);
+	ck_assert_double_eq(c.factor[CS_COMPUTE_GEMM], 0.953);
+	ck_assert_double_eq(c.factor[CS_COMPUTE_ATTN], 1.04);
+	ck_assert_double_eq(c.factor[CS_COMPUTE_MEMBOUND], 1.0);
+	ck_assert(!c.has_factor[CS_COMPUTE_MEMBOUND]);
+	ck_assert_double_eq(c.factor[CS_COMPUTE_OPTIM], 2.0);
+	ck_assert_double_eq(c.factor[CS_COMPUTE_HOST], 1.0);
+	for (int k = 0; k < CS_CALIB_NETS; k++)
+		ck_assert(c.net[k] == 1.0 && !c.has_net[k]);
+}
+END_TEST
+
+START_TEST(parse_network)
+{
+	static const char text[] = "network:\n  scale_up_bandwidth: 0.9\n  latency: 1.5\n"
+				   "calibration:\n  gemm: 1.1\n";
+	cs_calib c;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_calib_parse(text, strlen(text), "t.yaml", &c, &d), CS_OK);
+	ck_assert_double_eq(c.net[CS_CALIB_SCALE_UP_BW], 0.9);
+	ck_assert_double_eq(c.net[CS_CALIB_SCALE_OUT_BW], 1.0);
+	ck_assert(c.has_net[CS_CALIB_LATENCY] && !c.has_net[CS_CALIB_SCALE_OUT_BW]);
+	ck_assert_double_eq(c.net[CS_CALIB_LATENCY], 1.5);
+	ck_assert_double_eq(c.factor[CS_COMPUTE_GEMM], 1.1);
+	/* written back, it reads the same */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	ck_assert_int_eq(cs_calib_write(mem, "s", "t", &c), 0);
+	fclose(mem);
+	cs_calib again;
+	ck_assert_int_eq(cs_calib_parse(buf, len, "w.yaml", &again, &d), CS_OK);
+	free(buf);
+	ck_assert_mem_eq(&again, &c, sizeof c);
 }
 END_TEST
 
 static const struct {
 	const char *text, *prefix;
 } bad[] = {
-	{ "calib:\n  gemm: 1\n", "t.yaml:1:1: unknown key 'calib' (did you mean 'calibration'?); allowed: calibration" },
-	{ "calibration:\n  gem: 1\n", "t.yaml:2:3: unknown class 'gem' in 'calibration' (did you mean 'gemm'?); allowed: gemm, attention, memory_bound, optimizer" },
+	{ "calib:\n  gemm: 1\n", "t.yaml:1:1: unknown key 'calib' (did you mean 'calibration'?); allowed: calibration, network" },
+	{ "calibration:\n  gem: 1\n", "t.yaml:2:3: unknown key 'gem' in 'calibration' (did you mean 'gemm'?); allowed: gemm, attention, memory_bound, optimizer" },
+	{ "network:\n  latncy: 1\n", "t.yaml:2:3: unknown key 'latncy' in 'network' (did you mean 'latency'?); allowed: scale_up_bandwidth, scale_out_bandwidth, latency" },
+	{ "network:\n  scale_out_bandwidth: -1\n", "t.yaml:2:24: 'scale_out_bandwidth' must be a positive finite number" },
+	{ "network: [1]\n", "t.yaml:1:10: 'network' must be a mapping" },
 	{ "calibration:\n  gemm: 0\n", "t.yaml:2:9: 'gemm' must be a positive finite number, not '0'" },
 	{ "calibration:\n  attention: -1.5\n", "t.yaml:2:14: 'attention' must be a positive finite number" },
 	{ "calibration:\n  optimizer: .inf\n", "t.yaml:2:14: 'optimizer' must be a positive finite number" },
@@ -60,13 +91,13 @@ static const struct {
 
 START_TEST(parse_bad)
 {
-	double f[CS_COMPUTE_KINDS];
+	cs_calib c;
 	cs_diag d = { { 0 } };
 	const char *t = bad[_i].text;
-	ck_assert_int_eq(cs_calib_parse(t, strlen(t), "t.yaml", f, &d), CS_ERR_INPUT);
+	ck_assert_int_eq(cs_calib_parse(t, strlen(t), "t.yaml", &c, &d), CS_ERR_INPUT);
 	ck_assert_msg(strncmp(d.msg, bad[_i].prefix, strlen(bad[_i].prefix)) == 0, "case %d: '%s'", _i,
 		      d.msg);
-	ck_assert_double_eq(f[CS_COMPUTE_GEMM], 1.0);
+	ck_assert_double_eq(c.factor[CS_COMPUTE_GEMM], 1.0);
 }
 END_TEST
 
@@ -137,14 +168,14 @@ static void calibrate(const char *trace, const char *scenario, char *path, size_
 	cs_compare c;
 	cs_diag d = { { 0 } };
 	ck_assert_msg(cs_compare_open(trace, scenario, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
-	double f[CS_COMPUTE_KINDS];
-	bool have[CS_COMPUTE_KINDS];
-	ck_assert_int_eq(cs_compare_fit(&c, f, have), 4);
+	cs_calib cal;
+	cs_calib_init(&cal);
+	ck_assert_int_eq(cs_compare_fit(&c, cal.factor, cal.has_factor), 4);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(mem);
-	ck_assert_int_eq(cs_calib_write(mem, c.sc->name, trace, f, have), 0);
+	ck_assert_int_eq(cs_calib_write(mem, c.sc->name, trace, &cal), 0);
 	fclose(mem);
 	temp_file(path, n, text);
 	free(text);
@@ -206,6 +237,7 @@ static Suite *calib_suite(void)
 	Suite *s = suite_create("calib");
 	TCase *tc = tcase_create("parse");
 	tcase_add_test(tc, parse_good);
+	tcase_add_test(tc, parse_network);
 	tcase_add_loop_test(tc, parse_bad, 0, (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, missing_file);
 	suite_add_tcase(s, tc);

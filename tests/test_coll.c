@@ -43,7 +43,8 @@ static double busbw(int gpu, int64_t nodes, cs_coll_op op, cs_group_shape g, dou
 		    cs_coll_algo a, cs_coll_choice *ch)
 {
 	cs_cluster_spec c = cluster(gpu, nodes);
-	cs_coll_spec s = {a, CS_PROTO_AUTO, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll_spec s = {.algorithm = a, .protocol = CS_PROTO_AUTO,
+			  .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
 	cs_coll *t = cs_coll_new(&c, &s);
 	int64_t ns = cs_coll_time(t, op, &g, bytes, ch);
 	cs_coll_free(t);
@@ -185,7 +186,8 @@ END_TEST
 START_TEST(test_ring_simple_single_node_closed_form)
 {
 	cs_cluster_spec c = cluster(H100, 1);
-	cs_coll_spec s = {CS_ALGO_RING, CS_PROTO_SIMPLE, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll_spec s = {.algorithm = CS_ALGO_RING, .protocol = CS_PROTO_SIMPLE,
+			  .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
 	cs_coll *t = cs_coll_new(&c, &s);
 	double bytes = 1e8;
 	/* base 8.4 us + 2(n-1) NVLink hops of 3.4 us; algBw = 18 x 20.6 x n / 2(n-1) */
@@ -217,8 +219,8 @@ START_TEST(test_tuner_picks_least_time)
 		int64_t best = cs_coll_time(autot, CS_COLL_ALL_REDUCE, g, bytes, NULL);
 		for (int a = CS_ALGO_RING; a <= CS_ALGO_NVLS_TREE; a++)
 			for (int p = CS_PROTO_LL; p <= CS_PROTO_SIMPLE; p++) {
-				cs_coll_spec s = {(cs_coll_algo)a, (cs_coll_proto)p,
-						  CS_FIDELITY_ANALYTIC, 0, 1};
+				cs_coll_spec s = {.algorithm = (cs_coll_algo)a, .protocol = (cs_coll_proto)p,
+						  .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
 				cs_coll *f = cs_coll_new(&c, &s);
 				int64_t t = cs_coll_time(f, CS_COLL_ALL_REDUCE, g, bytes, NULL);
 				ck_assert_msg(best <= t, "%.0f B: auto %ld > %s/%s %ld", bytes,
@@ -256,7 +258,8 @@ START_TEST(test_forced_choice_falls_back_as_nccl)
 {
 	const struct fallback_case *k = &fallback_cases[_i];
 	cs_cluster_spec c = cluster(k->gpu, 1);
-	cs_coll_spec s = {k->force, k->proto, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll_spec s = {.algorithm = k->force, .protocol = k->proto,
+			  .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
 	cs_coll *t = cs_coll_new(&c, &s);
 	cs_coll_choice ch;
 	int64_t ns = cs_coll_time(t, k->op, &node8, 1 << 20, &ch);
@@ -321,7 +324,8 @@ END_TEST
 START_TEST(test_hierarchical_is_rs_ar_ag)
 {
 	cs_cluster_spec c = cluster(H100, 4);
-	cs_coll_spec s = {CS_ALGO_HIER, CS_PROTO_AUTO, CS_FIDELITY_ANALYTIC, 0, 1};
+	cs_coll_spec s = {.algorithm = CS_ALGO_HIER, .protocol = CS_PROTO_AUTO,
+			  .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
 	cs_coll *h = cs_coll_new(&c, &s);
 	cs_coll *a = cs_coll_new(&c, NULL);
 	cs_group_shape g = {32, 4, 8, 4, 8, 1, 1};

@@ -99,8 +99,8 @@ static int parse(cs_args *a, calibrate_args *r)
 }
 
 /* Write the factors to `path`; 0, or 2 after printing the problem. */
-static int write_file(const char *path, const cs_compare *c, const char *trace,
-		      const double *factor, const bool *have)
+static int write_file(const char *path, const char *scenario, const char *source,
+		      const cs_calib *cal)
 {
 	cs_diag diag = { { 0 } };
 	cs_out *o = cs_out_open(path, &diag);
@@ -108,7 +108,7 @@ static int write_file(const char *path, const cs_compare *c, const char *trace,
 		fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
 		return 2;
 	}
-	if (cs_calib_write(cs_out_file(o), c->sc->name, trace, factor, have) != 0) {
+	if (cs_calib_write(cs_out_file(o), scenario, source, cal) != 0) {
 		cs_out_abort(o);
 		fprintf(stderr, "clustersim calibrate: cannot write '%s'\n", path);
 		return 2;
@@ -159,8 +159,9 @@ int cs_cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", diag.msg);
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 	}
-	double factor[CS_COMPUTE_KINDS], old[CS_COMPUTE_KINDS];
+	double factor[CS_COMPUTE_KINDS];
 	bool have[CS_COMPUTE_KINDS];
+	cs_calib cal;
 	if (cs_compare_fit(&before, factor, have) == 0 || !before.m->profile[0]) {
 		fprintf(stderr, "clustersim calibrate: nothing to calibrate: %s\n",
 			before.m->profile[0] ? "no compute class has time in both the trace and the "
@@ -169,14 +170,17 @@ int cs_cmd_calibrate(int argc, char **argv)
 		cs_compare_close(&before);
 		return 2;
 	}
-	if (cs_config_load_calibration(before.sc, old, &diag) != CS_OK) {
+	if (cs_config_load_calibration(before.sc, &cal, &diag) != CS_OK) {
 		fprintf(stderr, "%s\n", diag.msg);
 		cs_compare_close(&before);
 		return 2;
 	}
-	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
-		factor[k] *= old[k];
-	int rc = write_file(r.out, &before, r.in.trace, factor, have);
+	for (int k = 0; k < CS_COMPUTE_HOST; k++)
+		if (have[k]) {
+			cal.factor[k] *= factor[k];
+			cal.has_factor[k] = true;
+		}
+	int rc = write_file(r.out, before.sc->name, r.in.trace, &cal);
 	/* the fit: the scenario again, with the file just written */
 	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
 	const char *sets[CS_ARGS_MAX_SETS + 1];
@@ -193,8 +197,6 @@ int cs_cmd_calibrate(int argc, char **argv)
 			fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 		} else {
-			for (int k = 0; k < CS_COMPUTE_KINDS; k++)
-				factor[k] /= old[k]; /* print this fit's own factors */
 			print_fit(&r, &before, &after, factor, have);
 			cs_compare_close(&after);
 		}

@@ -211,8 +211,14 @@ int cs_cmd_coll(int argc, char **argv)
 		free(sc);
 		return rc;
 	}
+	cs_coll_spec spec;
+	cs_diag diag;
+	if (cs_config_coll_spec(sc, &spec, &diag) != CS_OK) { /* the calibration's network */
+		fprintf(stderr, "%s\n", diag.msg);
+		free(sc);
+		return 2;
+	}
 	cs_topo *topo = cs_topo_new(&sc->cluster);
-	cs_coll_spec spec = sc->coll;
 	if (a.algo)
 		spec.algorithm = (cs_coll_algo)a.algo;
 	if (a.proto)

@@ -23,6 +23,8 @@
  *    sends the fraction of its bytes leaving a pod through the pod uplinks,
  *    shared by the group's members in that pod.
  * NCCL's "node" is a scale-up domain here (NVL72 is one node, as MNNVL).
+ * A calibration (hw/calib.h, fitted to nccl-tests output by coll_fit.c)
+ * scales the NVLink bus bandwidth, the NIC rate and every latency.
  */
 #include <math.h>
 
@@ -68,9 +70,16 @@ typedef struct env {
 	double nic_per_rank; /* GB/s, NIC bandwidth of one rank */
 	double inter;        /* GB/s, a domain's NIC share, tier-capped */
 	double extra_us;     /* switch latency beyond the first leaf */
+	double lat_scale;    /* the calibration's factor on every latency */
 	int channels, default_channels;
 	int nvls;
 } env;
+
+/* A calibration factor: 0 (none given) is 1. */
+static double calibrated(double f)
+{
+	return f > 0 ? f : 1.0;
+}
 
 static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_group_shape *g,
 		     env *e)
@@ -88,12 +97,13 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 	double links = round(c->scale_up.bandwidth / line);
 	if (links < 1)
 		links = 1;
-	e->intra = links * per_link;
+	e->intra = links * per_link * calibrated(spec ? spec->scale_up_bw : 0);
+	e->lat_scale = calibrated(spec ? spec->latency : 0);
 
 	double nic = c->scale_out.bandwidth;
 	if (c->pcie.bandwidth > 0 && c->pcie.bandwidth < nic)
 		nic = c->pcie.bandwidth;
-	e->nic = nic * net_efficiency / 1e9;
+	e->nic = nic * net_efficiency / 1e9 * calibrated(spec ? spec->scale_out_bw : 0);
 	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
 	double nics_per_gpu = (c->nics_per_node > 0 ? c->nics_per_node : gpn) / (double)gpn;
 	double nics_used = (double)e->ppd * nics_per_gpu;
@@ -138,7 +148,7 @@ static int add(cs__coll_cand *out, int k, cs_coll_algo a, cs_coll_proto p, const
 {
 	if (algbw <= 0)
 		return k;
-	out[k] = (cs__coll_cand){a, p, e->channels, lat_us * 1e3, algbw};
+	out[k] = (cs__coll_cand){a, p, e->channels, lat_us * e->lat_scale * 1e3, algbw};
 	return k + 1;
 }
 

@@ -115,12 +115,16 @@ cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag);
  * reported at the key's location, a malformed one at its own. */
 cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag);
 
-/* The per-class factors of the calibration file the scenario names
- * (cluster.gpu.calibration) into factor[] (all 1 without one): a file that
- * cannot be opened is reported at the key's location, a malformed one at
- * its own file:line:col. */
-cs_status cs_config_load_calibration(const cs_scenario *sc, double factor[CS_COMPUTE_KINDS],
-				     cs_diag *diag);
+/* The calibration file the scenario names (cluster.gpu.calibration) into
+ * *out (every factor 1 without one): a file that cannot be opened is
+ * reported at the key's location, a malformed one at its own
+ * file:line:col. */
+struct cs_calib;
+cs_status cs_config_load_calibration(const cs_scenario *sc, struct cs_calib *out, cs_diag *diag);
+
+/* The scenario's collective settings with the network factors of its
+ * calibration applied (cs_config_load_calibration's errors). */
+cs_status cs_config_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *diag);
 
 /* ---- units (also for the command line) ---------------------------------- */
 

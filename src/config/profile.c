@@ -3,8 +3,9 @@
  * a built-in profile's name, or a YAML file whose path is relative to the
  * scenario's directory; "none" (or no profile) means the flat efficiencies.
  * Also the calibration file it names (cluster.gpu.calibration), read into
- * the caller's factors (hw/calib.h); nothing here outlives a call but the
- * profile the caller frees.
+ * the caller's cs_calib (hw/calib.h), whose network factors go to the
+ * collective settings; nothing here outlives a call but the profile the
+ * caller frees.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -54,12 +55,10 @@ cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag 
 	return cs_kprof_load(path, out, diag);
 }
 
-cs_status cs_config_load_calibration(const cs_scenario *sc, double factor[CS_COMPUTE_KINDS],
-				     cs_diag *diag)
+cs_status cs_config_load_calibration(const cs_scenario *sc, cs_calib *out, cs_diag *diag)
 {
 	const char *name = sc->cluster.gpu.calibration;
-	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
-		factor[k] = 1.0;
+	cs_calib_init(out);
 	if (!name[0])
 		return CS_OK;
 	char path[CS_PATH_MAX * 2], where[CS_PATH_MAX + 64];
@@ -78,13 +77,26 @@ cs_status cs_config_load_calibration(const cs_scenario *sc, double factor[CS_COM
 	}
 	fclose(f);
 	/* a malformed file is reported at its own file:line:col */
-	return cs_calib_load(path, factor, diag);
+	return cs_calib_load(path, out, diag);
+}
+
+cs_status cs_config_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *diag)
+{
+	cs_calib cal;
+	*out = sc->coll;
+	cs_status st = cs_config_load_calibration(sc, &cal, diag);
+	if (st != CS_OK)
+		return st;
+	out->scale_up_bw = cal.net[CS_CALIB_SCALE_UP_BW];
+	out->scale_out_bw = cal.net[CS_CALIB_SCALE_OUT_BW];
+	out->latency = cal.net[CS_CALIB_LATENCY];
+	return CS_OK;
 }
 
 cs_status cs__config_check_profile(const cs_scenario *sc, cs_diag *diag)
 {
-	double factor[CS_COMPUTE_KINDS];
-	cs_status st = cs_config_load_calibration(sc, factor, diag);
+	cs_calib cal;
+	cs_status st = cs_config_load_calibration(sc, &cal, diag);
 	if (st != CS_OK || cs_kprof_builtin(sc->cluster.gpu.profile))
 		return st; /* the built-in profiles are checked by their tests */
 	cs_kprof *p = NULL;

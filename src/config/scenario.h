@@ -195,6 +195,9 @@ typedef struct cs_coll_spec {
 	int channels;             /* 0: NCCL's default for the topology */
 	double contention;        /* scale of the measured compute slowdown while
 	                           * communication kernels hold SMs (0: none) */
+	/* factors on the tuner's NVLink bus bandwidth, NIC rate and latencies,
+	 * from a calibration file's 'network' (0 or 1: as derived) */
+	double scale_up_bw, scale_out_bw, latency;
 } cs_coll_spec;
 
 typedef struct cs_sim_spec {

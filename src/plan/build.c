@@ -13,6 +13,7 @@
 
 #include "coll/coll_op.h"
 #include "config/config.h"
+#include "hw/calib.h"
 #include "model/compute.h"
 #include "model/memory.h"
 #include "model/model.h"
@@ -341,12 +342,14 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 		return CS_ERR_NOMEM;
 	}
-	/* the calibration is four numbers: read here, kept in b->factor */
-	cs_status cst = cs_config_load_calibration(sc, b->factor, diag);
+	/* the calibration's class factors: read here, kept in b->factor */
+	cs_calib cal;
+	cs_status cst = cs_config_load_calibration(sc, &cal, diag);
 	if (cst != CS_OK) {
 		free(b);
 		return cst;
 	}
+	memcpy(b->factor, cal.factor, sizeof b->factor);
 	cs_status st = cs_plan_layout_init(&b->lay, sc, diag);
 	if (st != CS_OK) {
 		free(b);

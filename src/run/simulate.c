@@ -12,6 +12,7 @@
 
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
+#include "config/config.h"
 #include "config/scenario.h"
 #include "fault/fault.h"
 #include "hw/topo.h"
@@ -369,13 +370,17 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 	uint8_t *traced = NULL;
 	cs_trace *trace = NULL;
 	cs_fault *fault = NULL;
-	cs_status st = CS_ERR_NOMEM;
+	cs_coll_spec cspec;
+	cs_status st = cs_config_coll_spec(sc, &cspec, diag); /* with the calibration's network */
+	if (st != CS_OK)
+		goto fail;
+	st = CS_ERR_NOMEM;
 	snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 	if (!res)
 		goto fail;
 	cs_mesh_init(&c.mesh, &sc->parallel);
 	c.topo = cs_topo_new(&sc->cluster);
-	c.coll = cs_coll_new(&sc->cluster, &sc->coll);
+	c.coll = cs_coll_new(&sc->cluster, &cspec);
 	c.nprogs = sc->parallel.pp;
 	c.progs = calloc((size_t)c.nprogs, sizeof(cs_program));
 	if (!c.topo || !c.coll || !c.progs)
