@@ -21,6 +21,7 @@
 #include "cli/cmd_compare.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
+#include "coll/coll.h"
 #include "config/scenario.h"
 #include "hw/calib.h"
 #include "report/compare.h"
@@ -28,6 +29,8 @@
 
 static const char calibrate_help[] =
 "usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"
+"   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
+"                            [--op OP] [--set KEY=VALUE]\n"
 "\n"
 "Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
 "trace of one GPU's training steps. For each compute class that both the\n"
@@ -42,29 +45,47 @@ static const char calibrate_help[] =
 "calibration is fitted on top of it (FILE holds the product). The flat\n"
 "efficiencies (cluster.gpu.profile: none) are not calibrated.\n"
 "\n"
+"With --nccl-tests, fit the collective tuner to nccl-tests' text output\n"
+"(all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf,\n"
+"broadcast_perf or sendrecv_perf, as printed): its '# Rank' lines place the\n"
+"group on SCENARIO's cluster (hosts as nodes), and two factors are fitted\n"
+"to its times, least squares in ln(time): one on the bandwidth of the link\n"
+"that carries the group (NVLink on one node, the NIC across nodes) and one\n"
+"on every latency. FILE gets them under 'network:', with the rest of the\n"
+"scenario's calibration; every size is printed with its error before and\n"
+"after.\n"
+"\n"
 "options:\n"
 "  --out FILE          the calibration file to write (required; atomically)\n"
 "  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
 "  --steps N           the trace holds N steps (default: its ProfilerStep\n"
 "                      annotations, or 1)\n"
+"  --nccl-tests FILE   calibrate the network from nccl-tests output instead\n"
+"  --op OP             the collective FILE measured, when its header does not\n"
+"                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
+"                      broadcast, send_recv)\n"
 "  -h, --help          this help\n"
 "\n"
 "examples:\n"
 "  clustersim calibrate tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
 "      scenarios/h200-llama8l-h4096-s8192.yaml --out calib.yaml\n"
+"  clustersim calibrate --nccl-tests tests/data/nccl-tests/h100-nvls-all_reduce.txt \\\n"
+"      scenarios/3d-llama3-70b-64gpu.yaml --out calib.yaml\n"
 "\n"
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_OUT, O_HELP };
+enum { O_SET = 1, O_STEPS, O_OUT, O_NCCL, O_OP, O_HELP };
 
 static const cs_opt calibrate_opts[] = {
-	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT }, { "help", 0, O_HELP },
-	{ 0, 0, 0 },
+	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT },
+	{ "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP }, { "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
 typedef struct calibrate_args {
 	cs_trace_args in;
 	const char *out;
+	const char *nccl;    /* --nccl-tests FILE: calibrate the network */
+	int op;              /* --op, -1: the file's */
 } calibrate_args;
 
 static int parse(cs_args *a, calibrate_args *r)
@@ -72,6 +93,7 @@ static int parse(cs_args *a, calibrate_args *r)
 	const char *val;
 	int id;
 	memset(r, 0, sizeof *r);
+	r->op = -1;
 	while ((id = cs_args_next(a, calibrate_opts, &val)) != CS_ARGS_END) {
 		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, &r->in);
 		if (taken == 2)
@@ -86,21 +108,45 @@ static int parse(cs_args *a, calibrate_args *r)
 				return cs_args_fail(a, "'--out' needs a file name (got '%s')", val);
 			r->out = val;
 			break;
+		case O_NCCL:
+			r->nccl = val;
+			break;
+		case O_OP:
+			for (r->op = 0; r->op < CS_COLL_OPS; r->op++)
+				if (strcmp(val, cs_coll_op_name((cs_coll_op)r->op)) == 0)
+					break;
+			if (r->op == CS_COLL_OPS)
+				return cs_args_fail(a, "unknown collective '%s' (all_reduce, reduce_scatter, "
+						    "all_gather, all_to_all, broadcast or send_recv)", val);
+			break;
 		case O_HELP:
 			fputs(calibrate_help, stdout);
 			return CS_ARGS_HELP_SHOWN;
 		}
 	}
-	if (cs_trace_args_check(a, &r->in))
+	if (r->nccl) {
+		/* the one positional argument is the scenario */
+		if (r->in.sc.file)
+			return cs_args_fail(a, "with '--nccl-tests' give only the scenario (got '%s' "
+					    "and '%s')", r->in.trace, r->in.sc.file);
+		if (r->in.steps)
+			return cs_args_fail(a, "'--steps' is for a profiler trace, not '--nccl-tests'");
+		if (!r->in.trace)
+			return cs_args_fail(a, "no scenario file given");
+		r->in.sc.file = r->in.trace;
+		r->in.trace = NULL;
+	} else if (r->op >= 0) {
+		return cs_args_fail(a, "'--op' is for '--nccl-tests'");
+	} else if (cs_trace_args_check(a, &r->in)) {
 		return 2;
+	}
 	if (!r->out)
 		return cs_args_fail(a, "no '--out' file given");
 	return 0;
 }
 
-/* Write the factors to `path`; 0, or 2 after printing the problem. */
-static int write_file(const char *path, const char *scenario, const char *source,
-		      const cs_calib *cal)
+int cs__calibrate_write(const char *path, const char *scenario, const char *source,
+			const cs_calib *cal)
 {
 	cs_diag diag = { { 0 } };
 	cs_out *o = cs_out_open(path, &diag);
@@ -151,6 +197,8 @@ int cs_cmd_calibrate(int argc, char **argv)
 	int prc = parse(&a, &r);
 	if (prc)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
+	if (r.nccl)
+		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
 	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &before,
@@ -180,7 +228,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 			cal.factor[k] *= factor[k];
 			cal.has_factor[k] = true;
 		}
-	int rc = write_file(r.out, before.sc->name, r.in.trace, &cal);
+	int rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
 	/* the fit: the scenario again, with the file just written */
 	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
 	const char *sets[CS_ARGS_MAX_SETS + 1];

@@ -1,10 +1,25 @@
 /*
  * cmd_calibrate.h - `clustersim calibrate`: per-class factors that make a
- * simulation reproduce a profiler trace, written as a calibration file.
+ * simulation reproduce a profiler trace, or network factors that make the
+ * collective tuner reproduce nccl-tests output, written as a calibration
+ * file.
  */
 #ifndef CS_CLI_CMD_CALIBRATE_H
 #define CS_CLI_CMD_CALIBRATE_H
 
+#include "cli/args.h"
+
 int cs_cmd_calibrate(int argc, char **argv);
+
+/* Write the calibration *cal to `path` atomically, after a comment naming
+ * the scenario and the measurement; 0, or 2 after printing the problem. */
+struct cs_calib;
+int cs__calibrate_write(const char *path, const char *scenario, const char *source,
+			const struct cs_calib *cal);
+
+/* `calibrate --nccl-tests FILE SCENARIO --out OUT` (cmd_calibrate_net.c):
+ * forced_op < 0 takes the op from the file. Returns the exit status. */
+int cs__calibrate_nccl(const char *file, const cs_scenario_args *sc, int forced_op,
+		       const char *out);
 
 #endif

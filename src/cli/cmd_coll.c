@@ -20,7 +20,7 @@ static const char usage[] =
 	"usage: clustersim coll [SCENARIO.yaml] [--op OP] [--min SIZE] [--max SIZE]\n"
 	"                       [--factor F] [--algo ALGO] [--proto PROTO] [--gpus N]\n"
 	"                       [--gpu PRESET --nodes N --gpus-per-node G]\n"
-	"                       [--format text|json]\n"
+	"                       [--set KEY=VALUE] [--format text|json]\n"
 	"\n"
 	"Predicts nccl-tests' output for one collective on GPUs 0..N-1: one row per\n"
 	"size from --min to --max, multiplying by --factor.\n"
@@ -37,6 +37,8 @@ static const char usage[] =
 	"                      (default h100-sxm-80g)\n"
 	"  --nodes N           without a scenario: nodes (default 1)\n"
 	"  --gpus-per-node G   without a scenario: GPUs per node (default 8)\n"
+	"  --set KEY=VALUE     with a scenario: override one of its scalars, such as\n"
+	"                      cluster.gpu.calibration (repeatable)\n"
 	"  --format text|json  output format (default text)\n"
 	"\n"
 	"examples:\n"
@@ -46,13 +48,16 @@ static const char usage[] =
 	"\n"
 	"exit status: 0 success, 2 bad input\n";
 
-enum { O_OP = 1, O_MIN, O_MAX, O_FACTOR, O_ALGO, O_PROTO, O_GPUS, O_GPU, O_NODES, O_GPN, O_FORMAT, O_HELP };
+enum {
+	O_OP = 1, O_MIN, O_MAX, O_FACTOR, O_ALGO, O_PROTO, O_GPUS, O_GPU, O_NODES, O_GPN, O_FORMAT,
+	O_SET, O_HELP
+};
 
 static const cs_opt coll_opts[] = {
 	{ "op", 1, O_OP }, { "min", 1, O_MIN }, { "max", 1, O_MAX }, { "factor", 1, O_FACTOR },
 	{ "algo", 1, O_ALGO }, { "proto", 1, O_PROTO }, { "gpus", 1, O_GPUS }, { "gpu", 1, O_GPU },
 	{ "nodes", 1, O_NODES }, { "gpus-per-node", 1, O_GPN }, { "format", 1, O_FORMAT },
-	{ "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "set", 1, O_SET }, { "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -90,6 +95,8 @@ static int parse_count(const char *opt, const char *s, int64_t *out)
 
 typedef struct args {
 	const char *scenario, *gpu;
+	const char *sets[CS_ARGS_MAX_SETS];
+	size_t nsets;
 	int op, algo, proto, json;
 	double min, max, factor;
 	int64_t gpus, nodes, gpn;
@@ -141,12 +148,19 @@ static int parse(int argc, char **argv, args *a)
 		case O_NODES: rc = parse_count("--nodes", v, &a->nodes); break;
 		case O_GPN: rc = parse_count("--gpus-per-node", v, &a->gpn); break;
 		case O_GPU: a->gpu = v; break;
+		case O_SET:
+			if (a->nsets == CS_ARGS_MAX_SETS)
+				return bad("more than %s '--set' options%s", "256", "");
+			a->sets[a->nsets++] = v;
+			break;
 		}
 		if (rc)
 			return CS_ERR_INPUT;
 	}
 	if (a->min > a->max)
 		return bad("'--min' is larger than '--max'%s%s", "", "");
+	if (a->nsets && !a->scenario)
+		return bad("'--set' needs a scenario to override%s%s", "", "");
 	if (a->min < 1)
 		return bad("'--min' must be at least 1 byte%s%s", "", "");
 	return 0;
@@ -161,7 +175,7 @@ static int make_cluster(const args *a, cs_scenario *sc)
 				   "scenario ('%s')%s", a->scenario, "");
 		cs_scenario *loaded = NULL;
 		cs_diag diag;
-		cs_status st = cs_scenario_load(a->scenario, NULL, 0, &loaded, &diag);
+		cs_status st = cs_scenario_load(a->scenario, a->sets, a->nsets, &loaded, &diag);
 		if (st != CS_OK) {
 			fprintf(stderr, "%s\n", diag.msg);
 			return st;

@@ -103,6 +103,24 @@ expect_err 2 "cannot open 'missing.json'" compare missing.json scenarios/h200-ll
 # shellcheck disable=SC2086
 expect_err 2 "--set 'training.seq_len=banana': expected an integer" compare $llama --set training.seq_len=banana
 expect_err 2 "no scenario file given" compare tests/data/trace_llama8l-h4096-s8192.json.gz
+# calibrate --nccl-tests: the fit, the file it writes, and bad input with its place
+expect 0 calibrate --nccl-tests tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt \
+	scenarios/megatron-1t-3072gpu.yaml --out net.yaml
+grep -Eq '^scale_out_bandwidth +1\.02' out.txt && grep -q '^  scale_out_bandwidth: 1.02' net.yaml ||
+	{ echo "FAIL: calibrate --nccl-tests:" >&2; cat out.txt net.yaml >&2; fail=1; }
+expect 0 coll scenarios/megatron-1t-3072gpu.yaml --gpus 32 --min 1GB --max 1GB
+expect 0 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.calibration="$tmp/net.yaml"
+printf '# size count type redop root time algbw busbw\n8 2 float sum -1 x 0 0\n' >bad-nccl.txt
+expect_err 2 "bad-nccl.txt:2:18: expected a positive number of microseconds in column 'time'" \
+	calibrate --nccl-tests bad-nccl.txt scenarios/ddp-gpt-small.yaml --out x.yaml
+printf '{"traceEvents": []}\n' >trace-not-nccl.json
+expect_err 2 "trace-not-nccl.json:1:1: not nccl-tests output: no column header" \
+	calibrate --nccl-tests trace-not-nccl.json scenarios/ddp-gpt-small.yaml --out x.yaml
+printf 'network:\n  latncy: 2\n' >bad-net.yaml
+expect_err 2 "bad-net.yaml:2:3: unknown key 'latncy' in 'network' (did you mean 'latency'?)" \
+	run scenarios/ddp-gpt-small.yaml --set cluster.gpu.calibration="$tmp/bad-net.yaml"
+expect_err 2 "'--op' is for '--nccl-tests'" calibrate $llama --op all_reduce --out x.yaml
+[ ! -e x.yaml ] || { echo "FAIL: a calibration was written from bad input" >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||

@@ -5,6 +5,8 @@
 #   fuzz_set     --set overrides and the unit parsers (cs_parse_size, ...)
 #   fuzz_kineto  the profiler trace reader of 'compare' (cs_kineto_load on the
 #                input as a file: JSON, or gzip)
+#   fuzz_calib   nccl-tests output and calibration files (cs_nccltests_parse,
+#                cs_calib_parse; the input's first byte picks the reader)
 #
 #   tools/fuzz/run-fuzz.sh [SECONDS]
 #
@@ -12,11 +14,11 @@
 # 10 s or use of more than 2048 MB; the input that did it is saved as
 # build-fuzz/artifacts/TARGET-crash-* (or leak-, timeout-, oom-). Keep a
 # reproducer as tests/data/fuzz/load-NAME, tests/data/fuzz/set-NAME or
-# tests/data/fuzz/kineto-NAME: every run replays those first.
+# tests/data/fuzz/kineto-NAME, tests/data/fuzz/calib-NAME: every run replays those first.
 #
 # The seed corpora are the repository's scenarios (scenarios/*.yaml,
 # tests/data/*/*.yaml) for fuzz_load, tools/fuzz/corpus-set/ for fuzz_set
-# and tools/fuzz/corpus-kineto/ for fuzz_kineto; the inputs found are kept in build-fuzz/corpus-*, so later runs
+# tools/fuzz/corpus-kineto/ for fuzz_kineto and tools/fuzz/corpus-calib/ for fuzz_calib; the inputs found are kept in build-fuzz/corpus-*, so later runs
 # start from them. A dictionary of keys, names and units is taken from
 # docs/scenarios.md. Environment: FUZZ_BUILD (build directory, default
 # build-fuzz), FUZZ_FORK (run that many fuzzing processes per target).
@@ -47,7 +49,7 @@ fi
 ninja -C "$build" libclustersim.a >/dev/null
 
 # shellcheck disable=SC2046
-for t in fuzz_load fuzz_set fuzz_kineto; do
+for t in fuzz_load fuzz_set fuzz_kineto fuzz_calib; do
 	clang -std=c17 -g -O1 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
 		-Iinclude -Isrc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		"tools/fuzz/$t.c" "$build/libclustersim.a" $(pkg-config --libs yaml-0.1 gsl jansson zlib) \
@@ -55,20 +57,24 @@ for t in fuzz_load fuzz_set fuzz_kineto; do
 done
 
 # Seeds: copied at run time, so the repository keeps one copy of each.
-mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/corpus-kineto" "$build/seed-load" \
-	"$build/seed-set" "$build/seed-kineto" "$build/artifacts"
-rm -f "$build/seed-load/"* "$build/seed-set/"* "$build/seed-kineto/"* "$build/artifacts/"*
+mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/corpus-kineto" "$build/corpus-calib" \
+	"$build/seed-load" "$build/seed-set" "$build/seed-kineto" "$build/seed-calib" "$build/artifacts"
+rm -f "$build/seed-load/"* "$build/seed-set/"* "$build/seed-kineto/"* "$build/seed-calib/"* \
+	"$build/artifacts/"*
 for f in scenarios/*.yaml tests/data/*/*.yaml; do
 	[ -f "$f" ] && cp "$f" "$build/seed-load/$(echo "$f" | tr / _)"
 done
 cp tools/fuzz/corpus-set/* "$build/seed-set/"
 cp tools/fuzz/corpus-kineto/* "$build/seed-kineto/"
-for f in tests/data/fuzz/load-* tests/data/fuzz/set-* tests/data/fuzz/kineto-*; do
+cp tools/fuzz/corpus-calib/* "$build/seed-calib/"
+for f in tests/data/fuzz/load-* tests/data/fuzz/set-* tests/data/fuzz/kineto-* \
+	tests/data/fuzz/calib-*; do
 	[ -f "$f" ] || continue
 	case ${f##*/} in
 	load-*) cp "$f" "$build/seed-load/" ;;
 	set-*) cp "$f" "$build/seed-set/" ;;
 	kineto-*) cp "$f" "$build/seed-kineto/" ;;
+	calib-*) cp "$f" "$build/seed-calib/" ;;
 	esac
 done
 
@@ -85,6 +91,9 @@ printf '"%s"\n' '"traceEvents"' '"cat"' '"name"' '"ts"' '"dur"' '"args"' '"devic
 	'"kernel"' '"gpu_memcpy"' '"gpu_memset"' '"user_annotation"' '"gpu_user_annotation"' \
 	'ProfilerStep#' 'nccl' 'adam' 'multi_tensor_apply' 'FusedOptimizer' 'sdpa' 'fmha' 'flash' \
 	'cudnn::fusion' 'attention' 'nvjet' 'gemm' 'cutlass' 'xmma' 'cublas' \
+	'# Rank' ' Group ' ' on ' ' device ' '# Collective test starting: ' 'all_reduce_perf' \
+	'size' 'count' 'redop' 'root' 'time' 'algbw' 'busbw' '#wrong' 'N/A' 'network:' \
+	'scale_up_bandwidth' 'scale_out_bandwidth' 'latency' \
 	| sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$/"/' >>"$build/fuzz.dict"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -96,7 +105,7 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 
 status=0
-for t in load set kineto; do
+for t in load set kineto calib; do
 	echo "== fuzz_$t for $secs s"
 	# shellcheck disable=SC2086
 	if ! "$build/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 \

@@ -1,0 +1,43 @@
+/*
+ * coll_fit.h - fit the tuner's link bandwidth and latency factors (the
+ * 'network' of a calibration file, hw/calib.h) to measured times of one
+ * collective on one group: nccl-tests output.
+ */
+#ifndef CS_COLL_COLL_FIT_H
+#define CS_COLL_COLL_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/coll.h"
+
+typedef struct cs_coll_fit {
+	double bandwidth;   /* the factor on the group's link: NVLink within one
+	                     * scale-up domain, the NIC across domains */
+	bool nic;           /* which link: false NVLink, true NIC */
+	double latency;     /* the factor on every latency */
+	bool bandwidth_fit, latency_fit; /* false: the times do not depend on it;
+	                                  * the factor is left as given */
+	double rms;         /* root mean square of ln(model / measured) */
+} cs_coll_fit;
+
+/* Fit the factor on the bandwidth of the link that carries `op` on the
+ * group *g, and the factor on the latencies, starting from spec's (which
+ * keeps the other link's factor), to the measured times time_ns[i] of
+ * bytes[i], i < n: least squares in ln(time) over both factors (GSL's
+ * Nelder-Mead simplex from the best of a grid over 1/16 to 16). A factor
+ * is kept as given, and its _fit flag false, when halving or doubling it
+ * moves no size's time by 5 % (large sizes alone do not determine the
+ * latency), or when the fit ends where it no longer matters (the NIC of a
+ * group that NVLink limits: then the NVLink factor is fitted). CS_OK, or
+ * CS_ERR_INPUT with a message when n is 0 or the group has one rank;
+ * CS_ERR_NOMEM. */
+cs_status cs_coll_fit_network(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+			      const cs_group_shape *g, const double *bytes, const double *time_ns,
+			      size_t n, cs_coll_fit *out, cs_diag *diag);
+
+/* spec with the fit's factors in place. */
+cs_coll_spec cs_coll_fit_apply(const cs_coll_spec *spec, const cs_coll_fit *fit);
+
+#endif

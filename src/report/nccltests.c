@@ -1,0 +1,380 @@
+/*
+ * nccltests.c - nccl-tests' text output (nccltests.h). One pass over the
+ * lines: '#' lines give the test's name, the ranks and the column header;
+ * lines that start with a digit after the header are result rows. The
+ * rows are one array the caller frees with cs_nccltests_free.
+ */
+#include "report/nccltests.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/file.h"
+
+#define MAX_TOKENS 32
+#define MAX_BYTES ((size_t)64 << 20)
+
+typedef struct line {
+	const char *tok[MAX_TOKENS];
+	int len[MAX_TOKENS], col[MAX_TOKENS];
+	int n;           /* tokens (at most MAX_TOKENS) */
+	bool more;       /* more than MAX_TOKENS */
+} line;
+
+/* Split [s, e) at blanks; a leading '#' is a token of its own. */
+static void split(const char *s, const char *e, line *l)
+{
+	const char *p = s;
+	l->n = 0;
+	l->more = false;
+	while (p < e) {
+		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p == e)
+			break;
+		const char *q = p;
+		if (*q == '#' && p == s)
+			q++;
+		else
+			while (q < e && *q != ' ' && *q != '\t' && *q != '\r')
+				q++;
+		if (l->n == MAX_TOKENS) {
+			l->more = true;
+			return;
+		}
+		l->tok[l->n] = p;
+		l->len[l->n] = (int)(q - p);
+		l->col[l->n] = (int)(p - s) + 1;
+		l->n++;
+		p = q;
+	}
+}
+
+static bool is(const line *l, int i, const char *word)
+{
+	return i < l->n && (size_t)l->len[i] == strlen(word) && memcmp(l->tok[i], word, l->len[i]) == 0;
+}
+
+static int find(const line *l, const char *word, int from)
+{
+	for (int i = from; i < l->n; i++)
+		if (is(l, i, word))
+			return i;
+	return -1;
+}
+
+/* A number of the whole token, or NAN for "N/A". false if neither. */
+static bool number(const line *l, int i, double *v)
+{
+	char buf[64];
+	if (l->len[i] >= (int)sizeof buf)
+		return false;
+	memcpy(buf, l->tok[i], (size_t)l->len[i]);
+	buf[l->len[i]] = 0;
+	if (strcmp(buf, "N/A") == 0) {
+		*v = NAN;
+		return true;
+	}
+	char *end;
+	*v = strtod(buf, &end);
+	return end != buf && *end == 0 && isfinite(*v);
+}
+
+typedef struct cols {
+	int n;                 /* tokens of a result row */
+	int size, redop, root; /* -1 when absent */
+	int time[2], busbw[2];
+	int line;
+} cols;
+
+/* The column header: its tokens after '#' name the columns. */
+static int header(const line *l, const char *file, int lineno, cols *c, cs_diag *diag)
+{
+	c->n = l->n - 1;
+	c->line = lineno;
+	c->size = find(l, "size", 1) - 1;
+	c->redop = find(l, "redop", 1) - 1;
+	c->root = find(l, "root", 1) - 1;
+	int t0 = find(l, "time", 1), b0 = find(l, "busbw", 1), a0 = find(l, "algbw", 1);
+	const char *missing = c->size < 0 ? "size" : t0 < 0 ? "time" : a0 < 0 ? "algbw"
+			      : b0 < 0 ? "busbw" : NULL;
+	if (missing) {
+		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:1: wrong columns: the header has no "
+			 "'%s' (nccl-tests prints size, count, type, redop, root, time, algbw, busbw)",
+			 file, lineno, missing);
+		return -1;
+	}
+	int t1 = find(l, "time", t0 + 1), b1 = find(l, "busbw", b0 + 1);
+	c->time[0] = t0 - 1;
+	c->busbw[0] = b0 - 1;
+	c->time[1] = t1 > 0 ? t1 - 1 : -1;
+	c->busbw[1] = b1 > 0 ? b1 - 1 : -1;
+	return 0;
+}
+
+static cs_status fail(cs_diag *diag, const char *file, int lineno, int col, const char *what)
+{
+	snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: %s", file, lineno, col, what);
+	return CS_ERR_INPUT;
+}
+
+static void copy_token(char *dst, size_t n, const line *l, int i)
+{
+	snprintf(dst, n, "%.*s", l->len[i], l->tok[i]);
+}
+
+/* "#  Rank  3 Group 0 Pid 313 on HOST device 3 [0x5d] NAME ...": the host,
+ * and rank 0's device name. */
+typedef struct host {
+	char name[64];
+	int64_t ranks;
+} host;
+
+static void rank_line(const line *l, cs_nccltests *t, host **hosts, size_t *cap)
+{
+	int on = find(l, "on", 3);
+	if (on < 0 || on + 1 >= l->n)
+		return;
+	char name[64];
+	copy_token(name, sizeof name, l, on + 1);
+	if (t->nranks == 0) {
+		int dev = find(l, "device", on + 2);
+		int g = dev < 0 ? -1 : dev + 2;
+		if (g > 0 && g < l->n && l->tok[g][0] == '[')
+			g++;
+		if (g > 0 && g < l->n) {
+			const char *end = l->tok[l->n - 1] + l->len[l->n - 1];
+			snprintf(t->gpu, sizeof t->gpu, "%.*s", (int)(end - l->tok[g]), l->tok[g]);
+		}
+	}
+	t->nranks++;
+	for (int64_t h = 0; h < t->nhosts; h++)
+		if (strcmp((*hosts)[h].name, name) == 0) {
+			(*hosts)[h].ranks++;
+			return;
+		}
+	if ((size_t)t->nhosts == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		host *grown = realloc(*hosts, ncap * sizeof **hosts);
+		if (!grown)
+			return;
+		*hosts = grown;
+		*cap = ncap;
+	}
+	host *h = &(*hosts)[t->nhosts++];
+	snprintf(h->name, sizeof h->name, "%s", name);
+	h->ranks = 1;
+}
+
+static cs_status row(const line *l, const cols *c, const char *file, int lineno, cs_nccltests *t,
+		     size_t *cap, cs_diag *diag)
+{
+	char msg[200];
+	if (l->more || l->n != c->n) {
+		snprintf(msg, sizeof msg, "wrong columns: %s%d where the header at line %d names %d",
+			 l->more ? "more than " : "", l->n, c->line, c->n);
+		return fail(diag, file, lineno, 1, msg);
+	}
+	cs_nccl_row r = { .line = lineno };
+	double v;
+	if (!number(l, c->size, &r.bytes) || !(r.bytes >= 0) || r.bytes != floor(r.bytes))
+		return fail(diag, file, lineno, l->col[c->size],
+			    "expected a whole number of bytes in column 'size'");
+	for (int k = 0; k < 2; k++) {
+		r.time_us[k] = r.busbw[k] = NAN;
+		if (c->time[k] < 0)
+			continue;
+		if (!number(l, c->time[k], &v) || v <= 0) {
+			snprintf(msg, sizeof msg, "expected a positive number of microseconds in column "
+				 "'time' (%s), not '%.*s'", k ? "in-place" : "out-of-place",
+				 l->len[c->time[k]] > 40 ? 40 : l->len[c->time[k]], l->tok[c->time[k]]);
+			return fail(diag, file, lineno, l->col[c->time[k]], msg);
+		}
+		r.time_us[k] = v;
+		if (c->busbw[k] >= 0 && number(l, c->busbw[k], &v))
+			r.busbw[k] = v;
+	}
+	if (isnan(r.time_us[0]) && isnan(r.time_us[1]))
+		return fail(diag, file, lineno, l->col[c->time[0]], "no time in either column 'time'");
+	if (t->nrows == 0 && c->redop >= 0)
+		copy_token(t->redop, sizeof t->redop, l, c->redop);
+	if (t->nrows == 0 && c->root >= 0 && number(l, c->root, &v))
+		t->root = (int64_t)v;
+	if (r.bytes == 0)
+		return CS_OK; /* nccl-tests times empty calls too: nothing to fit */
+	if (t->nrows == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		cs_nccl_row *grown = realloc(t->rows, ncap * sizeof *grown);
+		if (!grown) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			return CS_ERR_NOMEM;
+		}
+		t->rows = grown;
+		*cap = ncap;
+	}
+	t->rows[t->nrows++] = r;
+	return CS_OK;
+}
+
+cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out,
+			     cs_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	out->root = -1;
+	if (memchr(buf, 0, len))
+		return fail(diag, file, 1, 1, "not nccl-tests output: the file holds a NUL byte");
+	host *hosts = NULL;
+	size_t host_cap = 0, row_cap = 0;
+	cols c = { .n = -1 };
+	int lineno = 0, last = 0;
+	cs_status st = CS_OK;
+	line l;
+	for (const char *s = buf, *end = buf + len; s < end && st == CS_OK;) {
+		const char *e = memchr(s, '\n', (size_t)(end - s));
+		if (!e)
+			e = end;
+		lineno++;
+		split(s, e, &l);
+		s = e + 1;
+		if (l.n == 0)
+			continue;
+		if (is(&l, 0, "#")) {
+			int start = find(&l, "starting:", 1);
+			if (is(&l, 1, "Collective") && start > 0 && start + 1 < l.n)
+				copy_token(out->test, sizeof out->test, &l, start + 1);
+			else if (is(&l, 1, "Rank"))
+				rank_line(&l, out, &hosts, &host_cap);
+			else if (c.n < 0 && find(&l, "size", 1) > 0 && find(&l, "time", 1) > 0)
+				st = header(&l, file, lineno, &c, diag) ? CS_ERR_INPUT : CS_OK;
+			continue;
+		}
+		if (!isdigit((unsigned char)l.tok[0][0]))
+			continue; /* a launcher's or NCCL's own message */
+		if (c.n < 0)
+			st = fail(diag, file, lineno, 1, "a result row before the column header ('# size "
+				  "count type ... time algbw busbw'): not nccl-tests output?");
+		else
+			st = row(&l, &c, file, lineno, out, &row_cap, diag);
+		last = lineno;
+	}
+	for (int64_t h = 0; h < out->nhosts; h++)
+		if (hosts[h].ranks > out->ranks_per_host)
+			out->ranks_per_host = hosts[h].ranks;
+	free(hosts);
+	if (st != CS_OK)
+		return st;
+	if (c.n < 0)
+		return fail(diag, file, lineno ? lineno : 1, 1, "not nccl-tests output: no column header "
+			    "('# size count type ... time algbw busbw')");
+	if (out->nrows == 0)
+		return fail(diag, file, last ? last : c.line, 1, "no result rows of a nonzero size");
+	if (out->nranks == 0)
+		return fail(diag, file, 1, 1, "no '# Rank' lines: the group's size and hosts are "
+			    "unknown (keep the header nccl-tests prints)");
+	return CS_OK;
+}
+
+cs_status cs_nccltests_load(const char *path, cs_nccltests *out, cs_diag *diag)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	memset(out, 0, sizeof *out);
+	cs_status st = cs_file_read(path, MAX_BYTES, &buf, &len, diag);
+	if (st == CS_OK)
+		st = cs_nccltests_parse(buf, len, path, out, diag);
+	free(buf);
+	return st;
+}
+
+void cs_nccltests_free(cs_nccltests *t)
+{
+	if (t) {
+		free(t->rows);
+		t->rows = NULL;
+		t->nrows = 0;
+	}
+}
+
+cs_status cs_nccltests_group(const cs_nccltests *t, const char *file, const cs_cluster_spec *c,
+			     cs_group_shape *g, cs_diag *diag)
+{
+	if (t->nhosts > c->nodes || t->ranks_per_host > c->gpus_per_node) {
+		snprintf(diag->msg, sizeof diag->msg, "%.300s: the group (%lld ranks on %lld hosts, up "
+			 "to %lld per host) does not fit the scenario's cluster (%lld nodes of %d GPUs)",
+			 file, (long long)t->nranks, (long long)t->nhosts, (long long)t->ranks_per_host,
+			 (long long)c->nodes, c->gpus_per_node);
+		return CS_ERR_INPUT;
+	}
+	cs_topo *topo = cs_topo_new(c);
+	if (!topo) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	if (t->ranks_per_host == 1) {
+		*g = cs_topo_group(topo, 0, c->gpus_per_node, t->nranks);
+	} else {
+		*g = cs_topo_group(topo, 0, 1, t->nhosts * c->gpus_per_node);
+		g->nranks = t->nranks;
+		g->ranks_per_node = t->ranks_per_host;
+	}
+	cs_topo_free(topo);
+	return CS_OK;
+}
+
+static const struct {
+	const char *test;
+	cs_coll_op op;
+} tests[] = {
+	{ "all_reduce_perf", CS_COLL_ALL_REDUCE }, { "reduce_scatter_perf", CS_COLL_REDUCE_SCATTER },
+	{ "all_gather_perf", CS_COLL_ALL_GATHER }, { "alltoall_perf", CS_COLL_ALL_TO_ALL },
+	{ "broadcast_perf", CS_COLL_BROADCAST }, { "sendrecv_perf", CS_COLL_SEND_RECV },
+};
+
+cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op,
+			  cs_diag *diag)
+{
+	if (forced >= 0) {
+		*op = (cs_coll_op)forced;
+		return CS_OK;
+	}
+	if (t->test[0]) {
+		for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+			if (strcmp(t->test, tests[i].test) == 0) {
+				*op = tests[i].op;
+				return CS_OK;
+			}
+		snprintf(diag->msg, sizeof diag->msg, "%.300s: '%s' measures a collective clustersim "
+			 "has no model for (all_reduce_perf, reduce_scatter_perf, all_gather_perf, "
+			 "alltoall_perf, broadcast_perf, sendrecv_perf)", file, t->test);
+		return CS_ERR_INPUT;
+	}
+	/* busbw / algbw of the largest size: time and size give algbw */
+	const cs_nccl_row *big = NULL;
+	for (size_t i = 0; i < t->nrows; i++)
+		if (!isnan(t->rows[i].busbw[0]) && (!big || t->rows[i].bytes > big->bytes))
+			big = &t->rows[i];
+	double n = (double)t->nranks, ratio = NAN;
+	if (big && big->busbw[0] > 0)
+		ratio = big->busbw[0] / (big->bytes / big->time_us[0] / 1e3);
+	bool reduces = t->redop[0] && strcmp(t->redop, "none") != 0;
+	if (fabs(ratio - 2 * (n - 1) / n) < 0.02 * ratio && n > 1) {
+		*op = CS_COLL_ALL_REDUCE;
+		return CS_OK;
+	}
+	if (fabs(ratio - (n - 1) / n) < 0.02 * ratio && n > 2 && reduces) {
+		*op = CS_COLL_REDUCE_SCATTER;
+		return CS_OK;
+	}
+	if (fabs(ratio - 1) < 0.02 && t->root >= 0) {
+		*op = CS_COLL_BROADCAST;
+		return CS_OK;
+	}
+	snprintf(diag->msg, sizeof diag->msg, "%.300s: cannot tell which collective was measured "
+		 "(no 'Collective test starting' line; busbw/algbw %.3g on %lld ranks): name it with "
+		 "--op", file, ratio, (long long)t->nranks);
+	return CS_ERR_INPUT;
+}

@@ -1,0 +1,410 @@
+/*
+ * test_nccltests.c - nccl-tests output (src/report/nccltests.c) and the
+ * network fit (src/coll/coll_fit.c): a real-format output parses into its
+ * group and rows; bad input is a file:line:col error; the op comes from
+ * the header or the bus factor; outputs written from the tuner with known
+ * factors give those factors back within 1 %, on one node and across
+ * nodes; a factor the times do not depend on is reported as such.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/coll_fit.h"
+#include "config/config.h"
+#include "hw/topo.h"
+#include "report/nccltests.h"
+
+/* nccl-tests 2.x all_reduce_perf on two hosts of two GPUs, abridged, with a
+ * launcher's message between the lines. */
+static const char two_hosts[] =
+	"# nccl-tests version 2.13.9 nccl-headers=22105 nccl-library=22105\n"
+	"# Collective test starting: all_reduce_perf\n"
+	"# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 "
+	"agg iters: 1 validation: 1 graph: 0\n"
+	"#\n"
+	"# Using devices\n"
+	"#  Rank  0 Group  0 Pid  11 on      gpu-a device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+	"#  Rank  1 Group  0 Pid  12 on      gpu-a device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+	"#  Rank  2 Group  0 Pid  13 on      gpu-b device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+	"#  Rank  3 Group  0 Pid  14 on      gpu-b device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+	"#\n"
+	"#                                                              out-of-place                       in-place\n"
+	"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+	"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+	"           0             0     float     sum      -1     3.18    0.00    0.00      0     3.17    0.00    0.00      0\n"
+	"           8             2     float     sum      -1    37.35    0.00    0.00      0    36.92    0.00    0.00      0\n"
+	"gpu-a:11:11 [0] NCCL INFO comm 0x55 rank 0 nranks 4 - Init COMPLETE\n"
+	"        1024           256     float     sum      -1    38.10    0.03    0.04      0      N/A     N/A     N/A    N/A\n"
+	"# Out of bounds values : 0 OK\n"
+	"# Avg bus bandwidth    : 0.02\n";
+
+START_TEST(parses_group_and_rows)
+{
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(two_hosts, strlen(two_hosts), "ar.txt", &t, &d) == CS_OK,
+		      "%s", d.msg);
+	ck_assert_str_eq(t.test, "all_reduce_perf");
+	ck_assert_int_eq(t.nranks, 4);
+	ck_assert_int_eq(t.nhosts, 2);
+	ck_assert_int_eq(t.ranks_per_host, 2);
+	ck_assert_str_eq(t.gpu, "NVIDIA H100 80GB HBM3");
+	ck_assert_str_eq(t.redop, "sum");
+	ck_assert_int_eq(t.root, -1);
+	ck_assert_uint_eq(t.nrows, 2); /* the size-0 row is left out */
+	ck_assert_double_eq(t.rows[0].bytes, 8);
+	ck_assert_double_eq(t.rows[0].time_us[0], 37.35);
+	ck_assert_double_eq(t.rows[0].time_us[1], 36.92);
+	ck_assert_int_eq(t.rows[0].line, 15);
+	ck_assert_double_eq(t.rows[1].bytes, 1024);
+	ck_assert(isnan(t.rows[1].time_us[1]));
+	cs_coll_op op;
+	ck_assert_int_eq(cs_nccltests_op(&t, "ar.txt", -1, &op, &d), CS_OK);
+	ck_assert_int_eq(op, CS_COLL_ALL_REDUCE);
+	cs_nccltests_free(&t);
+}
+END_TEST
+
+#define HDR "#  Rank  0 Group 0 Pid 1 on h device 0 [0x1] GPU\n" \
+	    "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+
+static const struct {
+	const char *text, *prefix;
+} bad[] = {
+	{ "", "t.txt:1:1: not nccl-tests output: no column header" },
+	{ "{\"traceEvents\": []}\n", "t.txt:1:1: not nccl-tests output: no column header" },
+	{ "# size count type redop root time algbw #wrong\n",
+	  "t.txt:1:1: wrong columns: the header has no 'busbw'" },
+	{ "# size count type time busbw\n", "t.txt:1:1: wrong columns: the header has no 'algbw'" },
+	{ "8 2 float sum -1 1.0 0 0 0 1.0 0 0 0\n",
+	  "t.txt:1:1: a result row before the column header" },
+	{ HDR "8 2 float sum -1 1.0 0 0 0\n",
+	  "t.txt:3:1: wrong columns: 9 where the header at line 2 names 13" },
+	{ HDR "8 2 float sum -1 fast 0 0 0 1.0 0 0 0\n",
+	  "t.txt:3:18: expected a positive number of microseconds in column 'time' (out-of-place), not 'fast'" },
+	{ HDR "8 2 float sum -1 -3 0 0 0 1.0 0 0 0\n",
+	  "t.txt:3:18: expected a positive number of microseconds" },
+	{ HDR "8.5 2 float sum -1 1 0 0 0 1.0 0 0 0\n",
+	  "t.txt:3:1: expected a whole number of bytes in column 'size'" },
+	{ HDR "0 0 float sum -1 1 0 0 0 1.0 0 0 0\n", "t.txt:3:1: no result rows of a nonzero size" },
+	{ HDR, "t.txt:2:1: no result rows of a nonzero size" },
+	{ "#  size count type redop root time algbw busbw #wrong\n8 2 float sum -1 1 0 0 0\n",
+	  "t.txt:1:1: no '# Rank' lines" },
+	{ "# Collective test starting: hypercube_perf\n" HDR "8 2 float sum -1 1 0 0 0 1 0 0 0\n",
+	  "t.txt: 'hypercube_perf' measures a collective clustersim has no model for" },
+};
+
+START_TEST(bad_input_is_an_error_at_its_place)
+{
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	const char *s = bad[_i].text;
+	cs_status st = cs_nccltests_parse(s, strlen(s), "t.txt", &t, &d);
+	if (st == CS_OK) {
+		cs_coll_op op;
+		st = cs_nccltests_op(&t, "t.txt", -1, &op, &d);
+	}
+	cs_nccltests_free(&t);
+	ck_assert_int_eq(st, CS_ERR_INPUT);
+	ck_assert_msg(strncmp(d.msg, bad[_i].prefix, strlen(bad[_i].prefix)) == 0, "case %d: '%s'",
+		      _i, d.msg);
+}
+END_TEST
+
+START_TEST(nul_byte_is_refused)
+{
+	static const char s[] = HDR "8 2 float sum -1 1 0 0 0 1 0 0 0\n\0junk";
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_nccltests_parse(s, sizeof s - 1, "t.txt", &t, &d), CS_ERR_INPUT);
+	cs_nccltests_free(&t);
+	ck_assert_str_eq(d.msg, "t.txt:1:1: not nccl-tests output: the file holds a NUL byte");
+}
+END_TEST
+
+/* Without the test's name the op comes from busbw / algbw. */
+START_TEST(op_from_the_bus_factor)
+{
+	static const struct {
+		const char *redop, *root;
+		double factor;
+		int want;   /* -1: cannot tell */
+	} cases[] = {
+		{ "sum", "-1", 2 * 7.0 / 8, CS_COLL_ALL_REDUCE },
+		{ "sum", "-1", 7.0 / 8, CS_COLL_REDUCE_SCATTER },
+		{ "none", "-1", 7.0 / 8, -1 },   /* all-gather or all-to-all */
+		{ "none", "0", 1.0, CS_COLL_BROADCAST },
+		{ "none", "-1", 1.0, -1 },       /* send/recv prints no root */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[2048];
+		int n = snprintf(text, sizeof text,
+				 "# size count type redop root time algbw busbw #wrong\n");
+		for (int r = 0; r < 8; r++)
+			n += snprintf(text + n, sizeof text - (size_t)n,
+				      "#  Rank %d Group 0 Pid 1 on h device %d [0x1] GPU\n", r, r);
+		/* 1 MB in 10 us: algbw 100 GB/s */
+		snprintf(text + n, sizeof text - (size_t)n, "1000000 250000 float %s %s 10.00 100.00 %.2f 0\n",
+			 cases[i].redop, cases[i].root, 100 * cases[i].factor);
+		cs_nccltests t;
+		cs_diag d = { { 0 } };
+		ck_assert_msg(cs_nccltests_parse(text, strlen(text), "t.txt", &t, &d) == CS_OK, "%s",
+			      d.msg);
+		cs_coll_op op = CS_COLL_OPS;
+		cs_status st = cs_nccltests_op(&t, "t.txt", -1, &op, &d);
+		if (cases[i].want < 0) {
+			ck_assert_int_eq(st, CS_ERR_INPUT);
+			ck_assert_ptr_nonnull(strstr(d.msg, "name it with --op"));
+			ck_assert_int_eq(cs_nccltests_op(&t, "t.txt", CS_COLL_ALL_GATHER, &op, &d), CS_OK);
+			ck_assert_int_eq(op, CS_COLL_ALL_GATHER);
+		} else {
+			ck_assert_msg(st == CS_OK, "case %zu: %s", i, d.msg);
+			ck_assert_int_eq(op, cases[i].want);
+		}
+		cs_nccltests_free(&t);
+	}
+}
+END_TEST
+
+/* ---- the fit ------------------------------------------------------------ */
+
+static cs_cluster_spec h100_cluster(int64_t nodes)
+{
+	cs_scenario *sc = calloc(1, sizeof *sc);
+	ck_assert_ptr_nonnull(sc);
+	cs_config_defaults(sc);
+	const cs_gpu_spec *gpu = cs_preset_gpu("h100-sxm-80g");
+	ck_assert_ptr_nonnull(gpu);
+	sc->cluster.gpu = *gpu;
+	cs_preset_server_defaults(gpu, &sc->cluster);
+	sc->cluster.nodes = nodes;
+	cs_cluster_spec c = sc->cluster;
+	free(sc);
+	return c;
+}
+
+/* nccl-tests text for `op` on ranks_per_host ranks of each of `hosts`
+ * nodes, timed by the tuner with the given factors; the caller frees it. */
+static char *synthetic(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+		       int64_t hosts, int64_t per_host, cs_group_shape *g)
+{
+	cs_topo *topo = cs_topo_new(c);
+	ck_assert_ptr_nonnull(topo);
+	*g = per_host == 1 ? cs_topo_group(topo, 0, c->gpus_per_node, hosts)
+			   : cs_topo_group(topo, 0, 1, hosts * per_host);
+	cs_topo_free(topo);
+	cs_coll *co = cs_coll_new(c, spec);
+	ck_assert_ptr_nonnull(co);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	static const char *const tests[] = { "all_reduce_perf", "reduce_scatter_perf",
+					     "all_gather_perf", "alltoall_perf" };
+	fprintf(f, "# Collective test starting: %s\n#\n# Using devices\n", tests[op]);
+	for (int64_t r = 0; r < hosts * per_host; r++)
+		fprintf(f, "#  Rank %3lld Group  0 Pid %5lld on node-%lld device %2lld [0x%02llx] "
+			"NVIDIA H100 80GB HBM3\n", (long long)r, (long long)(1000 + r),
+			(long long)(r / per_host), (long long)(r % per_host), (long long)r);
+	fprintf(f, "#\n#       size         count      type   redop    root     time   algbw   busbw "
+		"#wrong     time   algbw   busbw #wrong\n");
+	double bus = cs_coll_bus_factor(op, g->nranks);
+	for (double b = 8; b <= 8.0 * (1 << 30); b *= 2) {
+		double us = 1e-3 * (double)cs_coll_time(co, op, g, b, NULL);
+		double alg = b / us / 1e3;
+		fprintf(f, "%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f %6d %8.2f %7.2f %7.2f %6d\n", b,
+			b / 4, "float", op == CS_COLL_ALL_GATHER || op == CS_COLL_ALL_TO_ALL ? "none"
+											   : "sum",
+			-1, us, alg, alg * bus, 0, us, alg, alg * bus, 0);
+	}
+	fclose(f);
+	cs_coll_free(co);
+	return text;
+}
+
+/* Fit the synthetic output; the factors must come back within 1 %. */
+static cs_coll_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, double up, double out,
+			   double lat)
+{
+	cs_cluster_spec c = h100_cluster(nodes);
+	cs_coll_spec truth = { .contention = 1, .scale_up_bw = up, .scale_out_bw = out,
+			       .latency = lat };
+	cs_group_shape g;
+	char *text = synthetic(&c, &truth, op, nodes, per_host, &g);
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(text, strlen(text), "syn.txt", &t, &d) == CS_OK, "%s", d.msg);
+	free(text);
+	cs_coll_op got;
+	ck_assert_int_eq(cs_nccltests_op(&t, "syn.txt", -1, &got, &d), CS_OK);
+	ck_assert_int_eq(got, op);
+	ck_assert_int_eq(t.nranks, nodes * per_host);
+	ck_assert_int_eq(t.nhosts, nodes);
+	double bytes[64], ns[64];
+	for (size_t i = 0; i < t.nrows; i++) {
+		bytes[i] = t.rows[i].bytes;
+		ns[i] = 1e3 * t.rows[i].time_us[0];
+	}
+	cs_coll_spec start = { .contention = 1 };
+	cs_coll_fit fit;
+	ck_assert_msg(cs_coll_fit_network(&c, &start, op, &g, bytes, ns, t.nrows, &fit, &d) == CS_OK,
+		      "%s", d.msg);
+	cs_nccltests_free(&t);
+	return fit;
+}
+
+START_TEST(recovers_nvlink_factors_on_one_node)
+{
+	cs_coll_fit f = recover(1, 8, CS_COLL_ALL_REDUCE, 0.85, 0, 1.3);
+	ck_assert(!f.nic && f.bandwidth_fit && f.latency_fit);
+	ck_assert_msg(fabs(f.bandwidth / 0.85 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
+	ck_assert_msg(fabs(f.latency / 1.3 - 1) < 0.01, "latency %.5f", f.latency);
+	ck_assert_msg(f.rms < 0.005, "rms %.5f", f.rms);
+	f = recover(1, 8, CS_COLL_ALL_GATHER, 1.1, 0, 0.7);
+	ck_assert_msg(fabs(f.bandwidth / 1.1 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
+	ck_assert_msg(fabs(f.latency / 0.7 - 1) < 0.01, "latency %.5f", f.latency);
+}
+END_TEST
+
+START_TEST(recovers_nic_factors_across_nodes)
+{
+	/* one GPU per node: the NIC alone carries the ring and the tree */
+	cs_coll_fit f = recover(16, 1, CS_COLL_ALL_REDUCE, 0, 0.8, 1.5);
+	ck_assert(f.nic && f.bandwidth_fit && f.latency_fit);
+	ck_assert_msg(fabs(f.bandwidth / 0.8 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
+	ck_assert_msg(fabs(f.latency / 1.5 - 1) < 0.01, "latency %.5f", f.latency);
+	/* eight per node, NICs slower than NVLink: the NIC binds */
+	f = recover(4, 8, CS_COLL_REDUCE_SCATTER, 0, 0.6, 1.2);
+	ck_assert(f.nic && f.bandwidth_fit);
+	ck_assert_msg(fabs(f.bandwidth / 0.6 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
+	ck_assert_msg(fabs(f.latency / 1.2 - 1) < 0.01, "latency %.5f", f.latency);
+}
+END_TEST
+
+/* Eight NICs of 48 GB/s (384 GB/s) outrun NVLink's 370.8 GB/s bus
+ * bandwidth: a two-node all-gather 3 % faster than modelled says nothing of
+ * the NIC, so the fit moves to NVLink. */
+START_TEST(moves_to_nvlink_when_the_nic_does_not_bind)
+{
+	cs_coll_fit f = recover(2, 8, CS_COLL_ALL_GATHER, 1.03, 0, 1.0);
+	ck_assert(!f.nic && f.bandwidth_fit);
+	ck_assert_msg(fabs(f.bandwidth / 1.03 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
+}
+END_TEST
+
+/* The published points of docs/validation.md, written as nccl-tests rows
+ * (tests/data/nccl-tests/): fitted, the model is within 5 % of each row;
+ * fitted to the NVLS points, it predicts the same server's ring all-reduce
+ * and all-gather (370 GB/s busBw, 1 GB) within 5 %. */
+static const struct {
+	const char *file, *scenario, *set;
+	double busbw_ring, busbw_all_gather; /* published on the same GPUs, 0: none */
+} published[] = {
+	{ "h100-nvls-all_reduce.txt", "3d-llama3-70b-64gpu.yaml", NULL, 370, 370 },
+	{ "ndr-4node-ring-all_reduce.txt", "3d-llama3-70b-64gpu.yaml", "collectives.algorithm=ring",
+	  0, 0 },
+	{ "dgx-a100-4node-all_reduce.txt", "megatron-1t-3072gpu.yaml", NULL, 0, 0 },
+};
+
+START_TEST(published_points_within_5_percent)
+{
+	char file[512], scenario[512];
+	snprintf(file, sizeof file, "%s/tests/data/nccl-tests/%s", CS_SOURCE_ROOT, published[_i].file);
+	snprintf(scenario, sizeof scenario, "%s/scenarios/%s", CS_SOURCE_ROOT, published[_i].scenario);
+	const char *sets[] = { published[_i].set };
+	cs_scenario *sc = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_scenario_load(scenario, sets, published[_i].set ? 1 : 0, &sc, &d) == CS_OK,
+		      "%s", d.msg);
+	cs_nccltests t;
+	ck_assert_msg(cs_nccltests_load(file, &t, &d) == CS_OK, "%s", d.msg);
+	cs_coll_op op;
+	cs_group_shape g;
+	ck_assert_int_eq(cs_nccltests_op(&t, file, -1, &op, &d), CS_OK);
+	ck_assert_msg(cs_nccltests_group(&t, file, &sc->cluster, &g, &d) == CS_OK, "%s", d.msg);
+	double bytes[16], ns[16];
+	ck_assert_uint_le(t.nrows, 16);
+	for (size_t i = 0; i < t.nrows; i++) {
+		bytes[i] = t.rows[i].bytes;
+		ns[i] = 1e3 * t.rows[i].time_us[0];
+	}
+	cs_coll_fit fit;
+	ck_assert_int_eq(cs_coll_fit_network(&sc->cluster, &sc->coll, op, &g, bytes, ns, t.nrows, &fit,
+					     &d), CS_OK);
+	ck_assert(fit.bandwidth_fit);
+	cs_coll_spec fitted = cs_coll_fit_apply(&sc->coll, &fit);
+	cs_coll *co = cs_coll_new(&sc->cluster, &fitted);
+	ck_assert_ptr_nonnull(co);
+	for (size_t i = 0; i < t.nrows; i++) {
+		double e = (double)cs_coll_time(co, op, &g, bytes[i], NULL) / ns[i] - 1;
+		ck_assert_msg(fabs(e) < 0.05, "%s, %.0f B: %+.2f %%", published[_i].file, bytes[i],
+			      100 * e);
+	}
+	cs_coll_free(co);
+	if (published[_i].busbw_ring > 0) {
+		cs_coll_spec ring = fitted;
+		ring.algorithm = CS_ALGO_RING;
+		co = cs_coll_new(&sc->cluster, &ring);
+		ck_assert_ptr_nonnull(co);
+		double b = 1e9, bus = b / (double)cs_coll_time(co, CS_COLL_ALL_REDUCE, &g, b, NULL) *
+				      cs_coll_bus_factor(CS_COLL_ALL_REDUCE, g.nranks);
+		ck_assert_msg(fabs(bus / published[_i].busbw_ring - 1) < 0.05, "ring %.1f GB/s", bus);
+		bus = b / (double)cs_coll_time(co, CS_COLL_ALL_GATHER, &g, b, NULL) *
+		      cs_coll_bus_factor(CS_COLL_ALL_GATHER, g.nranks);
+		ck_assert_msg(fabs(bus / published[_i].busbw_all_gather - 1) < 0.05,
+			      "all-gather %.1f GB/s", bus);
+		cs_coll_free(co);
+	}
+	cs_nccltests_free(&t);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(nothing_to_fit)
+{
+	cs_cluster_spec c = h100_cluster(1);
+	cs_coll_spec s = { .contention = 1 };
+	cs_group_shape g = { .nranks = 1, .nnodes = 1, .ranks_per_node = 1, .ndomains = 1 };
+	double b = 8, t = 1e4;
+	cs_coll_fit f;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_coll_fit_network(&c, &s, CS_COLL_ALL_REDUCE, &g, &b, &t, 1, &f, &d),
+			 CS_ERR_INPUT);
+	ck_assert_str_eq(d.msg, "nothing to fit: a group of one rank does not communicate");
+}
+END_TEST
+
+static Suite *nccltests_suite(void)
+{
+	Suite *s = suite_create("nccltests");
+	TCase *tc = tcase_create("parse");
+	tcase_add_test(tc, parses_group_and_rows);
+	tcase_add_loop_test(tc, bad_input_is_an_error_at_its_place, 0,
+			    (int)(sizeof bad / sizeof bad[0]));
+	tcase_add_test(tc, nul_byte_is_refused);
+	tcase_add_test(tc, op_from_the_bus_factor);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fit");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, recovers_nvlink_factors_on_one_node);
+	tcase_add_test(tc, recovers_nic_factors_across_nodes);
+	tcase_add_test(tc, moves_to_nvlink_when_the_nic_does_not_bind);
+	tcase_add_test(tc, nothing_to_fit);
+	tcase_add_loop_test(tc, published_points_within_5_percent, 0,
+			    (int)(sizeof published / sizeof published[0]));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(nccltests_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

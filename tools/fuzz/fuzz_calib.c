@@ -1,0 +1,42 @@
+/*
+ * fuzz_calib.c - libFuzzer target for the two readers of `calibrate`'s
+ * inputs and outputs besides the trace: nccl-tests text output
+ * (cs_nccltests_parse, then the op it measured) and calibration files
+ * (cs_calib_parse). The first byte picks the reader; the rest is the text.
+ * Both must refuse bad input with a diagnostic, never crash, hang, leak or
+ * read out of bounds. Built and run by tools/fuzz/run-fuzz.sh.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "hw/calib.h"
+#include "report/nccltests.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	const char *text = (const char *)data + 1;
+	size_t len = size - 1;
+	cs_diag diag = { { 0 } };
+	if (data[0] & 1) {
+		cs_calib c;
+		if (cs_calib_parse(text, len, "fuzz.yaml", &c, &diag) == CS_OK)
+			for (int k = 0; k < CS_CALIB_NETS; k++)
+				if (!(c.net[k] > 0) || !isfinite(c.net[k]))
+					abort(); /* the parser promised positive finite factors */
+		return 0;
+	}
+	cs_nccltests t;
+	if (cs_nccltests_parse(text, len, "fuzz.txt", &t, &diag) == CS_OK) {
+		cs_coll_op op;
+		if (t.nrows == 0 || t.nranks < 1)
+			abort(); /* the parser promised rows and ranks */
+		(void)cs_nccltests_op(&t, "fuzz.txt", -1, &op, &diag);
+	}
+	cs_nccltests_free(&t);
+	return 0;
+}
