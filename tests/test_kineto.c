@@ -211,6 +211,13 @@ static const struct {
 	{ "", PLAIN, ":1:0: not JSON: '[' or '{' expected near end of file" },
 	{ "{\"traceEvents\": [\n  {\"cat\": \"kernel\",", PLAIN, ":2:19: not JSON: " },
 	{ "{\"traceEvents\": [1, 2}", GZIP, ":1:22: not JSON: ']' expected near '}'" },
+	/* the events are parsed one at a time: their errors keep their place */
+	{ "{\"traceEvents\": [\n  {\"cat\": \"kernel\", \"name\": nope}]}", PLAIN,
+	  ":2:32: not JSON: invalid token near 'nope'" },
+	{ "{\"traceEvents\": [\n  {\"cat\": \"kernel\", \"name\": \"k\",\n \"ts\": 1, \"dur\": 1,}]}", GZIP,
+	  ":3:20: not JSON: string or '}' expected near '}'" },
+	{ "{\"a\": nope, \"traceEvents\": []}", PLAIN, ":1:10: not JSON: invalid token near 'nope'" },
+	{ "{\"traceEvents\": []} x", PLAIN, ":1:21: not JSON: end of file expected near 'x'" },
 	{ two_steps, GZIP_TRUNCATED, "': truncated gzip data at byte " },
 	{ two_steps, GZIP_CORRUPT, "': corrupt gzip data at byte " },
 	{ "{\"displayTimeUnit\": \"ms\"}", PLAIN, "': no 'traceEvents' array at the top level" },
@@ -259,15 +266,18 @@ START_TEST(files_that_cannot_be_read)
 	ck_assert_int_eq(cs_kineto_load("/tmp", &t, &diag), CS_ERR_INPUT);
 	ck_assert_str_eq(diag.msg, "cannot read '/tmp': not a regular file");
 	ck_assert_ptr_null(t);
-	/* the size limit applies to the decompressed text */
+	/* the size limit applies to one event's text, not to the trace: the
+	 * longest event of two_steps is the element-wise kernel, element 4, of
+	 * 171 bytes (the first over 137 is element 2, of 138) */
 	for (int how = PLAIN; how <= GZIP; how++) {
 		char *path = temp_trace(two_steps, how);
-		ck_assert_int_eq(cs__kineto_load_limit(path, 1 << 10, &t, &diag), CS_ERR_INPUT);
+		ck_assert_int_eq(cs__kineto_load_limit(path, 170, &t, &diag), CS_ERR_INPUT);
 		char want[600];
-		snprintf(want, sizeof want, "'%s' is larger than the limit of 1024 bytes decompressed", path);
+		snprintf(want, sizeof want, "'%s': element 4 of 'traceEvents' is larger than the limit of "
+			 "170 bytes", path);
 		ck_assert_str_eq(diag.msg, want);
 		ck_assert_ptr_null(t);
-		ck_assert_int_eq(cs__kineto_load_limit(path, sizeof two_steps - 1, &t, &diag), CS_OK);
+		ck_assert_int_eq(cs__kineto_load_limit(path, 171, &t, &diag), CS_OK);
 		cs_kineto_free(t);
 		t = NULL;
 		unlink(path);

@@ -15,6 +15,13 @@
  * "cannot read 'PATH': not a regular file", "'PATH' is larger than the
  * limit of N MiB" (CS_ERR_INPUT), or out of memory (CS_ERR_NOMEM).
  */
+/*
+ * Open the regular file `path` for reading: its descriptor, which the
+ * caller closes, and its size in *size; -1 with "cannot open 'PATH':
+ * reason" or "cannot read 'PATH': not a regular file" in diag.
+ */
+int cs_file_open(const char *path, long long *size, cs_diag *diag);
+
 cs_status cs_file_read(const char *path, size_t limit, char **buf, size_t *len, cs_diag *diag);
 
 #endif

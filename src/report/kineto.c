@@ -1,15 +1,15 @@
 /*
  * kineto.c - kernel time by class in a PyTorch profiler (Kineto) Chrome
- * trace: read (plain or gzip, zlib), parse (jansson), classify, total.
+ * trace: read (plain or gzip, zlib), stream its events (jstream.c, one
+ * event at a time through jansson), classify, total.
  *
- * The decompressed text is one malloc'd buffer, freed once jansson has
- * parsed it; the jansson tree is freed once the totals are taken. The
- * returned cs_kineto holds numbers only; cs_kineto_free frees it.
+ * Memory is one event's text and tree, and 16 bytes per kernel (the busy
+ * intervals), whatever the trace's size. The returned cs_kineto holds
+ * numbers only; cs_kineto_free frees it.
  */
 #include "report/kineto.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "core/file.h"
+#include "report/jstream.h"
 
 struct cs_kineto {
 	int64_t ns[CS_KINETO_CLASSES], count[CS_KINETO_CLASSES];
@@ -77,92 +79,51 @@ const char *cs_kineto_class_name(cs_kineto_class c)
 
 /* ---- reading ------------------------------------------------------------ */
 
-/* The whole file, gunzipped when it is gzip, into *buf (the caller frees). */
-static cs_status read_all(const char *path, size_t limit, char **buf, size_t *len, cs_diag *diag)
+/* The file through zlib, which reads plain text and gzip alike. */
+typedef struct gz_src {
+	gzFile gz;
+	const char *path;
+} gz_src;
+
+static cs_status gz_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag)
 {
-	struct stat st;
-	*buf = NULL;
-	*len = 0;
-	int fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		snprintf(diag->msg, sizeof diag->msg, "cannot open '%.400s': %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	gz_src *g = ctx;
+	int n = gzread(g->gz, buf, (unsigned)(cap < (size_t)1 << 30 ? cap : (size_t)1 << 30));
+	*got = n > 0 ? (size_t)n : 0;
+	if (n >= 0)
+		return CS_OK;
+	int err = Z_OK;
+	const char *why = gzerror(g->gz, &err);
+	if (err == Z_ERRNO) {
+		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': %s", g->path, strerror(errno));
 		return CS_ERR_INPUT;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': not a regular file", path);
-		return CS_ERR_INPUT;
-	}
-	gzFile gz = gzdopen(fd, "rb");
-	if (!gz) {
-		close(fd);
-		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", path);
+	if (err == Z_MEM_ERROR) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", g->path);
 		return CS_ERR_NOMEM;
 	}
-	gzbuffer(gz, 256 * 1024);
-	size_t cap = 0, n = 0;
-	char *b = NULL;
-	cs_status rc = CS_OK;
-	for (;;) {
-		if (n == cap) {
-			if (cap > limit) {
-				int mib = limit % ((size_t)1 << 20) == 0;
-				snprintf(diag->msg, sizeof diag->msg, "'%.400s' is larger than the limit of "
-					 "%zu %s decompressed", path, mib ? limit >> 20 : limit, mib ? "MiB" : "bytes");
-				rc = CS_ERR_INPUT;
-				break;
-			}
-			size_t ncap = cap ? cap * 2 : (size_t)1 << 20;
-			if (ncap > limit + 1)
-				ncap = limit + 1;
-			char *nb = realloc(b, ncap + 1);
-			if (!nb) {
-				snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", path);
-				rc = CS_ERR_NOMEM;
-				break;
-			}
-			b = nb;
-			cap = ncap;
-		}
-		size_t want = cap - n < (size_t)1 << 30 ? cap - n : (size_t)1 << 30;
-		int got = gzread(gz, b + n, (unsigned)want);
-		int err = Z_OK;
-		const char *why = got <= 0 ? gzerror(gz, &err) : "";
-		if (got > 0) {
-			n += (size_t)got;
-			continue;
-		}
-		if (err == Z_ERRNO) {
-			snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': %s", path, strerror(errno));
-			rc = CS_ERR_INPUT;
-		} else if (err == Z_MEM_ERROR) {
-			snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", path);
-			rc = CS_ERR_NOMEM;
-		} else if (err != Z_OK) {
-			/* zlib prefixes its message with the file's name, "<fd:3>" here */
-			const char *colon = strstr(why, ": ");
-			if (strncmp(why, "<fd:", 4) == 0 && colon)
-				why = colon + 2;
-			snprintf(diag->msg, sizeof diag->msg, "'%.400s': %s gzip data at byte %lld (%s)", path,
-				 err == Z_BUF_ERROR ? "truncated" : "corrupt", (long long)gzoffset(gz), why);
-			rc = CS_ERR_INPUT;
-		}
-		break;
-	}
-	if (gzclose_r(gz) == Z_BUF_ERROR && rc == CS_OK) {
-		snprintf(diag->msg, sizeof diag->msg, "'%.400s': truncated gzip data at byte %lld "
-			 "(unexpected end of file)", path, (long long)st.st_size);
-		rc = CS_ERR_INPUT;
-	}
-	if (rc != CS_OK) {
-		free(b);
-		return rc;
-	}
-	b[n] = 0;
-	*buf = b;
-	*len = n;
+	/* zlib prefixes its message with the file's name, "<fd:3>" here */
+	const char *colon = strstr(why, ": ");
+	if (strncmp(why, "<fd:", 4) == 0 && colon)
+		why = colon + 2;
+	snprintf(diag->msg, sizeof diag->msg, "'%.400s': %s gzip data at byte %lld (%s)", g->path,
+		 err == Z_BUF_ERROR ? "truncated" : "corrupt", (long long)gzoffset(g->gz), why);
+	return CS_ERR_INPUT;
+}
+
+/* Text in memory. */
+typedef struct mem_src {
+	const char *text;
+	size_t len, pos;
+} mem_src;
+
+static cs_status mem_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag)
+{
+	mem_src *m = ctx;
+	(void)diag;
+	*got = m->len - m->pos < cap ? m->len - m->pos : cap;
+	memcpy(buf, m->text + m->pos, *got);
+	m->pos += *got;
 	return CS_OK;
 }
 
@@ -348,21 +309,23 @@ static void finish(acc *a)
 	t->steps = distinct > 0 ? distinct : 1;
 }
 
-static cs_status summarise(const char *name, const json_t *root, cs_kineto *t, cs_diag *diag)
+static cs_status each_event(void *arg, const json_t *e, size_t i)
 {
-	const json_t *ev = json_is_object(root) ? json_object_get(root, "traceEvents") : NULL;
-	if (!json_is_array(ev)) {
+	return json_is_object(e) ? take_event(arg, e, i) : CS_OK;
+}
+
+/* Stream the events of the text `rd` reads into *t. */
+static cs_status summarise(const char *name, size_t max_event, cs_jstream_read rd, void *rctx,
+			   cs_kineto *t, cs_diag *diag)
+{
+	acc a = { .name = name, .t = t, .diag = diag };
+	cs_jstream_opts o = { .name = name, .key = "traceEvents", .max_element = max_event };
+	bool found;
+	cs_status st = cs_jstream_array(&o, rd, rctx, each_event, &a, &found, diag);
+	if (st == CS_OK && !found) {
 		snprintf(diag->msg, sizeof diag->msg, "'%.400s': no 'traceEvents' array at the top level: "
 			 "not a PyTorch profiler (Kineto) trace", name);
-		return CS_ERR_INPUT;
-	}
-	acc a = { .name = name, .t = t, .diag = diag };
-	cs_status st = CS_OK;
-	size_t i;
-	const json_t *e;
-	json_array_foreach(ev, i, e) {
-		if (json_is_object(e) && (st = take_event(&a, e, i)) != CS_OK)
-			break;
+		st = CS_ERR_INPUT;
 	}
 	if (st == CS_OK && a.niv == 0) {
 		snprintf(diag->msg, sizeof diag->msg, "'%.400s': no GPU kernels (no event with "
@@ -378,28 +341,15 @@ static cs_status summarise(const char *name, const json_t *root, cs_kineto *t, c
 
 /* ---- entry points ------------------------------------------------------- */
 
-cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out, cs_diag *diag)
+static cs_status run(const char *name, size_t max_event, cs_jstream_read rd, void *rctx,
+		     cs_kineto **out, cs_diag *diag)
 {
-	*out = NULL;
-	json_error_t err;
-	/* integers as reals: a huge integer anywhere is no reason to refuse a trace */
-	json_t *root = json_loadb(text, len, JSON_DECODE_INT_AS_REAL, &err);
-	if (!root) {
-		if (json_error_code(&err) == json_error_out_of_memory) {
-			snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.400s'", name);
-			return CS_ERR_NOMEM;
-		}
-		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: not JSON: %s", name, err.line,
-			 err.column, err.text);
-		return CS_ERR_INPUT;
-	}
 	cs_kineto *t = calloc(1, sizeof *t);
-	cs_status st = CS_ERR_NOMEM;
-	if (!t)
+	if (!t) {
 		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", name);
-	else
-		st = summarise(name, root, t, diag);
-	json_decref(root);
+		return CS_ERR_NOMEM;
+	}
+	cs_status st = summarise(name, max_event, rd, rctx, t, diag);
 	if (st != CS_OK) {
 		free(t);
 		return st;
@@ -408,22 +358,42 @@ cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kin
 	return CS_OK;
 }
 
-cs_status cs__kineto_load_limit(const char *path, size_t limit, cs_kineto **out, cs_diag *diag)
+cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out, cs_diag *diag)
 {
-	char *buf;
-	size_t len;
+	mem_src m = { .text = text, .len = len };
 	*out = NULL;
-	cs_status st = read_all(path, limit, &buf, &len, diag);
-	if (st != CS_OK)
-		return st;
-	st = cs_kineto_parse(path, buf, len, out, diag);
-	free(buf);
+	return run(name, CS_KINETO_MAX_EVENT, mem_read, &m, out, diag);
+}
+
+cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out, cs_diag *diag)
+{
+	long long size;
+	*out = NULL;
+	int fd = cs_file_open(path, &size, diag);
+	if (fd < 0)
+		return CS_ERR_INPUT;
+	gz_src g = { .gz = gzdopen(fd, "rb"), .path = path };
+	if (!g.gz) {
+		close(fd);
+		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", path);
+		return CS_ERR_NOMEM;
+	}
+	gzbuffer(g.gz, 256 * 1024);
+	cs_status st = run(path, max_event, gz_read, &g, out, diag);
+	/* a gzip stream cut short may read as text that ends early: say what it is */
+	if (gzclose_r(g.gz) == Z_BUF_ERROR && st != CS_ERR_NOMEM) {
+		snprintf(diag->msg, sizeof diag->msg, "'%.400s': truncated gzip data at byte %lld "
+			 "(unexpected end of file)", path, size);
+		cs_kineto_free(*out);
+		*out = NULL;
+		st = CS_ERR_INPUT;
+	}
 	return st;
 }
 
 cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag)
 {
-	return cs__kineto_load_limit(path, CS_KINETO_MAX_BYTES, out, diag);
+	return cs__kineto_load_limit(path, CS_KINETO_MAX_EVENT, out, diag);
 }
 
 void cs_kineto_free(cs_kineto *t)

@@ -3,12 +3,13 @@
  * Chrome trace, for comparing a measured step with a simulated one.
  *
  * cs_kineto_load reads TRACE.json or TRACE.json.gz (zlib's gzread reads
- * both), parses it with jansson and keeps only totals: kernel time and count
+ * both), streams the events of its 'traceEvents' array one at a time
+ * through jansson (jstream.h) and keeps only totals: kernel time and count
  * by class, the span from the first kernel's start to the last one's end,
  * the union of the kernels' busy intervals, and the number of steps
  * (ProfilerStep#N annotations; the whole trace is one step without them).
- * The whole decompressed text is held in memory while it is parsed, so
- * inputs are refused beyond CS_KINETO_MAX_BYTES decompressed.
+ * Memory is one event and 16 bytes per kernel, whatever the trace's size;
+ * an event of more than CS_KINETO_MAX_EVENT bytes is refused.
  *
  * Kernels are classified by name, case-insensitively, in this order:
  * communication (NCCL: "nccl"), optimizer ("adam", or "multi_tensor_apply"
@@ -31,8 +32,8 @@
 
 #include "clustersim/clustersim.h"
 
-/* The largest decompressed trace read: 1 GiB. */
-#define CS_KINETO_MAX_BYTES ((size_t)1 << 30)
+/* The largest event of 'traceEvents' read: 16 MiB of JSON text. */
+#define CS_KINETO_MAX_EVENT ((size_t)16 << 20)
 
 /* Event classes; the first four are cs_compute_kind's. */
 typedef enum cs_kineto_class {
@@ -52,10 +53,12 @@ typedef struct cs_kineto cs_kineto;
  * CS_ERR_NOMEM) with *out NULL and a message in *diag: "cannot open 'PATH':
  * ...", "'PATH': truncated gzip data at byte N (...)", "PATH:LINE:COL: not
  * JSON: ...", "'PATH': no 'traceEvents' array ...", "'PATH': no GPU kernels
- * ...", "'PATH' is larger than the limit of 1024 MiB decompressed". */
+ * ...", "'PATH': element N of 'traceEvents' is larger than the limit of
+ * 16777216 bytes". */
 cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag);
-/* The same with another size limit (tests). */
-cs_status cs__kineto_load_limit(const char *path, size_t limit, cs_kineto **out, cs_diag *diag);
+/* The same with another limit on one event's bytes (tests). */
+cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out,
+				cs_diag *diag);
 /* Summarise `len` bytes of JSON text; `name` labels messages. */
 cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out,
 			  cs_diag *diag);
