@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "hw/calib.h"
+#include "model/compute.h"
 #include "report/compare.h"
 
 #define ROOT CS_SOURCE_ROOT "/"
@@ -47,7 +48,9 @@ END_TEST
 START_TEST(parse_network)
 {
 	static const char text[] = "network:\n  scale_up_bandwidth: 0.9\n  latency: 1.5\n"
-				   "calibration:\n  gemm: 1.1\n";
+				   "calibration:\n  gemm: 1.1\n"
+				   "gemm_shapes:\n  - [8192, 6144, 4096, 1, 0.9]\n  - [128, 128, 64, 16, 1.2]\n"
+				   "host:\n  kernel_gap_us: 0\n  memory_bound_kernels: 1.25\n";
 	cs_calib c;
 	cs_diag d = { { 0 } };
 	ck_assert_int_eq(cs_calib_parse(text, strlen(text), "t.yaml", &c, &d), CS_OK);
@@ -56,6 +59,16 @@ START_TEST(parse_network)
 	ck_assert(c.has_net[CS_CALIB_LATENCY] && !c.has_net[CS_CALIB_SCALE_OUT_BW]);
 	ck_assert_double_eq(c.net[CS_CALIB_LATENCY], 1.5);
 	ck_assert_double_eq(c.factor[CS_COMPUTE_GEMM], 1.1);
+	/* shapes are kept sorted; a shape not listed takes the class's factor */
+	ck_assert_uint_eq(c.nshapes, 2);
+	ck_assert_int_eq(c.shape[0].m, 128);
+	ck_assert_double_eq(cs_calib_gemm_factor(&c, 8192, 6144, 4096, 1), 0.9);
+	ck_assert_double_eq(cs_calib_gemm_factor(&c, 128, 128, 64, 16), 1.2);
+	ck_assert_double_eq(cs_calib_gemm_factor(&c, 128, 128, 64, 1), 1.1);
+	ck_assert(c.has_gap && c.kernel_gap_us == 0.0);
+	ck_assert(c.has_kernels[CS_COMPUTE_MEMBOUND] && !c.has_kernels[CS_COMPUTE_GEMM]);
+	ck_assert_double_eq(c.kernels[CS_COMPUTE_MEMBOUND], 1.25);
+	ck_assert_double_eq(c.kernels[CS_COMPUTE_GEMM], 1.0);
 	/* written back, it reads the same */
 	char *buf = NULL;
 	size_t len = 0;
@@ -72,7 +85,15 @@ END_TEST
 static const struct {
 	const char *text, *prefix;
 } bad[] = {
-	{ "calib:\n  gemm: 1\n", "t.yaml:1:1: unknown key 'calib' (did you mean 'calibration'?); allowed: calibration, network" },
+	{ "calib:\n  gemm: 1\n", "t.yaml:1:1: unknown key 'calib' (did you mean 'calibration'?); allowed: calibration, gemm_shapes, host, network" },
+	{ "gemm_shapes:\n  - [1, 2, 3, 1]\n", "t.yaml:2:5: a GEMM shape is [M, N, K, batch, factor], five numbers" },
+	{ "gemm_shapes:\n  - [1, 2.5, 3, 1, 1]\n", "t.yaml:2:9: 'N' must be a whole number from 1 to 1e12" },
+	{ "gemm_shapes:\n  - [1, 2, 3, 1, 0]\n", "t.yaml:2:18: 'factor' must be a positive finite number" },
+	{ "gemm_shapes:\n  - [1, 2, 3, 1, 1]\n  - [1, 2, 3, 1, 2]\n", "t.yaml:3:5: GEMM shape [1, 2, 3, 1] is listed twice" },
+	{ "gemm_shapes: {a: 1}\n", "t.yaml:1:14: 'gemm_shapes' must be a list" },
+	{ "host:\n  kernel_gap_us: -1\n", "t.yaml:2:18: 'kernel_gap_us' must be a finite number, zero or more" },
+	{ "host:\n  memory_bound_kernels: 0\n", "t.yaml:2:25: 'memory_bound_kernels' must be a positive finite number" },
+	{ "host:\n  gap: 1\n", "t.yaml:2:3: unknown key 'gap' in 'host'" },
 	{ "calibration:\n  gem: 1\n", "t.yaml:2:3: unknown key 'gem' in 'calibration' (did you mean 'gemm'?); allowed: gemm, attention, memory_bound, optimizer" },
 	{ "network:\n  latncy: 1\n", "t.yaml:2:3: unknown key 'latncy' in 'network' (did you mean 'latency'?); allowed: scale_up_bandwidth, scale_out_bandwidth, latency" },
 	{ "network:\n  scale_out_bandwidth: -1\n", "t.yaml:2:24: 'scale_out_bandwidth' must be a positive finite number" },
@@ -125,6 +146,84 @@ static void temp_file(char *path, size_t n, const char *text)
 	close(fd);
 }
 
+/* ---- per GEMM shape ------------------------------------------------------ */
+
+static cs_layer_op gemm_op(int64_t m, int64_t n, int64_t k)
+{
+	cs_layer_op op = { .name = "gemm", .cls = CS_OPC_GEMM, .m = m, .n = n, .k = k, .batch = 1,
+			   .kernels = 1, .flops = 2.0 * (double)m * (double)n * (double)k };
+	return op;
+}
+
+/* The GPT step's QKV projection: 4 x 2048 tokens, hidden 5120. */
+#define QKV_M 8192
+#define QKV_N 15360
+#define QKV_K 5120
+
+START_TEST(shape_factor_replaces_the_class_factor)
+{
+	cs_kprof *prof = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_kprof_load("h200-sxm", &prof, &d) == CS_OK, "%s", d.msg);
+	const cs_gpu_spec *gpu = cs_preset_gpu("h200-sxm-141g");
+	ck_assert_ptr_nonnull(gpu);
+	cs_calib cal;
+	cs_calib_init(&cal);
+	cal.factor[CS_COMPUTE_GEMM] = 1.5;
+	cs_calib_shape s = { QKV_M, QKV_N, QKV_K, 1, 2.0 };
+	ck_assert_int_eq(cs_calib_set_shape(&cal, &s), 0);
+	cs_compute plain = { .gpu = gpu, .prec = CS_PREC_BF16, .prof = prof, .attn = CS_ATTN_CUDNN };
+	cs_compute calibrated = plain;
+	calibrated.calib = &cal;
+	cs_layer_op qkv = gemm_op(QKV_M, QKV_N, QKV_K), out = gemm_op(QKV_M, QKV_K, QKV_K);
+	int64_t q0 = cs_compute_op_ns(&plain, &qkv), q1 = cs_compute_op_ns(&calibrated, &qkv);
+	int64_t o0 = cs_compute_op_ns(&plain, &out), o1 = cs_compute_op_ns(&calibrated, &out);
+	ck_assert(q0 > 100000 && o0 > 10000);
+	ck_assert_msg(llabs(q1 - 2 * q0) <= 1, "qkv %lld -> %lld", (long long)q0, (long long)q1);
+	ck_assert_msg(llabs(o1 - (int64_t)llround(1.5 * (double)o0)) <= 1, "out-proj %lld -> %lld",
+		      (long long)o0, (long long)o1);
+	cs_kprof_free(prof);
+}
+END_TEST
+
+/* A record_shapes trace: the QKV GEMM twice at 500 us, its CPU op's Input
+ * Dims, one more kernel without a shape. */
+static const char shaped_trace[] =
+	"{\"traceEvents\": [\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1, \"dur\": 5, "
+	"\"args\": {\"External id\": 7, \"Input Dims\": [[8192, 5120], [5120, 15360]]}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_tst\", \"ts\": 10, \"dur\": 500, "
+	"\"args\": {\"device\": 0, \"External id\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_tst\", \"ts\": 600, \"dur\": 500, "
+	"\"args\": {\"device\": 0, \"External id\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"elementwise\", \"ts\": 1200, \"dur\": 50, "
+	"\"args\": {\"device\": 0}}\n"
+	"]}\n";
+
+START_TEST(shapes_fitted_from_a_trace)
+{
+	char path[64];
+	temp_file(path, sizeof path, shaped_trace);
+	cs_compare c;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_compare_open(path, GPT_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
+	unlink(path);
+	cs_kprof *prof = NULL;
+	ck_assert_int_eq(cs_config_load_profile(c.sc, &prof, &d), CS_OK);
+	cs_calib cal;
+	cs_calib_init(&cal);
+	ck_assert_int_eq(cs_compare_fit_shapes(&c, prof, &cal), 1);
+	cs_compute cm = { .gpu = &c.sc->cluster.gpu, .prec = c.sc->training.precision, .prof = prof,
+			  .attn = CS_ATTN_CUDNN };
+	cs_layer_op qkv = gemm_op(QKV_M, QKV_N, QKV_K);
+	double want = 500e3 / (double)cs_compute_op_ns(&cm, &qkv);
+	ck_assert_msg(fabs(cs_calib_gemm_factor(&cal, QKV_M, QKV_N, QKV_K, 1) - want) < 1e-12,
+		      "factor %.6g, want %.6g", cs_calib_gemm_factor(&cal, QKV_M, QKV_N, QKV_K, 1), want);
+	cs_kprof_free(prof);
+	cs_compare_close(&c);
+}
+END_TEST
+
 static cs_result *simulate(const char *scenario, const char *calibration)
 {
 	char set[600];
@@ -171,6 +270,7 @@ static void calibrate(const char *trace, const char *scenario, char *path, size_
 	cs_calib cal;
 	cs_calib_init(&cal);
 	ck_assert_int_eq(cs_compare_fit(&c, cal.factor, cal.has_factor), 4);
+	cs_compare_fit_host(&c, &cal);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
@@ -197,7 +297,14 @@ START_TEST(reproduces_trace)
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
 		double t = cs_compare_trace_s(&c, (cs_kineto_class)k), s = c.m->compute_kind_s[k];
 		ck_assert_msg(fabs(s - t) <= 1e-3 * t, "class %d: trace %.6g, calibrated %.6g", k, t, s);
+		/* the framework's extra kernels: each segment's count is rounded */
+		double tn = (double)cs_kineto_class_count(c.trace, (cs_kineto_class)k);
+		double sn = (double)c.m->compute_kind_kernels[k];
+		ck_assert_msg(fabs(sn - tn) <= 0.01 * tn, "class %d: %g kernels, calibrated %g", k, tn, sn);
 	}
+	/* the GPU's gaps between kernels */
+	double ti = cs_compare_trace_idle_s(&c), si = cs_compare_sim_idle_s(&c);
+	ck_assert_msg(fabs(si - ti) <= 0.01 * ti, "idle: trace %.6g, calibrated %.6g", ti, si);
 	cs_compare_close(&c);
 }
 END_TEST
@@ -223,11 +330,13 @@ START_TEST(cross_prediction)
 	fprintf(stderr, "cross-prediction: llama-calibrated gpt step %+.2f %%, gpt-calibrated llama "
 		"step %+.2f %%\n", 100 * to_gpt, 100 * to_llama);
 	ck_assert_msg(fabs(to_llama) < 0.05, "gpt-calibrated llama step off by %+.2f %%", 100 * to_llama);
-	/* This direction misses the 5 % the calibration aims at: -5.57 % (the
+	/* This direction misses the 5 % the calibration aims at: -5.12 % with
+	 * the kernel gaps and extra kernels calibrated (-5.57 % without). The
 	 * llama trace's GEMMs run at 0.953 of the profile, the gpt trace's at
-	 * 1.018; one factor per class cannot carry that shape dependence
-	 * across). Held at 6 % so that a change for the worse still fails;
-	 * tighten it to 0.05 when GEMMs are calibrated per shape. */
+	 * 1.018, at different shapes and with a different mix of work around
+	 * them (the clock under the power cap, docs/compute-model.md); the
+	 * traces hold no shapes to calibrate per shape. Held at 6 % so that a
+	 * change for the worse still fails. */
 	ck_assert_msg(fabs(to_gpt) < 0.06, "llama-calibrated gpt step off by %+.2f %%", 100 * to_gpt);
 }
 END_TEST
@@ -240,6 +349,8 @@ static Suite *calib_suite(void)
 	tcase_add_test(tc, parse_network);
 	tcase_add_loop_test(tc, parse_bad, 0, (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, shape_factor_replaces_the_class_factor);
+	tcase_add_test(tc, shapes_fitted_from_a_trace);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("apply");
 	tcase_set_timeout(tc, 120);

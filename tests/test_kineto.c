@@ -197,6 +197,58 @@ START_TEST(steps_span_and_busy_union)
 }
 END_TEST
 
+/* ---- GEMM shapes (record_shapes) --------------------------------------- */
+
+#define OP(name, ext, dims) "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" name "\", " \
+	"\"ts\": 1, \"dur\": 1, \"args\": {\"External id\": " #ext ", \"Input Dims\": " dims "}}"
+#define KX(name, ts, dur, ext) "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" name "\", " \
+	"\"ts\": " #ts ", \"dur\": " #dur ", \"args\": {\"device\": 0, \"External id\": " #ext "}}"
+
+static const char shaped[] =
+	"{\"traceEvents\": [\n"
+	KX("nvjet_tst_256x128", 100, 100, 10) ",\n"
+	OP("aten::mm", 10, "[[8192, 4096], [4096, 6144]]") ",\n"
+	OP("aten::addmm", 11, "[[6144], [8192, 4096], [4096, 6144], [], []]") ",\n"
+	KX("sm90_xmma_gemm_bf16", 200, 120, 11) ",\n"
+	KX("splitKreduce_kernel", 320, 3, 11) ",\n"
+	OP("aten::bmm", 12, "[[16, 128, 64], [16, 64, 128]]") ",\n"
+	KX("cutlass_80_tensorop_bf16_s16816gemm", 330, 5, 12) ",\n"
+	KX("ampere_bf16_gemm", 340, 7, 13) ",\n"
+	OP("aten::mm", 14, "[[8, 4], [5, 6]]") ",\n"
+	KX("gemm_bad_dims", 350, 1, 14) ",\n"
+	OP("aten::linear", 15, "[[8, 4], [6, 4], [6]]") ",\n"
+	KX("gemm_of_linear", 360, 1, 15) "\n"
+	"]}\n";
+
+START_TEST(gemm_kernels_by_shape)
+{
+	char *path = temp_trace(shaped, GZIP);
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kineto_load(path, &t, &diag) == CS_OK, "%s", diag.msg);
+	size_t n;
+	const cs_kineto_shape *sh = cs_kineto_gemm_shapes(t, &n);
+	/* the kernels of 13 (no op), 14 (dims that do not multiply) and 15 (a
+	 * linear, not the leaf that launches) have no shape; the split-K
+	 * reduction is not a GEMM kernel */
+	ck_assert_uint_eq(n, 2);
+	ck_assert(sh[0].m == 128 && sh[0].n == 128 && sh[0].k == 64 && sh[0].batch == 16);
+	ck_assert(sh[0].kernels == 1 && sh[0].ns == 5000);
+	ck_assert(sh[1].m == 8192 && sh[1].n == 6144 && sh[1].k == 4096 && sh[1].batch == 1);
+	ck_assert(sh[1].kernels == 2 && sh[1].ns == 220000);
+	ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_GEMM), 6);
+	cs_kineto_free(t);
+	unlink(path);
+	free(path);
+	/* the measured traces were recorded without shapes */
+	ck_assert_int_eq(cs_kineto_load(CS_SOURCE_ROOT "/tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz",
+					&t, &diag), CS_OK);
+	ck_assert_ptr_null(cs_kineto_gemm_shapes(t, &n));
+	ck_assert_uint_eq(n, 0);
+	cs_kineto_free(t);
+}
+END_TEST
+
 /* ---- bad input ----------------------------------------------------------- */
 
 /* Each refused with CS_ERR_INPUT and a message that starts with the file
@@ -297,6 +349,9 @@ static Suite *kineto_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("steps");
 	tcase_add_test(tc, steps_span_and_busy_union);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shapes");
+	tcase_add_test(tc, gemm_kernels_by_shape);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bad_input");
 	tcase_add_loop_test(tc, bad_input_is_refused_with_its_place, 0, ROWS(bad_rows));

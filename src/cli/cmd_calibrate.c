@@ -36,7 +36,10 @@ static const char calibrate_help[] =
 "trace of one GPU's training steps. For each compute class that both the\n"
 "trace and the simulation have time for (gemm, attention, memory_bound,\n"
 "optimizer), the factor is the trace's kernel time per step over the\n"
-"simulated one (the comparison of 'clustersim compare'). The factors go to\n"
+"simulated one (the comparison of 'clustersim compare'); also the kernels\n"
+"the trace launches per kernel modelled, per class, the GPU's idle gap\n"
+"after each kernel, and, where the trace records shapes (record_shapes),\n"
+"a factor per GEMM shape against the kernel profile. The factors go to\n"
 "FILE as YAML; a scenario uses them with cluster.gpu.calibration: FILE\n"
 "(relative to the scenario), which multiplies each op's profile time by its\n"
 "class's factor. Then SCENARIO is simulated again with FILE, and per class\n"
@@ -167,7 +170,7 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 }
 
 static void print_fit(const calibrate_args *r, const cs_compare *before, const cs_compare *after,
-		      const double *factor, const bool *have)
+		      const double *factor, const bool *have, const cs_calib *cal)
 {
 	printf("calibration  %s: %s from %s, %lld step%s\n", r->out, before->sc->name, r->in.trace,
 	       (long long)before->steps, before->steps == 1 ? "" : "s");
@@ -184,9 +187,44 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 		printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", cs_calib_key((cs_compute_kind)k), 1e3 * t,
 		       1e3 * s0, fs, 1e3 * s1, es);
 	}
+	double ti = cs_compare_trace_idle_s(before), si0 = cs_compare_sim_idle_s(before);
+	double si1 = cs_compare_sim_idle_s(after);
+	char gap[32];
+	snprintf(gap, sizeof gap, "%.3g us", cal->kernel_gap_us);
+	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "gpu_idle", 1e3 * ti, 1e3 * si0, gap, 1e3 * si1,
+	       "");
 	double span = 1e-9 * (double)cs_kineto_span_ns(before->trace) / (double)before->steps;
 	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "step", 1e3 * span,
 	       1e3 * before->m->step_time_s, "", 1e3 * after->m->step_time_s, "");
+	printf("\n%-14s %10s %13s %9s %13s\n", "kernels", "trace", "simulated", "factor", "calibrated");
+	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
+		double t = (double)cs_kineto_class_count(before->trace, (cs_kineto_class)k) /
+			   (double)before->steps;
+		char fs[32] = "-";
+		if (cal->has_kernels[k])
+			snprintf(fs, sizeof fs, "%.4g", cal->kernels[k]);
+		printf("%-14s %10.0f %13lld %9s %13lld\n", cs_calib_key((cs_compute_kind)k), t,
+		       (long long)before->m->compute_kind_kernels[k], fs,
+		       (long long)after->m->compute_kind_kernels[k]);
+	}
+	size_t n;
+	const cs_kineto_shape *sh = cs_kineto_gemm_shapes(before->trace, &n);
+	if (n == 0) {
+		printf("\nno GEMM shapes in the trace (record them with torch.profiler's "
+		       "record_shapes=True)\n");
+		return;
+	}
+	printf("\n%-34s %8s %12s %12s %9s\n", "GEMM shape [M, N, K, batch]", "kernels", "trace us",
+	       "profile us", "factor");
+	for (size_t i = 0; i < n; i++) {
+		char name[80];
+		snprintf(name, sizeof name, "[%lld, %lld, %lld, %lld]", (long long)sh[i].m,
+			 (long long)sh[i].n, (long long)sh[i].k, (long long)sh[i].batch);
+		double f = cs_calib_gemm_factor(cal, sh[i].m, sh[i].n, sh[i].k, sh[i].batch);
+		double us = 1e-3 * (double)sh[i].ns / (double)sh[i].kernels;
+		printf("%-34s %8.0f %12.2f %12.2f %9.4g\n", name,
+		       (double)sh[i].kernels / (double)before->steps, us, us / f, f);
+	}
 }
 
 int cs_cmd_calibrate(int argc, char **argv)
@@ -228,6 +266,20 @@ int cs_cmd_calibrate(int argc, char **argv)
 			cal.factor[k] *= factor[k];
 			cal.has_factor[k] = true;
 		}
+	cs_compare_fit_host(&before, &cal);
+	cs_kprof *prof = NULL;
+	int shapes = cs_config_load_profile(before.sc, &prof, &diag) == CS_OK
+		? cs_compare_fit_shapes(&before, prof, &cal) : -2;
+	cs_kprof_free(prof);
+	if (shapes < 0) {
+		if (shapes == -1)
+			fprintf(stderr, "clustersim calibrate: the trace has more than %d GEMM shapes\n",
+				CS_CALIB_MAX_SHAPES);
+		else
+			fprintf(stderr, "%s\n", diag.msg);
+		cs_compare_close(&before);
+		return 2;
+	}
 	int rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
 	/* the fit: the scenario again, with the file just written */
 	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
@@ -245,7 +297,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 			fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 		} else {
-			print_fit(&r, &before, &after, factor, have);
+			print_fit(&r, &before, &after, factor, have, &cal);
 			cs_compare_close(&after);
 		}
 	}

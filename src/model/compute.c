@@ -132,8 +132,10 @@ int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op)
 	double t = profile_seconds(c, op);
 	if (t < 0.0)
 		return flat_op_ns(c->gpu, c->prec, op);
-	if (c->class_factor)
-		t *= c->class_factor[cs_compute_op_class(op)]; /* the calibration, before the floors */
+	if (c->calib) /* the calibration, before the floors */
+		t *= op->cls == CS_OPC_GEMM
+			? cs_calib_gemm_factor(c->calib, op->m, op->n, op->k, op->batch > 0 ? op->batch : 1)
+			: c->calib->factor[cs_compute_op_class(op)];
 	/* no kernel beats its roofline nor the shortest measured kernel */
 	double peak = cs_compute_peak(c->gpu, c->prec);
 	if (op->cls == CS_OPC_ATTN)

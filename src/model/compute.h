@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "config/scenario.h"
+#include "hw/calib.h"
 #include "hw/kprof.h"
 #include "model/model.h"
 
@@ -29,15 +30,15 @@
 
 /* What times ops: the GPU, the matmul precision, the kernel profile (NULL
  * for the flat efficiencies), the fused attention implementation and the
- * calibration's factor per compute class on the profile's times
- * (cluster.gpu.calibration; NULL for none). The caller keeps the
- * pointed-to data alive while it times ops. */
+ * calibration whose factors scale the profile's times, per GEMM shape or
+ * per compute class (cluster.gpu.calibration; NULL for none). The caller
+ * keeps the pointed-to data alive while it times ops. */
 typedef struct cs_compute {
 	const cs_gpu_spec *gpu;
 	cs_precision prec;
 	const cs_kprof *prof;
 	cs_attn_backend attn;
-	const double *class_factor; /* [CS_COMPUTE_KINDS] */
+	const cs_calib *calib;
 } cs_compute;
 
 /* The class of compute time `op` counts in (clustersim.h's cs_compute_kind;

@@ -342,14 +342,13 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 		return CS_ERR_NOMEM;
 	}
-	/* the calibration's class factors: read here, kept in b->factor */
-	cs_calib cal;
-	cs_status cst = cs_config_load_calibration(sc, &cal, diag);
+	/* the calibration: read here, kept in b->calib */
+	cs_status cst = cs_config_load_calibration(sc, &b->calib, diag);
 	if (cst != CS_OK) {
 		free(b);
 		return cst;
 	}
-	memcpy(b->factor, cal.factor, sizeof b->factor);
+	b->gap_ns = b->calib.kernel_gap_us * 1e3;
 	cs_status st = cs_plan_layout_init(&b->lay, sc, diag);
 	if (st != CS_OK) {
 		free(b);
@@ -373,7 +372,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu, .prec = sc->training.precision, .prof = b->prof,
 			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2
 				      ? CS_ATTN_FLASH2 : CS_ATTN_CUDNN };
-	b->cm.class_factor = b->factor;
+	b->cm.calib = &b->calib;
 	if (b->prof)
 		b->launch_ns = sc->training.cuda_graphs ? cs_kprof_graph_launch_ns(b->prof)
 							: cs_kprof_eager_launch_ns(b->prof);

@@ -4,6 +4,8 @@
  * by the compute model) and the collectives between them, and the emission
  * of such a fragment onto a program with its dependencies.
  */
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,17 +190,32 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * the GPU cannot end before its last kernel is issued plus that kernel's
  * share of D: so the GPU idles when the host falls behind, and only then
  * (cross-stream waits are not counted, which can only overstate the idle).
+ * A calibration adds the kernels its framework launches beyond the model's
+ * (per class, rounded per segment) and a gap on the GPU after each kernel.
  */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
 			int32_t kernels)
 {
-	int64_t idle = 0;
+	int64_t idle = 0, scaled[CS_COMPUTE_KINDS];
+	bool rescale = false;
+	for (int c = 0; c < CS_COMPUTE_HOST; c++)
+		rescale |= b->calib.has_kernels[c];
+	if (rescale) {
+		kernels = 0;
+		for (int c = 0; c < CS_COMPUTE_HOST; c++) {
+			scaled[c] = llround((double)class_kernels[c] * b->calib.kernels[c]);
+			kernels += (int32_t)scaled[c];
+		}
+		class_kernels = scaled;
+	}
+	if (b->gap_ns > 0.0 && kernels > 0)
+		idle = (int64_t)((double)kernels * b->gap_ns + 0.5); /* the GPU's own gaps */
 	if (b->launch_ns > 0.0 && kernels > 0) {
 		b->host_cpu += (int64_t)((double)kernels * b->launch_ns + 0.5);
-		int64_t end = b->host_gpu + op->ns;
+		int64_t end = b->host_gpu + op->ns + idle;
 		int64_t host_end = b->host_cpu + op->ns / kernels;
 		if (host_end > end) {
-			idle = host_end - end;
+			idle += host_end - end;
 			end = host_end;
 		}
 		b->host_gpu = end;

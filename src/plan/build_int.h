@@ -44,7 +44,8 @@ typedef struct cs_builder {
 	cs_plan_layout lay;
 	cs_layer_ctx ctx;
 	cs_compute cm;                       /* times ops */
-	double factor[CS_COMPUTE_KINDS];     /* the calibration cm points at (1s for none) */
+	cs_calib calib;                      /* the calibration cm points at (all 1 for none) */
+	double gap_ns;                       /* the calibration's GPU idle per kernel */
 	const cs_kprof *prof;                /* the caller's, or NULL */
 	double launch_ns;                    /* host time per kernel launch */
 	int64_t host_gpu, host_cpu;          /* the template's compute stream and its

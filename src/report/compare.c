@@ -6,7 +6,12 @@
  */
 #include "report/compare.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "config/scenario.h"
+#include "hw/calib.h"
+#include "model/compute.h"
 
 cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets,
 			  size_t nsets, int64_t steps, cs_compare *c, cs_diag *diag)
@@ -61,4 +66,58 @@ int cs_compare_fit(const cs_compare *c, double factor[CS_COMPUTE_KINDS], bool ha
 		}
 	}
 	return n;
+}
+
+double cs_compare_trace_idle_s(const cs_compare *c)
+{
+	return 1e-9 * (double)(cs_kineto_span_ns(c->trace) - cs_kineto_busy_ns(c->trace)) /
+	       (double)c->steps;
+}
+
+double cs_compare_sim_idle_s(const cs_compare *c)
+{
+	return c->m->bubble_s + c->m->compute_kind_s[CS_COMPUTE_HOST];
+}
+
+void cs_compare_fit_host(const cs_compare *c, cs_calib *cal)
+{
+	double kernels = 0;
+	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
+		double t = (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) / (double)c->steps;
+		double s = (double)c->m->compute_kind_kernels[k];
+		kernels += t;
+		if (t > 0 && s > 0) {
+			cal->kernels[k] *= t / s;
+			cal->has_kernels[k] = true;
+		}
+	}
+	if (kernels > 0) {
+		double extra_us = 1e6 * (cs_compare_trace_idle_s(c) - cs_compare_sim_idle_s(c)) / kernels;
+		cal->kernel_gap_us = fmax(0.0, cal->kernel_gap_us + extra_us);
+		cal->has_gap = true;
+	}
+}
+
+int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *cal)
+{
+	size_t n;
+	const cs_kineto_shape *sh = cs_kineto_gemm_shapes(c->trace, &n);
+	cs_compute cm = { .gpu = &c->sc->cluster.gpu, .prec = c->sc->training.precision,
+			  .prof = prof, .attn = CS_ATTN_CUDNN };
+	int set = 0;
+	for (size_t i = 0; i < n && prof; i++) {
+		cs_layer_op op = { .name = "gemm", .cls = CS_OPC_GEMM, .m = sh[i].m, .n = sh[i].n,
+				   .k = sh[i].k, .batch = sh[i].batch, .kernels = 1,
+				   .flops = 2.0 * (double)sh[i].m * (double)sh[i].n * (double)sh[i].k *
+					    (double)sh[i].batch };
+		int64_t profiled = cs_compute_op_ns(&cm, &op);
+		if (profiled <= 0 || sh[i].kernels <= 0)
+			continue;
+		double measured = (double)sh[i].ns / (double)sh[i].kernels;
+		cs_calib_shape s = { sh[i].m, sh[i].n, sh[i].k, sh[i].batch, measured / (double)profiled };
+		if (cs_calib_set_shape(cal, &s) != 0)
+			return -1;
+		set++;
+	}
+	return set;
 }

@@ -15,6 +15,8 @@
 #include <stdint.h>
 
 #include "clustersim/clustersim.h"
+#include "hw/calib.h"
+#include "hw/kprof.h"
 #include "report/kineto.h"
 
 typedef struct cs_compare {
@@ -43,4 +45,23 @@ double cs_compare_trace_s(const cs_compare *c, cs_kineto_class k);
  * Returns how many classes have a factor. */
 int cs_compare_fit(const cs_compare *c, double factor[CS_COMPUTE_KINDS], bool have[CS_COMPUTE_KINDS]);
 
+/* The GPU idle per step in the trace (its kernel span less their busy
+ * union) and in the simulation (launch waits and bubble), seconds. */
+double cs_compare_trace_idle_s(const cs_compare *c);
+double cs_compare_sim_idle_s(const cs_compare *c);
+
+/* Into *cal, on top of what it holds (the scenario's calibration): per
+ * compute class with kernels on both sides, the kernels launched per
+ * kernel modelled (trace count / simulated count per step, times the old
+ * factor); and the GPU's gap after each kernel, the old gap plus the
+ * trace's idle the simulation lacks spread over the trace's kernels (never
+ * below 0). */
+void cs_compare_fit_host(const cs_compare *c, cs_calib *cal);
+
+/* Into *cal: for each GEMM shape the trace records (record_shapes), the
+ * factor of its mean kernel time over the kernel profile's time for that
+ * shape (layout NN, the scenario's precision; shapes the profile cannot
+ * time are left out). Returns the shapes set, or -1 when the table is
+ * full. */
+int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *cal);
 #endif

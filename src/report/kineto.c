@@ -28,6 +28,8 @@ struct cs_kineto {
 	int64_t steps;
 	int steps_marked;
 	int64_t kernels, span_ns, busy_ns;
+	cs_kineto_shape *shapes;
+	size_t nshapes;
 };
 
 /* ---- classification ----------------------------------------------------- */
@@ -131,11 +133,20 @@ static cs_status mem_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag
 
 typedef struct span { int64_t start, end; } span;
 
+/* A GEMM's shape by its External id (from its CPU op), and a GEMM kernel's
+ * time by the External id of the op that launched it. */
+typedef struct op_shape { int64_t ext, m, n, k, batch; } op_shape;
+typedef struct gemm_kernel { int64_t ext, ns; } gemm_kernel;
+
 typedef struct acc {
 	const char *name;      /* for messages */
 	cs_kineto *t;
 	span *iv;              /* kernel intervals */
 	size_t niv, cap;
+	op_shape *ops;         /* GEMM CPU ops with their Input Dims */
+	size_t nops, opcap;
+	gemm_kernel *gk;       /* GEMM kernels with an External id */
+	size_t ngk, gkcap;
 	int64_t *step;         /* ProfilerStep numbers seen */
 	size_t nstep, stepcap;
 	int have_dev;
@@ -232,6 +243,50 @@ static int note_step(acc *a, const char *name)
 	return 0;
 }
 
+/* Dimension i of Input Dims entry `arg` (a list of sizes); -1 if absent. */
+static int64_t dim(const json_t *dims, size_t arg, size_t i)
+{
+	const json_t *v = json_array_get(json_array_get(dims, arg), i);
+	double d = json_is_number(v) ? json_number_value(v) : -1;
+	return d >= 1 && d <= 1e15 ? (int64_t)d : -1;
+}
+
+/* A GEMM's CPU op with record_shapes' "Input Dims": keep its shape. */
+static cs_status note_shape(acc *a, const json_t *e, const char *name)
+{
+	const json_t *args = json_object_get(e, "args");
+	const json_t *dims = json_object_get(args, "Input Dims");
+	const json_t *ext = json_object_get(args, "External id");
+	if (!json_is_array(dims) || !json_is_number(ext))
+		return CS_OK;
+	/* the two matrices: their argument positions, and whether batched */
+	size_t x, w;
+	int batched;
+	if (strcmp(name, "aten::mm") == 0 || strcmp(name, "aten::_scaled_mm") == 0) {
+		x = 0, w = 1, batched = 0;
+	} else if (strcmp(name, "aten::addmm") == 0) {
+		x = 1, w = 2, batched = 0;
+	} else if (strcmp(name, "aten::bmm") == 0) {
+		x = 0, w = 1, batched = 1;
+	} else if (strcmp(name, "aten::baddbmm") == 0) {
+		x = 1, w = 2, batched = 1;
+	} else {
+		return CS_OK;
+	}
+	int64_t b = batched ? dim(dims, x, 0) : 1;
+	op_shape s = { .ext = (int64_t)json_number_value(ext), .batch = b,
+		       .m = dim(dims, x, (size_t)batched), .k = dim(dims, x, (size_t)batched + 1),
+		       .n = dim(dims, w, (size_t)batched + 1) };
+	if (s.m < 0 || s.n < 0 || s.k < 0 || s.batch < 0 || dim(dims, w, (size_t)batched) != s.k)
+		return CS_OK; /* not the shapes of a matrix product: leave it out */
+	if (grow((void **)&a->ops, &a->opcap, a->nops, sizeof(op_shape))) {
+		snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
+		return CS_ERR_NOMEM;
+	}
+	a->ops[a->nops++] = s;
+	return CS_OK;
+}
+
 /* One event: a kernel, a copy, a memset, a step mark, or something else. */
 static cs_status take_event(acc *a, const json_t *e, size_t i)
 {
@@ -251,6 +306,8 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 		c = CS_KINETO_COPY;
 	} else if (strcasecmp(cat, "gpu_memset") == 0 || strcasecmp(cat, "memset") == 0) {
 		c = CS_KINETO_MEMSET;
+	} else if (name && strcasecmp(cat, "cpu_op") == 0) {
+		return note_shape(a, e, name);
 	} else if (name && (strcasecmp(cat, "user_annotation") == 0 ||
 			    strcasecmp(cat, "gpu_user_annotation") == 0)) {
 		if (note_step(a, name)) {
@@ -275,6 +332,14 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 		return CS_ERR_NOMEM;
 	}
 	a->iv[a->niv++] = (span){ ts, ts + dur };
+	const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
+	if (c == CS_KINETO_GEMM && json_is_number(ext)) {
+		if (grow((void **)&a->gk, &a->gkcap, a->ngk, sizeof(gemm_kernel))) {
+			snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
+			return CS_ERR_NOMEM;
+		}
+		a->gk[a->ngk++] = (gemm_kernel){ (int64_t)json_number_value(ext), dur };
+	}
 	return CS_OK;
 }
 
@@ -309,6 +374,69 @@ static void finish(acc *a)
 	t->steps = distinct > 0 ? distinct : 1;
 }
 
+static int cmp_op(const void *x, const void *y)
+{
+	const op_shape *p = x, *q = y;
+	return (p->ext > q->ext) - (p->ext < q->ext);
+}
+
+static int cmp_gk(const void *x, const void *y)
+{
+	const gemm_kernel *p = x, *q = y;
+	return (p->ext > q->ext) - (p->ext < q->ext);
+}
+
+static int cmp_shape(const void *x, const void *y)
+{
+	const cs_kineto_shape *p = x, *q = y;
+	if (p->m != q->m)
+		return (p->m > q->m) - (p->m < q->m);
+	if (p->n != q->n)
+		return (p->n > q->n) - (p->n < q->n);
+	if (p->k != q->k)
+		return (p->k > q->k) - (p->k < q->k);
+	return (p->batch > q->batch) - (p->batch < q->batch);
+}
+
+/* GEMM kernels joined to their ops' shapes, summed by shape. 0, or -1 out
+ * of memory. */
+static int join_shapes(acc *a)
+{
+	if (a->nops == 0 || a->ngk == 0)
+		return 0;
+	qsort(a->ops, a->nops, sizeof *a->ops, cmp_op);
+	qsort(a->gk, a->ngk, sizeof *a->gk, cmp_gk);
+	cs_kineto_shape *sh = malloc(a->ngk * sizeof *sh);
+	if (!sh)
+		return -1;
+	size_t n = 0, j = 0;
+	for (size_t i = 0; i < a->ngk; i++) {
+		while (j < a->nops && a->ops[j].ext < a->gk[i].ext)
+			j++;
+		if (j == a->nops || a->ops[j].ext != a->gk[i].ext)
+			continue;
+		const op_shape *o = &a->ops[j];
+		sh[n++] = (cs_kineto_shape){ o->m, o->n, o->k, o->batch, 1, a->gk[i].ns };
+	}
+	qsort(sh, n, sizeof *sh, cmp_shape);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (w > 0 && cmp_shape(&sh[w - 1], &sh[i]) == 0) {
+			sh[w - 1].kernels++;
+			sh[w - 1].ns += sh[i].ns;
+		} else {
+			sh[w++] = sh[i];
+		}
+	}
+	if (w == 0) {
+		free(sh);
+		return 0;
+	}
+	a->t->shapes = sh;
+	a->t->nshapes = w;
+	return 0;
+}
+
 static cs_status each_event(void *arg, const json_t *e, size_t i)
 {
 	return json_is_object(e) ? take_event(arg, e, i) : CS_OK;
@@ -332,10 +460,17 @@ static cs_status summarise(const char *name, size_t max_event, cs_jstream_read r
 			 "\"cat\": \"kernel\" in 'traceEvents')", name);
 		st = CS_ERR_INPUT;
 	}
-	if (st == CS_OK)
+	if (st == CS_OK) {
 		finish(&a);
+		if (join_shapes(&a)) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", name);
+			st = CS_ERR_NOMEM;
+		}
+	}
 	free(a.iv);
 	free(a.step);
+	free(a.ops);
+	free(a.gk);
 	return st;
 }
 
@@ -351,7 +486,7 @@ static cs_status run(const char *name, size_t max_event, cs_jstream_read rd, voi
 	}
 	cs_status st = summarise(name, max_event, rd, rctx, t, diag);
 	if (st != CS_OK) {
-		free(t);
+		cs_kineto_free(t);
 		return st;
 	}
 	*out = t;
@@ -398,7 +533,15 @@ cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag)
 
 void cs_kineto_free(cs_kineto *t)
 {
+	if (t)
+		free(t->shapes);
 	free(t);
+}
+
+const cs_kineto_shape *cs_kineto_gemm_shapes(const cs_kineto *t, size_t *n)
+{
+	*n = t->nshapes;
+	return t->shapes;
 }
 
 int64_t cs_kineto_class_ns(const cs_kineto *t, cs_kineto_class c)

@@ -83,4 +83,17 @@ int64_t cs_kineto_kernels(const cs_kineto *t);
 int64_t cs_kineto_span_ns(const cs_kineto *t);
 int64_t cs_kineto_busy_ns(const cs_kineto *t);
 
+/* GEMM kernels by shape, where the trace records shapes (torch.profiler's
+ * record_shapes=True: "Input Dims" on the CPU ops): each GEMM kernel joined
+ * through its "External id" to the aten::mm, addmm, bmm, baddbmm or
+ * _scaled_mm that launched it. M x N output, K reduced, `batch` GEMMs. */
+typedef struct cs_kineto_shape {
+	int64_t m, n, k, batch;
+	int64_t kernels, ns;
+} cs_kineto_shape;
+
+/* The shapes seen, sorted by (m, n, k, batch), in *n; NULL and 0 for a
+ * trace without shapes. The array belongs to t. */
+const cs_kineto_shape *cs_kineto_gemm_shapes(const cs_kineto *t, size_t *n);
+
 #endif
