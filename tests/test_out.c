@@ -3,6 +3,10 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -396,6 +400,158 @@ START_TEST(dash_means_stdout)
 }
 END_TEST
 
+/* Write "new" to path through cs_out; 0, or -1 with diag. */
+static int put(const char *path, cs_diag *diag)
+{
+	cs_out *o = cs_out_open(path, diag);
+	if (!o)
+		return -1;
+	fputs("new", cs_out_file(o));
+	return cs_out_commit(o, diag);
+}
+
+START_TEST(symlink_target_is_written_not_the_link)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char real[128], link[128], dangling[128], later[128];
+	snprintf(real, sizeof real, "%s/real.csv", d.path);
+	snprintf(link, sizeof link, "%s/link.csv", d.path);
+	snprintf(dangling, sizeof dangling, "%s/dangling.csv", d.path);
+	snprintf(later, sizeof later, "%s/later.csv", d.path);
+	write_file(real, "old");
+	ck_assert_int_eq(symlink("real.csv", link), 0);
+	ck_assert_int_eq(symlink("later.csv", dangling), 0);
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(put(link, &diag), 0);
+	struct stat st;
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	char *got = slurp(real);
+	ck_assert_str_eq(got, "new");
+	free(got);
+	/* a link to a file not made yet makes it */
+	ck_assert_int_eq(put(dangling, &diag), 0);
+	ck_assert_int_eq(lstat(dangling, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	got = slurp(later);
+	ck_assert_str_eq(got, "new");
+	free(got);
+	ck_assert_int_eq(tmpdir_count(&d), 4);
+	unlink(link);
+	unlink(dangling);
+	unlink(later);
+	tmpdir_remove(&d, "real.csv");
+}
+END_TEST
+
+START_TEST(mode_and_hard_links_are_kept_read_only_refused)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char a[128], b[128], ro[128];
+	snprintf(a, sizeof a, "%s/a.csv", d.path);
+	snprintf(b, sizeof b, "%s/b.csv", d.path);
+	snprintf(ro, sizeof ro, "%s/ro.csv", d.path);
+	write_file(a, "old");
+	ck_assert_int_eq(chmod(a, 0640), 0);
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(put(a, &diag), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(a, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0640);
+	/* a second name: written in place, both names see it */
+	ck_assert_int_eq(link(a, b), 0);
+	write_file(a, "old");
+	ck_assert_int_eq(put(b, &diag), 0);
+	char *got = slurp(a);
+	ck_assert_str_eq(got, "new");
+	free(got);
+	/* a file nobody may write is refused and left as it is */
+	write_file(ro, "old");
+	ck_assert_int_eq(chmod(ro, 0444), 0);
+	ck_assert_int_eq(put(ro, &diag), -1);
+	ck_assert_ptr_nonnull(strstr(diag.msg, "the file is read-only (mode 444)"));
+	got = slurp(ro);
+	ck_assert_str_eq(got, "old");
+	free(got);
+	ck_assert_int_eq(tmpdir_count(&d), 3);
+	unlink(a);
+	unlink(b);
+	tmpdir_remove(&d, "ro.csv");
+}
+END_TEST
+
+START_TEST(pipe_is_written_in_place)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char fifo[128];
+	snprintf(fifo, sizeof fifo, "%s/fifo", d.path);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(put(fifo, &diag), 0);
+	char buf[8] = { 0 };
+	ck_assert_int_eq((int)read(rd, buf, sizeof buf - 1), 3);
+	ck_assert_str_eq(buf, "new");
+	close(rd);
+	struct stat st;
+	ck_assert_int_eq(lstat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	tmpdir_remove(&d, "fifo");
+}
+END_TEST
+
+START_TEST(check_refuses_an_input_and_a_missing_directory)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char in[128], out[256];
+	snprintf(in, sizeof in, "%s/s.yaml", d.path);
+	/* the same file by another path: /tmp/D/../D/s.yaml */
+	snprintf(out, sizeof out, "%s/../%s/s.yaml", d.path, d.path + 5);
+	write_file(in, "name: x\n");
+	const char *inputs[] = { NULL, in };
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_out_check(out, inputs, 2, &diag), -1);
+	ck_assert_ptr_nonnull(strstr(diag.msg, "it is the input"));
+	ck_assert_int_eq(cs_out_check("/nonexistent-dir/x.csv", inputs, 2, &diag), -1);
+	ck_assert_ptr_nonnull(strstr(diag.msg, "cannot open '/nonexistent-dir/x.csv'"));
+	snprintf(out, sizeof out, "%s/new.csv", d.path);
+	ck_assert_int_eq(cs_out_check(out, inputs, 2, &diag), 0);
+	ck_assert_int_eq(tmpdir_count(&d), 1); /* the check leaves nothing behind */
+	tmpdir_remove(&d, "s.yaml");
+}
+END_TEST
+
+/* A signal that ends the process removes the temporary file. */
+START_TEST(signal_removes_the_temporary_file)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char target[128];
+	snprintf(target, sizeof target, "%s/res.json", d.path);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		cs_out *o = cs_out_open(target, NULL);
+		if (!o)
+			_exit(3);
+		fputs("partial", cs_out_file(o));
+		fflush(cs_out_file(o));
+		raise(SIGTERM);
+		_exit(4);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	ck_assert_int_eq(tmpdir_count(&d), 0);
+	ck_assert_int_eq(rmdir(d.path), 0);
+}
+END_TEST
+
 #define ROWS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *out_suite(void)
@@ -428,6 +584,11 @@ static Suite *out_suite(void)
 	tcase_add_loop_test(tc, abort_leaves_no_file, 0, ROWS(prior_rows));
 	tcase_add_test(tc, open_failure_names_the_path);
 	tcase_add_test(tc, dash_means_stdout);
+	tcase_add_test(tc, symlink_target_is_written_not_the_link);
+	tcase_add_test(tc, mode_and_hard_links_are_kept_read_only_refused);
+	tcase_add_test(tc, pipe_is_written_in_place);
+	tcase_add_test(tc, check_refuses_an_input_and_a_missing_directory);
+	tcase_add_test(tc, signal_removes_the_temporary_file);
 	suite_add_tcase(s, tc);
 
 	return s;

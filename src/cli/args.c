@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "report/out.h"
 
 int cs_args_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -122,4 +123,25 @@ int cs_cli_color(int fd)
 	if (nc && *nc)
 		return 0;
 	return isatty(fd);
+}
+
+int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts,
+			 const char *const *inputs, size_t ninputs)
+{
+	cs_diag diag = { { 0 } };
+	for (size_t i = 0; i < nouts; i++) {
+		if (!outs[i])
+			continue;
+		for (size_t j = 0; j < i; j++)
+			if (outs[j] && strcmp(outs[i], outs[j]) == 0 && strcmp(outs[i], "-") != 0) {
+				fprintf(stderr, "clustersim %s: '%s' is given for two outputs\n", cmd,
+					outs[i]);
+				return 2;
+			}
+		if (cs_out_check(outs[i], inputs, ninputs, &diag) != 0) {
+			fprintf(stderr, "clustersim %s: %s\n", cmd, diag.msg);
+			return 2;
+		}
+	}
+	return 0;
 }

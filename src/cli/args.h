@@ -58,4 +58,10 @@ int cs_args_fail(const cs_args *a, const char *fmt, ...) __attribute__((format(p
 /* Whether stdout/stderr is a terminal and colour is wanted (NO_COLOR unset). */
 int cs_cli_color(int fd);
 
+/* Before the work: each output outs[i] (NULL entries skipped) can be
+ * written and is none of the inputs, and no two outputs are the same
+ * path. 0, or 2 after printing "clustersim CMD: <message>". */
+int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts,
+			 const char *const *inputs, size_t ninputs);
+
 #endif

@@ -235,6 +235,9 @@ int cs_cmd_calibrate(int argc, char **argv)
 	int prc = parse(&a, &r);
 	if (prc)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
+	const char *outs[] = { r.out }, *ins[] = { r.in.trace, r.in.sc.file, r.nccl };
+	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 3) != 0)
+		return 2;
 	if (r.nccl)
 		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out);
 	cs_diag diag = { { 0 } };

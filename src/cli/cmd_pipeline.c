@@ -214,6 +214,9 @@ int cs_cmd_pipeline(int argc, char **argv)
 
 	if (rc != 0)
 		return rc == 1 ? 0 : rc;
+	const char *outs[] = { a.timeline };
+	if (cs_cli_check_outputs("pipeline", outs, 1, NULL, 0) != 0)
+		return 2;
 	cs_pipe_times t = {
 		(cs_time)llround(a.t[0] * TICKS_PER_UNIT),
 		(cs_time)llround(a.t[1] * TICKS_PER_UNIT),

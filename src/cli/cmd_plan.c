@@ -367,6 +367,11 @@ int cs_cmd_plan(int argc, char **argv)
 		fprintf(stderr, "%s\n", diag.msg);
 		return st;
 	}
+	const char *outs[] = { r.out }, *ins[] = { r.sc.file };
+	if (cs_cli_check_outputs("plan", outs, 1, ins, 1) != 0) {
+		cs_scenario_free(sc);
+		return 2;
+	}
 	st = cs_plan_search_run(sc, &r.opts, &s, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "clustersim plan: %s\n", diag.msg);

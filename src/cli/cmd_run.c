@@ -238,6 +238,11 @@ int cs_cmd_run(int argc, char **argv)
 	int rc = load("run", argc, argv, run_opts, run_help, &r, &sc);
 	if (rc)
 		return rc == CS_ARGS_HELP_SHOWN ? 0 : rc;
+	const char *outs[] = { r.trace, r.timeline, r.per_rank }, *ins[] = { r.sc.file };
+	if ((rc = cs_cli_check_outputs("run", outs, 3, ins, 1)) != 0) {
+		cs_scenario_free(sc);
+		return rc;
+	}
 	cs_diag diag = { { 0 } };
 	cs_status st;
 	cs_run_opts opts = { .progress = r.progress, .trace_path = r.trace, .timeline_path = r.timeline,

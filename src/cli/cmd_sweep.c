@@ -262,6 +262,11 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 		cs_sweep_free(sw);
 		return st == CS_ERR_NOMEM ? 3 : 2;
 	}
+	const char *outs[] = { r->out, r->plot }, *ins[] = { r->sc.file };
+	if ((rc = cs_cli_check_outputs("sweep", outs, 2, ins, 1)) != 0) {
+		cs_sweep_free(sw);
+		return rc; /* before any point runs; every MPI rank checks, so all stop */
+	}
 
 	struct sigaction sa, old_int;
 	memset(&sa, 0, sizeof sa);

@@ -2,25 +2,35 @@
  * out.c - atomic output files, and JSON/CSV formatting helpers.
  *
  * The temporary file sits next to its target (same directory, so the
- * rename stays on one file system and is atomic); its name carries the pid
- * so concurrent runs writing the same target do not collide.
+ * rename stays on one file system and is atomic), made by mkstemp (O_EXCL:
+ * a name planted in advance is never followed), with the target's mode and
+ * owner. A symlink's target is written, not the link; a device, a pipe or
+ * a hard-linked file is written in place (no rename could keep it). SIGINT,
+ * SIGTERM and SIGHUP remove the temporary files still open.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+
 #include "report/out.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct cs_out {
 	FILE *f;
 	bool is_stdout;
-	char *path;   /* the target */
-	char *tmp;    /* the file being written */
+	bool in_place;  /* a special file or a hard-linked one, written where it is */
+	char *path;     /* the target, symlinks resolved */
+	char *tmp;      /* the file being written, NULL in place */
+	int slot;       /* in the signal handler's list, -1 when not */
 };
 
 static void diagf(cs_diag *diag, const char *fmt, ...)
@@ -33,11 +43,124 @@ static void diagf(cs_diag *diag, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Temporary files to remove when SIGINT or SIGTERM ends the process: a
+ * fixed table the handler reads without locks (unlink is async-signal-
+ * safe). The one process-wide state of this module: signals are the
+ * process's, not a simulation's.
+ */
+#define CS_OUT_SLOTS 16
+#define CS_OUT_PATH 4096
+static char pending_tmp[CS_OUT_SLOTS][CS_OUT_PATH];
+static volatile sig_atomic_t pending_used[CS_OUT_SLOTS];
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+
+static void on_signal(int sig)
+{
+	for (int i = 0; i < CS_OUT_SLOTS; i++)
+		if (pending_used[i])
+			unlink(pending_tmp[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_handler(void)
+{
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction old;
+		/* leave a signal the user set to be ignored (nohup) as it is */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static int remember(const char *tmp)
+{
+	if (strlen(tmp) >= CS_OUT_PATH)
+		return -1;
+	pthread_once(&handler_once, install_handler);
+	pthread_mutex_lock(&pending_lock);
+	int slot = -1;
+	for (int i = 0; i < CS_OUT_SLOTS && slot < 0; i++)
+		if (!pending_used[i]) {
+			memcpy(pending_tmp[i], tmp, strlen(tmp) + 1);
+			pending_used[i] = 1;
+			slot = i;
+		}
+	pthread_mutex_unlock(&pending_lock);
+	return slot;
+}
+
+static void forget(int slot)
+{
+	if (slot < 0)
+		return;
+	pthread_mutex_lock(&pending_lock);
+	pending_used[slot] = 0;
+	pthread_mutex_unlock(&pending_lock);
+}
+
 static void out_release(cs_out *o)
 {
+	forget(o->slot);
 	free(o->path);
 	free(o->tmp);
 	free(o);
+}
+
+/* The permission bits a new file gets here (0666 less the umask). */
+static mode_t new_file_mode(void)
+{
+	mode_t mask = umask(022);
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+/* The path to write: a symlink's target (resolved, also when it does not
+ * exist yet); NULL with a message. The caller frees it. */
+static char *resolve(const char *path, cs_diag *diag)
+{
+	struct stat ls;
+	if (lstat(path, &ls) != 0 || !S_ISLNK(ls.st_mode))
+		return strdup(path);
+	char *real = realpath(path, NULL);
+	if (real)
+		return real;
+	/* a link to a file still to be made: follow it by hand, a few times */
+	char *cur = strdup(path);
+	for (int hop = 0; cur && hop < 40; hop++) {
+		if (lstat(cur, &ls) != 0 || !S_ISLNK(ls.st_mode))
+			return cur;
+		char target[CS_OUT_PATH];
+		ssize_t n = readlink(cur, target, sizeof target - 1);
+		if (n < 0)
+			break;
+		target[n] = 0;
+		char *next;
+		const char *slash = strrchr(cur, '/');
+		if (target[0] == '/' || !slash) {
+			next = strdup(target);
+		} else {
+			size_t dir = (size_t)(slash - cur) + 1;
+			next = malloc(dir + (size_t)n + 1);
+			if (next) {
+				memcpy(next, cur, dir);
+				memcpy(next + dir, target, (size_t)n + 1);
+			}
+		}
+		free(cur);
+		cur = next;
+	}
+	free(cur);
+	diagf(diag, "cannot write '%s': cannot follow its symbolic link", path);
+	return NULL;
 }
 
 cs_out *cs_out_open(const char *path, cs_diag *diag)
@@ -47,21 +170,55 @@ cs_out *cs_out_open(const char *path, cs_diag *diag)
 		diagf(diag, "cannot open '%s': out of memory", path);
 		return NULL;
 	}
+	o->slot = -1;
 	if (strcmp(path, "-") == 0) {
 		o->f = stdout;
 		o->is_stdout = true;
 		return o;
 	}
-	size_t n = strlen(path) + 32;
-	o->path = strdup(path);
-	o->tmp = malloc(n);
-	if (!o->path || !o->tmp) {
+	o->path = resolve(path, diag);
+	if (!o->path) {
 		out_release(o);
-		diagf(diag, "cannot open '%s': out of memory", path);
 		return NULL;
 	}
-	snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	int fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	struct stat st;
+	bool exists = stat(o->path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode)) {
+		diagf(diag, "cannot write '%s': it is a directory", path);
+		out_release(o);
+		return NULL;
+	}
+	if (exists && S_ISREG(st.st_mode) && (st.st_mode & 0222) == 0) {
+		diagf(diag, "cannot write '%s': the file is read-only (mode %03o)", path,
+		      (unsigned)(st.st_mode & 0777));
+		out_release(o);
+		return NULL;
+	}
+	int fd;
+	if (exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
+		/* a device, a pipe, or a file with other names: write it where it is */
+		o->in_place = true;
+		fd = open(o->path, O_WRONLY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_TRUNC : 0));
+	} else {
+		size_t n = strlen(o->path) + 16;
+		o->tmp = malloc(n);
+		if (!o->tmp) {
+			diagf(diag, "cannot open '%s': out of memory", path);
+			out_release(o);
+			return NULL;
+		}
+		/* O_EXCL: never through a file or a link planted under the name */
+		snprintf(o->tmp, n, "%s.tmp.XXXXXX", o->path);
+		fd = mkstemp(o->tmp);
+		if (fd >= 0) {
+			o->slot = remember(o->tmp);
+			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+			if (fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode()) != 0 ||
+			    (exists && geteuid() == 0 && fchown(fd, st.st_uid, st.st_gid) != 0)) {
+				/* keeping the old mode or owner is best effort */
+			}
+		}
+	}
 	if (fd < 0) {
 		diagf(diag, "cannot open '%s': %s", path, strerror(errno));
 		out_release(o);
@@ -71,11 +228,36 @@ cs_out *cs_out_open(const char *path, cs_diag *diag)
 	if (!o->f) {
 		diagf(diag, "cannot open '%s': %s", path, strerror(errno));
 		close(fd);
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 		out_release(o);
 		return NULL;
 	}
 	return o;
+}
+
+int cs_out_check(const char *path, const char *const *inputs, size_t ninputs, cs_diag *diag)
+{
+	if (strcmp(path, "-") == 0)
+		return 0;
+	struct stat out, in;
+	if (stat(path, &out) == 0)
+		for (size_t i = 0; i < ninputs; i++)
+			if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == out.st_dev &&
+			    in.st_ino == out.st_ino) {
+				diagf(diag, "cannot write '%s': it is the input '%s'", path, inputs[i]);
+				return -1;
+			}
+	cs_out *o = cs_out_open(path, diag);
+	if (!o)
+		return -1;
+	if (o->in_place) { /* nothing written yet; a truncated file stays empty */
+		fclose(o->f);
+		out_release(o);
+		return 0;
+	}
+	cs_out_abort(o);
+	return 0;
 }
 
 FILE *cs_out_file(cs_out *o)
@@ -114,17 +296,18 @@ int cs_out_commit(cs_out *o, cs_diag *diag)
 	errno = 0;
 	if (fflush(o->f) != 0 || ferror(o->f))
 		err = errno ? errno : EIO;
-	else if (fsync(fileno(o->f)) != 0)
+	else if (!o->in_place && fsync(fileno(o->f)) != 0)
 		err = errno;
 	if (fclose(o->f) != 0 && !err)
 		err = errno;
-	if (!err && rename(o->tmp, o->path) != 0)
+	if (!err && o->tmp && rename(o->tmp, o->path) != 0)
 		err = errno;
 	if (err) {
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 		diagf(diag, "cannot write '%s': %s", o->path, strerror(err));
 		rc = -1;
-	} else {
+	} else if (o->tmp) {
 		sync_parent_dir(o->path);
 	}
 	out_release(o);
@@ -139,7 +322,8 @@ void cs_out_abort(cs_out *o)
 		fflush(o->f);
 	} else {
 		fclose(o->f);
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 	}
 	out_release(o);
 }

@@ -121,6 +121,27 @@ expect_err 2 "bad-net.yaml:2:3: unknown key 'latncy' in 'network' (did you mean 
 	run scenarios/ddp-gpt-small.yaml --set cluster.gpu.calibration="$tmp/bad-net.yaml"
 expect_err 2 "'--op' is for '--nccl-tests'" calibrate $llama --op all_reduce --out x.yaml
 [ ! -e x.yaml ] || { echo "FAIL: a calibration was written from bad input" >&2; fail=1; }
+# outputs: checked before the work, never an input, links and modes kept
+expect_err 2 "cannot open '/nonexistent/x.csv'" sweep scenarios/ddp-gpt-small.yaml \
+	--out /nonexistent/x.csv --vary training.micro_batch=1,2
+cp scenarios/ddp-gpt-small.yaml in.yaml
+expect_err 2 "cannot write 'in.yaml': it is the input 'in.yaml'" run in.yaml --per-rank in.yaml
+expect_err 2 "'twice.csv' is given for two outputs" run in.yaml --per-rank twice.csv --trace twice.csv
+mkdir adir
+expect_err 2 "cannot write 'adir': it is a directory" run in.yaml --trace adir
+printf 'old\n' >ro.csv
+chmod 444 ro.csv
+expect_err 2 "cannot write 'ro.csv': the file is read-only (mode 444)" plan in.yaml --out ro.csv
+grep -qx old ro.csv || { echo "FAIL: a read-only output was replaced" >&2; fail=1; }
+printf 'old\n' >real.csv
+chmod 640 real.csv
+ln -s real.csv link.csv
+expect 0 run in.yaml --per-rank link.csv
+if [ ! -L link.csv ] || ! grep -q '^rank,' real.csv || [ "$(stat -c %a real.csv)" != 640 ]; then
+	echo "FAIL: --per-rank through a symlink: the link replaced or the mode lost" >&2
+	fail=1
+fi
+ls ./*.tmp.* >/dev/null 2>&1 && { echo "FAIL: temporary files left behind" >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
