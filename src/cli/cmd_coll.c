@@ -5,6 +5,7 @@
  */
 #include "cli/cmd_coll.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,9 @@ static const char usage[] =
 	"  clustersim coll scenarios/3d-llama3-70b-64gpu.yaml --op all_gather --gpus 16 --format json\n"
 	"\n"
 	"exit status: 0 success, 2 bad input\n";
+
+#define CS_COLL_MAX_BYTES 1125899906842624.0 /* 1 PiB per rank: far beyond any GPU */
+#define CS_COLL_MAX_ROWS 10000
 
 enum {
 	O_OP = 1, O_MIN, O_MAX, O_FACTOR, O_ALGO, O_PROTO, O_GPUS, O_GPU, O_NODES, O_GPN, O_FORMAT,
@@ -159,6 +163,15 @@ static int parse(int argc, char **argv, args *a)
 	}
 	if (a->min > a->max)
 		return bad("'--min' is larger than '--max'%s%s", "", "");
+	if (a->max > CS_COLL_MAX_BYTES) {
+		char got[48];
+		snprintf(got, sizeof got, "%.4g", a->max);
+		return bad("'--max' must be at most 1 PiB (1125899906842624 bytes), got %s bytes%s",
+			   got, "");
+	}
+	if (log(a->max / a->min) / log(a->factor) + 1 > CS_COLL_MAX_ROWS)
+		return bad("more than 10000 rows from '--min' to '--max' by '--factor'; raise the "
+			   "factor or narrow the range%s%s", "", "");
 	if (a->nsets && !a->scenario)
 		return bad("'--set' needs a scenario to override%s%s", "", "");
 	if (a->min < 1)

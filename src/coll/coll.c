@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "coll/coll.h"
+
+#include "core/sim.h"
 #include "coll/coll_model.h"
 #include "coll/schedule.h"
 
@@ -157,12 +159,12 @@ static int64_t fill(cs_coll_op op, const cs_group_shape *g, double bytes, double
 		    cs_coll_algo a, cs_coll_proto p, int channels, double lat_ns,
 		    cs_coll_choice *choice)
 {
-	int64_t t = llround(t_ns);
+	int64_t t = cs_time_of(t_ns); /* a link of next to no bandwidth: the horizon */
 	if (choice) {
 		choice->algo = a;
 		choice->proto = p;
 		choice->channels = channels;
-		choice->latency_ns = llround(lat_ns);
+		choice->latency_ns = cs_time_of(lat_ns);
 		choice->bus_bw = t > 0 ? bytes / (t * 1e-9) * cs_coll_bus_factor(op, g->nranks) : 0;
 	}
 	return t;

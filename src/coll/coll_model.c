@@ -95,8 +95,8 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 	double line = arch >= 100 ? 50e9 : 25e9;
 	double per_link = arch >= 100 ? 40.1 : arch >= 90 ? 20.6 : 20.0;
 	double links = round(c->scale_up.bandwidth / line);
-	if (links < 1)
-		links = 1;
+	if (links < 1) /* less than one link's rate: that fraction of a link */
+		links = c->scale_up.bandwidth / line;
 	e->intra = links * per_link * calibrated(spec ? spec->scale_up_bw : 0);
 	e->lat_scale = calibrated(spec ? spec->latency : 0);
 

@@ -19,6 +19,27 @@
 typedef int64_t cs_time; /* simulated nanoseconds */
 #define CS_TIME_MAX INT64_MAX
 
+/* No simulated time goes beyond 2^61 ns (73 years): durations saturate
+ * here, so a sum of a few never overflows, and a run whose events pass it
+ * fails with a message instead of wrapping around. */
+#define CS_TIME_HORIZON ((cs_time)1 << 61)
+
+/* ns as a duration: rounded, 0 for what is not positive (NaN included),
+ * CS_TIME_HORIZON for what reaches it (infinity included). */
+static inline cs_time cs_time_of(double ns)
+{
+	if (!(ns > 0.0))
+		return 0;
+	return ns >= (double)CS_TIME_HORIZON ? CS_TIME_HORIZON : (cs_time)(ns + 0.5);
+}
+
+/* a + b for durations in [0, CS_TIME_HORIZON], saturating there. */
+static inline cs_time cs_time_add(cs_time a, cs_time b)
+{
+	cs_time s = a + b; /* at most 2^62: no overflow */
+	return s > CS_TIME_HORIZON ? CS_TIME_HORIZON : s;
+}
+
 typedef struct cs_sim cs_sim;
 typedef void (*cs_event_fn)(cs_sim *sim, void *ctx, uint64_t arg);
 

@@ -16,6 +16,8 @@
 
 #include "model/compute.h"
 
+#include "core/sim.h"
+
 #define CS__REF_GEMM 8192
 
 static double frac(double x, double fallback)
@@ -61,8 +63,8 @@ static int64_t to_ns(double seconds)
 	if (!(seconds > 0.0))
 		return 0;
 	double ns = ceil(seconds * 1e9);
-	if (ns > 9.2e18)
-		return INT64_MAX;
+	if (ns >= (double)CS_TIME_HORIZON)
+		return CS_TIME_HORIZON; /* the run fails at the horizon, with a message */
 	return ns < 1.0 ? 1 : (int64_t)ns;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll/coll_op.h"
+#include "core/sim.h"
 #include "model/compute.h"
 #include "plan/build_int.h"
 
@@ -73,7 +74,7 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 			memset(&cur, 0, sizeof(cur));
 			have = 1;
 		}
-		cur.ns += cs__time_op(b, op, cur.class_ns, cur.class_kernels);
+		cur.ns = cs_time_add(cur.ns, cs__time_op(b, op, cur.class_ns, cur.class_kernels));
 		cur.kernels += op->kernels > 0 ? op->kernels : 1;
 		cur.flops += op->flops;
 	}
@@ -179,7 +180,7 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
 {
 	int64_t ns = cs_compute_op_ns(&b->cm, op);
 	cs_compute_kind k = cs_compute_op_class(op);
-	class_ns[k] += ns;
+	class_ns[k] = cs_time_add(class_ns[k], ns);
 	class_kernels[k] += op->kernels > 0 ? op->kernels : 1;
 	return ns;
 }
@@ -212,7 +213,7 @@ int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const
 		idle = (int64_t)((double)kernels * b->gap_ns + 0.5); /* the GPU's own gaps */
 	if (b->launch_ns > 0.0 && kernels > 0) {
 		b->host_cpu += (int64_t)((double)kernels * b->launch_ns + 0.5);
-		int64_t end = b->host_gpu + op->ns + idle;
+		int64_t end = cs_time_add(b->host_gpu, cs_time_add(op->ns, idle));
 		int64_t host_end = b->host_cpu + op->ns / kernels;
 		if (host_end > end) {
 			idle += host_end - end;
@@ -220,16 +221,16 @@ int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const
 		}
 		b->host_gpu = end;
 	}
-	op->ns += idle;
+	op->ns = cs_time_add(op->ns, idle);
 	int32_t mark = cs_program_add(b->prog, CS_STREAM_COMPUTE, op, b->pending, b->npending);
 	if (mark < 0)
 		return -1;
 	b->npending = 0;
 	for (int c = 0; c < CS_COMPUTE_HOST; c++) {
-		b->prog->class_ns[c] += class_ns[c];
+		b->prog->class_ns[c] = cs_time_add(b->prog->class_ns[c], class_ns[c]);
 		b->prog->class_kernels[c] += class_kernels[c];
 	}
-	b->prog->class_ns[CS_COMPUTE_HOST] += idle;
+	b->prog->class_ns[CS_COMPUTE_HOST] = cs_time_add(b->prog->class_ns[CS_COMPUTE_HOST], idle);
 	return mark;
 }
 

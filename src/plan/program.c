@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sim.h"
+
 void cs_program_init(cs_program *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -53,7 +55,7 @@ int32_t cs_program_add(cs_program *p, cs_stream stream, const cs_op *op, const c
 		o->ndeps++;
 	}
 	if (op->kind == CS_OP_COMPUTE)
-		p->compute_ns += op->ns;
+		p->compute_ns = cs_time_add(p->compute_ns, op->ns);
 	return ++p->nops[stream];
 }
 

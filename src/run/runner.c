@@ -111,6 +111,13 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg);
 
 static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 {
+	if (at < cs_sim_now(r->sim) || at > CS_TIME_HORIZON) {
+		/* a duration at the horizon: stop, and say so */
+		if (!r->failed)
+			r->failed = CS_ERR_SIM;
+		cs_sim_stop(r->sim);
+		return;
+	}
 	if (cs_sim_at(r->sim, at, fn, r, arg) != 0 && !r->failed)
 		r->failed = CS_ERR_NOMEM;
 }
@@ -275,9 +282,10 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		if (r->env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
 			int64_t dp = cs_mesh_coord(r->env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
 			double g = r->env.doc_factor[dp * r->env.doc_micro + op->micro];
+			/* g <= 1 for a document mask: this takes away part of ns */
 			ns += (cs_time)((double)op->attn_ns * (g - 1.0) + (g >= 1.0 ? 0.5 : -0.5));
 		}
-		cs_time d = f == 1.0 ? ns : (cs_time)((double)ns * f + 0.5);
+		cs_time d = f == 1.0 ? ns : cs_time_of((double)ns * f);
 		rs->st.busy += d;
 		rs->cend = rs->cwake = now + d;
 		rs->cgen++;
@@ -470,7 +478,7 @@ void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 		return;
 	cs_time now = cs_sim_now(r->sim);
 	double work = (double)(rs->cend - now) * (double)rs->crate;
-	cs_time end = now + (cs_time)(work / (double)rate + 0.5);
+	cs_time end = now + cs_time_of(work / (double)rate);
 	rs->crate = rate;
 	rs->st.busy += end - rs->cend;
 	rs->cend = end;
@@ -615,6 +623,12 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 	cs_sim_run(r->sim, 0);
 	if (r->env.progress)
 		fputs("\r\033[K", stderr);
+	if (r->failed == CS_ERR_SIM) {
+		snprintf(diag->msg, sizeof(diag->msg), "simulated time exceeds 2^61 ns (73 years): an op or "
+			 "a transfer takes far too long (check the bandwidths, peak FLOP/s and straggler "
+			 "factors)");
+		return CS_ERR_SIM;
+	}
 	if (r->failed) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory while simulating");
 		return CS_ERR_NOMEM;

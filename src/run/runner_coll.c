@@ -102,7 +102,7 @@ static void link_fault(const cs_runner *r, const cs_group *g, const cs_group_sha
 static cs_time degrade(cs_time d, const cs_coll_choice *ch, float keep, cs_time lat)
 {
 	cs_time fixed = ch->latency_ns < d ? ch->latency_ns : d;
-	return fixed + (cs_time)((double)(d - fixed) / (double)keep + 0.5) + lat;
+	return cs_time_add(cs_time_add(fixed, cs_time_of((double)(d - fixed) / (double)keep)), lat);
 }
 
 
@@ -113,7 +113,8 @@ static void net_reschedule(cs_runner *r)
 {
 	cs_time t = cs_net_next_completion(r->net);
 	r->net_gen++;
-	if (t != CS_TIME_MAX)
+	/* flows that never end (no bandwidth left them) fail at the horizon */
+	if (t != CS_TIME_MAX || cs_net_active_colls(r->net) > 0)
 		cs__run_schedule(r, t < cs_sim_now(r->sim) ? cs_sim_now(r->sim) : t, on_net, r->net_gen);
 }
 

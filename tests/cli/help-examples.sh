@@ -142,6 +142,23 @@ if [ ! -L link.csv ] || ! grep -q '^rank,' real.csv || [ "$(stat -c %a real.csv)
 	fail=1
 fi
 ls ./*.tmp.* >/dev/null 2>&1 && { echo "FAIL: temporary files left behind" >&2; fail=1; }
+# time that would overflow int64 fails the run with a message (exit 1), never an abort
+horizon="simulated time exceeds 2^61 ns (73 years)"
+for set in cluster.gpu.peak_bf16=989FLOPS cluster.gpu.hbm_bandwidth=1B/s \
+	cluster.scale_up.bandwidth=1e-300B/s; do
+	expect_err 1 "$horizon" run scenarios/ddp-gpt-small.yaml --set "$set"
+done
+expect_err 1 "$horizon" run scenarios/ddp-llama2-7b-2node.yaml --set collectives.fidelity=flow \
+	--set cluster.scale_out.bandwidth=1e-300B/s
+printf 'stragglers:\n  - {gpu: 1, compute: 1e300}\n' | cat scenarios/ddp-gpt-small.yaml - >huge.yaml
+expect_err 1 "$horizon" run huge.yaml
+printf 'stragglers:\n  - {random: {fraction: 0.5, distribution: lognormal, mu: 0, sigma: 30}, seed: 7}\n' |
+	cat scenarios/ddp-gpt-small.yaml - >wild.yaml
+expect_err 1 "$horizon" run wild.yaml
+# sizes and row counts that would overflow or flood
+expect_err 2 "'--max' must be at most 1 PiB" coll --min 1000000TB --max 1000000TB
+expect_err 2 "more than 10000 rows" coll --factor 1.000001 --max 1GB
+expect_err 1 "no plan could be simulated" plan scenarios/ddp-gpt-small.yaml --headroom 0.0001
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
