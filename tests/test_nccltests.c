@@ -115,6 +115,18 @@ START_TEST(bad_input_is_an_error_at_its_place)
 }
 END_TEST
 
+/* A root that is no rank (found by fuzzing: 1e308 was cast to an integer). */
+START_TEST(root_out_of_range_is_no_root)
+{
+	static const char s[] = HDR "8 2 float none 1e308 1 0 0 0 1 0 0 0\n";
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_nccltests_parse(s, sizeof s - 1, "t.txt", &t, &d), CS_OK);
+	ck_assert_int_eq(t.root, -1);
+	cs_nccltests_free(&t);
+}
+END_TEST
+
 START_TEST(nul_byte_is_refused)
 {
 	static const char s[] = HDR "8 2 float sum -1 1 0 0 0 1 0 0 0\n\0junk";
@@ -386,6 +398,7 @@ static Suite *nccltests_suite(void)
 	tcase_add_loop_test(tc, bad_input_is_an_error_at_its_place, 0,
 			    (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, nul_byte_is_refused);
+	tcase_add_test(tc, root_out_of_range_is_no_root);
 	tcase_add_test(tc, op_from_the_bus_factor);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fit");

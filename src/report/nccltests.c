@@ -202,8 +202,8 @@ static cs_status row(const line *l, const cols *c, const char *file, int lineno,
 		return fail(diag, file, lineno, l->col[c->time[0]], "no time in either column 'time'");
 	if (t->nrows == 0 && c->redop >= 0)
 		copy_token(t->redop, sizeof t->redop, l, c->redop);
-	if (t->nrows == 0 && c->root >= 0 && number(l, c->root, &v))
-		t->root = (int64_t)v;
+	if (t->nrows == 0 && c->root >= 0 && number(l, c->root, &v) && v >= -1 && v < 1e9)
+		t->root = (int64_t)v; /* a rank, or -1 for none */
 	if (r.bytes == 0)
 		return CS_OK; /* nccl-tests times empty calls too: nothing to fit */
 	if (t->nrows == *cap) {
