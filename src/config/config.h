@@ -34,6 +34,11 @@
 #define CS_CONFIG_MAX_RANKS 2000000
 /* Largest scenario file accepted, in bytes. */
 #define CS_CONFIG_MAX_FILE (16 * 1024 * 1024)
+/* Limits on a scenario's YAML, checked in one pass before its tree is
+ * built: nesting, nodes, keys in one mapping (docs/scenarios.md). */
+#define CS_CONFIG_MAX_DEPTH 32
+#define CS_CONFIG_MAX_NODES 200000
+#define CS_CONFIG_MAX_KEYS 1000
 
 /* ---- the key table ------------------------------------------------------ */
 

@@ -14,7 +14,8 @@
 int cs_file_open(const char *path, long long *size, cs_diag *diag)
 {
 	struct stat stt;
-	int fd = open(path, O_RDONLY);
+	/* O_NONBLOCK: a FIFO without a writer must not hold the open */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &stt) != 0) {
 		snprintf(diag->msg, sizeof diag->msg, "cannot open '%.400s': %s", path, strerror(errno));
 		if (fd >= 0)
@@ -26,8 +27,55 @@ int cs_file_open(const char *path, long long *size, cs_diag *diag)
 		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': not a regular file", path);
 		return -1;
 	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	*size = (long long)stt.st_size;
 	return fd;
+}
+
+/* Standard input, whole, up to `limit` bytes. */
+static cs_status read_stdin(size_t limit, char **buf, size_t *len, cs_diag *diag)
+{
+	size_t cap = 65536, n = 0;
+	char *b = malloc(cap + 1);
+	while (b) {
+		if (n == cap) {
+			if (cap > limit)
+				break;
+			char *nb = realloc(b, 2 * cap + 1);
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		size_t got = fread(b + n, 1, cap - n, stdin);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (!b) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory reading the standard input");
+		return CS_ERR_NOMEM;
+	}
+	if (n > limit) {
+		free(b);
+		snprintf(diag->msg, sizeof diag->msg, "'-' (the standard input) is larger than the limit "
+			 "of %zu MiB", limit / (1024 * 1024));
+		return CS_ERR_INPUT;
+	}
+	if (ferror(stdin)) {
+		free(b);
+		snprintf(diag->msg, sizeof diag->msg, "cannot read the standard input: %s", strerror(errno));
+		return CS_ERR_INPUT;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return CS_OK;
 }
 
 cs_status cs_file_read(const char *path, size_t limit, char **buf, size_t *len, cs_diag *diag)
@@ -37,6 +85,8 @@ cs_status cs_file_read(const char *path, size_t limit, char **buf, size_t *len, 
 
 	*buf = NULL;
 	*len = 0;
+	if (strcmp(path, "-") == 0)
+		return read_stdin(limit, buf, len, diag);
 	int fd = cs_file_open(path, &size, diag);
 	if (fd < 0)
 		return CS_ERR_INPUT;

@@ -9,8 +9,9 @@
 #include "clustersim/clustersim.h"
 
 /*
- * Read the regular file `path` whole into a new NUL-terminated buffer that
- * the caller frees: *buf, *len bytes (the NUL not counted). Refuses more
+ * Read the regular file `path` ("-": the standard input) whole into a new
+ * NUL-terminated buffer that the caller frees: *buf, *len bytes (the NUL
+ * not counted). Refuses more
  * than `limit` bytes. Errors, in diag: "cannot open 'PATH': reason",
  * "cannot read 'PATH': not a regular file", "'PATH' is larger than the
  * limit of N MiB" (CS_ERR_INPUT), or out of memory (CS_ERR_NOMEM).

@@ -159,6 +159,18 @@ expect_err 1 "$horizon" run wild.yaml
 expect_err 2 "'--max' must be at most 1 PiB" coll --min 1000000TB --max 1000000TB
 expect_err 2 "more than 10000 rows" coll --factor 1.000001 --max 1GB
 expect_err 1 "no plan could be simulated" plan scenarios/ddp-gpt-small.yaml --headroom 0.0001
+# input that would exhaust: deep nesting and huge mappings stop at once; a pipe
+# without a writer is refused rather than waited on; '-' reads standard input
+python3 -c "import sys; d=30000; sys.stdout.write('name: x\\nmodel: ' + '[' * d + ']' * d + '\\n')" >deep.yaml
+expect_err 2 "deep.yaml:2:39: nesting deeper than 32 levels" validate deep.yaml
+python3 -c "import sys; sys.stdout.write('name: x\\nmodel:\\n' + ''.join('  k%d: 1\\n' % i for i in range(1500)))" >wide.yaml
+expect_err 2 "wide.yaml:1003:3: more than 1000 keys in one mapping" validate wide.yaml
+mkfifo pipe.yaml
+expect_err 2 "cannot read 'pipe.yaml': not a regular file" validate pipe.yaml
+"$bin" validate - <scenarios/ddp-gpt-small.yaml >out.txt 2>err.txt || { echo "FAIL: validate -" >&2; fail=1; }
+printf 'name: x\nclusterr: {}\n' | "$bin" validate - >out.txt 2>err.txt
+grep -qF -- "-:2:1: unknown key 'clusterr' (did you mean 'cluster'?)" err.txt ||
+	{ echo "FAIL: validate - with an unknown key:" >&2; cat err.txt >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
