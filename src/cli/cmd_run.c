@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
+#include "model/memory.h"
 #include "plan/mesh.h"
 #include "report/out.h"
 #include "report/report.h"
@@ -278,6 +279,18 @@ int cs_cmd_validate(int argc, char **argv)
 	if (rc)
 		return rc == CS_ARGS_HELP_SHOWN ? 0 : rc;
 	const cs_parallel_spec *p = &sc->parallel;
+	cs_diag diag = { { 0 } };
+	cs_status st = cs__simulate_check(sc, &diag);
+	if (st != CS_OK) {
+		fprintf(stderr, "%s\n", diag.msg);
+		cs_scenario_free(sc);
+		return st == CS_ERR_INPUT ? 2 : 1;
+	}
+	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
+					     &sc->cluster.gpu, sc->cluster.gpus_per_node);
+	if (!mb.fits)
+		fprintf(stderr, "warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU "
+			"has\n", mb.total / 1e9, mb.capacity / 1e9);
 	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
 	       "%lld micro-batches per replica\n", r.sc.file, (long long)cs_scenario_gpus(sc),
 	       (long long)sc->cluster.nodes, sc->cluster.gpus_per_node, (long long)p->tp,

@@ -345,6 +345,36 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 				 .capacity = mb.capacity, .fits = mb.fits };
 }
 
+cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag)
+{
+	cs_kprof *prof = NULL;
+	cs_coll_spec cspec;
+	cs_status st = cs_config_load_profile(sc, &prof, diag);
+	if (st == CS_OK)
+		st = cs_config_coll_spec(sc, &cspec, diag);
+	if (st != CS_OK) {
+		cs_kprof_free(prof);
+		return st;
+	}
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	int64_t n = sc->parallel.pp;
+	cs_program *progs = calloc((size_t)n, sizeof *progs);
+	if (!progs) {
+		cs_kprof_free(prof);
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	for (int64_t i = 0; i < n; i++)
+		cs_program_init(&progs[i]);
+	st = cs_plan_build(sc, &mesh, prof, progs, diag);
+	for (int64_t i = 0; i < n; i++)
+		cs_program_free(&progs[i]);
+	free(progs);
+	cs_kprof_free(prof);
+	return st;
+}
+
 cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
 		       cs_diag *diag)
 {

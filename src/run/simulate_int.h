@@ -22,6 +22,10 @@ typedef struct cs_rank_row {
 cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
 		       cs_diag *diag);
 const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n);
+/* What `run` checks before it simulates, without simulating: the kernel
+ * profile and calibration load, and the programs build within their
+ * limits (then they are freed). */
+cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag);
 /* The same with the kernel profile loaded by the caller (who keeps it; NULL
  * for the flat efficiencies), for callers that simulate many variants of
  * one scenario on the same GPU. */

@@ -171,6 +171,11 @@ expect_err 2 "cannot read 'pipe.yaml': not a regular file" validate pipe.yaml
 printf 'name: x\nclusterr: {}\n' | "$bin" validate - >out.txt 2>err.txt
 grep -qF -- "-:2:1: unknown key 'clusterr' (did you mean 'cluster'?)" err.txt ||
 	{ echo "FAIL: validate - with an unknown key:" >&2; cat err.txt >&2; fail=1; }
+# validate runs every check run does before simulating, and warns on memory
+expect_err 2 "the programs would hold about 3.5e+07 ops" validate scenarios/ddp-gpt-small.yaml \
+	--set training.global_batch=3200000
+expect_err 0 "warning: the plan needs 87.4 GB per GPU, more than the 80.0 GB" validate \
+	scenarios/llama3-405b-8k.yaml
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
