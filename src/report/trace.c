@@ -242,9 +242,10 @@ int cs_trace_write_timeline(const cs_trace *t, const cs_scenario *sc, const cs_m
 			prev->end = sp->end;
 			continue;
 		}
-		res.busy += sp->end - sp->start;
 		res.spans[res.n_spans++] = *sp;
 	}
+	for (int64_t i = 0; i < res.n_spans; i++) /* after merging: the merged lengths */
+		res.busy += res.spans[i].end - res.spans[i].start;
 	if (res.makespan > 0)
 		res.bubble_fraction = 1.0 - (double)res.busy / ((double)p * (double)res.makespan);
 	cs_out *o = cs_out_open(path, diag);

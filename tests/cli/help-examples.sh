@@ -176,6 +176,14 @@ expect_err 2 "the programs would hold about 3.5e+07 ops" validate scenarios/ddp-
 	--set training.global_batch=3200000
 expect_err 0 "warning: the plan needs 87.4 GB per GPU, more than the 80.0 GB" validate \
 	scenarios/llama3-405b-8k.yaml
+# the timeline's title gives the run's bubble (it counted merged spans once)
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json
+python3 -c "
+import json, re, sys
+m = json.load(open('out.txt'))
+svg = float(re.search(r'bubble ([0-9.]+)', open('tl.svg').read()).group(1))
+sys.exit(0 if abs(svg - m['bubble_fraction']) < 0.02 else 1)" ||
+	{ echo "FAIL: the timeline's bubble is not the run's" >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
