@@ -79,6 +79,34 @@ START_TEST(test_nvl72_domain_spans_nodes)
 }
 END_TEST
 
+/* A GPU's own ports are the ones its routes leave and enter by, also when
+ * its NVLink domain spans two 8-GPU nodes (a NIC fault under the flow
+ * fidelity is applied to these). */
+START_TEST(test_gpu_links_are_the_routes_ends)
+{
+	cs_cluster_spec c = llama_cluster();
+	c.scale_up_domain = 16;
+	cs_topo *t = cs_topo_new(&c);
+	int32_t l[8];
+	for (int64_t g = 0; g < 16; g++) {
+		int64_t far = g + 16, near = g ^ 1;
+		int n = cs_topo_route(t, g, far, l, 8);
+		ck_assert_int_ge(n, 4);
+		ck_assert_int_eq(l[0], cs_topo_gpu_link(t, g, CS_LINK_PCIE_UP));
+		ck_assert_int_eq(l[1], cs_topo_gpu_link(t, g, CS_LINK_NIC_UP));
+		n = cs_topo_route(t, far, g, l, 8);
+		ck_assert_int_eq(l[n - 2], cs_topo_gpu_link(t, g, CS_LINK_NIC_DOWN));
+		ck_assert_int_eq(l[n - 1], cs_topo_gpu_link(t, g, CS_LINK_PCIE_DOWN));
+		ck_assert_int_eq(cs_topo_route(t, g, near, l, 8), 2);
+		ck_assert_int_eq(l[0], cs_topo_gpu_link(t, g, CS_LINK_NVL_UP));
+		ck_assert_int_eq(l[1], cs_topo_gpu_link(t, near, CS_LINK_NVL_DOWN));
+	}
+	ck_assert_int_eq(cs_topo_gpu_link(t, 0, CS_LINK_LEAF_UP), -1);
+	ck_assert_int_eq(cs_topo_gpu_link(t, -1, CS_LINK_NIC_UP), -1);
+	cs_topo_free(t);
+}
+END_TEST
+
 static const struct route_case {
 	const char *what;
 	int64_t src, dst;
@@ -144,6 +172,7 @@ static Suite *topo_suite(void)
 	tcase_add_loop_test(tc, test_group_shape_counts_distinct_units, 0,
 			    (int)(sizeof(shape_cases) / sizeof(shape_cases[0])));
 	tcase_add_test(tc, test_nvl72_domain_spans_nodes);
+	tcase_add_test(tc, test_gpu_links_are_the_routes_ends);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("route");
 	tcase_add_loop_test(tc, test_route_crosses_expected_tiers, 0,

@@ -209,6 +209,24 @@ int cs_topo_route(const cs_topo *t, int64_t src, int64_t dst, int32_t *links, in
 	return n;
 }
 
+int32_t cs_topo_gpu_link(const cs_topo *t, int64_t gpu, cs_link_kind k)
+{
+	if (gpu < 0 || gpu >= t->gpus)
+		return -1;
+	switch (k) {
+	case CS_LINK_NVL_UP:
+	case CS_LINK_NVL_DOWN:
+		return t->base[k] + (int32_t)gpu;
+	case CS_LINK_PCIE_UP:
+	case CS_LINK_PCIE_DOWN:
+	case CS_LINK_NIC_UP:
+	case CS_LINK_NIC_DOWN:
+		return t->base[k] + (int32_t)nic_of(t, gpu);
+	default:
+		return -1;
+	}
+}
+
 static int kind_of(const cs_topo *t, int32_t link)
 {
 	if (link < 0 || link >= t->base[CS_LINK_KINDS])

@@ -62,6 +62,11 @@ cs_group_shape cs_topo_group(const cs_topo *t, int64_t first, int64_t stride, in
  * first cap are written), 0 for src == dst, -1 for a GPU out of range. */
 int cs_topo_route(const cs_topo *t, int64_t src_gpu, int64_t dst_gpu, int32_t *links, int cap);
 
+/* The link of kind k that belongs to `gpu`: its NVLink port (NVL_UP,
+ * NVL_DOWN), or its NIC's PCIe and network ports (PCIE_*, NIC_*); -1 for a
+ * switch tier's kind or a GPU out of range. */
+int32_t cs_topo_gpu_link(const cs_topo *t, int64_t gpu, cs_link_kind k);
+
 /* Bandwidth (B/s, per direction) and latency of a link; 0 for a bad id. */
 double cs_topo_link_bandwidth(const cs_topo *t, int32_t link);
 int64_t cs_topo_link_latency(const cs_topo *t, int32_t link);

@@ -403,36 +403,28 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 /* ---- lifecycle -------------------------------------------------------- */
 
 /* Flow fidelity: degraded links lose capacity in the network itself. */
-static void scale_kinds(cs_runner *r, int32_t *links, int n, cs_link_kind a, cs_link_kind b, double keep)
+static void scale_gpu_links(cs_runner *r, int64_t gpu, cs_link_kind a, cs_link_kind b, double keep)
 {
-	for (int i = 0; i < n; i++) {
-		cs_link_kind k = cs_topo_link_kind(r->env.topo, links[i]);
-		if (k == a || k == b)
-			cs_net_scale_link(r->net, 0, links[i], keep);
-	}
+	int32_t la = cs_topo_gpu_link(r->env.topo, gpu, a), lb = cs_topo_gpu_link(r->env.topo, gpu, b);
+	if (la >= 0)
+		cs_net_scale_link(r->net, 0, la, keep);
+	if (lb >= 0)
+		cs_net_scale_link(r->net, 0, lb, keep);
 }
 
 void cs__run_degrade_net(cs_runner *r)
 {
 	const cs_link_faults *lf = r->env.links;
 	const cs_topo *topo = r->env.topo;
-	int64_t world = r->env.mesh->world, gpn = r->gpn;
-	int32_t links[32];
+	int64_t world = r->env.mesh->world;
 	for (int64_t g = 0; lf->nic_keep && g < world; g++) {
-		if (lf->nic_keep[g] < 1.0f && world > gpn) {
-			int64_t other = (g + gpn) % world;
-			int n = cs_topo_route(topo, g, other, links, 32);
-			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NIC_UP, CS_LINK_PCIE_UP, lf->nic_keep[g]);
-			n = cs_topo_route(topo, other, g, links, 32);
-			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NIC_DOWN, CS_LINK_PCIE_DOWN, lf->nic_keep[g]);
+		if (lf->nic_keep[g] < 1.0f) {
+			/* the NIC's network ports and its PCIe path, both ways */
+			scale_gpu_links(r, g, CS_LINK_NIC_UP, CS_LINK_NIC_DOWN, lf->nic_keep[g]);
+			scale_gpu_links(r, g, CS_LINK_PCIE_UP, CS_LINK_PCIE_DOWN, lf->nic_keep[g]);
 		}
-		if (lf->nvl_keep[g] < 1.0f && gpn > 1) {
-			int64_t other = g % gpn ? g - 1 : g + 1;
-			int n = cs_topo_route(topo, g, other, links, 32);
-			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NVL_UP, CS_LINK_NVL_UP, lf->nvl_keep[g]);
-			n = cs_topo_route(topo, other, g, links, 32);
-			scale_kinds(r, links, n < 32 ? n : 32, CS_LINK_NVL_DOWN, CS_LINK_NVL_DOWN, lf->nvl_keep[g]);
-		}
+		if (lf->nvl_keep[g] < 1.0f)
+			scale_gpu_links(r, g, CS_LINK_NVL_UP, CS_LINK_NVL_DOWN, lf->nvl_keep[g]);
 	}
 	static const cs_link_kind tier_kinds[3][2] = {
 		{ CS_LINK_NVL_UP, CS_LINK_NVL_DOWN }, { CS_LINK_LEAF_UP, CS_LINK_LEAF_DOWN },

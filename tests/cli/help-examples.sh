@@ -184,6 +184,19 @@ m = json.load(open('out.txt'))
 svg = float(re.search(r'bubble ([0-9.]+)', open('tl.svg').read()).group(1))
 sys.exit(0 if abs(svg - m['bubble_fraction']) < 0.02 else 1)" ||
 	{ echo "FAIL: the timeline's bubble is not the run's" >&2; fail=1; }
+# a NIC at 25 % slows a flow-fidelity run whose NVLink domain spans two nodes
+printf 'stragglers:\n  - {link: nic, gpu: 3, bandwidth: 0.25}\n' |
+	cat scenarios/ddp-llama2-7b-2node.yaml - >nic.yaml
+nic_set="--set cluster.nodes=4 --set parallelism.dp=32 --set training.global_batch=64
+	--set collectives.fidelity=flow --set cluster.scale_up.domain=16 --format json"
+# shellcheck disable=SC2086
+"$bin" run scenarios/ddp-llama2-7b-2node.yaml $nic_set >healthy.json 2>err.txt
+# shellcheck disable=SC2086
+"$bin" run nic.yaml $nic_set >slow.json 2>>err.txt
+python3 -c "
+import json, sys
+a = json.load(open('healthy.json'))['step_time_s']; b = json.load(open('slow.json'))['step_time_s']
+sys.exit(0 if b > a * 1.005 else 1)" || { echo "FAIL: a slow NIC costs nothing under flow" >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
