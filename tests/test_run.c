@@ -217,8 +217,18 @@ START_TEST(mfu_is_model_flops_over_peak_time)
 	cs_scenario *sc = ddp(2, 8, "true");
 	cs_metrics m = simulate(sc);
 	double peak = cs_compute_peak(&sc->cluster.gpu, sc->training.precision);
+	/* the headline counts causal attention as computed; Megatron-LM's count
+	 * the full square */
+	double causal = cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len,
+						       sc->training.global_batch);
+	double full = cs_model_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
+	ck_assert(causal < full);
+	ck_assert_double_eq_tol(m.model_flops, causal, 1e-6 * causal);
+	ck_assert_double_eq_tol(m.model_flops_megatron, full, 1e-6 * full);
 	ck_assert_double_eq_tol(m.mfu, m.model_flops / (m.step_time_s * 16 * peak), 1e-12);
 	ck_assert_double_eq_tol(m.tflops_per_gpu * 1e12, m.model_flops / m.step_time_s / 16, 1e-3);
+	ck_assert_double_eq_tol(m.mfu_megatron, full / (m.step_time_s * 16 * peak), 1e-12);
+	ck_assert_double_eq_tol(m.tflops_per_gpu_megatron * 1e12, full / m.step_time_s / 16, 1e-3);
 	ck_assert_double_eq_tol(m.tokens_per_s, 16.0 * 2048 / m.step_time_s, 1e-6);
 	cs_scenario_free(sc);
 }

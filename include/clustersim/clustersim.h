@@ -98,11 +98,15 @@ typedef struct cs_metrics {
 	double baseline_step_time_s; /* without perturbations (== step_time_s without any) */
 	double slowdown;             /* step_time_s / baseline_step_time_s */
 	double tokens_per_s;
+	/* Model FLOPs count causal attention as the s^2/2 it computes; the
+	 * _megatron figures count the full s^2, as Megatron-LM's formula (and
+	 * its published figures) do, and so can pass 100 % at long context. */
 	double tflops_per_gpu;       /* model FLOPs per second per GPU, 1e12 */
 	double mfu;                  /* fraction of peak, model FLOPs */
-	double hfu;                  /* fraction of peak, hardware FLOPs (with recompute) */
-	double tflops_per_gpu_causal;/* the same with causal attention counted as s^2/2 */
-	double mfu_causal;
+	double tflops_per_gpu_megatron;
+	double mfu_megatron;
+	double hfu;                  /* fraction of peak, Megatron-LM's hardware FLOPs
+	                              * (with the recomputed forward) */
 	double compute_s;            /* busy compute time of the critical rank */
 	double compute_kind_s[CS_COMPUTE_KINDS]; /* compute_s by class */
 	int64_t compute_kind_kernels[CS_COMPUTE_KINDS]; /* kernels launched per step by
@@ -114,7 +118,8 @@ typedef struct cs_metrics {
 	double bubble_s;
 	double bubble_fraction;
 	double idle_min_s, idle_mean_s, idle_max_s;
-	double model_flops;          /* per step, whole job */
+	double model_flops;          /* per step, whole job, causal attention as computed */
+	double model_flops_megatron; /* the same by Megatron-LM's count (full s^2) */
 	int64_t gpus;
 	int64_t events;              /* simulated events */
 	double sim_wall_s;

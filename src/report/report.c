@@ -26,10 +26,10 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 	if (m->slowdown > 1.0 + 1e-12 || m->slowdown < 1.0 - 1e-12)
 		fprintf(f, "  baseline         %.4f s unperturbed, slowdown x%.4f\n",
 			m->baseline_step_time_s, m->slowdown);
-	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f counting causal attention)\n",
-		m->tokens_per_s, m->tflops_per_gpu, m->tflops_per_gpu_causal);
-	fprintf(f, "  MFU              %s%.1f %%%s (HFU %.1f %%)\n", b(color), 100 * m->mfu, e(color),
-		100 * m->hfu);
+	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f by Megatron-LM's count)\n",
+		m->tokens_per_s, m->tflops_per_gpu, m->tflops_per_gpu_megatron);
+	fprintf(f, "  MFU              %s%.1f %%%s (Megatron-LM's count %.1f %%, HFU %.1f %%)\n", b(color),
+		100 * m->mfu, e(color), 100 * m->mfu_megatron, 100 * m->hfu);
 	double span = m->step_time_s > 0 ? m->step_time_s : 1;
 	fprintf(f, "  critical rank    %lld:\n", (long long)m->critical_rank);
 	fprintf(f, "    compute        %.4f s (%.1f %%)\n", m->compute_s, 100 * m->compute_s / span);
@@ -98,10 +98,11 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_num(&w, "tokens_per_s", m->tokens_per_s);
 	cs_jw_kv_num(&w, "tflops_per_gpu", m->tflops_per_gpu);
 	cs_jw_kv_num(&w, "mfu", m->mfu);
+	cs_jw_kv_num(&w, "tflops_per_gpu_megatron", m->tflops_per_gpu_megatron);
+	cs_jw_kv_num(&w, "mfu_megatron", m->mfu_megatron);
 	cs_jw_kv_num(&w, "hfu", m->hfu);
-	cs_jw_kv_num(&w, "tflops_per_gpu_causal", m->tflops_per_gpu_causal);
-	cs_jw_kv_num(&w, "mfu_causal", m->mfu_causal);
 	cs_jw_kv_num(&w, "model_flops", m->model_flops);
+	cs_jw_kv_num(&w, "model_flops_megatron", m->model_flops_megatron);
 	cs_jw_kv_num(&w, "compute_s", m->compute_s);
 	cs_jw_key(&w, "compute_by_kind_s");
 	cs_jw_begin_obj(&w);
@@ -199,9 +200,9 @@ int cs_report_columns(const cs_metrics *m, const char **names, double *values, i
 	COL("tokens_per_s", m->tokens_per_s);
 	COL("tflops_per_gpu", m->tflops_per_gpu);
 	COL("mfu", m->mfu);
+	COL("tflops_per_gpu_megatron", m->tflops_per_gpu_megatron);
+	COL("mfu_megatron", m->mfu_megatron);
 	COL("hfu", m->hfu);
-	COL("tflops_per_gpu_causal", m->tflops_per_gpu_causal);
-	COL("mfu_causal", m->mfu_causal);
 	COL("compute_s", m->compute_s);
 	COL("compute_gemm_s", m->compute_kind_s[CS_COMPUTE_GEMM]);
 	COL("compute_attention_s", m->compute_kind_s[CS_COMPUTE_ATTN]);

@@ -309,17 +309,18 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 	double per_gpu_s = m->step_time_s * (double)gpus;
 	m->gpus = gpus;
 	m->micro_batches = cs_scenario_micro_batches(sc);
-	m->model_flops = cs_model_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
+	m->model_flops_megatron = cs_model_flops_per_step(&sc->model, sc->training.seq_len,
+							  sc->training.global_batch);
 	double hw = cs_model_hw_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch,
 					       sc->parallel.recompute);
-	double causal = cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len,
-						       sc->training.global_batch);
+	m->model_flops = cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len,
+							sc->training.global_batch);
 	m->tokens_per_s = tokens / m->step_time_s;
 	m->tflops_per_gpu = m->model_flops / per_gpu_s / 1e12;
 	m->mfu = m->model_flops / (per_gpu_s * peak);
+	m->tflops_per_gpu_megatron = m->model_flops_megatron / per_gpu_s / 1e12;
+	m->mfu_megatron = m->model_flops_megatron / (per_gpu_s * peak);
 	m->hfu = hw / (per_gpu_s * peak);
-	m->tflops_per_gpu_causal = causal / per_gpu_s / 1e12;
-	m->mfu_causal = causal / (per_gpu_s * peak);
 	double span = 1e-9 * (double)rep->makespan;
 	m->critical_rank = rep->critical;
 	m->compute_s = 1e-9 * (double)rep->crit.busy;
