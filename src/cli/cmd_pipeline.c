@@ -56,6 +56,8 @@ static const char usage[] =
 	"      --virtual-stages 2 --format json\n"
 	"  clustersim pipeline --schedule zb-v --stages 4 --micro-batches 16 --timeline zbv.svg\n";
 
+#define CS_SVG_MAX_BYTES 256e6
+
 enum { O_SCHEDULE = 1, O_STAGES, O_MICRO, O_VSTAGES, O_TF, O_TB, O_TW, O_FORMAT, O_TIMELINE, O_HELP };
 
 static const cs_opt pipe_opts[] = {
@@ -217,6 +219,15 @@ int cs_cmd_pipeline(int argc, char **argv)
 	const char *outs[] = { a.timeline };
 	if (cs_cli_check_outputs("pipeline", outs, 1, NULL, 0) != 0)
 		return 2;
+	/* an SVG no viewer opens is refused before it is drawn: up to three
+	 * boxes (F, B, W) per stage, micro-batch and chunk, ~240 bytes each */
+	double boxes = 3.0 * (double)a.p * (double)a.m * (double)a.v;
+	if (a.timeline && boxes * 240.0 > CS_SVG_MAX_BYTES) {
+		fprintf(stderr, "clustersim pipeline: --timeline: %.3g boxes (about %.0f MB of SVG), more "
+			"than the limit of %.0f MB: draw fewer stages or micro-batches\n", boxes,
+			boxes * 240.0 / 1e6, CS_SVG_MAX_BYTES / 1e6);
+		return 2;
+	}
 	cs_pipe_times t = {
 		(cs_time)llround(a.t[0] * TICKS_PER_UNIT),
 		(cs_time)llround(a.t[1] * TICKS_PER_UNIT),

@@ -95,6 +95,12 @@ static void span_name(const span *s, char *buf, size_t n)
 	}
 }
 
+static int cmp_rank(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 int cs_trace_write_chrome(const cs_trace *t, const char *path, cs_diag *diag)
 {
 	if (t->oom) {
@@ -111,13 +117,21 @@ int cs_trace_write_chrome(const cs_trace *t, const char *path, cs_diag *diag)
 	cs_jw_kv_str(&w, "displayTimeUnit", "ns");
 	cs_jw_key(&w, "traceEvents");
 	cs_jw_begin_arr(&w);
-	/* names: one process per rank, one thread per stream */
-	int64_t last = -1;
-	for (int64_t i = 0; i < t->n; i++) {
-		const span *s = &t->spans[i];
-		if (s->rank == last)
-			continue;
-		last = s->rank;
+	/* names: one process per rank, one thread per stream, each once */
+	int64_t *ranks = malloc((size_t)(t->n ? t->n : 1) * sizeof *ranks), nranks = 0;
+	if (!ranks) {
+		cs_out_abort(o);
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+		return -1;
+	}
+	for (int64_t i = 0; i < t->n; i++)
+		ranks[i] = t->spans[i].rank;
+	qsort(ranks, (size_t)t->n, sizeof *ranks, cmp_rank);
+	for (int64_t i = 0; i < t->n; i++)
+		if (i == 0 || ranks[i] != ranks[i - 1])
+			ranks[nranks++] = ranks[i];
+	for (int64_t i = 0; i < nranks; i++) {
+		const span rs = { .rank = ranks[i] }, *s = &rs;
 		char name[48];
 		snprintf(name, sizeof(name), "rank %lld", (long long)s->rank);
 		cs_jw_begin_obj(&w);
@@ -142,6 +156,7 @@ int cs_trace_write_chrome(const cs_trace *t, const char *path, cs_diag *diag)
 			cs_jw_end_obj(&w);
 		}
 	}
+	free(ranks);
 	for (int64_t i = 0; i < t->n; i++) {
 		const span *s = &t->spans[i];
 		char name[96];

@@ -287,6 +287,32 @@ static cs_status trace_ranks(const cs_scenario *sc, const cs_mesh *mesh, const c
 	return CS_OK;
 }
 
+/* The trace's size, estimated before simulating from the ops of the traced
+ * ranks' programs: a run whose trace would pass CS_TRACE_MAX_BYTES is
+ * refused rather than left to write it. */
+static cs_status trace_size_ok(const sim_ctx *c, const cs_run_opts *opts, const uint8_t *traced,
+			       int64_t nsteps, cs_diag *diag)
+{
+	double spans = 0;
+	int64_t ranks = 0;
+	for (int64_t r = 0; r < c->mesh.world; r++) {
+		if (!traced[r])
+			continue;
+		ranks++;
+		const cs_program *p = &c->progs[cs_mesh_coord(&c->mesh, r, CS_AXIS_PP)];
+		for (int s = 0; s < CS_STREAMS; s++)
+			spans += (double)p->nops[s];
+	}
+	double bytes = spans * (double)nsteps * CS_TRACE_SPAN_BYTES;
+	if (!opts->trace_path || bytes <= CS_TRACE_MAX_BYTES)
+		return CS_OK;
+	snprintf(diag->msg, sizeof(diag->msg), "--trace: %lld ranks over %lld step%s would write "
+		 "about %.3g spans (%.1f GB of JSON), more than the limit of %.0f GB: trace fewer "
+		 "ranks (--trace-ranks) or steps", (long long)ranks, (long long)nsteps,
+		 nsteps == 1 ? "" : "s", spans * (double)nsteps, bytes / 1e9, CS_TRACE_MAX_BYTES / 1e9);
+	return CS_ERR_INPUT;
+}
+
 /* Everything the report shows, from the steps' times, the unperturbed step
  * and the reported one (the slowest perturbed step). */
 static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, int64_t nsteps,
@@ -437,6 +463,8 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 		if (!traced || !trace)
 			goto fail;
 		if ((st = trace_ranks(sc, &c.mesh, opts, traced, diag)) != CS_OK)
+			goto fail;
+		if ((st = trace_size_ok(&c, opts, traced, nsteps, diag)) != CS_OK)
 			goto fail;
 	}
 	int perturbed = cs_fault_any(fault);

@@ -197,6 +197,20 @@ python3 -c "
 import json, sys
 a = json.load(open('healthy.json'))['step_time_s']; b = json.load(open('slow.json'))['step_time_s']
 sys.exit(0 if b > a * 1.005 else 1)" || { echo "FAIL: a slow NIC costs nothing under flow" >&2; fail=1; }
+# outputs bounded before the work: trace metadata once per rank and stream,
+# traces and timelines over their limits refused up front
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --trace t.json
+python3 -c "
+import json, sys
+ev = json.load(open('t.json'))['traceEvents']
+meta = [e for e in ev if e['ph'] == 'M']; ranks = {e['pid'] for e in ev if e['ph'] == 'X'}
+sys.exit(0 if len(meta) == len(ranks) * 8 else 1)" ||
+	{ echo "FAIL: trace metadata not once per rank and stream" >&2; fail=1; }
+expect_err 2 "more than the limit of 2 GB: trace fewer ranks" run scenarios/llama3-405b-16k.yaml \
+	--trace big.json --trace-ranks 0-4095 --set simulate.steps=2
+[ ! -e big.json ] || { echo "FAIL: a refused trace was written" >&2; fail=1; }
+expect_err 2 "more than the limit of 256 MB: draw fewer stages" pipeline --schedule 1f1b \
+	--stages 1000 --micro-batches 10000 --timeline x.svg
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
