@@ -571,6 +571,8 @@ void cs_runner_free(cs_runner *r)
 		return;
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++) {
+			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++)
+				free(r->comm[k][s].slots[g].locals);
 			free(r->comm[k][s].slots);
 			free(r->comm[k][s].shapes);
 			free(r->comm[k][s].shape_ok);

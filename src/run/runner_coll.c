@@ -190,20 +190,38 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 	return t->alone[at];
 }
 
+/* The local index of the simulated member i of slot sl's group, or -1
+ * when member i is not simulated; members are 0 .. count-1 where count is
+ * the list's length in folded runs and the group's size otherwise. */
+static int64_t member_count(const cs_runner *r, int kind, const slot *sl)
+{
+	if (sl->locals)
+		return sl->expected;
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
+	return cs_group_size(&g);
+}
+
+static int64_t member_local(const cs_runner *r, const cs_group *g, const slot *sl, int64_t i)
+{
+	if (sl->locals)
+		return sl->locals[i];
+	int64_t m = cs_group_member(g, i);
+	return cs__run_simulated(r, m) ? cs__run_local_of(r, m) : -1;
+}
+
 /* The collective's kernels run on every member from now on, one CTA per
  * channel: hold them (given back as each member completes, runner.c). */
-static void contend_members(cs_runner *r, int kind, int64_t rank, int s, int channels)
+static void contend_members(cs_runner *r, int kind, const slot *sl, int s, int channels)
 {
 	if (channels <= 0 || !r->contend)
 		return;
 	uint8_t ch = (uint8_t)(channels > 255 ? 255 : channels);
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, rank, r->gpn);
-	int64_t n = cs_group_size(&g);
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
+	int64_t n = member_count(r, kind, sl);
 	for (int64_t i = 0; i < n; i++) {
-		int64_t m = cs_group_member(&g, i);
-		if (!cs__run_simulated(r, m))
+		int64_t l = member_local(r, &g, sl, i);
+		if (l < 0)
 			continue;
-		int64_t l = cs__run_local_of(r, m);
 		r->ranks[l].held[s] = ch;
 		cs__run_contend(r, l, ch);
 	}
@@ -230,6 +248,17 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 			e += cs__run_simulated(r, cs_group_member(&g, i));
 		sl->expected = (int32_t)e;
 		sl->rank = rank;
+		if (r->fold_mask && e < n) { /* list them once: later passes are O(e) */
+			if (!(sl->locals = malloc((size_t)e * sizeof *sl->locals))) {
+				r->failed = CS_ERR_NOMEM;
+				return;
+			}
+			for (int64_t i = 0, k = 0; i < n; i++) {
+				int64_t m = cs_group_member(&g, i);
+				if (cs__run_simulated(r, m))
+					sl->locals[k++] = cs__run_local_of(r, m);
+			}
+		}
 	}
 	if (++sl->arrived < sl->expected)
 		return;
@@ -267,7 +296,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	}
 	r->last_choice[op->comm] = ch;
 	sl->choice = ch;
-	contend_members(r, op->group, rank, s, ch.channels);
+	contend_members(r, op->group, sl, s, ch.channels);
 	sl->dur = d;
 	sl->rank = rank;
 	sl->start = cs_sim_now(r->sim);
@@ -353,8 +382,9 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int kind = (int)((arg >> 8) & 0xff);
 	int64_t gi = (int64_t)(arg >> 16);
 	comm_table *t = &r->comm[kind][s];
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, t->slots[gi].rank, r->gpn);
-	int64_t n = cs_group_size(&g);
+	const slot *sl = &t->slots[gi];
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
+	int64_t n = member_count(r, kind, sl);
 	(void)sim;
 	cs_time xfer = t->slots[gi].dur;
 	r->cur_choice = &t->slots[gi].choice;
@@ -363,14 +393,14 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 		r->cur_tier = t->shapes[gi].tier;
 	}
 	for (int64_t i = 0; i < n; i++) {
-		int64_t m = cs_group_member(&g, i);
-		if (cs__run_simulated(r, m))
-			cs__run_complete(r, cs__run_local_of(r, m), s, xfer);
+		int64_t l = member_local(r, &g, sl, i);
+		if (l >= 0)
+			cs__run_complete(r, l, s, xfer);
 	}
 	for (int64_t i = 0; i < n; i++) {
-		int64_t m = cs_group_member(&g, i);
-		if (cs__run_simulated(r, m))
-			cs__run_try_rank(r, cs__run_local_of(r, m));
+		int64_t l = member_local(r, &g, sl, i);
+		if (l >= 0)
+			cs__run_try_rank(r, l);
 	}
 	cs__run_flush(r);
 }

@@ -57,6 +57,8 @@ typedef struct slot {
 	cs_time dur;                  /* transfer time of the collective in flight */
 	cs_time start;                /* when it started (flow fidelity) */
 	cs_coll_choice choice;
+	int64_t *locals;              /* folded runs: the simulated members, listed at first
+	                               * use, so a collective costs O(simulated members) */
 } slot;
 
 typedef struct comm_table {
