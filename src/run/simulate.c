@@ -91,6 +91,22 @@ static void ctx_free(sim_ctx *c)
 	cs_topo_free(c->topo);
 }
 
+static void split_kinds(const sim_ctx *c, int64_t rank, cs_time busy, double *kind_s);
+
+static void fill_row(const sim_ctx *c, cs_rank_row *row, int64_t rank, const cs_rank_stats *s,
+		     double idle, const float *factor)
+{
+	row->rank = rank;
+	row->end_s = 1e-9 * (double)s->end;
+	row->busy_s = 1e-9 * (double)s->busy;
+	split_kinds(c, rank, s->busy, row->kind_s);
+	row->idle_s = idle;
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		row->exposed_s[k] = 1e-9 * (double)s->exposed[k];
+	row->act_peak = s->mem_peak;
+	row->compute_factor = factor ? factor[rank] : 1.0f;
+}
+
 /* One step with the given compute factors; fills stats of the step. */
 typedef struct step_out {
 	cs_time makespan;
@@ -215,6 +231,16 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 		}
 	for (int64_t rank = 0; rank < c->mesh.world; rank++) {
 		const cs_rank_stats *s = cs_runner_stats(r, rank);
+		if (!s && rows && c->sc->sim.fold) {
+			/* folded away: its row is its stage's simulated rank's (exact by
+			 * symmetry, which folding requires) */
+			int64_t stage = cs_mesh_coord(&c->mesh, rank, CS_AXIS_PP);
+			s = cs_runner_stats(r, stage * c->mesh.stride[CS_AXIS_PP]);
+			if (s)
+				fill_row(c, &rows[rank], rank, s, 1e-9 * (double)(o->makespan - s->busy),
+					 factor);
+			continue;
+		}
 		if (!s)
 			continue;
 		if (o->critical < 0 || s->end > o->crit.end) {
@@ -227,18 +253,8 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 		o->idle_max = fmax(o->idle_max, idle);
 		o->act_peak = fmax(o->act_peak, s->mem_peak);
 		o->nranks++;
-		if (rows) {
-			cs_rank_row *row = &rows[rank];
-			row->rank = rank;
-			row->end_s = 1e-9 * (double)s->end;
-			row->busy_s = 1e-9 * (double)s->busy;
-			split_kinds(c, rank, s->busy, row->kind_s);
-			row->idle_s = idle;
-			for (int k = 0; k < CS_COMM_KINDS; k++)
-				row->exposed_s[k] = 1e-9 * (double)s->exposed[k];
-			row->act_peak = s->mem_peak;
-			row->compute_factor = factor ? factor[rank] : 1.0f;
-		}
+		if (rows)
+			fill_row(c, &rows[rank], rank, s, idle, factor);
 	}
 	cs_path cp;
 	if (cs_runner_critical_path(r, &cp) == 0)

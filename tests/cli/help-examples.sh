@@ -211,6 +211,10 @@ expect_err 2 "more than the limit of 2 GB: trace fewer ranks" run scenarios/llam
 [ ! -e big.json ] || { echo "FAIL: a refused trace was written" >&2; fail=1; }
 expect_err 2 "more than the limit of 256 MB: draw fewer stages" pipeline --schedule 1f1b \
 	--stages 1000 --micro-batches 10000 --timeline x.svg
+# a folded run's per-rank rows are the full run's, not zeros for the folded ranks
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --per-rank full.csv
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --per-rank fold.csv --set simulate.fold=true
+cmp -s full.csv fold.csv || { echo "FAIL: folded per-rank rows differ from the full run's" >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
