@@ -296,7 +296,8 @@ static int64_t select_survivors(plan_list *keep, const cs_plan *h, int64_t max_s
 		if (same_plan(&keep->v[i], h))
 			hi = i;
 	cs_plan hp = hi >= 0 ? keep->v[hi] : *h;
-	qsort(keep->v, (size_t)keep->n, sizeof *keep->v, by_estimate);
+	if (keep->n > 1)
+		qsort(keep->v, (size_t)keep->n, sizeof *keep->v, by_estimate);
 	if (hi >= 0) {
 		bool in = false;
 		for (int64_t i = 0; i < max_sims; i++)
@@ -400,7 +401,8 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 		else
 			s->failed++;
 	}
-	qsort(c.keep.v, (size_t)n, sizeof *c.keep.v, by_step);
+	if (n > 1) /* qsort takes no NULL array, even of none */
+		qsort(c.keep.v, (size_t)n, sizeof *c.keep.v, by_step);
 	s->plans = c.keep.v;
 	s->nplans = n;
 	c.keep.v = NULL;

@@ -165,6 +165,8 @@ python3 -c "import sys; d=30000; sys.stdout.write('name: x\\nmodel: ' + '[' * d 
 expect_err 2 "deep.yaml:2:39: nesting deeper than 32 levels" validate deep.yaml
 python3 -c "import sys; sys.stdout.write('name: x\\nmodel:\\n' + ''.join('  k%d: 1\\n' % i for i in range(1500)))" >wide.yaml
 expect_err 2 "wide.yaml:1003:3: more than 1000 keys in one mapping" validate wide.yaml
+python3 -c "import sys; sys.stdout.write('name: x\\nstragglers:\\n' + '  - [1, 2, 3, 4, 5, 6, 7, 8]\\n' * 40000)" >huge.yaml
+expect_err 2 "more than 200000 yaml nodes: not a scenario" validate huge.yaml
 mkfifo pipe.yaml
 expect_err 2 "cannot read 'pipe.yaml': not a regular file" validate pipe.yaml
 "$bin" validate - <scenarios/ddp-gpt-small.yaml >out.txt 2>err.txt || { echo "FAIL: validate -" >&2; fail=1; }
