@@ -63,7 +63,8 @@ static const struct factor_case {
 	{CS_COLL_ALL_REDUCE, 8, 1.75},   {CS_COLL_ALL_REDUCE, 2, 1.0},
 	{CS_COLL_REDUCE_SCATTER, 8, 0.875}, {CS_COLL_ALL_GATHER, 4, 0.75},
 	{CS_COLL_ALL_TO_ALL, 16, 0.9375}, {CS_COLL_BROADCAST, 8, 1.0},
-	{CS_COLL_SEND_RECV, 2, 1.0},
+	{CS_COLL_SEND_RECV, 2, 1.0}, {CS_COLL_REDUCE, 8, 1.0}, {CS_COLL_GATHER, 8, 0.875},
+	{CS_COLL_SCATTER, 4, 0.75},
 };
 
 START_TEST(test_bus_factor_matches_nccl_tests)
@@ -351,6 +352,29 @@ START_TEST(test_send_recv_at_link_rate)
 }
 END_TEST
 
+/* nccl-tests' other collectives: reduce is broadcast's chain run the other
+ * way; gather and scatter load the root's links as an all-to-all of the
+ * same size loads every rank's. */
+START_TEST(test_reduce_gather_scatter_follow_their_twins)
+{
+	cs_cluster_spec c = cluster(H100, 2);
+	cs_coll_spec s = {.protocol = CS_PROTO_AUTO, .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
+	cs_coll *t = cs_coll_new(&c, &s);
+	cs_group_shape two = {16, 2, 8, 2, 8, 1, 1};
+	for (double b = 1024; b <= 1e9; b *= 32) {
+		cs_coll_choice ch;
+		ck_assert_int_eq(cs_coll_time(t, CS_COLL_REDUCE, &two, b, &ch),
+				 cs_coll_time(t, CS_COLL_BROADCAST, &two, b, NULL));
+		int64_t a2a = cs_coll_time(t, CS_COLL_ALL_TO_ALL, &two, b, NULL);
+		ck_assert_int_eq(cs_coll_time(t, CS_COLL_GATHER, &two, b, NULL), a2a);
+		ck_assert_int_eq(cs_coll_time(t, CS_COLL_SCATTER, &two, b, &ch), a2a);
+		ck_assert_str_eq(cs_coll_choice_name(CS_COLL_SCATTER, &ch), "pairwise");
+	}
+	ck_assert_str_eq(cs_coll_op_name(CS_COLL_GATHER), "gather");
+	cs_coll_free(t);
+}
+END_TEST
+
 static Suite *coll_suite(void)
 {
 	Suite *s = suite_create("coll");
@@ -360,6 +384,7 @@ static Suite *coll_suite(void)
 	tcase_add_loop_test(tc, test_alpha_beta_ring_matches_seed, 0,
 			    (int)(sizeof(ab_cases) / sizeof(ab_cases[0])));
 	tcase_add_test(tc, test_ring_simple_single_node_closed_form);
+	tcase_add_test(tc, test_reduce_gather_scatter_follow_their_twins);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("validation");
 	tcase_add_test(tc, test_h100_ring_all_reduce_370);

@@ -120,7 +120,8 @@ static int parse(cs_args *a, calibrate_args *r)
 					break;
 			if (r->op == CS_COLL_OPS)
 				return cs_args_fail(a, "unknown collective '%s' (all_reduce, reduce_scatter, "
-						    "all_gather, all_to_all, broadcast or send_recv)", val);
+						    "all_gather, all_to_all, broadcast, send_recv, reduce, "
+						    "gather or scatter)", val);
 			break;
 		case O_HELP:
 			fputs(calibrate_help, stdout);

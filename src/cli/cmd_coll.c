@@ -6,6 +6,7 @@
 #include "cli/cmd_coll.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +19,35 @@
 #include "hw/topo.h"
 
 static const char usage[] =
-	"usage: clustersim coll [SCENARIO.yaml] [--op OP] [--min SIZE] [--max SIZE]\n"
-	"                       [--factor F] [--algo ALGO] [--proto PROTO] [--gpus N]\n"
+	"usage: clustersim coll [SCENARIO.yaml] [--op OP] [-b SIZE] [-e SIZE] [-f F]\n"
+	"                       [-g N] [-d TYPE] [-o REDOP] [--algo ALGO] [--proto PROTO]\n"
 	"                       [--gpu PRESET --nodes N --gpus-per-node G]\n"
 	"                       [--set KEY=VALUE] [--format text|json]\n"
 	"\n"
-	"Predicts nccl-tests' output for one collective on GPUs 0..N-1: one row per\n"
-	"size from --min to --max, multiplying by --factor.\n"
+	"Predicts nccl-tests' output for one collective on GPUs 0..N-1, in its\n"
+	"format: the header, one row per size from -b to -e multiplying by -f\n"
+	"(out-of-place and in-place alike), the average bus bandwidth, and the\n"
+	"algorithm and protocol NCCL's tuner picks as two more columns. Scripts\n"
+	"that read nccl-tests output read this, and 'clustersim calibrate\n"
+	"--nccl-tests' reads it back.\n"
 	"\n"
 	"  --op OP             all_reduce (default), reduce_scatter, all_gather,\n"
-	"                      all_to_all or broadcast\n"
-	"  --min, --max SIZE   bytes per rank as nccl-tests counts them (8B, 1MB, 8GB);\n"
-	"                      default 8B and 128MB\n"
-	"  --factor F          size multiplier between rows, > 1 (default 2)\n"
-	"  --algo ALGO         ring, tree, nvls, nvls_tree, hierarchical or auto\n"
+	"                      all_to_all (alltoall), broadcast, reduce, gather,\n"
+	"                      scatter or send_recv (sendrecv)\n"
+	"  -b, --min SIZE      bytes as nccl-tests counts them; a bare K, M, G or T\n"
+	"                      is binary as in nccl-tests (8K = 8192), or 8KB, 1MiB\n"
+	"                      (default 8)\n"
+	"  -e, --max SIZE      the largest size (default 128M)\n"
+	"  -f, --factor F      size multiplier between rows, > 1 (default 2)\n"
+	"  -g, --gpus N        group size (default: every GPU of the cluster)\n"
+	"  -d, --dtype TYPE    float (default), half, bfloat16, double, int8, uint8,\n"
+	"                      int32, uint32, int64, uint64, f8e4m3, f8e5m2\n"
+	"  -o, --redop OP      sum (default), prod, min, max, avg: the redop column\n"
+	"  -n, -w, -c N        nccl-tests' iterations, warm-up and check: accepted,\n"
+	"                      no effect (nothing is measured)\n"
+	"  --algo ALGO         ring, tree, nvls, nvls_tree, hierarchical or auto; where\n"
+	"                      it does not apply, a warning names what NCCL uses\n"
 	"  --proto PROTO       ll, ll128, simple or auto\n"
-	"  --gpus N            group size (default: every GPU of the cluster)\n"
 	"  --gpu PRESET        without a scenario: the GPU's standard 8-GPU server\n"
 	"                      (default h100-sxm-80g)\n"
 	"  --nodes N           without a scenario: nodes (default 1)\n"
@@ -43,9 +57,9 @@ static const char usage[] =
 	"  --format text|json  output format (default text)\n"
 	"\n"
 	"examples:\n"
-	"  clustersim coll --min 8B --max 8GB\n"
-	"  clustersim coll --gpu a100-sxm-80g --nodes 4 --min 1GB --max 1GB --algo ring\n"
-	"  clustersim coll scenarios/3d-llama3-70b-64gpu.yaml --op all_gather --gpus 16 --format json\n"
+	"  clustersim coll -b 8 -e 8G -f 2\n"
+	"  clustersim coll --gpu a100-sxm-80g --nodes 4 -b 1G -e 1G --algo ring\n"
+	"  clustersim coll scenarios/3d-llama3-70b-64gpu.yaml --op all_gather -g 16 --format json\n"
 	"\n"
 	"exit status: 0 success, 2 bad input\n";
 
@@ -54,15 +68,37 @@ static const char usage[] =
 
 enum {
 	O_OP = 1, O_MIN, O_MAX, O_FACTOR, O_ALGO, O_PROTO, O_GPUS, O_GPU, O_NODES, O_GPN, O_FORMAT,
-	O_SET, O_HELP
+	O_SET, O_DTYPE, O_REDOP, O_ITERS, O_WARMUP, O_CHECK, O_HELP
 };
 
 static const cs_opt coll_opts[] = {
 	{ "op", 1, O_OP }, { "min", 1, O_MIN }, { "max", 1, O_MAX }, { "factor", 1, O_FACTOR },
 	{ "algo", 1, O_ALGO }, { "proto", 1, O_PROTO }, { "gpus", 1, O_GPUS }, { "gpu", 1, O_GPU },
 	{ "nodes", 1, O_NODES }, { "gpus-per-node", 1, O_GPN }, { "format", 1, O_FORMAT },
-	{ "set", 1, O_SET }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "set", 1, O_SET }, { "dtype", 1, O_DTYPE }, { "redop", 1, O_REDOP },
+	{ "iters", 1, O_ITERS }, { "warmup-iters", 1, O_WARMUP }, { "check", 1, O_CHECK },
+	{ "help", 0, O_HELP }, { 0, 0, 0 },
 };
+
+/* nccl-tests' short options, as the long ones they mean here. */
+static const struct {
+	char flag;
+	const char *opt;
+} short_opts[] = {
+	{ 'b', "--min" }, { 'e', "--max" }, { 'f', "--factor" }, { 'g', "--gpus" },
+	{ 'd', "--dtype" }, { 'o', "--redop" }, { 'n', "--iters" }, { 'w', "--warmup-iters" },
+	{ 'c', "--check" },
+};
+
+static const struct {
+	const char *name;
+	int bytes;
+} dtypes[] = {
+	{ "float", 4 }, { "half", 2 }, { "bfloat16", 2 }, { "double", 8 }, { "int8", 1 },
+	{ "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 }, { "uint64", 8 },
+	{ "f8e4m3", 1 }, { "f8e5m2", 1 },
+};
+#define NDTYPES (int)(sizeof dtypes / sizeof dtypes[0])
 
 static int bad(const char *fmt, const char *a, const char *b)
 {
@@ -101,15 +137,71 @@ typedef struct args {
 	const char *scenario, *gpu;
 	const char *sets[CS_ARGS_MAX_SETS];
 	size_t nsets;
-	int op, algo, proto, json;
+	int op, algo, proto, json, dtype, redop;
 	double min, max, factor;
 	int64_t gpus, nodes, gpn;
 } args;
 
+/* A size as nccl-tests reads it (a bare K, M, G or T suffix is binary) or
+ * as the scenario units do (8KB, 1MiB). */
+static int parse_nccl_size(const char *v, double *out, char *msg, size_t n)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (end != v && isfinite(x) && x >= 0) {
+		static const char suffix[] = "KMGT";
+		const char *p = *end ? strchr(suffix, end[0] & ~0x20) : NULL;
+		if (!*end) {
+			*out = x;
+			return 0;
+		}
+		if (p && end[1] == 0) {
+			*out = x * pow(1024.0, (double)(p - suffix + 1));
+			return 0;
+		}
+	}
+	return cs_parse_size(v, out, msg, n) == CS_OK ? 0 : -1;
+}
+
+/* argv with nccl-tests' -b 8, -b8 and -b=8 as --min 8: a new array the
+ * caller frees (the strings stay argv's or static). */
+static char **translate(int argc, char **argv, int *out_argc)
+{
+	char **v = malloc((size_t)(2 * argc + 1) * sizeof *v);
+	int n = 0;
+	if (!v)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		size_t k = 0;
+		if (i > 0 && a[0] == '-' && a[1] && a[1] != '-')
+			for (; k < sizeof short_opts / sizeof short_opts[0]; k++)
+				if (short_opts[k].flag == a[1])
+					break;
+		if (i == 0 || a[0] != '-' || !a[1] || a[1] == '-' ||
+		    k == sizeof short_opts / sizeof short_opts[0]) {
+			v[n++] = argv[i];
+			continue;
+		}
+		v[n++] = (char *)short_opts[k].opt;
+		if (a[2]) /* -b8 or -b=8 */
+			v[n++] = (char *)(a[2] == '=' ? a + 3 : a + 2);
+	}
+	v[n] = NULL;
+	*out_argc = n;
+	return v;
+}
+
 static int parse(int argc, char **argv, args *a)
 {
+	/* cs_coll_op's order, then nccl-tests' spellings of two */
 	static const char *const ops[] = {"all_reduce", "reduce_scatter", "all_gather",
-					  "all_to_all", "broadcast"};
+					  "all_to_all", "broadcast", "send_recv", "reduce", "gather",
+					  "scatter", "alltoall", "sendrecv"};
+	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
+	const char *dnames[NDTYPES];
+	for (int i = 0; i < NDTYPES; i++)
+		dnames[i] = dtypes[i].name;
 	static const char *const algos[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
 					    "hierarchical"};
 	static const char *const protos[] = {"auto", "ll", "ll128", "simple"};
@@ -132,13 +224,30 @@ static int parse(int argc, char **argv, args *a)
 				return bad("unexpected argument '%s' (scenario already '%s')", v, a->scenario);
 			a->scenario = v;
 			break;
-		case O_OP: rc = pick("operation", v, ops, 5, &a->op); break;
+		case O_OP:
+			rc = pick("operation", v, ops, 11, &a->op);
+			if (a->op == 9)
+				a->op = CS_COLL_ALL_TO_ALL;
+			else if (a->op == 10)
+				a->op = CS_COLL_SEND_RECV;
+			break;
+		case O_DTYPE: rc = pick("data type", v, dnames, NDTYPES, &a->dtype); break;
+		case O_REDOP: rc = pick("reduction", v, redops, 5, &a->redop); break;
+		case O_ITERS:
+		case O_WARMUP:
+		case O_CHECK: {
+			int64_t ignored;
+			if (cs_args_parse_int(v, 0, INT64_MAX, &ignored))
+				return bad("'%s' needs a whole number, got '%s'",
+					   id == O_ITERS ? "-n" : id == O_WARMUP ? "-w" : "-c", v);
+			break;
+		}
 		case O_ALGO: rc = pick("algorithm", v, algos, 6, &a->algo); break;
 		case O_PROTO: rc = pick("protocol", v, protos, 4, &a->proto); break;
 		case O_FORMAT: rc = pick("format", v, formats, 2, &a->json); break;
 		case O_MIN:
 		case O_MAX:
-			if (cs_parse_size(v, id == O_MIN ? &a->min : &a->max, msg, sizeof(msg)) != CS_OK)
+			if (parse_nccl_size(v, id == O_MIN ? &a->min : &a->max, msg, sizeof(msg)))
 				return bad("'--%s': %s", coll_opts[id - 1].name, msg);
 			break;
 		case O_FACTOR: {
@@ -221,13 +330,71 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	return 0;
 }
 
+static const char *test_name(cs_coll_op op)
+{
+	static const char *const names[CS_COLL_OPS] = {
+		"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "alltoall_perf",
+		"broadcast_perf", "sendrecv_perf", "reduce_perf", "gather_perf", "scatter_perf",
+	};
+	return names[op];
+}
+
+/* nccl-tests' count column (elements per rank for the ops whose size is
+ * the whole buffer over the ranks) and the bytes it then moves. */
+static void count_of(cs_coll_op op, double size, int word, int64_t n, double *count, double *bytes)
+{
+	bool per_rank = op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_ALL_GATHER ||
+			op == CS_COLL_ALL_TO_ALL || op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
+	double div = per_rank ? (double)n : 1.0;
+	*count = floor(size / word / div);
+	*bytes = *count * word * div;
+}
+
+static bool reduces(cs_coll_op op)
+{
+	return op == CS_COLL_ALL_REDUCE || op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_REDUCE;
+}
+
+static bool rooted(cs_coll_op op)
+{
+	return op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE || op == CS_COLL_GATHER ||
+	       op == CS_COLL_SCATTER;
+}
+
+/* nccl-tests' header block: the test, its parameters, the ranks. */
+static void print_header(const args *a, const cs_scenario *sc, cs_coll_op op, int64_t n)
+{
+	const cs_cluster_spec *c = &sc->cluster;
+	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+	printf("# predicted by clustersim from NCCL's tuning model; nothing was measured\n"
+	       "# Collective test starting: %s\n"
+	       "# nThread 1 nGpus %lld minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
+	       "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
+	       test_name(op), (long long)n, a->min, a->max, a->factor);
+	for (int64_t r = 0; r < n; r++)
+		printf("#  Rank %3lld Group  0 Pid %6lld on %10s%lld device %2lld [0x%02llx] %s\n",
+		       (long long)r, (long long)(r / gpn + 1), "node-", (long long)(r / gpn),
+		       (long long)(r % gpn), (long long)(r % gpn), c->gpu.name);
+	printf("#\n#%74s%35s\n", "out-of-place", "in-place");
+	printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s  %-10s %s\n", "size", "count",
+	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+	       "#wrong", "algorithm", "protocol");
+	printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s\n", "(B)", "(elements)", "", "", "",
+	       "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
+}
+
 int cs_cmd_coll(int argc, char **argv)
 {
 	args a = {0};
 	a.min = 8;
 	a.max = 128.0 * 1024 * 1024;
 	a.factor = 2;
-	int rc = parse(argc, argv, &a);
+	int targc;
+	char **targv = translate(argc, argv, &targc);
+	if (!targv)
+		return CS_ERR_NOMEM;
+	int rc = parse(targc, targv, &a);
+	free(targv);
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	cs_scenario *sc = calloc(1, sizeof(*sc));
@@ -267,38 +434,54 @@ int cs_cmd_coll(int argc, char **argv)
 	int64_t n = a.gpus ? a.gpus : gpus;
 	cs_group_shape g = cs_topo_group(topo, 0, 1, n);
 	cs_coll_op op = (cs_coll_op)a.op;
-	double factor = cs_coll_bus_factor(op, n);
+	double factor = cs_coll_bus_factor(op, n), bus_sum = 0;
+	int word = dtypes[a.dtype].bytes, rows = 0;
+	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
+	const char *redop = reduces(op) ? redops[a.redop] : "none";
+	int root = rooted(op) ? 0 : -1;
+	bool substituted = false, p2p = op == CS_COLL_ALL_TO_ALL || op == CS_COLL_SEND_RECV ||
+					 op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
 	if (a.json)
 		printf("[");
 	else
-		printf("# %s on %lld GPUs (%lld nodes)\n"
-		       "#%12s %12s %6s %10s %9s %9s  %-12s %s\n",
-		       cs_coll_op_name(op), (long long)n, (long long)g.nnodes, "size(B)", "count",
-		       "type", "time(us)", "algbw", "busbw", "algorithm", "protocol");
-	int first = 1;
+		print_header(&a, sc, op, n);
 	for (double size = a.min; size <= a.max * (1 + 1e-12); size *= a.factor) {
-		double bytes = (double)(int64_t)size;
-		if (bytes < 4)
-			bytes = size < 4 ? 4 : bytes;
-		bytes = (double)((int64_t)bytes / 4 * 4); /* whole floats */
+		double count, bytes;
+		count_of(op, size, word, n, &count, &bytes);
+		if (!(bytes > 0))
+			continue;
 		cs_coll_choice ch;
 		int64_t ns = cs_coll_time(coll, op, &g, bytes, &ch);
 		double us = (double)ns / 1e3;
 		double algbw = ns > 0 ? bytes / (double)ns : 0; /* GB/s */
 		const char *an = cs_coll_choice_name(op, &ch), *pn = cs_coll_proto_name(ch.proto);
+		substituted |= !p2p && a.algo && ch.algo != (cs_coll_algo)a.algo;
+		bus_sum += algbw * factor;
 		if (a.json) {
-			printf("%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"time_us\": %.3f, "
-			       "\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, \"algorithm\": \"%s\", "
-			       "\"protocol\": \"%s\"}",
-			       first ? "" : ",", bytes, bytes / 4, us, algbw, algbw * factor, an, pn);
+			printf("%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", \"redop\": \"%s\", "
+			       "\"root\": %d, \"time_us\": %.3f, \"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, "
+			       "\"algorithm\": \"%s\", \"protocol\": \"%s\"}",
+			       rows ? "," : "", bytes, count, dtypes[a.dtype].name, redop, root, us, algbw,
+			       algbw * factor, an, pn);
 		} else {
-			printf(" %12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-12s %s\n", bytes, bytes / 4,
-			       "float", us, algbw, algbw * factor, an, pn);
+			printf("%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f %6s %8.2f %7.2f %7.2f %6s  %-10s %s\n",
+			       bytes, count, dtypes[a.dtype].name, redop, root, us, algbw, algbw * factor,
+			       "N/A", us, algbw, algbw * factor, "N/A", an, pn);
 		}
-		first = 0;
+		rows++;
 	}
 	if (a.json)
 		printf("\n]\n");
+	else
+		printf("# Avg bus bandwidth    : %g\n#\n# Collective test concluded: %s\n#\n",
+		       rows ? bus_sum / rows : 0.0, test_name(op));
+	if (a.algo && p2p)
+		fprintf(stderr, "clustersim coll: warning: '--algo' does not apply to %s (point to point)\n",
+			cs_coll_op_name(op));
+	else if (substituted)
+		fprintf(stderr, "clustersim coll: warning: %s is not available for %s on this group at some "
+			"sizes; those rows show what NCCL uses instead (the algorithm column)\n",
+			cs_coll_algo_name((cs_coll_algo)a.algo), cs_coll_op_name(op));
 	rc = 0;
 out:
 	cs_coll_free(coll);

@@ -249,13 +249,14 @@ const char *cs_coll_op_name(cs_coll_op op)
 {
 	static const char *const names[CS_COLL_OPS] = {
 		"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv",
+		"reduce", "gather", "scatter",
 	};
 	return op >= 0 && op < CS_COLL_OPS ? names[op] : "unknown";
 }
 
 const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice)
 {
-	if (op == CS_COLL_ALL_TO_ALL)
+	if (op == CS_COLL_ALL_TO_ALL || op == CS_COLL_GATHER || op == CS_COLL_SCATTER)
 		return "pairwise";
 	if (op == CS_COLL_SEND_RECV)
 		return "p2p";
@@ -265,13 +266,15 @@ const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice)
 double cs_coll_bus_factor(cs_coll_op op, int64_t n)
 {
 	if (n < 2)
-		return op == CS_COLL_BROADCAST || op == CS_COLL_SEND_RECV ? 1 : 0;
+		return op == CS_COLL_BROADCAST || op == CS_COLL_SEND_RECV || op == CS_COLL_REDUCE ? 1 : 0;
 	switch (op) {
 	case CS_COLL_ALL_REDUCE:
 		return 2.0 * (double)(n - 1) / (double)n;
 	case CS_COLL_REDUCE_SCATTER:
 	case CS_COLL_ALL_GATHER:
 	case CS_COLL_ALL_TO_ALL:
+	case CS_COLL_GATHER:
+	case CS_COLL_SCATTER:
 		return (double)(n - 1) / (double)n;
 	default:
 		return 1;

@@ -156,7 +156,8 @@ static const cs_coll_proto protos[P_N] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_
 
 static int ring(const env *e, cs_coll_op op, cs__coll_cand *out, int k, int cls)
 {
-	int64_t nsteps = op == CS_COLL_BROADCAST ? e->n : cs_coll_ring_steps(op, e->n);
+	bool chain = op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE; /* a pipelined chain */
+	int64_t nsteps = chain ? e->n : cs_coll_ring_steps(op, e->n);
 	int64_t ninter = op == CS_COLL_ALL_REDUCE ? 2 * (e->nn - 1) : e->nn - 1;
 	double raw = e->nn == 1 ? e->intra : e->ppd > 1 ? fmin(e->intra, e->inter) : e->inter;
 	raw *= channel_scale(e);
@@ -170,7 +171,7 @@ static int ring(const env *e, cs_coll_op op, cs__coll_cand *out, int k, int cls)
 		double intra_lat = hw_lat[HW_NVL][A_RING][p];
 		double inter_lat = hw_lat[HW_NET][A_RING][p] + e->extra_us;
 		double lat = base_lat[A_RING][p];
-		if (op == CS_COLL_BROADCAST) {
+		if (chain) {
 			lat += e->nn > 1 ? inter_lat : intra_lat;
 		} else {
 			if (e->nn > 1)
@@ -284,10 +285,15 @@ int cs__coll_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_c
 	case CS_COLL_REDUCE_SCATTER:
 	case CS_COLL_ALL_GATHER:
 	case CS_COLL_BROADCAST:
+	case CS_COLL_REDUCE:
 		k = ring(&e, op, out, k, cls);
 		break;
 	case CS_COLL_ALL_TO_ALL:
 	case CS_COLL_SEND_RECV:
+	case CS_COLL_GATHER:
+	case CS_COLL_SCATTER:
+		/* gather and scatter: the root's links carry what each rank's do
+		 * in an all-to-all of the same size, (n-1)/n of it */
 		k = p2p(&e, c, op, g, out, k);
 		break;
 	default:

@@ -11,6 +11,10 @@ typedef enum cs_coll_op {
 	CS_COLL_ALL_TO_ALL,
 	CS_COLL_BROADCAST,
 	CS_COLL_SEND_RECV,
+	/* nccl-tests' other collectives, for `coll`; programs do not use them */
+	CS_COLL_REDUCE,
+	CS_COLL_GATHER,
+	CS_COLL_SCATTER,
 	CS_COLL_OPS
 } cs_coll_op;
 

@@ -108,7 +108,8 @@ static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op 
 {
 	size_t from = p->n;
 	int64_t n = b->n;
-	double vol = op == CS_COLL_BROADCAST ? bytes : cs_coll_ring_bytes_on_wire(op, bytes, n);
+	bool chain = op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE; /* root to all, all to root */
+	double vol = chain ? bytes : cs_coll_ring_bytes_on_wire(op, bytes, n);
 	for (int64_t c = 0; c < b->nch; c++) {
 		for (int64_t k = 0, i = 0; k < b->nb; k++)
 			for (int64_t j = 0; j < b->start[k + 1] - b->start[k]; j++)
@@ -116,7 +117,7 @@ static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op 
 		for (int64_t k = 0; k < b->nb; k++) {
 			for (int64_t i = b->start[k]; i < b->start[k + 1]; i++) {
 				int64_t src = order[i], dst = order[(i + 1) % n], via = -1;
-				if (op == CS_COLL_BROADCAST && dst == b->m[0])
+				if (chain && dst == b->m[0])
 					continue;
 				if (src / b->domain != dst / b->domain)
 					via = order[b->start[k]];
@@ -125,7 +126,7 @@ static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op 
 			}
 		}
 	}
-	set_latency(p, from, op == CS_COLL_BROADCAST ? n - 1 : cs_coll_ring_steps(op, n));
+	set_latency(p, from, chain ? n - 1 : cs_coll_ring_steps(op, n));
 	return 0;
 }
 
@@ -164,6 +165,13 @@ int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int6
 		return 0;
 	if (op == CS_COLL_SEND_RECV)
 		return add(p, t, m[0], -1, m[1], bytes);
+	if (op == CS_COLL_GATHER || op == CS_COLL_SCATTER) {
+		for (int64_t i = 1; i < n; i++)
+			if (add(p, t, op == CS_COLL_GATHER ? m[i] : m[0], -1,
+				op == CS_COLL_GATHER ? m[0] : m[i], bytes / (double)n))
+				return -1;
+		return 0;
+	}
 	if (op == CS_COLL_ALL_TO_ALL) {
 		for (int64_t i = 0; i < n; i++)
 			for (int64_t j = 0; j < n; j++)

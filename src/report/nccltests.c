@@ -332,6 +332,8 @@ static const struct {
 	{ "all_reduce_perf", CS_COLL_ALL_REDUCE }, { "reduce_scatter_perf", CS_COLL_REDUCE_SCATTER },
 	{ "all_gather_perf", CS_COLL_ALL_GATHER }, { "alltoall_perf", CS_COLL_ALL_TO_ALL },
 	{ "broadcast_perf", CS_COLL_BROADCAST }, { "sendrecv_perf", CS_COLL_SEND_RECV },
+	{ "reduce_perf", CS_COLL_REDUCE }, { "gather_perf", CS_COLL_GATHER },
+	{ "scatter_perf", CS_COLL_SCATTER },
 };
 
 cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op,
@@ -349,7 +351,8 @@ cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, c
 			}
 		snprintf(diag->msg, sizeof diag->msg, "%.300s: '%s' measures a collective clustersim "
 			 "has no model for (all_reduce_perf, reduce_scatter_perf, all_gather_perf, "
-			 "alltoall_perf, broadcast_perf, sendrecv_perf)", file, t->test);
+			 "alltoall_perf, broadcast_perf, sendrecv_perf, reduce_perf, gather_perf, "
+			 "scatter_perf)", file, t->test);
 		return CS_ERR_INPUT;
 	}
 	/* busbw / algbw of the largest size: time and size give algbw */

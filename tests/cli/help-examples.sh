@@ -217,6 +217,22 @@ expect_err 2 "more than the limit of 256 MB: draw fewer stages" pipeline --sched
 expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --per-rank full.csv
 expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --per-rank fold.csv --set simulate.fold=true
 cmp -s full.csv fold.csv || { echo "FAIL: folded per-rank rows differ from the full run's" >&2; fail=1; }
+# coll speaks nccl-tests: its output, from known network factors, is read back
+# by calibrate --nccl-tests, which recovers them
+printf 'network:\n  scale_up_bandwidth: 0.8\n  latency: 1.4\n' >truth.yaml
+"$bin" coll scenarios/3d-llama3-70b-64gpu.yaml -g 8 -b 8 -e 8G -f 2 \
+	--set cluster.gpu.calibration="$tmp/truth.yaml" >coll.txt 2>err.txt ||
+	{ echo "FAIL: coll with a calibration" >&2; fail=1; }
+grep -q '^# Collective test starting: all_reduce_perf$' coll.txt &&
+	grep -q '^# Avg bus bandwidth    : ' coll.txt ||
+	{ echo "FAIL: coll printed no nccl-tests header or footer" >&2; fail=1; }
+expect 0 calibrate --nccl-tests coll.txt scenarios/3d-llama3-70b-64gpu.yaml --out fit.yaml
+grep -q '^  scale_up_bandwidth: 0.8$' fit.yaml && grep -q '^  latency: 1.4$' fit.yaml ||
+	{ echo "FAIL: coll's output did not calibrate back:" >&2; cat fit.yaml >&2; fail=1; }
+expect 0 coll --op alltoall -b 1M -e 4M -d half -o max
+grep -q '^     1048576         65536      half    none      -1 ' out.txt ||
+	{ echo "FAIL: coll alltoall -d half:" >&2; cat out.txt >&2; fail=1; }
+expect_err 0 "warning: nvls is not available for all_gather" coll --op all_gather --algo nvls -b 1G -e 1G
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
