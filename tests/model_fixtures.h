@@ -1,6 +1,6 @@
 /*
  * model_fixtures.h - model and GPU specs shared by the model, compute and
- * memory suites (published shapes; REFERENCE.md hardware).
+ * memory suites (published shapes; hardware of docs/references.md).
  */
 #ifndef CS_TESTS_MODEL_FIXTURES_H
 #define CS_TESTS_MODEL_FIXTURES_H

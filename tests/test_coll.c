@@ -1,6 +1,6 @@
 /*
  * test_coll.c - the collective cost model and tuner against closed forms
- * and the published measurements of REFERENCE.md §2 (acceptance criteria,
+ * and the published measurements of docs/references.md (acceptance criteria,
  * tolerances stated per case).
  */
 #include <check.h>
@@ -100,7 +100,7 @@ START_TEST(test_alpha_beta_ring_matches_seed)
 }
 END_TEST
 
-/* ---- REFERENCE.md §2 validation points, each within 10 % --------------- */
+/* ---- published validation points (docs/references.md), each within 10 % - */
 
 START_TEST(test_h100_ring_all_reduce_370)
 {

@@ -3,7 +3,7 @@
  *
  * Analytic fidelity: for each applicable (algorithm, protocol) pair a latency
  * and an algorithm bandwidth after NCCL's tuning model (src/graph/tuning.cc,
- * constants of REFERENCE.md §2); time = latency + bytes / algorithm
+ * constants of docs/references.md, Collectives and NCCL); time = latency + bytes / algorithm
  * bandwidth, and the tuner takes the least time. See docs/validation.md.
  */
 #ifndef CS_COLL_COLL_H

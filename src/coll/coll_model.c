@@ -1,7 +1,7 @@
 /*
  * coll_model.c - latency and bandwidth of each (algorithm, protocol) pair,
  * after NCCL's tuning model (NVIDIA/nccl src/graph/tuning.cc, v2.30 latency
- * constants as in REFERENCE.md §2).
+ * constants as in docs/references.md, Collectives and NCCL).
  *
  * Units inside: microseconds and GB/s, as NCCL writes them; converted to ns
  * and B/ns (= GB/s) at the end.

@@ -3,7 +3,7 @@
  *
  * GPU figures are dense (no sparsity) datasheet numbers; gemm_efficiency is
  * the best measured BF16 GEMM over peak (MAMF). Sources, via the project's
- * REFERENCE.md section 1: NVIDIA datasheets as tabulated in stas00/
+ * docs/references.md, Hardware: NVIDIA datasheets as tabulated in stas00/
  * ml-engineering compute/accelerator/README.md (peaks, HBM, SMs, the MAMF
  * table); cudnn-frontend PR #650 (H100 FLOP/clk). attn_efficiency 0.6 sits
  * inside FlashAttention-2's measured 50-73 % of peak (Dao 2023, arXiv
@@ -76,7 +76,7 @@ const char *cs_preset_model_name(size_t i)
 }
 
 /*
- * Standard servers (REFERENCE.md section 1): DGX A100 with NVLink 3 (600
+ * Standard servers (docs/references.md, Hardware): DGX A100 with NVLink 3 (600
  * GB/s bidirectional = 300 GB/s per direction), 8 HDR 200 Gb/s NICs, PCIe
  * Gen4 x16; DGX H100/H200 with NVLink 4 (450 GB/s per direction), 8 NDR
  * 400 Gb/s, PCIe Gen5 x16; B200 with NVLink 5 (900 GB/s per direction), 8
