@@ -51,6 +51,10 @@ for f in "$share"/*; do
 	[ -f "$src/scenarios/$(basename "$f")" ] || fail "'$f' is not a scenario of the tree"
 done
 
+# 'list scenarios' run away from the tree finds the installed ones.
+listed=$("$bin" list scenarios | tail -n +2 | wc -l)
+[ "$listed" -eq "$n" ] || fail "'clustersim list scenarios' shows $listed scenarios, $n installed"
+
 # One run, checked through its JSON.
 "$bin" run "$share/ddp-llama2-7b-2node.yaml" --no-progress --format json >"$tmp/run.json" \
 	2>"$tmp/run.err" || { cat "$tmp/run.err" >&2; fail "the installed binary cannot run a scenario"; }
@@ -63,7 +67,7 @@ if command -v man >/dev/null 2>&1; then
 else
 	groff -man -Tascii "$man1" >"$tmp/man.txt" 2>/dev/null || fail "the manual page does not render"
 fi
-for c in run validate coll memory pipeline sweep plan compare; do
+for c in run validate coll memory pipeline sweep plan compare calibrate list; do
 	grep -q "clustersim $c" "$tmp/man.txt" || fail "the manual page has no synopsis of '$c'"
 done
 

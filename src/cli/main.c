@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cmd_calibrate.h"
+#include "cli/cmd_list.h"
 #include "cli/cmd_coll.h"
 #include "cli/cmd_compare.h"
 #include "cli/cmd_memory.h"
@@ -31,7 +32,8 @@ static const command commands[] = {
 	{ "sweep", cs_cmd_sweep, "a scenario over varied keys, one CSV row per point" },
 	{ "plan", cs_cmd_plan, "search parallel plans, rank them by simulated step time" },
 	{ "compare", cs_cmd_compare, "a profiler trace's kernel time by class beside a simulation" },
-	{ "calibrate", cs_cmd_calibrate, "fit per-class factors to a profiler trace, for cluster.gpu.calibration" },
+	{ "calibrate", cs_cmd_calibrate, "fit a calibration to a profiler trace or nccl-tests output" },
+	{ "list", cs_cmd_list, "GPU and model presets, and the scenarios shipped" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

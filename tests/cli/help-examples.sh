@@ -31,7 +31,7 @@ expect 2 runn
 expect 0 --version
 expect 0 --help
 n=0
-for cmd in "" run validate coll memory pipeline sweep plan compare calibrate; do
+for cmd in "" run validate coll memory pipeline sweep plan compare calibrate list; do
 	# shellcheck disable=SC2086
 	"$bin" $cmd --help >help.txt 2>&1 || { echo "FAIL: clustersim $cmd --help" >&2; fail=1; }
 	# examples: lines starting with "clustersim ", backslash continuations joined
@@ -233,6 +233,15 @@ expect 0 coll --op alltoall -b 1M -e 4M -d half -o max
 grep -q '^     1048576         65536      half    none      -1 ' out.txt ||
 	{ echo "FAIL: coll alltoall -d half:" >&2; cat out.txt >&2; fail=1; }
 expect_err 0 "warning: nvls is not available for all_gather" coll --op all_gather --algo nvls -b 1G -e 1G
+# list: presets and scenarios, and an unknown list with a suggestion
+expect 0 list gpus
+grep -q '^h100-sxm-80g  *989 ' out.txt || { echo "FAIL: list gpus:" >&2; cat out.txt >&2; fail=1; }
+expect 0 list models
+grep -q '^llama3-405b  *llama  *126 ' out.txt || { echo "FAIL: list models:" >&2; cat out.txt >&2; fail=1; }
+expect 0 list scenarios
+[ "$(tail -n +2 out.txt | wc -l)" -eq "$(ls scenarios/*.yaml | wc -l)" ] ||
+	{ echo "FAIL: list scenarios misses some" >&2; fail=1; }
+expect_err 2 "unknown list 'gpu' (did you mean 'gpus'?)" list gpu
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
