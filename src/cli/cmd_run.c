@@ -28,7 +28,8 @@ static const char run_help[] =
 "options:\n"
 "  --set KEY=VALUE     override a scalar of the scenario (repeatable), with\n"
 "                      the file's units and checks: --set cluster.nodes=4\n"
-"  --format text|json  output format (default text)\n"
+"  --format text|json|csv  output format (default text); csv: a header and\n"
+"                      one row, the columns of 'clustersim sweep'\n"
 "  --per-rank FILE     write one CSV row per rank (end, busy, idle, exposed\n"
 "                      communication by kind, activation peak, compute factor)\n"
 "  --trace FILE        write a Chrome trace JSON (open it in Perfetto): one\n"
@@ -74,7 +75,7 @@ static const cs_opt validate_opts[] = {
 
 typedef struct run_args {
 	cs_scenario_args sc;
-	int json;
+	int json;           /* 0 text, 1 json, 2 csv */
 	int progress;
 	const char *per_rank;
 	const char *trace, *timeline;
@@ -131,9 +132,9 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 				return 2;
 			break;
 		case O_FORMAT:
-			if (strcmp(val, "text") && strcmp(val, "json"))
-				return cs_args_fail(a, "unknown format '%s' (text or json)", val);
-			r->json = strcmp(val, "json") == 0;
+			if (strcmp(val, "text") && strcmp(val, "json") && strcmp(val, "csv"))
+				return cs_args_fail(a, "unknown format '%s' (text, json or csv)", val);
+			r->json = strcmp(val, "json") == 0 ? 1 : strcmp(val, "csv") == 0 ? 2 : 0;
 			break;
 		case O_PER_RANK: r->per_rank = val; break;
 		case O_TRACE: r->trace = val; break;
@@ -260,7 +261,9 @@ int cs_cmd_run(int argc, char **argv)
 	if (!m->memory.fits)
 		fprintf(stderr, "warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU has; "
 			"simulated anyway\n", m->memory.total / 1e9, m->memory.capacity / 1e9);
-	if (r.json)
+	if (r.json == 2)
+		cs_report_csv(stdout, sc->name, m);
+	else if (r.json)
 		cs_report_json(stdout, sc->name, m, 2);
 	else
 		cs_report_text(stdout, sc->name, m, cs_cli_color(1));

@@ -226,3 +226,24 @@ int cs_report_columns(const cs_metrics *m, const char **names, double *values, i
 #undef COL
 	return n;
 }
+
+void cs_report_csv(FILE *f, const char *name, const cs_metrics *m)
+{
+	const char *names[64];
+	double values[64];
+	int n = cs_report_columns(m, names, values, 64);
+	if (n > 64)
+		n = 64;
+	fputs("scenario", f);
+	for (int i = 0; i < n; i++) {
+		fputc(',', f);
+		cs_csv_field(f, names[i]);
+	}
+	fputc('\n', f);
+	cs_csv_field(f, name);
+	for (int i = 0; i < n; i++) {
+		fputc(',', f);
+		cs_csv_num(f, values[i]);
+	}
+	fputc('\n', f);
+}

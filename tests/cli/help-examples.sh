@@ -242,6 +242,11 @@ expect 0 list scenarios
 [ "$(tail -n +2 out.txt | wc -l)" -eq "$(ls scenarios/*.yaml | wc -l)" ] ||
 	{ echo "FAIL: list scenarios misses some" >&2; fail=1; }
 expect_err 2 "unknown list 'gpu' (did you mean 'gpus'?)" list gpu
+# run --format csv: one header and one row, the sweep's columns
+expect 0 run scenarios/ddp-gpt-small.yaml --format csv
+[ "$(wc -l <out.txt)" -eq 2 ] && head -1 out.txt | grep -q '^scenario,step_time_s,' &&
+	tail -1 out.txt | grep -q '^ddp-gpt-small,[0-9.]*,' ||
+	{ echo "FAIL: run --format csv:" >&2; cat out.txt >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
