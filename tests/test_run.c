@@ -212,6 +212,26 @@ START_TEST(one_gpu_has_no_communication)
 }
 END_TEST
 
+/* The public API takes NULL where its header says it may. */
+START_TEST(null_diag_and_null_arguments)
+{
+	cs_scenario *sc = ddp(2, 8, "true");
+	cs_result *res = NULL;
+	ck_assert_int_eq(cs_simulate(sc, NULL, &res, NULL), CS_OK);
+	ck_assert_ptr_nonnull(res);
+	cs_result_free(res);
+	ck_assert_int_eq(cs_simulate(NULL, NULL, &res, NULL), CS_ERR_INPUT);
+	ck_assert_ptr_null(res);
+	ck_assert_int_eq(cs_simulate(sc, NULL, NULL, NULL), CS_ERR_INPUT);
+	cs_scenario *none = NULL;
+	ck_assert_int_eq(cs_scenario_load("/nonexistent.yaml", NULL, 0, &none, NULL), CS_ERR_INPUT);
+	ck_assert_ptr_null(none);
+	cs_result_free(NULL);
+	cs_scenario_free(NULL);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 START_TEST(mfu_is_model_flops_over_peak_time)
 {
 	cs_scenario *sc = ddp(2, 8, "true");
@@ -631,6 +651,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, ddp_buckets_follow_the_reducer);
 	tcase_add_test(tc, one_gpu_has_no_communication);
 	tcase_add_test(tc, mfu_is_model_flops_over_peak_time);
+	tcase_add_test(tc, null_diag_and_null_arguments);
 	tcase_add_test(tc, compute_by_class_and_launch_bound_kernels);
 	tcase_add_test(tc, document_mask_scales_attention_by_the_closed_form);
 	tcase_add_test(tc, document_draws_follow_the_seed_and_the_step);

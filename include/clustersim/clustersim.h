@@ -145,14 +145,19 @@ typedef struct cs_run_opts {
 	                            * perturbed runs and up to 4,096 ranks: it costs time) */
 } cs_run_opts;
 
-/* Load and validate a scenario file, then apply `n_overrides` strings of
- * the form "key.path=value". On error returns CS_ERR_INPUT (or CS_ERR_NOMEM)
- * and fills *diag; *out is then NULL. */
+/* Load and validate a scenario file ("-": standard input), then apply
+ * `n_overrides` strings of the form "key.path=value" (overrides may be NULL
+ * when n_overrides is 0). On error returns CS_ERR_INPUT (or CS_ERR_NOMEM)
+ * and fills *diag (NULL: no message); *out is then NULL. The caller frees
+ * the scenario with cs_scenario_free (NULL is fine). */
 cs_status cs_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
                            cs_scenario **out, cs_diag *diag);
 void cs_scenario_free(cs_scenario *sc);
 
-/* Run the scenario's training steps. */
+/* Run the scenario's training steps: CS_OK with a result in *out that the
+ * caller frees with cs_result_free (NULL is fine), or an error status with
+ * *out NULL and a message in *diag (NULL: no message). opts may be NULL
+ * (defaults); sc and out may not (CS_ERR_INPUT). */
 cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out,
                       cs_diag *diag);
 const cs_metrics *cs_result_metrics(const cs_result *res);

@@ -574,5 +574,17 @@ fail:
 
 cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out, cs_diag *diag)
 {
+	cs_diag scratch;
+	if (!diag)
+		diag = &scratch; /* the message is dropped, the status still says */
+	if (!out) {
+		snprintf(diag->msg, sizeof(diag->msg), "no place for the result");
+		return CS_ERR_INPUT;
+	}
+	*out = NULL;
+	if (!sc) {
+		snprintf(diag->msg, sizeof(diag->msg), "no scenario to simulate");
+		return CS_ERR_INPUT;
+	}
 	return cs__simulate(sc, opts, 0, out, diag);
 }
