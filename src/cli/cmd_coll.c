@@ -111,7 +111,7 @@ static int bad(const char *fmt, const char *a, const char *b)
 static int pick(const char *what, const char *value, const char *const *names, int n, int *out)
 {
 	for (int i = 0; i < n; i++)
-		if (strcmp(value, names[i]) == 0) {
+		if (cs_name_eq(value, names[i])) {
 			*out = i;
 			return 0;
 		}

@@ -160,4 +160,8 @@ void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c);
  * when none is close enough to be a likely typo. */
 const char *cs_suggest(const char *word, const char *const *candidates, size_t n);
 
+/* Whether two enum names are the same, '-' and '_' alike ("nvls-tree" is
+ * "nvls_tree"): every name a report prints is accepted back. */
+bool cs_name_eq(const char *a, const char *b);
+
 #endif

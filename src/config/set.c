@@ -216,7 +216,7 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 		while (k->names[count])
 			count++;
 		for (size_t i = 0; i < count; i++) {
-			if (strcmp(k->names[i], text) == 0) {
+			if (cs_name_eq(k->names[i], text)) {
 				int x = (int)i;
 				memcpy(field, &x, sizeof x);
 				return CS_OK;

@@ -66,3 +66,13 @@ const char *cs_suggest(const char *word, const char *const *candidates, size_t n
 	}
 	return best;
 }
+
+bool cs_name_eq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
+		if (x != y)
+			return false;
+	}
+	return *a == *b;
+}

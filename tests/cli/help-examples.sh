@@ -247,6 +247,10 @@ expect 0 run scenarios/ddp-gpt-small.yaml --format csv
 [ "$(wc -l <out.txt)" -eq 2 ] && head -1 out.txt | grep -q '^scenario,step_time_s,' &&
 	tail -1 out.txt | grep -q '^ddp-gpt-small,[0-9.]*,' ||
 	{ echo "FAIL: run --format csv:" >&2; cat out.txt >&2; fail=1; }
+# every name a report prints is accepted back: '-' and '_' alike
+expect 0 validate scenarios/ddp-gpt-small.yaml --set collectives.algorithm=nvls_tree
+expect 0 validate scenarios/ddp-gpt-small.yaml --set collectives.algorithm=nvls-tree
+expect 0 coll --algo nvls-tree -b 1G -e 1G --nodes 2
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
