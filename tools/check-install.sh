@@ -51,6 +51,10 @@ for f in "$share"/*; do
 	[ -f "$src/scenarios/$(basename "$f")" ] || fail "'$f' is not a scenario of the tree"
 done
 
+# Shell completion for bash and zsh.
+[ -f "$prefix/share/bash-completion/completions/clustersim" ] || fail "no bash completion installed"
+[ -f "$prefix/share/zsh/site-functions/_clustersim" ] || fail "no zsh completion installed"
+
 # 'list scenarios' run away from the tree finds the installed ones.
 listed=$("$bin" list scenarios | tail -n +2 | wc -l)
 [ "$listed" -eq "$n" ] || fail "'clustersim list scenarios' shows $listed scenarios, $n installed"

@@ -251,6 +251,18 @@ expect 0 run scenarios/ddp-gpt-small.yaml --format csv
 expect 0 validate scenarios/ddp-gpt-small.yaml --set collectives.algorithm=nvls_tree
 expect 0 validate scenarios/ddp-gpt-small.yaml --set collectives.algorithm=nvls-tree
 expect 0 coll --algo nvls-tree -b 1G -e 1G --nodes 2
+# bash completion: commands, a command's options, enum values, lists
+complete_with() {
+	PATH=$(dirname "$bin"):$PATH bash -c '. "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
+		_clustersim; echo "${COMPREPLY[*]}"' "$root/tools/completion/clustersim.bash" "$@"
+}
+for c in "run:clustersim ru" "all_gather:clustersim coll --op all_g" "--algo:clustersim coll --al" \
+	"scenarios:clustersim list sc" "h100-sxm-80g:clustersim coll --gpu h1"; do
+	want=${c%%:*}
+	# shellcheck disable=SC2086
+	got=$(complete_with ${c#*:})
+	[ "$got" = "$want" ] || { echo "FAIL: completing '${c#*:}' gave '$got', not '$want'" >&2; fail=1; }
+done
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||

@@ -1,0 +1,59 @@
+# bash completion for clustersim: commands, each command's options, enum
+# values of the options that take them, scenario files and presets.
+# Installed by meson into share/bash-completion/completions/clustersim.
+
+_clustersim()
+{
+	local cur prev cmd
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	cmd=${COMP_WORDS[1]}
+	local commands="run validate coll memory pipeline sweep plan compare calibrate list"
+
+	if [ "$COMP_CWORD" -eq 1 ]; then
+		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+		return 0
+	fi
+	case $prev in
+	--format)
+		case $cmd in
+		run | compare) COMPREPLY=($(compgen -W "text json csv" -- "$cur")) ;;
+		plan) COMPREPLY=($(compgen -W "text json csv" -- "$cur")) ;;
+		*) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
+		esac
+		return 0 ;;
+	--op)
+		COMPREPLY=($(compgen -W "all_reduce reduce_scatter all_gather all_to_all broadcast reduce gather scatter send_recv" -- "$cur"))
+		return 0 ;;
+	--algo) COMPREPLY=($(compgen -W "auto ring tree nvls nvls_tree hierarchical" -- "$cur")); return 0 ;;
+	--proto) COMPREPLY=($(compgen -W "auto ll ll128 simple" -- "$cur")); return 0 ;;
+	-d | --dtype)
+		COMPREPLY=($(compgen -W "float half bfloat16 double int8 uint8 int32 uint32 int64 uint64 f8e4m3 f8e5m2" -- "$cur"))
+		return 0 ;;
+	-o | --redop) COMPREPLY=($(compgen -W "sum prod min max avg" -- "$cur")); return 0 ;;
+	--gpu | --model)
+		local kind=gpus
+		[ "$prev" = --model ] && kind=models
+		COMPREPLY=($(compgen -W "$(clustersim list $kind 2>/dev/null | tail -n +2 | cut -d' ' -f1)" -- "$cur"))
+		return 0 ;;
+	--schedule)
+		COMPREPLY=($(compgen -W "gpipe 1f1b interleaved zb-h1 zb-v" -- "$cur"))
+		return 0 ;;
+	--out | --trace | --timeline | --per-rank | --plot | --nccl-tests)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return 0 ;;
+	esac
+	if [ "$cmd" = list ] && [ "$COMP_CWORD" -eq 2 ]; then
+		COMPREPLY=($(compgen -W "gpus models scenarios" -- "$cur"))
+		return 0
+	fi
+	if [[ $cur == -* ]]; then
+		# the command's own options, read from its help
+		local opts
+		opts=$(clustersim "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return 0
+	fi
+	COMPREPLY=($(compgen -f -- "$cur"))
+}
+complete -F _clustersim clustersim
