@@ -29,6 +29,8 @@ static const char usage[] =
 	"holds the most activations): weights, gradients, optimizer state and\n"
 	"activations, against the GPU's capacity. Flags override the scenario file;\n"
 	"without one, --model is required and the GPU defaults to h100-sxm-80g.\n"
+	"The plan is checked as 'clustersim run' checks it (tp divides the heads,\n"
+	"cp the sequence, the layers cover the stages, ...).\n"
 	"\n"
 	"  --model PRESET         llama2-7b, llama3-8b, llama3-70b, llama3-405b, ...\n"
 	"  --gpu PRESET           a100-sxm-80g, h100-sxm-80g, h200-sxm-141g, b200\n"
@@ -320,6 +322,40 @@ static void print_json(mem_cmd *c, const cs_mem_breakdown *r)
 	cs_jw_finish(&w);
 }
 
+/* The plan checked as `run` checks it: on a copy whose cluster holds
+ * exactly its GPUs and whose batch fills every replica (neither changes
+ * the memory per GPU). 0, or 2 after printing the problem. */
+static int check_plan(mem_cmd *c)
+{
+	cs_scenario *v = malloc(sizeof *v);
+	if (!v) {
+		fprintf(c->err, "clustersim memory: out of memory\n");
+		return CS_ERR_NOMEM;
+	}
+	*v = *c->sc;
+	const cs_parallel_spec *p = &v->parallel;
+	int64_t gpus = p->tp * p->pp * p->dp * p->cp, gpn = v->cluster.gpus_per_node;
+	if (gpn < 1 || gpus % gpn != 0) {
+		gpn = gpus;
+		v->cluster.gpus_per_node = (int)gpn;
+		v->cluster.scale_up_domain = (int)gpn;
+		v->cluster.nics_per_node = (int)gpn;
+	}
+	v->cluster.nodes = gpus / gpn;
+	v->cluster.leaf_gpus = v->cluster.pod_gpus = (int64_t)gpus; /* one switch tier */
+	int64_t replica = p->dp * v->training.micro_batch;
+	if (replica > 0 && v->training.global_batch % replica != 0)
+		v->training.global_batch = replica * (p->pp > 1 ? p->pp : 1);
+	cs_diag diag = { { 0 } };
+	cs_status st = cs_config_validate(v, &diag);
+	free(v);
+	if (st != CS_OK) {
+		fprintf(c->err, "clustersim memory: %s\n", diag.msg);
+		return st == CS_ERR_NOMEM ? CS_ERR_NOMEM : CS_ERR_INPUT;
+	}
+	return 0;
+}
+
 int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
 {
 	mem_cmd c = { .out = out, .err = err };
@@ -331,6 +367,8 @@ int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
 	}
 	if (rc == 0)
 		rc = parse(&c, argc, argv);
+	if (rc == 0)
+		rc = check_plan(&c);
 	if (rc == 0) {
 		const cs_scenario *sc = c.sc;
 		cs_mem_breakdown r = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,

@@ -263,6 +263,10 @@ for c in "run:clustersim ru" "all_gather:clustersim coll --op all_g" "--algo:clu
 	got=$(complete_with ${c#*:})
 	[ "$got" = "$want" ] || { echo "FAIL: completing '${c#*:}' gave '$got', not '$want'" >&2; fail=1; }
 done
+# memory checks its plan as run does
+expect_err 2 "'parallelism.tp' (3) must divide the model's 32 heads" memory --model llama3-8b --tp 3
+expect_err 2 "pp x virtual_stages = 64 exceeds the model's 32 layers" memory --model llama3-8b --pp 64
+expect 0 memory --model llama3-8b --tp 2 --dp 3
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
