@@ -15,6 +15,10 @@
 #include "run/runner.h"
 
 #define NO_BLOCK 0xff
+
+/* busy, retry, fly_self, waiters and stream_mask keep a bit per stream in
+ * a byte; the engine's event args keep a stream in 4 bits */
+_Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
 /* SMs communication kernels may hold on one GPU that contention tracks */
 #define CS__MAX_CTAS 1024
 
