@@ -1,0 +1,77 @@
+#!/bin/sh
+# Every command a doc shows runs: the `clustersim ...` lines of the ```sh
+# blocks of README.md and docs/*.md (continuations joined, `build-release/`
+# and `./build-release/` prefixes taken as the binary) and the inline
+# `clustersim ...` code spans of their text and tables, each run from the
+# repository root with BUILD's binary, must exit 0. Commands that name an
+# input file the repository does not have (a user's own trace, scenario or
+# calibration) are skipped and counted.
+#
+#   tools/check-docs.sh [BUILD_DIR]      (default build-release)
+set -u
+cd "$(dirname "$0")/.."
+build=${1:-build-release}
+bin=$(pwd)/$build/clustersim
+[ -x "$bin" ] || { echo "check-docs: no binary at $bin (build it first)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+for doc in README.md docs/*.md; do
+	awk -v doc="$doc" '
+		/^```sh/ { insh = 1; next }
+		/^```/ { insh = 0; next }
+		insh {
+			line = $0
+			while (line ~ /\\$/ && (getline nxt) > 0) { sub(/\\$/, "", line); line = line " " nxt }
+			sub(/^ *(\$ )?/, "", line)
+			sub(/^(\.\/)?build-release\//, "", line)
+			sub(/ +#.*$/, "", line)
+			if (line ~ /^clustersim /) print doc "\t" line
+			next
+		}
+		{
+			rest = $0
+			while (match(rest, /`(\.\/)?(build-release\/)?clustersim [^`]*`/)) {
+				span = substr(rest, RSTART + 1, RLENGTH - 2)
+				rest = substr(rest, RSTART + RLENGTH)
+				sub(/^(\.\/)?build-release\//, "", span)
+				nw = split(span, w, / +/)
+				# a command, not a mention: arguments, none a placeholder
+				# (FILE, SCENARIO.yaml, KEY=VALUE, [--steps N], A|B, ...)
+				ok = nw >= 3 && w[nw] !~ /^-/ && span !~ /\[|\.\.\.|\|/
+				for (i = 2; i <= nw; i++)
+					if (w[i] ~ /^[A-Z][A-Z_]*([.=]|$)/ || w[i] ~ /=[A-Z][A-Z_]*$/)
+						ok = 0
+				if (ok)
+					print doc "\t" span
+			}
+		}' "$doc"
+done >"$tmp/commands"
+
+ran=0 skipped=0 failed=0
+while IFS="$(printf '\t')" read -r doc cmd; do
+	missing=""
+	# shellcheck disable=SC2086
+	set -- $cmd
+	shift
+	for arg in "$@"; do
+		case $arg in
+		-*) ;;
+		*.yaml|*.json|*.gz|*.txt)
+			file=${arg#*=}
+			case $file in /tmp/*) ;; *) [ -e "$file" ] || missing=$file ;; esac ;;
+		esac
+	done
+	if [ -n "$missing" ]; then
+		skipped=$((skipped + 1))
+		continue
+	fi
+	ran=$((ran + 1))
+	if ! "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null; then
+		echo "FAIL ($doc): clustersim $*" >&2
+		sed 's/^/  /' "$tmp/err" | head -5 >&2
+		failed=$((failed + 1))
+	fi
+done <"$tmp/commands"
+echo "check-docs: $ran commands ran, $failed failed, $skipped skipped (inputs not in the repository)"
+[ "$failed" -eq 0 ]
