@@ -40,7 +40,9 @@ static const char plan_help[] =
 "                      (a multiple of gpus_per_node, or a divisor of it)\n"
 "  --top K             plans to print (default 10; csv writes all)\n"
 "  --jobs J            simulation threads (default: the online CPUs)\n"
-"  --format text|json|csv   output format (default text)\n"
+"  --format text|json|csv|megatron   output format (default text); megatron:\n"
+"                      each plan as the torchrun and Megatron-LM flags that\n"
+"                      run it\n"
 "  --out FILE          write the output to FILE atomically (default stdout)\n"
 "  --headroom F        fraction of HBM a plan may use (default 0.90)\n"
 "  --max-sims N        most plans simulated (default 2000)\n"
@@ -63,7 +65,7 @@ static const cs_opt plan_opts[] = {
 	{ "max-sims", 1, O_MAX_SIMS }, { "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
-enum { F_TEXT, F_JSON, F_CSV };
+enum { F_TEXT, F_JSON, F_CSV, F_MEGATRON };
 
 typedef struct plan_args {
 	cs_scenario_args sc;
@@ -137,8 +139,11 @@ static int parse(cs_args *a, plan_args *r)
 				r->format = F_JSON;
 			else if (strcmp(val, "csv") == 0)
 				r->format = F_CSV;
+			else if (strcmp(val, "megatron") == 0)
+				r->format = F_MEGATRON;
 			else
-				return cs_args_fail(a, "unknown format '%s' (text, json or csv)", val);
+				return cs_args_fail(a, "unknown format '%s' (text, json, csv or megatron)",
+						    val);
 			break;
 		case O_OUT: r->out = val; break;
 		case O_HELP:
@@ -319,6 +324,47 @@ static int write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, i
 
 /* ---- csv ---------------------------------------------------------------- */
 
+/* Each ranked plan as the command line that runs it: torchrun's node and
+ * process counts and Megatron-LM's parallelism, batch, recompute and
+ * sharding flags (the model's own flags are the user's). */
+static void write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+{
+	const cs_cluster_spec *c = &sc->cluster;
+	for (int64_t i = 0; i < s->nplans && i < top; i++) {
+		const cs_plan *p = &s->plans[i];
+		static const char *const sharding[] = { "none (DDP)", "zero1", "zero2", "zero3",
+							"shard-grad-op", "hybrid-shard" };
+		fprintf(f, "# %lld: %.4g s per step, MFU %.1f %%, %.1f GB per GPU, sharding %s\n",
+			(long long)(i + 1), p->step_time_s, 100.0 * p->mfu, p->mem_bytes / 1e9,
+			(unsigned)p->sharding < 6 ? sharding[p->sharding] : "?");
+		fprintf(f, "torchrun --nnodes %lld --nproc-per-node %d pretrain_gpt.py \\\n",
+			(long long)c->nodes, c->gpus_per_node);
+		fprintf(f, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld",
+			(long long)p->tp, (long long)p->pp);
+		if (p->cp > 1)
+			fprintf(f, " --context-parallel-size %lld", (long long)p->cp);
+		if (p->ep > 1)
+			fprintf(f, " --expert-model-parallel-size %lld", (long long)p->ep);
+		if (p->vstages > 1)
+			fprintf(f, " --num-virtual-stages-per-pipeline-rank %lld", (long long)p->vstages);
+		if (p->sequence_parallel)
+			fprintf(f, " --sequence-parallel");
+		fprintf(f, " \\\n    --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
+			(long long)p->micro_batch, (long long)sc->training.global_batch,
+			(long long)sc->training.seq_len);
+		if (p->recompute == CS_RECOMPUTE_SELECTIVE)
+			fprintf(f, " --recompute-granularity selective");
+		else if (p->recompute == CS_RECOMPUTE_FULL)
+			fprintf(f, " --recompute-granularity full --recompute-method uniform "
+				"--recompute-num-layers 1");
+		if (p->sharding == CS_SHARD_ZERO1 || p->sharding == CS_SHARD_ZERO2)
+			fprintf(f, " --use-distributed-optimizer");
+		else if (p->sharding != CS_SHARD_NONE)
+			fprintf(f, " --use-torch-fsdp2");
+		fputs("\n", f);
+	}
+}
+
 static void write_csv(FILE *f, const cs_plan_search *s)
 {
 	fputs("rank,tp,cp,pp,virtual_stages,dp,ep,micro_batch,sequence_parallel,sharding,"
@@ -393,6 +439,8 @@ int cs_cmd_plan(int argc, char **argv)
 		write_json(f, sc, s, r.top);
 	else if (r.format == F_CSV)
 		write_csv(f, s);
+	else if (r.format == F_MEGATRON)
+		write_megatron(f, sc, s, r.top);
 	else
 		write_text(f, sc, s, r.top);
 	if (cs_out_commit(o, &diag) != 0) {

@@ -267,6 +267,11 @@ done
 expect_err 2 "'parallelism.tp' (3) must divide the model's 32 heads" memory --model llama3-8b --tp 3
 expect_err 2 "pp x virtual_stages = 64 exceeds the model's 32 layers" memory --model llama3-8b --pp 64
 expect 0 memory --model llama3-8b --tp 2 --dp 3
+# plan --format megatron: each plan as the command line that runs it
+expect 0 plan scenarios/ddp-llama2-7b-2node.yaml --format megatron --top 2
+grep -q '^torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py' out.txt &&
+	grep -q -- '--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1' out.txt ||
+	{ echo "FAIL: plan --format megatron:" >&2; cat out.txt >&2; fail=1; }
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
