@@ -139,9 +139,24 @@ int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts,
 				return 2;
 			}
 		if (cs_out_check(outs[i], inputs, ninputs, &diag) != 0) {
-			fprintf(stderr, "clustersim %s: %s\n", cmd, diag.msg);
+			fprintf(stderr, "clustersim %s: %s\n", cmd, CS_CLEAN(diag));
 			return 2;
 		}
 	}
 	return 0;
+}
+
+char *cs_cli_clean(char *msg, size_t cap)
+{
+	char out[2048];
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)msg; *p && n + 5 < sizeof out; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			n += (size_t)snprintf(out + n, sizeof out - n, "\\x%02x", *p);
+		else
+			out[n++] = (char)*p;
+	}
+	out[n] = 0;
+	snprintf(msg, cap, "%s", out);
+	return msg;
 }

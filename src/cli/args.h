@@ -58,6 +58,12 @@ int cs_args_fail(const cs_args *a, const char *fmt, ...) __attribute__((format(p
 /* Whether stdout/stderr is a terminal and colour is wanted (NO_COLOR unset). */
 int cs_cli_color(int fd);
 
+/* A message to print: its control characters (a scenario's key can hold
+ * an escape sequence) rewritten in place as \xNN, cut to fit the buffer of
+ * `cap` bytes. Returns msg. */
+char *cs_cli_clean(char *msg, size_t cap);
+#define CS_CLEAN(d) cs_cli_clean((d).msg, sizeof (d).msg)
+
 /* Before the work: each output outs[i] (NULL entries skipped) can be
  * written and is none of the inputs, and no two outputs are the same
  * path. 0, or 2 after printing "clustersim CMD: <message>". */

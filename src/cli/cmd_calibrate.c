@@ -155,7 +155,7 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 	cs_diag diag = { { 0 } };
 	cs_out *o = cs_out_open(path, &diag);
 	if (!o) {
-		fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
+		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	if (cs_calib_write(cs_out_file(o), scenario, source, cal) != 0) {
@@ -164,7 +164,7 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 		return 2;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
+		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	return 0;
@@ -246,7 +246,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &before,
 				       &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", diag.msg);
+		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", CS_CLEAN(diag));
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 	}
 	double factor[CS_COMPUTE_KINDS];
@@ -261,7 +261,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 		return 2;
 	}
 	if (cs_config_load_calibration(before.sc, &cal, &diag) != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
+		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		cs_compare_close(&before);
 		return 2;
 	}
@@ -280,7 +280,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 			fprintf(stderr, "clustersim calibrate: the trace has more than %d GEMM shapes\n",
 				CS_CALIB_MAX_SHAPES);
 		else
-			fprintf(stderr, "%s\n", diag.msg);
+			fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		cs_compare_close(&before);
 		return 2;
 	}
@@ -298,7 +298,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 		sets[r.in.sc.nsets] = set;
 		st = cs_compare_open(r.in.trace, r.in.sc.file, sets, r.in.sc.nsets + 1, r.in.steps, &after, &diag);
 		if (st != CS_OK) {
-			fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
+			fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 		} else {
 			print_fit(&r, &before, &after, factor, have, &cal);

@@ -64,11 +64,11 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	    cs_nccltests_op(&t, file, forced_op, &op, &diag) != CS_OK ||
 	    cs_config_load_calibration(sc, &cal, &diag) != CS_OK ||
 	    cs_config_coll_spec(sc, &spec, &diag) != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
+		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		goto done;
 	}
 	if (cs_nccltests_group(&t, file, &sc->cluster, &g, &diag) != CS_OK) {
-		fprintf(stderr, "clustersim calibrate: %s\n", diag.msg);
+		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
 		goto done;
 	}
 	bytes = malloc(t.nrows * sizeof *bytes);
@@ -85,7 +85,7 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	cs_coll_fit fit;
 	if (cs_coll_fit_network(&sc->cluster, &spec, op, &g, bytes, ns, t.nrows, &fit, &diag) !=
 	    CS_OK) {
-		fprintf(stderr, "clustersim calibrate: %s: %s\n", file, diag.msg);
+		fprintf(stderr, "clustersim calibrate: %s: %s\n", file, CS_CLEAN(diag));
 		goto done;
 	}
 	cs_coll_spec fitted = cs_coll_fit_apply(&spec, &fit);

@@ -299,7 +299,7 @@ static int make_cluster(const args *a, cs_scenario *sc)
 		cs_diag diag;
 		cs_status st = cs_scenario_load(a->scenario, a->sets, a->nsets, &loaded, &diag);
 		if (st != CS_OK) {
-			fprintf(stderr, "%s\n", diag.msg);
+			fprintf(stderr, "%s\n", CS_CLEAN(diag));
 			return st;
 		}
 		*sc = *loaded;
@@ -408,7 +408,7 @@ int cs_cmd_coll(int argc, char **argv)
 	cs_coll_spec spec;
 	cs_diag diag;
 	if (cs_config_coll_spec(sc, &spec, &diag) != CS_OK) { /* the calibration's network */
-		fprintf(stderr, "%s\n", diag.msg);
+		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		free(sc);
 		return 2;
 	}

@@ -290,10 +290,10 @@ int cs_cmd_compare(int argc, char **argv)
 	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &c, &diag);
 	if (st != CS_OK) {
 		if (!c.sim_failed) {
-			fprintf(stderr, "%s\n", diag.msg);
+			fprintf(stderr, "%s\n", CS_CLEAN(diag));
 			return st;
 		}
-		fprintf(stderr, "clustersim compare: %s\n", diag.msg);
+		fprintf(stderr, "clustersim compare: %s\n", CS_CLEAN(diag));
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
 	row rows[ROWS];

@@ -108,7 +108,7 @@ static int list_scenarios(const char *dir_arg)
 		cs_scenario *sc = NULL;
 		cs_diag diag = { { 0 } };
 		if (cs_scenario_load(path, NULL, 0, &sc, &diag) != CS_OK) {
-			fprintf(stderr, "%s\n", diag.msg);
+			fprintf(stderr, "%s\n", CS_CLEAN(diag));
 			rc = 2;
 		} else {
 			const cs_parallel_spec *p = &sc->parallel;

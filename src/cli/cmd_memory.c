@@ -201,7 +201,7 @@ static int load_base(mem_cmd *c, int argc, char **argv, bool *help)
 		cs_scenario *sc = NULL;
 		cs_status st = cs_scenario_load(path, NULL, 0, &sc, &diag);
 		if (st != CS_OK) {
-			fprintf(c->err, "%s\n", diag.msg);
+			fprintf(c->err, "%s\n", CS_CLEAN(diag));
 			return st;
 		}
 		c->sc = sc;
@@ -350,7 +350,7 @@ static int check_plan(mem_cmd *c)
 	cs_status st = cs_config_validate(v, &diag);
 	free(v);
 	if (st != CS_OK) {
-		fprintf(c->err, "clustersim memory: %s\n", diag.msg);
+		fprintf(c->err, "clustersim memory: %s\n", CS_CLEAN(diag));
 		return st == CS_ERR_NOMEM ? CS_ERR_NOMEM : CS_ERR_INPUT;
 	}
 	return 0;

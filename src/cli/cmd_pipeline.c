@@ -192,7 +192,7 @@ static int write_timeline(const char *path, const cs_pipe_result *r, double tpu)
 	cs_out *o = cs_out_open(path, &diag);
 
 	if (!o) {
-		fprintf(stderr, "clustersim pipeline: %s\n", diag.msg);
+		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	if (cs_svg_pipeline(cs_out_file(o), r, tpu, "input units") != 0) {
@@ -201,7 +201,7 @@ static int write_timeline(const char *path, const cs_pipe_result *r, double tpu)
 		return 2;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim pipeline: %s\n", diag.msg);
+		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	return 0;
@@ -236,7 +236,7 @@ int cs_cmd_pipeline(int argc, char **argv)
 	double tpu = TICKS_PER_UNIT * (double)a.v;  /* ticks per input unit */
 	cs_status st = cs_pipe_run(a.sched, a.p, a.m, a.v, &t, &res, &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, "clustersim pipeline: %s\n", diag.msg);
+		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));
 		return (int)st;
 	}
 	if (a.timeline)

@@ -410,7 +410,7 @@ int cs_cmd_plan(int argc, char **argv)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_status st = cs_scenario_load(r.sc.file, r.sc.sets, r.sc.nsets, &sc, &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
+		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		return st;
 	}
 	const char *outs[] = { r.out }, *ins[] = { r.sc.file };
@@ -420,7 +420,7 @@ int cs_cmd_plan(int argc, char **argv)
 	}
 	st = cs_plan_search_run(sc, &r.opts, &s, &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, "clustersim plan: %s\n", diag.msg);
+		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
 		cs_scenario_free(sc);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
@@ -430,7 +430,7 @@ int cs_cmd_plan(int argc, char **argv)
 	int rc = 0;
 	cs_out *o = cs_out_open(r.out ? r.out : "-", &diag);
 	if (!o) {
-		fprintf(stderr, "clustersim plan: %s\n", diag.msg);
+		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
 		rc = 2;
 		goto done;
 	}
@@ -444,7 +444,7 @@ int cs_cmd_plan(int argc, char **argv)
 	else
 		write_text(f, sc, s, r.top);
 	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim plan: %s\n", diag.msg);
+		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
 		rc = 2;
 		goto done;
 	}

@@ -172,7 +172,7 @@ static int write_per_rank(const char *path, const cs_result *res)
 	cs_diag diag;
 	cs_out *o = cs_out_open(path, &diag);
 	if (!o) {
-		fprintf(stderr, "clustersim run: %s\n", diag.msg);
+		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	FILE *f = cs_out_file(o);
@@ -208,7 +208,7 @@ static int write_per_rank(const char *path, const cs_result *res)
 		fputc('\n', f);
 	}
 	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim run: %s\n", diag.msg);
+		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	return 0;
@@ -226,7 +226,7 @@ static int load(const char *cmd, int argc, char **argv, const cs_opt *opts, cons
 	cs_diag diag = { { 0 } };
 	cs_status st = cs_scenario_load(r->sc.file, r->sc.sets, r->sc.nsets, sc, &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
+		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		return st;
 	}
 	warn_plan(*sc);
@@ -253,7 +253,7 @@ int cs_cmd_run(int argc, char **argv)
 	cs_result *res = NULL;
 	st = cs__simulate(sc, &opts, r.per_rank != NULL, &res, &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, "clustersim run: %s\n", diag.msg);
+		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
 		cs_scenario_free(sc);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
@@ -285,7 +285,7 @@ int cs_cmd_validate(int argc, char **argv)
 	cs_diag diag = { { 0 } };
 	cs_status st = cs__simulate_check(sc, &diag);
 	if (st != CS_OK) {
-		fprintf(stderr, "%s\n", diag.msg);
+		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		cs_scenario_free(sc);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}

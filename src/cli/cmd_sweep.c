@@ -214,27 +214,27 @@ static int write_outputs(const cs_sweep *sw, const sweep_args *r)
 	cs_diag diag = { { 0 } };
 	cs_out *o = cs_out_open(r->out, &diag);
 	if (!o) {
-		fprintf(stderr, "clustersim sweep: %s\n", diag.msg);
+		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	cs_sweep_write_csv(sw, cs_out_file(o));
 	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim sweep: %s\n", diag.msg);
+		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	if (!r->plot)
 		return 0;
 	if (!(o = cs_out_open(r->plot, &diag))) {
-		fprintf(stderr, "clustersim sweep: %s\n", diag.msg);
+		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	if (cs_sweep_plot(sw, r->metric, cs_out_file(o), &diag) != 0) {
 		cs_out_abort(o);
-		fprintf(stderr, "clustersim sweep: '%s': %s\n", r->plot, diag.msg);
+		fprintf(stderr, "clustersim sweep: '%s': %s\n", r->plot, CS_CLEAN(diag));
 		return 2;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim sweep: %s\n", diag.msg);
+		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
 	return 0;
@@ -258,7 +258,7 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 	if (st != CS_OK) {
 		/* every rank checks the same input, so all stop here together */
 		if (rank == 0)
-			fprintf(stderr, "clustersim sweep: %s\n", diag.msg);
+			fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		cs_sweep_free(sw);
 		return st == CS_ERR_NOMEM ? 3 : 2;
 	}
@@ -291,7 +291,7 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 #ifdef CS_HAVE_MPI
 	if (nranks > 1 && mpi_gather(sw, rank, nranks, &stopped, &diag) != 0) {
 		if (rank == 0)
-			fprintf(stderr, "clustersim sweep: %s\n", diag.msg);
+			fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		rc = 3;
 	}
 #endif

@@ -272,6 +272,9 @@ expect 0 plan scenarios/ddp-llama2-7b-2node.yaml --format megatron --top 2
 grep -q '^torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py' out.txt &&
 	grep -q -- '--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1' out.txt ||
 	{ echo "FAIL: plan --format megatron:" >&2; cat out.txt >&2; fail=1; }
+# control characters in a message are escaped, never sent to the terminal
+printf 'name: x\n"bad\\e[31mkey": 1\n' >esc.yaml  # YAML's \e: an escape character
+expect_err 2 "esc.yaml:2:1: unknown key 'bad\x1b[31mkey'" validate esc.yaml
 # progress lines start after 2^20 events; the folded 1T run has about 1.2 M
 expect 0 run scenarios/megatron-1t-3072gpu.yaml --set simulate.fold=true --progress
 tr '\r' '\n' <err.txt | grep -Eq '^  simulating: +[0-9.]+ % of [0-9]+ ops, [0-9.]+ s simulated, [0-9.]+ s elapsed$' ||
