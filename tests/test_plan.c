@@ -112,6 +112,17 @@ static char *slurp(const char *path)
 }
 
 /* Drop the one line that measures the machine, not the model. */
+/* Drop the line holding `key` (the wall time, which differs run to run). */
+static void drop_line(char *text, const char *key)
+{
+	char *p = strstr(text, key);
+	ck_assert_ptr_nonnull(p);
+	while (p > text && p[-1] != '\n')
+		p--;
+	char *e = strchr(p, '\n');
+	memmove(p, e + 1, strlen(e + 1) + 1);
+}
+
 static void drop_wall(char *text)
 {
 	char *p = strstr(text, "\"sim_wall_s\"");
@@ -281,6 +292,53 @@ START_TEST(golden_run)
 		      "rewrites it after an intended change):\n%s", gold, got);
 	free(got);
 	free(want);
+	/* the same run through the text and CSV writers */
+	static const char *const ext[] = { "txt", "csv" };
+	for (int k = 0; k < 2 && _i == 0; k++) {
+		snprintf(gold, sizeof gold, CS_SOURCE_ROOT "/tests/golden/%s.%s",
+			 golden_cases[_i].golden, ext[k]);
+		f = open_memstream(&got, &len);
+		if (k == 0)
+			cs_report_text(f, golden_cases[_i].scenario, cs_result_metrics(res), 0);
+		else
+			cs_report_csv(f, golden_cases[_i].scenario, cs_result_metrics(res));
+		fclose(f);
+		want = slurp(gold);
+		if (k == 0) {
+			drop_line(got, "events in");
+			drop_line(want, "events in");
+		}
+		ck_assert_msg(strcmp(got, want) == 0, "the run differs from %s (tools/update-golden.sh "
+			      "rewrites it after an intended change):\n%s", gold, got);
+		free(got);
+		free(want);
+	}
+	cs_result_free(res);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* The Chrome trace writer, byte for byte, on the small DDP scenario (its
+ * ranks' spans, names once per rank and stream). */
+START_TEST(golden_trace)
+{
+	char out[] = "/tmp/cs-golden-trace-XXXXXX";
+	int fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	cs_scenario *sc = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_scenario_load(CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml", NULL, 0,
+					  &sc, &diag), CS_OK);
+	cs_run_opts opts = { .trace_path = out };
+	cs_result *res = NULL;
+	ck_assert_msg(cs_simulate(sc, &opts, &res, &diag) == CS_OK, "%s", diag.msg);
+	char *got = slurp(out), *want = slurp(CS_SOURCE_ROOT "/tests/golden/ddp-gpt-small.trace.json");
+	unlink(out);
+	ck_assert_msg(strcmp(got, want) == 0, "the trace differs from tests/golden/ddp-gpt-small."
+		      "trace.json (tools/update-golden.sh rewrites it after an intended change)");
+	free(got);
+	free(want);
 	cs_result_free(res);
 	cs_scenario_free(sc);
 }
@@ -392,6 +450,7 @@ static Suite *plan_suite(void)
 	tc = tcase_create("golden");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, golden_run, 0, sizeof(golden_cases) / sizeof(golden_cases[0]));
+	tcase_add_test(tc, golden_trace);
 	suite_add_tcase(s, tc);
 	return s;
 }

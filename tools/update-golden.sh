@@ -7,6 +7,12 @@ build=${1:-build}
 ninja -C "$build" clustersim >/dev/null
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	>tests/golden/3d-llama3-70b-64gpu.json
+NO_COLOR=1 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --no-progress \
+	>tests/golden/3d-llama3-70b-64gpu.txt
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format csv --no-progress \
+	>tests/golden/3d-llama3-70b-64gpu.csv
+"$build"/clustersim run scenarios/ddp-gpt-small.yaml --no-progress \
+	--trace tests/golden/ddp-gpt-small.trace.json >/dev/null
 "$build"/clustersim run scenarios/llama3-405b-16k.yaml --set simulate.fold=true --format json \
 	--no-progress >tests/golden/llama3-405b-16k-folded.json
 git diff --stat -- tests/golden
