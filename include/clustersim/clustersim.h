@@ -134,9 +134,13 @@ typedef struct cs_metrics {
 	double straggler_factor;
 } cs_metrics;
 
+enum { CS_PROGRESS_NONE, CS_PROGRESS_TERMINAL, CS_PROGRESS_LINES };
+
 /* Options of one simulation run; NULL means defaults. */
 typedef struct cs_run_opts {
-	int progress;          /* print progress on stderr */
+	int progress;          /* print progress on stderr: CS_PROGRESS_TERMINAL
+	                        * rewrites one line, CS_PROGRESS_LINES prints a
+	                        * line every 10 s (for a file or a pipe) */
 	const char *trace_path;    /* Chrome trace JSON of the traced ranks, or NULL */
 	const int64_t *trace_ranks;/* ranks to trace; none: the first rank of each pipeline stage */
 	size_t n_trace_ranks;

@@ -39,7 +39,8 @@ static const char run_help[] =
 "  --timeline FILE     draw the pipeline schedule as an SVG\n"
 "  --critical-path     trace the critical path even on large runs (it is traced\n"
 "                      by default with stragglers and up to 4,096 ranks)\n"
-"  --progress          show progress on stderr (default: when it is a terminal)\n"
+"  --progress          show progress on stderr (default: when it is a terminal;\n"
+"                      elsewhere a line every 10 s)\n"
 "  --no-progress       never show progress\n"
 "  -h, --help          this help\n"
 "\n"
@@ -118,7 +119,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 	const char *val;
 	int id;
 	memset(r, 0, sizeof(*r));
-	r->progress = isatty(2);
+	r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
 	while ((id = cs_args_next(a, opts, &val)) != CS_ARGS_END) {
 		switch (id) {
 		case CS_ARGS_ERROR:
@@ -144,7 +145,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 			if (parse_ranks(a, val, r))
 				return 2;
 			break;
-		case O_PROGRESS: r->progress = 1; break;
+		case O_PROGRESS: r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES; break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
 			fputs(help, stdout);

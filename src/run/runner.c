@@ -394,9 +394,15 @@ static void progress(cs_runner *r)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	double el = (double)(t.tv_sec - r->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - r->t0.tv_nsec);
-	fprintf(stderr, "\r  simulating: %5.1f %% of %llu ops, %.3f s simulated, %.1f s elapsed",
-		r->ops_total ? 100.0 * (double)r->ops_done / (double)r->ops_total : 0.0,
-		(unsigned long long)r->ops_total, 1e-9 * (double)cs_sim_now(r->sim), el);
+	/* a terminal's line is rewritten; a file or pipe gets a line every 10 s */
+	bool lines = r->env.progress == CS_PROGRESS_LINES;
+	if (lines && r->progress_lines > 0 && el < r->last_progress_s + 10.0)
+		return;
+	r->last_progress_s = el;
+	r->progress_lines++;
+	fprintf(stderr, "%s  simulating: %5.1f %% of %llu ops, %.3f s simulated, %.1f s elapsed%s",
+		lines ? "" : "\r", r->ops_total ? 100.0 * (double)r->ops_done / (double)r->ops_total : 0.0,
+		(unsigned long long)r->ops_total, 1e-9 * (double)cs_sim_now(r->sim), el, lines ? "\n" : "");
 }
 
 /* The op at the head of local's stream s ends now: a kernel, or a pipeline
@@ -623,7 +629,7 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 		cs__run_try_rank(r, l);
 	cs__run_flush(r);
 	cs_sim_run(r->sim, 0);
-	if (r->env.progress)
+	if (r->env.progress == CS_PROGRESS_TERMINAL)
 		fputs("\r\033[K", stderr);
 	if (r->failed == CS_ERR_SIM) {
 		snprintf(diag->msg, sizeof(diag->msg), "simulated time exceeds 2^61 ns (73 years): an op or "

@@ -43,7 +43,7 @@ typedef struct cs_run_env {
 	cs_coll *coll;
 	const float *compute_factor;  /* per rank, NULL for all 1 */
 	int64_t first_rank, nranks;   /* the ranks simulated (all, or one folded class) */
-	int progress;                 /* print progress on stderr */
+	int progress;                 /* CS_PROGRESS_* on stderr */
 	const uint8_t *traced;        /* per rank, nonzero to report its ops; NULL for none */
 	cs_span_fn on_span;
 	void *span_ctx;

@@ -118,6 +118,8 @@ struct cs_runner {
 	int64_t *members;             /* scratch: a group's GPUs */
 	int failed;
 	uint64_t next_progress_events;
+	double last_progress_s;       /* elapsed at the last progress line */
+	int64_t progress_lines;
 	uint64_t ops_done, ops_total;
 	struct timespec t0;
 };

@@ -201,7 +201,7 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 {
 	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->progs, .topo = c->topo,
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
-			   .nranks = c->mesh.world, .progress = opts && opts->progress,
+			   .nranks = c->mesh.world, .progress = opts ? opts->progress : 0,
 			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace,
 			   .links = links, .prof = c->prof, .doc_factor = c->docs,
 			   .doc_micro = cs_scenario_micro_batches(c->sc),
