@@ -27,10 +27,7 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
 	const cs_parallel_spec *p = &sc->parallel;
 	memset(lay, 0, sizeof(*lay));
 	lay->stages = p->pp;
-	lay->chunks = (p->schedule == CS_SCHED_INTERLEAVED || p->schedule == CS_SCHED_ZB_V)
-		? p->virtual_stages : 1;
-	if (p->schedule == CS_SCHED_ZB_V)
-		lay->chunks = 2;
+	lay->chunks = cs_sched_chunks(p->schedule, p->virtual_stages);
 	lay->micro_batches = cs_scenario_micro_batches(sc);
 	lay->vstages = lay->stages * lay->chunks;
 	int64_t e = p->account_embedding, l = p->account_loss;

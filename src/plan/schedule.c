@@ -40,6 +40,15 @@ int cs_sched_split_backward(cs_schedule sched)
 	return sched == CS_SCHED_ZB_H1 || sched == CS_SCHED_ZB_V;
 }
 
+int64_t cs_sched_chunks(cs_schedule sched, int64_t virtual_stages)
+{
+	if (sched == CS_SCHED_ZB_V)
+		return 2;
+	if (sched == CS_SCHED_INTERLEAVED)
+		return virtual_stages > 1 ? virtual_stages : 1;
+	return 1;
+}
+
 int64_t cs_sched_virtual_stage(cs_schedule sched, int64_t p, int64_t v, int64_t stage,
                                int64_t chunk)
 {

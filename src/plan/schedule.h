@@ -73,6 +73,10 @@ void cs_sched_stage_of(cs_schedule sched, int64_t p, int64_t v, int64_t vstage,
 /* Whether `sched` splits the backward into B and W ops. */
 int cs_sched_split_backward(cs_schedule sched);
 
+/* Model chunks per stage: the scenario's virtual stages for interleaved,
+ * 2 for ZB-V, 1 for the rest. The one rule for the builder and the writers. */
+int64_t cs_sched_chunks(cs_schedule sched, int64_t virtual_stages);
+
 /* Name as the command line and scenarios spell it ("gpipe", "1f1b",
  * "interleaved", "zb-h1", "zb-v"); and back: 0, or -1 when unknown. */
 const char *cs_sched_name(cs_schedule sched);

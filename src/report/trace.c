@@ -220,8 +220,7 @@ int cs_trace_write_timeline(const cs_trace *t, const cs_scenario *sc, const cs_m
 			       .micro_batches = cs_scenario_micro_batches(sc) };
 	int64_t p = sc->parallel.pp;
 	int split = cs_sched_split_backward(sc->parallel.schedule);
-	res.chunks = (sc->parallel.schedule == CS_SCHED_INTERLEAVED || sc->parallel.schedule == CS_SCHED_ZB_V)
-		? sc->parallel.virtual_stages : 1;
+	res.chunks = cs_sched_chunks(sc->parallel.schedule, sc->parallel.virtual_stages);
 	res.spans = calloc((size_t)(t->n ? t->n : 1), sizeof(cs_pipe_span));
 	res.peak_in_flight = calloc((size_t)p, sizeof(double));
 	if (!res.spans || !res.peak_in_flight) {
