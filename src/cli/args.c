@@ -30,16 +30,17 @@ void cs_args_init(cs_args *a, const char *cmd, int argc, char **argv)
 	a->argc = argc;
 	a->argv = argv;
 	a->i = 1;
+	a->err = stderr;
 }
 
 int cs_args_fail(const cs_args *a, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "clustersim %s: ", a->cmd);
+	fprintf(a->err, "clustersim %s: ", a->cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(a->err, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(see 'clustersim %s --help')\n", a->cmd);
+	fprintf(a->err, "\n(see 'clustersim %s --help')\n", a->cmd);
 	return 2;
 }
 

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct cs_opt {
 	const char *name;   /* without the dashes */
@@ -19,6 +20,7 @@ typedef struct cs_args {
 	int argc;
 	char **argv;
 	int i;
+	FILE *err;          /* where messages go: stderr unless the caller says */
 } cs_args;
 
 enum { CS_ARGS_END = -1, CS_ARGS_ERROR = -2, CS_ARGS_POSITIONAL = 0 };

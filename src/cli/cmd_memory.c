@@ -47,11 +47,18 @@ static const char usage[] =
 	"example:\n"
 	"  clustersim memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2\n";
 
-static const char *const options[] = {
-	"model", "gpu", "seq-len", "micro-batch", "tp", "pp", "dp", "cp", "zero", "recompute",
-	"sequence-parallel", "flash", "no-flash", "format", "help",
+enum {
+	O_MODEL = 1, O_GPU, O_SEQ, O_MB, O_TP, O_PP, O_DP, O_CP, O_ZERO, O_RECOMPUTE, O_SP, O_FLASH,
+	O_NO_FLASH, O_FORMAT, O_HELP
 };
-#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const cs_opt mem_opts[] = {
+	{ "model", 1, O_MODEL }, { "gpu", 1, O_GPU }, { "seq-len", 1, O_SEQ },
+	{ "micro-batch", 1, O_MB }, { "tp", 1, O_TP }, { "pp", 1, O_PP }, { "dp", 1, O_DP },
+	{ "cp", 1, O_CP }, { "zero", 1, O_ZERO }, { "recompute", 1, O_RECOMPUTE },
+	{ "sequence-parallel", 0, O_SP }, { "flash", 0, O_FLASH }, { "no-flash", 0, O_NO_FLASH },
+	{ "format", 1, O_FORMAT }, { "help", 0, O_HELP }, { 0, 0, 0 },
+};
 
 typedef struct mem_cmd {
 	FILE *out, *err;
@@ -111,91 +118,9 @@ static int preset(mem_cmd *c, const char *what, const char *val, bool gpu)
 	return CS_ERR_INPUT;
 }
 
-static int set_option(mem_cmd *c, const char *name, const char *val)
+/* The scenario file, or the defaults with the GPU preset h100-sxm-80g. */
+static int load_base(mem_cmd *c, const char *path)
 {
-	cs_training_spec *t = &c->sc->training;
-	cs_parallel_spec *p = &c->sc->parallel;
-	int64_t x;
-	int rc;
-
-	if (strcmp(name, "model") == 0)
-		return preset(c, "model", val, false);
-	if (strcmp(name, "gpu") == 0)
-		return preset(c, "gpu", val, true);
-	if (strcmp(name, "seq-len") == 0)
-		return parse_int(c, name, val, 1, (int64_t)1 << 40, &t->seq_len);
-	if (strcmp(name, "micro-batch") == 0)
-		return parse_int(c, name, val, 1, (int64_t)1 << 30, &t->micro_batch);
-	if (strcmp(name, "tp") == 0)
-		return parse_int(c, name, val, 1, 1 << 20, &p->tp);
-	if (strcmp(name, "pp") == 0)
-		return parse_int(c, name, val, 1, 1 << 20, &p->pp);
-	if (strcmp(name, "dp") == 0)
-		return parse_int(c, name, val, 1, 1 << 30, &p->dp);
-	if (strcmp(name, "cp") == 0)
-		return parse_int(c, name, val, 1, 1 << 20, &p->cp);
-	if (strcmp(name, "zero") == 0) {
-		if ((rc = parse_int(c, name, val, 0, 3, &x)) != 0)
-			return rc;
-		static const cs_sharding stages[] = { CS_SHARD_NONE, CS_SHARD_ZERO1, CS_SHARD_ZERO2,
-						      CS_SHARD_ZERO3 };
-		p->sharding = stages[x];
-		return 0;
-	}
-	if (strcmp(name, "recompute") == 0) {
-		if (strcmp(val, "none") == 0)
-			p->recompute = CS_RECOMPUTE_NONE;
-		else if (strcmp(val, "selective") == 0)
-			p->recompute = CS_RECOMPUTE_SELECTIVE;
-		else if (strcmp(val, "full") == 0)
-			p->recompute = CS_RECOMPUTE_FULL;
-		else
-			return bad(c, "bad value '%s' for '--%s' (none, selective or full)", val, name);
-		return 0;
-	}
-	if (strcmp(name, "format") == 0) {
-		if (strcmp(val, "text") != 0 && strcmp(val, "json") != 0)
-			return bad(c, "bad value '%s' for '--%s' (text or json)", val, name);
-		c->json = strcmp(val, "json") == 0;
-		return 0;
-	}
-	return bad(c, "unknown option '--%s'%s", name, "");
-}
-
-static bool is_flag(const char *name)
-{
-	return strcmp(name, "sequence-parallel") == 0 || strcmp(name, "flash") == 0 ||
-	       strcmp(name, "no-flash") == 0 || strcmp(name, "help") == 0;
-}
-
-static int unknown_option(mem_cmd *c, const char *name)
-{
-	const char *near = cs_suggest(name, options, N_OPTIONS);
-	char hint[96] = "";
-	if (near)
-		snprintf(hint, sizeof(hint), "; did you mean '--%s'?", near);
-	return bad(c, "unknown option '--%s'%s", name, hint);
-}
-
-/* First pass: the scenario file, so that flags apply on top of it. */
-static int load_base(mem_cmd *c, int argc, char **argv, bool *help)
-{
-	const char *path = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-			*help = true;
-		if (strncmp(a, "--", 2) == 0) {
-			if (!strchr(a, '=') && !is_flag(a + 2) && i + 1 < argc)
-				i++;
-			continue;
-		}
-		if (path)
-			return bad(c, "unexpected argument '%s'%s", a, " (one scenario file at most)");
-		path = a;
-	}
-	if (*help)
-		return 0;
 	if (path) {
 		cs_diag diag;
 		cs_scenario *sc = NULL;
@@ -218,47 +143,98 @@ static int load_base(mem_cmd *c, int argc, char **argv, bool *help)
 	return preset(c, "gpu", "h100-sxm-80g", true);
 }
 
-static int parse(mem_cmd *c, int argc, char **argv)
+/* Apply option `id` (cs_args' name for it in `name`) with its value. */
+static int set_option(mem_cmd *c, int id, const char *name, const char *val)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		char name[64];
-		if (strncmp(arg, "--", 2) != 0)
-			continue;   /* the scenario file */
-		arg += 2;
-		const char *eq = strchr(arg, '=');
-		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-		if (len >= sizeof(name))
-			len = sizeof(name) - 1;
-		memcpy(name, arg, len);
-		name[len] = '\0';
+	cs_training_spec *t = &c->sc->training;
+	cs_parallel_spec *p = &c->sc->parallel;
+	int64_t x;
+	int rc;
 
-		size_t k = 0;
-		while (k < N_OPTIONS && strcmp(name, options[k]) != 0)
-			k++;
-		if (k == N_OPTIONS)
-			return unknown_option(c, name);
-		if (is_flag(name)) {
-			if (eq)
-				return bad(c, "option '--%s' takes no value%s", name, "");
-			if (strcmp(name, "sequence-parallel") == 0)
-				c->sc->parallel.sequence_parallel = true;
-			else if (strcmp(name, "flash") == 0)
-				c->sc->parallel.flash_attention = true;
-			else if (strcmp(name, "no-flash") == 0)
-				c->sc->parallel.flash_attention = false;
+	switch (id) {
+	case O_MODEL: return preset(c, "model", val, false);
+	case O_GPU: return preset(c, "gpu", val, true);
+	case O_SEQ: return parse_int(c, name, val, 1, (int64_t)1 << 40, &t->seq_len);
+	case O_MB: return parse_int(c, name, val, 1, (int64_t)1 << 30, &t->micro_batch);
+	case O_TP: return parse_int(c, name, val, 1, 1 << 20, &p->tp);
+	case O_PP: return parse_int(c, name, val, 1, 1 << 20, &p->pp);
+	case O_DP: return parse_int(c, name, val, 1, 1 << 30, &p->dp);
+	case O_CP: return parse_int(c, name, val, 1, 1 << 20, &p->cp);
+	case O_ZERO: {
+		if ((rc = parse_int(c, name, val, 0, 3, &x)) != 0)
+			return rc;
+		static const cs_sharding stages[] = { CS_SHARD_NONE, CS_SHARD_ZERO1, CS_SHARD_ZERO2,
+						      CS_SHARD_ZERO3 };
+		p->sharding = stages[x];
+		return 0;
+	}
+	case O_RECOMPUTE:
+		if (strcmp(val, "none") == 0)
+			p->recompute = CS_RECOMPUTE_NONE;
+		else if (strcmp(val, "selective") == 0)
+			p->recompute = CS_RECOMPUTE_SELECTIVE;
+		else if (strcmp(val, "full") == 0)
+			p->recompute = CS_RECOMPUTE_FULL;
+		else
+			return bad(c, "bad value '%s' for '--%s' (none, selective or full)", val, name);
+		return 0;
+	case O_SP: p->sequence_parallel = true; return 0;
+	case O_FLASH: p->flash_attention = true; return 0;
+	case O_NO_FLASH: p->flash_attention = false; return 0;
+	case O_FORMAT:
+		if (strcmp(val, "text") != 0 && strcmp(val, "json") != 0)
+			return bad(c, "bad value '%s' for '--%s' (text or json)", val, name);
+		c->json = strcmp(val, "json") == 0;
+		return 0;
+	default:
+		return bad(c, "unknown option '--%s'%s", name, "");
+	}
+}
+
+/* The scenario file (or the defaults), then the flags on top of it, in
+ * their order; options are read by the shared parser (cli/args.h). */
+static int parse(mem_cmd *c, int argc, char **argv, bool *help)
+{
+	cs_args a;
+	cs_args_init(&a, "memory", argc, argv);
+	a.err = c->err;
+	struct { int id; const char *name, *val; } *set = calloc((size_t)argc + 1, sizeof *set);
+	const char *path = NULL, *val;
+	int id, n = 0, rc = 0;
+	if (!set) {
+		fprintf(c->err, "clustersim memory: out of memory\n");
+		return CS_ERR_NOMEM;
+	}
+	while ((id = cs_args_next(&a, mem_opts, &val)) != CS_ARGS_END) {
+		if (id == CS_ARGS_ERROR) {
+			rc = CS_ERR_INPUT;
+			break;
+		}
+		if (id == O_HELP) {
+			*help = true;
 			continue;
 		}
-		const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-		if (!val)
-			return bad(c, "option '--%s' needs a value%s", name, "");
-		int rc = set_option(c, name, val);
-		if (rc)
-			return rc;
+		if (id == CS_ARGS_POSITIONAL) {
+			if (path) {
+				rc = bad(c, "unexpected argument '%s'%s", val, " (one scenario file at most)");
+				break;
+			}
+			path = val;
+			continue;
+		}
+		set[n].id = id;
+		set[n].name = mem_opts[id - 1].name;
+		set[n++].val = val;
 	}
-	if (!c->have_model)
-		return bad(c, "no model: give a scenario file or '--%s PRESET'%s", "model", "");
-	return 0;
+	if (rc == 0 && !*help) {
+		rc = load_base(c, path);
+		for (int i = 0; rc == 0 && i < n; i++)
+			rc = set_option(c, set[i].id, set[i].name, set[i].val);
+		if (rc == 0 && !c->have_model)
+			rc = bad(c, "no model: give a scenario file or '--%s PRESET'%s", "model", "");
+	}
+	free(set);
+	return rc;
 }
 
 static const char *const recompute_names[] = { "none", "selective", "full" };
@@ -360,13 +336,12 @@ int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
 {
 	mem_cmd c = { .out = out, .err = err };
 	bool help = false;
-	int rc = load_base(&c, argc, argv, &help);
-	if (help) {
+	int rc = parse(&c, argc, argv, &help);
+	if (help && rc == 0) {
 		fputs(usage, out);
+		cs_scenario_free(c.sc);
 		return 0;
 	}
-	if (rc == 0)
-		rc = parse(&c, argc, argv);
 	if (rc == 0)
 		rc = check_plan(&c);
 	if (rc == 0) {
