@@ -342,8 +342,9 @@ void cs__run_try_rank(cs_runner *r, int64_t local)
 			try_stream(r, local, rs, s);
 }
 
-void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer)
+void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
 {
+	cs_time xfer = d->xfer;
 	rank_state *rs = &r->ranks[local];
 	if (rs->held[s]) {
 		cs__run_contend(r, local, -(int)rs->held[s]);
@@ -356,20 +357,20 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer)
 		int64_t rank = cs__run_rank_of(r, local);
 		if (r->env.traced[rank])
 			r->env.on_span(r->env.span_ctx, rank, s, rs->started[s], cs_sim_now(r->sim), op,
-				       xfer, op->kind == CS_OP_COLL ? r->cur_choice : NULL);
+				       xfer, op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
 	if (r->paths && op) {
 		cs_path *p = cs__run_path_of(r, local, s);
 		cs_time now = cs_sim_now(r->sim);
-		const cs_path *src = op->kind == CS_OP_COLL ? r->cur_path : cs__run_fly_of(r, local, s);
+		const cs_path *src = op->kind == CS_OP_COLL ? d->path : cs__run_fly_of(r, local, s);
 		if (src != p)
 			*p = *src;
 		if (op->kind == CS_OP_COMPUTE)
 			cs_path_compute(p, now - rs->started[s]);
 		else if (op->kind == CS_OP_COLL)
-			cs_path_transfer(p, xfer, op->comm, op->coll, r->cur_tier, cs__run_rank_of(r, local), now);
+			cs_path_transfer(p, xfer, op->comm, op->coll, d->tier, cs__run_rank_of(r, local), now);
 		else
-			cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, r->cur_tier, p->rank, now);
+			cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
 	}
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->pc[s]++;
@@ -431,7 +432,8 @@ static void op_done(cs_runner *r, int64_t tk, int s)
 		cs__run_send_done(r, local, s);
 		return;
 	}
-	cs__run_complete(r, local, s, -1);
+	cs__done d = { .xfer = -1 };
+	cs__run_complete(r, local, s, &d);
 	cs__run_try_rank(r, local);
 }
 

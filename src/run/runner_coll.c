@@ -353,19 +353,20 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 	cs_time xfer = rs->send_xfer;
 	int sim_peer = cs__run_simulated(r, peer);
 	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
+	cs__done d = { .xfer = xfer };
 	if (r->paths) {
 		int64_t lo = rank < peer ? rank : peer, hi = rank < peer ? peer : rank;
-		r->cur_tier = cs_topo_group(r->env.topo, lo, hi - lo, 2).tier;
+		d.tier = cs_topo_group(r->env.topo, lo, hi - lo, 2).tier;
 		/* the receiver's path, from the sender's before completing the send
 		 * extends it */
 		if (sim_peer) {
 			cs_path *rp = cs__run_path_of(r, pl, mbox);
 			*rp = *cs__run_fly_of(r, local, s);
-			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, r->cur_tier, peer,
+			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d.tier, peer,
 					 cs_sim_now(r->sim));
 		}
 	}
-	cs__run_complete(r, local, s, xfer);
+	cs__run_complete(r, local, s, &d);
 	if (sim_peer) {
 		r->ranks[pl].done_at[mbox] = cs_sim_now(r->sim);
 		cs__run_counter_moved(&r->ranks[pl], mbox);
@@ -386,16 +387,13 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
 	int64_t n = member_count(r, kind, sl);
 	(void)sim;
-	cs_time xfer = t->slots[gi].dur;
-	r->cur_choice = &t->slots[gi].choice;
-	if (r->paths) {
-		r->cur_path = &t->paths[gi];
-		r->cur_tier = t->shapes[gi].tier;
-	}
+	cs__done d = { .xfer = sl->dur, .choice = &sl->choice,
+		       .path = r->paths ? &t->paths[gi] : NULL,
+		       .tier = r->paths ? t->shapes[gi].tier : 0 };
 	for (int64_t i = 0; i < n; i++) {
 		int64_t l = member_local(r, &g, sl, i);
 		if (l >= 0)
-			cs__run_complete(r, l, s, xfer);
+			cs__run_complete(r, l, s, &d);
 	}
 	for (int64_t i = 0; i < n; i++) {
 		int64_t l = member_local(r, &g, sl, i);

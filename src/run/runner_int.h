@@ -105,10 +105,7 @@ struct cs_runner {
 	comm_table comm[CS_GROUP_KINDS][CS_STREAMS];
 	cs_coll_choice last_choice[CS_COMM_KINDS];
 	cs_time makespan;
-	const cs_coll_choice *cur_choice; /* of the collective completing now */
 	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight */
-	const cs_path *cur_path;      /* of the collective completing now */
-	int cur_tier;
 	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
 	cs_net *idle;                 /* flow fidelity: a network that runs one collective
 	                               * at a time, to time it alone */
@@ -149,7 +146,17 @@ static inline void cs__run_counter_moved(rank_state *rs, int c)
 	rs->retry |= rs->waiters[c];
 	rs->waiters[c] = 0;
 }
-void cs__run_complete(cs_runner *r, int64_t local, int s, cs_time xfer);
+/* What ends an op, for the trace and the critical path: the transfer time
+ * (-1 for compute), and for a collective the tuner's choice and its
+ * critical path, for a transfer the tier it crossed (paths only). */
+typedef struct cs__done {
+	cs_time xfer;
+	const cs_coll_choice *choice;
+	const cs_path *path;
+	int tier;
+} cs__done;
+
+void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d);
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 		      cs_coll_algo algo, uint64_t tag);
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
