@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/nccl_style.h"
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 #include "config/config.h"
@@ -80,26 +81,6 @@ static const cs_opt coll_opts[] = {
 	{ "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
-/* nccl-tests' short options, as the long ones they mean here. */
-static const struct {
-	char flag;
-	const char *opt;
-} short_opts[] = {
-	{ 'b', "--min" }, { 'e', "--max" }, { 'f', "--factor" }, { 'g', "--gpus" },
-	{ 'd', "--dtype" }, { 'o', "--redop" }, { 'n', "--iters" }, { 'w', "--warmup-iters" },
-	{ 'c', "--check" },
-};
-
-static const struct {
-	const char *name;
-	int bytes;
-} dtypes[] = {
-	{ "float", 4 }, { "half", 2 }, { "bfloat16", 2 }, { "double", 8 }, { "int8", 1 },
-	{ "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 }, { "uint64", 8 },
-	{ "f8e4m3", 1 }, { "f8e5m2", 1 },
-};
-#define NDTYPES (int)(sizeof dtypes / sizeof dtypes[0])
-
 static int bad(const char *fmt, const char *a, const char *b)
 {
 	fprintf(stderr, "clustersim coll: ");
@@ -142,56 +123,6 @@ typedef struct args {
 	int64_t gpus, nodes, gpn;
 } args;
 
-/* A size as nccl-tests reads it (a bare K, M, G or T suffix is binary) or
- * as the scenario units do (8KB, 1MiB). */
-static int parse_nccl_size(const char *v, double *out, char *msg, size_t n)
-{
-	char *end;
-	double x = strtod(v, &end);
-	if (end != v && isfinite(x) && x >= 0) {
-		static const char suffix[] = "KMGT";
-		const char *p = *end ? strchr(suffix, end[0] & ~0x20) : NULL;
-		if (!*end) {
-			*out = x;
-			return 0;
-		}
-		if (p && end[1] == 0) {
-			*out = x * pow(1024.0, (double)(p - suffix + 1));
-			return 0;
-		}
-	}
-	return cs_parse_size(v, out, msg, n) == CS_OK ? 0 : -1;
-}
-
-/* argv with nccl-tests' -b 8, -b8 and -b=8 as --min 8: a new array the
- * caller frees (the strings stay argv's or static). */
-static char **translate(int argc, char **argv, int *out_argc)
-{
-	char **v = malloc((size_t)(2 * argc + 1) * sizeof *v);
-	int n = 0;
-	if (!v)
-		return NULL;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		size_t k = 0;
-		if (i > 0 && a[0] == '-' && a[1] && a[1] != '-')
-			for (; k < sizeof short_opts / sizeof short_opts[0]; k++)
-				if (short_opts[k].flag == a[1])
-					break;
-		if (i == 0 || a[0] != '-' || !a[1] || a[1] == '-' ||
-		    k == sizeof short_opts / sizeof short_opts[0]) {
-			v[n++] = argv[i];
-			continue;
-		}
-		v[n++] = (char *)short_opts[k].opt;
-		if (a[2]) /* -b8 or -b=8 */
-			v[n++] = (char *)(a[2] == '=' ? a + 3 : a + 2);
-	}
-	v[n] = NULL;
-	*out_argc = n;
-	return v;
-}
-
 static int parse(int argc, char **argv, args *a)
 {
 	/* cs_coll_op's order, then nccl-tests' spellings of two */
@@ -199,9 +130,10 @@ static int parse(int argc, char **argv, args *a)
 					  "all_to_all", "broadcast", "send_recv", "reduce", "gather",
 					  "scatter", "alltoall", "sendrecv"};
 	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
-	const char *dnames[NDTYPES];
-	for (int i = 0; i < NDTYPES; i++)
-		dnames[i] = dtypes[i].name;
+	const char *dnames[32];
+	int ndtypes = cs__nccl_dtypes();
+	for (int i = 0; i < ndtypes; i++)
+		dnames[i] = cs__nccl_dtype_name(i);
 	static const char *const algos[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
 					    "hierarchical"};
 	static const char *const protos[] = {"auto", "ll", "ll128", "simple"};
@@ -231,7 +163,7 @@ static int parse(int argc, char **argv, args *a)
 			else if (a->op == 10)
 				a->op = CS_COLL_SEND_RECV;
 			break;
-		case O_DTYPE: rc = pick("data type", v, dnames, NDTYPES, &a->dtype); break;
+		case O_DTYPE: rc = pick("data type", v, dnames, ndtypes, &a->dtype); break;
 		case O_REDOP: rc = pick("reduction", v, redops, 5, &a->redop); break;
 		case O_ITERS:
 		case O_WARMUP:
@@ -247,7 +179,7 @@ static int parse(int argc, char **argv, args *a)
 		case O_FORMAT: rc = pick("format", v, formats, 2, &a->json); break;
 		case O_MIN:
 		case O_MAX:
-			if (parse_nccl_size(v, id == O_MIN ? &a->min : &a->max, msg, sizeof(msg)))
+			if (cs__nccl_size(v, id == O_MIN ? &a->min : &a->max, msg, sizeof(msg)))
 				return bad("'--%s': %s", coll_opts[id - 1].name, msg);
 			break;
 		case O_FACTOR: {
@@ -330,37 +262,6 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	return 0;
 }
 
-static const char *test_name(cs_coll_op op)
-{
-	static const char *const names[CS_COLL_OPS] = {
-		"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "alltoall_perf",
-		"broadcast_perf", "sendrecv_perf", "reduce_perf", "gather_perf", "scatter_perf",
-	};
-	return names[op];
-}
-
-/* nccl-tests' count column (elements per rank for the ops whose size is
- * the whole buffer over the ranks) and the bytes it then moves. */
-static void count_of(cs_coll_op op, double size, int word, int64_t n, double *count, double *bytes)
-{
-	bool per_rank = op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_ALL_GATHER ||
-			op == CS_COLL_ALL_TO_ALL || op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
-	double div = per_rank ? (double)n : 1.0;
-	*count = floor(size / word / div);
-	*bytes = *count * word * div;
-}
-
-static bool reduces(cs_coll_op op)
-{
-	return op == CS_COLL_ALL_REDUCE || op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_REDUCE;
-}
-
-static bool rooted(cs_coll_op op)
-{
-	return op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE || op == CS_COLL_GATHER ||
-	       op == CS_COLL_SCATTER;
-}
-
 /* nccl-tests' header block: the test, its parameters, the ranks. */
 static void print_header(const args *a, const cs_scenario *sc, cs_coll_op op, int64_t n)
 {
@@ -370,7 +271,7 @@ static void print_header(const args *a, const cs_scenario *sc, cs_coll_op op, in
 	       "# Collective test starting: %s\n"
 	       "# nThread 1 nGpus %lld minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
 	       "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
-	       test_name(op), (long long)n, a->min, a->max, a->factor);
+	       cs__nccl_test_name(op), (long long)n, a->min, a->max, a->factor);
 	for (int64_t r = 0; r < n; r++)
 		printf("#  Rank %3lld Group  0 Pid %6lld on %10s%lld device %2lld [0x%02llx] %s\n",
 		       (long long)r, (long long)(r / gpn + 1), "node-", (long long)(r / gpn),
@@ -390,7 +291,7 @@ int cs_cmd_coll(int argc, char **argv)
 	a.max = 128.0 * 1024 * 1024;
 	a.factor = 2;
 	int targc;
-	char **targv = translate(argc, argv, &targc);
+	char **targv = cs__nccl_translate(argc, argv, &targc);
 	if (!targv)
 		return CS_ERR_NOMEM;
 	int rc = parse(targc, targv, &a);
@@ -435,10 +336,10 @@ int cs_cmd_coll(int argc, char **argv)
 	cs_group_shape g = cs_topo_group(topo, 0, 1, n);
 	cs_coll_op op = (cs_coll_op)a.op;
 	double factor = cs_coll_bus_factor(op, n), bus_sum = 0;
-	int word = dtypes[a.dtype].bytes, rows = 0;
+	int word = cs__nccl_dtype_bytes(a.dtype), rows = 0;
 	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
-	const char *redop = reduces(op) ? redops[a.redop] : "none";
-	int root = rooted(op) ? 0 : -1;
+	const char *redop = cs__nccl_reduces(op) ? redops[a.redop] : "none";
+	int root = cs__nccl_rooted(op) ? 0 : -1;
 	bool substituted = false, p2p = op == CS_COLL_ALL_TO_ALL || op == CS_COLL_SEND_RECV ||
 					 op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
 	if (a.json)
@@ -447,7 +348,7 @@ int cs_cmd_coll(int argc, char **argv)
 		print_header(&a, sc, op, n);
 	for (double size = a.min; size <= a.max * (1 + 1e-12); size *= a.factor) {
 		double count, bytes;
-		count_of(op, size, word, n, &count, &bytes);
+		cs__nccl_count(op, size, word, n, &count, &bytes);
 		if (!(bytes > 0))
 			continue;
 		cs_coll_choice ch;
@@ -461,11 +362,11 @@ int cs_cmd_coll(int argc, char **argv)
 			printf("%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", \"redop\": \"%s\", "
 			       "\"root\": %d, \"time_us\": %.3f, \"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, "
 			       "\"algorithm\": \"%s\", \"protocol\": \"%s\"}",
-			       rows ? "," : "", bytes, count, dtypes[a.dtype].name, redop, root, us, algbw,
+			       rows ? "," : "", bytes, count, cs__nccl_dtype_name(a.dtype), redop, root, us, algbw,
 			       algbw * factor, an, pn);
 		} else {
 			printf("%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f %6s %8.2f %7.2f %7.2f %6s  %-10s %s\n",
-			       bytes, count, dtypes[a.dtype].name, redop, root, us, algbw, algbw * factor,
+			       bytes, count, cs__nccl_dtype_name(a.dtype), redop, root, us, algbw, algbw * factor,
 			       "N/A", us, algbw, algbw * factor, "N/A", an, pn);
 		}
 		rows++;
@@ -474,7 +375,7 @@ int cs_cmd_coll(int argc, char **argv)
 		printf("\n]\n");
 	else
 		printf("# Avg bus bandwidth    : %g\n#\n# Collective test concluded: %s\n#\n",
-		       rows ? bus_sum / rows : 0.0, test_name(op));
+		       rows ? bus_sum / rows : 0.0, cs__nccl_test_name(op));
 	if (a.algo && p2p)
 		fprintf(stderr, "clustersim coll: warning: '--algo' does not apply to %s (point to point)\n",
 			cs_coll_op_name(op));

@@ -10,6 +10,7 @@
  */
 #include "report/jstream.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,4 +435,42 @@ cs_status cs_jstream_array(const cs_jstream_opts *o, cs_jstream_read rd, void *r
 	free(s);
 	free(buf);
 	return st;
+}
+
+/* ---- sources ----------------------------------------------------------- */
+
+cs_status cs_jstream_gz_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag)
+{
+	cs_jstream_gz *g = ctx;
+	int n = gzread(g->gz, buf, (unsigned)(cap < (size_t)1 << 30 ? cap : (size_t)1 << 30));
+	*got = n > 0 ? (size_t)n : 0;
+	if (n >= 0)
+		return CS_OK;
+	int err = Z_OK;
+	const char *why = gzerror(g->gz, &err);
+	if (err == Z_ERRNO) {
+		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': %s", g->path, strerror(errno));
+		return CS_ERR_INPUT;
+	}
+	if (err == Z_MEM_ERROR) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", g->path);
+		return CS_ERR_NOMEM;
+	}
+	/* zlib prefixes its message with the file's name, "<fd:3>" here */
+	const char *colon = strstr(why, ": ");
+	if (strncmp(why, "<fd:", 4) == 0 && colon)
+		why = colon + 2;
+	snprintf(diag->msg, sizeof diag->msg, "'%.400s': %s gzip data at byte %lld (%s)", g->path,
+		 err == Z_BUF_ERROR ? "truncated" : "corrupt", (long long)gzoffset(g->gz), why);
+	return CS_ERR_INPUT;
+}
+
+cs_status cs_jstream_mem_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag)
+{
+	cs_jstream_mem *m = ctx;
+	(void)diag;
+	*got = m->len - m->pos < cap ? m->len - m->pos : cap;
+	memcpy(buf, m->text + m->pos, *got);
+	m->pos += *got;
+	return CS_OK;
 }

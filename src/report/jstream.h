@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <zlib.h>
 
 #include "clustersim/clustersim.h"
 
@@ -42,5 +43,21 @@ typedef struct cs_jstream_opts {
  * `each` returned. */
 cs_status cs_jstream_array(const cs_jstream_opts *o, cs_jstream_read rd, void *rctx,
 			   cs_jstream_each each, void *arg, bool *found, cs_diag *diag);
+
+/* Two sources: a file through zlib, which reads plain text and gzip alike
+ * (errors: "cannot read 'PATH': ...", "'PATH': truncated gzip data at byte
+ * N (...)", "... corrupt gzip data ..."), and text in memory. The caller
+ * opens and closes the gzFile. */
+typedef struct cs_jstream_gz {
+	gzFile gz;
+	const char *path;
+} cs_jstream_gz;
+cs_status cs_jstream_gz_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag);
+
+typedef struct cs_jstream_mem {
+	const char *text;
+	size_t len, pos;
+} cs_jstream_mem;
+cs_status cs_jstream_mem_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag);
 
 #endif

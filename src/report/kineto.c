@@ -79,56 +79,6 @@ const char *cs_kineto_class_name(cs_kineto_class c)
 	return (unsigned)c < CS_KINETO_CLASSES ? names[c] : "?";
 }
 
-/* ---- reading ------------------------------------------------------------ */
-
-/* The file through zlib, which reads plain text and gzip alike. */
-typedef struct gz_src {
-	gzFile gz;
-	const char *path;
-} gz_src;
-
-static cs_status gz_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag)
-{
-	gz_src *g = ctx;
-	int n = gzread(g->gz, buf, (unsigned)(cap < (size_t)1 << 30 ? cap : (size_t)1 << 30));
-	*got = n > 0 ? (size_t)n : 0;
-	if (n >= 0)
-		return CS_OK;
-	int err = Z_OK;
-	const char *why = gzerror(g->gz, &err);
-	if (err == Z_ERRNO) {
-		snprintf(diag->msg, sizeof diag->msg, "cannot read '%.400s': %s", g->path, strerror(errno));
-		return CS_ERR_INPUT;
-	}
-	if (err == Z_MEM_ERROR) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", g->path);
-		return CS_ERR_NOMEM;
-	}
-	/* zlib prefixes its message with the file's name, "<fd:3>" here */
-	const char *colon = strstr(why, ": ");
-	if (strncmp(why, "<fd:", 4) == 0 && colon)
-		why = colon + 2;
-	snprintf(diag->msg, sizeof diag->msg, "'%.400s': %s gzip data at byte %lld (%s)", g->path,
-		 err == Z_BUF_ERROR ? "truncated" : "corrupt", (long long)gzoffset(g->gz), why);
-	return CS_ERR_INPUT;
-}
-
-/* Text in memory. */
-typedef struct mem_src {
-	const char *text;
-	size_t len, pos;
-} mem_src;
-
-static cs_status mem_read(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag)
-{
-	mem_src *m = ctx;
-	(void)diag;
-	*got = m->len - m->pos < cap ? m->len - m->pos : cap;
-	memcpy(buf, m->text + m->pos, *got);
-	m->pos += *got;
-	return CS_OK;
-}
-
 /* ---- summarising -------------------------------------------------------- */
 
 typedef struct span { int64_t start, end; } span;
@@ -495,9 +445,9 @@ static cs_status run(const char *name, size_t max_event, cs_jstream_read rd, voi
 
 cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out, cs_diag *diag)
 {
-	mem_src m = { .text = text, .len = len };
+	cs_jstream_mem m = { .text = text, .len = len };
 	*out = NULL;
-	return run(name, CS_KINETO_MAX_EVENT, mem_read, &m, out, diag);
+	return run(name, CS_KINETO_MAX_EVENT, cs_jstream_mem_read, &m, out, diag);
 }
 
 cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out, cs_diag *diag)
@@ -507,14 +457,14 @@ cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **
 	int fd = cs_file_open(path, &size, diag);
 	if (fd < 0)
 		return CS_ERR_INPUT;
-	gz_src g = { .gz = gzdopen(fd, "rb"), .path = path };
+	cs_jstream_gz g = { .gz = gzdopen(fd, "rb"), .path = path };
 	if (!g.gz) {
 		close(fd);
 		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", path);
 		return CS_ERR_NOMEM;
 	}
 	gzbuffer(g.gz, 256 * 1024);
-	cs_status st = run(path, max_event, gz_read, &g, out, diag);
+	cs_status st = run(path, max_event, cs_jstream_gz_read, &g, out, diag);
 	/* a gzip stream cut short may read as text that ends early: say what it is */
 	if (gzclose_r(g.gz) == Z_BUF_ERROR && st != CS_ERR_NOMEM) {
 		snprintf(diag->msg, sizeof diag->msg, "'%.400s': truncated gzip data at byte %lld "
