@@ -1,0 +1,250 @@
+/*
+ * plan_out.c - what `clustersim plan` writes (plan_out.h): the ranked plans
+ * as text, JSON, CSV, or the torchrun and Megatron-LM flags that run them.
+ */
+#include "cli/plan_out.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clustersim/clustersim.h"
+#include "plan/planner.h"
+#include "report/out.h"
+
+static void text_plan_cols(FILE *f, const cs_plan *p)
+{
+	fprintf(f, " %3lld%s %3lld %3lld %2lld %5lld %3lld %2lld  %-13s %-9s",
+		(long long)p->tp, p->tp_beyond_domain ? "*" : " ", (long long)p->cp,
+		(long long)p->pp, (long long)p->vstages, (long long)p->dp, (long long)p->ep,
+		(long long)p->micro_batch, cs_plan_sharding_name(p->sharding),
+		cs_plan_recompute_name(p->recompute));
+}
+
+static double bound_s(const cs_plan *p)
+{
+	if (p->bound == CS_PLAN_BOUND_COMPUTE)
+		return p->compute_s;
+	if (p->bound == CS_PLAN_BOUND_BUBBLE)
+		return p->bubble_s;
+	return p->exposed_s[p->bound - CS_PLAN_BOUND_COMM];
+}
+
+static void text_row(FILE *f, const char *rank, const cs_plan *p)
+{
+	fprintf(f, "%5s %9.4f %5.1f%% %6.1f", rank, p->step_time_s, 100.0 * p->mfu,
+		p->mem_bytes / 1e9);
+	text_plan_cols(f, p);
+	fprintf(f, "  %s %.0f%%\n", cs_plan_bound_name(p->bound),
+		p->step_time_s > 0 ? 100.0 * bound_s(p) / p->step_time_s : 0.0);
+}
+
+void cs__plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+{
+	bool beyond = false;
+
+	fprintf(f, "%s: %s on %lld x %s, seq %lld, global batch %lld\n", sc->name, sc->model.name,
+		(long long)s->gpus, sc->cluster.gpu.name, (long long)sc->training.seq_len,
+		(long long)sc->training.global_batch);
+	fprintf(f, "searched %lld plans: %lld over memory (%.0f%% of %.1f GB), %lld invalid, "
+		"%lld simulated", (long long)s->considered, (long long)s->pruned_memory,
+		100.0 * s->headroom, s->budget_bytes / s->headroom / 1e9, (long long)s->pruned_invalid,
+		(long long)s->simulated);
+	if (s->skipped)
+		fprintf(f, ", %lld skipped by estimate (cap %lld)", (long long)s->skipped,
+			(long long)s->max_sims);
+	if (s->failed)
+		fprintf(f, ", %lld failed", (long long)s->failed);
+	fprintf(f, "; %.2f s on %d thread%s\n\n", s->wall_s, s->jobs, s->jobs == 1 ? "" : "s");
+	fputs(" rank    step s   MFU  GB/GPU   tp   cp  pp  v    dp  ep mb  sharding      "
+	      "recompute  bound\n", f);
+	for (int64_t i = 0; i < s->nplans && i < top; i++) {
+		char rank[24];
+		snprintf(rank, sizeof rank, "%lld", (long long)(i + 1));
+		text_row(f, rank, &s->plans[i]);
+		beyond = beyond || s->plans[i].tp_beyond_domain;
+	}
+	if (s->nplans == 0)
+		fputs("  (no plan could be simulated)\n", f);
+	if (s->failed)
+		fprintf(f, "  first failed simulation: %s\n", s->first_failure);
+	fputs("\nseed heuristic (smallest tp x pp fitting 85% of HBM; selective recompute, "
+	      "sequence parallel, micro-batch 1, zero1):\n", f);
+	if (s->heuristic_rank > 0) {
+		char rank[24];
+		snprintf(rank, sizeof rank, "%lld", (long long)s->heuristic_rank);
+		text_row(f, rank, &s->heuristic);
+		fprintf(f, "  rank %lld of %lld simulated", (long long)s->heuristic_rank,
+			(long long)s->nplans);
+		if (s->nplans > 0 && s->plans[0].step_time_s > 0)
+			fprintf(f, "; its step is %.1f%% longer than the best",
+				100.0 * (s->heuristic.step_time_s / s->plans[0].step_time_s - 1.0));
+		fprintf(f, "%s\n", s->heuristic_fits ? "" : " (it does not fit by the seed's rule)");
+	} else if (s->heuristic.simulated) {
+		text_row(f, "-", &s->heuristic);
+		fprintf(f, "  not ranked: %s%s\n", s->heuristic_note,
+			s->heuristic_fits ? "" : "; nothing fits by the seed's rule");
+	} else {
+		fprintf(f, "  tp %lld, pp %lld, dp %lld%s: not ranked, %s\n", (long long)s->heuristic.tp,
+			(long long)s->heuristic.pp, (long long)s->heuristic.dp,
+			s->heuristic_fits ? "" : " (nothing fits by the seed's rule)", s->heuristic_note);
+	}
+	if (beyond)
+		fprintf(f, "\n* tp beyond the %d-GPU scale-up domain\n", sc->cluster.scale_up_domain);
+}
+
+/* ---- json --------------------------------------------------------------- */
+
+static void json_plan(cs_jw *w, const cs_plan *p, int64_t rank)
+{
+	cs_jw_begin_obj(w);
+	if (rank > 0)
+		cs_jw_kv_int(w, "rank", rank);
+	cs_jw_kv_int(w, "tp", p->tp);
+	cs_jw_kv_int(w, "cp", p->cp);
+	cs_jw_kv_int(w, "pp", p->pp);
+	cs_jw_kv_int(w, "virtual_stages", p->vstages);
+	cs_jw_kv_int(w, "dp", p->dp);
+	cs_jw_kv_int(w, "ep", p->ep);
+	cs_jw_kv_int(w, "micro_batch", p->micro_batch);
+	cs_jw_kv_str(w, "schedule", p->vstages > 1 ? "interleaved" : "1f1b");
+	cs_jw_kv_bool(w, "sequence_parallel", p->sequence_parallel);
+	cs_jw_kv_str(w, "sharding", cs_plan_sharding_name(p->sharding));
+	cs_jw_kv_str(w, "recompute", cs_plan_recompute_name(p->recompute));
+	cs_jw_kv_bool(w, "tp_beyond_domain", p->tp_beyond_domain);
+	cs_jw_kv_num(w, "memory_bytes", p->mem_bytes);
+	cs_jw_kv_num(w, "estimate_s", p->estimate_s);
+	if (p->simulated) {
+		cs_jw_kv_num(w, "step_time_s", p->step_time_s);
+		cs_jw_kv_num(w, "mfu", p->mfu);
+		cs_jw_kv_num(w, "tflops_per_gpu", p->tflops_per_gpu);
+		cs_jw_kv_num(w, "tokens_per_s", p->tokens_per_s);
+		cs_jw_kv_num(w, "compute_s", p->compute_s);
+		cs_jw_key(w, "exposed_comm_s");
+		cs_jw_begin_obj(w);
+		for (int k = 0; k < CS_COMM_KINDS; k++)
+			cs_jw_kv_num(w, cs_comm_kind_name((cs_comm_kind)k), p->exposed_s[k]);
+		cs_jw_end_obj(w);
+		cs_jw_kv_num(w, "bubble_s", p->bubble_s);
+		cs_jw_kv_str(w, "bound", cs_plan_bound_name(p->bound));
+	}
+	cs_jw_end_obj(w);
+}
+
+int cs__plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+{
+	cs_jw w;
+	cs_jw_init(&w, f, 2);
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_str(&w, "scenario", sc->name);
+	cs_jw_kv_str(&w, "model", sc->model.name);
+	cs_jw_kv_str(&w, "gpu", sc->cluster.gpu.name);
+	cs_jw_kv_int(&w, "gpus", s->gpus);
+	cs_jw_kv_int(&w, "seq_len", sc->training.seq_len);
+	cs_jw_kv_int(&w, "global_batch", sc->training.global_batch);
+	cs_jw_key(&w, "plans");
+	cs_jw_begin_arr(&w);
+	for (int64_t i = 0; i < s->nplans && i < top; i++)
+		json_plan(&w, &s->plans[i], i + 1);
+	cs_jw_end_arr(&w);
+	cs_jw_key(&w, "search");
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_int(&w, "considered", s->considered);
+	cs_jw_kv_int(&w, "pruned_memory", s->pruned_memory);
+	cs_jw_kv_int(&w, "pruned_invalid", s->pruned_invalid);
+	cs_jw_kv_int(&w, "survived", s->survived);
+	cs_jw_kv_int(&w, "simulated", s->simulated);
+	cs_jw_kv_int(&w, "skipped", s->skipped);
+	cs_jw_kv_int(&w, "failed", s->failed);
+	if (s->failed)
+		cs_jw_kv_str(&w, "first_failure", s->first_failure);
+	cs_jw_kv_int(&w, "max_simulated", s->max_sims);
+	cs_jw_kv_num(&w, "headroom", s->headroom);
+	cs_jw_kv_num(&w, "budget_bytes", s->budget_bytes);
+	cs_jw_kv_int(&w, "jobs", s->jobs);
+	cs_jw_kv_num(&w, "wall_s", s->wall_s);
+	cs_jw_key(&w, "heuristic");
+	json_plan(&w, &s->heuristic, 0);
+	cs_jw_kv_bool(&w, "heuristic_fits", s->heuristic_fits);
+	cs_jw_kv_bool(&w, "heuristic_valid", s->heuristic_valid);
+	if (s->heuristic_rank > 0)
+		cs_jw_kv_int(&w, "heuristic_rank", s->heuristic_rank);
+	else
+		cs_jw_kv_str(&w, "heuristic_note", s->heuristic_note);
+	cs_jw_end_obj(&w);
+	cs_jw_end_obj(&w);
+	return cs_jw_finish(&w);
+}
+
+/* ---- csv ---------------------------------------------------------------- */
+
+/* Each ranked plan as the command line that runs it: torchrun's node and
+ * process counts and Megatron-LM's parallelism, batch, recompute and
+ * sharding flags (the model's own flags are the user's). */
+void cs__plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+{
+	const cs_cluster_spec *c = &sc->cluster;
+	for (int64_t i = 0; i < s->nplans && i < top; i++) {
+		const cs_plan *p = &s->plans[i];
+		static const char *const sharding[] = { "none (DDP)", "zero1", "zero2", "zero3",
+							"shard-grad-op", "hybrid-shard" };
+		fprintf(f, "# %lld: %.4g s per step, MFU %.1f %%, %.1f GB per GPU, sharding %s\n",
+			(long long)(i + 1), p->step_time_s, 100.0 * p->mfu, p->mem_bytes / 1e9,
+			(unsigned)p->sharding < 6 ? sharding[p->sharding] : "?");
+		fprintf(f, "torchrun --nnodes %lld --nproc-per-node %d pretrain_gpt.py \\\n",
+			(long long)c->nodes, c->gpus_per_node);
+		fprintf(f, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld",
+			(long long)p->tp, (long long)p->pp);
+		if (p->cp > 1)
+			fprintf(f, " --context-parallel-size %lld", (long long)p->cp);
+		if (p->ep > 1)
+			fprintf(f, " --expert-model-parallel-size %lld", (long long)p->ep);
+		if (p->vstages > 1)
+			fprintf(f, " --num-virtual-stages-per-pipeline-rank %lld", (long long)p->vstages);
+		if (p->sequence_parallel)
+			fprintf(f, " --sequence-parallel");
+		fprintf(f, " \\\n    --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
+			(long long)p->micro_batch, (long long)sc->training.global_batch,
+			(long long)sc->training.seq_len);
+		if (p->recompute == CS_RECOMPUTE_SELECTIVE)
+			fprintf(f, " --recompute-granularity selective");
+		else if (p->recompute == CS_RECOMPUTE_FULL)
+			fprintf(f, " --recompute-granularity full --recompute-method uniform "
+				"--recompute-num-layers 1");
+		if (p->sharding == CS_SHARD_ZERO1 || p->sharding == CS_SHARD_ZERO2)
+			fprintf(f, " --use-distributed-optimizer");
+		else if (p->sharding != CS_SHARD_NONE)
+			fprintf(f, " --use-torch-fsdp2");
+		fputs("\n", f);
+	}
+}
+
+void cs__plan_write_csv(FILE *f, const cs_plan_search *s)
+{
+	fputs("rank,tp,cp,pp,virtual_stages,dp,ep,micro_batch,sequence_parallel,sharding,"
+	      "recompute,tp_beyond_domain,memory_bytes,estimate_s,step_time_s,mfu,tflops_per_gpu,"
+	      "tokens_per_s,compute_s", f);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		fprintf(f, ",exposed_%s_s", cs_comm_kind_name((cs_comm_kind)k));
+	fputs(",bubble_s,bound\n", f);
+	for (int64_t i = 0; i < s->nplans; i++) {
+		const cs_plan *p = &s->plans[i];
+		fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%s,%d", (long long)(i + 1),
+			(long long)p->tp, (long long)p->cp, (long long)p->pp, (long long)p->vstages,
+			(long long)p->dp, (long long)p->ep, (long long)p->micro_batch,
+			p->sequence_parallel, cs_plan_sharding_name(p->sharding),
+			cs_plan_recompute_name(p->recompute), p->tp_beyond_domain);
+		const double nums[] = {p->mem_bytes, p->estimate_s, p->step_time_s, p->mfu,
+				       p->tflops_per_gpu, p->tokens_per_s, p->compute_s};
+		for (size_t j = 0; j < sizeof nums / sizeof nums[0]; j++) {
+			fputc(',', f);
+			cs_csv_num(f, nums[j]);
+		}
+		for (int k = 0; k < CS_COMM_KINDS; k++) {
+			fputc(',', f);
+			cs_csv_num(f, p->exposed_s[k]);
+		}
+		fputc(',', f);
+		cs_csv_num(f, p->bubble_s);
+		fprintf(f, ",%s\n", cs_plan_bound_name(p->bound));
+	}
+}
