@@ -445,7 +445,7 @@ START_TEST(test_cli_text_table_and_heuristic_line)
 	ck_assert_msg(r.rc == 0, "%s", r.err);
 	ck_assert_ptr_nonnull(strstr(r.out, "searched "));
 	ck_assert_ptr_nonnull(strstr(r.out, " rank    step s"));
-	ck_assert_ptr_nonnull(strstr(r.out, "seed heuristic"));
+	ck_assert_ptr_nonnull(strstr(r.out, "heuristic choice (smallest tp x pp"));
 	ck_assert_ptr_nonnull(strstr(r.out, "simulated"));
 	cli_free(&r);
 }

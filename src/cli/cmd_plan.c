@@ -1,7 +1,8 @@
 /*
  * cmd_plan.c - `clustersim plan`: enumerate, prune and simulate the parallel
  * plans of a scenario's cluster, model and batch; print the best, and where
- * the seed's heuristic choice ranks among them.
+ * the classic heuristic choice (the distributed-training chapter's
+ * choose_parallelism) ranks among them.
  */
 #include "cli/cmd_plan.h"
 
@@ -32,9 +33,10 @@ static const char plan_help[] =
 "by the scenario checks are dropped; the rest, at most --max-sims of them\n"
 "chosen by an analytic estimate, are simulated (folded, one step, without\n"
 "the scenario's stragglers) and ranked by step time, then memory.\n"
-"The seed's heuristic choice (smallest tp x pp that fits) is simulated too\n"
-"and its rank printed. The scenario's own plan must still pass its checks\n"
-"(change it with --set parallelism.KEY=VALUE if an override breaks it).\n"
+"The classic heuristic choice (choose_parallelism: the smallest tp x pp that\n"
+"fits) is simulated too and its rank printed. The scenario's own plan must\n"
+"still pass its checks (change it with --set parallelism.KEY=VALUE if an\n"
+"override breaks it).\n"
 "\n"
 "options:\n"
 "  --gpus N            plan for N GPUs instead of the scenario's cluster\n"

@@ -27,7 +27,7 @@ static const command commands[] = {
 	{ "run", cs_cmd_run, "simulate a scenario's training step, rank by rank" },
 	{ "validate", cs_cmd_validate, "check a scenario without running it" },
 	{ "coll", cs_cmd_coll, "collective timings, nccl-tests style" },
-	{ "memory", cs_cmd_memory, "memory per GPU: the seed's accounting" },
+	{ "memory", cs_cmd_memory, "memory per GPU: weights, gradients, optimizer state, activations" },
 	{ "pipeline", cs_cmd_pipeline, "a pipeline schedule with unit op times" },
 	{ "sweep", cs_cmd_sweep, "a scenario over varied keys, one CSV row per point" },
 	{ "plan", cs_cmd_plan, "search parallel plans, rank them by simulated step time" },

@@ -67,7 +67,7 @@ void cs__plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s
 		fputs("  (no plan could be simulated)\n", f);
 	if (s->failed)
 		fprintf(f, "  first failed simulation: %s\n", s->first_failure);
-	fputs("\nseed heuristic (smallest tp x pp fitting 85% of HBM; selective recompute, "
+	fputs("\nheuristic choice (smallest tp x pp fitting 85% of HBM; selective recompute, "
 	      "sequence parallel, micro-batch 1, zero1):\n", f);
 	if (s->heuristic_rank > 0) {
 		char rank[24];
@@ -78,15 +78,15 @@ void cs__plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s
 		if (s->nplans > 0 && s->plans[0].step_time_s > 0)
 			fprintf(f, "; its step is %.1f%% longer than the best",
 				100.0 * (s->heuristic.step_time_s / s->plans[0].step_time_s - 1.0));
-		fprintf(f, "%s\n", s->heuristic_fits ? "" : " (it does not fit by the seed's rule)");
+		fprintf(f, "%s\n", s->heuristic_fits ? "" : " (it does not fit by the heuristic's rule)");
 	} else if (s->heuristic.simulated) {
 		text_row(f, "-", &s->heuristic);
 		fprintf(f, "  not ranked: %s%s\n", s->heuristic_note,
-			s->heuristic_fits ? "" : "; nothing fits by the seed's rule");
+			s->heuristic_fits ? "" : "; nothing fits by the heuristic's rule");
 	} else {
 		fprintf(f, "  tp %lld, pp %lld, dp %lld%s: not ranked, %s\n", (long long)s->heuristic.tp,
 			(long long)s->heuristic.pp, (long long)s->heuristic.dp,
-			s->heuristic_fits ? "" : " (nothing fits by the seed's rule)", s->heuristic_note);
+			s->heuristic_fits ? "" : " (nothing fits by the heuristic's rule)", s->heuristic_note);
 	}
 	if (beyond)
 		fprintf(f, "\n* tp beyond the %d-GPU scale-up domain\n", sc->cluster.scale_up_domain);
