@@ -28,31 +28,45 @@ static int resolve(const cs_scenario *sc, const char *name, bool builtin, char *
 	return snprintf(out, n, "%.*s/%s", dir, sc->path, name) < (int)n ? 0 : -1;
 }
 
+/* The file a key names, as a path in path[n]: resolved from the scenario's
+ * directory and opened once, so that a missing file is reported at the
+ * key's location; a built-in profile's name (with `builtin`) is taken as
+ * it is. `what` and `hint` word the message. */
+static cs_status locate_file(const cs_scenario *sc, const char *key, const char *name, bool builtin,
+			     const char *what, const char *hint, char *path, size_t n,
+			     cs_diag *diag)
+{
+	char where[CS_PATH_MAX + 64];
+	cs_config_locate(sc, key, where, sizeof where);
+	if (resolve(sc, name, builtin, path, n)) {
+		snprintf(diag->msg, sizeof diag->msg, "%s: %s path '%.200s' is too long", where, what,
+			 name);
+		return CS_ERR_INPUT;
+	}
+	if (builtin && cs_kprof_builtin(path))
+		return CS_OK;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(diag->msg, sizeof diag->msg, "%s: cannot open %s '%.200s': %s (%s)", where, what,
+			 path, strerror(errno), hint);
+		return CS_ERR_INPUT;
+	}
+	fclose(f);
+	return CS_OK;
+}
+
 cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag)
 {
 	const char *name = sc->cluster.gpu.profile;
 	*out = NULL;
 	if (!name[0] || strcmp(name, "none") == 0)
 		return CS_OK;
-	char path[CS_PATH_MAX * 2], where[CS_PATH_MAX + 64];
-	cs_config_locate(sc, "cluster.gpu.profile", where, sizeof where);
-	if (resolve(sc, name, true, path, sizeof path)) {
-		snprintf(diag->msg, sizeof diag->msg, "%s: profile path '%.200s' is too long", where, name);
-		return CS_ERR_INPUT;
-	}
-	if (!cs_kprof_builtin(path)) {
-		FILE *f = fopen(path, "rb");
-		if (!f) {
-			snprintf(diag->msg, sizeof diag->msg,
-				 "%s: cannot open kernel profile '%.200s': %s (built-in profiles: "
-				 "h200-sxm, h100-sxm, a100-sxm, b200; or none)",
-				 where, path, strerror(errno));
-			return CS_ERR_INPUT;
-		}
-		fclose(f);
-	}
+	char path[CS_PATH_MAX * 2];
+	cs_status st = locate_file(sc, "cluster.gpu.profile", name, true, "kernel profile",
+				   "built-in profiles: h200-sxm, h100-sxm, a100-sxm, b200; or none",
+				   path, sizeof path, diag);
 	/* a malformed file is reported at its own file:line:col */
-	return cs_kprof_load(path, out, diag);
+	return st == CS_OK ? cs_kprof_load(path, out, diag) : st;
 }
 
 cs_status cs_config_load_calibration(const cs_scenario *sc, cs_calib *out, cs_diag *diag)
@@ -61,23 +75,11 @@ cs_status cs_config_load_calibration(const cs_scenario *sc, cs_calib *out, cs_di
 	cs_calib_init(out);
 	if (!name[0])
 		return CS_OK;
-	char path[CS_PATH_MAX * 2], where[CS_PATH_MAX + 64];
-	cs_config_locate(sc, "cluster.gpu.calibration", where, sizeof where);
-	if (resolve(sc, name, false, path, sizeof path)) {
-		snprintf(diag->msg, sizeof diag->msg, "%s: calibration path '%.200s' is too long", where,
-			 name);
-		return CS_ERR_INPUT;
-	}
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(diag->msg, sizeof diag->msg,
-			 "%s: cannot open calibration '%.200s': %s (make one with clustersim calibrate)",
-			 where, path, strerror(errno));
-		return CS_ERR_INPUT;
-	}
-	fclose(f);
+	char path[CS_PATH_MAX * 2];
+	cs_status st = locate_file(sc, "cluster.gpu.calibration", name, false, "calibration",
+				   "make one with clustersim calibrate", path, sizeof path, diag);
 	/* a malformed file is reported at its own file:line:col */
-	return cs_calib_load(path, out, diag);
+	return st == CS_OK ? cs_calib_load(path, out, diag) : st;
 }
 
 cs_status cs_config_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *diag)
