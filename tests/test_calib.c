@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "hw/calib.h"
+#include "hw/files.h"
 #include "model/compute.h"
 #include "report/compare.h"
 
@@ -209,7 +210,7 @@ START_TEST(shapes_fitted_from_a_trace)
 	ck_assert_msg(cs_compare_open(path, GPT_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
 	unlink(path);
 	cs_kprof *prof = NULL;
-	ck_assert_int_eq(cs_config_load_profile(c.sc, &prof, &d), CS_OK);
+	ck_assert_int_eq(cs_hw_load_profile(c.sc, &prof, &d), CS_OK);
 	cs_calib cal;
 	cs_calib_init(&cal);
 	ck_assert_int_eq(cs_compare_fit_shapes(&c, prof, &cal), 1);

@@ -19,6 +19,8 @@
 #include "plan/mesh.h"
 #include "plan/program.h"
 #include "report/report.h"
+#include "report/trace.h"
+#include "study/study.h"
 #include "scenario_text.h"
 
 #define load_text cs_test_load
@@ -330,9 +332,12 @@ START_TEST(golden_trace)
 	cs_diag diag = { { 0 } };
 	ck_assert_int_eq(cs_scenario_load(CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml", NULL, 0,
 					  &sc, &diag), CS_OK);
-	cs_run_opts opts = { .trace_path = out };
+	cs_trace *trace = cs_trace_new();
+	cs_span_sink sink = { .on_span = cs_trace_span, .ctx = trace, .admit = cs_trace_admit };
 	cs_result *res = NULL;
-	ck_assert_msg(cs_simulate(sc, &opts, &res, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_msg(cs__simulate(sc, NULL, &sink, false, &res, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_msg(cs_trace_write_chrome(trace, out, &diag) == 0, "%s", diag.msg);
+	cs_trace_free(trace);
 	char *got = slurp(out), *want = slurp(CS_SOURCE_ROOT "/tests/golden/ddp-gpt-small.trace.json");
 	unlink(out);
 	ck_assert_msg(strcmp(got, want) == 0, "the trace differs from tests/golden/ddp-gpt-small."

@@ -16,6 +16,7 @@
 #include "model/compute.h"
 #include "model/model.h"
 #include "plan/planner.h"
+#include "study/search.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -52,7 +53,7 @@ static cs_plan_search *search(const cs_scenario *sc, int64_t gpus, int jobs, int
 	cs_plan_opts o = {.gpus = gpus, .jobs = jobs, .max_sims = cap};
 	cs_plan_search *s = NULL;
 	cs_diag diag;
-	ck_assert_msg(cs_plan_search_run(sc, &o, &s, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_msg(cs_study_plans(sc, &o, NULL, &s, &diag) == CS_OK, "%s", diag.msg);
 	return s;
 }
 
@@ -158,7 +159,7 @@ START_TEST(test_memory_budget_prunes_at_the_headroom)
 	cs_plan_opts o = {.jobs = 2, .headroom = 0.5, .max_sims = 5};
 	cs_plan_search *s = NULL;
 	cs_diag diag;
-	ck_assert_int_eq(cs_plan_search_run(sc, &o, &s, &diag), CS_OK);
+	ck_assert_int_eq(cs_study_plans(sc, &o, NULL, &s, &diag), CS_OK);
 	ck_assert_double_eq(s->budget_bytes, 12e9);
 	ck_assert(s->pruned_memory > 0);
 	ck_assert_int_eq(s->considered, s->pruned_memory + s->pruned_invalid + s->survived);
@@ -319,7 +320,7 @@ START_TEST(test_heuristic_over_the_budget_is_not_ranked)
 	cs_plan_opts o = {.jobs = 2, .headroom = 0.4, .max_sims = 5};
 	cs_plan_search *s = NULL;
 	cs_diag diag;
-	ck_assert_int_eq(cs_plan_search_run(sc, &o, &s, &diag), CS_OK);
+	ck_assert_int_eq(cs_study_plans(sc, &o, NULL, &s, &diag), CS_OK);
 	ck_assert(s->heuristic_valid);
 	ck_assert(s->heuristic.simulated);
 	ck_assert(s->heuristic.mem_bytes > s->budget_bytes);

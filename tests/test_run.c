@@ -14,6 +14,7 @@
 #include "coll/coll.h"
 #include "config/config.h"
 #include "config/scenario.h"
+#include "hw/files.h"
 #include "hw/topo.h"
 #include "model/compute.h"
 #include "plan/build.h"
@@ -62,7 +63,7 @@ static void build(const cs_scenario *sc, built *b)
 	cs_program_init(&b->prog);
 	cs_diag diag = { { 0 } };
 	cs_kprof *prof = NULL;
-	ck_assert_int_eq(cs_config_load_profile(sc, &prof, &diag), CS_OK);
+	ck_assert_int_eq(cs_hw_load_profile(sc, &prof, &diag), CS_OK);
 	ck_assert_int_eq(cs_plan_build(sc, &mesh, prof, &b->prog, &diag), CS_OK);
 	cs_kprof_free(prof);
 	cs_topo *topo = cs_topo_new(&sc->cluster);
@@ -362,7 +363,7 @@ static contended contend_run(double contention, const double *bytes, int ncolls,
 	cs_mesh_init(&mesh, &sc->parallel);
 	cs_diag diag;
 	cs_kprof *prof = NULL;
-	ck_assert_int_eq(cs_config_load_profile(sc, &prof, &diag), CS_OK);
+	ck_assert_int_eq(cs_hw_load_profile(sc, &prof, &diag), CS_OK);
 	cs_topo *topo = cs_topo_new(&sc->cluster);
 	cs_coll *coll = cs_coll_new(&sc->cluster, &sc->coll);
 	cs_program prog;
@@ -478,7 +479,7 @@ START_TEST(document_mask_scales_attention_by_the_closed_form)
 	cs_metrics eight = simulate(sc);
 	cs_kprof *prof = NULL;
 	cs_diag d;
-	ck_assert_int_eq(cs_config_load_profile(sc, &prof, &d), CS_OK);
+	ck_assert_int_eq(cs_hw_load_profile(sc, &prof, &d), CS_OK);
 	double floor_share = cs_kprof_document_floor(prof);
 	cs_kprof_free(prof);
 	cs_scenario_free(sc);

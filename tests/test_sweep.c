@@ -11,7 +11,8 @@
 #include "clustersim/clustersim.h"
 #include "report/out.h"
 #include "report/report.h"
-#include "report/sweep.h"
+#include "report/sweep_out.h"
+#include "study/study.h"
 
 #ifndef CS_SOURCE_ROOT
 #define CS_SOURCE_ROOT "."
@@ -199,7 +200,7 @@ START_TEST(rows_equal_single_runs)
 		ck_assert_int_eq(cs_simulate(sc, NULL, &res, &d), CS_OK);
 		const char *names[64];
 		double vals[64];
-		int n = cs_report_columns(cs_result_metrics(res), names, vals, 64);
+		int n = cs_study_columns(cs_result_metrics(res), names, vals, 64);
 		ck_assert_int_eq(n, (int)cs_sweep_ncolumns(sw));
 		fputs("ok,", w);
 		for (int c = 0; c < n; c++) {

@@ -17,6 +17,7 @@
 
 #include "config/config.h"
 #include "plan/planner.h"
+#include "study/search.h"
 
 static const char *const sets[] = {
 	"cluster.gpu=h100-sxm-80g",
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 	struct timespec c0, c1;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	if (cs_config_validate(sc, &diag) != CS_OK ||
-	    cs_plan_search_run(sc, &o, &s, &diag) != CS_OK) {
+	    cs_study_plans(sc, &o, NULL, &s, &diag) != CS_OK) {
 		fprintf(stderr, "bench_plan: %s\n", diag.msg);
 		free(sc);
 		return 2;

@@ -141,17 +141,17 @@ typedef struct cs_run_opts {
 	int progress;          /* print progress on stderr: CS_PROGRESS_TERMINAL
 	                        * rewrites one line, CS_PROGRESS_LINES prints a
 	                        * line every 10 s (for a file or a pipe) */
-	const char *trace_path;    /* Chrome trace JSON of the traced ranks, or NULL */
-	const int64_t *trace_ranks;/* ranks to trace; none: the first rank of each pipeline stage */
+	const int64_t *trace_ranks;/* ranks whose spans a trace gets (the command line's
+	                            * --trace); none: the first rank of each pipeline stage */
 	size_t n_trace_ranks;
-	const char *timeline_path; /* SVG of the pipeline schedule, or NULL */
 	int critical_path;         /* always trace the critical path (by default only for
 	                            * perturbed runs and up to 4,096 ranks: it costs time) */
 } cs_run_opts;
 
 /* Load and validate a scenario file ("-": standard input), then apply
  * `n_overrides` strings of the form "key.path=value" (overrides may be NULL
- * when n_overrides is 0). On error returns CS_ERR_INPUT (or CS_ERR_NOMEM)
+ * when n_overrides is 0), and check that the kernel profile and the
+ * calibration file it names load. On error returns CS_ERR_INPUT (or CS_ERR_NOMEM)
  * and fills *diag (NULL: no message); *out is then NULL. The caller frees
  * the scenario with cs_scenario_free (NULL is fine). */
 cs_status cs_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,

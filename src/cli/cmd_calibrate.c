@@ -24,6 +24,7 @@
 #include "coll/coll.h"
 #include "config/scenario.h"
 #include "hw/calib.h"
+#include "hw/files.h"
 #include "report/compare.h"
 #include "report/out.h"
 
@@ -260,7 +261,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 		cs_compare_close(&before);
 		return 2;
 	}
-	if (cs_config_load_calibration(before.sc, &cal, &diag) != CS_OK) {
+	if (cs_hw_load_calibration(before.sc, &cal, &diag) != CS_OK) {
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		cs_compare_close(&before);
 		return 2;
@@ -272,7 +273,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 		}
 	cs_compare_fit_host(&before, &cal);
 	cs_kprof *prof = NULL;
-	int shapes = cs_config_load_profile(before.sc, &prof, &diag) == CS_OK
+	int shapes = cs_hw_load_profile(before.sc, &prof, &diag) == CS_OK
 		? cs_compare_fit_shapes(&before, prof, &cal) : -2;
 	cs_kprof_free(prof);
 	if (shapes < 0) {

@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "config/scenario.h"
 #include "hw/calib.h"
+#include "hw/files.h"
 #include "report/nccltests.h"
 
 static void print_rows(const cs_nccltests *t, const double *bytes, const double *ns,
@@ -62,8 +63,8 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	if (cs_scenario_load(sa->file, sa->sets, sa->nsets, &sc, &diag) != CS_OK ||
 	    cs_nccltests_load(file, &t, &diag) != CS_OK ||
 	    cs_nccltests_op(&t, file, forced_op, &op, &diag) != CS_OK ||
-	    cs_config_load_calibration(sc, &cal, &diag) != CS_OK ||
-	    cs_config_coll_spec(sc, &spec, &diag) != CS_OK) {
+	    cs_hw_load_calibration(sc, &cal, &diag) != CS_OK ||
+	    cs_hw_coll_spec(sc, &spec, &diag) != CS_OK) {
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		goto done;
 	}

@@ -16,6 +16,7 @@
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 #include "config/config.h"
+#include "hw/files.h"
 #include "config/scenario.h"
 #include "hw/topo.h"
 
@@ -308,7 +309,7 @@ int cs_cmd_coll(int argc, char **argv)
 	}
 	cs_coll_spec spec;
 	cs_diag diag;
-	if (cs_config_coll_spec(sc, &spec, &diag) != CS_OK) { /* the calibration's network */
+	if (cs_hw_coll_spec(sc, &spec, &diag) != CS_OK) { /* the calibration's network */
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		free(sc);
 		return 2;

@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/progress.h"
 #include "cli/plan_out.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "plan/planner.h"
+#include "study/search.h"
 #include "report/out.h"
 
 
@@ -50,6 +52,9 @@ static const char plan_help[] =
 "  --headroom F        fraction of HBM a plan may use (default 0.90)\n"
 "  --max-sims N        most plans simulated (default 2000)\n"
 "  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+"  --progress          show progress on stderr (default: when it is a terminal;\n"
+"                      elsewhere a line every 10 s)\n"
+"  --no-progress       never show progress\n"
 "  -h, --help          this help\n"
 "\n"
 "examples:\n"
@@ -60,12 +65,14 @@ static const char plan_help[] =
 "\n"
 "exit status: 0 success, 1 no plan could be simulated, 2 bad input\n";
 
-enum { O_SET = 1, O_GPUS, O_TOP, O_JOBS, O_FORMAT, O_OUT, O_HEADROOM, O_MAX_SIMS, O_HELP };
+enum { O_SET = 1, O_GPUS, O_TOP, O_JOBS, O_FORMAT, O_OUT, O_HEADROOM, O_MAX_SIMS, O_PROGRESS,
+       O_NO_PROGRESS, O_HELP };
 
 static const cs_opt plan_opts[] = {
 	{ "set", 1, O_SET }, { "gpus", 1, O_GPUS }, { "top", 1, O_TOP }, { "jobs", 1, O_JOBS },
 	{ "format", 1, O_FORMAT }, { "out", 1, O_OUT }, { "headroom", 1, O_HEADROOM },
-	{ "max-sims", 1, O_MAX_SIMS }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "max-sims", 1, O_MAX_SIMS }, { "progress", 0, O_PROGRESS },
+	{ "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
 enum { F_TEXT, F_JSON, F_CSV, F_MEGATRON };
@@ -75,6 +82,7 @@ typedef struct plan_args {
 	int format;
 	const char *out;
 	int64_t top;
+	int progress;          /* CS_PROGRESS_* */
 	cs_plan_opts opts;
 } plan_args;
 
@@ -96,6 +104,7 @@ static int parse(cs_args *a, plan_args *r)
 
 	memset(r, 0, sizeof *r);
 	r->top = 10;
+	r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
 	r->opts.jobs = cpus > 0 ? (cpus > 64 ? 64 : (int)cpus) : 1;
 	while ((id = cs_args_next(a, plan_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
@@ -149,6 +158,8 @@ static int parse(cs_args *a, plan_args *r)
 						    val);
 			break;
 		case O_OUT: r->out = val; break;
+		case O_PROGRESS: r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES; break;
+		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_HELP:
 			fputs(plan_help, stdout);
 			return CS_ARGS_HELP_SHOWN;
@@ -183,7 +194,11 @@ int cs_cmd_plan(int argc, char **argv)
 		cs_scenario_free(sc);
 		return 2;
 	}
-	st = cs_plan_search_run(sc, &r.opts, &s, &diag);
+	cs_cli_progress pr;
+	cs_cli_progress_init(&pr, r.progress, "plans");
+	cs_pool_opts pool = { .progress = r.progress ? cs_cli_progress_pool : NULL, .progress_ud = &pr };
+	st = cs_study_plans(sc, &r.opts, &pool, &s, &diag);
+	cs_cli_progress_end(&pr);
 	if (st != CS_OK) {
 		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
 		cs_scenario_free(sc);

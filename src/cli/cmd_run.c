@@ -16,7 +16,8 @@
 #include "plan/mesh.h"
 #include "report/out.h"
 #include "report/report.h"
-#include "run/simulate_int.h"
+#include "report/trace.h"
+#include "study/study.h"
 
 
 static const char run_help[] =
@@ -248,13 +249,29 @@ int cs_cmd_run(int argc, char **argv)
 	}
 	cs_diag diag = { { 0 } };
 	cs_status st;
-	cs_run_opts opts = { .progress = r.progress, .trace_path = r.trace, .timeline_path = r.timeline,
-			     .trace_ranks = r.trace_ranks, .n_trace_ranks = r.n_trace_ranks,
-			     .critical_path = r.critical_path };
+	cs_run_opts opts = { .progress = r.progress, .trace_ranks = r.trace_ranks,
+			     .n_trace_ranks = r.n_trace_ranks, .critical_path = r.critical_path };
+	cs_trace *trace = r.trace || r.timeline ? cs_trace_new() : NULL;
+	cs_span_sink sink = { .on_span = cs_trace_span, .ctx = trace, .stage_heads = r.timeline != NULL,
+			      .admit = r.trace ? cs_trace_admit : NULL };
 	cs_result *res = NULL;
-	st = cs__simulate(sc, &opts, r.per_rank != NULL, &res, &diag);
+	if ((r.trace || r.timeline) && !trace) {
+		snprintf(diag.msg, sizeof diag.msg, "out of memory for the trace");
+		st = CS_ERR_NOMEM;
+	} else {
+		st = cs__simulate(sc, &opts, trace ? &sink : NULL, r.per_rank != NULL, &res, &diag);
+	}
+	if (st == CS_OK && trace) {
+		cs_mesh mesh;
+		cs_mesh_init(&mesh, &sc->parallel);
+		if ((r.trace && cs_trace_write_chrome(trace, r.trace, &diag)) ||
+		    (r.timeline && cs_trace_write_timeline(trace, sc, &mesh, r.timeline, &diag)))
+			st = CS_ERR_INPUT;
+	}
+	cs_trace_free(trace);
 	if (st != CS_OK) {
 		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
+		cs_result_free(res);
 		cs_scenario_free(sc);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}

@@ -2,7 +2,8 @@
  * cmd_sweep.c - `clustersim sweep`: run a scenario over the cartesian
  * product of varied keys on threads (and, built with MPI and started by
  * mpirun, over ranks), then write one CSV row per point and an optional
- * SVG chart. The points, threads and formats live in report/sweep.h.
+ * SVG chart. The points and their runs live in study/sweep.h, the CSV and
+ * chart in report/sweep_out.h.
  *
  * Ctrl-C stops handing out points: running points finish, the rows done so
  * far are written (in point order) and the exit status is 130.
@@ -17,9 +18,10 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "report/out.h"
-#include "report/sweep.h"
+#include "report/sweep_out.h"
 
 #ifdef CS_HAVE_MPI
 #include <mpi.h>
@@ -43,7 +45,8 @@ static const char sweep_help[] =
 "  --plot FILE.svg       chart the metric against the first varied key, one\n"
 "                        line per value of the second\n"
 "  --metric NAME         the charted column (default step_time_s)\n"
-"  --progress            show progress on stderr (default: when it is a terminal)\n"
+"  --progress            show progress on stderr (default: when it is a terminal;\n"
+"                        elsewhere a line every 10 s)\n"
 "  --no-progress         never show progress\n"
 "  -h, --help            this help\n"
 "\n"
@@ -83,7 +86,7 @@ static int parse(cs_args *a, sweep_args *r)
 	long n;
 	int64_t jobs;
 	memset(r, 0, sizeof(*r));
-	r->progress = isatty(2);
+	r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
 	r->metric = "step_time_s";
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	r->jobs = n > 0 && n < 1024 ? (int)n : 1;
@@ -112,7 +115,7 @@ static int parse(cs_args *a, sweep_args *r)
 		case O_OUT: r->out = val; break;
 		case O_PLOT: r->plot = val; break;
 		case O_METRIC: r->metric = val; break;
-		case O_PROGRESS: r->progress = 1; break;
+		case O_PROGRESS: r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES; break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
 			fputs(sweep_help, stdout);
@@ -138,13 +141,6 @@ static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
 {
 	interrupted = sig;
-}
-
-static void progress_line(void *ud, size_t done, size_t total, size_t running, size_t failed)
-{
-	(void)ud;
-	fprintf(stderr, "\r[%zu/%zu] %zu running, %zu failed ", done, total, running, failed);
-	fflush(stderr);
 }
 
 /* ---- MPI ----------------------------------------------------------------- */
@@ -275,13 +271,14 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 	interrupted = 0;
 	sigaction(SIGINT, &sa, &old_int);
 
+	cs_cli_progress pr;
+	cs_cli_progress_init(&pr, rank == 0 ? r->progress : CS_PROGRESS_NONE, "points");
 	cs_sweep_run_opts opts = {
 		.jobs = r->jobs, .rank = rank, .nranks = nranks, .stop = &interrupted,
-		.progress = r->progress && rank == 0 ? progress_line : NULL,
+		.progress = pr.mode ? cs_cli_progress_pool : NULL, .progress_ud = &pr,
 	};
 	st = cs_sweep_run(sw, &opts);
-	if (opts.progress)
-		fputc('\n', stderr);
+	cs_cli_progress_end(&pr);
 	sigaction(SIGINT, &old_int, NULL);
 	int stopped = interrupted != 0;
 	if (st == CS_ERR_NOMEM) {

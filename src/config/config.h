@@ -23,7 +23,6 @@
 
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
-#include "hw/kprof.h"
 
 /* Largest cluster accepted, in GPUs (nodes x gpus_per_node). */
 #define CS_CONFIG_MAX_GPUS 10000000
@@ -112,24 +111,15 @@ cs_status cs_config_apply_override(cs_scenario *sc, const char *assignment, cs_d
  * "file:line:col", "--set 'key'" or, for a default, the file's path. */
 void cs_config_locate(const cs_scenario *sc, const char *key, char *out, size_t n);
 
-/* Derive open values, then check fields against each other. */
+/* Derive open values, then check fields against each other. The files
+ * the scenario names are not opened here (hw/files.h). */
 cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag);
 
-/* Load the kernel profile the scenario names into *out (NULL for none; the
- * caller frees it with cs_kprof_free). A file that cannot be opened is
- * reported at the key's location, a malformed one at its own. */
-cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag);
-
-/* The calibration file the scenario names (cluster.gpu.calibration) into
- * *out (every factor 1 without one): a file that cannot be opened is
- * reported at the key's location, a malformed one at its own
- * file:line:col. */
-struct cs_calib;
-cs_status cs_config_load_calibration(const cs_scenario *sc, struct cs_calib *out, cs_diag *diag);
-
-/* The scenario's collective settings with the network factors of its
- * calibration applied (cs_config_load_calibration's errors). */
-cs_status cs_config_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *diag);
+/* cs_scenario_load's first part: read and parse the file ("-": standard
+ * input), apply the overrides and validate, without opening the files it
+ * names. Same ownership and errors. */
+cs_status cs_config_load(const char *path, const char *const *overrides, size_t n_overrides,
+			 cs_scenario **out, cs_diag *diag);
 
 /* ---- units (also for the command line) ---------------------------------- */
 

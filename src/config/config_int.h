@@ -47,9 +47,6 @@ cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file
 /* validate.c */
 void cs__config_reopen(cs_scenario *sc);
 cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *diag);
-/* Load the calibration and the kernel profile the scenario names, and drop
- * them (profile.c). */
-cs_status cs__config_check_profile(const cs_scenario *sc, cs_diag *diag);
 
 /* stragglers.c: the "stragglers" list of a loaded document */
 struct yaml_document_s;

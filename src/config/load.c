@@ -330,8 +330,8 @@ static void default_name(cs_scenario *sc, const char *path)
 	sc->name[len] = '\0';
 }
 
-cs_status cs_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
-                           cs_scenario **out, cs_diag *diag)
+cs_status cs_config_load(const char *path, const char *const *overrides, size_t n_overrides,
+			  cs_scenario **out, cs_diag *diag)
 {
 	cs_diag scratch;
 	unsigned char *buf = NULL;
@@ -382,8 +382,6 @@ cs_status cs_scenario_load(const char *path, const char *const *overrides, size_
 		const cs__where *w = &ld->marks.key[i];
 		ld->sc->where[i] = w->set ? (cs_key_pos){ -1, 0 } : (cs_key_pos){ w->line, w->col };
 	}
-	if (st == CS_OK)
-		st = cs__config_check_profile(ld->sc, diag);
 	if (st == CS_OK)
 		*out = ld->sc;
 	else

@@ -413,6 +413,5 @@ cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag)
 {
 	if (!sc)
 		return CS_ERR_INPUT;
-	cs_status st = cs__config_check(sc, NULL, diag);
-	return st == CS_OK ? cs__config_check_profile(sc, diag) : st;
+	return cs__config_check(sc, NULL, diag);
 }

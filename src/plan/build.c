@@ -14,6 +14,7 @@
 #include "coll/coll_op.h"
 #include "config/config.h"
 #include "hw/calib.h"
+#include "hw/files.h"
 #include "model/compute.h"
 #include "model/memory.h"
 #include "model/model.h"
@@ -340,7 +341,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		return CS_ERR_NOMEM;
 	}
 	/* the calibration: read here, kept in b->calib */
-	cs_status cst = cs_config_load_calibration(sc, &b->calib, diag);
+	cs_status cst = cs_hw_load_calibration(sc, &b->calib, diag);
 	if (cst != CS_OK) {
 		free(b);
 		return cst;

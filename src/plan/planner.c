@@ -1,32 +1,15 @@
 /*
- * planner.c - the plan search: enumerate, prune by memory and validity,
- * order the survivors by estimate, simulate the best of them (folded) on a
- * pool of threads, rank by step time.
- *
- * Each worker owns its scratch scenario; the plans array is shared but
- * every job writes only its own element, and the next job is taken with an
- * atomic counter, so the threads share nothing else.
+ * planner.c - the plan search's own part: enumerate, prune by memory and
+ * validity, order the survivors by estimate and pick the best of them; and,
+ * once the study has simulated them (study/search.c), rank by step time.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config/config.h"
 #include "model/memory.h"
 #include "plan/planner.h"
-#include "run/simulate_int.h"
-
-#define MAX_THREADS 256
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int64_t gcd64(int64_t a, int64_t b)
 {
@@ -179,102 +162,6 @@ static int enumerate(search_ctx *c)
 	return 0;
 }
 
-/* ---- simulation --------------------------------------------------------- */
-
-typedef struct pool {
-	const cs_scenario *base;
-	const cs_kprof *prof;   /* the GPU's kernel profile, loaded once for every plan */
-	cs_plan **jobs;
-	int64_t n;
-	atomic_llong next;
-	pthread_mutex_t lock;   /* guards failure */
-	char *failure;          /* the first failure's message */
-	size_t failure_size;
-} pool;
-
-static void failed(pool *P, const cs_plan *p, const char *msg)
-{
-	pthread_mutex_lock(&P->lock);
-	if (!P->failure[0])
-		snprintf(P->failure, P->failure_size, "tp %lld pp %lld dp %lld cp %lld: %.180s",
-			 (long long)p->tp, (long long)p->pp, (long long)p->dp, (long long)p->cp, msg);
-	pthread_mutex_unlock(&P->lock);
-}
-
-static void simulate_one(pool *P, cs_plan *p, cs_scenario *sc)
-{
-	cs_diag diag;
-	cs_result *res = NULL;
-
-	p->simulated = false;
-	diag.msg[0] = '\0';
-	if (cs_plan_apply(P->base, p, sc, &diag) != CS_OK) {
-		failed(P, p, diag.msg);
-		return;
-	}
-	if (cs__simulate_prof(sc, NULL, 0, P->prof, &res, &diag) != CS_OK) {
-		failed(P, p, diag.msg);
-		cs_result_free(res);
-		return;
-	}
-	const cs_metrics *m = cs_result_metrics(res);
-	p->step_time_s = m->step_time_s;
-	p->mfu = m->mfu;
-	p->tflops_per_gpu = m->tflops_per_gpu;
-	p->tokens_per_s = m->tokens_per_s;
-	p->compute_s = m->compute_s;
-	p->bubble_s = m->bubble_s;
-	p->bound = CS_PLAN_BOUND_COMPUTE;
-	double worst = m->compute_s;
-	for (int k = 0; k < CS_COMM_KINDS; k++) {
-		p->exposed_s[k] = m->exposed_comm_s[k];
-		if (m->exposed_comm_s[k] > worst) {
-			worst = m->exposed_comm_s[k];
-			p->bound = CS_PLAN_BOUND_COMM + k;
-		}
-	}
-	if (m->bubble_s > worst)
-		p->bound = CS_PLAN_BOUND_BUBBLE;
-	p->simulated = true;
-	cs_result_free(res);
-}
-
-static void *worker(void *arg)
-{
-	pool *P = arg;
-	cs_scenario *sc = malloc(sizeof *sc);
-
-	if (!sc)
-		return NULL;   /* the other threads (or the caller) take the jobs */
-	for (;;) {
-		long long i = atomic_fetch_add(&P->next, 1);
-		if (i >= P->n)
-			break;
-		simulate_one(P, P->jobs[i], sc);
-	}
-	free(sc);
-	return NULL;
-}
-
-static void run_pool(pool *P, int jobs)
-{
-	pthread_t th[MAX_THREADS];
-	int started = 0;
-
-	if (jobs > MAX_THREADS)
-		jobs = MAX_THREADS;
-	if ((int64_t)jobs > P->n)
-		jobs = (int)P->n;
-	for (int i = 1; i < jobs; i++) {
-		if (pthread_create(&th[started], NULL, worker, P) != 0)
-			break;
-		started++;
-	}
-	worker(P);   /* the calling thread works too */
-	for (int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-}
-
 /* ---- the search --------------------------------------------------------- */
 
 void cs_plan_search_free(cs_plan_search *s)
@@ -282,6 +169,7 @@ void cs_plan_search_free(cs_plan_search *s)
 	if (!s)
 		return;
 	free(s->plans);
+	free(s->base);
 	free(s);
 }
 
@@ -308,16 +196,13 @@ static int64_t select_survivors(plan_list *keep, const cs_plan *h, int64_t max_s
 	return max_sims;
 }
 
-cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opts,
-			     cs_plan_search **out, cs_diag *diag)
+cs_status cs_plan_prepare(const cs_scenario *base_in, const cs_plan_opts *opts,
+			  cs_plan_search **out, cs_diag *diag)
 {
 	cs_plan_opts o = opts ? *opts : (cs_plan_opts){0};
-	double t0 = now_s();
 	cs_status st = CS_ERR_NOMEM;
 	search_ctx c = {0};
 	cs_scenario *base = NULL;
-	cs_plan **jobs = NULL;
-	cs_kprof *prof = NULL;
 	cs_plan_search *s;
 	cs_diag scratch;
 
@@ -340,6 +225,7 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	if (!s || !base || !c.scratch)
 		goto fail;
 	*base = *base_in;
+	s->base = base;
 	if (o.gpus > 0 && (st = cs_plan_resize(base, o.gpus, diag)) != CS_OK)
 		goto fail;
 	st = CS_ERR_NOMEM;
@@ -373,39 +259,36 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	int64_t pick = select_survivors(&c.keep, &s->heuristic, o.max_sims);
 	s->skipped = s->survived - pick;
 	s->simulated = pick;
+	s->plans = c.keep.v;
+	s->nplans = pick;
+	c.keep.v = NULL;
+	*out = s;
+	s = NULL;
+	st = CS_OK;
+fail:
+	if (st == CS_ERR_NOMEM)
+		snprintf(diag->msg, sizeof diag->msg, "out of memory in the plan search");
+	free(c.keep.v);
+	free(c.scratch);
+	if (s && !s->base)
+		free(base);
+	cs_plan_search_free(s);
+	return st;
+}
 
-	jobs = malloc((size_t)(pick + 1) * sizeof *jobs);
-	if (!jobs)
-		goto fail;
-	for (int64_t i = 0; i < pick; i++)
-		jobs[i] = &c.keep.v[i];
-	int64_t njobs = pick;
-	if (s->heuristic_valid)
-		jobs[njobs++] = &s->heuristic;
-	if ((st = cs_config_load_profile(base, &prof, diag)) != CS_OK)
-		goto fail;
-	st = CS_ERR_NOMEM;
-	pool P = {.base = base, .prof = prof, .jobs = jobs, .n = njobs, .failure = s->first_failure,
-		  .failure_size = sizeof s->first_failure};
-	atomic_init(&P.next, 0);
-	if (pthread_mutex_init(&P.lock, NULL) != 0)
-		goto fail;
-	run_pool(&P, o.jobs);
-	pthread_mutex_destroy(&P.lock);
-
+void cs_plan_rank(cs_plan_search *s)
+{
 	/* keep the simulated plans that succeeded, best first */
 	int64_t n = 0;
-	for (int64_t i = 0; i < pick; i++) {
-		if (c.keep.v[i].simulated)
-			c.keep.v[n++] = c.keep.v[i];
+	for (int64_t i = 0; i < s->nplans; i++) {
+		if (s->plans[i].simulated)
+			s->plans[n++] = s->plans[i];
 		else
 			s->failed++;
 	}
 	if (n > 1) /* qsort takes no NULL array, even of none */
-		qsort(c.keep.v, (size_t)n, sizeof *c.keep.v, by_step);
-	s->plans = c.keep.v;
+		qsort(s->plans, (size_t)n, sizeof *s->plans, by_step);
 	s->nplans = n;
-	c.keep.v = NULL;
 
 	if (s->heuristic_valid && s->heuristic.mem_bytes > s->budget_bytes) {
 		snprintf(s->heuristic_note, sizeof s->heuristic_note, "over the memory budget "
@@ -425,18 +308,4 @@ cs_status cs_plan_search_run(const cs_scenario *base_in, const cs_plan_opts *opt
 	} else if (s->heuristic_valid) {
 		snprintf(s->heuristic_note, sizeof s->heuristic_note, "its simulation failed");
 	}
-	s->wall_s = now_s() - t0;
-	*out = s;
-	s = NULL;
-	st = CS_OK;
-fail:
-	if (st == CS_ERR_NOMEM)
-		snprintf(diag->msg, sizeof diag->msg, "out of memory in the plan search");
-	free(jobs);
-	free(c.keep.v);
-	free(c.scratch);
-	free(base);
-	cs_kprof_free(prof);
-	cs_plan_search_free(s);
-	return st;
 }

@@ -6,8 +6,8 @@
  * sharding x recompute (dp takes the remaining GPUs), drops the plans whose
  * cs_mem_per_gpu total exceeds the GPU's HBM times the headroom, drops the
  * plans cs_config_validate refuses, orders the survivors by an analytic
- * estimate of the step time (cs_plan_estimate) and simulates at most
- * max_sims of them, folded, on `jobs` threads. It also ports the seed's
+ * estimate of the step time (cs_plan_estimate); the study simulates at
+ * most max_sims of them, folded, on `jobs` threads (study/search.h). It also ports the seed's
  * heuristic (choose_parallelism, cs_plan_heuristic), simulates its choice
  * the same way and ranks it among the simulated plans.
  *
@@ -64,6 +64,7 @@ typedef struct cs_plan_opts {
 } cs_plan_opts;
 
 typedef struct cs_plan_search {
+	cs_scenario *base;       /* the scenario searched, resized to `gpus` (owned) */
 	int64_t gpus;
 	double headroom, budget_bytes;   /* budget = headroom x HBM */
 	int64_t max_sims;
@@ -78,7 +79,8 @@ typedef struct cs_plan_search {
 	double wall_s;
 	char first_invalid[256]; /* cs_config_validate's first refusal, "" if none */
 	char first_failure[256]; /* a failed simulation's message, "" if none */
-	cs_plan *plans;          /* the simulated plans that succeeded, best first */
+	cs_plan *plans;          /* the simulated plans that succeeded, best first
+	                          * (after cs_plan_prepare: the plans to simulate) */
 	int64_t nplans;
 	/* the seed's heuristic */
 	cs_plan heuristic;
@@ -121,10 +123,16 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *p, bool *fits);
  * hierarchical collective moves it). */
 double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p);
 
-/* Run the search on base (which is not modified). *out is allocated on
- * CS_OK and freed with cs_plan_search_free. */
-cs_status cs_plan_search_run(const cs_scenario *base, const cs_plan_opts *opts,
-                             cs_plan_search **out, cs_diag *diag);
+/* The search up to the simulations, on a copy of base (which is not
+ * modified): the heuristic's plan, and in plans[0 .. nplans) the survivors
+ * to simulate, best estimate first. *out is allocated on CS_OK and freed
+ * with cs_plan_search_free. study/search.c simulates them (cs_study_plans). */
+cs_status cs_plan_prepare(const cs_scenario *base, const cs_plan_opts *opts,
+                          cs_plan_search **out, cs_diag *diag);
+/* Once every plan's `simulated` and metrics are filled: keep the plans
+ * that succeeded, best step time first (then less memory, then enumeration
+ * order), count the failures and rank the heuristic's plan among them. */
+void cs_plan_rank(cs_plan_search *s);
 void cs_plan_search_free(cs_plan_search *s);
 
 /* "compute", "tp", "dp", "pp", "cp", "ep", "bubble". */

@@ -12,12 +12,8 @@
 void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color);
 /* One JSON object; indent 0 writes a single line. */
 void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent);
-/* Two CSV lines: "scenario" and the sweep's columns (cs_report_columns),
+/* Two CSV lines: "scenario" and the sweep's columns (cs_study_columns),
  * then the run's row. */
 void cs_report_csv(FILE *f, const char *name, const cs_metrics *m);
-
-/* Every scalar metric as a flat list of (column name, value), in a fixed
- * order: the CSV columns of a sweep. Returns the number of columns. */
-int cs_report_columns(const cs_metrics *m, const char **names, double *values, int cap);
 
 #endif

@@ -9,7 +9,7 @@
  * (and a dot per point) per combination of the other keys' values; failed
  * and unfinished points are left out of their line.
  */
-#include "report/sweep_int.h"
+#include "report/sweep_out.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -91,12 +91,12 @@ static double ypix(const frame *fr, double v)
 
 static void place_x(const cs_sweep *sw, double *xpos)
 {
-	size_t n = sw->keys[0].n;
-	const cs_config_key *k = cs_config_key_find(sw->keys[0].key);
+	size_t n = cs_sweep_nvalues(sw, 0);
+	const cs_config_key *k = cs_config_key_find(cs_sweep_key(sw, 0));
 	double lo = INFINITY, hi = -INFINITY, x0 = LEFT + 30, x1 = W - RIGHT - 30;
 	int numeric = 1;
 	for (size_t v = 0; v < n && numeric; v++) {
-		numeric = as_number(k, sw->keys[0].vals[v], &xpos[v]);
+		numeric = as_number(k, cs_sweep_value(sw, 0, v), &xpos[v]);
 		if (numeric) {
 			lo = fmin(lo, xpos[v]);
 			hi = fmax(hi, xpos[v]);
@@ -116,19 +116,19 @@ static void place_x(const cs_sweep *sw, double *xpos)
 
 static void series_label(const cs_sweep *sw, size_t s, const char *metric, FILE *f)
 {
-	if (sw->nkeys < 2) {
+	if (cs_sweep_nkeys(sw) < 2) {
 		esc(f, metric);
 		return;
 	}
 	/* point s has the first key's first value and the series' other values */
-	for (size_t k = 1; k < sw->nkeys; k++) {
+	for (size_t k = 1; k < cs_sweep_nkeys(sw); k++) {
 		if (k > 1)
 			fputs(", ", f);
-		if (sw->nkeys > 2) {
-			esc(f, sw->keys[k].key);
+		if (cs_sweep_nkeys(sw) > 2) {
+			esc(f, cs_sweep_key(sw, k));
 			fputc('=', f);
 		}
-		esc(f, sw->keys[k].vals[cs_sweep_point_index(sw, s, k)]);
+		esc(f, cs_sweep_value(sw, k, cs_sweep_point_index(sw, s, k)));
 	}
 }
 
@@ -146,11 +146,11 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 		         "e.g. step_time_s)", metric);
 		return -1;
 	}
-	if (!sw->nkeys || !sw->checked) {
+	if (!cs_sweep_nkeys(sw)) {
 		snprintf(diag->msg, sizeof diag->msg, "a plot needs a varied key");
 		return -1;
 	}
-	size_t nx = sw->keys[0].n, nseries = sw->npoints / nx;
+	size_t nx = cs_sweep_nvalues(sw, 0), nseries = cs_sweep_points(sw) / nx;
 	frame fr;
 	size_t *order = malloc(nx * sizeof *order);
 	fr.xpos = malloc(nx * sizeof *fr.xpos);
@@ -171,7 +171,7 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 		}
 
 	double lo = INFINITY, hi = -INFINITY;
-	for (size_t p = 0; p < sw->npoints; p++) {
+	for (size_t p = 0; p < cs_sweep_points(sw); p++) {
 		const double *v = cs_sweep_point_values(sw, p);
 		if (v && isfinite(v[col])) {
 			lo = fmin(lo, v[col]);
@@ -195,7 +195,7 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 	fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">", (LEFT + W - RIGHT) / 2);
 	esc(f, metric);
 	fputs(" against ", f);
-	esc(f, sw->keys[0].key);
+	esc(f, cs_sweep_key(sw, 0));
 	fputs("</text>\n", f);
 
 	/* axes, grid and ticks */
@@ -219,12 +219,12 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
 		        "<text x=\"%.1f\" y=\"%.1f\">", fr.xpos[i], H - BOTTOM, fr.xpos[i],
 		        H - BOTTOM + 5, fr.xpos[i], H - BOTTOM + 20);
-		esc(f, sw->keys[0].vals[i]);
+		esc(f, cs_sweep_value(sw, 0, i));
 		fputs("</text>\n", f);
 	}
 	fprintf(f, "</g>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2,
 	        H - 20);
-	esc(f, sw->keys[0].key);
+	esc(f, cs_sweep_key(sw, 0));
 	fprintf(f, "</text>\n<text x=\"20\" y=\"%.1f\" text-anchor=\"middle\" "
 	        "transform=\"rotate(-90 20 %.1f)\">", (TOP + H - BOTTOM) / 2, (TOP + H - BOTTOM) / 2);
 	esc(f, metric);
@@ -253,11 +253,11 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 
 	/* legend */
 	fprintf(f, "<g class=\"legend\">\n");
-	if (sw->nkeys > 1) {
+	if (cs_sweep_nkeys(sw) > 1) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">", W - RIGHT + 20, TOP);
-		for (size_t k = 1; k < sw->nkeys && sw->nkeys == 2; k++)
-			esc(f, sw->keys[k].key);
-		if (sw->nkeys > 2)
+		for (size_t k = 1; k < cs_sweep_nkeys(sw) && cs_sweep_nkeys(sw) == 2; k++)
+			esc(f, cs_sweep_key(sw, k));
+		if (cs_sweep_nkeys(sw) > 2)
 			fputs("series", f);
 		fputs("</text>\n", f);
 	}

@@ -101,6 +101,19 @@ static int cmp_rank(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+cs_status cs_trace_admit(void *ctx, int64_t ranks, double spans, cs_diag *diag)
+{
+	(void)ctx;
+	double bytes = spans * CS_TRACE_SPAN_BYTES;
+	if (bytes <= CS_TRACE_MAX_BYTES)
+		return CS_OK;
+	snprintf(diag->msg, sizeof(diag->msg), "--trace: %lld rank%s would write about %.3g spans "
+		 "(%.1f GB of JSON), more than the limit of %.0f GB: trace fewer ranks "
+		 "(--trace-ranks)", (long long)ranks, ranks == 1 ? "" : "s", spans, bytes / 1e9,
+		 CS_TRACE_MAX_BYTES / 1e9);
+	return CS_ERR_INPUT;
+}
+
 int cs_trace_write_chrome(const cs_trace *t, const char *path, cs_diag *diag)
 {
 	if (t->oom) {

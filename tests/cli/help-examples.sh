@@ -209,7 +209,7 @@ meta = [e for e in ev if e['ph'] == 'M']; ranks = {e['pid'] for e in ev if e['ph
 sys.exit(0 if len(meta) == len(ranks) * 8 else 1)" ||
 	{ echo "FAIL: trace metadata not once per rank and stream" >&2; fail=1; }
 expect_err 2 "more than the limit of 2 GB: trace fewer ranks" run scenarios/llama3-405b-16k.yaml \
-	--trace big.json --trace-ranks 0-4095 --set simulate.steps=2
+	--trace big.json --trace-ranks 0-4095 --set training.global_batch=4096
 [ ! -e big.json ] || { echo "FAIL: a refused trace was written" >&2; fail=1; }
 expect_err 2 "more than the limit of 256 MB: draw fewer stages" pipeline --schedule 1f1b \
 	--stages 1000 --micro-batches 10000 --timeline x.svg

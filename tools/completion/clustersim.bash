@@ -18,7 +18,7 @@ _clustersim()
 	--format)
 		case $cmd in
 		run | compare) COMPREPLY=($(compgen -W "text json csv" -- "$cur")) ;;
-		plan) COMPREPLY=($(compgen -W "text json csv" -- "$cur")) ;;
+		plan) COMPREPLY=($(compgen -W "text json csv megatron" -- "$cur")) ;;
 		*) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
 		esac
 		return 0 ;;

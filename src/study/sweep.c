@@ -5,15 +5,14 @@
  * The threads that run the points live in sweep_run.c; the chart in
  * sweep_plot.c.
  */
-#include "report/sweep_int.h"
+#include "study/sweep_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config/config.h"
-#include "report/out.h"
-#include "report/report.h"
+#include "study/study.h"
 
 static char *dup_range(const char *s, size_t n)
 {
@@ -59,7 +58,7 @@ cs_status cs_sweep_new(const char *path, const char *const *sets, size_t nsets, 
 	cs_metrics zero;
 	double vals[CS_SWEEP_MAX_COLUMNS];
 	memset(&zero, 0, sizeof zero);
-	int n = cs_report_columns(&zero, sw->colnames, vals, CS_SWEEP_MAX_COLUMNS);
+	int n = cs_study_columns(&zero, sw->colnames, vals, CS_SWEEP_MAX_COLUMNS);
 	sw->ncols = n < CS_SWEEP_MAX_COLUMNS ? (size_t)n : CS_SWEEP_MAX_COLUMNS;
 	*out = sw;
 	return CS_OK;
@@ -284,44 +283,6 @@ void cs__sweep_store(cs_sweep *sw, size_t p, cs_sweep_state st, const double *va
 		sw->errors[p] = dup_range(err, strlen(err));
 	}
 	sw->state[p] = (unsigned char)st;
-}
-
-/* ---- CSV ----------------------------------------------------------------- */
-
-void cs_sweep_write_row(const cs_sweep *sw, size_t p, FILE *f)
-{
-	cs_sweep_state st = cs_sweep_point_state(sw, p);
-	for (size_t k = 0; k < sw->nkeys; k++) {
-		cs_csv_field(f, sw->keys[k].vals[cs_sweep_point_index(sw, p, k)]);
-		fputc(',', f);
-	}
-	fputs(st == CS_SWEEP_OK ? "ok," : st == CS_SWEEP_FAILED ? "error," : "pending,", f);
-	cs_csv_field(f, st == CS_SWEEP_FAILED ? cs_sweep_point_error(sw, p) : NULL);
-	const double *v = cs_sweep_point_values(sw, p);
-	for (size_t c = 0; c < sw->ncols; c++) {
-		fputc(',', f);
-		if (v)
-			cs_csv_num(f, v[c]);
-	}
-	fputc('\n', f);
-}
-
-int cs_sweep_write_csv(const cs_sweep *sw, FILE *f)
-{
-	for (size_t k = 0; k < sw->nkeys; k++) {
-		cs_csv_field(f, sw->keys[k].key);
-		fputc(',', f);
-	}
-	fputs("status,error", f);
-	for (size_t c = 0; c < sw->ncols; c++) {
-		fputc(',', f);
-		cs_csv_field(f, sw->colnames[c]);
-	}
-	fputc('\n', f);
-	for (size_t p = 0; p < sw->npoints; p++)
-		if (cs_sweep_point_state(sw, p) != CS_SWEEP_PENDING)
-			cs_sweep_write_row(sw, p, f);
-	return ferror(f) ? -1 : 0;
 }
 
 /* ---- the exact text form ------------------------------------------------- */

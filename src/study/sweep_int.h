@@ -2,10 +2,10 @@
  * sweep_int.h - the sweep's private body, shared by sweep.c (points, CSV,
  * exact text form), sweep_run.c (threads) and sweep_plot.c (chart).
  */
-#ifndef CS_REPORT_SWEEP_INT_H
-#define CS_REPORT_SWEEP_INT_H
+#ifndef CS_STUDY_SWEEP_INT_H
+#define CS_STUDY_SWEEP_INT_H
 
-#include "report/sweep.h"
+#include "study/sweep.h"
 
 #define CS_SWEEP_MAX_COLUMNS 64
 
@@ -24,7 +24,7 @@ struct cs_sweep {
 	size_t npoints;
 	int checked;               /* cs_sweep_check passed; the arrays below exist */
 	size_t ncols;
-	const char *colnames[CS_SWEEP_MAX_COLUMNS]; /* static strings of cs_report_columns */
+	const char *colnames[CS_SWEEP_MAX_COLUMNS]; /* static strings of cs_study_columns */
 	unsigned char *state;      /* cs_sweep_state per point */
 	double *values;            /* npoints x ncols */
 	char **errors;             /* per point, NULL unless failed */

@@ -15,15 +15,15 @@
 #include "config/config.h"
 #include "config/scenario.h"
 #include "fault/fault.h"
+#include "hw/files.h"
 #include "hw/topo.h"
 #include "model/compute.h"
 #include "model/memory.h"
 #include "model/model.h"
 #include "plan/build.h"
 #include "plan/mesh.h"
-#include "report/trace.h"
 #include "run/runner.h"
-#include "run/simulate_int.h"
+#include "study/study.h"
 
 struct cs_result {
 	cs_metrics m;
@@ -196,13 +196,14 @@ static void draw_documents(const cs_scenario *sc, double floor_share, int64_t st
 }
 
 static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults *links,
-			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows, cs_trace *trace,
-			  const uint8_t *traced, cs_diag *diag)
+			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows,
+			  const cs_span_sink *sink, const uint8_t *traced, cs_diag *diag)
 {
 	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->progs, .topo = c->topo,
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
 			   .nranks = c->mesh.world, .progress = opts ? opts->progress : 0,
-			   .traced = trace ? traced : NULL, .on_span = cs_trace_span, .span_ctx = trace,
+			   .traced = sink ? traced : NULL, .on_span = sink ? sink->on_span : NULL,
+			   .span_ctx = sink ? sink->ctx : NULL,
 			   .links = links, .prof = c->prof, .doc_factor = c->docs,
 			   .doc_micro = cs_scenario_micro_batches(c->sc),
 			   .critical_path = !c->sc->sim.fold &&
@@ -285,11 +286,12 @@ static double pct(const double *sorted, int64_t n, double q)
 }
 
 /* The ranks to trace: the ones asked for, and the first rank of each stage
- * when none are asked for or a timeline is drawn. */
+ * when none are asked for or the sink wants the stages' heads. */
 static cs_status trace_ranks(const cs_scenario *sc, const cs_mesh *mesh, const cs_run_opts *opts,
-			     uint8_t *traced, cs_diag *diag)
+			     const cs_span_sink *sink, uint8_t *traced, cs_diag *diag)
 {
-	for (size_t i = 0; i < opts->n_trace_ranks; i++) {
+	size_t n = opts ? opts->n_trace_ranks : 0;
+	for (size_t i = 0; i < n; i++) {
 		if (opts->trace_ranks[i] < 0 || opts->trace_ranks[i] >= mesh->world) {
 			snprintf(diag->msg, sizeof(diag->msg), "trace rank %lld is outside 0..%lld",
 				 (long long)opts->trace_ranks[i], (long long)(mesh->world - 1));
@@ -297,20 +299,21 @@ static cs_status trace_ranks(const cs_scenario *sc, const cs_mesh *mesh, const c
 		}
 		traced[opts->trace_ranks[i]] = 1;
 	}
-	if (opts->n_trace_ranks == 0 || opts->timeline_path)
+	if (n == 0 || sink->stage_heads)
 		for (int64_t s = 0; s < sc->parallel.pp; s++)
 			traced[s * mesh->stride[CS_AXIS_PP]] = 1;
 	return CS_OK;
 }
 
-/* The trace's size, estimated before simulating from the ops of the traced
- * ranks' programs: a run whose trace would pass CS_TRACE_MAX_BYTES is
- * refused rather than left to write it. */
-static cs_status trace_size_ok(const sim_ctx *c, const cs_run_opts *opts, const uint8_t *traced,
-			       int64_t nsteps, cs_diag *diag)
+/* The sink's say on the spans the traced ranks' programs will make in the
+ * one traced step, before anything runs. */
+static cs_status trace_admit(const sim_ctx *c, const cs_span_sink *sink, const uint8_t *traced,
+			     cs_diag *diag)
 {
 	double spans = 0;
 	int64_t ranks = 0;
+	if (!sink->admit)
+		return CS_OK;
 	for (int64_t r = 0; r < c->mesh.world; r++) {
 		if (!traced[r])
 			continue;
@@ -319,14 +322,7 @@ static cs_status trace_size_ok(const sim_ctx *c, const cs_run_opts *opts, const 
 		for (int s = 0; s < CS_STREAMS; s++)
 			spans += (double)p->nops[s];
 	}
-	double bytes = spans * (double)nsteps * CS_TRACE_SPAN_BYTES;
-	if (!opts->trace_path || bytes <= CS_TRACE_MAX_BYTES)
-		return CS_OK;
-	snprintf(diag->msg, sizeof(diag->msg), "--trace: %lld ranks over %lld step%s would write "
-		 "about %.3g spans (%.1f GB of JSON), more than the limit of %.0f GB: trace fewer "
-		 "ranks (--trace-ranks) or steps", (long long)ranks, (long long)nsteps,
-		 nsteps == 1 ? "" : "s", spans * (double)nsteps, bytes / 1e9, CS_TRACE_MAX_BYTES / 1e9);
-	return CS_ERR_INPUT;
+	return sink->admit(sink->ctx, ranks, spans, diag);
 }
 
 /* Everything the report shows, from the steps' times, the unperturbed step
@@ -392,9 +388,9 @@ cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag)
 {
 	cs_kprof *prof = NULL;
 	cs_coll_spec cspec;
-	cs_status st = cs_config_load_profile(sc, &prof, diag);
+	cs_status st = cs_hw_load_profile(sc, &prof, diag);
 	if (st == CS_OK)
-		st = cs_config_coll_spec(sc, &cspec, diag);
+		st = cs_hw_coll_spec(sc, &cspec, diag);
 	if (st != CS_OK) {
 		cs_kprof_free(prof);
 		return st;
@@ -418,20 +414,21 @@ cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag)
 	return st;
 }
 
-cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, int want_rows, cs_result **out,
-		       cs_diag *diag)
+cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
+		       bool want_rows, cs_result **out, cs_diag *diag)
 {
 	cs_kprof *prof = NULL;
 	*out = NULL;
-	cs_status st = cs_config_load_profile(sc, &prof, diag);
+	cs_status st = cs_hw_load_profile(sc, &prof, diag);
 	if (st == CS_OK)
-		st = cs__simulate_prof(sc, opts, want_rows, prof, out, diag);
+		st = cs__simulate_prof(sc, opts, sink, want_rows, prof, out, diag);
 	cs_kprof_free(prof);
 	return st;
 }
 
-cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int want_rows,
-			    const cs_kprof *prof, cs_result **out, cs_diag *diag)
+cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
+			    const cs_span_sink *sink, bool want_rows, const cs_kprof *prof,
+			    cs_result **out, cs_diag *diag)
 {
 	double t0 = now_s();
 	*out = NULL;
@@ -441,10 +438,9 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 	double *steps = NULL;
 	cs_rank_row *scratch = NULL;
 	uint8_t *traced = NULL;
-	cs_trace *trace = NULL;
 	cs_fault *fault = NULL;
 	cs_coll_spec cspec;
-	cs_status st = cs_config_coll_spec(sc, &cspec, diag); /* with the calibration's network */
+	cs_status st = cs_hw_coll_spec(sc, &cspec, diag); /* with the calibration's network */
 	if (st != CS_OK)
 		goto fail;
 	st = CS_ERR_NOMEM;
@@ -472,15 +468,12 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 		goto fail;
 	if ((st = cs_fault_new(sc, world, &fault, diag)) != CS_OK)
 		goto fail;
-	if (opts && (opts->trace_path || opts->timeline_path)) {
+	if (sink) {
 		st = CS_ERR_NOMEM;
-		traced = calloc((size_t)world, 1);
-		trace = cs_trace_new();
-		if (!traced || !trace)
+		if (!(traced = calloc((size_t)world, 1)))
 			goto fail;
-		if ((st = trace_ranks(sc, &c.mesh, opts, traced, diag)) != CS_OK)
-			goto fail;
-		if ((st = trace_size_ok(&c, opts, traced, nsteps, diag)) != CS_OK)
+		if ((st = trace_ranks(sc, &c.mesh, opts, sink, traced, diag)) != CS_OK ||
+		    (st = trace_admit(&c, sink, traced, diag)) != CS_OK)
 			goto fail;
 	}
 	int perturbed = cs_fault_any(fault);
@@ -503,7 +496,7 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 	step_out base, so, worst;
 	uint64_t events = 0;
 	/* the unperturbed step: the baseline, and every step when nothing perturbs */
-	st = run_step(&c, NULL, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : trace,
+	st = run_step(&c, NULL, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : sink,
 		      traced, diag);
 	if (st != CS_OK)
 		goto fail;
@@ -525,7 +518,7 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 			st = run_step(&c, perturbed ? factor : NULL,
 				      perturbed && cs_fault_any_links(fault) ? &lf : NULL, opts, &so,
 				      perturbed ? scratch : NULL,
-				      i == 0 ? trace : NULL, traced, diag);
+				      i == 0 ? sink : NULL, traced, diag);
 			if (st != CS_OK)
 				goto fail;
 			events += so.events;
@@ -536,11 +529,6 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts, int 
 			if (scratch)
 				memcpy(res->rows, scratch, (size_t)world * sizeof(cs_rank_row));
 		}
-	}
-	if (trace && ((opts->trace_path && cs_trace_write_chrome(trace, opts->trace_path, diag)) ||
-		      (opts->timeline_path && cs_trace_write_timeline(trace, sc, &c.mesh, opts->timeline_path, diag)))) {
-		st = CS_ERR_INPUT;
-		goto fail;
 	}
 	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base);
 	split_kinds(&c, res->m.critical_rank, (perturbed ? &worst : &base)->crit.busy,
@@ -560,7 +548,6 @@ fail:
 	free(factor);
 	free(steps);
 	free(traced);
-	cs_trace_free(trace);
 	cs_fault_free(fault);
 	ctx_free(&c);
 	if (st != CS_OK) {
@@ -586,5 +573,5 @@ cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result 
 		snprintf(diag->msg, sizeof(diag->msg), "no scenario to simulate");
 		return CS_ERR_INPUT;
 	}
-	return cs__simulate(sc, opts, 0, out, diag);
+	return cs__simulate(sc, opts, NULL, false, out, diag);
 }

@@ -1,6 +1,6 @@
 /*
  * sweep.h - many variants of one scenario: the cartesian product of varied
- * keys, run on threads, one CSV row per point.
+ * keys, run on the job pool; report/sweep_out.h writes its CSV and chart.
  *
  *   cs_sweep *sw = NULL;
  *   if (cs_sweep_new("llama.yaml", sets, nsets, &sw, &diag) != CS_OK ||
@@ -8,7 +8,7 @@
  *       cs_sweep_check(sw, &diag) != CS_OK)
  *           ... report diag.msg, exit 2 ...
  *   cs_sweep_run(sw, &(cs_sweep_run_opts){ .jobs = 4 });
- *   cs_sweep_write_csv(sw, f);
+ *   cs_sweep_write_csv(sw, f);               (report/sweep_out.h)
  *   cs_sweep_free(sw);
  *
  * Points are numbered in the order of nested loops with the first varied
@@ -22,14 +22,15 @@
  * given); cs_sweep_free releases it and every result. Results are written by
  * cs_sweep_run or cs_sweep_unpack only; nothing here keeps global state.
  */
-#ifndef CS_REPORT_SWEEP_H
-#define CS_REPORT_SWEEP_H
+#ifndef CS_STUDY_SWEEP_H
+#define CS_STUDY_SWEEP_H
 
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "clustersim/clustersim.h"
+#include "study/pool.h"
 
 #define CS_SWEEP_MAX_POINTS 100000
 #define CS_SWEEP_MAX_KEYS 16
@@ -71,28 +72,25 @@ size_t cs_sweep_point_index(const cs_sweep *sw, size_t p, size_t k);
  * into buf; returns CS_ERR_INPUT when buf is too small. */
 cs_status cs_sweep_point_sets(const cs_sweep *sw, size_t p, char *buf, size_t len);
 
-/* Progress seen by the thread that called cs_sweep_run. */
-typedef void (*cs_sweep_progress_fn)(void *ud, size_t done, size_t total, size_t running,
-                                     size_t failed);
-
 typedef struct cs_sweep_run_opts {
 	int jobs;                        /* threads; < 1 means 1 */
 	int rank, nranks;                /* run points p with p % nranks == rank; 0, 0 = all */
 	const volatile sig_atomic_t *stop; /* when it becomes non-zero, start no more points */
-	cs_sweep_progress_fn progress;   /* called about 5 times a second, and at the end */
+	cs_pool_progress_fn progress;      /* called about 5 times a second, and at the end */
 	void *progress_ud;
 } cs_sweep_run_opts;
 
-/* Run this rank's pending points on opts->jobs threads (signals blocked in
- * them, so handlers run on the calling thread). Returns CS_OK when every
- * point of the share ran (failed points included), CS_ERR_SIM when stopped
- * early, CS_ERR_NOMEM when no thread could start. */
+/* Run this rank's pending points on the job pool (pool.h) with
+ * opts->jobs threads. Returns CS_OK when every point of the share ran
+ * (failed points included), CS_ERR_SIM when stopped early, CS_ERR_NOMEM
+ * without memory for the list of points, CS_ERR_INPUT before
+ * cs_sweep_check. */
 cs_status cs_sweep_run(cs_sweep *sw, const cs_sweep_run_opts *opts);
 
 cs_sweep_state cs_sweep_point_state(const cs_sweep *sw, size_t p);
 /* The error message of a failed point ("" otherwise). */
 const char *cs_sweep_point_error(const cs_sweep *sw, size_t p);
-/* The metrics of an ok point, in cs_report_columns order (n of them), or
+/* The metrics of an ok point, in cs_study_columns order (n of them), or
  * NULL. */
 const double *cs_sweep_point_values(const cs_sweep *sw, size_t p);
 size_t cs_sweep_ncolumns(const cs_sweep *sw);
@@ -100,23 +98,10 @@ const char *cs_sweep_column(const cs_sweep *sw, size_t c);
 /* The column index of a metric name, or -1. */
 int cs_sweep_column_find(const cs_sweep *sw, const char *name);
 
-/* The CSV: a header, then one row per finished point in point order
- * (pending points left out). Returns 0, or -1 on a write error. */
-int cs_sweep_write_csv(const cs_sweep *sw, FILE *f);
-/* One row (no header) of point p, finished or not, with its line break. */
-void cs_sweep_write_row(const cs_sweep *sw, size_t p, FILE *f);
-
 /* Finished points of this process in an exact text form (hexadecimal
  * floats), for moving results between processes; pack allocates *buf
  * (free()). Unpack stores the points it reads into sw. */
 cs_status cs_sweep_pack(const cs_sweep *sw, char **buf, size_t *len);
 cs_status cs_sweep_unpack(cs_sweep *sw, const char *buf, size_t len, cs_diag *diag);
-
-/* An SVG line chart of metric against the first varied key: numeric x
- * positions when every value parses as a number (with the key's unit),
- * else evenly spaced categories; one polyline per combination of the other
- * keys' values (per value of the second key when there are two). Returns
- * 0, -1 with a message for an unknown metric or no key, -2 on a write error. */
-int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag);
 
 #endif

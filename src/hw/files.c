@@ -1,5 +1,5 @@
 /*
- * profile.c - the kernel profile a scenario names (cluster.gpu.profile):
+ * files.c - the kernel profile a scenario names (cluster.gpu.profile):
  * a built-in profile's name, or a YAML file whose path is relative to the
  * scenario's directory; "none" (or no profile) means the flat efficiencies.
  * Also the calibration file it names (cluster.gpu.calibration), read into
@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config/config_int.h"
+#include "hw/files.h"
+
+#include "config/config.h"
 #include "hw/calib.h"
+#include "hw/kprof.h"
 
 /* `name` as a path from the scenario's directory (a built-in profile's name
  * as it is, when `builtin` allows one); 0, or -1 when it does not fit. */
@@ -55,7 +58,7 @@ static cs_status locate_file(const cs_scenario *sc, const char *key, const char 
 	return CS_OK;
 }
 
-cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag)
+cs_status cs_hw_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *diag)
 {
 	const char *name = sc->cluster.gpu.profile;
 	*out = NULL;
@@ -69,7 +72,7 @@ cs_status cs_config_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag 
 	return st == CS_OK ? cs_kprof_load(path, out, diag) : st;
 }
 
-cs_status cs_config_load_calibration(const cs_scenario *sc, cs_calib *out, cs_diag *diag)
+cs_status cs_hw_load_calibration(const cs_scenario *sc, cs_calib *out, cs_diag *diag)
 {
 	const char *name = sc->cluster.gpu.calibration;
 	cs_calib_init(out);
@@ -82,11 +85,11 @@ cs_status cs_config_load_calibration(const cs_scenario *sc, cs_calib *out, cs_di
 	return st == CS_OK ? cs_calib_load(path, out, diag) : st;
 }
 
-cs_status cs_config_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *diag)
+cs_status cs_hw_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *diag)
 {
 	cs_calib cal;
 	*out = sc->coll;
-	cs_status st = cs_config_load_calibration(sc, &cal, diag);
+	cs_status st = cs_hw_load_calibration(sc, &cal, diag);
 	if (st != CS_OK)
 		return st;
 	out->scale_up_bw = cal.net[CS_CALIB_SCALE_UP_BW];
@@ -95,14 +98,14 @@ cs_status cs_config_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag 
 	return CS_OK;
 }
 
-cs_status cs__config_check_profile(const cs_scenario *sc, cs_diag *diag)
+cs_status cs_hw_check_files(const cs_scenario *sc, cs_diag *diag)
 {
 	cs_calib cal;
-	cs_status st = cs_config_load_calibration(sc, &cal, diag);
+	cs_status st = cs_hw_load_calibration(sc, &cal, diag);
 	if (st != CS_OK || cs_kprof_builtin(sc->cluster.gpu.profile))
 		return st; /* the built-in profiles are checked by their tests */
 	cs_kprof *p = NULL;
-	st = cs_config_load_profile(sc, &p, diag);
+	st = cs_hw_load_profile(sc, &p, diag);
 	cs_kprof_free(p);
 	return st;
 }

@@ -1,0 +1,65 @@
+/*
+ * study.h - simulate a scenario and measure it: what the command line and
+ * the sweeps, searches and comparisons above it read beyond the public
+ * metrics.
+ *
+ * Nothing here writes a file. The spans of traced ranks go to a sink the
+ * caller supplies (a writer of report/trace.h, say), so the study never
+ * depends on the writers that show its results.
+ */
+#ifndef CS_STUDY_STUDY_H
+#define CS_STUDY_STUDY_H
+
+#include <stdbool.h>
+
+#include "clustersim/clustersim.h"
+#include "hw/kprof.h"
+#include "run/runner.h"
+
+typedef struct cs_rank_row {
+	int64_t rank;
+	double end_s, busy_s, idle_s;
+	double kind_s[CS_COMPUTE_KINDS]; /* busy_s by compute class */
+	double exposed_s[CS_COMM_KINDS];
+	double act_peak;
+	float compute_factor;
+} cs_rank_row;
+
+/* Where the spans of the traced ranks go: the ranks in the run options'
+ * trace_ranks (none: the first rank of each pipeline stage), and the first
+ * rank of every stage as well with stage_heads (a timeline draws them).
+ * Only the reported step is traced: the unperturbed one, or the first
+ * perturbed one. The caller owns ctx. */
+typedef struct cs_span_sink {
+	cs_span_fn on_span;
+	void *ctx;
+	bool stage_heads;
+	/* Called once the programs are built and before anything runs, with the
+	 * number of traced ranks and of spans they will make: a status other
+	 * than CS_OK (with a message) refuses the run. NULL admits any. */
+	cs_status (*admit)(void *ctx, int64_t ranks, double spans, cs_diag *diag);
+} cs_span_sink;
+
+/* cs_simulate with a span sink (NULL: nothing traced), keeping one row per
+ * rank (of the worst perturbed step) when want_rows; read them with
+ * cs__result_rows (owned by the result). */
+cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
+		       bool want_rows, cs_result **out, cs_diag *diag);
+const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n);
+/* The same with the kernel profile loaded by the caller (who keeps it; NULL
+ * for the flat efficiencies), for callers that simulate many variants of
+ * one scenario on the same GPU. */
+cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
+			    const cs_span_sink *sink, bool want_rows, const cs_kprof *prof,
+			    cs_result **out, cs_diag *diag);
+/* What `run` checks before it simulates, without simulating: the kernel
+ * profile and calibration load, and the programs build within their
+ * limits (then they are freed). */
+cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag);
+
+/* Every scalar metric as a flat list of (column name, value), in a fixed
+ * order: the columns of a sweep and of `run --format csv`. Returns the
+ * number of columns (at most cap are written). */
+int cs_study_columns(const cs_metrics *m, const char **names, double *values, int cap);
+
+#endif
