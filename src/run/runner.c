@@ -95,16 +95,6 @@ static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const
 
 /* ---- execution -------------------------------------------------------- */
 
-/* A completion event names a rank (local < 2^32) and, for the compute
- * stream, which of its ops it is for: an op re-timed under contention may
- * have events for times it no longer ends at (runner.c, cs__run_contend). */
-#define GEN_MASK 0x0fffffffu
-
-static int64_t ticket(int64_t local, uint32_t gen)
-{
-	return local | (int64_t)((uint64_t)(gen & GEN_MASK) << 32);
-}
-
 static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
 
 static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg);
@@ -141,18 +131,18 @@ static int32_t batch_new(cs_runner *r)
 	return id;
 }
 
-static int batch_add(cs_runner *r, int32_t id, int64_t local)
+static int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
 {
 	batch *b = &r->batches[id];
 	if (b->n == b->cap) {
 		int32_t nc = b->cap ? b->cap * 2 : 8;
-		int64_t *nl = realloc(b->locals, (size_t)nc * sizeof(int64_t));
-		if (!nl)
+		cs__ticket *nt = realloc(b->tickets, (size_t)nc * sizeof *nt);
+		if (!nt)
 			return -1;
-		b->locals = nl;
+		b->tickets = nt;
 		b->cap = nc;
 	}
-	b->locals[b->n++] = local;
+	b->tickets[b->n++] = tk;
 	return 0;
 }
 
@@ -162,9 +152,11 @@ void cs__run_flush(cs_runner *r)
 	if (r->open_first < 0)
 		return;
 	if (r->open < 0)
-		push(r, r->open_time, on_op_done, ((uint64_t)r->open_first << 4) | (uint64_t)r->open_stream);
+		push(r, r->open_time, on_op_done,
+		     cs__op_ev_pack((cs__op_ev){ .what = r->open_first, .stream = r->open_stream }));
 	else
-		push(r, r->open_time, on_batch_done, ((uint64_t)r->open << 4) | (uint64_t)r->open_stream);
+		push(r, r->open_time, on_batch_done,
+		     cs__op_ev_pack((cs__op_ev){ .what = r->open, .stream = r->open_stream }));
 	r->open = -1;
 	r->open_first = -1;
 }
@@ -175,7 +167,7 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 	push(r, at, fn, arg);
 }
 
-static void schedule_op_done(cs_runner *r, cs_time at, int64_t local, int s)
+static void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
 	if (r->open_first >= 0 && at == r->open_time && s == r->open_stream) {
 		if (r->open < 0) {
@@ -185,12 +177,12 @@ static void schedule_op_done(cs_runner *r, cs_time at, int64_t local, int s)
 				return;
 			}
 		}
-		if (batch_add(r, r->open, local))
+		if (batch_add(r, r->open, tk))
 			r->failed = CS_ERR_NOMEM;
 		return;
 	}
 	cs__run_flush(r);
-	r->open_first = local;
+	r->open_first = tk;
 	r->open_time = at;
 	r->open_stream = s;
 }
@@ -289,7 +281,7 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		rs->st.busy += d;
 		rs->cend = rs->cwake = now + d;
 		rs->cgen++;
-		schedule_op_done(r, now + d, ticket(local, rs->cgen), s);
+		schedule_op_done(r, now + d, cs__ticket_of(local, rs->cgen), s);
 		break;
 	}
 	case CS_OP_COLL:
@@ -319,7 +311,7 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 			rs->started[s] = now;
 			cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV,
 					  cs__run_p2p_net_bytes(r, rank, peer, op->bytes), CS_ALGO_RING,
-				  SEND_TAG | ((uint64_t)local << 4) | (uint64_t)s);
+				  cs__send_tag(local, s));
 			break;
 		}
 		rs->send_xfer = rs->p2p_ns[up];
@@ -408,13 +400,13 @@ static void progress(cs_runner *r)
 
 /* The op at the head of local's stream s ends now: a kernel, or a pipeline
  * send (whose message reaches the peer). */
-static void op_done(cs_runner *r, int64_t tk, int s)
+static void op_done(cs_runner *r, cs__ticket tk, int s)
 {
-	int64_t local = tk & 0xffffffff;
+	int64_t local = cs__ticket_local(tk);
 	if (s == CS_STREAM_COMPUTE) {
 		rank_state *rs = &r->ranks[local];
 		cs_time now = cs_sim_now(r->sim);
-		if ((uint32_t)(tk >> 32) != (rs->cgen & GEN_MASK) ||
+		if (cs__ticket_gen(tk) != (rs->cgen & CS__GEN_MASK) ||
 		    !(rs->busy & (1u << CS_STREAM_COMPUTE)) || now > rs->cend)
 			return; /* an event of an op already done */
 		if (now < rs->cend) {
@@ -441,7 +433,8 @@ static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	(void)sim;
-	op_done(r, (int64_t)(arg >> 4), (int)(arg & 15));
+	cs__op_ev e = cs__op_ev_unpack(arg);
+	op_done(r, e.what, e.stream);
 	if (r->env.progress)
 		progress(r);
 	cs__run_flush(r);
@@ -450,13 +443,14 @@ static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
-	int32_t id = (int32_t)(arg >> 4);
-	int s = (int)(arg & 15);
+	cs__op_ev e = cs__op_ev_unpack(arg);
+	int32_t id = (int32_t)e.what;
+	int s = e.stream;
 	(void)sim;
 	/* as if each completion were its own event, in order; try_rank may grow
 	 * the batch table, so index it afresh every time */
 	for (int32_t i = 0; i < r->batches[id].n; i++)
-		op_done(r, r->batches[id].locals[i], s);
+		op_done(r, r->batches[id].tickets[i], s);
 	cs__run_flush(r);
 	if (r->env.progress)
 		progress(r);
@@ -494,7 +488,7 @@ void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 	 * an earlier one needs an event of its own */
 	if (end < rs->cwake) {
 		rs->cwake = end;
-		schedule_op_done(r, end, ticket(local, rs->cgen), CS_STREAM_COMPUTE);
+		schedule_op_done(r, end, cs__ticket_of(local, rs->cgen), CS_STREAM_COMPUTE);
 	}
 }
 
@@ -590,7 +584,7 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].alone);
 		}
 	for (int32_t i = 0; i < r->nbatches; i++)
-		free(r->batches[i].locals);
+		free(r->batches[i].tickets);
 	free(r->batches);
 	free(r->stream_mask);
 	cs_net_free(r->net);

@@ -300,7 +300,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	sl->dur = d;
 	sl->rank = rank;
 	sl->start = cs_sim_now(r->sim);
-	uint64_t tag = ((uint64_t)gi << 16) | ((uint64_t)op->group << 8) | (uint64_t)s;
+	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = gi, .kind = op->group, .stream = s });
 	if (!r->net) {
 		cs__run_schedule(r, cs_sim_now(r->sim) + d, cs__run_on_coll_done, tag);
 		return;
@@ -379,9 +379,9 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
-	int s = (int)(arg & 0xff);
-	int kind = (int)((arg >> 8) & 0xff);
-	int64_t gi = (int64_t)(arg >> 16);
+	cs__coll_ev e = cs__coll_ev_unpack(arg);
+	int s = e.stream, kind = e.kind;
+	int64_t gi = e.slot;
 	comm_table *t = &r->comm[kind][s];
 	const slot *sl = &t->slots[gi];
 	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
@@ -411,16 +411,15 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 	uint64_t tags[64];
 	int k = cs_net_advance(r->net, cs_sim_now(sim), tags, 64);
 	for (int i = 0; i < k; i++) {
-		if (tags[i] & SEND_TAG) {
-			uint64_t a = tags[i] & ~SEND_TAG;
-			rank_state *rs = &r->ranks[(int64_t)(a >> 4)];
-			int st = (int)(a & 15);
-			rs->send_xfer = cs_sim_now(sim) - rs->started[st];
-			cs__run_send_done(r, (int64_t)(a >> 4), st);
+		if (cs__tag_is_send(tags[i])) {
+			cs__op_ev e = cs__send_of(tags[i]);
+			rank_state *rs = &r->ranks[e.what];
+			rs->send_xfer = cs_sim_now(sim) - rs->started[e.stream];
+			cs__run_send_done(r, e.what, e.stream);
 			continue;
 		}
-		comm_table *t = &r->comm[(tags[i] >> 8) & 0xff][tags[i] & 0xff];
-		slot *sl = &t->slots[tags[i] >> 16];
+		cs__coll_ev e = cs__coll_ev_unpack(tags[i]);
+		slot *sl = &r->comm[e.kind][e.stream].slots[e.slot];
 		sl->dur = cs_sim_now(sim) - sl->start;
 		cs__run_on_coll_done(sim, ctx, tags[i]);
 	}

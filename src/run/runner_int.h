@@ -7,6 +7,7 @@
 #ifndef CS_RUN_RUNNER_INT_H
 #define CS_RUN_RUNNER_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -21,6 +22,69 @@
 _Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
 /* SMs communication kernels may hold on one GPU that contention tracks */
 #define CS__MAX_CTAS 1024
+
+/* ---- event arguments ------------------------------------------------------
+ * The engine gives each event one uint64_t and the flow network one tag per
+ * flow; what they carry is packed and unpacked here and nowhere else.
+ *
+ * A ticket names a rank (local < 2^32) and, for the compute stream, the
+ * generation of the op an event is for: an op re-timed under contention may
+ * have events for times it no longer ends at (cs__run_contend). An op event
+ * carries a ticket (or a batch's index) and a stream; a collective's event
+ * the slot, group kind and stream of its comm table; a flow's tag either a
+ * collective's event or a pipeline send, an op event with the top bit set.
+ */
+typedef int64_t cs__ticket;
+#define CS__GEN_MASK 0x0fffffffu   /* 28 bits: local, generation and stream fill 64 */
+
+_Static_assert(CS_STREAMS <= 16, "an op event keeps its stream in 4 bits");
+_Static_assert(CS_GROUP_KINDS <= 256, "a collective event keeps its group kind in 8 bits");
+
+static inline cs__ticket cs__ticket_of(int64_t local, uint32_t gen)
+{
+	return local | (int64_t)((uint64_t)(gen & CS__GEN_MASK) << 32);
+}
+static inline int64_t cs__ticket_local(cs__ticket t) { return t & 0xffffffff; }
+static inline uint32_t cs__ticket_gen(cs__ticket t) { return (uint32_t)((uint64_t)t >> 32); }
+
+typedef struct cs__op_ev {
+	int64_t what;   /* a ticket, or a batch's index */
+	int stream;
+} cs__op_ev;
+
+static inline uint64_t cs__op_ev_pack(cs__op_ev e)
+{
+	return ((uint64_t)e.what << 4) | (uint64_t)e.stream;
+}
+static inline cs__op_ev cs__op_ev_unpack(uint64_t a)
+{
+	return (cs__op_ev){ .what = (int64_t)(a >> 4), .stream = (int)(a & 15) };
+}
+
+typedef struct cs__coll_ev {
+	int64_t slot;   /* in the comm table [kind][stream] */
+	int kind;       /* cs_group_kind */
+	int stream;
+} cs__coll_ev;
+
+static inline uint64_t cs__coll_ev_pack(cs__coll_ev e)
+{
+	return ((uint64_t)e.slot << 16) | ((uint64_t)e.kind << 8) | (uint64_t)e.stream;
+}
+static inline cs__coll_ev cs__coll_ev_unpack(uint64_t a)
+{
+	return (cs__coll_ev){ .slot = (int64_t)(a >> 16), .kind = (int)((a >> 8) & 0xff),
+			      .stream = (int)(a & 0xff) };
+}
+
+#define CS__SEND_TAG (1ull << 63)
+static inline uint64_t cs__send_tag(int64_t local, int stream)
+{
+	return CS__SEND_TAG | cs__op_ev_pack((cs__op_ev){ .what = local, .stream = stream });
+}
+static inline bool cs__tag_is_send(uint64_t tag) { return (tag & CS__SEND_TAG) != 0; }
+/* The sender's local and stream of a send's tag. */
+static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag & ~CS__SEND_TAG); }
 
 typedef struct rank_state {
 	int32_t pc[CS_STREAMS];
@@ -82,7 +146,7 @@ typedef struct comm_table {
  * kernel), share one engine event. They would have popped consecutively
  * anyway, so the order of everything is unchanged. */
 typedef struct batch {
-	int64_t *locals;
+	cs__ticket *tickets;
 	int32_t n, cap;
 	int32_t next_free;
 } batch;
@@ -96,7 +160,7 @@ struct cs_runner {
 	int32_t open;                 /* batch index, or -1 */
 	cs_time open_time;
 	int open_stream;
-	int64_t open_first;           /* the first local, before it becomes a batch */
+	cs__ticket open_first;        /* the first ticket, before it becomes a batch */
 	cs_sim *sim;
 	rank_state *ranks;
 	int64_t nlocal;
@@ -122,7 +186,7 @@ struct cs_runner {
 };
 
 #define NPATHS (CS_COUNTERS + CS_STREAMS)
-#define SEND_TAG (1ull << 63)
+
 
 int64_t cs__run_local_of(const cs_runner *r, int64_t rank);
 int64_t cs__run_rank_of(const cs_runner *r, int64_t local);
