@@ -594,11 +594,11 @@ START_TEST(stragglers_fill_perturbations)
 	ck_assert_int_eq(p[2].last, 7);
 	ck_assert_int_eq(p[2].start_step, 2);
 	ck_assert_int_eq(p[3].target, CS_PERT_LINK);
-	ck_assert_int_eq(p[3].tier, 1);
+	ck_assert_int_eq(p[3].tier, CS_TIER_NIC);
 	ck_assert_double_eq(p[3].bandwidth, 0.5);
 	ck_assert_int_eq(p[3].extra_latency_ns, 10000);
 	ck_assert_int_eq(p[4].target, CS_PERT_TIER);
-	ck_assert_int_eq(p[4].tier, 2);
+	ck_assert_int_eq(p[4].tier, CS_TIER_POD);
 	ck_assert_int_eq(p[5].target, CS_PERT_RANDOM);
 	ck_assert_int_eq(p[5].dist, CS_DIST_LOGNORMAL);
 	ck_assert_double_eq(p[5].p1, 0.0);

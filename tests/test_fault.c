@@ -136,6 +136,10 @@ static const struct { const char *base, *entry; int slower; } link_cases[] = {
 	{ DP16_NOOVERLAP("flow"), "{link: nvlink, gpu: 9, bandwidth: 0.5}", 1 },
 	{ DP16_NOOVERLAP("analytic"), "{link: nic, gpu: 3, latency: 1 ms}", 1 },
 	{ DP16_NOOVERLAP("analytic"), "{tier: nvlink, bandwidth: 0.5}", 1 },
+	/* every NIC: the gradients cross the two nodes' NICs */
+	{ DP16_NOOVERLAP("analytic"), "{tier: nic, bandwidth: 0.5}", 1 },
+	{ DP16_NOOVERLAP("flow"), "{tier: nic, bandwidth: 0.5}", 1 },
+	{ DP16_NOOVERLAP("analytic"), "{tier: nic, latency: 1 ms}", 1 },
 	/* two nodes under one leaf: the leaves' uplinks carry nothing */
 	{ DP16_NOOVERLAP("analytic"), "{tier: leaf, bandwidth: 0.5}", 0 },
 	{ DP16_NOOVERLAP("flow"), "{tier: leaf, bandwidth: 0.5}", 0 },

@@ -75,7 +75,9 @@ typedef struct cs_path_step {
 	int64_t from, to;
 	int kind;                /* cs_comm_kind */
 	char via[24];            /* "all_gather", "send_recv", ... */
-	int tier;                /* 0 NVLink domain, 1 leaf, 2 pod spine, 3 between pods */
+	int tier;                /* the highest fabric tier crossed: 0 NVLink (one domain),
+	                          * 1 the NICs (one leaf), 2 the leaves' uplinks (one pod),
+	                          * 3 the pods' uplinks */
 	double at_s;             /* when the transfer ended */
 } cs_path_step;
 

@@ -114,19 +114,21 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 
 	/* uplink capacity of the crossed tiers against a ring's per-node demand */
 	double line_nic = c->scale_out.bandwidth / 1e9;
-	if (g->tier >= 2 && c->leaf_gpus > 0) {
+	if (g->tier >= CS_TIER_LEAF && c->leaf_gpus > 0) {
 		double cap = (double)c->leaf_gpus / gpn * line_nic /
 			     (c->leaf_oversubscription >= 1 ? c->leaf_oversubscription : 1);
 		if (e->inter > cap)
 			e->inter = cap;
 	}
-	if (g->tier >= 3 && c->pod_gpus > 0) {
+	if (g->tier >= CS_TIER_POD && c->pod_gpus > 0) {
 		double cap = (double)c->pod_gpus / gpn * (gpn * nics_per_gpu) * line_nic /
 			     (c->pod_oversubscription >= 1 ? c->pod_oversubscription : 1);
 		if (e->inter > cap)
 			e->inter = cap;
 	}
-	e->extra_us = g->tier >= 2 ? 2.0 * (g->tier - 1) * (double)c->switch_latency_ns / 1e3 : 0;
+	/* up and down through each switch tier above the leaf */
+	e->extra_us = g->tier >= CS_TIER_LEAF ?
+		      2.0 * (g->tier - CS_TIER_NIC) * (double)c->switch_latency_ns / 1e3 : 0;
 
 	int ch = e->nn == 1 ? (int)links : (int)(2 * nics_used + 0.5);
 	if (ch < 1)

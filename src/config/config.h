@@ -144,6 +144,9 @@ const char *cs_preset_model_name(size_t i);
  * scale-up, eight InfiniBand NICs, PCIe, one NVLink domain of 8. */
 void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c);
 
+/* "nvlink", "nic", "leaf" or "pod": the names the stragglers take. */
+const char *cs_tier_name(cs_tier t);
+
 /* ---- suggestions -------------------------------------------------------- */
 
 /* The candidate closest to word by edit distance (case-insensitive), or NULL

@@ -208,6 +208,18 @@ typedef struct cs_sim_spec {
 
 /* ---- perturbations ------------------------------------------------------ */
 
+/* The fabric's classes of links, from the GPU out. A link tier is what a
+ * straggler entry degrades ('tier: leaf', 'link: nic'); a transfer's or a
+ * group's tier is the highest it crosses. One table of names serves the
+ * scenario and the reports (cs_tier_name): "nvlink", "nic", "leaf", "pod". */
+typedef enum cs_tier {
+	CS_TIER_NVLINK,  /* the scale-up links, inside one domain */
+	CS_TIER_NIC,     /* the NICs: between domains under one leaf switch */
+	CS_TIER_LEAF,    /* the leaves' uplinks: between leaves of one pod */
+	CS_TIER_POD,     /* the pods' uplinks: between pods */
+	CS_TIERS
+} cs_tier;
+
 typedef enum cs_pert_target { CS_PERT_GPU, CS_PERT_NODE, CS_PERT_RANKS, CS_PERT_LINK, CS_PERT_TIER, CS_PERT_RANDOM } cs_pert_target;
 typedef enum cs_dist {
 	CS_DIST_NONE, CS_DIST_NORMAL, CS_DIST_LOGNORMAL, CS_DIST_GAMMA, CS_DIST_UNIFORM, CS_DIST_EXPONENTIAL
@@ -219,8 +231,8 @@ typedef struct cs_perturbation {
 	double compute;           /* compute time factor, > 0 (1.25 = 25 % slower) */
 	double bandwidth;         /* fraction of bandwidth kept, (0, 1] */
 	int64_t extra_latency_ns;
-	int tier;                 /* for CS_PERT_TIER: 0 nvlink, 1 leaf, 2 pod;
-	                           * for CS_PERT_LINK: 0 the GPU's nvlink port, 1 its nic */
+	cs_tier tier;             /* CS_PERT_TIER: every link of the tier; CS_PERT_LINK: the
+	                           * GPU's own port of it (CS_TIER_NVLINK or CS_TIER_NIC) */
 	cs_dist dist;             /* CS_PERT_RANDOM */
 	double fraction;          /* of GPUs drawn */
 	double p1, p2;            /* distribution parameters (mean/sigma, shape/scale, lo/hi) */

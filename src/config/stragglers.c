@@ -176,8 +176,14 @@ static const char *const entry_keys[] = {
 	"gpu", "node", "ranks", "compute", "link", "bandwidth", "latency", "tier", "random",
 	"seed", "per_step", "start_step", NULL
 };
+/* The names of cs_tier, in its order; a GPU's own link is one of the first two. */
+static const char *const tier_names[] = {"nvlink", "nic", "leaf", "pod", NULL};
 static const char *const link_names[] = {"nvlink", "nic", NULL};
-static const char *const tier_names[] = {"nvlink", "leaf", "pod", NULL};
+
+const char *cs_tier_name(cs_tier t)
+{
+	return (unsigned)t < CS_TIERS ? tier_names[t] : "?";
+}
 
 static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *pt)
 {
@@ -241,11 +247,14 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 			if (!text(val) || cs_parse_time(text(val), &pt->extra_latency_ns, msg, sizeof msg) != CS_OK)
 				return err(c, val, "straggler 'latency': %s%s", text(val) ? msg : "expects a time", "");
 			break;
-		case 7:
+		case 7: {
+			int t;
 			pt->target = CS_PERT_TIER;
-			if (!text(val) || (pt->tier = pick(text(val), tier_names)) < 0)
-				return bad_name(c, val, "tier", tier_names, 3);
+			if (!text(val) || (t = pick(text(val), tier_names)) < 0)
+				return bad_name(c, val, "tier", tier_names, CS_TIERS);
+			pt->tier = (cs_tier)t;
 			break;
+		}
 		case 8: pt->target = CS_PERT_RANDOM; st = parse_random(c, val, pt); break;
 		case 9: {
 			int64_t seed;
@@ -272,7 +281,7 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 		if (pt->target != CS_PERT_GPU)
 			return err(c, item, "straggler 'link' applies to one 'gpu'%s%s", "", "");
 		pt->target = CS_PERT_LINK;
-		pt->tier = link;
+		pt->tier = (cs_tier)link; /* link_names are the first of tier_names */
 	}
 	if (pt->target == CS_PERT_LINK || pt->target == CS_PERT_TIER) {
 		if (has_compute)

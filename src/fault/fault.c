@@ -95,7 +95,7 @@ int cs_fault_any_links(const cs_fault *f)
 void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
 {
 	const cs_scenario *sc = f->sc;
-	for (int t = 0; t < 3; t++) {
+	for (int t = 0; t < CS_TIERS; t++) {
 		f->lf.tier_keep[t] = 1.0;
 		f->lf.tier_lat[t] = 0;
 	}
@@ -112,7 +112,7 @@ void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
 			f->lf.tier_keep[p->tier] *= p->bandwidth;
 			f->lf.tier_lat[p->tier] += p->extra_latency_ns;
 		} else if (p->target == CS_PERT_LINK) {
-			int nic = p->tier == 1;
+			int nic = p->tier == CS_TIER_NIC;
 			(nic ? f->lf.nic_keep : f->lf.nvl_keep)[p->first] *= (float)p->bandwidth;
 			(nic ? f->lf.nic_lat : f->lf.nvl_lat)[p->first] += p->extra_latency_ns;
 		}

@@ -35,12 +35,12 @@ int cs_fault_draw(cs_fault *f, int64_t step, float *factor);
 
 /* Degraded links for one step: per GPU, the fraction of its NIC's and of its
  * NVLink port's bandwidth kept and the latency added; per fabric tier
- * (0 NVLink, 1 leaf, 2 between pods), the same for the whole tier. */
+ * (cs_tier), the same for every link of the tier. */
 typedef struct cs_link_faults {
 	float *nic_keep, *nvl_keep;       /* [ranks] */
 	int64_t *nic_lat, *nvl_lat;       /* [ranks], ns */
-	double tier_keep[3];
-	int64_t tier_lat[3];
+	double tier_keep[CS_TIERS];       /* by cs_tier */
+	int64_t tier_lat[CS_TIERS];
 } cs_link_faults;
 
 /* Whether any link or tier perturbation exists. */

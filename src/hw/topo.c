@@ -162,13 +162,13 @@ cs_group_shape cs_topo_group(const cs_topo *t, int64_t first, int64_t stride, in
 	}
 	int64_t last = first + (n - 1) * stride;
 	if (s.ndomains == 1)
-		s.tier = 0;
+		s.tier = CS_TIER_NVLINK;
 	else if (first / t->su_gpus == last / t->su_gpus)
-		s.tier = 1;
+		s.tier = CS_TIER_NIC;
 	else if (s.npods == 1)
-		s.tier = 2;
+		s.tier = CS_TIER_LEAF;
 	else
-		s.tier = 3;
+		s.tier = CS_TIER_POD;
 	return s;
 }
 

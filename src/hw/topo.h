@@ -52,7 +52,8 @@ typedef struct cs_group_shape {
 	int64_t ranks_per_node;  /* max members on one node */
 	int64_t ndomains;        /* distinct scale-up (NVLink) domains */
 	int64_t nleaves, npods;  /* distinct leaf switches / pods spanned */
-	int tier;                /* 0 one scale-up domain, 1 leaf, 2 spine in a pod, 3 between pods */
+	cs_tier tier;            /* the highest crossed: NVLink (one domain), the NICs (one
+	                          * leaf), the leaves' uplinks (one pod), the pods' uplinks */
 } cs_group_shape;
 
 cs_group_shape cs_topo_group(const cs_topo *t, int64_t first, int64_t stride, int64_t n);

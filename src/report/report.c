@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "config/config.h"
 #include "report/out.h"
 #include "study/study.h"
 
@@ -68,12 +69,11 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 				fprintf(f, ", %s %.4f s", cs_comm_kind_name((cs_comm_kind)k), p->comm_s[k]);
 		fprintf(f, "\n    longest on rank %lld (%.4f s of compute in one stretch)\n",
 			(long long)p->longest_rank, p->longest_s);
-		static const char *const tiers[] = { "nvlink", "leaf", "pod", "cross-pod" };
 		for (int i = 0; i < p->nlast; i++)
 			fprintf(f, "    %s rank %lld -> %lld via %s %s (%s) at %.4f s\n", i ? "  " : "ends:",
 				(long long)p->last[i].from, (long long)p->last[i].to,
 				cs_comm_kind_name((cs_comm_kind)p->last[i].kind), p->last[i].via,
-				tiers[p->last[i].tier & 3], p->last[i].at_s);
+				cs_tier_name((cs_tier)p->last[i].tier), p->last[i].at_s);
 	}
 	const cs_memory *mem = &m->memory;
 	fprintf(f, "  memory per GPU   %.1f GB of %.1f GB: %s%s%s\n", mem->total / GB, mem->capacity / GB,

@@ -87,11 +87,10 @@ static void link_fault(const cs_runner *r, const cs_group *g, const cs_group_sha
 			}
 		}
 	}
-	/* tiers: NVLink inside a domain, the leaves' uplinks for groups beyond
-	 * one leaf, the pods' uplinks for groups across pods (as the flow model) */
-	int uses[3] = { intra, sh->tier >= 2, sh->tier >= 3 };
-	for (int t = 0; t < 3; t++)
-		if (uses[t]) {
+	/* tiers: NVLink for members inside a domain, and every tier up to the
+	 * highest the group crosses (as the flow model) */
+	for (int t = 0; t < CS_TIERS; t++)
+		if (t == CS_TIER_NVLINK ? intra : (int)sh->tier >= t) {
 			k = fmin(k, lf->tier_keep[t]);
 			l += lf->tier_lat[t];
 		}
@@ -453,11 +452,13 @@ void cs__run_degrade_net(cs_runner *r)
 		if (lf->nvl_keep[g] < 1.0f)
 			scale_gpu_links(r, g, CS_LINK_NVL_UP, CS_LINK_NVL_DOWN, lf->nvl_keep[g]);
 	}
-	static const cs_link_kind tier_kinds[3][2] = {
-		{ CS_LINK_NVL_UP, CS_LINK_NVL_DOWN }, { CS_LINK_LEAF_UP, CS_LINK_LEAF_DOWN },
-		{ CS_LINK_POD_UP, CS_LINK_POD_DOWN },
+	static const cs_link_kind tier_kinds[CS_TIERS][2] = {
+		[CS_TIER_NVLINK] = { CS_LINK_NVL_UP, CS_LINK_NVL_DOWN },
+		[CS_TIER_NIC] = { CS_LINK_NIC_UP, CS_LINK_NIC_DOWN },
+		[CS_TIER_LEAF] = { CS_LINK_LEAF_UP, CS_LINK_LEAF_DOWN },
+		[CS_TIER_POD] = { CS_LINK_POD_UP, CS_LINK_POD_DOWN },
 	};
-	for (int t = 0; t < 3; t++) {
+	for (int t = 0; t < CS_TIERS; t++) {
 		if (lf->tier_keep[t] >= 1.0)
 			continue;
 		for (int32_t l = 0; l < cs_topo_nlinks(topo); l++) {
