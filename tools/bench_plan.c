@@ -36,7 +36,7 @@ static void print_plan(const char *label, const cs_plan *p)
 	       "%.4f s  MFU %.1f %%  %.1f GB  bound %s\n", label, (long long)p->tp,
 	       p->tp_beyond_domain ? "*" : "", (long long)p->cp, (long long)p->pp,
 	       (long long)p->vstages, (long long)p->dp, (long long)p->micro_batch,
-	       cs_plan_sharding_name(p->sharding), cs_plan_recompute_name(p->recompute),
+	       cs_sharding_name(p->sharding), cs_recompute_name(p->recompute),
 	       p->step_time_s, 100.0 * p->mfu, p->mem_bytes / 1e9, cs_plan_bound_name(p->bound));
 }
 

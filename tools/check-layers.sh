@@ -33,7 +33,7 @@ for dir in "$root"/src/*/; do
 		[ -e "$f" ] || continue
 		# "#include "mod/file.h"" lines, with their line numbers
 		grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"/]*/' "$f" |
-		sed 's/^\([0-9]*\):.*"\([^"/]*\)\/.*/\1 \2/' |
+		sed 's/^\([0-9]*\):[^"]*"\([^"/]*\)\/.*/\1 \2/' |
 		while read -r line dep; do
 			[ "$dep" = clustersim ] && continue
 			[ "$dep" = "$mod" ] && continue

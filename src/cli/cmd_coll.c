@@ -135,9 +135,11 @@ static int parse(int argc, char **argv, args *a)
 	int ndtypes = cs__nccl_dtypes();
 	for (int i = 0; i < ndtypes; i++)
 		dnames[i] = cs__nccl_dtype_name(i);
-	static const char *const algos[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
-					    "hierarchical"};
-	static const char *const protos[] = {"auto", "ll", "ll128", "simple"};
+	const char *algos[CS_ALGO_COUNT], *protos[CS_PROTO_COUNT];
+	for (int i = 0; i < CS_ALGO_COUNT; i++)
+		algos[i] = cs_coll_algo_name((cs_coll_algo)i);
+	for (int i = 0; i < CS_PROTO_COUNT; i++)
+		protos[i] = cs_coll_proto_name((cs_coll_proto)i);
 	static const char *const formats[] = {"text", "json"};
 	char msg[256];
 	cs_args ca;
@@ -175,8 +177,8 @@ static int parse(int argc, char **argv, args *a)
 					   id == O_ITERS ? "-n" : id == O_WARMUP ? "-w" : "-c", v);
 			break;
 		}
-		case O_ALGO: rc = pick("algorithm", v, algos, 6, &a->algo); break;
-		case O_PROTO: rc = pick("protocol", v, protos, 4, &a->proto); break;
+		case O_ALGO: rc = pick("algorithm", v, algos, CS_ALGO_COUNT, &a->algo); break;
+		case O_PROTO: rc = pick("protocol", v, protos, CS_PROTO_COUNT, &a->proto); break;
 		case O_FORMAT: rc = pick("format", v, formats, 2, &a->json); break;
 		case O_MIN:
 		case O_MAX:

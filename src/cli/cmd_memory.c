@@ -237,9 +237,6 @@ static int parse(mem_cmd *c, int argc, char **argv, bool *help)
 	return rc;
 }
 
-static const char *const recompute_names[] = { "none", "selective", "full" };
-static const char *const sharding_names[] = { "none (DDP)", "zero1", "zero2", "zero3",
-					      "shard-grad-op", "hybrid-shard" };
 
 static void print_text(mem_cmd *c, const cs_mem_breakdown *r)
 {
@@ -250,10 +247,11 @@ static void print_text(mem_cmd *c, const cs_mem_breakdown *r)
 	fprintf(f, "model %s: %.4g B parameters (%lld), %.0f bytes/param of training state\n",
 		sc->model.name, (double)r->params / 1e9, (long long)r->params,
 		r->state_bytes_per_param);
-	fprintf(f, "plan: tp %lld, pp %lld, dp %lld, cp %lld; sharding %s; recompute %s; "
+	fprintf(f, "plan: tp %lld, pp %lld, dp %lld, cp %lld; sharding %s%s; recompute %s; "
 		   "flash %s; sequence parallel %s\n",
 		(long long)p->tp, (long long)p->pp, (long long)p->dp, (long long)p->cp,
-		sharding_names[p->sharding], recompute_names[p->recompute],
+		cs_sharding_name(p->sharding), p->sharding == CS_SHARD_NONE ? " (DDP)" : "",
+		cs_recompute_name(p->recompute),
 		p->flash_attention ? "on" : "off", p->sequence_parallel ? "on" : "off");
 	fprintf(f, "batch: seq_len %lld, micro_batch %lld\n", (long long)sc->training.seq_len,
 		(long long)sc->training.micro_batch);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clustersim/clustersim.h"
+#include "config/config.h"
 #include "plan/planner.h"
 #include "report/out.h"
 
@@ -16,8 +17,8 @@ static void text_plan_cols(FILE *f, const cs_plan *p)
 	fprintf(f, " %3lld%s %3lld %3lld %2lld %5lld %3lld %2lld  %-13s %-9s",
 		(long long)p->tp, p->tp_beyond_domain ? "*" : " ", (long long)p->cp,
 		(long long)p->pp, (long long)p->vstages, (long long)p->dp, (long long)p->ep,
-		(long long)p->micro_batch, cs_plan_sharding_name(p->sharding),
-		cs_plan_recompute_name(p->recompute));
+		(long long)p->micro_batch, cs_sharding_name(p->sharding),
+		cs_recompute_name(p->recompute));
 }
 
 static double bound_s(const cs_plan *p)
@@ -108,8 +109,8 @@ static void json_plan(cs_jw *w, const cs_plan *p, int64_t rank)
 	cs_jw_kv_int(w, "micro_batch", p->micro_batch);
 	cs_jw_kv_str(w, "schedule", p->vstages > 1 ? "interleaved" : "1f1b");
 	cs_jw_kv_bool(w, "sequence_parallel", p->sequence_parallel);
-	cs_jw_kv_str(w, "sharding", cs_plan_sharding_name(p->sharding));
-	cs_jw_kv_str(w, "recompute", cs_plan_recompute_name(p->recompute));
+	cs_jw_kv_str(w, "sharding", cs_sharding_name(p->sharding));
+	cs_jw_kv_str(w, "recompute", cs_recompute_name(p->recompute));
 	cs_jw_kv_bool(w, "tp_beyond_domain", p->tp_beyond_domain);
 	cs_jw_kv_num(w, "memory_bytes", p->mem_bytes);
 	cs_jw_kv_num(w, "estimate_s", p->estimate_s);
@@ -185,11 +186,9 @@ void cs__plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_searc
 	const cs_cluster_spec *c = &sc->cluster;
 	for (int64_t i = 0; i < s->nplans && i < top; i++) {
 		const cs_plan *p = &s->plans[i];
-		static const char *const sharding[] = { "none (DDP)", "zero1", "zero2", "zero3",
-							"shard-grad-op", "hybrid-shard" };
-		fprintf(f, "# %lld: %.4g s per step, MFU %.1f %%, %.1f GB per GPU, sharding %s\n",
+		fprintf(f, "# %lld: %.4g s per step, MFU %.1f %%, %.1f GB per GPU, sharding %s%s\n",
 			(long long)(i + 1), p->step_time_s, 100.0 * p->mfu, p->mem_bytes / 1e9,
-			(unsigned)p->sharding < 6 ? sharding[p->sharding] : "?");
+			cs_sharding_name(p->sharding), p->sharding == CS_SHARD_NONE ? " (DDP)" : "");
 		fprintf(f, "torchrun --nnodes %lld --nproc-per-node %d pretrain_gpt.py \\\n",
 			(long long)c->nodes, c->gpus_per_node);
 		fprintf(f, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld",
@@ -231,8 +230,8 @@ void cs__plan_write_csv(FILE *f, const cs_plan_search *s)
 		fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%s,%d", (long long)(i + 1),
 			(long long)p->tp, (long long)p->cp, (long long)p->pp, (long long)p->vstages,
 			(long long)p->dp, (long long)p->ep, (long long)p->micro_batch,
-			p->sequence_parallel, cs_plan_sharding_name(p->sharding),
-			cs_plan_recompute_name(p->recompute), p->tp_beyond_domain);
+			p->sequence_parallel, cs_sharding_name(p->sharding),
+			cs_recompute_name(p->recompute), p->tp_beyond_domain);
 		const double nums[] = {p->mem_bytes, p->estimate_s, p->step_time_s, p->mfu,
 				       p->tflops_per_gpu, p->tokens_per_s, p->compute_s};
 		for (size_t j = 0; j < sizeof nums / sizeof nums[0]; j++) {

@@ -231,20 +231,6 @@ int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double 
 		    choice);
 }
 
-const char *cs_coll_algo_name(cs_coll_algo a)
-{
-	static const char *const names[CS_ALGO_COUNT] = {
-		"auto", "ring", "tree", "nvls", "nvls_tree", "hierarchical",
-	};
-	return a >= 0 && a < CS_ALGO_COUNT ? names[a] : "unknown";
-}
-
-const char *cs_coll_proto_name(cs_coll_proto p)
-{
-	static const char *const names[CS_PROTO_COUNT] = {"auto", "ll", "ll128", "simple"};
-	return p >= 0 && p < CS_PROTO_COUNT ? names[p] : "unknown";
-}
-
 const char *cs_coll_op_name(cs_coll_op op)
 {
 	static const char *const names[CS_COLL_OPS] = {

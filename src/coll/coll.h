@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "coll/coll_op.h"
+#include "config/config.h"   /* cs_coll_algo_name, cs_coll_proto_name */
 #include "config/scenario.h"
 #include "hw/topo.h"
 
@@ -41,8 +42,6 @@ void cs_coll_free(cs_coll *c);
 int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double bytes,
 		     cs_coll_choice *choice);
 
-const char *cs_coll_algo_name(cs_coll_algo a);
-const char *cs_coll_proto_name(cs_coll_proto p);
 const char *cs_coll_op_name(cs_coll_op op);
 /* The algorithm as a report names it: all-to-all is "pairwise", send/recv "p2p". */
 const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice);

@@ -144,6 +144,13 @@ const char *cs_preset_model_name(size_t i);
  * scale-up, eight InfiniBand NICs, PCIe, one NVLink domain of 8. */
 void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c);
 
+/* The names of the scenario's enums, as the key table reads them ('-' and
+ * '_' alike) and as every report prints them; "?" out of range. */
+const char *cs_coll_algo_name(cs_coll_algo a);   /* "auto", "ring", ..., "nvls_tree" */
+const char *cs_coll_proto_name(cs_coll_proto p); /* "auto", "ll", "ll128", "simple" */
+const char *cs_sched_name(cs_schedule s);        /* "gpipe", "1f1b", ..., "zb-v" */
+const char *cs_sharding_name(cs_sharding s);     /* "none", "zero1", ..., "hybrid" */
+const char *cs_recompute_name(cs_recompute r);   /* "none", "selective", "full" */
 /* "nvlink", "nic", "leaf" or "pod": the names the stragglers take. */
 const char *cs_tier_name(cs_tier t);
 

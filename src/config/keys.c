@@ -22,10 +22,26 @@ static const char *const fw_names[] = {"megatron", "pytorch", "fsdp", NULL};
 static const char *const attn_kernel_names[] = {"cudnn", "flash2", NULL};
 static const char *const doc_names[] = {"exponential", "lognormal", "fixed", NULL};
 static const char *const cp_names[] = {"all-gather", "ring", NULL};
-static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls-tree",
+static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
                                          "hierarchical", NULL};
 static const char *const proto_names[] = {"auto", "ll", "ll128", "simple", NULL};
 static const char *const fidelity_names[] = {"analytic", "flow", NULL};
+
+/* The tables above are the only spelling of their enums: read by the key
+ * table (which also accepts '-' for '_'), printed by everyone else. */
+static const char *enum_name(const char *const *names, int v)
+{
+	for (int i = 0; names[i]; i++)
+		if (i == v)
+			return names[i];
+	return "?";
+}
+
+const char *cs_coll_algo_name(cs_coll_algo a) { return enum_name(algo_names, (int)a); }
+const char *cs_coll_proto_name(cs_coll_proto p) { return enum_name(proto_names, (int)p); }
+const char *cs_sched_name(cs_schedule s) { return enum_name(sched_names, (int)s); }
+const char *cs_sharding_name(cs_sharding s) { return enum_name(shard_names, (int)s); }
+const char *cs_recompute_name(cs_recompute r) { return enum_name(recompute_names, (int)r); }
 
 #define FLD(m) offsetof(cs_scenario, m), sizeof(((cs_scenario *)0)->m)
 #define BIG 1e18

@@ -137,8 +137,5 @@ void cs_plan_search_free(cs_plan_search *s);
 
 /* "compute", "tp", "dp", "pp", "cp", "ep", "bubble". */
 const char *cs_plan_bound_name(int bound);
-/* The sharding and recompute names of the scenario file. */
-const char *cs_plan_sharding_name(cs_sharding s);
-const char *cs_plan_recompute_name(cs_recompute r);
 
 #endif

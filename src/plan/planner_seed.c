@@ -14,25 +14,11 @@
 #include "plan/planner.h"
 
 static const char *const bound_names[] = {"compute", "tp", "dp", "pp", "cp", "ep", "bubble"};
-static const char *const sharding_names[] = {"none", "zero1", "zero2", "zero3", "shard-grad-op",
-					     "hybrid"};
-static const char *const recompute_names[] = {"none", "selective", "full"};
 
 const char *cs_plan_bound_name(int bound)
 {
 	return bound >= 0 && bound <= CS_PLAN_BOUND_BUBBLE ? bound_names[bound] : "?";
 }
-
-const char *cs_plan_sharding_name(cs_sharding s)
-{
-	return (unsigned)s <= CS_SHARD_HYBRID ? sharding_names[s] : "?";
-}
-
-const char *cs_plan_recompute_name(cs_recompute r)
-{
-	return (unsigned)r <= CS_RECOMPUTE_FULL ? recompute_names[r] : "?";
-}
-
 static int64_t gcd64(int64_t a, int64_t b)
 {
 	while (b) {

@@ -1,6 +1,6 @@
 /*
  * schedule.c - op orders of GPipe, 1F1B and interleaved 1F1B, the virtual
- * stage maps, and schedule names. The zero-bubble orders are built by the
+ * stage maps, and schedules by name. The zero-bubble orders are built by the
  * list scheduler in schedule_zb.c.
  */
 #include "plan/schedule.h"
@@ -9,25 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const sched_names[] = {
-	[CS_SCHED_GPIPE] = "gpipe",
-	[CS_SCHED_1F1B] = "1f1b",
-	[CS_SCHED_INTERLEAVED] = "interleaved",
-	[CS_SCHED_ZB_H1] = "zb-h1",
-	[CS_SCHED_ZB_V] = "zb-v",
-};
-
-const char *cs_sched_name(cs_schedule sched)
-{
-	if ((unsigned)sched < sizeof(sched_names) / sizeof(sched_names[0]))
-		return sched_names[sched];
-	return "unknown";
-}
-
 int cs_sched_parse(const char *name, cs_schedule *out)
 {
-	for (size_t i = 0; i < sizeof(sched_names) / sizeof(sched_names[0]); i++) {
-		if (strcmp(name, sched_names[i]) == 0) {
+	for (int i = CS_SCHED_GPIPE; i <= CS_SCHED_ZB_V; i++) {
+		if (cs_name_eq(name, cs_sched_name((cs_schedule)i))) {
 			*out = (cs_schedule)i;
 			return 0;
 		}

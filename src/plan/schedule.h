@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "clustersim/clustersim.h"
+#include "config/config.h"     /* cs_sched_name */
 #include "config/scenario.h"
 
 typedef enum cs_sched_kind {
@@ -77,9 +78,8 @@ int cs_sched_split_backward(cs_schedule sched);
  * 2 for ZB-V, 1 for the rest. The one rule for the builder and the writers. */
 int64_t cs_sched_chunks(cs_schedule sched, int64_t virtual_stages);
 
-/* Name as the command line and scenarios spell it ("gpipe", "1f1b",
- * "interleaved", "zb-h1", "zb-v"); and back: 0, or -1 when unknown. */
-const char *cs_sched_name(cs_schedule sched);
+/* A schedule from its name (cs_sched_name's, '-' and '_' alike): 0, or -1
+ * when unknown. */
 int cs_sched_parse(const char *name, cs_schedule *out);
 
 #endif
