@@ -130,7 +130,8 @@ START_TEST(missing_file)
 	cs_diag d = { { 0 } };
 	ck_assert_int_eq(cs_scenario_load(GPT_SC, sets, 1, &sc, &d), CS_ERR_INPUT);
 	ck_assert_ptr_null(sc);
-	const char *want = "--set 'cluster.gpu.calibration': cannot open calibration '";
+	const char *want = "--set 'cluster.gpu.calibration=no-such-calibration.yaml': cannot open "
+			   "calibration '";
 	ck_assert_msg(strncmp(d.msg, want, strlen(want)) == 0, "%s", d.msg);
 	ck_assert_ptr_nonnull(strstr(d.msg, "no-such-calibration.yaml"));
 }

@@ -9,17 +9,6 @@
 /* Upper bound on the key table's length (checked by the tests). */
 #define CS__MAX_KEYS CS_SCENARIO_MAX_KEYS
 
-/* Where a key's value came from, for messages of cross-field checks. */
-typedef struct cs__where {
-	int line, col;      /* 1-based; 0 when not from the file */
-	const char *set;    /* the --set assignment, or NULL */
-} cs__where;
-
-typedef struct cs__marks {
-	const char *file;
-	cs__where key[CS__MAX_KEYS];
-} cs__marks;
-
 /* units.c */
 bool cs__parse_number(const char *text, double *out);
 cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
@@ -46,7 +35,11 @@ cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file
 
 /* validate.c */
 void cs__config_reopen(cs_scenario *sc);
-cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *diag);
+cs_status cs__config_check(cs_scenario *sc, cs_diag *diag);
+/* Where key k's value came from, as messages print it: "file:line:col",
+ * "--set 'key=value'" or, for a default, the file's path ("scenario" for
+ * none). */
+void cs__config_where(const cs_scenario *sc, const cs_config_key *k, char *out, size_t n);
 
 /* stragglers.c: the "stragglers" list of a loaded document */
 struct yaml_document_s;

@@ -22,7 +22,6 @@ typedef struct loader {
 	cs_scenario *sc;
 	const char *file;
 	yaml_document_t doc;
-	cs__marks marks;
 	cs_diag *diag;
 } loader;
 
@@ -60,11 +59,8 @@ static yaml_node_t *find(loader *ld, yaml_node_t *map, const char *key)
 
 static void mark(loader *ld, const cs_config_key *k, const yaml_node_t *node)
 {
-	cs__where *w = &ld->marks.key[cs__config_key_index(k)];
-
-	w->line = (int)node->start_mark.line + 1;
-	w->col = (int)node->start_mark.column + 1;
-	w->set = NULL;
+	ld->sc->where[cs__config_key_index(k)] = (cs_key_pos){
+		(int32_t)node->start_mark.line + 1, (int32_t)node->start_mark.column + 1 };
 }
 
 static cs_status set_scalar(loader *ld, const cs_config_key *k, yaml_node_t *value)
@@ -231,7 +227,19 @@ static cs_status load_doc(loader *ld, const unsigned char *buf, size_t len)
 
 /* ---- overrides ----------------------------------------------------------- */
 
-static cs_status override(cs_scenario *sc, const char *a, cs__marks *marks, cs_diag *diag)
+/* Keep the assignment text in the scenario for messages about the key. */
+static cs_key_pos set_mark(cs_scenario *sc, const char *a)
+{
+	size_t len = strlen(a) + 1;
+	if (sc->set_used < 0 || (size_t)sc->set_used + len > sizeof sc->set_text)
+		return (cs_key_pos){ -1, -1 };
+	memcpy(sc->set_text + sc->set_used, a, len);
+	cs_key_pos w = { -1, sc->set_used };
+	sc->set_used += (int32_t)len;
+	return w;
+}
+
+static cs_status override(cs_scenario *sc, const char *a, cs_diag *diag)
 {
 	char key[256], value[512], msg[700];
 	const char *eq = a ? strchr(a, '=') : NULL, *v;
@@ -284,26 +292,27 @@ static cs_status override(cs_scenario *sc, const char *a, cs__marks *marks, cs_d
 		snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': %s", a, msg);
 		return CS_ERR_INPUT;
 	}
-	if (marks) {
-		cs__where *w = &marks->key[cs__config_key_index(k)];
-		w->line = w->col = 0;
-		w->set = a;
-	}
-	sc->where[cs__config_key_index(k)] = (cs_key_pos){ -1, 0 };
+	sc->where[cs__config_key_index(k)] = set_mark(sc, a);
 	return CS_OK;
+}
+
+void cs__config_where(const cs_scenario *sc, const cs_config_key *k, char *out, size_t n)
+{
+	cs_key_pos w = k ? sc->where[cs__config_key_index(k)] : (cs_key_pos){ 0, 0 };
+	const char *file = sc->path[0] ? sc->path : "scenario";
+	if (w.line > 0)
+		snprintf(out, n, "%.300s:%d:%d", file, (int)w.line, (int)w.col);
+	else if (w.line < 0 && w.col >= 0 && w.col < sc->set_used)
+		snprintf(out, n, "--set '%.300s'", sc->set_text + w.col);
+	else if (w.line < 0)
+		snprintf(out, n, "--set '%s'", k->path);
+	else
+		snprintf(out, n, "%.300s", file);
 }
 
 void cs_config_locate(const cs_scenario *sc, const char *key, char *out, size_t n)
 {
-	const cs_config_key *k = cs_config_key_find(key);
-	cs_key_pos w = k ? sc->where[cs__config_key_index(k)] : (cs_key_pos){ 0, 0 };
-	const char *file = sc->path[0] ? sc->path : "scenario";
-	if (w.line > 0)
-		snprintf(out, n, "%s:%d:%d", file, (int)w.line, (int)w.col);
-	else if (w.line < 0)
-		snprintf(out, n, "--set '%s'", key);
-	else
-		snprintf(out, n, "%s", file);
+	cs__config_where(sc, cs_config_key_find(key), out, n);
 }
 
 cs_status cs_config_apply_override(cs_scenario *sc, const char *assignment, cs_diag *diag)
@@ -312,7 +321,7 @@ cs_status cs_config_apply_override(cs_scenario *sc, const char *assignment, cs_d
 
 	if (!sc)
 		return CS_ERR_INPUT;
-	return override(sc, assignment, NULL, diag ? diag : &scratch);
+	return override(sc, assignment, diag ? diag : &scratch);
 }
 
 /* ---- the public entry points --------------------------------------------- */
@@ -364,7 +373,6 @@ cs_status cs_config_load(const char *path, const char *const *overrides, size_t 
 	}
 	ld->file = path;
 	ld->diag = diag;
-	ld->marks.file = path;
 	cs_config_defaults(ld->sc);
 	snprintf(ld->sc->path, sizeof ld->sc->path, "%s", path);
 
@@ -373,15 +381,11 @@ cs_status cs_config_load(const char *path, const char *const *overrides, size_t 
 		st = load_doc(ld, buf, len);
 	free(buf);
 	for (size_t i = 0; st == CS_OK && i < n_overrides; i++)
-		st = override(ld->sc, overrides[i], &ld->marks, diag);
+		st = override(ld->sc, overrides[i], diag);
 	if (st == CS_OK && ld->sc->name[0] == '\0')
 		default_name(ld->sc, path);
 	if (st == CS_OK)
-		st = cs__config_check(ld->sc, &ld->marks, diag);
-	for (size_t i = 0; st == CS_OK && i < CS__MAX_KEYS; i++) {
-		const cs__where *w = &ld->marks.key[i];
-		ld->sc->where[i] = w->set ? (cs_key_pos){ -1, 0 } : (cs_key_pos){ w->line, w->col };
-	}
+		st = cs__config_check(ld->sc, diag);
 	if (st == CS_OK)
 		*out = ld->sc;
 	else

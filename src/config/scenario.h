@@ -244,10 +244,14 @@ typedef struct cs_perturbation {
 
 /* ---- the scenario ------------------------------------------------------- */
 
-/* Where a key's value came from, for messages of checks made after loading:
- * 1-based line and column in the file; line 0 when defaulted or derived, -1
- * when an override (--set) gave it. Indexed like the key table. */
+/* Where a key's value came from, the one record every message about it
+ * reads (validation when loading, and again after cs_config_apply_override):
+ * 1-based line and column in the file; line 0 when defaulted or derived;
+ * line -1 when an override (--set) gave it, col then the offset of its
+ * assignment in the scenario's set_text (-1 when that was full). Indexed like
+ * the key table. */
 #define CS_SCENARIO_MAX_KEYS 128
+#define CS_SCENARIO_SET_TEXT 4096
 typedef struct cs_key_pos {
 	int32_t line, col;
 } cs_key_pos;
@@ -267,6 +271,8 @@ typedef struct cs_scenario {
 	                           * derived (CS_DERIVED_* in config/config.h), so
 	                           * a later override derives them again */
 	cs_key_pos where[CS_SCENARIO_MAX_KEYS];
+	char set_text[CS_SCENARIO_SET_TEXT]; /* the overrides' assignments, each ended by NUL */
+	int32_t set_used;
 } cs_scenario;
 
 /* Derived quantities every module needs; cheap, so not stored. */

@@ -93,44 +93,32 @@ void cs__config_reopen(cs_scenario *sc)
 
 typedef struct checker {
 	cs_scenario *sc;
-	const cs__marks *marks;
 	cs_diag *diag;
 } checker;
 
-static const cs__where *where_of(const checker *c, const char *key)
+/* The key's entry when it has a place (file or --set), else NULL. */
+static const cs_config_key *placed(const checker *c, const char *key)
 {
 	const cs_config_key *k = key ? cs_config_key_find(key) : NULL;
-	const cs__where *w;
-
-	if (!k || !c->marks)
-		return NULL;
-	w = &c->marks->key[cs__config_key_index(k)];
-	return (w->set || w->line > 0) ? w : NULL;
+	return k && c->sc->where[cs__config_key_index(k)].line != 0 ? k : NULL;
 }
 
 /* Report at the location of key1 (or key2, or the file). */
 static cs_status fail(const checker *c, const char *key1, const char *key2, const char *fmt, ...)
 {
-	const cs__where *w = where_of(c, key1);
-	char body[768];
+	const cs_config_key *k = placed(c, key1);
+	char body[768], where[400];
 	va_list ap;
 
-	if (!w)
-		w = where_of(c, key2);
+	if (!k)
+		k = placed(c, key2);
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof body, fmt, ap);
 	va_end(ap);
 	if (!c->diag)
 		return CS_ERR_INPUT;
-	if (w && w->set)
-		snprintf(c->diag->msg, sizeof c->diag->msg, "--set '%.200s': %.700s", w->set, body);
-	else if (w)
-		snprintf(c->diag->msg, sizeof c->diag->msg, "%.300s:%d:%d: %.680s", c->marks->file,
-		         w->line, w->col, body);
-	else if (c->sc->path[0])
-		snprintf(c->diag->msg, sizeof c->diag->msg, "%.300s: %.680s", c->sc->path, body);
-	else
-		snprintf(c->diag->msg, sizeof c->diag->msg, "scenario: %s", body);
+	cs__config_where(c->sc, k, where, sizeof where);
+	snprintf(c->diag->msg, sizeof c->diag->msg, "%.330s: %.680s", where, body);
 	return CS_ERR_INPUT;
 }
 
@@ -396,9 +384,9 @@ static cs_status check_fold(checker *c)
 	return CS_OK;
 }
 
-cs_status cs__config_check(cs_scenario *sc, const cs__marks *marks, cs_diag *diag)
+cs_status cs__config_check(cs_scenario *sc, cs_diag *diag)
 {
-	checker c = {sc, marks, diag};
+	checker c = {sc, diag};
 	cs_status st;
 
 	if ((st = derive_hw(&c)) != CS_OK || (st = derive_model(&c)) != CS_OK ||
@@ -413,5 +401,5 @@ cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag)
 {
 	if (!sc)
 		return CS_ERR_INPUT;
-	return cs__config_check(sc, NULL, diag);
+	return cs__config_check(sc, diag);
 }

@@ -64,7 +64,7 @@ if [ -w /dev/full ]; then
 fi
 # a kernel profile that cannot be read is bad input, with its location
 expect 2 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile=no-such-profile.yaml
-grep -q "^--set 'cluster.gpu.profile': cannot open kernel profile" err.txt ||
+grep -q "^--set 'cluster.gpu.profile=no-such-profile.yaml': cannot open kernel profile" err.txt ||
 	{ echo "FAIL: no location for the missing profile:" >&2; cat err.txt >&2; fail=1; }
 printf 'name: x\ngpu: y\nderived: maybe\n' >bad-profile.yaml
 expect 2 validate scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile="$tmp/bad-profile.yaml"
