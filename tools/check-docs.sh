@@ -5,7 +5,9 @@
 # `clustersim ...` code spans of their text and tables, each run from the
 # repository root with BUILD's binary, must exit 0. Commands that name an
 # input file the repository does not have (a user's own trace, scenario or
-# calibration) are skipped and counted.
+# calibration) are skipped and counted. Then tools/check-doc-figures.py
+# compares the outputs and table figures the docs quote with what the
+# commands print.
 #
 #   tools/check-docs.sh [BUILD_DIR]      (default build-release)
 set -u
@@ -74,4 +76,6 @@ while IFS="$(printf '\t')" read -r doc cmd; do
 	fi
 done <"$tmp/commands"
 echo "check-docs: $ran commands ran, $failed failed, $skipped skipped (inputs not in the repository)"
+# and the figures they quote are what they print
+python3 tools/check-doc-figures.py "$build" || failed=$((failed + 1))
 [ "$failed" -eq 0 ]

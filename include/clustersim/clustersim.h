@@ -166,11 +166,14 @@ void cs_scenario_free(cs_scenario *sc);
  * (defaults); sc and out may not (CS_ERR_INPUT). */
 cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out,
                       cs_diag *diag);
+/* The run's metrics, owned by res (which may not be NULL). */
 const cs_metrics *cs_result_metrics(const cs_result *res);
 void cs_result_free(cs_result *res);
 
+/* "tp", "dp", "pp", "cp", "ep"; "?" out of range. Static strings. */
 const char *cs_comm_kind_name(cs_comm_kind kind);
-/* "gemm", "attention", "memory_bound", "optimizer", "host_idle". */
+/* "gemm", "attention", "memory_bound", "optimizer", "host_idle"; "?" out
+ * of range. Static strings. */
 const char *cs_compute_kind_name(cs_compute_kind kind);
 
 #ifdef __cplusplus

@@ -229,6 +229,27 @@ grep -q '^# Collective test starting: all_reduce_perf$' coll.txt &&
 expect 0 calibrate --nccl-tests coll.txt scenarios/3d-llama3-70b-64gpu.yaml --out fit.yaml
 grep -q '^  scale_up_bandwidth: 0.8$' fit.yaml && grep -q '^  latency: 1.4$' fit.yaml ||
 	{ echo "FAIL: coll's output did not calibrate back:" >&2; cat fit.yaml >&2; fail=1; }
+# and a parser written the way scripts read nccl-tests output (header fields
+# by name, data rows by column position, the footer's average) reads it
+# unchanged: 13 columns per row, busbw = algbw x 2(n-1)/n for all_reduce,
+# the average is the mean of every busbw column
+awk '
+	/^# nThread/ { for (i = 2; i < NF; i++) if ($i == "nGpus") n = $(i + 1) }
+	/^# Avg bus bandwidth/ { avg = $NF }
+	/^ *[0-9]/ {
+		rows++
+		if ($1 != $2 * 4 || $3 != "float" || $4 != "sum" || $9 != "N/A" || $13 != "N/A") bad++
+		for (c = 7; c <= 11; c += 4) {
+			f = $c * 2 * (n - 1) / n
+			if ($(c + 1) - f > 0.011 || f - $(c + 1) > 0.011) bad++
+			sum += $(c + 1); cnt++
+		}
+	}
+	END {
+		if (n != 8 || rows != 31 || bad || cnt == 0) exit 1
+		m = sum / cnt
+		exit (m - avg > 0.01 * avg + 0.01 || avg - m > 0.01 * avg + 0.01)
+	}' coll.txt || { echo "FAIL: an nccl-tests parser could not read coll's output:" >&2; cat coll.txt >&2; fail=1; }
 expect 0 coll --op alltoall -b 1M -e 4M -d half -o max
 grep -q '^     1048576         65536      half    none      -1 ' out.txt ||
 	{ echo "FAIL: coll alltoall -d half:" >&2; cat out.txt >&2; fail=1; }
