@@ -104,7 +104,7 @@ static int parse(cs_args *a, plan_args *r)
 
 	memset(r, 0, sizeof *r);
 	r->top = 10;
-	r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
+	r->progress = cs_cli_progress_default();
 	r->opts.jobs = cpus > 0 ? (cpus > 64 ? 64 : (int)cpus) : 1;
 	while ((id = cs_args_next(a, plan_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
@@ -158,7 +158,7 @@ static int parse(cs_args *a, plan_args *r)
 						    val);
 			break;
 		case O_OUT: r->out = val; break;
-		case O_PROGRESS: r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES; break;
+		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_HELP:
 			fputs(plan_help, stdout);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "model/memory.h"
@@ -120,7 +121,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 	const char *val;
 	int id;
 	memset(r, 0, sizeof(*r));
-	r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
+	r->progress = cs_cli_progress_default();
 	while ((id = cs_args_next(a, opts, &val)) != CS_ARGS_END) {
 		switch (id) {
 		case CS_ARGS_ERROR:
@@ -146,7 +147,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 			if (parse_ranks(a, val, r))
 				return 2;
 			break;
-		case O_PROGRESS: r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES; break;
+		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
 			fputs(help, stdout);

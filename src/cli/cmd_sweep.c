@@ -86,7 +86,7 @@ static int parse(cs_args *a, sweep_args *r)
 	long n;
 	int64_t jobs;
 	memset(r, 0, sizeof(*r));
-	r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
+	r->progress = cs_cli_progress_default();
 	r->metric = "step_time_s";
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	r->jobs = n > 0 && n < 1024 ? (int)n : 1;
@@ -115,7 +115,7 @@ static int parse(cs_args *a, sweep_args *r)
 		case O_OUT: r->out = val; break;
 		case O_PLOT: r->plot = val; break;
 		case O_METRIC: r->metric = val; break;
-		case O_PROGRESS: r->progress = isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES; break;
+		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
 			fputs(sweep_help, stdout);

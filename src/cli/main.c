@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cmd_calibrate.h"
+#include "cli/cmd_goodput.h"
 #include "cli/cmd_list.h"
 #include "cli/cmd_coll.h"
 #include "cli/cmd_compare.h"
@@ -33,6 +34,7 @@ static const command commands[] = {
 	{ "plan", cs_cmd_plan, "search parallel plans, rank them by simulated step time" },
 	{ "compare", cs_cmd_compare, "a profiler trace's kernel time by class beside a simulation" },
 	{ "calibrate", cs_cmd_calibrate, "fit a calibration to a profiler trace or nccl-tests output" },
+	{ "goodput", cs_cmd_goodput, "effective training time over days of failures and restarts" },
 	{ "list", cs_cmd_list, "GPU and model presets, and the scenarios shipped" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -5,8 +5,19 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "clustersim/clustersim.h"
+
+int cs_cli_progress_default(void)
+{
+	return isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
+}
+
+int cs_cli_progress_asked(void)
+{
+	return isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES;
+}
 
 void cs_cli_progress_init(cs_cli_progress *p, int mode, const char *what)
 {

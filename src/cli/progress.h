@@ -19,6 +19,12 @@ typedef struct cs_cli_progress {
 	bool ended;            /* the line of done == total is out */
 } cs_cli_progress;
 
+/* The mode by default: a rewritten line on a terminal, else none. */
+int cs_cli_progress_default(void);
+/* The mode --progress asks for: a rewritten line on a terminal, else a line
+ * every 10 s. */
+int cs_cli_progress_asked(void);
+
 /* Start the clock; `what` must outlive p. */
 void cs_cli_progress_init(cs_cli_progress *p, int mode, const char *what);
 /* A cs_pool_progress_fn; ud is the cs_cli_progress. */

@@ -26,6 +26,8 @@ static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls_t
                                          "hierarchical", NULL};
 static const char *const proto_names[] = {"auto", "ll", "ll128", "simple", NULL};
 static const char *const fidelity_names[] = {"analytic", "flow", NULL};
+static const char *const fail_dist_names[] = {"exponential", "weibull", NULL};
+static const char *const reliab_preset_names[] = {"none", "llama3", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -233,7 +235,7 @@ static const cs_config_key keys[] = {
 	  NULL, "1", "busiest expert rank's load over the mean"),
 
 	K("collectives.algorithm", CS_KIND_ENUM, coll.algorithm, 0, 0, false, algo_names, "auto",
-	  "auto | ring | tree | nvls | nvls-tree | hierarchical"),
+	  "auto | ring | tree | nvls | nvls_tree | hierarchical"),
 	K("collectives.protocol", CS_KIND_ENUM, coll.protocol, 0, 0, false, proto_names, "auto",
 	  "auto | ll | ll128 | simple"),
 	K("collectives.fidelity", CS_KIND_ENUM, coll.fidelity, 0, 0, false, fidelity_names,
@@ -248,6 +250,54 @@ static const cs_config_key keys[] = {
 	  "training steps simulated"),
 	K("simulate.fold", CS_KIND_BOOL, sim.fold, 0, 0, false, NULL, "false",
 	  "simulate one representative rank per role when nothing perturbs ranks"),
+	K("reliability.preset", CS_KIND_ENUM, reliability.preset, 0, 0, false, reliab_preset_names,
+	  "none", "none | llama3: failure rates per unit derived from Llama 3 405B's 54-day "
+	  "interruption log (docs/goodput.md); rates given here override it"),
+	K("reliability.gpu_rate", CS_KIND_FLOAT, reliability.rate[CS_FAIL_GPU], 0, 1, false, NULL,
+	  "the preset's, else 0", "GPU failures (not HBM) per GPU per hour"),
+	K("reliability.hbm_rate", CS_KIND_FLOAT, reliability.rate[CS_FAIL_HBM], 0, 1, false, NULL,
+	  "the preset's, else 0", "HBM failures per GPU per hour"),
+	K("reliability.host_rate", CS_KIND_FLOAT, reliability.rate[CS_FAIL_HOST], 0, 1, false,
+	  NULL, "the preset's, else 0", "host failures (CPU, memory, power, disks, unplanned "
+	  "maintenance) per node per hour"),
+	K("reliability.nic_rate", CS_KIND_FLOAT, reliability.rate[CS_FAIL_NIC], 0, 1, false, NULL,
+	  "the preset's, else 0", "NIC failures per NIC (one per GPU) per hour"),
+	K("reliability.network_rate", CS_KIND_FLOAT, reliability.rate[CS_FAIL_NETWORK], 0, 1, false,
+	  NULL, "the preset's, else 0", "switch and cable failures per node per hour"),
+	K("reliability.software_rate", CS_KIND_FLOAT, reliability.rate[CS_FAIL_SOFTWARE], 0, 100,
+	  false, NULL, "the preset's, else 0", "software failures of the job per hour"),
+	K("reliability.planned_per_day", CS_KIND_FLOAT, reliability.planned_per_day, 0, 1000, false,
+	  NULL, "the preset's, else 0", "planned maintenance interruptions per day (a checkpoint "
+	  "is taken first: no work lost)"),
+	K("reliability.distribution", CS_KIND_ENUM, reliability.distribution, 0, 0, false,
+	  fail_dist_names, "exponential", "exponential | weibull: gaps between one class's failures"),
+	K("reliability.weibull_shape", CS_KIND_FLOAT, reliability.weibull_shape, 0, 100, true, NULL,
+	  "1", "Weibull shape k (1 is exponential, < 1 infant mortality)"),
+	K("reliability.checkpoint.interval", CS_KIND_TIME, reliability.checkpoint_interval_ns, 0,
+	  9e18, false, NULL, "0", "training time between checkpoints (e.g. 30 min); 0 = none"),
+	K("reliability.checkpoint.size", CS_KIND_SIZE, reliability.checkpoint_bytes, 0, BIG, false,
+	  NULL, "weights + optimizer state", "the whole job's checkpoint"),
+	K("reliability.checkpoint.node_bandwidth", CS_KIND_BANDWIDTH, reliability.node_write_bw, 0,
+	  BIG, true, NULL, "25 GB/s", "what each node writes to (and reads from) storage"),
+	K("reliability.checkpoint.storage_bandwidth", CS_KIND_BANDWIDTH, reliability.storage_bw, 0,
+	  BIG, true, NULL, "2 TB/s", "what the shared storage takes in all"),
+	K("reliability.checkpoint.storage_capacity", CS_KIND_SIZE, reliability.storage_capacity, 0,
+	  BIG, false, NULL, "0", "storage for checkpoints; 0 = unlimited"),
+	K("reliability.checkpoint.async", CS_KIND_BOOL, reliability.async_checkpoint, 0, 0, false,
+	  NULL, "false", "snapshot to host memory, then write while training goes on"),
+	K("reliability.checkpoint.snapshot_bandwidth", CS_KIND_BANDWIDTH, reliability.snapshot_bw,
+	  0, BIG, true, NULL, "25 GB/s", "device-to-host copy per GPU of an async snapshot"),
+	K("reliability.restart_time", CS_KIND_TIME, reliability.restart_ns, 0, 9e18, false, NULL,
+	  "10 min", "from a failure to training again: detection, scheduling, process start, "
+	  "communicator set-up (the checkpoint load is added)"),
+	K("reliability.spares", CS_KIND_INT, reliability.spares, 0, 1e9, false, NULL, "0",
+	  "hot spare nodes; a hardware failure takes one"),
+	K("reliability.repair_time", CS_KIND_TIME, reliability.repair_ns, 0, 9e18, false, NULL,
+	  "2 h", "until a failed node is back (as a spare); without a spare the job waits, or "
+	  "goes on smaller when elastic"),
+	K("reliability.elastic", CS_KIND_BOOL, reliability.elastic, 0, 0, false, NULL, "false",
+	  "without a spare, go on with one data-parallel replica fewer per missing node"),
+
 	K("simulate.seed", CS_KIND_INT, sim.seed, 0, 9.2e18, false, NULL, "1",
 	  "seed of random draws"),
 };

@@ -206,6 +206,37 @@ typedef struct cs_sim_spec {
 	uint64_t seed;
 } cs_sim_spec;
 
+/* ---- reliability: failures, checkpoints, restarts over a run ------------ */
+
+/* Classes of failure, each a rate per unit per hour of its unit: a GPU
+ * (gpu, hbm), a node (host, network: the node's links and its share of the
+ * switches), a NIC (one per GPU, rail-optimised) or the job (software). */
+typedef enum cs_fail_class {
+	CS_FAIL_GPU, CS_FAIL_HBM, CS_FAIL_HOST, CS_FAIL_NIC, CS_FAIL_NETWORK, CS_FAIL_SOFTWARE,
+	CS_FAIL_CLASSES
+} cs_fail_class;
+typedef enum cs_fail_dist { CS_FAIL_EXPONENTIAL, CS_FAIL_WEIBULL } cs_fail_dist;
+typedef enum cs_reliab_preset { CS_RELIAB_NONE, CS_RELIAB_LLAMA3 } cs_reliab_preset;
+
+typedef struct cs_reliability_spec {
+	cs_reliab_preset preset;   /* fills the rates left unset (< 0) */
+	double rate[CS_FAIL_CLASSES]; /* per unit per hour; < 0: unset (the preset's, else 0) */
+	double planned_per_day;    /* planned maintenance interruptions of the job; < 0 unset */
+	cs_fail_dist distribution; /* of each class's gaps between failures */
+	double weibull_shape;
+	int64_t checkpoint_interval_ns; /* of training time between checkpoints; 0: none */
+	double checkpoint_bytes;   /* whole job; 0: weights + optimizer state (memory model) */
+	double node_write_bw;      /* bytes/s each node writes to storage */
+	double storage_bw;         /* bytes/s the shared storage takes in all (and reads back) */
+	double storage_capacity;   /* bytes; 0: unlimited */
+	bool async_checkpoint;     /* snapshot to host memory, write in the background */
+	double snapshot_bw;        /* bytes/s per GPU of that snapshot (device to host) */
+	int64_t restart_ns;        /* scheduler, process start, communicator set-up */
+	int64_t spares;            /* hot spare nodes */
+	int64_t repair_ns;         /* until a failed node is back in the spare pool */
+	bool elastic;              /* without a spare, go on with fewer data-parallel replicas */
+} cs_reliability_spec;
+
 /* ---- perturbations ------------------------------------------------------ */
 
 /* The fabric's classes of links, from the GPU out. A link tier is what a
@@ -265,6 +296,7 @@ typedef struct cs_scenario {
 	cs_parallel_spec parallel;
 	cs_coll_spec coll;
 	cs_sim_spec sim;
+	cs_reliability_spec reliability;
 	int n_perturbations;
 	cs_perturbation perturbations[CS_MAX_PERTURBATIONS];
 	unsigned derived;         /* config bookkeeping: values cs_config_validate

@@ -32,7 +32,8 @@ static const unit bandwidth_units[] = {
 
 /* factors to nanoseconds */
 static const unit time_units[] = {
-	{"ns", 1.0}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}, {NULL, 0}
+	{"ns", 1.0}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"min", 60e9},
+	{"h", 3600e9}, {"d", 86400e9}, {NULL, 0}
 };
 
 static const unit flops_units[] = {

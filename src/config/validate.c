@@ -57,6 +57,17 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->parallel.cp_kind = CS_CP_ALLGATHER;
 	sc->parallel.expert_imbalance = 1.0;
 
+	cs_reliability_spec *rl = &sc->reliability;
+	for (int c = 0; c < CS_FAIL_CLASSES; c++)
+		rl->rate[c] = -1;
+	rl->planned_per_day = -1;
+	rl->weibull_shape = 1;
+	rl->node_write_bw = 25e9;
+	rl->storage_bw = 2e12;
+	rl->snapshot_bw = 25e9;
+	rl->restart_ns = INT64_C(600000000000);
+	rl->repair_ns = INT64_C(7200000000000);
+
 	sc->coll.algorithm = CS_ALGO_AUTO;
 	sc->coll.protocol = CS_PROTO_AUTO;
 	sc->coll.fidelity = CS_FIDELITY_ANALYTIC;

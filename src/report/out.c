@@ -551,3 +551,19 @@ int cs_jw_finish(cs_jw *w)
 		putc('\n', w->f);
 	return (w->bad || w->depth != 0 || w->after_key || !w->any[0]) ? -1 : 0;
 }
+
+void cs_xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n')
+				fputc(*s, f);
+		}
+	}
+}

@@ -104,4 +104,8 @@ void cs_jw_kv_bool(cs_jw *w, const char *key, bool v);
  * complete and well formed, -1 otherwise. */
 int cs_jw_finish(cs_jw *w);
 
+/* Text inside an XML (SVG) element or attribute: & < > " ' escaped,
+ * control characters other than tab and newline dropped. */
+void cs_xml_text(FILE *f, const char *s);
+
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "report/out.h"
 
 #define W 860.0
 #define H 500.0
@@ -29,22 +30,6 @@ static const char *const palette[] = {
 	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 	"#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 };
-
-static void esc(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n')
-				fputc(*s, f);
-		}
-	}
-}
 
 /* The value as a number with the key's unit; 0 when it is none. */
 static int as_number(const cs_config_key *k, const char *text, double *out)
@@ -117,7 +102,7 @@ static void place_x(const cs_sweep *sw, double *xpos)
 static void series_label(const cs_sweep *sw, size_t s, const char *metric, FILE *f)
 {
 	if (cs_sweep_nkeys(sw) < 2) {
-		esc(f, metric);
+		cs_xml_text(f, metric);
 		return;
 	}
 	/* point s has the first key's first value and the series' other values */
@@ -125,10 +110,10 @@ static void series_label(const cs_sweep *sw, size_t s, const char *metric, FILE 
 		if (k > 1)
 			fputs(", ", f);
 		if (cs_sweep_nkeys(sw) > 2) {
-			esc(f, cs_sweep_key(sw, k));
+			cs_xml_text(f, cs_sweep_key(sw, k));
 			fputc('=', f);
 		}
-		esc(f, cs_sweep_value(sw, k, cs_sweep_point_index(sw, s, k)));
+		cs_xml_text(f, cs_sweep_value(sw, k, cs_sweep_point_index(sw, s, k)));
 	}
 }
 
@@ -193,9 +178,9 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 	        "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
 	        W, H, W, H, W, H);
 	fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">", (LEFT + W - RIGHT) / 2);
-	esc(f, metric);
+	cs_xml_text(f, metric);
 	fputs(" against ", f);
-	esc(f, cs_sweep_key(sw, 0));
+	cs_xml_text(f, cs_sweep_key(sw, 0));
 	fputs("</text>\n", f);
 
 	/* axes, grid and ticks */
@@ -219,15 +204,15 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
 		        "<text x=\"%.1f\" y=\"%.1f\">", fr.xpos[i], H - BOTTOM, fr.xpos[i],
 		        H - BOTTOM + 5, fr.xpos[i], H - BOTTOM + 20);
-		esc(f, cs_sweep_value(sw, 0, i));
+		cs_xml_text(f, cs_sweep_value(sw, 0, i));
 		fputs("</text>\n", f);
 	}
 	fprintf(f, "</g>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2,
 	        H - 20);
-	esc(f, cs_sweep_key(sw, 0));
+	cs_xml_text(f, cs_sweep_key(sw, 0));
 	fprintf(f, "</text>\n<text x=\"20\" y=\"%.1f\" text-anchor=\"middle\" "
 	        "transform=\"rotate(-90 20 %.1f)\">", (TOP + H - BOTTOM) / 2, (TOP + H - BOTTOM) / 2);
-	esc(f, metric);
+	cs_xml_text(f, metric);
 	fputs("</text>\n", f);
 
 	/* one line per series; series s holds points i * nseries + s */
@@ -256,7 +241,7 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 	if (cs_sweep_nkeys(sw) > 1) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">", W - RIGHT + 20, TOP);
 		for (size_t k = 1; k < cs_sweep_nkeys(sw) && cs_sweep_nkeys(sw) == 2; k++)
-			esc(f, cs_sweep_key(sw, k));
+			cs_xml_text(f, cs_sweep_key(sw, k));
 		if (cs_sweep_nkeys(sw) > 2)
 			fputs("series", f);
 		fputs("</text>\n", f);

@@ -31,7 +31,7 @@ expect 2 runn
 expect 0 --version
 expect 0 --help
 n=0
-for cmd in "" run validate coll memory pipeline sweep plan compare calibrate list; do
+for cmd in "" run validate coll memory pipeline sweep plan compare calibrate goodput list; do
 	# shellcheck disable=SC2086
 	"$bin" $cmd --help >help.txt 2>&1 || { echo "FAIL: clustersim $cmd --help" >&2; fail=1; }
 	# examples: lines starting with "clustersim ", backslash continuations joined
@@ -254,6 +254,24 @@ expect 0 coll --op alltoall -b 1M -e 4M -d half -o max
 grep -q '^     1048576         65536      half    none      -1 ' out.txt ||
 	{ echo "FAIL: coll alltoall -d half:" >&2; cat out.txt >&2; fail=1; }
 expect_err 0 "warning: nvls is not available for all_gather" coll --op all_gather --algo nvls -b 1G -e 1G
+# goodput: a report, its JSON, a timeline; bad reliability values at their place
+gp=scenarios/llama3-405b-16k-goodput.yaml
+expect 0 goodput $gp --runs 50 --days 10
+grep -q '^effective training   9[0-9]\.[0-9][0-9] % (99 % CI' out.txt ||
+	{ echo "FAIL: goodput text:" >&2; cat out.txt >&2; fail=1; }
+expect 0 goodput $gp --runs 50 --days 10 --format json --plot tl.svg --tokens 1e12
+python3 -c "import json, sys; d = json.load(open('out.txt')); sys.exit(0 if d['runs'] == 50 and 0.9 < d['effective_training']['mean'] < 1 and d['time_to_train_days']['mean'] > 0 else 1)" ||
+	{ echo "FAIL: goodput json:" >&2; cat out.txt >&2; fail=1; }
+grep -q '<svg' tl.svg && grep -q 'effective training' tl.svg || { echo "FAIL: goodput --plot" >&2; fail=1; }
+printf 'name: x\ncluster: {gpu: h100-sxm-80g, nodes: 2}\nmodel: {preset: llama2-7b}\nreliability:\n  gpu_rate: -1e-5\n' >neg-rate.yaml
+expect_err 2 "neg-rate.yaml:5:13: " goodput neg-rate.yaml
+expect_err 2 "--set 'reliability.checkpoint.interval=1s': a checkpoint every 1 s is shorter than a step" \
+	goodput $gp --set reliability.checkpoint.interval=1s
+expect_err 2 "a checkpoint of 5682 GB does not fit the storage's 1000 GB" \
+	goodput $gp --set reliability.checkpoint.storage_capacity=1TB
+expect_err 2 "'--days' needs a number in (0, 36500] (got '0')" goodput $gp --days 0
+expect_err 2 "needs dp >= 2" goodput scenarios/ddp-gpt-small.yaml --set parallelism.dp=1 \
+	--set cluster.nodes=1 --set cluster.gpus_per_node=1 --set reliability.elastic=true
 # list: presets and scenarios, and an unknown list with a suggestion
 expect 0 list gpus
 grep -q '^h100-sxm-80g  *989 ' out.txt || { echo "FAIL: list gpus:" >&2; cat out.txt >&2; fail=1; }

@@ -8,7 +8,7 @@ _clustersim()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	cmd=${COMP_WORDS[1]}
-	local commands="run validate coll memory pipeline sweep plan compare calibrate list"
+	local commands="run validate coll memory pipeline sweep plan compare calibrate goodput list"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
