@@ -12,6 +12,7 @@
 #include "report/out.h"
 #include "report/report.h"
 #include "report/sweep_out.h"
+#include "study/goodput.h"
 #include "study/study.h"
 
 #ifndef CS_SOURCE_ROOT
@@ -217,6 +218,48 @@ START_TEST(rows_equal_single_runs)
 		cs_result_free(res);
 		cs_scenario_free(sc);
 	}
+	cs_sweep_free(sw);
+}
+END_TEST
+
+/* With --goodput, each point's goodput columns are what the goodput study
+ * gives for that point's scenario, after the run's columns. */
+START_TEST(goodput_columns_equal_the_goodput_study)
+{
+	cs_sweep *sw = NULL;
+	cs_diag d = { { 0 } };
+	const char *sets[] = { "reliability.preset=llama3" };
+	ck_assert_int_eq(cs_sweep_new(SCENARIO, sets, 1, &sw, &d), CS_OK);
+	ck_assert_int_eq(cs_sweep_vary(sw, "reliability.checkpoint.interval=2min,30min", &d), CS_OK);
+	size_t before = cs_sweep_ncolumns(sw);
+	ck_assert_int_eq(cs_sweep_goodput(sw, 20, 200, &d), CS_OK);
+	ck_assert_msg(cs_sweep_check(sw, &d) == CS_OK, "%s", d.msg);
+	int et = cs_sweep_column_find(sw, "effective_training");
+	ck_assert_int_eq(et, (int)before);
+	ck_assert_int_eq(cs_sweep_run(sw, &(cs_sweep_run_opts){ .jobs = 2 }), CS_OK);
+	static const char *const ivs[] = { "reliability.checkpoint.interval=2min",
+					   "reliability.checkpoint.interval=30min" };
+	for (size_t p = 0; p < 2; p++) {
+		const char *ov[] = { sets[0], ivs[p] };
+		cs_scenario *sc = NULL;
+		ck_assert_int_eq(cs_scenario_load(SCENARIO, ov, 2, &sc, &d), CS_OK);
+		cs_goodput_report g;
+		cs_goodput_opts o = { .days = 20, .runs = 200, .jobs = 1 };
+		ck_assert_int_eq(cs_study_goodput(sc, &o, &g, &d), CS_OK);
+		const char *names[16];
+		double vals[16];
+		int n = cs_goodput_columns(&g, names, vals, 16);
+		ck_assert_int_eq((size_t)et + (size_t)n, cs_sweep_ncolumns(sw));
+		const double *row = cs_sweep_point_values(sw, p);
+		ck_assert_ptr_nonnull(row);
+		for (int c = 0; c < n; c++)
+			ck_assert_msg(row[et + c] == vals[c], "%s: %g against %g", names[c], row[et + c],
+				      vals[c]);
+		cs_scenario_free(sc);
+	}
+	/* 30 minutes between checkpoints loses more to rework than 2 */
+	ck_assert_double_gt(cs_sweep_point_values(sw, 1)[cs_sweep_column_find(sw, "lost_rework")],
+			    cs_sweep_point_values(sw, 0)[cs_sweep_column_find(sw, "lost_rework")]);
 	cs_sweep_free(sw);
 }
 END_TEST
@@ -484,6 +527,7 @@ static Suite *sweep_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rows");
 	tcase_add_loop_test(tc, rows_equal_single_runs, 0, ROWS(single_rows));
+	tcase_add_test(tc, goodput_columns_equal_the_goodput_study);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("determinism");
 	tcase_add_loop_test(tc, csv_is_the_same_for_any_number_of_jobs, 0, 3);

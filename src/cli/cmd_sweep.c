@@ -45,6 +45,11 @@ static const char sweep_help[] =
 "  --plot FILE.svg       chart the metric against the first varied key, one\n"
 "                        line per value of the second\n"
 "  --metric NAME         the charted column (default step_time_s)\n"
+"  --goodput DAYS        also sample each point's runs of DAYS days under its\n"
+"                        'reliability' section (as 'clustersim goodput'): columns\n"
+"                        effective_training, its 99 % interval, interruptions_per_day,\n"
+"                        lost_* by cause and young_daly_interval_s\n"
+"  --goodput-runs N      runs per point (default 1000)\n"
 "  --progress            show progress on stderr (default: when it is a terminal;\n"
 "                        elsewhere a line every 10 s)\n"
 "  --no-progress         never show progress\n"
@@ -55,6 +60,8 @@ static const char sweep_help[] =
 "      --vary cluster.scale_out.bandwidth=100Gb/s,200Gb/s,400Gb/s,800Gb/s\n"
 "  clustersim sweep scenarios/ddp-gpt-small.yaml --out dp.csv \\\n"
 "      --vary parallelism.data_parallel.bucket=1MiB,25MiB,100MiB --vary parallelism.data_parallel.overlap=true,false\n"
+"  clustersim sweep scenarios/ddp-gpt-small.yaml --out ckpt.csv --goodput 30 \\\n"
+"      --set reliability.preset=llama3 --vary reliability.checkpoint.interval=2min,10min,30min\n"
 "\n"
 "Started by mpirun (when built with MPI), point i runs on rank i mod R and\n"
 "rank 0 writes the same CSV as one process would.\n"
@@ -62,12 +69,14 @@ static const char sweep_help[] =
 "exit status: 0 success (failed points are rows, not failures), 2 bad input,\n"
 "130 interrupted (the finished rows are written)\n";
 
-enum { O_VARY = 1, O_SET, O_OUT, O_JOBS, O_PLOT, O_METRIC, O_PROGRESS, O_NO_PROGRESS, O_HELP };
+enum { O_VARY = 1, O_SET, O_OUT, O_JOBS, O_PLOT, O_METRIC, O_PROGRESS, O_NO_PROGRESS, O_GOODPUT,
+       O_GOODPUT_RUNS, O_HELP };
 
 static const cs_opt sweep_opts[] = {
 	{ "vary", 1, O_VARY }, { "set", 1, O_SET }, { "out", 1, O_OUT }, { "jobs", 1, O_JOBS },
 	{ "plot", 1, O_PLOT }, { "metric", 1, O_METRIC }, { "progress", 0, O_PROGRESS },
-	{ "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "no-progress", 0, O_NO_PROGRESS }, { "goodput", 1, O_GOODPUT },
+	{ "goodput-runs", 1, O_GOODPUT_RUNS }, { "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
 typedef struct sweep_args {
@@ -77,6 +86,8 @@ typedef struct sweep_args {
 	const char *out, *plot, *metric;
 	int jobs;
 	int progress;
+	double goodput_days;
+	int64_t goodput_runs;
 } sweep_args;
 
 static int parse(cs_args *a, sweep_args *r)
@@ -115,6 +126,19 @@ static int parse(cs_args *a, sweep_args *r)
 		case O_OUT: r->out = val; break;
 		case O_PLOT: r->plot = val; break;
 		case O_METRIC: r->metric = val; break;
+		case O_GOODPUT: {
+			char *end;
+			r->goodput_days = strtod(val, &end);
+			if (end == val || *end || !(r->goodput_days > 0 && r->goodput_days <= 36500))
+				return cs_args_fail(a, "'--goodput' needs a number of days in (0, 36500] "
+						    "(got '%s')", val);
+			break;
+		}
+		case O_GOODPUT_RUNS:
+			if (cs_args_parse_int(val, 1, 10000000, &r->goodput_runs))
+				return cs_args_fail(a, "'--goodput-runs' needs a whole number from 1 to "
+						    "10000000 (got '%s')", val);
+			break;
 		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:
@@ -128,6 +152,8 @@ static int parse(cs_args *a, sweep_args *r)
 		return cs_args_fail(a, "no '--vary KEY=V1,V2,...' given");
 	if (!r->out)
 		return cs_args_fail(a, "no '--out FILE.csv' given");
+	if (r->goodput_runs && !r->goodput_days)
+		return cs_args_fail(a, "'--goodput-runs' needs '--goodput DAYS'");
 	return 0;
 }
 
@@ -244,6 +270,8 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 	cs_status st = cs_sweep_new(r->sc.file, r->sc.sets, r->sc.nsets, &sw, &diag);
 	for (size_t i = 0; st == CS_OK && i < r->nvary; i++)
 		st = cs_sweep_vary(sw, r->vary[i], &diag);
+	if (st == CS_OK && r->goodput_days > 0)
+		st = cs_sweep_goodput(sw, r->goodput_days, r->goodput_runs, &diag);
 	if (st == CS_OK)
 		st = cs_sweep_check(sw, &diag);
 	if (st == CS_OK && cs_sweep_column_find(sw, r->metric) < 0) {

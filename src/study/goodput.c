@@ -323,6 +323,24 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
 	return CS_OK;
 }
 
+int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *values, int cap)
+{
+	static const char *const lost[CS_LOSS_KINDS] = {
+		"lost_checkpoint", "lost_restart", "lost_rework", "lost_wait", "lost_degraded"
+	};
+	int n = 0;
+#define COL(nm, v) do { if (n < cap) { names[n] = (nm); values[n] = (v); } n++; } while (0)
+	COL("effective_training", g->ett.mean);
+	COL("effective_training_lo99", g->ett.lo);
+	COL("effective_training_hi99", g->ett.hi);
+	COL("interruptions_per_day", g->interruptions_per_day.mean);
+	for (int k = 0; k < CS_LOSS_KINDS; k++)
+		COL(lost[k], g->lost[k].mean);
+	COL("young_daly_interval_s", isfinite(g->young_daly_s) ? g->young_daly_s : 0);
+#undef COL
+	return n;
+}
+
 cs_status cs_study_goodput_sample(const cs_scenario *sc, double days, int64_t which,
 				  cs_goodput_span_fn on_span, void *ctx, cs_goodput_run *out,
 				  cs_diag *diag)

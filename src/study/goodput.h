@@ -56,6 +56,12 @@ typedef struct cs_goodput_report {
 cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
 			   cs_goodput_report *out, cs_diag *diag);
 
+/* The report's figures as named columns, in one fixed order (a sweep's
+ * with --goodput): the effective training time with its interval, the
+ * interruptions a day, the lost fraction by cause and the Young/Daly
+ * interval. Returns the number of columns (at most cap are written). */
+int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *values, int cap);
+
 /* The job of the report's scenario and one sampled run of it (run number
  * `which`), with its spans, for a timeline. */
 cs_status cs_study_goodput_sample(const cs_scenario *sc, double days, int64_t which,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "study/goodput.h"
 #include "study/study.h"
 
 static char *dup_range(const char *s, size_t n)
@@ -60,6 +61,7 @@ cs_status cs_sweep_new(const char *path, const char *const *sets, size_t nsets, 
 	memset(&zero, 0, sizeof zero);
 	int n = cs_study_columns(&zero, sw->colnames, vals, CS_SWEEP_MAX_COLUMNS);
 	sw->ncols = n < CS_SWEEP_MAX_COLUMNS ? (size_t)n : CS_SWEEP_MAX_COLUMNS;
+	sw->nmetric = sw->ncols;
 	*out = sw;
 	return CS_OK;
 nomem:
@@ -217,6 +219,24 @@ out:
 	free(tmp);
 	cs_scenario_free(base);
 	return st;
+}
+
+cs_status cs_sweep_goodput(cs_sweep *sw, double days, int64_t runs, cs_diag *diag)
+{
+	if (sw->checked || !(days > 0 && days <= 36500)) {
+		snprintf(diag->msg, sizeof diag->msg, "'--goodput' needs a number of days in (0, 36500]"
+			 " (got %g)", days);
+		return CS_ERR_INPUT;
+	}
+	cs_goodput_report zero;
+	double vals[CS_SWEEP_MAX_COLUMNS];
+	memset(&zero, 0, sizeof zero);
+	int n = cs_goodput_columns(&zero, sw->colnames + sw->nmetric, vals,
+				   (int)(CS_SWEEP_MAX_COLUMNS - sw->nmetric));
+	sw->ncols = sw->nmetric + (size_t)n;
+	sw->goodput_days = days;
+	sw->goodput_runs = runs;
+	return CS_OK;
 }
 
 size_t cs_sweep_points(const cs_sweep *sw) { return sw->npoints; }

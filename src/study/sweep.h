@@ -59,6 +59,11 @@ cs_status cs_sweep_vary(cs_sweep *sw, const char *spec, cs_diag *diag);
  * anything runs; refuses more than CS_SWEEP_MAX_POINTS points. */
 cs_status cs_sweep_check(cs_sweep *sw, cs_diag *diag);
 
+/* Also sample each point's goodput over `runs` runs of `days` days
+ * (study/goodput.h), in more columns after the run's; before
+ * cs_sweep_check. */
+cs_status cs_sweep_goodput(cs_sweep *sw, double days, int64_t runs, cs_diag *diag);
+
 size_t cs_sweep_points(const cs_sweep *sw);
 size_t cs_sweep_nkeys(const cs_sweep *sw);
 const char *cs_sweep_key(const cs_sweep *sw, size_t k);

@@ -23,6 +23,9 @@ struct cs_sweep {
 	size_t nkeys;
 	size_t npoints;
 	int checked;               /* cs_sweep_check passed; the arrays below exist */
+	double goodput_days;       /* > 0: goodput columns over runs of that many days */
+	int64_t goodput_runs;
+	size_t nmetric;            /* the run's columns; the goodput ones follow */
 	size_t ncols;
 	const char *colnames[CS_SWEEP_MAX_COLUMNS]; /* static strings of cs_study_columns */
 	unsigned char *state;      /* cs_sweep_state per point */

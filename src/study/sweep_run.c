@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "study/goodput.h"
 #include "study/pool.h"
 #include "study/study.h"
 
@@ -50,6 +51,14 @@ static void run_point(cs_sweep *sw, size_t p)
 	const char *names[CS_SWEEP_MAX_COLUMNS];
 	double vals[CS_SWEEP_MAX_COLUMNS];
 	cs_study_columns(cs_result_metrics(res), names, vals, CS_SWEEP_MAX_COLUMNS);
+	if (sw->goodput_days > 0) {
+		cs_goodput_report g;
+		cs_goodput_opts go = { .days = sw->goodput_days, .runs = sw->goodput_runs, .jobs = 1 };
+		if ((st = cs_study_goodput(sc, &go, &g, &diag)) != CS_OK)
+			goto failed;
+		cs_goodput_columns(&g, names + sw->nmetric, vals + sw->nmetric,
+				   (int)(CS_SWEEP_MAX_COLUMNS - sw->nmetric));
+	}
 	cs__sweep_store(sw, p, CS_SWEEP_OK, vals, NULL);
 	goto out;
 failed:
