@@ -93,20 +93,24 @@ START_TEST(eq_pops_in_time_then_insertion_order)
 }
 END_TEST
 
-/* Pushes interleaved with pops, checked against a sorted reference of the
- * pending set: each pop must return the least pending (time, order). */
+/* Pushes interleaved with pops, each at or after the last time popped (a
+ * simulation's pattern), checked against the pending set: each pop must
+ * return the least pending (time, order). Ranges from 2 (mostly ties) to
+ * 2^40 (entries moving through many buckets). */
 START_TEST(eq_interleaved_push_pop_matches_reference)
 {
-	uint64_t s = 42;
+	static const int64_t ranges[] = { 2, 50, 100000, INT64_C(1) << 40 };
+	uint64_t s = 42 + (uint64_t)_i;
 	enum { N = 4000 };
 	ref_ev pending[N];
 	uint32_t n_pending = 0, order = 0;
+	int64_t last = 0;
 	cs_eq *q = cs_eq_new();
 	ck_assert_ptr_nonnull(q);
 	for (int step = 0; step < 3 * N; step++) {
 		bool push = n_pending == 0 || (n_pending < N && rng_next(&s) % 3 != 0);
 		if (push) {
-			ref_ev r = { (int64_t)(rng_next(&s) % 50), order++ };
+			ref_ev r = { last + (int64_t)(rng_next(&s) % (uint64_t)ranges[_i]), order++ };
 			EXPECT_EQ(cs_eq_push(q, r.time, r.order), 0);
 			pending[n_pending++] = r;
 			continue;
@@ -119,9 +123,33 @@ START_TEST(eq_interleaved_push_pop_matches_reference)
 		EXPECT_EQ(cs_eq_pop(q, &e), 0);
 		EXPECT_EQ(e.time, pending[best].time);
 		EXPECT_EQ(e.index, pending[best].order);
+		EXPECT_EQ(cs_eq_has_at(q, e.time), n_pending > 1 && cs_eq_peek(q, &e) == 0 &&
+					      e.time == pending[best].time);
+		last = pending[best].time;
 		pending[best] = pending[--n_pending];
 	}
 	ck_assert_uint_eq(cs_eq_size(q), n_pending);
+	cs_eq_free(q);
+}
+END_TEST
+
+/* The queue is monotone: a push before the last time popped is refused and
+ * leaves the queue as it was. */
+START_TEST(eq_refuses_a_push_before_the_last_pop)
+{
+	cs_eq *q = cs_eq_new();
+	cs_eq_entry e;
+	EXPECT_EQ(cs_eq_push(q, 10, 1), 0);
+	EXPECT_EQ(cs_eq_push(q, 20, 2), 0);
+	EXPECT_EQ(cs_eq_pop(q, &e), 0);
+	EXPECT_EQ(e.time, 10);
+	EXPECT_EQ(cs_eq_push(q, 9, 3), -1);
+	EXPECT_EQ(cs_eq_push(q, 10, 4), 0);
+	EXPECT_EQ(cs_eq_size(q), 2);
+	EXPECT_EQ(cs_eq_pop(q, &e), 0);
+	EXPECT_EQ(e.index, 4);
+	EXPECT_EQ(cs_eq_pop(q, &e), 0);
+	EXPECT_EQ(e.index, 2);
 	cs_eq_free(q);
 }
 END_TEST
@@ -528,7 +556,8 @@ static Suite *core_suite(void)
 	tc = tcase_create("heap_order");
 	tcase_add_loop_test(tc, eq_pops_in_time_then_insertion_order, 0,
 	                    (int)(sizeof(random_rows) / sizeof(random_rows[0])));
-	tcase_add_test(tc, eq_interleaved_push_pop_matches_reference);
+	tcase_add_loop_test(tc, eq_interleaved_push_pop_matches_reference, 0, 4);
+	tcase_add_test(tc, eq_refuses_a_push_before_the_last_pop);
 	tcase_add_loop_test(tc, sim_fires_in_time_then_insertion_order, 0,
 	                    (int)(sizeof(random_rows) / sizeof(random_rows[0])));
 	suite_add_tcase(s, tc);

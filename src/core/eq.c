@@ -1,79 +1,127 @@
 /*
- * eq.c - the event queue: a flat-array 4-ary min-heap.
+ * eq.c - the event queue: a radix heap of {time, index}.
  *
- * Entries are {time, seq, index}, ordered by time and then by seq, the
- * insertion counter, so equal times come out first-in first-out and every
- * key is distinct (the order is total, the run deterministic).
+ * A discrete-event simulation never schedules before the event it is
+ * running, so the queue is monotone: every push is at or after the last
+ * time popped (`last`). A radix heap exploits that for integer times
+ * (Ahuja, Mehlhorn, Orlin and Tarjan 1990): an entry lives in bucket b, the
+ * bit length of (time XOR last), so bucket 0 holds the entries at `last`
+ * and bucket b those whose highest bit differing from `last` is bit b - 1.
+ * A push appends to its bucket; a pop takes bucket 0's first entry, and when
+ * bucket 0 is empty first moves the lowest non-empty bucket's entries down,
+ * relative to its least time, which becomes `last`. An entry only ever moves
+ * to lower buckets, so pushes cost O(1) and pops O(log range) amortised,
+ * whatever the number pending.
  *
- * A 4-ary heap is shallower than a binary one (log4 n levels) and the four
- * children of a node are adjacent in memory, so sift-down touches one or two
- * cache lines per level. Both sifts move a hole instead of swapping.
- * The array grows geometrically; a push allocates only when it doubles.
+ * Order: entries of equal time always share a bucket, which keeps them in
+ * insertion order (appends, and moves in order into buckets that are
+ * empty), so equal times pop first-in first-out, as a (time, sequence)
+ * heap pops them.
  */
 #include "core/eq.h"
 
-#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define EQ_ARITY 4
-#define EQ_MIN_CAP 64
+#define EQ_BUCKETS 65
+#define EQ_MIN_CAP 16
+
+typedef struct bucket {
+	cs_eq_entry *v;
+	uint64_t n, cap;
+} bucket;
 
 struct cs_eq {
-	cs_eq_entry *heap;
+	bucket b[EQ_BUCKETS];
+	uint64_t head;        /* bucket 0's first entry not yet popped */
+	uint64_t nonempty;    /* bit b - 1 set when bucket b (b >= 1) holds entries */
+	int64_t last;
 	uint64_t size;
-	uint64_t cap;
-	uint64_t next_seq;
 };
-
-static inline bool eq_less(const cs_eq_entry *a, const cs_eq_entry *b)
-{
-	if (a->time != b->time)
-		return a->time < b->time;
-	return a->seq < b->seq;
-}
 
 cs_eq *cs_eq_new(void)
 {
-	cs_eq *q = calloc(1, sizeof(*q));
-	return q;
+	return calloc(1, sizeof(cs_eq));
 }
 
 void cs_eq_free(cs_eq *q)
 {
 	if (!q)
 		return;
-	free(q->heap);
+	for (int i = 0; i < EQ_BUCKETS; i++)
+		free(q->b[i].v);
 	free(q);
 }
 
-static int eq_grow(cs_eq *q)
+static inline int bucket_of(int64_t last, int64_t time)
 {
-	uint64_t cap = q->cap ? q->cap * 2 : EQ_MIN_CAP;
-	if (cap > SIZE_MAX / sizeof(cs_eq_entry))
-		return -1;
-	cs_eq_entry *h = realloc(q->heap, (size_t)cap * sizeof(*h));
-	if (!h)
-		return -1;
-	q->heap = h;
-	q->cap = cap;
+	uint64_t x = (uint64_t)time ^ (uint64_t)last;
+	return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+static int append(cs_eq *q, int k, cs_eq_entry e)
+{
+	bucket *b = &q->b[k];
+	if (b->n == b->cap) {
+		uint64_t cap = b->cap ? 2 * b->cap : EQ_MIN_CAP;
+		if (cap > SIZE_MAX / sizeof(cs_eq_entry))
+			return -1;
+		cs_eq_entry *v = realloc(b->v, (size_t)cap * sizeof *v);
+		if (!v)
+			return -1;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->n++] = e;
+	if (k)
+		q->nonempty |= 1ull << (k - 1);
 	return 0;
 }
 
 int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
 {
-	if (q->size == q->cap && eq_grow(q) != 0)
+	if (time < q->last)
+		return -1;   /* before the last time popped: not a monotone queue */
+	if (append(q, bucket_of(q->last, time), (cs_eq_entry){ .time = time, .index = index }) != 0)
 		return -1;
-	cs_eq_entry e = { .time = time, .seq = q->next_seq++, .index = index };
-	cs_eq_entry *h = q->heap;
-	uint64_t i = q->size++;
-	while (i > 0) {
-		uint64_t parent = (i - 1) / EQ_ARITY;
-		if (!eq_less(&e, &h[parent]))
-			break;
-		h[i] = h[parent];
-		i = parent;
+	q->size++;
+	return 0;
+}
+
+/* Bucket 0 is empty: move the lowest non-empty bucket down, relative to its
+ * least time. The buckets it feeds are empty, so they never grow beyond
+ * what the moved bucket held: capacity is reserved before any entry moves,
+ * and a failed allocation leaves the queue as it was. */
+static int refill(cs_eq *q)
+{
+	int k = __builtin_ctzll(q->nonempty) + 1;
+	bucket *src = &q->b[k];
+	int64_t least = src->v[0].time;
+	for (uint64_t i = 1; i < src->n; i++)
+		if (src->v[i].time < least)
+			least = src->v[i].time;
+	for (int j = 0; j < k; j++) {
+		bucket *d = &q->b[j];
+		if (d->cap < src->n) {
+			cs_eq_entry *v = realloc(d->v, (size_t)src->n * sizeof *v);
+			if (!v)
+				return -1;
+			d->v = v;
+			d->cap = src->n;
+		}
 	}
-	h[i] = e;
+	q->b[0].n = 0;
+	q->head = 0;
+	q->last = least;
+	for (uint64_t i = 0; i < src->n; i++) {
+		int j = bucket_of(least, src->v[i].time);
+		bucket *d = &q->b[j];
+		d->v[d->n++] = src->v[i];
+		if (j)
+			q->nonempty |= 1ull << (j - 1);
+	}
+	src->n = 0;
+	q->nonempty &= ~(1ull << (k - 1));
 	return 0;
 }
 
@@ -81,29 +129,12 @@ int cs_eq_pop(cs_eq *q, cs_eq_entry *out)
 {
 	if (q->size == 0)
 		return -1;
-	cs_eq_entry *h = q->heap;
-	*out = h[0];
-	uint64_t n = --q->size;
-	if (n == 0)
-		return 0;
-	/* Sift the last entry down from the root. */
-	cs_eq_entry last = h[n];
-	uint64_t i = 0;
-	for (;;) {
-		uint64_t first = i * EQ_ARITY + 1;
-		if (first >= n)
-			break;
-		uint64_t end = first + EQ_ARITY < n ? first + EQ_ARITY : n;
-		uint64_t best = first;
-		for (uint64_t c = first + 1; c < end; c++)
-			if (eq_less(&h[c], &h[best]))
-				best = c;
-		if (!eq_less(&h[best], &last))
-			break;
-		h[i] = h[best];
-		i = best;
-	}
-	h[i] = last;
+	if (q->head == q->b[0].n && refill(q) != 0)
+		return -1;
+	*out = q->b[0].v[q->head++];
+	q->size--;
+	if (q->head == q->b[0].n)
+		q->b[0].n = q->head = 0;
 	return 0;
 }
 
@@ -116,6 +147,26 @@ int cs_eq_peek(const cs_eq *q, cs_eq_entry *out)
 {
 	if (q->size == 0)
 		return -1;
-	*out = q->heap[0];
+	if (q->head < q->b[0].n) {
+		*out = q->b[0].v[q->head];
+		return 0;
+	}
+	/* the least time of the lowest bucket, its first entry among equals */
+	const bucket *b = &q->b[__builtin_ctzll(q->nonempty) + 1];
+	uint64_t best = 0;
+	for (uint64_t i = 1; i < b->n; i++)
+		if (b->v[i].time < b->v[best].time)
+			best = i;
+	*out = b->v[best];
 	return 0;
+}
+
+int cs_eq_has_at(const cs_eq *q, int64_t time)
+{
+	if (q->head < q->b[0].n)
+		return q->last == time;
+	if (q->size == 0 || time <= q->last)
+		return 0;
+	cs_eq_entry e;
+	return cs_eq_peek(q, &e) == 0 && e.time == time;
 }

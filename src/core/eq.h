@@ -1,9 +1,12 @@
 /*
- * eq.h - the event queue: a flat-array 4-ary min-heap of {time, seq, index}.
+ * eq.h - the event queue: a monotone priority queue of {time, index}.
  *
  * Entries are small; the payload they index lives elsewhere (cs_sim keeps it).
- * Order: by time, then by seq (the order of insertion), so equal times pop
- * first-in first-out.
+ * Order: by time, then by the order of insertion, so equal times pop
+ * first-in first-out. Monotone: a push may not be earlier than the last
+ * time popped (as in any discrete-event simulation), which lets a radix
+ * heap do a push in O(1) and a pop in O(log range) amortised, whatever the
+ * number pending.
  *
  * Ownership: cs_eq_new allocates, cs_eq_free releases.
  */
@@ -13,8 +16,7 @@
 #include <stdint.h>
 
 typedef struct cs_eq_entry {
-	int64_t time;
-	uint64_t seq;
+	int64_t time;    /* >= 0 */
 	uint32_t index;
 } cs_eq_entry;
 
@@ -22,12 +24,16 @@ typedef struct cs_eq cs_eq;
 
 cs_eq *cs_eq_new(void);
 void cs_eq_free(cs_eq *q);
-/* Assigns the next sequence number itself. Returns 0, or -1 when out of memory. */
+/* Returns 0, or -1 when out of memory or `time` is before the last time
+ * popped. */
 int cs_eq_push(cs_eq *q, int64_t time, uint32_t index);
 /* Returns 0 and fills *out with the least entry, or -1 when empty. */
 int cs_eq_pop(cs_eq *q, cs_eq_entry *out);
 /* Like cs_eq_pop but leaves the entry in the queue. */
 int cs_eq_peek(const cs_eq *q, cs_eq_entry *out);
 uint64_t cs_eq_size(const cs_eq *q);
+/* Whether the least entry is at `time`; cheap when `time` is the last time
+ * popped. */
+int cs_eq_has_at(const cs_eq *q, int64_t time);
 
 #endif

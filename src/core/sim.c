@@ -1,17 +1,17 @@
 /*
  * sim.c - the discrete-event engine: a queue, a payload table, a run loop.
  *
- * The heap (eq.c) holds small {time, seq, index} keys; the callback, context
+ * The queue (eq.c) holds small {time, index} keys; the callback, context
  * and argument of each pending event live in a payload table indexed by the
  * key's index. Freed slots go on a free stack and are reused, so a long run
  * with a steady number of pending events stops allocating once warm.
  *
  * Zero-delay events (scheduled at exactly the current time, the common case
- * of "this finished, start the next thing") skip the heap: they go to a FIFO
+ * of "this finished, start the next thing") skip the queue: they go to a FIFO
  * ring, the lane. Ordering stays exactly (time, insertion order): an event in
- * the heap whose time equals `now` was necessarily scheduled while the clock
+ * the queue whose time equals `now` was necessarily scheduled while the clock
  * was still earlier, i.e. before anything in the lane, so the loop drains
- * heap entries at `now` first, then the lane, and only then lets the clock
+ * queue entries at `now` first, then the lane, and only then lets the clock
  * advance (when the lane is empty).
  */
 #include "core/sim.h"
@@ -161,7 +161,7 @@ static bool sim_next(cs_sim *sim, sim_payload *out)
 	cs_eq_entry e;
 	if (sim->lane_len > 0) {
 		/* Heap entries at `now` predate the whole lane. */
-		if (cs_eq_peek(sim->eq, &e) != 0 || e.time != sim->now) {
+		if (!cs_eq_has_at(sim->eq, sim->now)) {
 			*out = sim->lane[sim->lane_head];
 			sim->lane_head = (sim->lane_head + 1) & (sim->lane_cap - 1);
 			sim->lane_len--;
