@@ -222,6 +222,25 @@ START_TEST(llama3_preset_reproduces_the_interruption_log)
 }
 END_TEST
 
+/* The step is folded only where the scenario's checks allow it: with
+ * documents drawn per micro-batch it is the unfolded run's step, and
+ * without, the folded step equals the full one. */
+START_TEST(step_is_the_runs_step)
+{
+	static const char *const docs[] = { "training.documents.mean=512", "training.seq_len=2048" };
+	cs_scenario *sc = load(CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml", docs + _i, 1);
+	cs_result *res = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_simulate(sc, NULL, &res, &d), CS_OK);
+	cs_goodput_report g;
+	cs_goodput_opts o = { .days = 1, .runs = 10, .jobs = 1 };
+	ck_assert_msg(cs_study_goodput(sc, &o, &g, &d) == CS_OK, "%s", d.msg);
+	ck_assert_double_eq(g.step_s, cs_result_metrics(res)->step_time_s);
+	cs_result_free(res);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 /* Refusals at the key's location: an interval shorter than a step, a
  * checkpoint larger than the storage, elastic running of one replica. */
 static const struct { const char *set, *want; } refusals[] = {
@@ -267,6 +286,7 @@ static Suite *goodput_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, report_does_not_depend_on_threads);
 	tcase_add_test(tc, llama3_preset_reproduces_the_interruption_log);
+	tcase_add_loop_test(tc, step_is_the_runs_step, 0, 2);
 	tcase_add_loop_test(tc, bad_reliability_is_refused_at_its_key, 0,
 			    sizeof refusals / sizeof refusals[0]);
 	suite_add_tcase(s, tc);

@@ -51,8 +51,9 @@ static cs_status fail_at(const cs_scenario *sc, const char *key, cs_diag *diag, 
 	return CS_ERR_INPUT;
 }
 
-/* The scenario's step, folded when nothing breaks the ranks' symmetry
- * (folded and full runs are equal then, docs/performance.md). */
+/* The scenario's step, folded when the scenario's checks allow folding
+ * (nothing breaks the ranks' symmetry, so folded and full runs are equal:
+ * docs/performance.md). */
 static cs_status simulate_step(const cs_scenario *sc, double *step_s, double *tokens, cs_diag *diag)
 {
 	cs_scenario *s = malloc(sizeof *s);
@@ -61,8 +62,10 @@ static cs_status simulate_step(const cs_scenario *sc, double *step_s, double *to
 		return CS_ERR_NOMEM;
 	}
 	*s = *sc;
-	if (s->n_perturbations == 0 && s->coll.fidelity == CS_FIDELITY_ANALYTIC)
-		s->sim.fold = true;
+	s->sim.fold = true;
+	cs_diag refused;
+	if (cs_config_validate(s, &refused) != CS_OK)
+		*s = *sc;   /* the checks that refuse folding: stragglers, documents, ... */
 	cs_result *res = NULL;
 	cs_status st = cs_simulate(s, NULL, &res, diag);
 	if (st == CS_OK) {
