@@ -109,6 +109,7 @@ typedef struct cs_metrics {
 	double mfu_megatron;
 	double hfu;                  /* fraction of peak, Megatron-LM's hardware FLOPs
 	                              * (with the recomputed forward) */
+	double tflops_per_gpu_hardware; /* the same hardware FLOPs per second per GPU, 1e12 */
 	double compute_s;            /* busy compute time of the critical rank */
 	double compute_kind_s[CS_COMPUTE_KINDS]; /* compute_s by class */
 	int64_t compute_kind_kernels[CS_COMPUTE_KINDS]; /* kernels launched per step by

@@ -28,8 +28,9 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 	if (m->slowdown > 1.0 + 1e-12 || m->slowdown < 1.0 - 1e-12)
 		fprintf(f, "  baseline         %.4f s unperturbed, slowdown x%.4f\n",
 			m->baseline_step_time_s, m->slowdown);
-	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f by Megatron-LM's count)\n",
-		m->tokens_per_s, m->tflops_per_gpu, m->tflops_per_gpu_megatron);
+	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f by Megatron-LM's count, "
+		"%.1f with recomputation)\n", m->tokens_per_s, m->tflops_per_gpu,
+		m->tflops_per_gpu_megatron, m->tflops_per_gpu_hardware);
 	fprintf(f, "  MFU              %s%.1f %%%s (Megatron-LM's count %.1f %%, HFU %.1f %%)\n", b(color),
 		100 * m->mfu, e(color), 100 * m->mfu_megatron, 100 * m->hfu);
 	double span = m->step_time_s > 0 ? m->step_time_s : 1;
@@ -102,6 +103,7 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_num(&w, "tflops_per_gpu_megatron", m->tflops_per_gpu_megatron);
 	cs_jw_kv_num(&w, "mfu_megatron", m->mfu_megatron);
 	cs_jw_kv_num(&w, "hfu", m->hfu);
+	cs_jw_kv_num(&w, "tflops_per_gpu_hardware", m->tflops_per_gpu_hardware);
 	cs_jw_kv_num(&w, "model_flops", m->model_flops);
 	cs_jw_kv_num(&w, "model_flops_megatron", m->model_flops_megatron);
 	cs_jw_kv_num(&w, "compute_s", m->compute_s);

@@ -20,6 +20,7 @@ int cs_study_columns(const cs_metrics *m, const char **names, double *values, in
 	COL("tflops_per_gpu_megatron", m->tflops_per_gpu_megatron);
 	COL("mfu_megatron", m->mfu_megatron);
 	COL("hfu", m->hfu);
+	COL("tflops_per_gpu_hardware", m->tflops_per_gpu_hardware);
 	COL("compute_s", m->compute_s);
 	COL("compute_gemm_s", m->compute_kind_s[CS_COMPUTE_GEMM]);
 	COL("compute_attention_s", m->compute_kind_s[CS_COMPUTE_ATTN]);

@@ -359,6 +359,7 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 	m->tflops_per_gpu_megatron = m->model_flops_megatron / per_gpu_s / 1e12;
 	m->mfu_megatron = m->model_flops_megatron / (per_gpu_s * peak);
 	m->hfu = hw / (per_gpu_s * peak);
+	m->tflops_per_gpu_hardware = hw / per_gpu_s / 1e12;
 	double span = 1e-9 * (double)rep->makespan;
 	m->critical_rank = rep->critical;
 	m->compute_s = 1e-9 * (double)rep->crit.busy;
