@@ -140,7 +140,8 @@ static int parse(cs_args *a, goodput_args *r)
 	return 0;
 }
 
-/* Write through cs_out: 0, or 2 after printing the problem. */
+/* Write through cs_out: 0, or 2 (1 for a timeline short of memory) after
+ * printing the problem. */
 static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_report *g,
 		     int json, const cs_goodput_timeline *tl, const cs_goodput_run *run)
 {
@@ -148,12 +149,13 @@ static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_r
 	cs_out *o = cs_out_open(path ? path : "-", &diag);
 	if (o) {
 		FILE *f = cs_out_file(o);
-		if (tl)
-			cs_goodput_write_svg(f, sc->name, g, tl, run);
-		else if (json)
-			cs_goodput_write_json(f, sc->name, g);
-		else
-			cs_goodput_write_text(f, sc->name, g);
+		if (!tl) {
+			(json ? cs_goodput_write_json : cs_goodput_write_text)(f, sc->name, g);
+		} else if (cs_goodput_write_svg(f, sc->name, g, tl, run) != 0) {
+			cs_out_abort(o);
+			fprintf(stderr, "clustersim goodput: out of memory for the timeline\n");
+			return 1;
+		}
 		if (cs_out_commit(o, &diag) == 0)
 			return 0;
 	}
@@ -195,9 +197,8 @@ int cs_cmd_goodput(int argc, char **argv)
 	if (rc == 0 && r.plot) {
 		cs_goodput_timeline *tl = cs_goodput_timeline_new();
 		cs_goodput_run run;
-		if (!tl || cs_study_goodput_sample(sc, r.o.days, 0, cs_goodput_timeline_span, tl, &run,
-						   &diag) != CS_OK) {
-			fprintf(stderr, "clustersim goodput: %s\n", tl ? CS_CLEAN(diag) : "out of memory");
+		if (!tl || cs_study_goodput_sample(&g, 0, cs_goodput_timeline_span, tl, &run) != CS_OK) {
+			fprintf(stderr, "clustersim goodput: out of memory for the timeline\n");
 			rc = 1;
 		} else {
 			rc = write_out(r.plot, sc, &g, 0, tl, &run);

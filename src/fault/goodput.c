@@ -212,7 +212,6 @@ static void checkpoint(run *r)
 		r->pending_at = at_plus(end, r->j->write_ns);
 	} else {
 		r->durable = r->tokens;
-		r->o->checkpoints++;
 	}
 }
 
@@ -254,7 +253,6 @@ void cs_goodput_sample(const cs_goodput_job *job, int64_t horizon_ns, gsl_rng *r
 		if (tn == r.pending_at) {           /* durable before anything at the same time */
 			r.durable = r.pending;
 			r.pending_at = NEVER;
-			out->checkpoints++;
 		} else if (tn == tf && c == CS_FAIL_CLASSES) {
 			planned_stop(&r);
 		} else if (tn == tf) {

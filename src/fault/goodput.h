@@ -69,7 +69,6 @@ typedef struct cs_goodput_run {
 	int64_t lost_ns[CS_LOSS_KINDS];
 	int64_t failures[CS_FAIL_CLASSES];
 	int64_t planned;
-	int64_t checkpoints;            /* that became durable */
 } cs_goodput_run;
 
 /* Called for each stretch of one state, in time order; `cls` is the class

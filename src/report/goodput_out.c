@@ -150,7 +150,7 @@ typedef struct stretch {
 struct cs_goodput_timeline {
 	stretch *v;
 	size_t n, cap;
-	int failed;
+	int failed;   /* a span was dropped for want of memory */
 };
 
 cs_goodput_timeline *cs_goodput_timeline_new(void)
@@ -186,9 +186,11 @@ void cs_goodput_timeline_span(void *ctx, cs_goodput_state s, int64_t t0, int64_t
 	tl->v[tl->n++] = (stretch){ t0, t1, (int)s, cls };
 }
 
-void cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
-			  const cs_goodput_timeline *tl, const cs_goodput_run *run)
+int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
+			 const cs_goodput_timeline *tl, const cs_goodput_run *run)
 {
+	if (tl->failed)
+		return -1;
 	static const char *const colour[CS_GP_STATES] = {
 		"#2ca02c", "#bcbd22", "#1f77b4", "#d62728", "#7f7f7f"
 	};
@@ -246,4 +248,5 @@ void cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
 			"<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", left + 190.0 * s, top + row + 50,
 			colour[s], left + 190.0 * s + 16, top + row + 60, label[s]);
 	fputs("</svg>\n", f);
+	return 0;
 }

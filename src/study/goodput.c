@@ -113,8 +113,8 @@ static cs_status simulate_smaller(const cs_scenario *sc, double *step_s, double 
 }
 
 /* The job a run samples, and the report's description of it. */
-static cs_status prepare(const cs_scenario *sc, cs_goodput_job *job, cs_goodput_report *g,
-			 cs_diag *diag)
+static cs_status prepare(const cs_scenario *sc, double step_s, cs_goodput_job *job,
+			 cs_goodput_report *g, cs_diag *diag)
 {
 	const cs_reliability_spec *rl = &sc->reliability;
 	bool llama = rl->preset == CS_RELIAB_LLAMA3;
@@ -143,9 +143,13 @@ static cs_status prepare(const cs_scenario *sc, cs_goodput_job *job, cs_goodput_
 	job->dist = rl->distribution;
 	job->shape = rl->weibull_shape;
 
-	cs_status st = simulate_step(sc, &g->step_s, &g->tokens_per_step, diag);
-	if (st != CS_OK)
+	cs_status st = CS_OK;
+	if (step_s > 0) {
+		g->step_s = step_s;
+		g->tokens_per_step = (double)sc->training.global_batch * (double)sc->training.seq_len;
+	} else if ((st = simulate_step(sc, &g->step_s, &g->tokens_per_step, diag)) != CS_OK) {
 		return st;
+	}
 	job->lost_step_ns[0] = (int64_t)llround(g->step_s * 1e9);
 	job->lost_tokens_per_step[0] = g->tokens_per_step;
 	if (rl->elastic) {
@@ -262,22 +266,22 @@ static cs_goodput_ci ci(const acc *a)
 cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
 			   cs_goodput_report *out, cs_diag *diag)
 {
-	cs_goodput_job job;
 	cs_diag scratch;
 	if (!diag)
 		diag = &scratch;
 	memset(out, 0, sizeof *out);
+	out->seed = sc->sim.seed;
 	out->days = opts->days;
 	out->runs = opts->runs > 0 ? opts->runs : 1000;
 	if (!(opts->days > 0 && opts->days <= 36500)) {
 		snprintf(diag->msg, sizeof diag->msg, "'--days' must be in (0, 36500], got %g", opts->days);
 		return CS_ERR_INPUT;
 	}
-	cs_status st = prepare(sc, &job, out, diag);
+	cs_status st = prepare(sc, opts->step_s, &out->job, out, diag);
 	if (st != CS_OK)
 		return st;
-	sampler S = { .job = &job, .horizon_ns = (int64_t)llround(opts->days * 86400e9),
-		      .seed = sc->sim.seed, .runs = calloc((size_t)out->runs, sizeof *S.runs) };
+	sampler S = { .job = &out->job, .horizon_ns = (int64_t)llround(opts->days * 86400e9),
+		      .seed = out->seed, .runs = calloc((size_t)out->runs, sizeof *S.runs) };
 	if (!S.runs) {
 		snprintf(diag->msg, sizeof diag->msg, "out of memory for %lld runs",
 			 (long long)out->runs);
@@ -344,23 +348,14 @@ int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *v
 	return n;
 }
 
-cs_status cs_study_goodput_sample(const cs_scenario *sc, double days, int64_t which,
-				  cs_goodput_span_fn on_span, void *ctx, cs_goodput_run *out,
-				  cs_diag *diag)
+cs_status cs_study_goodput_sample(const cs_goodput_report *g, int64_t which,
+				  cs_goodput_span_fn on_span, void *ctx, cs_goodput_run *out)
 {
-	cs_goodput_job job;
-	cs_goodput_report g;
-	memset(&g, 0, sizeof g);
-	cs_status st = prepare(sc, &job, &g, diag);
-	if (st != CS_OK)
-		return st;
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (!rng) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory");
+	if (!rng)
 		return CS_ERR_NOMEM;
-	}
-	gsl_rng_set(rng, (unsigned long)mix(sc->sim.seed, (uint64_t)which));
-	cs_goodput_sample(&job, (int64_t)llround(days * 86400e9), rng, out, on_span, ctx);
+	gsl_rng_set(rng, (unsigned long)mix(g->seed, (uint64_t)which));
+	cs_goodput_sample(&g->job, (int64_t)llround(g->days * 86400e9), rng, out, on_span, ctx);
 	gsl_rng_free(rng);
 	return CS_OK;
 }

@@ -22,6 +22,8 @@ typedef struct cs_goodput_opts {
 	int64_t runs;           /* samples; <= 0: 1000 */
 	double token_budget;    /* for time-to-train; 0: none */
 	int jobs;               /* threads; < 1: 1 */
+	double step_s;          /* the scenario's step when the caller simulated it
+	                         * already (a sweep's point); 0: simulate it */
 	cs_pool_opts pool;      /* stop flag and progress (jobs ignored) */
 } cs_goodput_opts;
 
@@ -34,6 +36,8 @@ typedef struct cs_goodput_ci {
 typedef struct cs_goodput_report {
 	int64_t runs;
 	double days;
+	cs_goodput_job job;            /* what each run samples */
+	uint64_t seed;                 /* simulate.seed: run i draws from (seed, i) */
 	/* the job */
 	double step_s, tokens_per_step;
 	int64_t gpus, nodes, replicas;
@@ -62,10 +66,9 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
  * interval. Returns the number of columns (at most cap are written). */
 int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *values, int cap);
 
-/* The job of the report's scenario and one sampled run of it (run number
- * `which`), with its spans, for a timeline. */
-cs_status cs_study_goodput_sample(const cs_scenario *sc, double days, int64_t which,
-				  cs_goodput_span_fn on_span, void *ctx, cs_goodput_run *out,
-				  cs_diag *diag);
+/* Run number `which` of the report again, with its spans, for a timeline:
+ * the same draws as in the report. CS_ERR_NOMEM without a generator. */
+cs_status cs_study_goodput_sample(const cs_goodput_report *g, int64_t which,
+				  cs_goodput_span_fn on_span, void *ctx, cs_goodput_run *out);
 
 #endif

@@ -53,7 +53,8 @@ static void run_point(cs_sweep *sw, size_t p)
 	cs_study_columns(cs_result_metrics(res), names, vals, CS_SWEEP_MAX_COLUMNS);
 	if (sw->goodput_days > 0) {
 		cs_goodput_report g;
-		cs_goodput_opts go = { .days = sw->goodput_days, .runs = sw->goodput_runs, .jobs = 1 };
+		cs_goodput_opts go = { .days = sw->goodput_days, .runs = sw->goodput_runs, .jobs = 1,
+				       .step_s = cs_result_metrics(res)->step_time_s };
 		if ((st = cs_study_goodput(sc, &go, &g, &diag)) != CS_OK)
 			goto failed;
 		cs_goodput_columns(&g, names + sw->nmetric, vals + sw->nmetric,
