@@ -102,10 +102,19 @@ cs_status cs_hw_check_files(const cs_scenario *sc, cs_diag *diag)
 {
 	cs_calib cal;
 	cs_status st = cs_hw_load_calibration(sc, &cal, diag);
-	if (st != CS_OK || cs_kprof_builtin(sc->cluster.gpu.profile))
+	if (st != CS_OK || (cs_kprof_builtin(sc->cluster.gpu.profile) &&
+	                    sc->cluster.gpu.clock != CS_CLOCK_POWER))
 		return st; /* the built-in profiles are checked by their tests */
 	cs_kprof *p = NULL;
 	st = cs_hw_load_profile(sc, &p, diag);
+	if (st == CS_OK && sc->cluster.gpu.clock == CS_CLOCK_POWER && !cs_kprof_clock_model(p)) {
+		char where[CS_PATH_MAX + 64];
+		cs_config_locate(sc, "cluster.gpu.clock", where, sizeof where);
+		snprintf(diag->msg, sizeof diag->msg, "%s: 'cluster.gpu.clock' is power, but kernel "
+		         "profile '%.100s' has no clock model (use auto or table)", where,
+		         p ? cs_kprof_name(p) : sc->cluster.gpu.profile);
+		st = CS_ERR_INPUT;
+	}
 	cs_kprof_free(p);
 	return st;
 }

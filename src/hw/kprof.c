@@ -222,6 +222,11 @@ double cs_kprof_document_floor(const cs_kprof *p)
 	return p ? p->doc_floor : 0.0;
 }
 
+const cs_kprof_clock *cs_kprof_clock_model(const cs_kprof *p)
+{
+	return p && p->has_clock ? &p->clock : NULL;
+}
+
 double cs_kprof_min_kernel_ns(const cs_kprof *p)
 {
 	return p ? p->graph_ns : 0;

@@ -110,6 +110,24 @@ double cs_kprof_contention(const cs_kprof *p, double sm_fraction);
  * fixed share of the mask's partial blocks (measured: FlexAttention at 8K
  * with 1 to 16 equal documents). 0 when the profile does not say. */
 double cs_kprof_document_floor(const cs_kprof *p);
+/*
+ * The clock under the power cap, as the profile measured it (docs/
+ * compute-model.md, "Clocks under the power cap"). A GEMM runs r times its
+ * speed at the cap, r = 1 + (gemm_boost - 1)(1 - exp(-H / headroom_w)),
+ * where H is the power the rest of the recent work leaves under cap_w per
+ * unit of GEMM time, averaged over an exponential window of window_ns. The
+ * powers are each kind of work's alone at full clock; idle_w is what an
+ * idle stretch counts as. The GEMM table ran gemm_table times the speed at
+ * the cap.
+ */
+typedef struct cs_kprof_clock {
+	double cap_w, gemm_boost, gemm_table, headroom_w, window_ns, idle_w, attention_w;
+	double membound_w[CS_MEM_KINDS];
+} cs_kprof_clock;
+
+/* The profile's clock model; NULL when it has none (then every GEMM runs as
+ * the table measured it). Valid until cs_kprof_free. */
+const cs_kprof_clock *cs_kprof_clock_model(const cs_kprof *p);
 /* The shortest a kernel runs on this GPU, ns (a tiny kernel in a CUDA graph). */
 double cs_kprof_min_kernel_ns(const cs_kprof *p);
 /* Host time to issue one op from eager PyTorch, and one kernel of a CUDA

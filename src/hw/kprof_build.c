@@ -353,6 +353,8 @@ cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof *
 	p->derived = raw->derived;
 	p->eager_ns = raw->eager_us * 1e3;
 	p->doc_floor = raw->doc_floor;
+	p->has_clock = raw->has_clock;
+	p->clock = raw->clock;
 	p->graph_ns = raw->graph_us * 1e3;
 	st = build_nn(&b, &raw->gemm[CS_GEMM_BF16][CS_GEMM_NN], p);
 	for (int d = 0; st == CS_OK && d < CS_GEMM_DTYPES; d++)

@@ -40,6 +40,8 @@ typedef struct cs__kprof_raw {
 	cs__kprof_table mem[CS_MEM_KINDS];
 	cs__kprof_table contention;   /* [sm_fraction, rate]; n == 0: none */
 	double doc_floor;             /* document-masked attention's fixed share */
+	bool has_clock;
+	cs_kprof_clock clock;
 } cs__kprof_raw;
 
 /* Reads the text of a profile (len bytes; `file` names it in messages)
@@ -111,6 +113,8 @@ struct cs_kprof {
 	double *cont_x, *cont_rate;
 	gsl_interp *cont;
 	double doc_floor;
+	bool has_clock;
+	cs_kprof_clock clock;
 };
 
 /* kprof_build.c: raw tables into *out (the caller frees it with

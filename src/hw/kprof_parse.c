@@ -297,11 +297,50 @@ static cs_status parse_membound(parser *ps, const yaml_node_t *node)
 	return st;
 }
 
+static cs_status parse_clock(parser *ps, const yaml_node_t *node)
+{
+	static const char *const keys[] = {"cap_w", "gemm_boost", "gemm_table", "headroom_w",
+	                                   "window_ms", "idle_w", "attention_w", "membound_w"};
+	cs_kprof_clock *c = &ps->raw->clock;
+	double *dst[] = {&c->cap_w, &c->gemm_boost, &c->gemm_table, &c->headroom_w,
+	                 &c->window_ns, &c->idle_w, &c->attention_w};
+	const char *names[CS_MEM_KINDS];
+	const yaml_node_t *v;
+	cs_status st = check_map(ps, node, "clock", keys, 8);
+
+	for (size_t i = 0; st == CS_OK && i < 7; i++) {
+		v = find(ps, node, keys[i]);
+		st = v ? value(ps, v, i >= 5 ? 'z' : 'f', keys[i], "clock", dst[i])
+		       : at(ps, node, "'clock' lacks '%s'", keys[i]);
+	}
+	if (st != CS_OK)
+		return st;
+	if (c->gemm_boost < 1.0)
+		return at(ps, find(ps, node, "gemm_boost"), "'gemm_boost' in 'clock' must be at least 1 "
+		          "(full clock is never slower than the cap)");
+	c->window_ns *= 1e6;
+	if (!(v = find(ps, node, "membound_w")))
+		return at(ps, node, "'clock' lacks 'membound_w' (the power of each memory-bound kind)");
+	for (int k = 0; k < CS_MEM_KINDS; k++)
+		names[k] = cs_kprof_mem_kind_name((cs_mem_kind)k);
+	if ((st = check_map(ps, v, "clock.membound_w", names, CS_MEM_KINDS)) != CS_OK)
+		return st;
+	for (int k = 0; k < CS_MEM_KINDS; k++) {
+		const yaml_node_t *w = find(ps, v, names[k]);
+		if (!w)
+			return at(ps, v, "'clock.membound_w' lacks '%s'", names[k]);
+		if ((st = value(ps, w, 'z', names[k], "clock.membound_w", &c->membound_w[k])) != CS_OK)
+			return st;
+	}
+	ps->raw->has_clock = true;
+	return CS_OK;
+}
+
 static cs_status parse_root(parser *ps, const yaml_node_t *root)
 {
 	static const char *const keys[] = {"name", "gpu", "derived", "derived_from", "rule",
 	                                   "launch", "gemm", "attention", "membound", "contention",
-	                                   "document_mask_floor"};
+	                                   "document_mask_floor", "clock"};
 	const yaml_node_t *v;
 	cs_status st = check_map(ps, root, "", keys, sizeof keys / sizeof keys[0]);
 	char scratch[64];
@@ -350,6 +389,8 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root)
 		if (ps->raw->doc_floor >= 1.0)
 			return at(ps, v, "'document_mask_floor' must be below 1");
 	}
+	if ((v = find(ps, root, "clock")) && (st = parse_clock(ps, v)) != CS_OK)
+		return st;
 	yaml_node_t *key = NULL;
 	if ((v = find_key(ps, root, "contention", &key))) {
 		cs__kprof_table *t = &ps->raw->contention;

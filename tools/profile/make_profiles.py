@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+import clock_fit
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT = os.path.join("..", "shared", "measurements", "h200", "kernels.json")
 OUTDIR = os.path.join(ROOT, "src", "hw", "profiles")
@@ -180,6 +182,7 @@ def measured(t, sus, hog, misc):
         "membound": mem_tables(t),
         "contention": contention_table(t, hog),
         "doc_floor": document_floor(misc),
+        "clock": None,
     }
 
 
@@ -245,7 +248,10 @@ def derive(h200):
         "unchanged" % (f_fwd, f_bwd))))
     for p in out:
         p["rule"] += ("; contention (compute's rate against the fraction of the SMs that "
-                      "communication kernels hold) and the document mask floor unchanged")
+                      "communication kernels hold) and the document mask floor unchanged; "
+                      "no clock model (the power its kernels draw is not measured): GEMMs "
+                      "run as the table measured them")
+        p["clock"] = None
     return out
 
 
@@ -289,6 +295,15 @@ def render(p, header):
              % derived_num(p["doc_floor"]))
     L.append("contention:  # [sm_fraction, rate]: compute beside communication kernels")
     L.extend("  - " + row([derived_num(r[0]), derived_num(r[1])]) for r in p["contention"])
+    c = p.get("clock")
+    if c:
+        g = lambda x: "%.6g" % x  # noqa: E731
+        L.append("clock:  # the power cap: W at full clock; fitted by tools/profile/clock_fit.py")
+        for key, val in (("cap_w", c["cap_w"]), ("gemm_boost", c["boost"]), ("gemm_table", c["table"]),
+                         ("headroom_w", c["headroom_w"]), ("window_ms", c["window_ms"]),
+                         ("idle_w", c["idle_w"]), ("attention_w", c["attention_w"])):
+            L.append("  %s: %s" % (key, g(val)))
+        L.append("  membound_w: {%s}" % ", ".join("%s: %s" % (k, g(c["membound_w"][k])) for k, _ in MEM_KINDS))
     return "\n".join(L) + "\n"
 
 
@@ -333,6 +348,10 @@ def main(argv):
         "generated file: edit the tool, not this; format and rules in docs/kernel-profiles.md",
     ]
     h200 = measured(t, sus, hog, misc)
+    h200["clock"] = clock_fit.fit(h200["gemm"]["bf16"]["NN"])
+    common.insert(4, "clock: tools/measure/h200/ %s" % ", ".join(
+        "%s sha256 %s" % (n, hashlib.sha256(raw).hexdigest()[:16])
+        for n, raw in sorted(h200["clock"]["sources"].items())))
     stale = 0
     if not check:
         os.makedirs(OUTDIR, exist_ok=True)
