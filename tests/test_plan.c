@@ -269,6 +269,8 @@ static const struct { const char *scenario, *golden; const char *set; } golden_c
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu", NULL },
 	/* the flagship, folded: the paper's 8-chunk split, fp32 accumulation */
 	{ "llama3-405b-16k", "llama3-405b-16k-folded", "simulate.fold=true" },
+	/* the measured H200 step: GEMMs clocked by the power-cap model */
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-h4096-s8192", NULL },
 };
 
 START_TEST(golden_run)
@@ -414,7 +416,7 @@ START_TEST(host_launch_idles_the_gpu_only_when_behind)
 		cls[CS_COMPUTE_GEMM] = segs[i].ns;
 		kern[CS_COMPUTE_GEMM] = segs[i].kernels;
 		cs_op op = { .kind = CS_OP_COMPUTE, .ns = segs[i].ns };
-		ck_assert_int_eq(cs__add_compute(&b, &op, cls, kern, segs[i].kernels), i + 1);
+		ck_assert_int_eq(cs__add_compute(&b, &op, cls, kern, segs[i].kernels, 0.0), i + 1);
 		ck_assert_int_eq(p.ops[CS_STREAM_COMPUTE][i].ns, segs[i].ns + segs[i].want_idle);
 		busy += segs[i].ns;
 		idle += segs[i].want_idle;
@@ -428,7 +430,7 @@ START_TEST(host_launch_idles_the_gpu_only_when_behind)
 	b.launch_ns = 0;
 	int64_t cls[CS_COMPUTE_KINDS] = { 0 }, kern[CS_COMPUTE_KINDS] = { 0 };
 	cs_op op = { .kind = CS_OP_COMPUTE, .ns = 5 };
-	ck_assert_int_eq(cs__add_compute(&b, &op, cls, kern, 1000), 4);
+	ck_assert_int_eq(cs__add_compute(&b, &op, cls, kern, 1000, 0.0), 4);
 	ck_assert_int_eq(p.ops[CS_STREAM_COMPUTE][3].ns, 5);
 	cs_program_free(&p);
 }

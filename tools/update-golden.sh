@@ -15,4 +15,6 @@ NO_COLOR=1 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --no-progr
 	--trace tests/golden/ddp-gpt-small.trace.json >/dev/null
 "$build"/clustersim run scenarios/llama3-405b-16k.yaml --set simulate.fold=true --format json \
 	--no-progress >tests/golden/llama3-405b-16k-folded.json
+"$build"/clustersim run scenarios/h200-llama8l-h4096-s8192.yaml --format json --no-progress \
+	>tests/golden/h200-llama8l-h4096-s8192.json
 git diff --stat -- tests/golden

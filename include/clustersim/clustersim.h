@@ -117,6 +117,8 @@ typedef struct cs_metrics {
 	char profile[64];            /* kernel profile that timed compute, "" for the flat
 	                              * efficiencies */
 	int profile_derived;         /* the profile was derived from another GPU's */
+	double gemm_clock;           /* the critical rank's GEMMs' speed over their speed at
+	                              * the power cap (clock model); 0 without the model */
 	double exposed_comm_s[CS_COMM_KINDS];
 	double bubble_s;
 	double bubble_fraction;

@@ -28,6 +28,7 @@ static const char *const proto_names[] = {"auto", "ll", "ll128", "simple", NULL}
 static const char *const fidelity_names[] = {"analytic", "flow", NULL};
 static const char *const fail_dist_names[] = {"exponential", "weibull", NULL};
 static const char *const reliab_preset_names[] = {"none", "llama3", NULL};
+static const char *const clock_names[] = {"auto", "table", "power", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -79,6 +80,10 @@ static const cs_config_key keys[] = {
 	K("cluster.gpu.calibration", CS_KIND_STRING, cluster.gpu.calibration, 0, 0, false, NULL,
 	  "none", "calibration file (from clustersim calibrate), relative to the scenario: "
 	  "per-class factors on the kernel profile's op times"),
+	K("cluster.gpu.clock", CS_KIND_ENUM, cluster.gpu.clock, 0, 0, false, clock_names, "auto",
+	  "GEMM clock under the power cap: power (the kernel profile's model: faster beside "
+	  "memory-bound work and idle, slower in long GEMM chains), table (as the table "
+	  "measured), auto (power where the profile has a clock model)"),
 	K("cluster.gpu.nvls", CS_KIND_BOOL, cluster.gpu.nvls, 0, 0, false, NULL,
 	  "from preset, else false", "NVLink SHARP reductions in the NVSwitch"),
 	K("cluster.gpu.arch", CS_KIND_INT, cluster.gpu.arch, 1, 1000, false, NULL,

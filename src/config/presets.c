@@ -25,11 +25,11 @@
 static const cs_gpu_spec gpus[] = {
 	/* name, bf16, fp8, hbm, hbm bw, sms, gemm, attn, hbm eff, nvls, arch, kernel
 	 * profile (docs/kernel-profiles.md: the H200's is measured, the others are
-	 * derived from it by stated rules), calibration (none) */
-	{"a100-sxm-80g", 312 * TF, 0, 80e9, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", ""},
-	{"h100-sxm-80g", 989 * TF, 1979 * TF, 80e9, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm", ""},
-	{"h200-sxm-141g", 989 * TF, 1979 * TF, 141e9, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm", ""},
-	{"b200", 2250 * TF, 4500 * TF, 180e9, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", ""},
+	 * derived from it by stated rules), calibration (none), clock (the profile's) */
+	{"a100-sxm-80g", 312 * TF, 0, 80e9, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "", CS_CLOCK_AUTO},
+	{"h100-sxm-80g", 989 * TF, 1979 * TF, 80e9, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm", "", CS_CLOCK_AUTO},
+	{"h200-sxm-141g", 989 * TF, 1979 * TF, 141e9, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm", "", CS_CLOCK_AUTO},
+	{"b200", 2250 * TF, 4500 * TF, 180e9, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "", CS_CLOCK_AUTO},
 };
 
 #define NGPUS (sizeof gpus / sizeof gpus[0])

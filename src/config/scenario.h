@@ -36,7 +36,13 @@ typedef struct cs_gpu_spec {
 	char calibration[CS_PATH_MAX]; /* calibration file (relative to the scenario):
 	                                * per-class factors on the profile's op times;
 	                                * "" for none */
+	int clock;               /* cs_clock_mode */
 } cs_gpu_spec;
+
+/* How GEMMs are clocked: by the profile's power-cap model when it has one
+ * (auto), as the table measured them (table), or by the model, required
+ * (power). */
+typedef enum cs_clock_mode { CS_CLOCK_AUTO, CS_CLOCK_TABLE, CS_CLOCK_POWER } cs_clock_mode;
 
 typedef struct cs_link_spec {
 	double bandwidth;   /* B/s, per direction */

@@ -156,6 +156,16 @@ int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op)
 	return ns;
 }
 
+double cs_compute_op_spare_w(const cs_compute *c, const cs_layer_op *op)
+{
+	const cs_kprof_clock *k = c->clock;
+	if (!k || op->cls == CS_OPC_GEMM || op->cls == CS_OPC_COMM)
+		return 0.0;
+	if (op->cls == CS_OPC_ATTN)
+		return k->cap_w - k->attention_w;
+	return k->cap_w - k->membound_w[(unsigned)op->mem < CS_MEM_KINDS ? op->mem : CS_MEM_COPY];
+}
+
 static int64_t flat_op_ns(const cs_gpu_spec *gpu, cs_precision prec, const cs_layer_op *op)
 {
 	double bw = gpu->hbm_bandwidth * frac(gpu->hbm_efficiency, 1.0);

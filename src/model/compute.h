@@ -39,6 +39,7 @@ typedef struct cs_compute {
 	const cs_kprof *prof;
 	cs_attn_backend attn;
 	const cs_calib *calib;
+	const cs_kprof_clock *clock; /* the power-cap clock model, NULL for none */
 } cs_compute;
 
 /* The class of compute time `op` counts in (clustersim.h's cs_compute_kind;
@@ -56,5 +57,11 @@ double cs_compute_wave_efficiency(const cs_gpu_spec *gpu, int64_t m, int64_t n, 
 /* Time of one op on one GPU, integer nanoseconds (>= 1 for any op with
  * work; 0 for an op without FLOPs or bytes, and for comm ops). */
 int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op);
+
+/* The power, W, that `op` leaves under the power cap while it runs (cap
+ * minus its kind's power at full clock; negative for kinds that draw more);
+ * 0 for GEMMs, whose clock the runner sets, for comm ops and without a
+ * clock model. */
+double cs_compute_op_spare_w(const cs_compute *c, const cs_layer_op *op);
 
 #endif

@@ -371,6 +371,8 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2
 				      ? CS_ATTN_FLASH2 : CS_ATTN_CUDNN };
 	b->cm.calib = &b->calib;
+	if (b->prof && sc->cluster.gpu.clock != CS_CLOCK_TABLE)
+		b->cm.clock = cs_kprof_clock_model(b->prof);
 	if (b->prof)
 		b->launch_ns = sc->training.cuda_graphs ? cs_kprof_graph_launch_ns(b->prof)
 							: cs_kprof_eager_launch_ns(b->prof);

@@ -270,10 +270,11 @@ static int copy_out(cs_builder *b, int64_t layer)
 	cs_layer_op op = { .name = "fsdp_copy_out", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
 			   .bytes = 2.0 * tensors_sum(b, layer) * b->dp->param_bytes, .kernels = 1 };
 	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
-	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &op, class_ns, class_kernels),
+	double spare = 0.0;
+	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &op, class_ns, class_kernels, &spare),
 		    .phase = CS_PHASE_FWD, .vstage = (int16_t)b->vstage, .layer = (int16_t)layer,
 		    .micro = -1 };
-	return cs__add_compute(b, &o, class_ns, class_kernels, 1) < 0 ? -1 : 0;
+	return cs__add_compute(b, &o, class_ns, class_kernels, 1, spare) < 0 ? -1 : 0;
 }
 
 int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
@@ -385,9 +386,10 @@ int cs__dp_stage_end(cs_builder *b)
 						b->sc->training.framework);
 	cs__pending(b, CS_STREAM_DP, b->prog->nops[CS_STREAM_DP]);
 	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
-	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &opt, class_ns, class_kernels),
+	double spare = 0.0;
+	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &opt, class_ns, class_kernels, &spare),
 		    .phase = CS_PHASE_OPTIM, .vstage = -1, .layer = -1, .micro = -1 };
-	if (cs__add_compute(b, &o, class_ns, class_kernels, opt.kernels) < 0)
+	if (cs__add_compute(b, &o, class_ns, class_kernels, opt.kernels, spare) < 0)
 		return -1;
 	/* ZeRO-1/2 without overlap: gather the updated parameters now */
 	if (d->active && (d->mode == CS_SHARD_ZERO1 || d->mode == CS_SHARD_ZERO2) && !gathers_at_start(b)) {

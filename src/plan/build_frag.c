@@ -74,7 +74,8 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 			memset(&cur, 0, sizeof(cur));
 			have = 1;
 		}
-		cur.ns = cs_time_add(cur.ns, cs__time_op(b, op, cur.class_ns, cur.class_kernels));
+		cur.ns = cs_time_add(cur.ns, cs__time_op(b, op, cur.class_ns, cur.class_kernels,
+							 &cur.spare));
 		cur.kernels += op->kernels > 0 ? op->kernels : 1;
 		cur.flops += op->flops;
 	}
@@ -162,7 +163,7 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 			op.mem = b->mem_alloc;
 			b->mem_alloc = 0;
 		}
-		if (cs__add_compute(b, &op, it->class_ns, it->class_kernels, it->kernels) < 0)
+		if (cs__add_compute(b, &op, it->class_ns, it->class_kernels, it->kernels, it->spare) < 0)
 			return -1;
 		b->flops += it->flops;
 		if (deferred) {
@@ -176,9 +177,10 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 }
 
 int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns,
-		    int64_t *class_kernels)
+		    int64_t *class_kernels, double *spare)
 {
 	int64_t ns = cs_compute_op_ns(&b->cm, op);
+	*spare += (double)ns * cs_compute_op_spare_w(&b->cm, op);
 	cs_compute_kind k = cs_compute_op_class(op);
 	class_ns[k] = cs_time_add(class_ns[k], ns);
 	class_kernels[k] += op->kernels > 0 ? op->kernels : 1;
@@ -195,7 +197,7 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * (per class, rounded per segment) and a gap on the GPU after each kernel.
  */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
-			int32_t kernels)
+			int32_t kernels, double spare)
 {
 	int64_t idle = 0, scaled[CS_COMPUTE_KINDS];
 	bool rescale = false;
@@ -222,6 +224,12 @@ int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const
 		b->host_gpu = end;
 	}
 	op->ns = cs_time_add(op->ns, idle);
+	if (b->cm.clock) { /* the host's idle leaves the idle GPU's share */
+		spare += (double)idle * (b->cm.clock->cap_w - b->cm.clock->idle_w);
+		op->gemm_ns = class_ns[CS_COMPUTE_GEMM];
+		op->spare = spare;
+		b->prog->spare += spare;
+	}
 	int32_t mark = cs_program_add(b->prog, CS_STREAM_COMPUTE, op, b->pending, b->npending);
 	if (mark < 0)
 		return -1;

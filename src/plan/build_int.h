@@ -15,6 +15,7 @@ typedef struct cs_frag_item {
 	int64_t ns;        /* compute segment: duration */
 	int64_t class_ns[CS_COMPUTE_HOST]; /* compute segment: duration by class */
 	int64_t class_kernels[CS_COMPUTE_HOST]; /* compute segment: kernels by class */
+	double spare;      /* compute segment: W x ns it leaves under the power cap */
 	int32_t kernels;   /* compute segment: kernels launched */
 	double flops;
 	double bytes;      /* collective: bytes per rank */
@@ -71,16 +72,17 @@ typedef struct cs_builder {
 int cs__make_frags(cs_builder *b);
 void cs__free_frags(cs_builder *b);
 int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro);
-/* Time `op` into `class_ns` and count its kernels (0 counts as 1) into
- * `class_kernels` (both indexed by cs_compute_kind); return ns. */
+/* Time `op` into `class_ns`, count its kernels (0 counts as 1) into
+ * `class_kernels` (both indexed by cs_compute_kind) and add the W x ns it
+ * leaves under the power cap to *spare; return ns. */
 int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns,
-		    int64_t *class_kernels);
+		    int64_t *class_kernels, double *spare);
 /* Append a compute op of `ns` (by class in `class_ns`, its kernels by class in
- * `class_kernels`; CS_COMPUTE_HOST entries of both not read) that launches
- * `kernels` kernels, adding the time the GPU waits for the host to launch
- * them; returns cs_program_add's mark. */
+ * `class_kernels`; CS_COMPUTE_HOST entries of both not read; `spare` W x ns
+ * under the power cap) that launches `kernels` kernels, adding the time the
+ * GPU waits for the host to launch them; returns cs_program_add's mark. */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
-			int32_t kernels);
+			int32_t kernels, double spare);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 

@@ -51,6 +51,8 @@ typedef struct cs_dep {
 typedef struct cs_op {
 	int64_t ns;       /* COMPUTE: duration on a nominal GPU */
 	int64_t attn_ns;  /* COMPUTE: of it, fused attention (scaled by document masks) */
+	int64_t gemm_ns;  /* COMPUTE: of it, GEMMs as the table times them (clock model only) */
+	double spare;     /* COMPUTE: W x ns the rest leaves under the power cap (clock model) */
 	double bytes;     /* COLL: per rank as nccl-tests counts; SEND: message */
 	double mem;       /* activation bytes allocated (> 0) at start or freed (< 0) at end */
 	int32_t dep;      /* index of the first dependency in cs_program.deps */
@@ -76,6 +78,7 @@ typedef struct cs_program {
 	int64_t class_ns[CS_COMPUTE_KINDS]; /* compute_ns by class */
 	int64_t class_kernels[CS_COMPUTE_KINDS]; /* kernels launched by class (none for
 	                                          * CS_COMPUTE_HOST) */
+	double spare;         /* W x ns its compute ops leave under the power cap */
 	char profile[64];     /* the kernel profile that timed it, "" for none */
 	int profile_derived;
 } cs_program;

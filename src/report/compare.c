@@ -79,6 +79,20 @@ double cs_compare_sim_idle_s(const cs_compare *c)
 	return c->m->bubble_s + c->m->compute_kind_s[CS_COMPUTE_HOST];
 }
 
+double cs_compare_refine(const cs_compare *after, cs_calib *cal, double factor[CS_COMPUTE_KINDS])
+{
+	double worst = 0.0;
+	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
+		double t = cs_compare_trace_s(after, (cs_kineto_class)k), s = after->m->compute_kind_s[k];
+		if (!cal->has_factor[k] || !(t > 0.0) || !(s > 0.0))
+			continue;
+		worst = fmax(worst, fabs(s - t) / t);
+		cal->factor[k] *= t / s;
+		factor[k] *= t / s;
+	}
+	return worst;
+}
+
 void cs_compare_fit_host(const cs_compare *c, cs_calib *cal)
 {
 	double kernels = 0;

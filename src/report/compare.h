@@ -57,6 +57,12 @@ double cs_compare_sim_idle_s(const cs_compare *c);
  * trace's idle the simulation lacks spread over the trace's kernels (never
  * below 0). */
 void cs_compare_fit_host(const cs_compare *c, cs_calib *cal);
+/* The class factors of *cal, with which `after` ran, one step closer to the
+ * trace: each class fitted in cal times trace / simulated (and factor[k],
+ * the total since the first fit, with it). The step's mix moves the GEMM
+ * clock (the power-cap model), so a fit is repeated until it holds; returns
+ * the largest relative error of `after` over the fitted classes. */
+double cs_compare_refine(const cs_compare *after, cs_calib *cal, double factor[CS_COMPUTE_KINDS]);
 
 /* Into *cal: for each GEMM shape the trace records (record_shapes), the
  * factor of its mean kernel time over the kernel profile's time for that

@@ -48,6 +48,8 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 			m->profile_derived ? "derived from another GPU's measurements" : "measured");
 	else
 		fprintf(f, "      timed by     flat efficiencies (no kernel profile)\n");
+	if (m->gemm_clock > 0)
+		fprintf(f, "      GEMM clock   x%.3f of the speed at the power cap\n", m->gemm_clock);
 	for (int k = 0; k < CS_COMM_KINDS; k++) {
 		if (m->exposed_comm_s[k] <= 0 && !m->coll_choice[k][0])
 			continue;
@@ -119,6 +121,7 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_end_obj(&w);
 	cs_jw_kv_str(&w, "kernel_profile", m->profile[0] ? m->profile : "none");
 	cs_jw_kv_bool(&w, "kernel_profile_derived", m->profile_derived);
+	cs_jw_kv_num(&w, "gemm_clock", m->gemm_clock);
 	cs_jw_key(&w, "exposed_comm_s");
 	cs_jw_begin_obj(&w);
 	for (int k = 0; k < CS_COMM_KINDS; k++)

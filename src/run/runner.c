@@ -233,6 +233,58 @@ void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
 	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
 }
 
+/*
+ * Clocks under the power cap (docs/compute-model.md). The controller sees
+ * the rank's recent work through an exponential window: the share of time
+ * in GEMMs (clk_g) and the power the rest leaves under the cap (clk_h, W).
+ * A GEMM runs r = 1 + (boost - 1)(1 - exp(-H / h0)) times its speed at the
+ * cap, H = clk_h / clk_g the headroom per unit of GEMM time; the table's
+ * GEMMs ran gemm_table times that speed. Idle time counts at idle_w.
+ */
+static void clock_run(const cs_kprof_clock *k, rank_state *rs, cs_time from, cs_time dt,
+		      double g, double h)
+{
+	if (from > rs->clk_at) { /* the GPU idled since the last op */
+		double a = exp(-(double)(from - rs->clk_at) / k->window_ns);
+		rs->clk_g *= a;
+		rs->clk_h = rs->clk_h * a + (k->cap_w - k->idle_w) * (1.0 - a);
+	}
+	double a = exp(-(double)dt / k->window_ns);
+	rs->clk_g = rs->clk_g * a + g * (1.0 - a);
+	rs->clk_h = rs->clk_h * a + h * (1.0 - a);
+	rs->clk_at = from + dt;
+}
+
+double cs__clock_speedup(const cs_kprof_clock *k, double g, double h)
+{
+	if (!(g > 0.0))
+		return h > 0.0 ? k->gemm_boost : 1.0;
+	if (!(h > 0.0))
+		return 1.0;
+	return 1.0 + (k->gemm_boost - 1.0) * (1.0 - exp(-(h / g) / k->headroom_w));
+}
+
+/* The duration of compute op `op` (ns, as the table times it) at the clock
+ * the rank's recent work leaves it; *gemm_share: its GEMMs' share of that.
+ * f is the rank's own slowness, for the statistics. */
+static cs_time clock_op(const cs_kprof_clock *k, rank_state *rs, cs_time now, const cs_op *op,
+			cs_time ns, double f, double *gemm_share)
+{
+	if (op->gemm_ns <= 0)
+		return ns;
+	if (now > rs->clk_at) { /* bring the idle stretch into view first */
+		clock_run(k, rs, rs->clk_at, now - rs->clk_at, 0.0, k->cap_w - k->idle_w);
+	}
+	double r = cs__clock_speedup(k, rs->clk_g, rs->clk_h);
+	double cap = (double)op->gemm_ns * k->gemm_table;
+	cs_time gemm = cs_time_of(cap / r);
+	ns = cs_time_add(ns - op->gemm_ns, gemm);
+	*gemm_share = ns > 0 ? (double)gemm / (double)ns : 0.0;
+	rs->st.gemm = cs_time_add(rs->st.gemm, cs_time_of((double)gemm * f));
+	rs->st.gemm_cap = cs_time_add(rs->st.gemm_cap, cs_time_of(cap * f));
+	return ns;
+}
+
 static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 {
 	if (rs->busy & (1u << s))
@@ -264,20 +316,25 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 	cs_time now = cs_sim_now(r->sim);
 	switch (op->kind) {
 	case CS_OP_COMPUTE: {
+		cs_time ns = op->ns;
 		if (s == CS_STREAM_COMPUTE)
 			account_wait(r, rs);
 		double f = rs->factor;
 		rs->crate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
 		if (rs->crate != 1.0f)
 			f /= (double)rs->crate;
-		cs_time ns = op->ns;
 		if (r->env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
 			int64_t dp = cs_mesh_coord(r->env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
 			double g = r->env.doc_factor[dp * r->env.doc_micro + op->micro];
 			/* g <= 1 for a document mask: this takes away part of ns */
 			ns += (cs_time)((double)op->attn_ns * (g - 1.0) + (g >= 1.0 ? 0.5 : -0.5));
 		}
+		double gemm_share = 0.0;
+		if (r->env.clock && s == CS_STREAM_COMPUTE)
+			ns = clock_op(r->env.clock, rs, now, op, ns, f, &gemm_share);
 		cs_time d = f == 1.0 ? ns : cs_time_of((double)ns * f);
+		if (r->env.clock && s == CS_STREAM_COMPUTE)
+			clock_run(r->env.clock, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
 		rs->st.busy += d;
 		rs->cend = rs->cwake = now + d;
 		rs->cgen++;
@@ -551,6 +608,12 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		rank_state *rs = &r->ranks[l];
 		rs->tmpl = (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
 		rs->factor = env->compute_factor ? env->compute_factor[rank] : 1.0f;
+		if (env->clock) { /* the step before ran the same program */
+			const cs_program *pg = &env->progs[rs->tmpl];
+			double all = pg->compute_ns > 0 ? (double)pg->compute_ns : 1.0;
+			rs->clk_g = (double)pg->class_ns[CS_COMPUTE_GEMM] / all;
+			rs->clk_h = pg->spare / all;
+		}
 		rs->blockc = NO_BLOCK;
 		rs->retry = 0xff;
 		rs->p2p_peer[0] = rs->p2p_peer[1] = -1;

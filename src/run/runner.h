@@ -54,6 +54,7 @@ typedef struct cs_run_env {
 	                               * of that micro-batch under its document mask over the
 	                               * unmasked one; NULL for one document per sequence */
 	int64_t doc_micro;            /* micro-batches per replica (the table's stride) */
+	const cs_kprof_clock *clock;  /* GEMM clocks under the power cap, NULL: as the table */
 } cs_run_env;
 
 /* What one rank did during the step. */
@@ -62,6 +63,8 @@ typedef struct cs_rank_stats {
 	cs_time busy;                     /* compute stream busy */
 	cs_time exposed[CS_COMM_KINDS];   /* compute idle while a transfer of that kind was in flight */
 	double mem_peak;                  /* activation bytes, from the schedule */
+	cs_time gemm;                     /* GEMM time on the compute stream (clock model) */
+	cs_time gemm_cap;                 /* the same GEMMs at the power cap's clock */
 } cs_rank_stats;
 
 cs_runner *cs_runner_new(const cs_run_env *env);

@@ -27,6 +27,7 @@ int cs_study_columns(const cs_metrics *m, const char **names, double *values, in
 	COL("compute_memory_bound_s", m->compute_kind_s[CS_COMPUTE_MEMBOUND]);
 	COL("compute_optimizer_s", m->compute_kind_s[CS_COMPUTE_OPTIM]);
 	COL("compute_host_idle_s", m->compute_kind_s[CS_COMPUTE_HOST]);
+	COL("gemm_clock", m->gemm_clock);
 	COL("exposed_tp_s", m->exposed_comm_s[CS_COMM_TP]);
 	COL("exposed_dp_s", m->exposed_comm_s[CS_COMM_DP]);
 	COL("exposed_pp_s", m->exposed_comm_s[CS_COMM_PP]);

@@ -91,7 +91,7 @@ static void ctx_free(sim_ctx *c)
 	cs_topo_free(c->topo);
 }
 
-static void split_kinds(const sim_ctx *c, int64_t rank, cs_time busy, double *kind_s);
+static void split_kinds(const sim_ctx *c, int64_t rank, const cs_rank_stats *s, double *kind_s);
 
 static void fill_row(const sim_ctx *c, cs_rank_row *row, int64_t rank, const cs_rank_stats *s,
 		     double idle, const float *factor)
@@ -99,7 +99,7 @@ static void fill_row(const sim_ctx *c, cs_rank_row *row, int64_t rank, const cs_
 	row->rank = rank;
 	row->end_s = 1e-9 * (double)s->end;
 	row->busy_s = 1e-9 * (double)s->busy;
-	split_kinds(c, rank, s->busy, row->kind_s);
+	split_kinds(c, rank, s, row->kind_s);
 	row->idle_s = idle;
 	for (int k = 0; k < CS_COMM_KINDS; k++)
 		row->exposed_s[k] = 1e-9 * (double)s->exposed[k];
@@ -122,14 +122,24 @@ typedef struct step_out {
 	double straggler_factor;
 } step_out;
 
-/* A rank's `busy` compute split by class as its template's compute is
- * (stragglers and contention stretch every class alike). */
-static void split_kinds(const sim_ctx *c, int64_t rank, cs_time busy, double *out)
+/* A rank's busy compute split by class as its template's compute is
+ * (stragglers and contention stretch every class alike); under the clock
+ * model GEMMs take the time they ran and the other classes share the rest. */
+static void split_kinds(const sim_ctx *c, int64_t rank, const cs_rank_stats *s, double *out)
 {
 	const cs_program *p = &c->progs[cs_mesh_coord(&c->mesh, rank, CS_AXIS_PP)];
-	double scale = p->compute_ns > 0 ? (double)busy / (double)p->compute_ns : 0.0;
+	int64_t all = p->compute_ns, gemm = 0;
+	cs_time busy = s->busy;
+	if (s->gemm_cap > 0 && s->gemm <= busy) {
+		gemm = p->class_ns[CS_COMPUTE_GEMM];
+		all -= gemm;
+		busy -= s->gemm;
+	}
+	double scale = all > 0 ? (double)busy / (double)all : 0.0;
 	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
 		out[k] = 1e-9 * (double)p->class_ns[k] * scale;
+	if (gemm)
+		out[CS_COMPUTE_GEMM] = 1e-9 * (double)s->gemm;
 }
 
 static void export_path(const cs_path *p, cs_critical_path *out)
@@ -206,6 +216,8 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 			   .span_ctx = sink ? sink->ctx : NULL,
 			   .links = links, .prof = c->prof, .doc_factor = c->docs,
 			   .doc_micro = cs_scenario_micro_batches(c->sc),
+			   .clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE
+				? cs_kprof_clock_model(c->prof) : NULL,
 			   .critical_path = !c->sc->sim.fold &&
 				((opts && opts->critical_path) || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
@@ -532,8 +544,9 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
 		}
 	}
 	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base);
-	split_kinds(&c, res->m.critical_rank, (perturbed ? &worst : &base)->crit.busy,
-		    res->m.compute_kind_s);
+	const cs_rank_stats *crit = &(perturbed ? &worst : &base)->crit;
+	split_kinds(&c, res->m.critical_rank, crit, res->m.compute_kind_s);
+	res->m.gemm_clock = crit->gemm > 0 ? (double)crit->gemm_cap / (double)crit->gemm : 0.0;
 	const cs_program *cp = &c.progs[cs_mesh_coord(&c.mesh, res->m.critical_rank, CS_AXIS_PP)];
 	memcpy(res->m.compute_kind_kernels, cp->class_kernels, sizeof res->m.compute_kind_kernels);
 	if (c.progs[0].profile[0]) {
