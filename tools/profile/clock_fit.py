@@ -98,9 +98,11 @@ def fit(nn_rows):
     """The clock section's parameters, and the rows each was fitted on."""
     duty, duty_raw = load("clock_duty")
     mix, mix_raw = load("clock_mix")
+    idle, idle_raw = load("clock_idle")
     steps, steps_raw = load("step_power")
     limit = duty["gpu"][2]
-    out = {"sources": {"clock_duty.json": duty_raw, "clock_mix.json": mix_raw, "step_power.json": steps_raw}}
+    out = {"sources": {"clock_duty.json": duty_raw, "clock_mix.json": mix_raw, "clock_idle.json": idle_raw,
+                       "step_power.json": steps_raw}}
 
     # The power the controller holds: duty rows and steps at the cap.
     held = [r[5] for r in duty["duty"] if r[5] >= CAP_FLOOR * limit]
@@ -139,11 +141,15 @@ def fit(nn_rows):
     sse = lambda h0: sum((r - speedup(h, boost, h0)) ** 2 for h, r in rows)  # noqa: E731
     h0 = golden(sse, 1.0, 1000.0)
 
-    # The idle GPU's effective power, from the duty cycles against idle where
-    # the clock was held below its maximum (at 35 % GEMM it was not).
+    # What a stretch without compute kernels counts as (a wait, a bubble, a
+    # transfer's kernels alone): the duty cycles against an idle GPU and
+    # against a collective-like copy kernel, gaps of 1 to 80 ms, wherever
+    # the clock was held below its maximum, each against its own run's
+    # GEMMs at the cap.
     sus_large = [r[4] for r in mix["boost"] if r[:3] == [8192, 13312, 16384]][0]
     max_mhz = duty["gpu"][1]
-    idle_rows = [(r[1], r[2] / sus_large) for r in mix["idle"] if r[3] < max_mhz]  # throttled
+    idle_rows = [(r[1], r[2] / sus_large) for r in mix["idle"] if r[3] < max_mhz]
+    idle_rows += [(r[3], r[4] / idle["sustained"][0]) for r in idle["gaps"] if r[5] < max_mhz]
     sse_idle = lambda p: sum((r - speedup((1 - d) / d * (cap - p), boost, h0)) ** 2  # noqa: E731
                              for d, r in idle_rows)
     idle_w = golden(sse_idle, 0.0, cap)
