@@ -1,21 +1,34 @@
 /*
  * flow.c - the flow net: flows on links, max-min fair rates by progressive
- * filling, recomputed at every change of the set of draining flows.
+ * filling, recomputed at every change of the set of draining flows, for the
+ * flows that change can reach and no others.
  *
  * Flows live in a slot array (freed slots are reused last in, first out,
  * so the iteration order depends only on the calls made);
  * collectives likewise. Per-link state for progressive filling is dense
- * over the topology's link ids (a few MB at 16,384 GPUs) and only the links
- * touched by draining flows are visited.
+ * over the topology's link ids (a few MB at 16,384 GPUs), and each link
+ * lists the draining flows on it.
+ *
+ * Max-min fair rates split over the connected components of the graph of
+ * draining flows and the links they share: a flow that starts or ends, or a
+ * link whose capacity changes, can move only the rates of its component.
+ * So a change marks its links, and the recomputation fills the component
+ * those links reach (in slot order, as a whole-net filling would order it)
+ * and leaves every other flow's rate, end time and pending event as they
+ * were. A flow's remaining bytes are kept as of the time its rate was set
+ * and brought forward only when it is refilled or read.
  *
  * A draining flow keeps its end time, absolute, computed when its rate was
  * last set: now + ceil(remaining / rate) in ns (float noise below 1e-13
  * relative is ignored, so a flow of exactly 20 ms takes 20,000,000 ns). A
  * flow ends at that time exactly, with nothing left, so rounding never
- * accumulates into an extra event.
+ * accumulates into an extra event. Flow events (a latency phase's end, a
+ * drain's end) wait in a min-heap of (time, slot, version); an entry whose
+ * version the flow has moved past is dropped when it surfaces.
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll/flow.h"
 #include "coll/flow_plan.h"
@@ -26,11 +39,27 @@ typedef struct flow {
 	int32_t coll;   /* slot of its collective */
 	int32_t state;
 	int32_t nlinks;
+	uint32_t ver;   /* bumped at every change of its pending event */
 	int32_t links[CS_NET_MAX_ROUTE];
+	int32_t lpos[CS_NET_MAX_ROUTE]; /* its index in each link's list */
 	double rem, rate;
+	cs_time set;    /* rem is as of this time */
 	cs_time at;     /* end of the latency phase */
 	cs_time end;    /* while draining */
 } flow;
+
+/* A pending flow event. */
+typedef struct fev {
+	cs_time t;
+	int32_t flow;
+	uint32_t ver;
+} fev;
+
+/* The draining flows on one link. */
+typedef struct lflows {
+	int32_t *v;
+	int32_t n, cap;
+} lflows;
 
 typedef struct coll {
 	uint64_t tag;
@@ -57,6 +86,16 @@ struct cs_net {
 	/* progressive filling, per link: residual, unfrozen flows, index */
 	double *res;
 	int32_t *cnt, *pos;
+	lflows *on;         /* per link: its draining flows */
+	char *dirty;        /* per link: changed since the last filling */
+	int32_t *dirtyl;
+	size_t ndirty, dirtycap;
+	fev *heap;          /* pending flow events, earliest first */
+	size_t nheap, heapcap;
+	int32_t *due;       /* scratch: the flows of one event time */
+	size_t duecap;
+	char *seen;         /* scratch, per flow slot: in the component */
+	size_t seencap;
 	slots flows, colls;
 	/* completed tags, FIFO */
 	uint64_t *done;
@@ -114,7 +153,10 @@ cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
 	n->res = malloc(nl * sizeof(*n->res));
 	n->cnt = malloc(nl * sizeof(*n->cnt));
 	n->pos = malloc(nl * sizeof(*n->pos));
-	if (n->cap == NULL || n->res == NULL || n->cnt == NULL || n->pos == NULL) {
+	n->on = calloc(nl, sizeof(*n->on));
+	n->dirty = calloc(nl, 1);
+	if (n->cap == NULL || n->res == NULL || n->cnt == NULL || n->pos == NULL || n->on == NULL ||
+	    n->dirty == NULL) {
 		cs_net_free(n);
 		return NULL;
 	}
@@ -133,6 +175,15 @@ void cs_net_free(cs_net *n)
 	free(n->res);
 	free(n->cnt);
 	free(n->pos);
+	if (n->on)
+		for (int32_t l = 0; l < n->nlinks; l++)
+			free(n->on[l].v);
+	free(n->on);
+	free(n->dirty);
+	free(n->dirtyl);
+	free(n->heap);
+	free(n->due);
+	free(n->seen);
 	free(n->flows.v);
 	free(n->flows.free);
 	free(n->colls.v);
@@ -196,44 +247,151 @@ static cs_time drain_ns(double rem, double rate)
 	return d > 0 ? (cs_time)d : 0;
 }
 
-static void set_next(cs_net *n)
+/* ---- pending flow events ------------------------------------------------- */
+
+static int fev_before(const fev *a, const fev *b)
 {
-	cs_time next = CS_TIME_MAX;
-	flow *f = FLOWS(n);
-	for (int32_t i = 0; i < n->flows.n; i++) {
-		if (f[i].state == WAITING && f[i].at < next)
-			next = f[i].at;
-		else if (f[i].state == DRAINING && f[i].end < next)
-			next = f[i].end;
-	}
-	n->next = next;
+	return a->t < b->t || (a->t == b->t && a->flow < b->flow);
 }
 
-/* Max-min fair rates of the draining flows by progressive filling: the link
- * with the least residual capacity per unfrozen flow fixes the rate of its
- * flows; every link at that same share is settled in the same round. Ties
- * and orders follow slot and first-touch order, so the result is
- * deterministic. */
-static int recompute(cs_net *n)
+/* Flow i's event at t replaces any it had. */
+static int heap_push(cs_net *n, int32_t i, cs_time t)
+{
+	if (grow((void **)&n->heap, &n->heapcap, n->nheap + 1, sizeof(*n->heap)))
+		return -1;
+	fev e = { t, i, ++FLOWS(n)[i].ver };
+	size_t k = n->nheap++;
+	while (k > 0) {
+		size_t up = (k - 1) / 2;
+		if (!fev_before(&e, &n->heap[up]))
+			break;
+		n->heap[k] = n->heap[up];
+		k = up;
+	}
+	n->heap[k] = e;
+	return 0;
+}
+
+static void heap_pop(cs_net *n)
+{
+	fev e = n->heap[--n->nheap];
+	size_t k = 0;
+	for (;;) {
+		size_t c = 2 * k + 1;
+		if (c >= n->nheap)
+			break;
+		if (c + 1 < n->nheap && fev_before(&n->heap[c + 1], &n->heap[c]))
+			c++;
+		if (!fev_before(&n->heap[c], &e))
+			break;
+		n->heap[k] = n->heap[c];
+		k = c;
+	}
+	if (n->nheap > 0)
+		n->heap[k] = e;
+}
+
+static int fev_live(const cs_net *n, const fev *e)
+{
+	const flow *f = &FLOWS(n)[e->flow];
+	return f->ver == e->ver && f->state != FREE;
+}
+
+/* The earliest live event's time into n->next, dropping stale ones. */
+static void set_next(cs_net *n)
+{
+	while (n->nheap > 0 && !fev_live(n, &n->heap[0]))
+		heap_pop(n);
+	n->next = n->nheap > 0 ? n->heap[0].t : CS_TIME_MAX;
+}
+
+/* ---- links and their flows -------------------------------------------------- */
+
+static int mark(cs_net *n, int32_t l)
+{
+	if (n->dirty[l])
+		return 0;
+	if (grow((void **)&n->dirtyl, &n->dirtycap, n->ndirty + 1, sizeof(*n->dirtyl)))
+		return -1;
+	n->dirty[l] = 1;
+	n->dirtyl[n->ndirty++] = l;
+	return 0;
+}
+
+/* Flow i starts draining: onto its links' lists. */
+static int links_add(cs_net *n, int32_t i)
+{
+	flow *f = &FLOWS(n)[i];
+	for (int k = 0; k < f->nlinks; k++) {
+		lflows *L = &n->on[f->links[k]];
+		if (L->n == L->cap) {
+			int32_t cap = L->cap ? 2 * L->cap : 4;
+			int32_t *v = realloc(L->v, (size_t)cap * sizeof(*v));
+			if (v == NULL)
+				return -1;
+			L->v = v;
+			L->cap = cap;
+		}
+		f->lpos[k] = L->n;
+		L->v[L->n++] = i;
+		if (mark(n, f->links[k]))
+			return -1;
+	}
+	return 0;
+}
+
+/* Flow i stops draining: off its links' lists (the last entry of each list
+ * takes its place). */
+static int links_remove(cs_net *n, int32_t i)
 {
 	flow *f = FLOWS(n);
-	size_t na = 0, nt = 0, nadj = 0;
-	if (grow((void **)&n->act, &n->actcap, (size_t)n->flows.n + 1, sizeof(*n->act)) ||
-	    grow((void **)&n->frozen, &n->frozencap, (size_t)n->flows.n + 1, 1))
-		return -1;
-	for (int32_t i = 0; i < n->flows.n; i++) {
-		if (f[i].state != DRAINING)
-			continue;
-		if (f[i].nlinks == 0) {
-			f[i].rate = INFINITY;
-			f[i].end = n->now;
-			continue;
+	for (int k = 0; k < f[i].nlinks; k++) {
+		int32_t l = f[i].links[k];
+		lflows *L = &n->on[l];
+		int32_t p = f[i].lpos[k], last = L->v[--L->n];
+		if (p != L->n) {
+			L->v[p] = last;
+			for (int j = 0; j < f[last].nlinks; j++)
+				if (f[last].links[j] == l && f[last].lpos[j] == L->n) {
+					f[last].lpos[j] = p;
+					break;
+				}
 		}
-		n->act[na] = i;
-		n->frozen[na] = 0;
-		na++;
-		for (int k = 0; k < f[i].nlinks; k++) {
-			int32_t l = f[i].links[k];
+		if (mark(n, l))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- max-min fair rates ------------------------------------------------------ */
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Max-min fair rates of the draining flows act[0..na) (in slot order) by
+ * progressive filling: the link with the least residual capacity per
+ * unfrozen flow fixes the rate of its flows; every link at that same share is
+ * settled in the same round. Ties and orders follow slot and first-touch
+ * order, so the result is deterministic. Each flow's remaining bytes are
+ * brought to the net's time first, its end time and event set after. */
+static int fill(cs_net *n, size_t na)
+{
+	flow *f = FLOWS(n);
+	size_t nt = 0, nadj = 0;
+	for (size_t a = 0; a < na; a++) {
+		flow *g = &f[n->act[a]];
+		if (n->now > g->set) {
+			g->rem -= g->rate * (double)(n->now - g->set) * 1e-9;
+			if (g->rem < 0)
+				g->rem = 0;
+		}
+		g->set = n->now;
+		n->frozen[a] = 0;
+		for (int k = 0; k < g->nlinks; k++) {
+			int32_t l = g->links[k];
 			if (n->pos[l] < 0) {
 				if (grow((void **)&n->touched, &n->tcap, nt + 2, sizeof(*n->touched)) ||
 				    grow((void **)&n->off, &n->offcap, nt + 2, sizeof(*n->off)))
@@ -274,16 +432,16 @@ static int recompute(cs_net *n)
 		double share = INFINITY;
 		for (size_t t = 0; t < nt; t++)
 			if (n->cnt[t] > 0) {
-				double s = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
-				if (s < share)
-					share = s;
+				double sh = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
+				if (sh < share)
+					share = sh;
 			}
 		double limit = share * (1 + 1e-12);
 		for (size_t t = 0; t < nt; t++) {
 			if (n->cnt[t] <= 0)
 				continue;
-			double s = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
-			if (s > limit)
+			double sh = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
+			if (sh > limit)
 				continue;
 			for (int32_t e = n->off[t]; e < n->off[t + 1]; e++) {
 				int32_t a = n->adj[e];
@@ -304,28 +462,67 @@ static int recompute(cs_net *n)
 	for (size_t t = 0; t < nt; t++)
 		n->pos[n->touched[t]] = -1;
 	for (size_t a = 0; a < na; a++) {
-		flow *g = &f[n->act[a]];
+		int32_t i = n->act[a];
+		flow *g = &f[i];
 		cs_time d = drain_ns(g->rem, g->rate);
 		g->end = d >= CS_TIME_MAX - n->now ? CS_TIME_MAX : n->now + d;
+		if (g->end == CS_TIME_MAX)
+			g->ver++; /* never ends: no event */
+		else if (heap_push(n, i, g->end))
+			return -1;
 	}
 	return 0;
 }
 
-/* Drain every flow at its rate from the net's time to t. */
-static void progress(cs_net *n, cs_time t)
+/* Refill the component of every link changed since the last filling: the
+ * draining flows those links reach through shared links, and only them. */
+static int refill(cs_net *n)
 {
-	if (t <= n->now)
-		return;
-	double dt = (double)(t - n->now) * 1e-9;
+	if (n->ndirty == 0)
+		return 0;
 	flow *f = FLOWS(n);
-	for (int32_t i = 0; i < n->flows.n; i++) {
-		if (f[i].state != DRAINING || f[i].nlinks == 0)
-			continue;
-		f[i].rem -= f[i].rate * dt;
-		if (f[i].rem < 0)
-			f[i].rem = 0;
+	size_t seen0 = n->seencap;
+	if (grow((void **)&n->act, &n->actcap, (size_t)n->flows.n + 1, sizeof(*n->act)) ||
+	    grow((void **)&n->frozen, &n->frozencap, (size_t)n->flows.n + 1, 1) ||
+	    grow((void **)&n->seen, &n->seencap, (size_t)n->flows.n + 1, 1) ||
+	    grow((void **)&n->touched, &n->tcap, (size_t)n->ndirty + 1, sizeof(*n->touched)))
+		return -1;
+	if (n->seencap > seen0)
+		memset(n->seen + seen0, 0, n->seencap - seen0);
+	/* breadth first over links: touched[] is the queue, pos[] marks */
+	size_t nt = 0, na = 0;
+	for (size_t d = 0; d < n->ndirty; d++) {
+		int32_t l = n->dirtyl[d];
+		n->dirty[l] = 0;
+		n->pos[l] = (int32_t)nt;
+		n->touched[nt++] = l;
 	}
-	n->now = t;
+	n->ndirty = 0;
+	for (size_t q = 0; q < nt; q++) {
+		const lflows *L = &n->on[n->touched[q]];
+		for (int32_t j = 0; j < L->n; j++) {
+			int32_t i = L->v[j];
+			if (n->seen[i])
+				continue;
+			n->seen[i] = 1;
+			n->act[na++] = i;
+			for (int k = 0; k < f[i].nlinks; k++) {
+				int32_t u = f[i].links[k];
+				if (n->pos[u] >= 0)
+					continue;
+				if (grow((void **)&n->touched, &n->tcap, nt + 2, sizeof(*n->touched)))
+					return -1;
+				n->pos[u] = (int32_t)nt;
+				n->touched[nt++] = u;
+			}
+		}
+	}
+	for (size_t t = 0; t < nt; t++)
+		n->pos[n->touched[t]] = -1;
+	for (size_t a = 0; a < na; a++)
+		n->seen[n->act[a]] = 0;
+	qsort(n->act, na, sizeof(*n->act), cmp_i32);
+	return fill(n, na);
 }
 
 static int end_flow(cs_net *n, int32_t i)
@@ -334,6 +531,7 @@ static int end_flow(cs_net *n, int32_t i)
 	coll *c = &COLLS(n)[f->coll];
 	f->state = FREE;
 	f->rem = 0;
+	f->ver++;
 	slot_put(&n->flows, i);
 	n->nactive--;
 	if (--c->left == 0) {
@@ -344,28 +542,44 @@ static int end_flow(cs_net *n, int32_t i)
 	return 0;
 }
 
-/* Process every flow event up to and including t, then drain to t. */
+/* Process every flow event up to and including t, then move to t. Events
+ * of one time are taken together, in slot order, then the changed
+ * components refilled. */
 static int step_to(cs_net *n, cs_time t)
 {
 	while (n->next <= t) {
 		cs_time te = n->next;
-		progress(n, te);
-		flow *f = FLOWS(n);
-		for (int32_t i = 0; i < n->flows.n; i++) {
-			if (f[i].state == WAITING && f[i].at <= te) {
-				f[i].state = DRAINING;
-				if (f[i].nlinks == 0 && end_flow(n, i))
+		size_t nd = 0;
+		n->now = te;
+		while (n->nheap > 0 && n->heap[0].t == te) {
+			fev e = n->heap[0];
+			heap_pop(n);
+			if (!fev_live(n, &e))
+				continue;
+			if (grow((void **)&n->due, &n->duecap, nd + 1, sizeof(*n->due)))
+				return -1;
+			n->due[nd++] = e.flow;
+		}
+		qsort(n->due, nd, sizeof(*n->due), cmp_i32);
+		for (size_t k = 0; k < nd; k++) {
+			int32_t i = n->due[k];
+			flow *g = &FLOWS(n)[i];
+			if (g->state == WAITING) {
+				g->state = DRAINING;
+				g->set = te;
+				g->ver++;
+				if (g->nlinks == 0 ? end_flow(n, i) : links_add(n, i))
 					return -1;
-			} else if (f[i].state == DRAINING && f[i].end <= te) {
-				if (end_flow(n, i))
-					return -1;
+			} else if (links_remove(n, i) || end_flow(n, i)) {
+				return -1;
 			}
 		}
-		if (recompute(n))
+		if (refill(n))
 			return -1;
 		set_next(n);
 	}
-	progress(n, t);
+	if (t > n->now)
+		n->now = t;
 	return 0;
 }
 
@@ -412,13 +626,15 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 			g->links[i] = s->links[i];
 		g->rem = s->bytes;
 		g->rate = 0;
+		g->set = now;
 		g->at = now + s->latency_ns;
 		g->end = CS_TIME_MAX;
 		n->nactive++;
-		if (g->at < n->next)
-			n->next = g->at;
+		if (heap_push(n, fi, g->at))
+			return -1;
 	}
 	n->ncoll++;
+	set_next(n);
 	/* flows without latency start draining now */
 	if (step_to(n, now))
 		return -1;
@@ -468,7 +684,7 @@ int cs_net_scale_link(cs_net *n, cs_time now, int32_t link, double keep)
 	if (step_to(n, now))
 		return -1;
 	n->cap[link] = cs_topo_link_bandwidth(n->topo, link) * keep;
-	if (recompute(n))
+	if (mark(n, link) || refill(n))
 		return -1;
 	set_next(n);
 	return 0;
@@ -494,6 +710,11 @@ int64_t cs_net_flows(const cs_net *n, cs_net_flow *out, int64_t cap)
 			o->draining = f[i].state == DRAINING;
 			o->rate = f[i].state == DRAINING ? f[i].rate : 0;
 			o->remaining = f[i].rem;
+			if (f[i].state == DRAINING && n->now > f[i].set) {
+				o->remaining -= f[i].rate * (double)(n->now - f[i].set) * 1e-9;
+				if (o->remaining < 0)
+					o->remaining = 0;
+			}
 			o->nlinks = f[i].nlinks;
 			for (int l = 0; l < f[i].nlinks; l++)
 				o->links[l] = f[i].links[l];
