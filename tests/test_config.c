@@ -363,6 +363,12 @@ static const struct {
 	 "fp8 needs a GPU with an fp8 peak ('a100-sxm-80g' has none)"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: gpt3-175b\ntraining: {seq_len: 4096}\n",
 	 "'training.seq_len' (4096) exceeds the model's 2048 learned positions"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, attention_window: 8192}\n"
+	 "training: {seq_len: 4096}\n",
+	 ":2:46: 'model.attention_window' (8192) is longer than the sequence ('training.seq_len' 4096)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, attention_window: 1024}\n"
+	 "parallelism: {cp: 8, context_parallel: {kind: ring}}\ntraining: {seq_len: 4096}\n",
+	 ":2:46: 'model.attention_window' with ring context parallelism is not modelled"},
 	{BASE "cluster2:\n", "unknown key"},
 	{BASE "name: " "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
 	 "'name' is too long (at most 63 characters)"},

@@ -224,6 +224,41 @@ START_TEST(test_fwd_ops_sum_to_model_flops)
 }
 END_TEST
 
+/* A sliding window of w keys: query i (1-based) sees min(i, w) of them, so
+ * the causal square's s^2/2 becomes s w - w^2/2 (continuous), counted by
+ * hand here; the model FLOPs lose exactly the difference in the score and
+ * context matmuls (4 h per key, times 3 for the backward), and the flash
+ * attention ops of a block carry the same share of their causal FLOPs. */
+START_TEST(test_sliding_window_keeps_its_share_of_the_square)
+{
+	static const int64_t win[][2] = { { 8192, 4096 }, { 8192, 1024 }, { 4096, 4096 }, { 2048, 0 } };
+	for (size_t i = 0; i < sizeof win / sizeof win[0]; i++) {
+		int64_t s = win[i][0], w = win[i][1];
+		cs_model_spec m = fx_gpt3_175b();
+		m.attention_window = w;
+		double S = (double)s, W = w > 0 ? (double)w : S;
+		double kept = S * W - W * W / 2.0, causal = S * S / 2.0;
+		ck_assert_msg(rel(cs_model_window_fraction(&m, s), kept / causal) < 1e-12, "w %ld", (long)w);
+		double B = 3, h = 12288, L = 96;
+		double lost = 3.0 * B * L * 4.0 * h * (causal - kept);
+		double want = cs_model_causal_flops_per_step(&(cs_model_spec){ .arch = m.arch, .layers = m.layers,
+			.hidden = m.hidden, .heads = m.heads, .kv_heads = m.kv_heads, .ffn = m.ffn,
+			.vocab = m.vocab, .max_positions = m.max_positions, .tied_embeddings = true }, s, 3) - lost;
+		ck_assert_msg(rel(cs_model_causal_flops_per_step(&m, s, 3), want) < 1e-9, "w %ld", (long)w);
+		/* the block's flash ops: their causal FLOPs times the share */
+		cs_layer_ctx c = ctx(s, 1, 1, 1);
+		c.flash_attention = true;
+		cs_layer_op ops[MAXOPS];
+		int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+		double attn = 0;
+		for (int k = 0; k < n; k++)
+			if (ops[k].cls == CS_OPC_ATTN)
+				attn += ops[k].flops;
+		ck_assert_msg(rel(attn, 2.0 * S * S * h * kept / causal) < 1e-12, "w %ld: %g", (long)w, attn);
+	}
+}
+END_TEST
+
 /* Backward = twice the forward matmuls (input and weight gradients);
  * FlashAttention's backward is 2.5 times its forward. */
 START_TEST(test_bwd_is_twice_fwd)
@@ -545,6 +580,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_flops_equal_megatron_formula, 0, N(flop_cases));
 	tcase_add_loop_test(tc, test_hw_flops_full_recompute_equal_megatron_hfu, 0, N(flop_cases));
 	tcase_add_loop_test(tc, test_causal_flops_halve_the_attention_square, 0, N(flop_cases));
+	tcase_add_test(tc, test_sliding_window_keeps_its_share_of_the_square);
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_flops");

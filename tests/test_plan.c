@@ -271,6 +271,8 @@ static const struct { const char *scenario, *golden; const char *set; } golden_c
 	{ "llama3-405b-16k", "llama3-405b-16k-folded", "simulate.fold=true" },
 	/* the measured H200 step: GEMMs clocked by the power-cap model */
 	{ "h200-llama8l-h4096-s8192", "h200-llama8l-h4096-s8192", NULL },
+	/* the same with a sliding window of half the sequence */
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-window4096", "model.attention_window=4096" },
 };
 
 START_TEST(golden_run)

@@ -151,6 +151,9 @@ static const cs_config_key keys[] = {
 	  "always-active experts per MoE layer"),
 	K("model.expert_ffn", CS_KIND_INT, model.expert_ffn, 1, 1e9, false, NULL, "ffn",
 	  "inner width of one expert"),
+	K("model.attention_window", CS_KIND_INT, model.attention_window, 0, 1e9, false, NULL, "0",
+	  "sliding-window attention (Mistral, MegaScale): each token attends to itself and the "
+	  "window - 1 tokens before it; 0 for the whole causal context"),
 	K("model.dense_layers", CS_KIND_INT, model.dense_layers, 0, 1e6, false, NULL, "0",
 	  "dense layers before the first MoE layer"),
 

@@ -90,6 +90,7 @@ typedef struct cs_model_spec {
 	int64_t shared_experts;
 	int64_t expert_ffn;
 	int64_t dense_layers; /* dense layers before the first MoE layer */
+	int64_t attention_window; /* sliding-window attention: keys per query, 0 for all */
 } cs_model_spec;
 
 /* ---- training ----------------------------------------------------------- */

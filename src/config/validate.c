@@ -250,6 +250,14 @@ static cs_status check_model(checker *c)
 		return fail(c, "training.seq_len", "model.max_positions", "'training.seq_len' (%lld) "
 		            "exceeds the model's %lld learned positions", (long long)c->sc->training.seq_len,
 		            (long long)m->max_positions);
+	if (m->attention_window > c->sc->training.seq_len)
+		return fail(c, "model.attention_window", "training.seq_len", "'model.attention_window' "
+		            "(%lld) is longer than the sequence ('training.seq_len' %lld)",
+		            (long long)m->attention_window, (long long)c->sc->training.seq_len);
+	if (m->attention_window > 0 && c->sc->parallel.cp > 1 && c->sc->parallel.cp_kind == CS_CP_RING)
+		return fail(c, "model.attention_window", "parallelism.context_parallel.kind",
+		            "'model.attention_window' with ring context parallelism is not modelled (the "
+		            "ring would skip the blocks outside the window); use kind all-gather");
 	if (c->sc->training.precision == CS_PREC_FP8 && c->sc->cluster.gpu.peak_fp8 <= 0)
 		return fail(c, "training.precision", NULL, "'training.precision' fp8 needs a GPU with "
 		            "an fp8 peak ('%s' has none)", c->sc->cluster.gpu.name);

@@ -119,6 +119,10 @@ double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t 
  * the lower triangle only (s^2/2), the convention of reports that count the
  * work a causal kernel does rather than Megatron's full square. */
 double cs_model_causal_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch);
+/* The share of the causal s x s/2 score square a sliding window of
+ * m->attention_window keys keeps at sequence length s: 2w/s - (w/s)^2 for
+ * 0 < w < s (each query sees min(i, w) keys, continuous), else 1. */
+double cs_model_window_fraction(const cs_model_spec *m, int64_t s);
 /* Hardware FLOPs: model FLOPs plus the forward work recompute repeats. */
 double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
                                   cs_recompute rc);

@@ -81,7 +81,9 @@ static void attn_core(blk *B, bool bwd)
 		cs__comm(B->l, "cp_ag_kv", CS_COMM_CP, CS_COLL_ALL_GATHER, kv_block_bytes(B) * B->cp);
 
 	if (B->c->flash_attention || ring) {
-		double causal = 2.0 * d->tokens * s * d->h / d->tp;   /* half of 4*T*s*h/tp */
+		/* half of 4*T*s*h/tp, of which a sliding window keeps its share */
+		double causal = 2.0 * d->tokens * s * d->h / d->tp *
+				cs_model_window_fraction(B->m, B->c->seq_len);
 		double q_o = d->tokens * d->h / d->tp * d->ab;
 		double flops = bwd ? 2.5 * causal : causal;
 		double bytes = bwd ? 4.0 * q_o + 2.0 * kv_block_bytes(B) * B->cp

@@ -137,11 +137,21 @@ double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t 
 	return 3.0 * tokens * f;
 }
 
+double cs_model_window_fraction(const cs_model_spec *m, int64_t s)
+{
+	if (m->attention_window <= 0 || m->attention_window >= s || s <= 0)
+		return 1.0;
+	double x = (double)m->attention_window / (double)s;
+	return 2.0 * x - x * x;
+}
+
 double cs_model_causal_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch)
 {
 	double tokens = (double)seq_len * (double)global_batch;
-	/* the masked upper half of every s x s score and context matmul is not work */
-	double masked = 0.5 * (double)m->layers * attn_core_fwd_flops_per_token(m, seq_len);
+	/* the masked upper half of every s x s score and context matmul is not
+	 * work, nor what a sliding window leaves out of the lower half */
+	double kept = 0.5 * cs_model_window_fraction(m, seq_len);
+	double masked = (1.0 - kept) * (double)m->layers * attn_core_fwd_flops_per_token(m, seq_len);
 	return cs_model_flops_per_step(m, seq_len, global_batch) - 3.0 * tokens * masked;
 }
 
