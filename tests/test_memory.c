@@ -76,6 +76,20 @@ END_TEST
 static const int64_t tp_degrees[] = { 1, 2, 4, 8 };
 
 /* Korthikanti's closed forms for each TP / SP / recompute variant. */
+/* The parallel block stores one norm input (2 sbh bytes in 16 bits) fewer
+ * per layer: sharded by tp where the formula shards the norm region
+ * (sequence parallelism, or tp 1), whole otherwise, nothing when the layer
+ * keeps only its input (full recomputation). */
+START_TEST(test_parallel_block_saves_one_norm_input)
+{
+	double sbh = 8192.0 * 2 * 8192;
+	ck_assert(cs_mem_parallel_block_saving(8192, 2, 8192, 1, false, CS_RECOMPUTE_NONE) == 2 * sbh);
+	ck_assert(cs_mem_parallel_block_saving(8192, 2, 8192, 8, true, CS_RECOMPUTE_NONE) == 2 * sbh / 8);
+	ck_assert(cs_mem_parallel_block_saving(8192, 2, 8192, 8, false, CS_RECOMPUTE_SELECTIVE) == 2 * sbh);
+	ck_assert(cs_mem_parallel_block_saving(8192, 2, 8192, 8, true, CS_RECOMPUTE_FULL) == 0);
+}
+END_TEST
+
 START_TEST(test_activation_variants_closed_forms)
 {
 	double s = 8192, b = 2, h = 8192, a = 64, t = (double)tp_degrees[_i];
@@ -412,6 +426,7 @@ static Suite *memory_suite(void)
 	tc = tcase_create("activations");
 	tcase_add_loop_test(tc, test_activation_table_of_the_seed, 0, N(act_cases));
 	tcase_add_loop_test(tc, test_activation_variants_closed_forms, 0, N(tp_degrees));
+	tcase_add_test(tc, test_parallel_block_saves_one_norm_input);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sharding");
 	tcase_add_loop_test(tc, test_zero_stages_shard_state, 0, N(zero_cases));

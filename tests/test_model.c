@@ -320,6 +320,36 @@ START_TEST(test_tp_comm_points_per_block)
 }
 END_TEST
 
+/* The parallel block: the attention and MLP partial sums add up before one
+ * reduction, so each pass has half the sequential block's TP collectives
+ * (one all-reduce; or one all-gather and one reduce-scatter with sequence
+ * parallelism), the same matmul FLOPs, one norm forward and one backward,
+ * and one norm's parameters per layer. */
+START_TEST(test_parallel_block_halves_the_tp_collectives)
+{
+	cs_model_spec seq = fx_llama3_70b(), par = seq;
+	par.parallel_block = true;
+	cs_layer_ctx c = ctx(8192, 1, tp_cases[_i].tp, 1);
+	c.sequence_parallel = tp_cases[_i].sp;
+	c.flash_attention = true;
+	cs_pass passes[] = { CS_PASS_FWD, CS_PASS_BWD_INPUT, CS_PASS_BWD_WEIGHT };
+	for (int p = 0; p < 3; p++) {
+		tally a = block(&seq, &c, false, passes[p]), b = block(&par, &c, false, passes[p]);
+		ck_assert(rel(a.flops, b.flops) < 1e-12);
+		for (int op = 0; op < CS_COLL_OPS; op++)
+			ck_assert_int_eq(2 * b.colls[op][CS_COMM_TP], a.colls[op][CS_COMM_TP]);
+		cs_layer_op ops[MAXOPS];
+		int n = cs_model_block_ops(&par, &c, false, passes[p], ops, MAXOPS), norms = 0;
+		for (int k = 0; k < n; k++)
+			norms += ops[k].cls == CS_OPC_MEMBOUND && (ops[k].mem == CS_MEM_RMSNORM ||
+								   ops[k].mem == CS_MEM_NORM_BWD);
+		ck_assert_int_eq(norms, p == 2 ? 0 : 1);
+	}
+	int64_t h = 8192;
+	ck_assert_int_eq(cs_model_params(&seq).dense_layer - cs_model_params(&par).dense_layer, h);
+}
+END_TEST
+
 START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
 {
 	cs_model_spec m = fx_llama3_405b();
@@ -581,6 +611,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_hw_flops_full_recompute_equal_megatron_hfu, 0, N(flop_cases));
 	tcase_add_loop_test(tc, test_causal_flops_halve_the_attention_square, 0, N(flop_cases));
 	tcase_add_test(tc, test_sliding_window_keeps_its_share_of_the_square);
+	tcase_add_loop_test(tc, test_parallel_block_halves_the_tp_collectives, 0, N(tp_cases));
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_flops");

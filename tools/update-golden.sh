@@ -19,4 +19,6 @@ NO_COLOR=1 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --no-progr
 	>tests/golden/h200-llama8l-h4096-s8192.json
 "$build"/clustersim run scenarios/h200-llama8l-h4096-s8192.yaml --format json --no-progress \
 	--set model.attention_window=4096 >tests/golden/h200-llama8l-window4096.json
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+	--set model.parallel_block=true >tests/golden/3d-llama3-70b-64gpu-parallel-block.json
 git diff --stat -- tests/golden

@@ -154,6 +154,9 @@ static const cs_config_key keys[] = {
 	K("model.attention_window", CS_KIND_INT, model.attention_window, 0, 1e9, false, NULL, "0",
 	  "sliding-window attention (Mistral, MegaScale): each token attends to itself and the "
 	  "window - 1 tokens before it; 0 for the whole causal context"),
+	K("model.parallel_block", CS_KIND_BOOL, model.parallel_block, 0, 0, false, NULL, "false",
+	  "attention and MLP side by side on one norm, x + attn(norm(x)) + mlp(norm(x)) (PaLM, "
+	  "GPT-J): one norm per layer, one TP reduction per pass"),
 	K("model.dense_layers", CS_KIND_INT, model.dense_layers, 0, 1e6, false, NULL, "0",
 	  "dense layers before the first MoE layer"),
 

@@ -91,6 +91,7 @@ typedef struct cs_model_spec {
 	int64_t expert_ffn;
 	int64_t dense_layers; /* dense layers before the first MoE layer */
 	int64_t attention_window; /* sliding-window attention: keys per query, 0 for all */
+	bool parallel_block;  /* attention and MLP side by side on one norm (PaLM, GPT-J) */
 } cs_model_spec;
 
 /* ---- training ----------------------------------------------------------- */

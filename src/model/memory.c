@@ -56,6 +56,15 @@ double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_
 	return all_sharded ? sbh * (34.0 / t + scores) : sbh * (10.0 + 24.0 / t + scores);
 }
 
+double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
+                                    cs_recompute rc)
+{
+	double t = (double)deg(tp);
+	if (rc == CS_RECOMPUTE_FULL)
+		return 0.0;
+	return 2.0 * (double)s * (double)b * (double)h / (sp || t == 1.0 ? t : 1.0);
+}
+
 void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g,
                           double *o)
 {
@@ -123,9 +132,12 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
 	r.optimizer = dense * (bm + bo) / dopt + expert * (bm + bo) / eopt;
 
 	r.activation_bytes_per_layer =
-		cs_mem_activation_bytes_per_layer(t->seq_len, deg(t->micro_batch), m->hidden, m->heads,
-						  tp, p->sequence_parallel, p->recompute,
-						  p->flash_attention) / (double)cp;
+		(cs_mem_activation_bytes_per_layer(t->seq_len, deg(t->micro_batch), m->hidden, m->heads,
+						   tp, p->sequence_parallel, p->recompute,
+						   p->flash_attention) -
+		 (m->parallel_block ? cs_mem_parallel_block_saving(t->seq_len, deg(t->micro_batch),
+								   m->hidden, tp, p->sequence_parallel,
+								   p->recompute) : 0.0)) / (double)cp;
 	int64_t mbs = t->global_batch > 0 ? t->global_batch / (dp * deg(t->micro_batch)) : 0;
 	r.layers_in_flight = (double)m->layers / (double)pp * cs_mem_stages_in_flight(p, mbs);
 	r.activations = r.activation_bytes_per_layer * r.layers_in_flight;

@@ -31,6 +31,12 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
                                          bool sp, cs_recompute rc, bool flash);
 
+/* What a parallel block (attention and MLP on one norm) saves of that: the
+ * second norm's 16-bit input, sharded as the formula shards it (by tp with
+ * sequence parallelism or tp 1), nothing under full recomputation. */
+double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
+                                    cs_recompute rc);
+
 /* Sharding divisors of weights, gradients and optimizer state for `p`'s
  * sharding over a data-parallel group of `dp` ranks (`node_dp` of them in one
  * node, for HYBRID). */

@@ -253,15 +253,12 @@ static void mlp_bwd_weight(blk *B, bool moe)
 
 /* ---- passes ------------------------------------------------------------- */
 
-static void block_fwd(blk *B, bool moe)
+/* The attention branch from the normed input to the output projection's
+ * partial sums, and its input gradient back to the normed input's. */
+static void attn_branch_fwd(blk *B)
 {
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
-	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
-	bool drop = B->c->dropout;
-	cs__norm(B->l, B->m, d, "attn_norm", n, false);
-	tp_gather(B, "sp_ag_attn");
-	cs__cast_act(B->l, d, "attn_norm_cast", full, false);
 	fgemm(B, "qkv", d->tokens, qkv_n, d->h, 1);
 	if (B->m->arch == CS_ARCH_LLAMA) {
 		double qk = d->tokens * (d->h + d->kv) / d->tp;
@@ -270,29 +267,12 @@ static void block_fwd(blk *B, bool moe)
 	}
 	attn_core(B, false);
 	fgemm(B, "out_proj", d->tokens, d->h, d->h / d->tp, 1);
-	tp_reduce(B, "tp_ar_attn", "tp_rs_attn");
-	cs__residual(B->l, d, "attn_residual", n, drop);
-	cs__norm(B->l, B->m, d, "mlp_norm", n, false);
-	tp_gather(B, "sp_ag_mlp");
-	cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
-	mlp_fwd(B, moe);
-	tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
-	cs__residual(B->l, d, "mlp_residual", n, drop);
 }
 
-static void block_bwd_input(blk *B, bool moe)
+static void attn_branch_bwd(blk *B)
 {
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
-	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
-	tp_gather(B, "sp_ag_mlp_bwd");
-	cs__cast_act(B->l, d, "mlp_grad_cast", full, false);
-	mlp_bwd_input(B, moe);
-	tp_reduce(B, "tp_ar_mlp_bwd", "tp_rs_mlp_bwd");
-	cs__cast_act(B->l, d, "mlp_norm_cast_bwd", full, true);
-	cs__norm(B->l, B->m, d, "mlp_norm_bwd", n, true);
-	tp_gather(B, "sp_ag_attn_bwd");
-	cs__cast_act(B->l, d, "attn_grad_cast", full, false);
 	dgemm(B, "out_proj_dgrad", d->tokens, d->h / d->tp, d->h, 1);
 	attn_core(B, true);
 	if (B->m->arch == CS_ARCH_LLAMA) {
@@ -309,6 +289,81 @@ static void block_bwd_input(blk *B, bool moe)
 		double outs = qkv_n + d->h + d->ffn / d->tp + d->h;
 		cs__mem(B->l, "bias_grad", CS_MEM_COPY, d->tokens * outs * d->ab, 4);
 	}
+}
+
+/* The parallel block (PaLM, GPT-J): x + attn(norm(x)) + mlp(norm(x)). One
+ * norm feeds both branches; their row-parallel outputs are partial sums
+ * that add up locally, so one TP reduction (or reduce-scatter) ends the
+ * forward and one ends the input gradient's backward, where the
+ * sequential block has two of each. */
+static void block_fwd_parallel(blk *B, bool moe)
+{
+	const cs__dims *d = &B->d;
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
+	cs__norm(B->l, B->m, d, "block_norm", n, false);
+	tp_gather(B, "sp_ag_block");
+	cs__cast_act(B->l, d, "block_norm_cast", full, false);
+	attn_branch_fwd(B);
+	mlp_fwd(B, moe);
+	cs__mem(B->l, "branch_sum", CS_MEM_ADD, 3.0 * full * d->ab, 1);
+	tp_reduce(B, "tp_ar_block", "tp_rs_block");
+	cs__residual(B->l, d, "block_residual", n, B->c->dropout);
+}
+
+static void block_bwd_input_parallel(blk *B, bool moe)
+{
+	const cs__dims *d = &B->d;
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
+	tp_gather(B, "sp_ag_block_bwd");
+	cs__cast_act(B->l, d, "block_grad_cast", full, false);
+	mlp_bwd_input(B, moe);
+	attn_branch_bwd(B);
+	cs__mem(B->l, "branch_grad_sum", CS_MEM_ADD, 3.0 * full * d->ab, 1);
+	tp_reduce(B, "tp_ar_block_bwd", "tp_rs_block_bwd");
+	cs__cast_act(B->l, d, "block_norm_cast_bwd", full, true);
+	cs__norm(B->l, B->m, d, "block_norm_bwd", n, true);
+}
+
+static void block_fwd(blk *B, bool moe)
+{
+	const cs__dims *d = &B->d;
+	if (B->m->parallel_block) {
+		block_fwd_parallel(B, moe);
+		return;
+	}
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
+	bool drop = B->c->dropout;
+	cs__norm(B->l, B->m, d, "attn_norm", n, false);
+	tp_gather(B, "sp_ag_attn");
+	cs__cast_act(B->l, d, "attn_norm_cast", full, false);
+	attn_branch_fwd(B);
+	tp_reduce(B, "tp_ar_attn", "tp_rs_attn");
+	cs__residual(B->l, d, "attn_residual", n, drop);
+	cs__norm(B->l, B->m, d, "mlp_norm", n, false);
+	tp_gather(B, "sp_ag_mlp");
+	cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
+	mlp_fwd(B, moe);
+	tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
+	cs__residual(B->l, d, "mlp_residual", n, drop);
+}
+
+static void block_bwd_input(blk *B, bool moe)
+{
+	const cs__dims *d = &B->d;
+	if (B->m->parallel_block) {
+		block_bwd_input_parallel(B, moe);
+		return;
+	}
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
+	tp_gather(B, "sp_ag_mlp_bwd");
+	cs__cast_act(B->l, d, "mlp_grad_cast", full, false);
+	mlp_bwd_input(B, moe);
+	tp_reduce(B, "tp_ar_mlp_bwd", "tp_rs_mlp_bwd");
+	cs__cast_act(B->l, d, "mlp_norm_cast_bwd", full, true);
+	cs__norm(B->l, B->m, d, "mlp_norm_bwd", n, true);
+	tp_gather(B, "sp_ag_attn_bwd");
+	cs__cast_act(B->l, d, "attn_grad_cast", full, false);
+	attn_branch_bwd(B);
 	tp_reduce(B, "tp_ar_attn_bwd", "tp_rs_attn_bwd");
 	cs__cast_act(B->l, d, "attn_norm_cast_bwd", full, true);
 	cs__norm(B->l, B->m, d, "attn_norm_bwd", n, true);

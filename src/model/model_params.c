@@ -70,7 +70,7 @@ cs_param_counts cs_model_params(const cs_model_spec *m)
 	cs_param_counts pc = {0};
 	int64_t h = m->hidden;
 	int64_t attn = attn_params(m);
-	int64_t norms = 2 * norm_params(m);
+	int64_t norms = (m->parallel_block ? 1 : 2) * norm_params(m);
 	int64_t dense_mlp = mlp_params(m, m->ffn);
 	int64_t expert = m->experts > 0 ? mlp_params(m, m->expert_ffn) : 0;
 	int64_t router = h * m->experts;

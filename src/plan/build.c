@@ -175,9 +175,14 @@ static int send_message(cs_builder *b, int64_t s, int64_t j, int64_t k, int fwd)
 static double act_bytes_per_layer(const cs_builder *b)
 {
 	const cs_scenario *sc = b->sc;
-	return cs_mem_activation_bytes_per_layer(sc->training.seq_len, sc->training.micro_batch,
+	double saved = sc->model.parallel_block
+		? cs_mem_parallel_block_saving(sc->training.seq_len, sc->training.micro_batch,
+					       sc->model.hidden, sc->parallel.tp,
+					       sc->parallel.sequence_parallel, sc->parallel.recompute)
+		: 0.0;
+	return (cs_mem_activation_bytes_per_layer(sc->training.seq_len, sc->training.micro_batch,
 		sc->model.hidden, sc->model.heads, sc->parallel.tp, sc->parallel.sequence_parallel,
-		sc->parallel.recompute, sc->parallel.flash_attention) / (double)sc->parallel.cp;
+		sc->parallel.recompute, sc->parallel.flash_attention) - saved) / (double)sc->parallel.cp;
 }
 
 static const cs_frag *block_frag(const cs_builder *b, int64_t layer, cs_pass pass)
