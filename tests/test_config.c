@@ -369,6 +369,11 @@ static const struct {
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, attention_window: 1024}\n"
 	 "parallelism: {cp: 8, context_parallel: {kind: ring}}\ntraining: {seq_len: 4096}\n",
 	 ":2:46: 'model.attention_window' with ring context parallelism is not modelled"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, positions: learned, max_positions: 2048}\n"
+	 "training: {seq_len: 4096}\n",
+	 "'training.seq_len' (4096) exceeds the model's 2048 learned positions"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, positions: alibl}\n",
+	 ":2:39: unknown value 'alibl' for 'model.positions' (did you mean 'alibi'?)"},
 	{BASE "cluster2:\n", "unknown key"},
 	{BASE "name: " "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
 	 "'name' is too long (at most 63 characters)"},

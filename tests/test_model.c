@@ -350,6 +350,56 @@ START_TEST(test_parallel_block_halves_the_tp_collectives)
 }
 END_TEST
 
+static int ops_named(const cs_layer_op *ops, int n, const char *prefix)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += strncmp(ops[i].name, prefix, strlen(prefix)) == 0;
+	return k;
+}
+
+/* Positions and the embedding norm, by hand: GPT-3's learned table is
+ * 2048 x h parameters and an add after the embedding; ALiBi has neither,
+ * nor kernels; rotary adds one RoPE kernel group per pass on q and k; a
+ * learned table on a Llama adds the table and the add; BLOOM's embedding
+ * LayerNorm adds 2h parameters and a norm forward and backward. */
+START_TEST(test_positions_and_embedding_norm_by_hand)
+{
+	cs_layer_ctx c = ctx(2048, 1, 1, 1);
+	c.flash_attention = true;
+	cs_layer_op ops[MAXOPS];
+	cs_model_spec gpt = fx_gpt3_175b(), alibi = gpt, rot = gpt, bloom = gpt;
+	int64_t h = 12288;
+	alibi.positions = CS_POS_ALIBI;
+	rot.positions = CS_POS_ROTARY;
+	bloom.positions = CS_POS_ALIBI;
+	bloom.embedding_norm = true;
+	ck_assert_int_eq(cs_model_params(&gpt).total - cs_model_params(&alibi).total, 2048 * h);
+	ck_assert_int_eq(cs_model_params(&rot).total, cs_model_params(&alibi).total);
+	ck_assert_int_eq(cs_model_params(&bloom).total - cs_model_params(&alibi).total, 2 * h);
+	ck_assert_int_eq(ops_named(ops, cs_model_embed_ops(&gpt, &c, CS_PASS_FWD, ops, MAXOPS), "pos_embed"), 1);
+	ck_assert_int_eq(ops_named(ops, cs_model_embed_ops(&alibi, &c, CS_PASS_FWD, ops, MAXOPS), "pos_embed"), 0);
+	ck_assert_int_eq(ops_named(ops, cs_model_embed_ops(&bloom, &c, CS_PASS_FWD, ops, MAXOPS), "embed_norm"), 1);
+	ck_assert_int_eq(ops_named(ops, cs_model_embed_ops(&bloom, &c, CS_PASS_BWD_INPUT, ops, MAXOPS),
+				   "embed_norm_bwd"), 1);
+	cs_pass passes[] = { CS_PASS_FWD, CS_PASS_BWD_INPUT };
+	for (int p = 0; p < 2; p++) {
+		int ng = cs_model_block_ops(&gpt, &c, false, passes[p], ops, MAXOPS);
+		ck_assert_int_eq(ops_named(ops, ng, "rope"), 0);
+		int na = cs_model_block_ops(&alibi, &c, false, passes[p], ops, MAXOPS);
+		ck_assert_int_eq(na, ng);
+		int nr = cs_model_block_ops(&rot, &c, false, passes[p], ops, MAXOPS);
+		ck_assert_int_eq(ops_named(ops, nr, p ? "rope_bwd" : "rope"), 1);
+	}
+	cs_model_spec llama = fx_llama3_8b(), learned = llama;
+	learned.positions = CS_POS_LEARNED;
+	ck_assert_int_eq(cs_model_params(&learned).total - cs_model_params(&llama).total,
+			 llama.max_positions * 4096);
+	ck_assert_int_eq(ops_named(ops, cs_model_block_ops(&learned, &c, false, CS_PASS_FWD, ops, MAXOPS),
+				   "rope"), 0);
+}
+END_TEST
+
 START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
 {
 	cs_model_spec m = fx_llama3_405b();
@@ -612,6 +662,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_causal_flops_halve_the_attention_square, 0, N(flop_cases));
 	tcase_add_test(tc, test_sliding_window_keeps_its_share_of_the_square);
 	tcase_add_loop_test(tc, test_parallel_block_halves_the_tp_collectives, 0, N(tp_cases));
+	tcase_add_test(tc, test_positions_and_embedding_norm_by_hand);
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_flops");

@@ -275,6 +275,9 @@ static const struct { const char *scenario, *golden; const char *set; } golden_c
 	{ "h200-llama8l-h4096-s8192", "h200-llama8l-window4096", "model.attention_window=4096" },
 	/* the 3D plan with PaLM's parallel block */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-parallel-block", "model.parallel_block=true" },
+	/* ALiBi instead of RoPE; BLOOM's norm after the embedding */
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-alibi", "model.positions=alibi" },
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-embedding-norm", "model.embedding_norm=true" },
 };
 
 START_TEST(golden_run)

@@ -21,4 +21,9 @@ NO_COLOR=1 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --no-progr
 	--set model.attention_window=4096 >tests/golden/h200-llama8l-window4096.json
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	--set model.parallel_block=true >tests/golden/3d-llama3-70b-64gpu-parallel-block.json
+for set in positions=alibi embedding_norm=true; do
+	name=$(echo "$set" | sed 's/positions=//; s/_norm=true/-norm/; s/_/-/g')
+	"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+		--set "model.$set" >"tests/golden/3d-llama3-70b-64gpu-$name.json"
+done
 git diff --stat -- tests/golden

@@ -29,6 +29,7 @@ static const char *const fidelity_names[] = {"analytic", "flow", NULL};
 static const char *const fail_dist_names[] = {"exponential", "weibull", NULL};
 static const char *const reliab_preset_names[] = {"none", "llama3", NULL};
 static const char *const clock_names[] = {"auto", "table", "power", NULL};
+static const char *const pos_names[] = {"auto", "learned", "rotary", "alibi", "none", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -154,6 +155,12 @@ static const cs_config_key keys[] = {
 	K("model.attention_window", CS_KIND_INT, model.attention_window, 0, 1e9, false, NULL, "0",
 	  "sliding-window attention (Mistral, MegaScale): each token attends to itself and the "
 	  "window - 1 tokens before it; 0 for the whole causal context"),
+	K("model.positions", CS_KIND_ENUM, model.positions, 0, 0, false, pos_names, "auto",
+	  "position information: learned (a table of max_positions rows added to the embedding), "
+	  "rotary (RoPE kernels on q and k), alibi (a bias inside the attention kernel: no "
+	  "kernels, no parameters), none; auto: learned for gpt, rotary for llama"),
+	K("model.embedding_norm", CS_KIND_BOOL, model.embedding_norm, 0, 0, false, NULL, "false",
+	  "a norm right after the embedding (BLOOM)"),
 	K("model.parallel_block", CS_KIND_BOOL, model.parallel_block, 0, 0, false, NULL, "false",
 	  "attention and MLP side by side on one norm, x + attn(norm(x)) + mlp(norm(x)) (PaLM, "
 	  "GPT-J): one norm per layer, one TP reduction per pass"),

@@ -72,6 +72,10 @@ typedef struct cs_cluster_spec {
 /* ---- model -------------------------------------------------------------- */
 
 typedef enum cs_arch_kind { CS_ARCH_GPT, CS_ARCH_LLAMA } cs_arch_kind;
+/* Position information: auto is the arch's (GPT learned, Llama rotary). */
+typedef enum cs_positions {
+	CS_POS_AUTO, CS_POS_LEARNED, CS_POS_ROTARY, CS_POS_ALIBI, CS_POS_NONE
+} cs_positions;
 
 typedef struct cs_model_spec {
 	char name[CS_NAME_MAX];
@@ -92,6 +96,8 @@ typedef struct cs_model_spec {
 	int64_t dense_layers; /* dense layers before the first MoE layer */
 	int64_t attention_window; /* sliding-window attention: keys per query, 0 for all */
 	bool parallel_block;  /* attention and MLP side by side on one norm (PaLM, GPT-J) */
+	cs_positions positions;
+	bool embedding_norm;  /* a norm right after the embedding (BLOOM) */
 } cs_model_spec;
 
 /* ---- training ----------------------------------------------------------- */

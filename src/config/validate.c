@@ -246,7 +246,9 @@ static cs_status check_model(checker *c)
 	if (m->experts > 0 && m->dense_layers >= m->layers)
 		return fail(c, "model.dense_layers", NULL, "'model.dense_layers' (%lld) must be less "
 		            "than layers (%lld)", (long long)m->dense_layers, (long long)m->layers);
-	if (m->arch == CS_ARCH_GPT && c->sc->training.seq_len > m->max_positions)
+	bool learned = m->positions == CS_POS_LEARNED ||
+		       (m->positions == CS_POS_AUTO && m->arch == CS_ARCH_GPT);
+	if (learned && c->sc->training.seq_len > m->max_positions)
 		return fail(c, "training.seq_len", "model.max_positions", "'training.seq_len' (%lld) "
 		            "exceeds the model's %lld learned positions", (long long)c->sc->training.seq_len,
 		            (long long)m->max_positions);

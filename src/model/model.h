@@ -123,6 +123,8 @@ double cs_model_causal_flops_per_step(const cs_model_spec *m, int64_t seq_len, i
  * m->attention_window keys keeps at sequence length s: 2w/s - (w/s)^2 for
  * 0 < w < s (each query sees min(i, w) keys, continuous), else 1. */
 double cs_model_window_fraction(const cs_model_spec *m, int64_t s);
+/* m->positions with auto resolved: learned for GPT, rotary for Llama. */
+cs_positions cs_model_positions(const cs_model_spec *m);
 /* Hardware FLOPs: model FLOPs plus the forward work recompute repeats. */
 double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
                                   cs_recompute rc);

@@ -260,7 +260,7 @@ static void attn_branch_fwd(blk *B)
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
 	fgemm(B, "qkv", d->tokens, qkv_n, d->h, 1);
-	if (B->m->arch == CS_ARCH_LLAMA) {
+	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
 		double qk = d->tokens * (d->h + d->kv) / d->tp;
 		cs__rope(B->l, d, "rope", qk, false);
 		cs__cast_act(B->l, d, "rope_cast", qk, false);
@@ -275,7 +275,7 @@ static void attn_branch_bwd(blk *B)
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
 	dgemm(B, "out_proj_dgrad", d->tokens, d->h / d->tp, d->h, 1);
 	attn_core(B, true);
-	if (B->m->arch == CS_ARCH_LLAMA) {
+	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
 		double qk = d->tokens * (d->h + d->kv) / d->tp;
 		cs__cast_act(B->l, d, "rope_cast_bwd", qk, true);
 		cs__rope(B->l, d, "rope_bwd", qk, true);

@@ -35,10 +35,14 @@ int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pa
 		if (tp_on)
 			cs__comm(&l, sp ? "tp_rs_embed" : "tp_ar_embed", CS_COMM_TP,
 				 sp ? CS_COLL_REDUCE_SCATTER : CS_COLL_ALL_REDUCE, act);
-		if (m->arch == CS_ARCH_GPT)
+		if (cs_model_positions(m) == CS_POS_LEARNED)
 			cs__mem(&l, "pos_embed", CS_MEM_ADD, 3.0 * d.norm_tokens * d.h * d.rb, 1);
+		if (m->embedding_norm)
+			cs__norm(&l, m, &d, "embed_norm", d.norm_tokens * d.h, false);
 		break;
 	case CS_PASS_BWD_INPUT:
+		if (m->embedding_norm)
+			cs__norm(&l, m, &d, "embed_norm_bwd", d.norm_tokens * d.h, true);
 		if (sp)
 			cs__comm(&l, "sp_ag_embed_bwd", CS_COMM_TP, CS_COLL_ALL_GATHER, act);
 		break;

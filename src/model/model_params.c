@@ -81,10 +81,11 @@ cs_param_counts cs_model_params(const cs_model_spec *m)
 	pc.moe_layer = m->experts > 0 ? attn + moe_mlp + norms : 0;
 	pc.embedding = m->vocab * h;
 	pc.unembedding = m->tied_embeddings ? 0 : m->vocab * h;
-	pc.positions = gated(m) ? 0 : m->max_positions * h;
+	pc.positions = cs_model_positions(m) == CS_POS_LEARNED ? m->max_positions * h : 0;
 	pc.final_norm = norm_params(m);
+	pc.norms = m->embedding_norm ? norm_params(m) : 0; /* BLOOM's, after the embedding */
 
-	int64_t base = pc.embedding + pc.unembedding + pc.positions + pc.final_norm;
+	int64_t base = pc.embedding + pc.unembedding + pc.positions + pc.final_norm + pc.norms;
 	pc.total = base;
 	pc.active = base;
 	for (int64_t l = 0; l < m->layers; l++) {
@@ -135,6 +136,13 @@ double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t 
 		f += block_fwd_flops_per_token(m, cs_model_layer_is_moe(m, l), seq_len);
 	f += 2.0 * (double)m->hidden * (double)m->vocab;     /* LM head */
 	return 3.0 * tokens * f;
+}
+
+cs_positions cs_model_positions(const cs_model_spec *m)
+{
+	if (m->positions != CS_POS_AUTO)
+		return m->positions;
+	return m->arch == CS_ARCH_LLAMA ? CS_POS_ROTARY : CS_POS_LEARNED;
 }
 
 double cs_model_window_fraction(const cs_model_spec *m, int64_t s)
