@@ -33,6 +33,8 @@ static const struct {
 	{ CS_PREC_BF16, CS_OPT_SGD, 8.0 },
 	{ CS_PREC_BF16, CS_OPT_SGD_MOMENTUM, 12.0 },
 	{ CS_PREC_BF16, CS_OPT_ADAM_8BIT, 10.0 },
+	{ CS_PREC_BF16, CS_OPT_LAMB, 16.0 },
+	{ CS_PREC_BF16, CS_OPT_ADAFACTOR, 8.0 },
 };
 
 START_TEST(test_bytes_per_param_by_dtype_and_optimizer)

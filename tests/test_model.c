@@ -518,6 +518,8 @@ static const struct { cs_optimizer opt; cs_precision g; double bytes; } opt_case
 	{ CS_OPT_ADAM_8BIT, CS_PREC_BF16, 16.0 },
 	{ CS_OPT_SGD, CS_PREC_BF16, 12.0 },
 	{ CS_OPT_SGD_MOMENTUM, CS_PREC_BF16, 20.0 },
+	{ CS_OPT_LAMB, CS_PREC_BF16, 44.0 },       /* Adam's 28, u written 4 and read 8, master 4 */
+	{ CS_OPT_ADAFACTOR, CS_PREC_BF16, 14.0 },  /* g read twice 4, master 8, w 2 */
 };
 
 START_TEST(test_optimizer_op_bytes_per_param)

@@ -278,6 +278,7 @@ static const struct { const char *scenario, *golden; const char *set; } golden_c
 	/* ALiBi instead of RoPE; BLOOM's norm after the embedding */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-alibi", "model.positions=alibi" },
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-embedding-norm", "model.embedding_norm=true" },
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-adafactor", "training.optimizer=adafactor" },
 };
 
 START_TEST(golden_run)

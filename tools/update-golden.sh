@@ -26,4 +26,6 @@ for set in positions=alibi embedding_norm=true; do
 	"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 		--set "model.$set" >"tests/golden/3d-llama3-70b-64gpu-$name.json"
 done
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+	--set training.optimizer=adafactor >tests/golden/3d-llama3-70b-64gpu-adafactor.json
 git diff --stat -- tests/golden

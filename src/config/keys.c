@@ -11,7 +11,8 @@
 static const char *const net_names[] = {"ib", "roce", NULL};
 static const char *const arch_names[] = {"gpt", "llama", NULL};
 static const char *const prec_names[] = {"bf16", "fp16", "fp8", "fp32", NULL};
-static const char *const opt_names[] = {"adam", "adam-8bit", "sgd", "sgd-momentum", NULL};
+static const char *const opt_names[] = {"adam", "adam-8bit", "sgd", "sgd-momentum", "lamb",
+                                        "adafactor", NULL};
 static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", NULL};
 static const char *const shard_names[] = {"none", "zero1", "zero2", "zero3", "shard-grad-op",
                                           "hybrid", NULL};
@@ -181,7 +182,8 @@ static const cs_config_key keys[] = {
 	  "fused", "fused | separate: weight gradients accumulate in the GEMM, or in a kernel of "
 	  "their own"),
 	K("training.optimizer", CS_KIND_ENUM, training.optimizer, 0, 0, false, opt_names, "adam",
-	  "adam | adam-8bit | sgd | sgd-momentum"),
+	  "adam | adam-8bit | sgd | sgd-momentum | lamb (Adam's state, a trust ratio per tensor) | "
+	  "adafactor (factored second moment, no first: no state per parameter)"),
 	K("training.dropout", CS_KIND_BOOL, training.dropout, 0, 0, false, NULL, "false",
 	  "dropout masks kept as activations"),
 	K("training.framework", CS_KIND_ENUM, training.framework, 0, 0, false, fw_names,

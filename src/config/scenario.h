@@ -104,7 +104,9 @@ typedef struct cs_model_spec {
 
 typedef enum cs_precision { CS_PREC_BF16, CS_PREC_FP16, CS_PREC_FP8, CS_PREC_FP32 } cs_precision;
 typedef enum cs_optimizer {
-	CS_OPT_ADAM, CS_OPT_ADAM_8BIT, CS_OPT_SGD, CS_OPT_SGD_MOMENTUM
+	CS_OPT_ADAM, CS_OPT_ADAM_8BIT, CS_OPT_SGD, CS_OPT_SGD_MOMENTUM,
+	CS_OPT_LAMB,      /* Adam's moments and a per-tensor trust ratio (You et al. 2019) */
+	CS_OPT_ADAFACTOR  /* factored second moment, no first (Shazeer and Stern 2018) */
 } cs_optimizer;
 
 /* How each micro-batch's weight gradients reach the gradient buffer. */

@@ -33,7 +33,10 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
 	case CS_OPT_ADAM: ob = 8.0; break;          /* m and v in fp32 */
 	case CS_OPT_ADAM_8BIT: ob = 2.0; break;     /* m and v in 8 bits */
 	case CS_OPT_SGD_MOMENTUM: ob = 4.0; break;  /* one fp32 buffer */
-	case CS_OPT_SGD: break;
+	case CS_OPT_LAMB: ob = 8.0; break;          /* Adam's m and v */
+	case CS_OPT_SGD:
+	case CS_OPT_ADAFACTOR: break;               /* a row and a column per matrix: (r + c)
+	                                             * floats against r x c parameters */
 	}
 	if (w) *w = wb;
 	if (g) *g = gb;

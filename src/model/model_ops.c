@@ -107,6 +107,8 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 	case CS_OPT_ADAM: moments = 2.0 * 4.0; flops = 12.0; break;
 	case CS_OPT_ADAM_8BIT: moments = 2.0 * 1.0; flops = 16.0; break;
 	case CS_OPT_SGD_MOMENTUM: moments = 4.0; flops = 4.0; break;
+	case CS_OPT_LAMB: moments = 2.0 * 4.0; flops = 16.0; break;
+	case CS_OPT_ADAFACTOR: flops = 12.0; break;
 	case CS_OPT_SGD: break;
 	}
 	cs_layer_op op = {0};
@@ -117,6 +119,14 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 	op.mem = CS_MEM_ADAM_FUSED;
 	op.flops = flops * (double)params;
 	op.bytes = (double)params * (g + 2.0 * 4.0 + 2.0 * moments + w16);
+	/* LAMB (Apex's FusedLAMB): the update goes to an fp32 buffer (written,
+	 * read for its norm and for the step) and the master weight is read
+	 * once more for its norm. Adafactor reads the gradient twice: once for
+	 * its squares' row and column sums, once for the update. */
+	if (opt == CS_OPT_LAMB)
+		op.bytes += (double)params * (4.0 + 2.0 * 4.0 + 4.0);
+	else if (opt == CS_OPT_ADAFACTOR)
+		op.bytes += (double)params * g;
 	/* multi_tensor_apply launches at most 320 blocks of 65,536 elements
 	 * (PyTorch's MultiTensorApply.cuh) */
 	op.kernels = 1 + (int)((double)params / (320.0 * 65536.0));
