@@ -374,6 +374,9 @@ static const struct {
 	 "'training.seq_len' (4096) exceeds the model's 2048 learned positions"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, positions: alibl}\n",
 	 ":2:39: unknown value 'alibl' for 'model.positions' (did you mean 'alibi'?)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, activation: relu}\n",
+	 ":2:40: 'model.activation' relu does not go with 'model.arch' llama (gpt: gelu or relu; "
+	 "llama: swiglu)"},
 	{BASE "cluster2:\n", "unknown key"},
 	{BASE "name: " "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
 	 "'name' is too long (at most 63 characters)"},

@@ -400,6 +400,24 @@ START_TEST(test_positions_and_embedding_norm_by_hand)
 }
 END_TEST
 
+/* OPT's ReLU: the GELU block's kernels, bytes and FLOPs, in every pass. */
+START_TEST(test_relu_moves_what_gelu_moves)
+{
+	cs_model_spec gelu = fx_gpt3_175b(), relu = gelu;
+	relu.activation = CS_ACT_RELU;
+	cs_layer_ctx c = ctx(2048, 1, 8, 1);
+	c.flash_attention = true;
+	for (int p = 0; p < 3; p++) {
+		cs_layer_op a[MAXOPS], b[MAXOPS];
+		int na = cs_model_block_ops(&gelu, &c, false, (cs_pass)p, a, MAXOPS);
+		ck_assert_int_eq(cs_model_block_ops(&relu, &c, false, (cs_pass)p, b, MAXOPS), na);
+		for (int k = 0; k < na; k++)
+			ck_assert(a[k].bytes == b[k].bytes && a[k].flops == b[k].flops);
+	}
+	ck_assert_int_eq(cs_model_params(&relu).total, cs_model_params(&gelu).total);
+}
+END_TEST
+
 START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
 {
 	cs_model_spec m = fx_llama3_405b();
@@ -665,6 +683,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_sliding_window_keeps_its_share_of_the_square);
 	tcase_add_loop_test(tc, test_parallel_block_halves_the_tp_collectives, 0, N(tp_cases));
 	tcase_add_test(tc, test_positions_and_embedding_norm_by_hand);
+	tcase_add_test(tc, test_relu_moves_what_gelu_moves);
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_flops");

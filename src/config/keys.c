@@ -31,6 +31,7 @@ static const char *const fail_dist_names[] = {"exponential", "weibull", NULL};
 static const char *const reliab_preset_names[] = {"none", "llama3", NULL};
 static const char *const clock_names[] = {"auto", "table", "power", NULL};
 static const char *const pos_names[] = {"auto", "learned", "rotary", "alibi", "none", NULL};
+static const char *const act_names[] = {"auto", "gelu", "relu", "swiglu", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -160,6 +161,8 @@ static const cs_config_key keys[] = {
 	  "position information: learned (a table of max_positions rows added to the embedding), "
 	  "rotary (RoPE kernels on q and k), alibi (a bias inside the attention kernel: no "
 	  "kernels, no parameters), none; auto: learned for gpt, rotary for llama"),
+	K("model.activation", CS_KIND_ENUM, model.activation, 0, 0, false, act_names, "auto",
+	  "the MLP's activation: gelu or relu (OPT) for gpt, swiglu for llama; auto: the arch's"),
 	K("model.embedding_norm", CS_KIND_BOOL, model.embedding_norm, 0, 0, false, NULL, "false",
 	  "a norm right after the embedding (BLOOM)"),
 	K("model.parallel_block", CS_KIND_BOOL, model.parallel_block, 0, 0, false, NULL, "false",

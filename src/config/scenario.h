@@ -72,6 +72,8 @@ typedef struct cs_cluster_spec {
 /* ---- model -------------------------------------------------------------- */
 
 typedef enum cs_arch_kind { CS_ARCH_GPT, CS_ARCH_LLAMA } cs_arch_kind;
+/* The MLP's activation: auto is the arch's (GPT GELU, Llama SwiGLU). */
+typedef enum cs_activation { CS_ACT_AUTO, CS_ACT_GELU, CS_ACT_RELU, CS_ACT_SWIGLU } cs_activation;
 /* Position information: auto is the arch's (GPT learned, Llama rotary). */
 typedef enum cs_positions {
 	CS_POS_AUTO, CS_POS_LEARNED, CS_POS_ROTARY, CS_POS_ALIBI, CS_POS_NONE
@@ -98,6 +100,7 @@ typedef struct cs_model_spec {
 	bool parallel_block;  /* attention and MLP side by side on one norm (PaLM, GPT-J) */
 	cs_positions positions;
 	bool embedding_norm;  /* a norm right after the embedding (BLOOM) */
+	cs_activation activation;
 } cs_model_spec;
 
 /* ---- training ----------------------------------------------------------- */

@@ -246,6 +246,13 @@ static cs_status check_model(checker *c)
 	if (m->experts > 0 && m->dense_layers >= m->layers)
 		return fail(c, "model.dense_layers", NULL, "'model.dense_layers' (%lld) must be less "
 		            "than layers (%lld)", (long long)m->dense_layers, (long long)m->layers);
+	if ((m->arch == CS_ARCH_GPT && m->activation == CS_ACT_SWIGLU) ||
+	    (m->arch == CS_ARCH_LLAMA && (m->activation == CS_ACT_GELU || m->activation == CS_ACT_RELU)))
+		return fail(c, "model.activation", "model.arch", "'model.activation' %s does not go with "
+		            "'model.arch' %s (gpt: gelu or relu; llama: swiglu)",
+		            m->activation == CS_ACT_SWIGLU ? "swiglu" : m->activation == CS_ACT_GELU ? "gelu"
+		                                                                         : "relu",
+		            m->arch == CS_ARCH_GPT ? "gpt" : "llama");
 	bool learned = m->positions == CS_POS_LEARNED ||
 		       (m->positions == CS_POS_AUTO && m->arch == CS_ARCH_GPT);
 	if (learned && c->sc->training.seq_len > m->max_positions)

@@ -105,6 +105,9 @@ void cs__act(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const cha
 		return;
 	}
 	if (!glu) {
+		/* GELU reads x and writes y (backward: x, dy -> dx); ReLU the same,
+		 * its backward reading y for the mask: one vectorized unary kernel
+		 * each way, the measured `gelu` kind */
 		cs__mem(l, name, CS_MEM_ACT, (bwd ? 3.0 : 2.0) * n * ab, 1);
 		return;
 	}
