@@ -233,6 +233,59 @@ START_TEST(empty_end_stages_keep_embedding_and_head)
 }
 END_TEST
 
+/* Tied embeddings over a pipeline: the first and the last stage swap their
+ * copies' gradients (V/tp x h in the gradient dtype) once per step, before
+ * the optimizer, and no other stage sends anything extra; the step runs to
+ * the end under 1F1B and the interleaved schedule, folded as full. */
+START_TEST(tied_embeddings_swap_gradients_between_the_end_stages)
+{
+	static const char *const sched[][2] = { { "1f1b", "1" }, { "interleaved", "2" } };
+	for (int c = 0; c < 2; c++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+			 "cluster: {gpu: h100-sxm-80g, nodes: 8, gpus_per_node: 8}\n"
+			 "model: {preset: gpt3-175b, layers: 16}\n"
+			 "training: {seq_len: 2048, micro_batch: 1, global_batch: 32}\n"
+			 "parallelism: {tp: 8, pp: 4, dp: 2, pipeline: {schedule: %s, virtual_stages: %s}}\n",
+			 sched[c][0], sched[c][1]);
+		const char *untie[] = { "model.tied_embeddings=false" };
+		for (int tied = 0; tied < 2; tied++) {
+			cs_scenario *sc = load_text(text, untie, tied ? 0 : 1);
+			ck_assert(sc->model.tied_embeddings == (tied == 1));
+			cs_mesh mesh;
+			cs_mesh_init(&mesh, &sc->parallel);
+			cs_program progs[4];
+			cs_diag diag = { { 0 } };
+			for (int s = 0; s < 4; s++)
+				cs_program_init(&progs[s]);
+			ck_assert_int_eq(cs_plan_build(sc, &mesh, NULL, progs, &diag), CS_OK);
+			/* the gradient dtype's bytes: bf16 by default, 2 */
+			ck_assert_int_eq(sc->training.grad_dtype, CS_PREC_BF16);
+			double want = 50257.0 / 8.0 * 12288.0 * 2.0;
+			for (int s = 0; s < 4; s++) {
+				int swaps = 0;
+				for (int i = 0; i < progs[s].nops[CS_STREAM_PP]; i++) {
+					const cs_op *o = &progs[s].ops[CS_STREAM_PP][i];
+					if (o->micro != -1)
+						continue;
+					swaps++;
+					ck_assert(o->bytes == want);
+					ck_assert_int_eq(o->to, s == 0 ? -1 : 1);
+				}
+				ck_assert_int_eq(swaps, tied && (s == 0 || s == 3) ? 1 : 0);
+				cs_program_free(&progs[s]);
+			}
+			cs_metrics full = cs_test_simulate(sc);
+			cs_scenario_free(sc);
+			const char *fold[] = { "simulate.fold=true", "model.tied_embeddings=false" };
+			sc = load_text(text, fold, tied ? 1 : 2);
+			ck_assert(cs_test_simulate(sc).step_time_s == full.step_time_s);
+			cs_scenario_free(sc);
+		}
+	}
+}
+END_TEST
+
 /* A plan whose programs would not fit in memory is refused before any is
  * built, at the key that sets the micro-batches. */
 START_TEST(too_many_ops_refused_at_global_batch)
@@ -456,6 +509,7 @@ static Suite *plan_suite(void)
 	tcase_add_loop_test(tc, layout_counts_embedding_and_loss_as_layers, 0,
 			    sizeof(layout_cases) / sizeof(layout_cases[0]));
 	tcase_add_test(tc, empty_end_stages_keep_embedding_and_head);
+	tcase_add_test(tc, tied_embeddings_swap_gradients_between_the_end_stages);
 	tcase_add_test(tc, too_many_ops_refused_at_global_batch);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host");

@@ -115,6 +115,9 @@ static int number_messages(cs_builder *b)
 		if (!b->ord[d])
 			return -1;
 	}
+	b->sent = calloc((size_t)(2 * p), sizeof(int32_t));
+	if (!b->sent)
+		return -1;
 	for (int64_t s = 0; s < p; s++) {
 		int32_t count[2] = { 0, 0 }; /* per direction: [0] down, [1] up */
 		const cs_sched_op *ops = b->sched[s];
@@ -129,6 +132,8 @@ static int number_messages(cs_builder *b)
 			int dir = msg_dir(&b->lay, s, holder(b, dk), fwd);
 			b->ord[fwd][(int64_t)ops[i].micro * V + dk] = count[dir > 0]++;
 		}
+		b->sent[2 * s] = count[0];
+		b->sent[2 * s + 1] = count[1];
 	}
 	return 0;
 }
@@ -278,6 +283,31 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 	return 0;
 }
 
+int cs__embed_exchange(cs_builder *b)
+{
+	const cs_scenario *sc = b->sc;
+	int64_t p = b->lay.stages, s = b->stage;
+	if (!sc->model.tied_embeddings || p < 2 || (s != 0 && s != p - 1))
+		return 0;
+	/* the first stage sends down the ring (to the last), the last up (to
+	 * the first); each message lands behind the step's others from the
+	 * same neighbour: the last's down mailbox after the first stage's
+	 * down messages, the first's up mailbox after the last's up ones */
+	int first = s == 0;
+	double bytes = (double)sc->model.vocab / (double)sc->parallel.tp * (double)sc->model.hidden *
+		       cs_model_dtype_bytes(sc->training.grad_dtype);
+	cs_op op = { .kind = CS_OP_SEND, .comm = CS_COMM_PP, .bytes = bytes, .to = (int8_t)(first ? -1 : 1),
+		     .phase = CS_PHASE_COMM, .vstage = -1, .layer = -1, .micro = -1 };
+	cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = b->prog->nops[CS_STREAM_COMPUTE] };
+	if (cs_program_add(b->prog, CS_STREAM_PP, &op, &d, 1) < 0)
+		return -1;
+	if (first)
+		cs__pending(b, CS_MBOX_UP, b->sent[2 * (p - 1) + 1] + 1);
+	else
+		cs__pending(b, CS_MBOX_DOWN, b->sent[0] + 1);
+	return 0;
+}
+
 static int build_stage(cs_builder *b, int64_t s)
 {
 	b->stage = s;
@@ -423,6 +453,7 @@ out:
 	free(b->bwd_done);
 	free(b->ord[0]);
 	free(b->ord[1]);
+	free(b->sent);
 	free(b);
 	return st;
 }

@@ -55,6 +55,8 @@ typedef struct cs_builder {
 	cs_sched_op **sched;                 /* per stage */
 	int64_t *nsched;
 	int32_t *ord[2];                     /* message positions, [fwd][micro * V + vstage] */
+	int32_t *sent;                       /* [stage * 2 + (up)]: messages each stage sends
+	                                      * down (0) and up (1) the ring per step */
 	int64_t *bwd_done;                   /* per vstage: [B or BW, W] micro-batches done */
 	/* the template being built */
 	int64_t stage;
@@ -83,6 +85,11 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * GPU waits for the host to launch them; returns cs_program_add's mark. */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
 			int32_t kernels, double spare);
+/* Tied embeddings over a pipeline: the first and last stages swap their
+ * copies' gradients (the two-rank all-reduce of Megatron's embedding group)
+ * before the optimizer, which waits for the other's; 0 or -1 when out of
+ * memory, nothing on other stages or without tied embeddings. */
+int cs__embed_exchange(cs_builder *b);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 
