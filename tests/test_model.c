@@ -418,6 +418,52 @@ START_TEST(test_relu_moves_what_gelu_moves)
 }
 END_TEST
 
+static double bytes_named(const cs_layer_op *ops, int n, const char *prefix)
+{
+	double b = 0;
+	for (int i = 0; i < n; i++)
+		if (strncmp(ops[i].name, prefix, strlen(prefix)) == 0)
+			b += ops[i].bytes;
+	return b;
+}
+
+/* Transformer Engine's fp8 recipe, by hand for a Llama 3 70B block at TP 8,
+ * 8192 tokens: casts with transpose (4 bytes per element) of the attention
+ * output, the output gradients of out-proj (h), MLP-down (h) and QKV
+ * (h + 2 kv, over tp), and each weight once per step; transposes alone (2
+ * bytes) where the kernel before writes fp8 (the norms' outputs, h each;
+ * the activation's output, ffn/tp; its backward, 2 ffn/tp). Only the linear
+ * layers' GEMMs are marked fp8; bf16 and fp8-all have no casts. */
+START_TEST(test_fp8_recipe_casts_by_hand)
+{
+	cs_model_spec m = fx_llama3_70b();
+	double T = 8192, h = 8192, tp = 8, f = 28672 / tp, qkv = (h + 2.0 * 1024) / tp;
+	cs_layer_ctx c = ctx(8192, 1, 8, 1);
+	c.flash_attention = true;
+	c.micro_batches = 4;
+	cs_layer_op ops[MAXOPS];
+	c.precision = CS_PREC_FP8;
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	ck_assert(bytes_named(ops, n, "fp8_") == 2 * T * h + 4 * T * h / tp + 2 * T * h + 2 * T * f);
+	int linear = 0;
+	for (int i = 0; i < n; i++)
+		linear += ops[i].cls == CS_OPC_GEMM && ops[i].linear;
+	ck_assert_int_eq(linear, 4);
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_INPUT, ops, MAXOPS);
+	ck_assert(rel(bytes_named(ops, n, "fp8_"), 4 * T * h + 2 * T * 2 * f + 4 * T * h + 4 * T * qkv) < 1e-12);
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_WEIGHT, ops, MAXOPS);
+	double weights = h * qkv + h / tp * h + h * 2 * f + f * h;
+	ck_assert(rel(bytes_named(ops, n, "fp8_weight_cast"), 4 * weights / 4) < 1e-12);
+	for (int k = 0; k < 2; k++) {
+		c.precision = k ? CS_PREC_FP8_ALL : CS_PREC_BF16;
+		for (int p = 0; p < 3; p++) {
+			n = cs_model_block_ops(&m, &c, false, (cs_pass)p, ops, MAXOPS);
+			ck_assert(bytes_named(ops, n, "fp8_") == 0);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
 {
 	cs_model_spec m = fx_llama3_405b();
@@ -684,6 +730,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_parallel_block_halves_the_tp_collectives, 0, N(tp_cases));
 	tcase_add_test(tc, test_positions_and_embedding_norm_by_hand);
 	tcase_add_test(tc, test_relu_moves_what_gelu_moves);
+	tcase_add_test(tc, test_fp8_recipe_casts_by_hand);
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_flops");

@@ -332,6 +332,8 @@ static const struct { const char *scenario, *golden; const char *set; } golden_c
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-alibi", "model.positions=alibi" },
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-embedding-norm", "model.embedding_norm=true" },
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-adafactor", "training.optimizer=adafactor" },
+	/* Transformer Engine's fp8 recipe on the measured step: the fp8 table */
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-fp8", "training.precision=fp8" },
 };
 
 START_TEST(golden_run)

@@ -28,4 +28,6 @@ for set in positions=alibi embedding_norm=true; do
 done
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	--set training.optimizer=adafactor >tests/golden/3d-llama3-70b-64gpu-adafactor.json
+"$build"/clustersim run scenarios/h200-llama8l-h4096-s8192.yaml --format json --no-progress \
+	--set training.precision=fp8 >tests/golden/h200-llama8l-fp8.json
 git diff --stat -- tests/golden

@@ -10,7 +10,7 @@
 
 static const char *const net_names[] = {"ib", "roce", NULL};
 static const char *const arch_names[] = {"gpt", "llama", NULL};
-static const char *const prec_names[] = {"bf16", "fp16", "fp8", "fp32", NULL};
+static const char *const prec_names[] = {"bf16", "fp16", "fp8", "fp32", "fp8-all", NULL};
 static const char *const opt_names[] = {"adam", "adam-8bit", "sgd", "sgd-momentum", "lamb",
                                         "adafactor", NULL};
 static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", NULL};

@@ -105,7 +105,17 @@ typedef struct cs_model_spec {
 
 /* ---- training ----------------------------------------------------------- */
 
-typedef enum cs_precision { CS_PREC_BF16, CS_PREC_FP16, CS_PREC_FP8, CS_PREC_FP32 } cs_precision;
+/* CS_PREC_FP8 is Transformer Engine's recipe: the linear layers' GEMMs in
+ * fp8 with their casts, everything else in bf16; CS_PREC_FP8_ALL every
+ * GEMM in fp8, no casts (an upper bound). */
+typedef enum cs_precision {
+	CS_PREC_BF16, CS_PREC_FP16, CS_PREC_FP8, CS_PREC_FP32, CS_PREC_FP8_ALL
+} cs_precision;
+
+static inline bool cs_prec_is_fp8(cs_precision p)
+{
+	return p == CS_PREC_FP8 || p == CS_PREC_FP8_ALL;
+}
 typedef enum cs_optimizer {
 	CS_OPT_ADAM, CS_OPT_ADAM_8BIT, CS_OPT_SGD, CS_OPT_SGD_MOMENTUM,
 	CS_OPT_LAMB,      /* Adam's moments and a per-tensor trust ratio (You et al. 2019) */

@@ -267,7 +267,7 @@ static cs_status check_model(checker *c)
 		return fail(c, "model.attention_window", "parallelism.context_parallel.kind",
 		            "'model.attention_window' with ring context parallelism is not modelled (the "
 		            "ring would skip the blocks outside the window); use kind all-gather");
-	if (c->sc->training.precision == CS_PREC_FP8 && c->sc->cluster.gpu.peak_fp8 <= 0)
+	if (cs_prec_is_fp8(c->sc->training.precision) && c->sc->cluster.gpu.peak_fp8 <= 0)
 		return fail(c, "training.precision", NULL, "'training.precision' fp8 needs a GPU with "
 		            "an fp8 peak ('%s' has none)", c->sc->cluster.gpu.name);
 	return CS_OK;

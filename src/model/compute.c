@@ -29,6 +29,7 @@ double cs_compute_peak(const cs_gpu_spec *gpu, cs_precision prec)
 {
 	switch (prec) {
 	case CS_PREC_FP8:
+	case CS_PREC_FP8_ALL:
 		return gpu->peak_fp8 > 0.0 ? gpu->peak_fp8 : gpu->peak_bf16;
 	case CS_PREC_FP32:
 		return gpu->peak_bf16 / 2.0;
@@ -84,6 +85,16 @@ cs_compute_kind cs_compute_op_class(const cs_layer_op *op)
 	return CS_COMPUTE_MEMBOUND;
 }
 
+/* The precision `op` runs in: under Transformer Engine's fp8 recipe only the
+ * linear layers' GEMMs are fp8 (the LM head, materialised attention and the
+ * rest stay bf16); fp8-all runs every GEMM in fp8. */
+static cs_precision op_prec(const cs_compute *c, const cs_layer_op *op)
+{
+	if (c->prec == CS_PREC_FP8 && !(op->cls == CS_OPC_GEMM && op->linear))
+		return CS_PREC_BF16;
+	return c->prec;
+}
+
 /* Seconds of `op` at the profile's measured throughput; < 0 when the
  * profile has nothing for it (the flat model times it then). */
 static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
@@ -93,7 +104,7 @@ static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
 	case CS_OPC_GEMM: {
 		double m = (double)op->m * (double)(op->batch > 0 ? op->batch : 1);
 		double thr = 0.0;
-		if (c->prec == CS_PREC_FP8)
+		if (cs_prec_is_fp8(op_prec(c, op)))
 			thr = cs_kprof_gemm(p, CS_GEMM_FP8, (cs_gemm_layout)op->layout, m,
 					    (double)op->n, (double)op->k);
 		if (!(thr > 0.0))
@@ -130,16 +141,16 @@ int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op)
 	if (op->cls == CS_OPC_COMM)
 		return 0;
 	if (!c->prof)
-		return flat_op_ns(c->gpu, c->prec, op);
+		return flat_op_ns(c->gpu, op_prec(c, op), op);
 	double t = profile_seconds(c, op);
 	if (t < 0.0)
-		return flat_op_ns(c->gpu, c->prec, op);
+		return flat_op_ns(c->gpu, op_prec(c, op), op);
 	if (c->calib) /* the calibration, before the floors */
 		t *= op->cls == CS_OPC_GEMM
 			? cs_calib_gemm_factor(c->calib, op->m, op->n, op->k, op->batch > 0 ? op->batch : 1)
 			: c->calib->factor[cs_compute_op_class(op)];
 	/* no kernel beats its roofline nor the shortest measured kernel */
-	double peak = cs_compute_peak(c->gpu, c->prec);
+	double peak = cs_compute_peak(c->gpu, op_prec(c, op));
 	if (op->cls == CS_OPC_ATTN)
 		peak = cs_compute_peak(c->gpu, CS_PREC_BF16);
 	if (peak > 0.0 && op->flops / peak > t)

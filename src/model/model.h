@@ -67,6 +67,7 @@ typedef struct cs_layer_op {
 	uint8_t layout;       /* GEMM: cs_gemm_layout */
 	uint8_t mem;          /* MEMBOUND: cs_mem_kind, whose measured bandwidth times it */
 	bool attn_bwd;        /* ATTN: the backward kernel */
+	bool linear;          /* GEMM: a linear layer's (fp8 under Transformer Engine's recipe) */
 	int head_dim;         /* ATTN */
 	double attn_seq;      /* ATTN: tokens per sequence the kernel sees */
 	double attn_bh;       /* ATTN: sequences x query heads on this rank */

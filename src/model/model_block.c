@@ -28,9 +28,29 @@ typedef struct blk {
 /* A weight-gradient GEMM dW(m x n) = X^T dY, `batch` of them; eager
  * PyTorch then casts the 16-bit gradient back through the weight's autocast
  * cast to fp32. */
+/* Transformer Engine's fp8 recipe (training.precision fp8): a linear
+ * layer's 16-bit input is cast to fp8 with its transpose for the weight
+ * gradient (read 2 bytes, write 1 and 1 per element), or, where the kernel
+ * before it writes fp8 itself (the norm before QKV and MLP-up, the
+ * activation before MLP-down, the activation's backward before MLP-up's
+ * input gradient), only transposed (read 1, write 1). */
+static void fp8_cast(blk *B, const char *name, double n, bool fused)
+{
+	if (B->c->precision == CS_PREC_FP8)
+		cs__mem(B->l, name, CS_MEM_COPY, (fused ? 2.0 : 4.0) * n, 1);
+}
+
+/* The GEMM just pushed is a linear layer's. */
+static void mark_linear(blk *B)
+{
+	if (B->l->n > 0 && B->l->n <= B->l->cap)
+		B->l->out[B->l->n - 1].linear = true;
+}
+
 static void wgrad(blk *B, const char *name, double m, double n, double k, double batch)
 {
 	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.ab, CS_GEMM_TN);
+	mark_linear(B);
 	cs__cast_weight(B->l, &B->d, "weight_grad_cast", m * n * batch, true);
 	B->wgrad_elems += m * n * batch;
 }
@@ -41,11 +61,13 @@ static void fgemm(blk *B, const char *name, double m, double n, double k, double
 {
 	cs__cast_weight(B->l, &B->d, "weight_cast", k * n * batch, false);
 	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.wb, CS_GEMM_NT);
+	mark_linear(B);
 }
 
 static void dgemm(blk *B, const char *name, double m, double n, double k, double batch)
 {
 	cs__gemm(B->l, name, m, n, k, batch, B->d.ab, B->d.wb, CS_GEMM_NN);
+	mark_linear(B);
 }
 
 static double gate_mult(const blk *B)
@@ -175,8 +197,11 @@ static void mlp_fwd(blk *B, bool moe)
 	double g = gate_mult(B);
 	if (!moe) {
 		double f = d->ffn / d->tp;
+		if (!B->m->parallel_block) /* else the attention branch's input serves */
+			fp8_cast(B, "fp8_transpose_mlp_in", d->tokens * d->h, true);
 		fgemm(B, "mlp_up", d->tokens, g * f, d->h, 1);
 		cs__act(B->l, B->m, d, "mlp_act", d->tokens * f, false);
+		fp8_cast(B, "fp8_transpose_act", d->tokens * f, true);
 		fgemm(B, "mlp_down", d->tokens, d->h, f, 1);
 		return;
 	}
@@ -205,8 +230,10 @@ static void mlp_bwd_input(blk *B, bool moe)
 	double g = gate_mult(B);
 	if (!moe) {
 		double f = d->ffn / d->tp;
+		fp8_cast(B, "fp8_cast_mlp_grad", d->tokens * d->h, false);
 		dgemm(B, "mlp_down_dgrad", d->tokens, f, d->h, 1);
 		cs__act(B->l, B->m, d, "mlp_act_bwd", d->tokens * f, true);
+		fp8_cast(B, "fp8_transpose_act_grad", d->tokens * g * f, true);
 		dgemm(B, "mlp_up_dgrad", d->tokens, d->h, g * f, 1);
 		return;
 	}
@@ -259,6 +286,7 @@ static void attn_branch_fwd(blk *B)
 {
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
+	fp8_cast(B, "fp8_transpose_attn_in", d->tokens * d->h, true);
 	fgemm(B, "qkv", d->tokens, qkv_n, d->h, 1);
 	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
 		double qk = d->tokens * (d->h + d->kv) / d->tp;
@@ -266,6 +294,7 @@ static void attn_branch_fwd(blk *B)
 		cs__cast_act(B->l, d, "rope_cast", qk, false);
 	}
 	attn_core(B, false);
+	fp8_cast(B, "fp8_cast_attn_out", d->tokens * d->h / d->tp, false);
 	fgemm(B, "out_proj", d->tokens, d->h, d->h / d->tp, 1);
 }
 
@@ -273,6 +302,7 @@ static void attn_branch_bwd(blk *B)
 {
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
+	fp8_cast(B, "fp8_cast_attn_grad", d->tokens * d->h, false);
 	dgemm(B, "out_proj_dgrad", d->tokens, d->h / d->tp, d->h, 1);
 	attn_core(B, true);
 	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
@@ -282,6 +312,7 @@ static void attn_branch_bwd(blk *B)
 	}
 	if (d->fw != CS_FW_MEGATRON) /* autograd cats dq, dk, dv for the fused QKV weight */
 		cs__mem(B->l, "qkv_grad_cat", CS_MEM_COPY, 2.0 * d->tokens * qkv_n * d->ab, 1);
+	fp8_cast(B, "fp8_cast_qkv_grad", d->tokens * qkv_n, false);
 	dgemm(B, "qkv_dgrad", d->tokens, d->h, qkv_n, 1);
 	if (B->m->arch == CS_ARCH_GPT && d->fw != CS_FW_MEGATRON) {
 		/* eager autograd sums each bias gradient over the tokens (QKV,
@@ -386,6 +417,10 @@ static void block_bwd_weight(blk *B, bool moe)
 	mlp_bwd_weight(B, moe);
 	wgrad(B, "out_proj_wgrad", d->h / d->tp, d->h, d->tokens, 1);
 	wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
+	/* the recipe casts each weight (with its transpose) once per step,
+	 * keeping the fp8 copy for the step's micro-batches: charged evenly */
+	int64_t mb = B->c->micro_batches > 0 ? B->c->micro_batches : 1;
+	fp8_cast(B, "fp8_weight_cast", B->wgrad_elems / (double)mb, false);
 	if (d->fw == CS_FW_PYTORCH)
 		cs__eager_accum(B->l, B->c, B->wgrad_elems);
 	else if (B->c->grad_accum_bytes > 0.0)

@@ -51,7 +51,8 @@ bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer)
 double cs_model_dtype_bytes(cs_precision p)
 {
 	switch (p) {
-	case CS_PREC_FP8: return 1.0;
+	case CS_PREC_FP8:
+	case CS_PREC_FP8_ALL: return 1.0;
 	case CS_PREC_FP32: return 4.0;
 	case CS_PREC_BF16:
 	case CS_PREC_FP16: break;

@@ -143,7 +143,7 @@ static double act_msg_bytes(const cs_builder *b)
 	const cs_scenario *sc = b->sc;
 	double bytes = (double)sc->training.seq_len / (double)sc->parallel.cp *
 		(double)sc->training.micro_batch * (double)sc->model.hidden *
-		cs_model_dtype_bytes(sc->training.precision == CS_PREC_FP8 ? CS_PREC_BF16 : sc->training.precision);
+		cs_model_dtype_bytes(cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16 : sc->training.precision);
 	if (sc->parallel.sequence_parallel)
 		bytes /= (double)sc->parallel.tp;
 	return bytes;

@@ -189,7 +189,7 @@ int cs__dp_init(cs_builder *b)
 	d->mode = sc->parallel.sharding;
 	d->active = sc->parallel.dp * sc->parallel.cp > 1;
 	d->grad_bytes = cs_model_dtype_bytes(sc->training.grad_dtype);
-	d->param_bytes = cs_model_dtype_bytes(sc->training.precision == CS_PREC_FP8 ? CS_PREC_BF16
+	d->param_bytes = cs_model_dtype_bytes(cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16
 						      : sc->training.precision);
 	d->ag_mark = calloc((size_t)sc->model.layers + 2, sizeof(int32_t));
 	d->used = calloc((size_t)sc->model.layers + 2, 1);
