@@ -12,7 +12,8 @@ tools/measure/h200/ with the scripts that made them:
   clock_mix.json   per GEMM shape the first GEMMs after idle (full clock) and
                    a 0.3 s loop (at the cap); GEMM duty cycles against an idle GPU;
   step_power.json  board power during the two measured training steps, and
-                   memory-bound kernels alone.
+                   memory-bound kernels alone;
+  kernel_power.json  LayerNorm backward, dropout and fp8 casts alone.
 
 The model (docs/compute-model.md, "Clocks under the power cap"): a GEMM runs
 r times its speed at the cap, r = 1 + (boost - 1)(1 - exp(-H / h0)), where H
@@ -29,18 +30,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MEASURED = os.path.join(ROOT, "tools", "measure", "h200")
 
 # Memory-bound kinds (make_profiles.MEM_KINDS keys) -> the kernels measured
-# alone whose mean board power at full clock stands for them. None: not
-# measured; such a kind takes the mean of the measured kinds.
+# alone whose mean board power at full clock stands for them (None: not
+# measured; such a kind would take the mean of the measured kinds).
 MEM_POWER = {
     "copy": [("step_power", "cast_fp32_bf16"), ("clock_duty", "copy")],
     "add": [("step_power", "gradacc"), ("clock_duty", "gradacc")],
     "layernorm": [("step_power", "layernorm")],
     "rmsnorm": [("step_power", "rmsnorm"), ("clock_duty", "rmsnorm")],
-    "layernorm_bwd": None,
+    "layernorm_bwd": [("kernel_power", "layernorm_bwd")],
     "gelu": [("step_power", "gelu_tanh")],
     "silu_mul": [("step_power", "silu_mul")],
     "softmax": [("step_power", "softmax_fp32")],
-    "dropout": None,
+    "dropout": [("kernel_power", "dropout")],
     "grad_accum": [("step_power", "gradacc"), ("clock_duty", "gradacc")],
     "cross_entropy": [("step_power", "softmax_fp32")],
     "adamw_fused": [("step_power", "adamw_fused")],
@@ -100,9 +101,10 @@ def fit(nn_rows):
     mix, mix_raw = load("clock_mix")
     idle, idle_raw = load("clock_idle")
     steps, steps_raw = load("step_power")
+    kern, kern_raw = load("kernel_power")
     limit = duty["gpu"][2]
     out = {"sources": {"clock_duty.json": duty_raw, "clock_mix.json": mix_raw, "clock_idle.json": idle_raw,
-                       "step_power.json": steps_raw}}
+                       "step_power.json": steps_raw, "kernel_power.json": kern_raw}}
 
     # The power the controller holds: duty rows and steps at the cap.
     held = [r[5] for r in duty["duty"] if r[5] >= CAP_FLOOR * limit]
@@ -118,7 +120,8 @@ def fit(nn_rows):
 
     # Board power of each memory-bound kind at full clock.
     alone = {"clock_duty": {k: v[2] for k, v in duty["alone"].items()},
-             "step_power": {k: v[2] for k, v in steps["mem"].items()}}
+             "step_power": {k: v[2] for k, v in steps["mem"].items()},
+             "kernel_power": {k: v[2] for k, v in kern["kernels"].items() if isinstance(v, list)}}
     mem_w = {}
     for kind, srcs in MEM_POWER.items():
         if srcs:
