@@ -123,6 +123,8 @@ static int32_t slot_get(slots *s, size_t size)
 		s->free = f;
 		s->cap = cap;
 	}
+	/* a new slot starts zeroed (a flow's event version counts from 0) */
+	memset((char *)s->v + (size_t)s->n * size, 0, size);
 	return s->n++;
 }
 
