@@ -1,0 +1,84 @@
+"""fp8 GEMMs under the power cap: full clock against the cap, and power.
+
+The clock section of the h200-sxm profile was fitted on bf16 GEMMs; fp8
+GEMMs (torch._scaled_mm, e4m3, as in shared/measurements/h200/kernels.json's
+gemm_fp8) may draw more and throttle further. Per shape, after 0.4 s idle:
+the best of the first three GEMMs (full clock) and a 0.3 s back-to-back loop
+(at the cap): [M, N, K, boost TF/s, sustained TF/s, sustained SM MHz, W].
+
+Usage: python3 tools/measure/clock_fp8.py   (writes $OUT/clock_fp8.json)
+Needs torch and pynvml; about 15 s of GPU time.
+"""
+import json
+import os
+import threading
+import time
+
+import pynvml as nv
+import torch
+
+nv.nvmlInit()
+HANDLE = nv.nvmlDeviceGetHandleByIndex(0)
+SAMPLES = []
+
+
+def power():
+    v = nv.nvmlDeviceGetFieldValues(HANDLE, [186])[0]   # NVML_FI_DEV_POWER_INSTANT
+    return v.value.uiVal / 1e3 if v.nvmlReturn == 0 else nv.nvmlDeviceGetPowerUsage(HANDLE) / 1e3
+
+
+def monitor():
+    while True:
+        SAMPLES.append((time.time(), nv.nvmlDeviceGetClockInfo(HANDLE, nv.NVML_CLOCK_SM), power()))
+        time.sleep(0.005)
+
+
+def window(t0, t1):
+    v = [s for s in SAMPLES if t0 <= s[0] <= t1] or SAMPLES[-1:]
+    return [round(sum(x[i] for x in v) / len(v), 1) for i in (1, 2)]
+
+
+threading.Thread(target=monitor, daemon=True).start()
+dev = "cuda"
+event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+R = {"gpu": [str(nv.nvmlDeviceGetName(HANDLE)), nv.nvmlDeviceGetEnforcedPowerLimit(HANDLE) / 1e3],
+     "torch": torch.__version__,
+     "fields": "[M, N, K, boost TF/s, sustained TF/s, sustained SM MHz, W]", "fp8": [], "bf16": []}
+one = torch.tensor(1.0, device=dev)
+for m, n, k in ((8192, 2304, 16384), (8192, 16384, 2048), (8192, 13312, 16384), (8192, 16384, 6656),
+                (8192, 8192, 8192), (8192, 28672, 4096), (8192, 4096, 14336)):
+    a16 = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+    b16 = torch.randn(n, k, device=dev, dtype=torch.bfloat16) * 0.02
+    a8, b8 = a16.to(torch.float8_e4m3fn), b16.to(torch.float8_e4m3fn)
+    flops = 2 * m * n * k
+    for kind, fn in (("fp8", lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
+                                                     out_dtype=torch.bfloat16)),
+                     ("bf16", lambda: a16 @ b16.t())):
+        fn()
+        torch.cuda.synchronize()
+        time.sleep(0.4)
+        marks = [event() for _ in range(4)]
+        marks[0].record()
+        for i in range(3):
+            fn()
+            marks[i + 1].record()
+        torch.cuda.synchronize()
+        boost = max(flops / (marks[i].elapsed_time(marks[i + 1]) * 1e-3) / 1e12 for i in range(3))
+        t0 = time.time()
+        while time.time() - t0 < 0.15:
+            fn()
+            torch.cuda.synchronize()
+        s, e, runs, t1 = event(), event(), 0, time.time()
+        s.record()
+        while time.time() - t1 < 0.3:
+            for _ in range(5):
+                fn()
+            runs += 5
+            torch.cuda.synchronize()
+        e.record()
+        e.synchronize()
+        sus = flops * runs / (s.elapsed_time(e) * 1e-3) / 1e12
+        R[kind].append([m, n, k, round(boost, 1), round(sus, 1)] + window(t1, time.time()))
+        print(kind, R[kind][-1], flush=True)
+with open(os.path.join(os.environ.get("OUT", "/tmp"), "clock_fp8.json"), "w") as f:
+    json.dump(R, f)
