@@ -151,6 +151,8 @@ const char *cs_coll_proto_name(cs_coll_proto p); /* "auto", "ll", "ll128", "simp
 const char *cs_sched_name(cs_schedule s);        /* "gpipe", "1f1b", ..., "zb-v" */
 const char *cs_sharding_name(cs_sharding s);     /* "none", "zero1", ..., "hybrid" */
 const char *cs_recompute_name(cs_recompute r);   /* "none", "selective", "full" */
+const char *cs_arch_name(cs_arch_kind a);         /* "gpt", "llama" */
+const char *cs_activation_name(cs_activation a);  /* "auto", "gelu", "relu", "swiglu" */
 /* "nvlink", "nic", "leaf" or "pod": the names the stragglers take. */
 const char *cs_tier_name(cs_tier t);
 

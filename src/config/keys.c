@@ -21,6 +21,7 @@ static const char *const recompute_names[] = {"none", "selective", "full", NULL}
 static const char *const accum_names[] = {"fused", "separate", NULL};
 static const char *const fw_names[] = {"megatron", "pytorch", "fsdp", NULL};
 static const char *const attn_kernel_names[] = {"cudnn", "flash2", NULL};
+static const char *const act_names[] = {"auto", "gelu", "relu", "swiglu", NULL};
 static const char *const doc_names[] = {"exponential", "lognormal", "fixed", NULL};
 static const char *const cp_names[] = {"all-gather", "ring", NULL};
 static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
@@ -31,7 +32,6 @@ static const char *const fail_dist_names[] = {"exponential", "weibull", NULL};
 static const char *const reliab_preset_names[] = {"none", "llama3", NULL};
 static const char *const clock_names[] = {"auto", "table", "power", NULL};
 static const char *const pos_names[] = {"auto", "learned", "rotary", "alibi", "none", NULL};
-static const char *const act_names[] = {"auto", "gelu", "relu", "swiglu", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -48,6 +48,8 @@ const char *cs_coll_proto_name(cs_coll_proto p) { return enum_name(proto_names, 
 const char *cs_sched_name(cs_schedule s) { return enum_name(sched_names, (int)s); }
 const char *cs_sharding_name(cs_sharding s) { return enum_name(shard_names, (int)s); }
 const char *cs_recompute_name(cs_recompute r) { return enum_name(recompute_names, (int)r); }
+const char *cs_arch_name(cs_arch_kind a) { return enum_name(arch_names, (int)a); }
+const char *cs_activation_name(cs_activation a) { return enum_name(act_names, (int)a); }
 
 #define FLD(m) offsetof(cs_scenario, m), sizeof(((cs_scenario *)0)->m)
 #define BIG 1e18

@@ -250,9 +250,7 @@ static cs_status check_model(checker *c)
 	    (m->arch == CS_ARCH_LLAMA && (m->activation == CS_ACT_GELU || m->activation == CS_ACT_RELU)))
 		return fail(c, "model.activation", "model.arch", "'model.activation' %s does not go with "
 		            "'model.arch' %s (gpt: gelu or relu; llama: swiglu)",
-		            m->activation == CS_ACT_SWIGLU ? "swiglu" : m->activation == CS_ACT_GELU ? "gelu"
-		                                                                         : "relu",
-		            m->arch == CS_ARCH_GPT ? "gpt" : "llama");
+		            cs_activation_name(m->activation), cs_arch_name(m->arch));
 	bool learned = m->positions == CS_POS_LEARNED ||
 		       (m->positions == CS_POS_AUTO && m->arch == CS_ARCH_GPT);
 	if (learned && c->sc->training.seq_len > m->max_positions)

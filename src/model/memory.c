@@ -68,6 +68,19 @@ double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp,
 	return 2.0 * (double)s * (double)b * (double)h / (sp || t == 1.0 ? t : 1.0);
 }
 
+double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
+                                     const cs_parallel_spec *p)
+{
+	int64_t b = deg(t->micro_batch);
+	double bytes = cs_mem_activation_bytes_per_layer(t->seq_len, b, m->hidden, m->heads, p->tp,
+							 p->sequence_parallel, p->recompute,
+							 p->flash_attention);
+	if (m->parallel_block)
+		bytes -= cs_mem_parallel_block_saving(t->seq_len, b, m->hidden, p->tp,
+						      p->sequence_parallel, p->recompute);
+	return bytes / (double)deg(p->cp);
+}
+
 void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g,
                           double *o)
 {
@@ -134,13 +147,7 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
 	r.grads = dense * bg / dg + expert * bg / eg;
 	r.optimizer = dense * (bm + bo) / dopt + expert * (bm + bo) / eopt;
 
-	r.activation_bytes_per_layer =
-		(cs_mem_activation_bytes_per_layer(t->seq_len, deg(t->micro_batch), m->hidden, m->heads,
-						   tp, p->sequence_parallel, p->recompute,
-						   p->flash_attention) -
-		 (m->parallel_block ? cs_mem_parallel_block_saving(t->seq_len, deg(t->micro_batch),
-								   m->hidden, tp, p->sequence_parallel,
-								   p->recompute) : 0.0)) / (double)cp;
+	r.activation_bytes_per_layer = cs_mem_layer_activation_bytes(m, t, p);
 	int64_t mbs = t->global_batch > 0 ? t->global_batch / (dp * deg(t->micro_batch)) : 0;
 	r.layers_in_flight = (double)m->layers / (double)pp * cs_mem_stages_in_flight(p, mbs);
 	r.activations = r.activation_bytes_per_layer * r.layers_in_flight;

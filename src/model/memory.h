@@ -37,6 +37,11 @@ double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_
 double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
                                     cs_recompute rc);
 
+/* Bytes one layer of `m` keeps for backward per rank under `t` and `p`: the
+ * formula above less the parallel block's saving, over the cp ranks. */
+double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
+                                     const cs_parallel_spec *p);
+
 /* Sharding divisors of weights, gradients and optimizer state for `p`'s
  * sharding over a data-parallel group of `dp` ranks (`node_dp` of them in one
  * node, for HYBRID). */

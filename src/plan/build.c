@@ -180,14 +180,7 @@ static int send_message(cs_builder *b, int64_t s, int64_t j, int64_t k, int fwd)
 static double act_bytes_per_layer(const cs_builder *b)
 {
 	const cs_scenario *sc = b->sc;
-	double saved = sc->model.parallel_block
-		? cs_mem_parallel_block_saving(sc->training.seq_len, sc->training.micro_batch,
-					       sc->model.hidden, sc->parallel.tp,
-					       sc->parallel.sequence_parallel, sc->parallel.recompute)
-		: 0.0;
-	return (cs_mem_activation_bytes_per_layer(sc->training.seq_len, sc->training.micro_batch,
-		sc->model.hidden, sc->model.heads, sc->parallel.tp, sc->parallel.sequence_parallel,
-		sc->parallel.recompute, sc->parallel.flash_attention) - saved) / (double)sc->parallel.cp;
+	return cs_mem_layer_activation_bytes(&sc->model, &sc->training, &sc->parallel);
 }
 
 static const cs_frag *block_frag(const cs_builder *b, int64_t layer, cs_pass pass)
@@ -283,7 +276,11 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 	return 0;
 }
 
-int cs__embed_exchange(cs_builder *b)
+/* Tied embeddings over a pipeline: the first and last stages swap their
+ * copies' gradients (the two-rank all-reduce of Megatron's embedding group)
+ * after the backward; the optimizer, the next compute segment, waits for the
+ * other's. 0 or -1 when out of memory. */
+static int embed_exchange(cs_builder *b)
 {
 	const cs_scenario *sc = b->sc;
 	int64_t p = b->lay.stages, s = b->stage;
@@ -331,7 +328,7 @@ static int build_stage(cs_builder *b, int64_t s)
 		if (rc)
 			return -1;
 	}
-	if (cs__dp_stage_end(b))
+	if (embed_exchange(b) || cs__dp_stage_end(b))
 		return -1;
 	b->prog->model_flops = b->flops;
 	return 0;

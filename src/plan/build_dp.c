@@ -374,8 +374,6 @@ int cs__dp_stage_end(cs_builder *b)
 		if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP, op, d->late[i], &dep, 1, -1) < 0)
 			return -1;
 	}
-	if (cs__embed_exchange(b))
-		return -1;
 	/* the optimizer waits for every gradient collective */
 	double shard = d->active && d->mode != CS_SHARD_NONE
 		? (double)(b->sc->parallel.dp * b->sc->parallel.cp) : 1.0;

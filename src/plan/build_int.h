@@ -85,11 +85,6 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * GPU waits for the host to launch them; returns cs_program_add's mark. */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
 			int32_t kernels, double spare);
-/* Tied embeddings over a pipeline: the first and last stages swap their
- * copies' gradients (the two-rank all-reduce of Megatron's embedding group)
- * before the optimizer, which waits for the other's; 0 or -1 when out of
- * memory, nothing on other stages or without tied embeddings. */
-int cs__embed_exchange(cs_builder *b);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 

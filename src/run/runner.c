@@ -241,21 +241,31 @@ void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
  * cap, H = clk_h / clk_g the headroom per unit of GEMM time; the table's
  * GEMMs ran gemm_table times that speed. Idle time counts at idle_w.
  */
+static void clock_idle_to(const cs_kprof_clock *k, rank_state *rs, cs_time now)
+{
+	if (now <= rs->clk_at)
+		return;
+	double a = exp(-(double)(now - rs->clk_at) / k->window_ns);
+	rs->clk_g *= a;
+	rs->clk_h = rs->clk_h * a + (k->cap_w - k->idle_w) * (1.0 - a);
+	rs->clk_at = now;
+}
+
+/* An op from `from` for dt: its GEMM share g and the W h it leaves enter
+ * the averages, after the idle stretch before it. */
 static void clock_run(const cs_kprof_clock *k, rank_state *rs, cs_time from, cs_time dt,
 		      double g, double h)
 {
-	if (from > rs->clk_at) { /* the GPU idled since the last op */
-		double a = exp(-(double)(from - rs->clk_at) / k->window_ns);
-		rs->clk_g *= a;
-		rs->clk_h = rs->clk_h * a + (k->cap_w - k->idle_w) * (1.0 - a);
-	}
+	clock_idle_to(k, rs, from);
 	double a = exp(-(double)dt / k->window_ns);
 	rs->clk_g = rs->clk_g * a + g * (1.0 - a);
 	rs->clk_h = rs->clk_h * a + h * (1.0 - a);
 	rs->clk_at = from + dt;
 }
 
-double cs__clock_speedup(const cs_kprof_clock *k, double g, double h)
+/* A GEMM's speed over its speed at the power cap when the controller's
+ * averages are g (GEMM share of time) and h (W left under the cap). */
+static double clock_speedup(const cs_kprof_clock *k, double g, double h)
 {
 	if (!(g > 0.0))
 		return h > 0.0 ? k->gemm_boost : 1.0;
@@ -272,10 +282,8 @@ static cs_time clock_op(const cs_kprof_clock *k, rank_state *rs, cs_time now, co
 {
 	if (op->gemm_ns <= 0)
 		return ns;
-	if (now > rs->clk_at) { /* bring the idle stretch into view first */
-		clock_run(k, rs, rs->clk_at, now - rs->clk_at, 0.0, k->cap_w - k->idle_w);
-	}
-	double r = cs__clock_speedup(k, rs->clk_g, rs->clk_h);
+	clock_idle_to(k, rs, now);
+	double r = clock_speedup(k, rs->clk_g, rs->clk_h);
 	double cap = (double)op->gemm_ns * k->gemm_table;
 	cs_time gemm = cs_time_of(cap / r);
 	ns = cs_time_add(ns - op->gemm_ns, gemm);
@@ -329,12 +337,13 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 			/* g <= 1 for a document mask: this takes away part of ns */
 			ns += (cs_time)((double)op->attn_ns * (g - 1.0) + (g >= 1.0 ? 0.5 : -0.5));
 		}
+		const cs_kprof_clock *clk = s == CS_STREAM_COMPUTE ? r->env.clock : NULL;
 		double gemm_share = 0.0;
-		if (r->env.clock && s == CS_STREAM_COMPUTE)
-			ns = clock_op(r->env.clock, rs, now, op, ns, f, &gemm_share);
+		if (clk)
+			ns = clock_op(clk, rs, now, op, ns, f, &gemm_share);
 		cs_time d = f == 1.0 ? ns : cs_time_of((double)ns * f);
-		if (r->env.clock && s == CS_STREAM_COMPUTE)
-			clock_run(r->env.clock, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
+		if (clk)
+			clock_run(clk, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
 		rs->st.busy += d;
 		rs->cend = rs->cwake = now + d;
 		rs->cgen++;

@@ -86,11 +86,6 @@ static inline bool cs__tag_is_send(uint64_t tag) { return (tag & CS__SEND_TAG) !
 /* The sender's local and stream of a send's tag. */
 static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag & ~CS__SEND_TAG); }
 
-/* runner.c: a GEMM's speed over its speed at the power cap when the
- * controller's averages are g (GEMM share of time) and h (W left under the
- * cap by the rest). */
-double cs__clock_speedup(const cs_kprof_clock *k, double g, double h);
-
 typedef struct rank_state {
 	int32_t pc[CS_STREAMS];
 	int32_t cnt[CS_COUNTERS];
@@ -108,8 +103,6 @@ typedef struct rank_state {
 	float factor;
 	float crate;                  /* rate of the running compute op (contention) */
 	cs_time cend;                 /* when the running compute op ends */
-	cs_time clk_at;               /* clock model: the controller's view is up to here */
-	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
 	cs_time cwake;                /* the earliest event pending for it */
 	uint32_t cgen;                /* compute ops started, to tell their events apart */
 	uint16_t ctas;                /* SMs held by the rank's communication kernels */
@@ -122,6 +115,8 @@ typedef struct rank_state {
 	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
 	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
 	uint8_t fly_self;             /* bit per stream: its op in flight extends the stream's own path */
+	cs_time clk_at;               /* clock model: the controller's view is up to here */
+	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
 	cs_rank_stats st;
 } rank_state;
 

@@ -14,39 +14,18 @@ Needs torch, cupy and pynvml; about 50 s of GPU time.
 """
 import json
 import os
-import threading
 import time
 
 import cupy as cp
-import pynvml as nv
 import torch
 
-nv.nvmlInit()
-HANDLE = nv.nvmlDeviceGetHandleByIndex(0)
-SAMPLES = []
+from nvml_watch import gpu, window
+
 OUT = os.path.join(os.environ.get("OUT", "/tmp"), "clock_idle.json")
 
-
-def power():
-    v = nv.nvmlDeviceGetFieldValues(HANDLE, [186])[0]   # NVML_FI_DEV_POWER_INSTANT
-    return v.value.uiVal / 1e3 if v.nvmlReturn == 0 else nv.nvmlDeviceGetPowerUsage(HANDLE) / 1e3
-
-
-def monitor():
-    while True:
-        SAMPLES.append((time.time(), nv.nvmlDeviceGetClockInfo(HANDLE, nv.NVML_CLOCK_SM), power()))
-        time.sleep(0.005)
-
-
-def window(t0, t1):
-    v = [s for s in SAMPLES if t0 <= s[0] <= t1] or SAMPLES[-1:]
-    return [round(sum(x[i] for x in v) / len(v), 1) for i in (1, 2)]
-
-
-threading.Thread(target=monitor, daemon=True).start()
 dev, bf16 = "cuda", torch.bfloat16
 event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
-R = {"gpu": [str(nv.nvmlDeviceGetName(HANDLE)), nv.nvmlDeviceGetEnforcedPowerLimit(HANDLE) / 1e3],
+R = {"gpu": gpu(),
      "torch": torch.__version__,
      "fields": {"gaps": "[gap kind, burst ms, gap ms, realized GEMM duty, GEMM TF/s, SM MHz, W]",
                 "sustained": "[TF/s, SM MHz, W]"}}

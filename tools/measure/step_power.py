@@ -13,36 +13,14 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 
-import pynvml as nv
 import torch
 import torch.nn.functional as F
 
-nv.nvmlInit()
-HANDLE = nv.nvmlDeviceGetHandleByIndex(0)
-SAMPLES = []
+from nvml_watch import gpu, window
+
 OUT = os.environ.get("OUT", "/tmp")
-
-
-def power():
-    v = nv.nvmlDeviceGetFieldValues(HANDLE, [186])[0]   # NVML_FI_DEV_POWER_INSTANT
-    return v.value.uiVal / 1e3 if v.nvmlReturn == 0 else nv.nvmlDeviceGetPowerUsage(HANDLE) / 1e3
-
-
-def monitor():
-    while True:
-        SAMPLES.append((time.time(), nv.nvmlDeviceGetClockInfo(HANDLE, nv.NVML_CLOCK_SM), power()))
-        time.sleep(0.005)
-
-
-def window(t0, t1):
-    v = [s for s in SAMPLES if t0 <= s[0] <= t1] or SAMPLES[-1:]
-    return [round(sum(x[i] for x in v) / len(v), 1) for i in (1, 2)]
-
-
-threading.Thread(target=monitor, daemon=True).start()
 
 # train_step.py runs the configurations its argument names: none here.
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
@@ -53,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_step  # noqa: E402
 os.environ["OUT"] = OUT
 
-R = {"gpu": [str(nv.nvmlDeviceGetName(HANDLE)), nv.nvmlDeviceGetEnforcedPowerLimit(HANDLE) / 1e3],
+R = {"gpu": gpu(),
      "torch": torch.__version__, "steps": {}, "mem": {}}
 CONFIGS = [
     dict(name="llama8l-h4096-s8192", family="llama", hidden=4096, layers=8, heads=32, kv_heads=8, ffn=14336,
