@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "hw/topo.h"
 
 enum { H100, A100 };
 
@@ -51,7 +52,7 @@ static double busbw(int gpu, int64_t nodes, cs_coll_op op, cs_group_shape g, dou
 	return bytes / (double)ns * cs_coll_bus_factor(op, g.nranks); /* GB/s */
 }
 
-static const cs_group_shape node8 = {8, 1, 8, 1, 8, 1, 0};
+static const cs_group_shape node8 = {8, 1, 8, 1, 8, 1, 0, {0}};
 
 /* ---- nccl-tests conventions ------------------------------------------- */
 
@@ -134,7 +135,7 @@ END_TEST
 START_TEST(test_ndr_nic_across_nodes_46_48)
 {
 	/* one rank per node: the ring runs at one NIC's rate */
-	cs_group_shape g = {4, 4, 1, 4, 1, 1, 1};
+	cs_group_shape g = {4, 4, 1, 4, 1, 1, 1, {0}};
 	double bw = busbw(H100, 4, CS_COLL_ALL_REDUCE, g, 1 << 30, CS_ALGO_AUTO, NULL);
 	ck_assert_msg(bw >= 46 * 0.9 && bw <= 48 * 1.1, "busbw %.1f GB/s", bw);
 }
@@ -142,7 +143,7 @@ END_TEST
 
 START_TEST(test_dgx_a100_multi_node_192)
 {
-	cs_group_shape g = {32, 4, 8, 4, 8, 1, 1};
+	cs_group_shape g = {32, 4, 8, 4, 8, 1, 1, {0}};
 	cs_coll_choice ch;
 	double bw = busbw(A100, 4, CS_COLL_ALL_REDUCE, g, 1 << 30, CS_ALGO_AUTO, &ch);
 	ck_assert_int_ne(ch.algo, CS_ALGO_NVLS);
@@ -160,8 +161,8 @@ static const struct small_case {
 	cs_coll_algo algo;
 	cs_coll_proto proto;
 } small_cases[] = {
-	{"8 GPUs", 1, {8, 1, 8, 1, 8, 1, 0}, CS_ALGO_AUTO, CS_PROTO_LL},
-	{"16 nodes", 16, {128, 16, 8, 16, 8, 1, 1}, CS_ALGO_TREE, CS_PROTO_LL},
+	{"8 GPUs", 1, {8, 1, 8, 1, 8, 1, 0, {0}}, CS_ALGO_AUTO, CS_PROTO_LL},
+	{"16 nodes", 16, {128, 16, 8, 16, 8, 1, 1, {0}}, CS_ALGO_TREE, CS_PROTO_LL},
 };
 
 START_TEST(test_small_all_reduce_tens_of_us)
@@ -205,10 +206,10 @@ END_TEST
 /* ---- the tuner -------------------------------------------------------- */
 
 static const cs_group_shape tuner_shapes[] = {
-	{8, 1, 8, 1, 8, 1, 0},
-	{128, 16, 8, 16, 8, 1, 1},
-	{16, 16, 1, 16, 1, 1, 1},
-	{2, 1, 2, 1, 2, 1, 0},
+	{8, 1, 8, 1, 8, 1, 0, {0}},
+	{128, 16, 8, 16, 8, 1, 1, {0}},
+	{16, 16, 1, 16, 1, 1, 1, {0}},
+	{2, 1, 2, 1, 2, 1, 0, {0}},
 };
 
 START_TEST(test_tuner_picks_least_time)
@@ -280,13 +281,13 @@ START_TEST(test_single_rank_and_determinism)
 {
 	cs_cluster_spec c = cluster(H100, 2048);
 	cs_coll *t = cs_coll_new(&c, NULL);
-	cs_group_shape one = {1, 1, 1, 1, 1, 1, 0};
+	cs_group_shape one = {1, 1, 1, 1, 1, 1, 0, {0}};
 	ck_assert_int_eq(cs_coll_time(t, CS_COLL_ALL_REDUCE, &one, 1e9, NULL), 0);
-	cs_group_shape dp = {128, 128, 1, 128, 4, 6, 3};
+	cs_group_shape dp = {128, 128, 1, 128, 4, 6, 3, {0}};
 	int64_t first = cs_coll_time(t, CS_COLL_ALL_GATHER, &dp, 3.3e8, NULL);
 	/* fill the cache with many other shapes, forcing it to grow */
 	for (int64_t n = 2; n < 500; n++) {
-		cs_group_shape g = {n, n, 1, n, 1, 1, 1};
+		cs_group_shape g = {n, n, 1, n, 1, 1, 1, {0}};
 		cs_coll_time(t, CS_COLL_REDUCE_SCATTER, &g, (double)n * 1000, NULL);
 	}
 	ck_assert_int_eq(cs_coll_time(t, CS_COLL_ALL_GATHER, &dp, 3.3e8, NULL), first);
@@ -303,7 +304,7 @@ START_TEST(test_all_to_all_slowed_by_pod_oversubscription)
 {
 	cs_cluster_spec c = cluster(H100, 768);
 	c.pod_gpus = 3072;
-	cs_group_shape g = {768, 768, 1, 768, 12, 2, 3}; /* stride 8, two pods */
+	cs_group_shape g = {768, 768, 1, 768, 12, 2, 3, {0}}; /* stride 8, two pods */
 	cs_coll *full = cs_coll_new(&c, NULL);
 	int64_t t1 = cs_coll_time(full, CS_COLL_ALL_TO_ALL, &g, 1e9, NULL);
 	c.pod_oversubscription = 7;
@@ -313,7 +314,7 @@ START_TEST(test_all_to_all_slowed_by_pod_oversubscription)
 	 * carries 384 ranks x 0.5 -> ~1.14 NICs' worth each, so no slowdown;
 	 * a full-pod group is slowed */
 	ck_assert_int_eq(t1, t7);
-	cs_group_shape big = {6144, 768, 8, 768, 192, 2, 3};
+	cs_group_shape big = {6144, 768, 8, 768, 192, 2, 3, {0}};
 	int64_t b1 = cs_coll_time(full, CS_COLL_ALL_TO_ALL, &big, 1e9, NULL);
 	int64_t b7 = cs_coll_time(over, CS_COLL_ALL_TO_ALL, &big, 1e9, NULL);
 	ck_assert_msg(b7 > 3 * b1, "1:1 %ld ns, 1:7 %ld ns", (long)b1, (long)b7);
@@ -329,8 +330,8 @@ START_TEST(test_hierarchical_is_rs_ar_ag)
 			  .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
 	cs_coll *h = cs_coll_new(&c, &s);
 	cs_coll *a = cs_coll_new(&c, NULL);
-	cs_group_shape g = {32, 4, 8, 4, 8, 1, 1};
-	cs_group_shape intra = {8, 1, 8, 1, 8, 1, 0}, inter = {4, 4, 1, 4, 1, 1, 1};
+	cs_group_shape g = {32, 4, 8, 4, 8, 1, 1, {0}};
+	cs_group_shape intra = {8, 1, 8, 1, 8, 1, 0, {0}}, inter = {4, 4, 1, 4, 1, 1, 1, {0}};
 	double bytes = 1 << 28;
 	cs_coll_choice ch;
 	int64_t t = cs_coll_time(h, CS_COLL_ALL_REDUCE, &g, bytes, &ch);
@@ -346,7 +347,7 @@ END_TEST
 
 START_TEST(test_send_recv_at_link_rate)
 {
-	cs_group_shape across = {2, 2, 1, 2, 1, 1, 1};
+	cs_group_shape across = {2, 2, 1, 2, 1, 1, 1, {0}};
 	double bw = busbw(H100, 2, CS_COLL_SEND_RECV, across, 1 << 30, CS_ALGO_AUTO, NULL);
 	ck_assert_msg(fabs(bw / 48 - 1) <= 0.02, "send/recv %.1f GB/s", bw);
 }
@@ -360,7 +361,7 @@ START_TEST(test_reduce_gather_scatter_follow_their_twins)
 	cs_cluster_spec c = cluster(H100, 2);
 	cs_coll_spec s = {.protocol = CS_PROTO_AUTO, .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
 	cs_coll *t = cs_coll_new(&c, &s);
-	cs_group_shape two = {16, 2, 8, 2, 8, 1, 1};
+	cs_group_shape two = {16, 2, 8, 2, 8, 1, 1, {0}};
 	for (double b = 1024; b <= 1e9; b *= 32) {
 		cs_coll_choice ch;
 		ck_assert_int_eq(cs_coll_time(t, CS_COLL_REDUCE, &two, b, &ch),
@@ -372,6 +373,121 @@ START_TEST(test_reduce_gather_scatter_follow_their_twins)
 	}
 	ck_assert_str_eq(cs_coll_op_name(CS_COLL_GATHER), "gather");
 	cs_coll_free(t);
+}
+END_TEST
+
+
+/* ---- torus: alpha-beta closed forms ------------------------------------- */
+
+#define BETA 50.0      /* B/ns: one ICI link, per direction */
+#define HOP 1000.0     /* ns per hop */
+#define DCN_BW 1.65    /* B/ns: one chip's quarter of its host's 6.6 GB/s NIC */
+#define DCN_LAT 10000.0
+
+/* chips of `dims` x pods pods, four per host */
+static cs_cluster_spec torus_spec(int ndims, const int64_t *dims, int64_t pods, bool wrap)
+{
+	cs_cluster_spec c;
+	memset(&c, 0, sizeof c);
+	int64_t chips = 1;
+	c.torus_dims = ndims;
+	for (int d = 0; d < ndims; d++) {
+		c.torus_dim[d] = dims[d];
+		chips *= dims[d];
+	}
+	c.gpus_per_node = 4;
+	c.nodes = chips * pods / 4;
+	c.scale_up_domain = 4;
+	c.nics_per_node = 1;
+	c.scale_out = (cs_link_spec){DCN_BW * 4e9, (int64_t)DCN_LAT};
+	c.topology = CS_TOPO_TORUS;
+	c.torus_wrap = wrap;
+	c.ici = (cs_link_spec){BETA * 1e9, (int64_t)HOP};
+	c.gpu.arch = 90;
+	return c;
+}
+
+/* The time of `op` over ranks first, first+stride, ... on that torus. */
+static int64_t torus_time(const cs_cluster_spec *c, cs_coll_algo algo, cs_coll_op op,
+			  int64_t first, int64_t stride, int64_t n, double bytes, cs_coll_choice *ch)
+{
+	cs_topo *t = cs_topo_new(c);
+	cs_coll_spec spec = {.algorithm = algo};
+	cs_coll *k = cs_coll_new(c, &spec);
+	cs_group_shape g = cs_topo_group(t, first, stride, n);
+	int64_t ns = cs_coll_time(k, op, &g, bytes, ch);
+	cs_coll_free(k);
+	cs_topo_free(t);
+	return ns;
+}
+
+static const struct torus_cost_case {
+	const char *what;
+	int ndims;
+	int64_t dims[3], pods;
+	bool wrap;
+	cs_coll_algo force;
+	cs_coll_op op;
+	int64_t n;
+	cs_coll_algo want_algo;
+	double lat_hops, bytes_per_beta; /* time = lat_hops HOP + S * bytes_per_beta / BETA */
+	double dcn_lat, dcn_bytes;       /* + dcn_lat DCN_LAT + S * dcn_bytes / DCN_BW */
+} torus_cost_cases[] = {
+	/* one bidirectional ring of 8: 2(k-1) steps, 2(k-1)/k S over 2 beta */
+	{"all-reduce on a ring of 8", 1, {8}, 1, true, CS_ALGO_AUTO, CS_COLL_ALL_REDUCE, 8,
+	 CS_ALGO_RING, 14, 7.0 / 8, 0, 0},
+	{"reduce-scatter on a ring of 8", 1, {8}, 1, true, CS_ALGO_AUTO, CS_COLL_REDUCE_SCATTER, 8,
+	 CS_ALGO_RING, 7, 7.0 / 16, 0, 0},
+	/* a line: one way round, its closing step back over 7 hops */
+	{"all-reduce on a line of 8", 1, {8}, 1, false, CS_ALGO_AUTO, CS_COLL_ALL_REDUCE, 8,
+	 CS_ALGO_RING, 14 * 7, 14.0 / 8, 0, 0},
+	/* the torus algorithm on 4x4x4: 2 m (k-1) steps, S (1 - 1/N) / (m beta) */
+	{"all-reduce on a 4x4x4 torus", 3, {4, 4, 4}, 1, true, CS_ALGO_AUTO, CS_COLL_ALL_REDUCE,
+	 64, CS_ALGO_TORUS, 18, 63.0 / 64 / 3, 0, 0},
+	{"all-gather on a 4x4x4 torus", 3, {4, 4, 4}, 1, true, CS_ALGO_AUTO, CS_COLL_ALL_GATHER,
+	 64, CS_ALGO_TORUS, 9, 63.0 / 64 / 6, 0, 0},
+	/* ... against one ring snaking through all 64 */
+	{"one ring through a 4x4x4 torus", 3, {4, 4, 4}, 1, true, CS_ALGO_RING,
+	 CS_COLL_ALL_REDUCE, 64, CS_ALGO_RING, 126, 63.0 / 64, 0, 0},
+	/* 8x4 rings of unequal length, phase by phase the slower part: half the
+	 * buffer round the 8s (7/8 of S/2 over 2 beta) while the other half goes
+	 * round the 4s; then a quarter of S/2 round the 8s (7/8 of S/8) */
+	{"all-reduce on an 8x4 torus", 2, {8, 4}, 1, true, CS_ALGO_AUTO, CS_COLL_ALL_REDUCE, 32,
+	 CS_ALGO_TORUS, 2 * (7 + 7), 2 * (7.0 / 8 / 2 / 2 + 7.0 / 8 / 8 / 2), 0, 0},
+	/* two pods: in-pod reduce-scatter, the shard across the DCN, all-gather */
+	{"all-reduce over two 4x4x4 pods", 3, {4, 4, 4}, 2, true, CS_ALGO_AUTO,
+	 CS_COLL_ALL_REDUCE, 128, CS_ALGO_TORUS, 18, 63.0 / 64 / 3, 2, 1.0 / 64},
+	{"all-to-all on a ring of 8", 1, {8}, 1, true, CS_ALGO_AUTO, CS_COLL_ALL_TO_ALL, 8,
+	 CS_ALGO_RING, 4, 1, 0, 0},
+};
+
+START_TEST(test_torus_costs_match_closed_forms)
+{
+	const struct torus_cost_case *k = &torus_cost_cases[_i];
+	cs_cluster_spec c = torus_spec(k->ndims, k->dims, k->pods, k->wrap);
+	double S = 1 << 30;
+	cs_coll_choice ch;
+	int64_t ns = torus_time(&c, k->force, k->op, 0, 1, k->n, S, &ch);
+	double want = k->lat_hops * HOP + S * k->bytes_per_beta / BETA + k->dcn_lat * DCN_LAT +
+		      S * k->dcn_bytes / DCN_BW;
+	ck_assert_msg(fabs((double)ns - want) <= 1.0, "%s: %ld ns, want %.1f", k->what, (long)ns,
+		      want);
+	ck_assert_msg(ch.algo == k->want_algo, "%s: algo %d", k->what, ch.algo);
+	ck_assert_int_eq(ch.proto, CS_PROTO_SIMPLE);
+}
+END_TEST
+
+/* Cloud TPU v4: 1.1 PB/s of all-reduce bandwidth in a 4,096-chip pod. */
+START_TEST(test_tpu_v4_pod_all_reduce_bandwidth)
+{
+	cs_cluster_spec c = torus_spec(3, (int64_t[]){16, 16, 16}, 1, true);
+	c.ici.bandwidth = 24e12 / 512; /* the tpu-v4 preset's link */
+	cs_coll_choice ch;
+	double S = 4.0 * (1 << 30);
+	torus_time(&c, CS_ALGO_AUTO, CS_COLL_ALL_REDUCE, 0, 1, 4096, S, &ch);
+	ck_assert_int_eq(ch.algo, CS_ALGO_TORUS);
+	double pod = ch.bus_bw * 4096;
+	ck_assert_msg(fabs(pod / 1.1e15 - 1) < 0.1, "pod all-reduce %.3g B/s", pod);
 }
 END_TEST
 
@@ -406,6 +522,11 @@ static Suite *coll_suite(void)
 	tcase_add_test(tc, test_all_to_all_slowed_by_pod_oversubscription);
 	tcase_add_test(tc, test_hierarchical_is_rs_ar_ag);
 	tcase_add_test(tc, test_send_recv_at_link_rate);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("torus");
+	tcase_add_loop_test(tc, test_torus_costs_match_closed_forms, 0,
+			    (int)(sizeof torus_cost_cases / sizeof torus_cost_cases[0]));
+	tcase_add_test(tc, test_tpu_v4_pod_all_reduce_bandwidth);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -207,6 +207,136 @@ START_TEST(test_btree_parent_child_consistent)
 }
 END_TEST
 
+
+/* ---- torus ------------------------------------------------------------ */
+
+static const struct torus_case {
+	int ndims;
+	int64_t k[3];
+} torus_cases[] = {
+	{1, {4, 1, 1}}, {1, {5, 1, 1}}, {2, {2, 3, 1}}, {2, {4, 4, 1}}, {3, {3, 1, 4}},
+	{3, {2, 2, 2}}, {3, {4, 3, 2}}, {2, {1, 6, 1}},
+};
+#define NTO ((int)(sizeof(torus_cases) / sizeof(torus_cases[0])))
+
+static int64_t grid_ranks(const struct torus_case *t)
+{
+	return t->k[0] * t->k[1] * t->k[2];
+}
+
+/* The phases' steps: the longest ring of each phase, both halves of the
+ * reduce-scatter and the all-gather. */
+static int32_t torus_steps(const struct torus_case *t, int concurrent, int phases_of_rs)
+{
+	int64_t k[3];
+	int m = 0;
+	for (int d = 0; d < 3; d++)
+		if (t->k[d] > 1)
+			k[m++] = t->k[d];
+	int32_t steps = 0;
+	for (int j = 0; j < m; j++) {
+		int64_t longest = 0;
+		for (int p = 0; p < (concurrent ? m : 1); p++)
+			if (k[(p + j) % m] - 1 > longest)
+				longest = k[(p + j) % m] - 1;
+		steps += (int32_t)longest;
+	}
+	return steps * phases_of_rs;
+}
+
+/* _i: case x concurrent x count */
+START_TEST(test_torus_all_reduce_sums_everywhere)
+{
+	const struct torus_case *t = &torus_cases[_i / (2 * NC)];
+	int concurrent = _i / NC % 2;
+	int64_t n = grid_ranks(t), count = counts[_i % NC];
+	cs_coll_sched s = {0};
+	ck_assert_int_eq(cs_coll_torus_schedule(CS_COLL_ALL_REDUCE, t->ndims, t->k, concurrent,
+						count, &s, NULL), 0);
+	ck_assert_int_le(s.nsteps, torus_steps(t, concurrent, 2));
+	float **b = alloc_bufs(n, count);
+	for (int64_t r = 0; r < n; r++)
+		for (int64_t i = 0; i < count; i++)
+			b[r][i] = input(r, i);
+	execute(&s, b, n, count);
+	for (int64_t r = 0; r < n; r++)
+		for (int64_t i = 0; i < count; i++)
+			ck_assert_msg(b[r][i] == total(n, i), "grid %ldx%ldx%ld concurrent %d rank %ld "
+				      "elem %ld", (long)t->k[0], (long)t->k[1], (long)t->k[2],
+				      concurrent, (long)r, (long)i);
+	free_bufs(b, n);
+	cs_coll_sched_free(&s);
+}
+END_TEST
+
+START_TEST(test_torus_reduce_scatter_owns_every_element_once)
+{
+	const struct torus_case *t = &torus_cases[_i / (2 * NC)];
+	int concurrent = _i / NC % 2;
+	int64_t n = grid_ranks(t), count = counts[_i % NC];
+	cs_coll_sched s = {0};
+	int64_t *owner = malloc((size_t)count * sizeof(*owner));
+	int64_t *owned = calloc((size_t)n, sizeof(*owned));
+	ck_assert_int_eq(cs_coll_torus_schedule(CS_COLL_REDUCE_SCATTER, t->ndims, t->k, concurrent,
+						count, &s, owner), 0);
+	ck_assert_int_eq(s.nsteps, count >= 2 * n ? torus_steps(t, concurrent, 1) : s.nsteps);
+	float **b = alloc_bufs(n, count);
+	for (int64_t r = 0; r < n; r++)
+		for (int64_t i = 0; i < count; i++)
+			b[r][i] = input(r, i);
+	execute(&s, b, n, count);
+	for (int64_t i = 0; i < count; i++) {
+		ck_assert(owner[i] >= 0 && owner[i] < n);
+		ck_assert_msg(b[owner[i]][i] == total(n, i), "elem %ld at rank %ld", (long)i,
+			      (long)owner[i]);
+		owned[owner[i]]++;
+	}
+	/* balanced: each rank holds its share, to the rounding of the halves */
+	for (int64_t r = 0; count >= 64 * n && r < n; r++)
+		ck_assert_int_le(owned[r] > count / n ? owned[r] - count / n : count / n - owned[r],
+				 16);
+	free(owned);
+	free(owner);
+	free_bufs(b, n);
+	cs_coll_sched_free(&s);
+}
+END_TEST
+
+START_TEST(test_torus_all_gather_copies_every_element)
+{
+	const struct torus_case *t = &torus_cases[_i / (2 * NC)];
+	int concurrent = _i / NC % 2;
+	int64_t n = grid_ranks(t), count = counts[_i % NC];
+	cs_coll_sched rs = {0}, s = {0};
+	int64_t *owner = malloc((size_t)count * sizeof(*owner));
+	ck_assert_int_eq(cs_coll_torus_schedule(CS_COLL_REDUCE_SCATTER, t->ndims, t->k, concurrent,
+						count, &rs, owner), 0);
+	ck_assert_int_eq(cs_coll_torus_schedule(CS_COLL_ALL_GATHER, t->ndims, t->k, concurrent,
+						count, &s, NULL), 0);
+	float **b = alloc_bufs(n, count);
+	for (int64_t r = 0; r < n; r++)
+		for (int64_t i = 0; i < count; i++)
+			b[r][i] = owner[i] == r ? input(r, i) : -1;
+	execute(&s, b, n, count);
+	for (int64_t r = 0; r < n; r++)
+		for (int64_t i = 0; i < count; i++)
+			ck_assert(b[r][i] == input(owner[i], i));
+	free(owner);
+	free_bufs(b, n);
+	cs_coll_sched_free(&rs);
+	cs_coll_sched_free(&s);
+}
+END_TEST
+
+START_TEST(test_torus_schedule_refuses_other_ops)
+{
+	cs_coll_sched s = {0};
+	ck_assert_int_eq(cs_coll_torus_schedule(CS_COLL_ALL_TO_ALL, 1, (int64_t[]){4}, 0, 8, &s,
+						NULL), -1);
+	ck_assert_uint_eq(s.n, 0);
+}
+END_TEST
+
 static Suite *schedule_suite(void)
 {
 	Suite *s = suite_create("coll_schedule");
@@ -218,6 +348,12 @@ static Suite *schedule_suite(void)
 	tc = tcase_create("double_binary_tree");
 	tcase_add_loop_test(tc, test_tree_all_reduce_sums_everywhere, 0, NT * NC);
 	tcase_add_test(tc, test_btree_parent_child_consistent);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("torus");
+	tcase_add_loop_test(tc, test_torus_all_reduce_sums_everywhere, 0, NTO * 2 * NC);
+	tcase_add_loop_test(tc, test_torus_reduce_scatter_owns_every_element_once, 0, NTO * 2 * NC);
+	tcase_add_loop_test(tc, test_torus_all_gather_copies_every_element, 0, NTO * 2 * NC);
+	tcase_add_test(tc, test_torus_schedule_refuses_other_ops);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -162,9 +162,19 @@ START_TEST(presets_hold_reference_figures)
 		ck_assert_int_eq(c.scale_up.latency_ns, 2000);
 		ck_assert_int_eq(c.scale_out.latency_ns, 5000);
 	}
+	/* TPU v4: six ICI links; 24 TB/s of bisection over the 512 links a cut
+	 * through a 16x16x16 pod crosses */
+	const cs_gpu_spec *tpu = cs_preset_gpu("tpu-v4");
+	ck_assert_ptr_nonnull(tpu);
+	ck_assert_double_eq(tpu->peak_bf16, 275e12);
+	ck_assert_double_eq(tpu->peak_fp8, 0);
+	ck_assert_double_eq(tpu->hbm_bytes, 32.0 * 1024 * 1024 * 1024);
+	ck_assert_double_eq(tpu->hbm_bandwidth, 1.2e12);
+	ck_assert_int_eq(tpu->ici_links, 6);
+	ck_assert_double_eq_tol(tpu->ici_bandwidth * 512, 24e12, 1);
 	while (cs_preset_gpu_name(count))
 		count++;
-	ck_assert_uint_eq(count, 4);
+	ck_assert_uint_eq(count, 5);
 	ck_assert_ptr_null(cs_preset_gpu("h100"));
 }
 END_TEST
@@ -292,7 +302,8 @@ static const struct {
 	 ":1:16: unknown preset 'h100-sxm-80gb' for 'cluster.gpu.preset' (did you mean 'h100-sxm-80g'?)"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: lama3-8b}\n", "did you mean 'llama3-8b'?"},
 	{"cluster: {gpu: h100}\nmodel: llama2-7b\n", "unknown preset 'h100' for 'cluster.gpu.preset' (did you mean 'h100-sxm-80g'?)"},
-	{"cluster: {gpu: tpu}\nmodel: llama2-7b\n", "unknown preset 'tpu' for 'cluster.gpu.preset' (known: a100"},
+	{"cluster: {gpu: mi300x}\nmodel: llama2-7b\n", "unknown preset 'mi300x' for 'cluster.gpu.preset' (known: a100"},
+	{"cluster: {gpu: tpu}\nmodel: llama2-7b\n", "unknown preset 'tpu' for 'cluster.gpu.preset' (did you mean 'tpu-v4'?)"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: two}\nmodel: llama2-7b\n",
 	 ":1:37: expected an integer for 'cluster.nodes', got 'two'"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 2.5}\nmodel: llama2-7b\n", "expected an integer"},
@@ -400,6 +411,32 @@ static const struct {
 	 "'model.kv_heads' (5) must divide heads (32)"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, top_k: 2}\n",
 	 "need 'model.experts' > 0"},
+#define TPU "cluster: {gpu: tpu-v4, nodes: 32, gpus_per_node: 4, topology: torus,\n"
+	{TPU "  torus: {shape: 4x4x3}}\nmodel: llama2-7b\n",
+	 ":2:18: the torus 4x4x3 holds 48 chips, which does not divide the cluster's 128"},
+	{TPU "  torus: {shape: 4x4x}}\nmodel: llama2-7b\n",
+	 ":2:18: 'cluster.torus.shape' \"4x4x\" ends with 'x'"},
+	{TPU "  torus: {shape: 4x-4x8}}\nmodel: llama2-7b\n",
+	 ":2:18: 'cluster.torus.shape' \"4x-4x8\" is not one to three positive sizes"},
+	{TPU "  torus: {shape: 2x2x2x4}}\nmodel: llama2-7b\n",
+	 "is not one to three positive sizes"},
+	{TPU "  torus: {shape: 4x4x4, bandwidth: -5 GB/s}}\nmodel: llama2-7b\n",
+	 ":2:36: 'cluster.torus.bandwidth': negative bandwidth '-5 GB/s'"},
+	{"cluster: {gpu: tpu-v4, nodes: 32, gpus_per_node: 4, topology: torus}\nmodel: llama2-7b\n",
+	 ":1:63: a torus needs 'cluster.torus.shape', such as \"16x16x12\""},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 16, topology: torus, torus: {shape: 8x16}}\n"
+	 "model: llama2-7b\n",
+	 "a torus needs 'cluster.torus.bandwidth', one link's bandwidth per direction "
+	 "('h100-sxm-80g' has no chip-to-chip links)"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 16, torus: {shape: 8x16}}\nmodel: llama2-7b\n",
+	 ":1:56: 'cluster.torus.shape' needs 'cluster.topology: torus'"},
+	{TPU "  torus: {shape: 64x2}}\nmodel: llama2-7b\ncollectives: {fidelity: flow}\n",
+	 ":2:18: the flow fidelity follows routes of at most 24 links; the torus 64x2 has routes "
+	 "of 35"},
+	{TPU "  topology: torus}\nmodel: llama2-7b\n", "duplicate key"},
+	{TPU "  torus: {shape: 4x4x4}}\nmodel: llama2-7b\ntraining: {precision: fp8}\n",
+	 "fp8 needs a GPU with an fp8 peak ('tpu-v4' has none)"},
+#undef TPU
 };
 
 START_TEST(bad_scenarios_are_refused_with_location)

@@ -67,6 +67,10 @@ static uint64_t key_hash(const cs_group_shape *g, int op, int cls)
 	h = mix(h, (uint64_t)g->nleaves);
 	h = mix(h, (uint64_t)g->npods);
 	h = mix(h, (uint64_t)g->tier);
+	h = mix(h, (uint64_t)(int64_t)g->torus.dims);
+	for (int d = 0; d < CS_TORUS_MAX_DIMS; d++)
+		h = mix(h, (uint64_t)g->torus.ext[d] << 33 ^ (uint64_t)g->torus.hop[d] << 1 ^
+			   g->torus.ring[d]);
 	h = mix(h, (uint64_t)op);
 	h = mix(h, (uint64_t)cls);
 	return h;
@@ -77,7 +81,7 @@ static int same(const entry *e, const cs_group_shape *g, int op, int cls)
 	return e->op == op && e->cls == cls && e->g.nranks == g->nranks &&
 	       e->g.nnodes == g->nnodes && e->g.ranks_per_node == g->ranks_per_node &&
 	       e->g.ndomains == g->ndomains && e->g.nleaves == g->nleaves &&
-	       e->g.npods == g->npods && e->g.tier == g->tier;
+	       e->g.npods == g->npods && e->g.tier == g->tier && cs__torus_same(&e->g.torus, &g->torus);
 }
 
 static int grow(cs_coll *c)
@@ -176,11 +180,14 @@ static int64_t hierarchical(cs_coll *c, const cs_group_shape *g, double bytes,
 			    cs_coll_choice *choice)
 {
 	int64_t ppd = (g->nranks + g->ndomains - 1) / g->ndomains;
-	cs_group_shape intra = {ppd, 1, ppd, 1, 1, 1, 0};
-	if (g->ndomains == 1 || ppd == 1)
+	cs_group_shape intra = {.nranks = ppd, .nnodes = 1, .ranks_per_node = ppd, .ndomains = 1,
+				.nleaves = 1, .npods = 1, .tier = CS_TIER_NVLINK};
+	if (g->ndomains == 1 || ppd == 1 || g->torus.dims != 0)
 		return -1;
-	cs_group_shape inter = {g->ndomains, g->ndomains, 1, g->ndomains,
-				g->nleaves / (ppd < g->nleaves ? ppd : 1), g->npods, g->tier};
+	cs_group_shape inter = {.nranks = g->ndomains, .nnodes = g->ndomains, .ranks_per_node = 1,
+				.ndomains = g->ndomains,
+				.nleaves = g->nleaves / (ppd < g->nleaves ? ppd : 1),
+				.npods = g->npods, .tier = g->tier};
 	intra.nnodes = g->nnodes / g->ndomains > 0 ? g->nnodes / g->ndomains : 1;
 	intra.ranks_per_node = g->ranks_per_node;
 	cs_coll_spec saved = c->spec;

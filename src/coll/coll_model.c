@@ -273,6 +273,8 @@ static int p2p(const env *e, const cs_cluster_spec *c, cs_coll_op op, const cs_g
 int cs__coll_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
 			const cs_group_shape *g, int cls, cs__coll_cand *out)
 {
+	if (c->topology == CS_TOPO_TORUS)
+		return cs__coll_torus_candidates(c, spec, op, g, out);
 	env e;
 	make_env(c, spec, g, &e);
 	if (e.n < 2)

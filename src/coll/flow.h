@@ -35,8 +35,9 @@
 #include "core/sim.h"
 #include "hw/topo.h"
 
-/* Most links one flow crosses: an NVLink hop (PXN) plus the longest route. */
-#define CS_NET_MAX_ROUTE 12
+/* Most links one flow crosses: an NVLink hop (PXN) plus the longest route
+ * on a fat tree; a torus's routes across its pod (validated). */
+#define CS_NET_MAX_ROUTE CS_MAX_ROUTE_LINKS
 
 typedef struct cs_net cs_net;
 

@@ -13,7 +13,7 @@ void cs_coll_sched_free(cs_coll_sched *s)
 	s->nsteps = 0;
 }
 
-static int push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off,
+int cs__coll_sched_push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off,
 		int64_t len, int reduce)
 {
 	if (s->n == s->cap) {
@@ -57,7 +57,7 @@ static int ring_phase(cs_coll_sched *s, int64_t n, int64_t count, int32_t base, 
 		for (int64_t r = 0; r < n; r++) {
 			int64_t off, len;
 			cs_coll_chunk(count, n, mod(r + shift - k, n), &off, &len);
-			if (push(s, base + (int32_t)k, r, mod(r + 1, n), off, len, reduce))
+			if (cs__coll_sched_push(s, base + (int32_t)k, r, mod(r + 1, n), off, len, reduce))
 				return -1;
 		}
 	}
@@ -157,9 +157,9 @@ int cs_coll_tree_schedule(int64_t nnodes, int64_t ppn, int64_t count, cs_coll_sc
 			int64_t p = tree_parent(nnodes, ppn, t, r);
 			if (p < 0 || len == 0)
 				continue;
-			if (push(s, base + (int32_t)height[r], r, p, off, len, 1))
+			if (cs__coll_sched_push(s, base + (int32_t)height[r], r, p, off, len, 1))
 				goto out;
-			if (push(s, base + (int32_t)(maxd + depth[r] - 1), p, r, off, len, 0))
+			if (cs__coll_sched_push(s, base + (int32_t)(maxd + depth[r] - 1), p, r, off, len, 0))
 				goto out;
 		}
 	}

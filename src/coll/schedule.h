@@ -35,6 +35,11 @@ typedef struct cs_coll_sched {
 
 void cs_coll_sched_free(cs_coll_sched *s);
 
+/* Append one transfer, growing the list (internal to the schedules);
+ * 0, or -1 on out-of-memory. */
+int cs__coll_sched_push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off,
+			int64_t len, int reduce);
+
 /* Chunk c of nchunk over count elements. */
 void cs_coll_chunk(int64_t count, int64_t nchunk, int64_t c, int64_t *off, int64_t *len);
 
@@ -60,6 +65,21 @@ int cs_coll_tree_schedule(int64_t nnodes, int64_t ppn, int64_t count, cs_coll_sc
 /* In-order binary tree over n nodes, root 0: parent of node i (-1 for the
  * root) and its up-to-two children (-1 when absent). */
 void cs_coll_btree(int64_t n, int64_t i, int64_t *parent, int64_t *child0, int64_t *child1);
+
+/* Torus collectives (torus.c) over a grid of ndims dimensions, k[d] ranks
+ * along dimension d (rank = mixed radix, dimension 0 fastest), `count`
+ * elements (the full buffer, as for the ring). Along each dimension the
+ * ranks form bidirectional rings: the first half of each piece goes up the
+ * ring, the second half down. concurrent = 0: the dimensions in order, on
+ * the whole buffer; 1: the torus algorithm, the buffer cut in one part per
+ * dimension spanned, part p reduce-scattering along dimensions p, p+1, ...
+ * then all-gathering back in reverse. All-reduce, reduce-scatter or
+ * all-gather; an all-gather starts from what the reduce-scatter leaves.
+ * When owner is non-NULL, owner[e] (count entries) receives the rank that
+ * holds element e after the reduce-scatter. Appends to *s; 0, or -1 on
+ * out-of-memory or another op. */
+int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concurrent,
+			   int64_t count, cs_coll_sched *s, int64_t *owner);
 
 /* Closed forms the timing model uses. */
 int64_t cs_coll_ring_steps(cs_coll_op op, int64_t n);

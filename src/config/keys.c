@@ -25,13 +25,14 @@ static const char *const act_names[] = {"auto", "gelu", "relu", "swiglu", NULL};
 static const char *const doc_names[] = {"exponential", "lognormal", "fixed", NULL};
 static const char *const cp_names[] = {"all-gather", "ring", NULL};
 static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
-                                         "hierarchical", NULL};
+                                         "hierarchical", "torus", NULL};
 static const char *const proto_names[] = {"auto", "ll", "ll128", "simple", NULL};
 static const char *const fidelity_names[] = {"analytic", "flow", NULL};
 static const char *const fail_dist_names[] = {"exponential", "weibull", NULL};
 static const char *const reliab_preset_names[] = {"none", "llama3", NULL};
 static const char *const clock_names[] = {"auto", "table", "power", NULL};
 static const char *const pos_names[] = {"auto", "learned", "rotary", "alibi", "none", NULL};
+static const char *const topo_names[] = {"fat-tree", "torus", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -125,6 +126,19 @@ static const cs_config_key keys[] = {
 	  1000, false, NULL, "1", "down:up bandwidth ratio between pods"),
 	K("cluster.fabric.switch_latency", CS_KIND_TIME, cluster.switch_latency_ns, 0, 1e15, false,
 	  NULL, "1 us", "latency per switch tier crossed (assumption)"),
+	K("cluster.topology", CS_KIND_ENUM, cluster.topology, 0, 0, false, topo_names, "fat-tree",
+	  "fat-tree (GPU servers: NVLink domains, NICs, leaf/spine/core switches) | torus (chips "
+	  "joined by direct links in a pod, pods by the data-centre network: cluster.torus, with "
+	  "cluster.scale_out as the DCN)"),
+	K("cluster.torus.shape", CS_KIND_STRING, cluster.torus_shape, 0, 0, false, NULL,
+	  "required with a torus", "chips of one pod along each dimension, \"AxB\" or \"AxBxC\" "
+	  "(the first varies fastest with the rank); pods = chips / (A*B*C)"),
+	K("cluster.torus.wrap", CS_KIND_BOOL, cluster.torus_wrap, 0, 0, false, NULL, "true",
+	  "wrap-around links on every dimension (a torus); false: a mesh"),
+	K("cluster.torus.bandwidth", CS_KIND_BANDWIDTH, cluster.ici.bandwidth, 0, BIG, true, NULL,
+	  "the chip's (tpu-v4: 46.9 GB/s), else required", "one torus link, per direction"),
+	K("cluster.torus.latency", CS_KIND_TIME, cluster.ici.latency_ns, 0, 1e15, false, NULL,
+	  "1 us", "per hop on the torus (assumption)"),
 	K("cluster.gpu_variation", CS_KIND_RATIO, cluster.gpu_variation, 0, 1, false, NULL, "0",
 	  "sigma of the log of each GPU's persistent compute time factor (lognormal, median 1, "
 	  "drawn from simulate.seed); 0 = identical GPUs"),
@@ -260,7 +274,8 @@ static const cs_config_key keys[] = {
 	  NULL, "1", "busiest expert rank's load over the mean"),
 
 	K("collectives.algorithm", CS_KIND_ENUM, coll.algorithm, 0, 0, false, algo_names, "auto",
-	  "auto | ring | tree | nvls | nvls_tree | hierarchical"),
+	  "auto | ring | tree | nvls | nvls_tree | hierarchical | torus (on a torus: rings "
+	  "along every dimension at once)"),
 	K("collectives.protocol", CS_KIND_ENUM, coll.protocol, 0, 0, false, proto_names, "auto",
 	  "auto | ll | ll128 | simple"),
 	K("collectives.fidelity", CS_KIND_ENUM, coll.fidelity, 0, 0, false, fidelity_names,

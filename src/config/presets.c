@@ -26,10 +26,19 @@ static const cs_gpu_spec gpus[] = {
 	/* name, bf16, fp8, hbm, hbm bw, sms, gemm, attn, hbm eff, nvls, arch, kernel
 	 * profile (docs/kernel-profiles.md: the H200's is measured, the others are
 	 * derived from it by stated rules), calibration (none), clock (the profile's) */
-	{"a100-sxm-80g", 312 * TF, 0, 80e9, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "", CS_CLOCK_AUTO},
-	{"h100-sxm-80g", 989 * TF, 1979 * TF, 80e9, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm", "", CS_CLOCK_AUTO},
-	{"h200-sxm-141g", 989 * TF, 1979 * TF, 141e9, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm", "", CS_CLOCK_AUTO},
-	{"b200", 2250 * TF, 4500 * TF, 180e9, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "", CS_CLOCK_AUTO},
+	{"a100-sxm-80g", 312 * TF, 0, 80e9, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "", CS_CLOCK_AUTO, 0, 0},
+	{"h100-sxm-80g", 989 * TF, 1979 * TF, 80e9, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm", "", CS_CLOCK_AUTO, 0, 0},
+	{"h200-sxm-141g", 989 * TF, 1979 * TF, 141e9, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm", "", CS_CLOCK_AUTO, 0, 0},
+	{"b200", 2250 * TF, 4500 * TF, 180e9, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "", CS_CLOCK_AUTO, 0, 0},
+	/* TPU v4 (Cloud TPU v4 documentation; Jouppi et al., ISCA 2023): 275 TFLOP/s
+	 * bf16, no fp8, 32 GiB HBM2 at 1,200 GB/s, two TensorCores of four 128x128
+	 * MXUs (8 in "sms": the units a GEMM's tiles spread over), six ICI links.
+	 * A link's 46.9 GB/s per direction is the pod's 24 TB/s bisection over the
+	 * 512 links a cut through a 16x16x16 torus crosses. No measured matmul or
+	 * attention fraction exists here for TPU v4: gemm and attention keep the
+	 * flat fallbacks (0.8, 0.6), assumptions; no kernel profile. */
+	{"tpu-v4", 275 * TF, 0, 32 * 1073741824.0, 1.2e12, 8, 0.8, 0.6, 0.8, 0, 90, "none", "",
+	 CS_CLOCK_AUTO, 6, 24e12 / 512},
 };
 
 #define NGPUS (sizeof gpus / sizeof gpus[0])
@@ -88,6 +97,7 @@ void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c)
 {
 	int arch = gpu ? gpu->arch : 90;
 
+	c->ici.bandwidth = gpu ? gpu->ici_bandwidth : 0;
 	c->gpus_per_node = 8;
 	c->scale_up_domain = 8;
 	c->nics_per_node = 8;

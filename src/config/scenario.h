@@ -37,6 +37,8 @@ typedef struct cs_gpu_spec {
 	                                * per-class factors on the profile's op times;
 	                                * "" for none */
 	int clock;               /* cs_clock_mode */
+	int ici_links;           /* direct chip-to-chip links (TPU ICI), 0 for a GPU */
+	double ici_bandwidth;    /* B/s per link per direction */
 } cs_gpu_spec;
 
 /* How GEMMs are clocked: by the profile's power-cap model when it has one
@@ -50,6 +52,15 @@ typedef struct cs_link_spec {
 } cs_link_spec;
 
 typedef enum cs_scale_out_kind { CS_NET_IB, CS_NET_ROCE } cs_scale_out_kind;
+
+/* How the accelerators are joined: GPU servers on a (rail-optimised) fat
+ * tree, or chips on a torus of direct links inside each pod, the pods joined
+ * by the data-centre network (TPU pods: ICI inside, DCN between). */
+typedef enum cs_topology { CS_TOPO_FAT_TREE, CS_TOPO_TORUS } cs_topology;
+
+#define CS_TORUS_MAX_DIMS 3
+/* Most links one flow of the flow fidelity crosses. */
+#define CS_MAX_ROUTE_LINKS 24
 
 typedef struct cs_cluster_spec {
 	cs_gpu_spec gpu;
@@ -67,6 +78,16 @@ typedef struct cs_cluster_spec {
 	double pod_oversubscription; /* down:up between pods, >= 1 */
 	int64_t switch_latency_ns;   /* per switch tier crossed */
 	double gpu_variation;        /* sigma of log(compute time factor) per GPU, persistent */
+	/* torus: chips of a pod along each dimension ("16x16x12", the first
+	 * varying fastest with the rank), parsed into torus_dim[0..torus_dims);
+	 * ici is one direct link, per direction; scale_out is the DCN between
+	 * pods (bandwidth per host NIC). */
+	cs_topology topology;
+	char torus_shape[CS_NAME_MAX];
+	int torus_dims;
+	int64_t torus_dim[CS_TORUS_MAX_DIMS];
+	bool torus_wrap;             /* wrap-around links (a torus, not a mesh) */
+	cs_link_spec ici;
 } cs_cluster_spec;
 
 /* ---- model -------------------------------------------------------------- */
@@ -210,7 +231,9 @@ typedef struct cs_parallel_spec {
 
 typedef enum cs_coll_algo {
 	CS_ALGO_AUTO, CS_ALGO_RING, CS_ALGO_TREE, CS_ALGO_NVLS, CS_ALGO_NVLS_TREE,
-	CS_ALGO_HIER, CS_ALGO_COUNT
+	CS_ALGO_HIER,
+	CS_ALGO_TORUS, /* on a torus: bidirectional rings along every dimension at once */
+	CS_ALGO_COUNT
 } cs_coll_algo;
 typedef enum cs_coll_proto {
 	CS_PROTO_AUTO, CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE, CS_PROTO_COUNT

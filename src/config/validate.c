@@ -7,6 +7,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/config_int.h"
@@ -32,6 +33,8 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->cluster.pod_gpus = 0;
 	sc->cluster.pod_oversubscription = 1.0;
 	sc->cluster.switch_latency_ns = 1000;
+	sc->cluster.torus_wrap = true;
+	sc->cluster.ici.latency_ns = 1000;
 
 	sc->model.arch = CS_ARCH_LLAMA;
 
@@ -94,6 +97,7 @@ void cs__config_reopen(cs_scenario *sc)
 	if (d & CS_DERIVED_NICS) sc->cluster.nics_per_node = 0;
 	if (d & CS_DERIVED_PCIE_BW) sc->cluster.pcie.bandwidth = 0;
 	if (d & CS_DERIVED_PCIE_LAT) sc->cluster.pcie.latency_ns = -1;
+	if (d & CS_DERIVED_ICI_BW) sc->cluster.ici.bandwidth = 0;
 	if (d & CS_DERIVED_KV_HEADS) sc->model.kv_heads = 0;
 	if (d & CS_DERIVED_MAX_POS) sc->model.max_positions = 0;
 	if (d & CS_DERIVED_EXPERT_FFN) sc->model.expert_ffn = 0;
@@ -135,6 +139,73 @@ static cs_status fail(const checker *c, const char *key1, const char *key2, cons
 
 /* ---- deriving ------------------------------------------------------------ */
 
+/* "16x16x12" into cluster.torus_dim[]; a torus needs a shape and a link
+ * bandwidth, and its pods must tile the chips. */
+static cs_status derive_torus(checker *c)
+{
+	cs_cluster_spec *cl = &c->sc->cluster;
+	static const char *const torus_keys[] = {"cluster.torus.shape", "cluster.torus.wrap",
+	                                         "cluster.torus.bandwidth", "cluster.torus.latency"};
+	cl->torus_dims = 0;
+	if (cl->topology != CS_TOPO_TORUS) {
+		for (size_t i = 0; i < sizeof torus_keys / sizeof *torus_keys; i++)
+			if (placed(c, torus_keys[i]))
+				return fail(c, torus_keys[i], NULL, "'%s' needs 'cluster.topology: torus'",
+				            torus_keys[i]);
+		return CS_OK;
+	}
+	const char *p = cl->torus_shape;
+	if (*p == '\0')
+		return fail(c, "cluster.topology", NULL, "a torus needs 'cluster.torus.shape', such "
+		            "as \"16x16x12\"");
+	double chips = 1;
+	while (*p) {
+		char *end;
+		long long v = 0;
+		if (*p >= '0' && *p <= '9')
+			v = strtoll(p, &end, 10);
+		else
+			end = (char *)p;
+		if (end == p || v < 1 || cl->torus_dims == CS_TORUS_MAX_DIMS ||
+		    (*end != '\0' && *end != 'x'))
+			return fail(c, "cluster.torus.shape", NULL, "'cluster.torus.shape' \"%s\" is not "
+			            "one to three positive sizes joined by 'x', such as \"16x16x12\"",
+			            cl->torus_shape);
+		cl->torus_dim[cl->torus_dims++] = v;
+		chips *= (double)v;
+		p = *end == 'x' ? end + 1 : end;
+		if (*end == 'x' && *p == '\0')
+			return fail(c, "cluster.torus.shape", NULL, "'cluster.torus.shape' \"%s\" ends "
+			            "with 'x'", cl->torus_shape);
+	}
+	double gpus = (double)cl->nodes * (double)cl->gpus_per_node;
+	if (chips > gpus || (int64_t)gpus % (int64_t)chips != 0)
+		return fail(c, "cluster.torus.shape", "cluster.nodes", "the torus %s holds %.0f chips, "
+		            "which does not divide the cluster's %.0f (nodes x gpus_per_node)",
+		            cl->torus_shape, chips, gpus);
+	if (!(cl->ici.bandwidth > 0))
+		return fail(c, "cluster.topology", NULL, "a torus needs 'cluster.torus.bandwidth', "
+		            "one link's bandwidth per direction ('%s' has no chip-to-chip links)",
+		            cl->gpu.name);
+	if (cl->gpu.ici_links > 0 && 2 * cl->torus_dims > cl->gpu.ici_links)
+		return fail(c, "cluster.torus.shape", NULL, "a %d-D torus needs %d links per chip; "
+		            "'%s' has %d", cl->torus_dims, 2 * cl->torus_dims, cl->gpu.name,
+		            cl->gpu.ici_links);
+	int route = 2;
+	for (int d = 0; d < cl->torus_dims; d++)
+		route += (int)(cl->torus_wrap ? cl->torus_dim[d] / 2 : cl->torus_dim[d] - 1);
+	if (c->sc->coll.fidelity == CS_FIDELITY_FLOW && route > CS_MAX_ROUTE_LINKS)
+		return fail(c, "cluster.torus.shape", "collectives.fidelity", "the flow fidelity "
+		            "follows routes of at most %d links; the %s %s has routes of %d (use "
+		            "'collectives.fidelity: analytic')", CS_MAX_ROUTE_LINKS,
+		            cl->torus_wrap ? "torus" : "mesh", cl->torus_shape, route);
+	if ((int64_t)chips % cl->gpus_per_node != 0)
+		return fail(c, "cluster.torus.shape", "cluster.gpus_per_node", "the torus %s (%.0f "
+		            "chips) must hold whole hosts of %d chips", cl->torus_shape, chips,
+		            cl->gpus_per_node);
+	return CS_OK;
+}
+
 static cs_status derive_hw(checker *c)
 {
 	cs_scenario *sc = c->sc;
@@ -171,7 +242,9 @@ static cs_status derive_hw(checker *c)
 	FILL(cl->pcie.latency_ns < 0, cl->pcie.latency_ns, std.pcie.latency_ns, CS_DERIVED_PCIE_LAT);
 	FILL(cl->scale_up_domain == 0, cl->scale_up_domain, cl->gpus_per_node, CS_DERIVED_DOMAIN);
 	FILL(cl->nics_per_node == 0, cl->nics_per_node, cl->gpus_per_node, CS_DERIVED_NICS);
-	return CS_OK;
+	FILL(cl->ici.bandwidth == 0 && cl->topology == CS_TOPO_TORUS, cl->ici.bandwidth,
+	     std.ici.bandwidth, CS_DERIVED_ICI_BW);
+	return derive_torus(c);
 }
 
 static cs_status derive_model(checker *c)

@@ -24,11 +24,14 @@ struct cs_topo {
 	double bw[CS_LINK_KINDS];
 	int64_t lat[CS_LINK_KINDS];
 	int32_t base[CS_LINK_KINDS + 1]; /* first id of each kind */
+	/* torus: nd > 0 */
+	int nd, wrap;
+	int64_t dim[CS_TORUS_MAX_DIMS], span[CS_TORUS_MAX_DIMS]; /* span: chips per step */
 };
 
 static const char *const link_kind_names[CS_LINK_KINDS] = {
 	"nvlink-up", "nvlink-down", "pcie-up", "pcie-down", "nic-up", "nic-down",
-	"leaf-up", "leaf-down", "pod-up", "pod-down",
+	"leaf-up", "leaf-down", "pod-up", "pod-down", "ici",
 };
 
 static int64_t ceil_div(int64_t a, int64_t b)
@@ -78,8 +81,28 @@ cs_topo *cs_topo_new(const cs_cluster_spec *c)
 
 	int64_t count[CS_LINK_KINDS] = {
 		t->gpus, t->gpus, t->nics, t->nics, t->nics, t->nics,
-		t->nleaves, t->nleaves, t->npods, t->npods,
+		t->nleaves, t->nleaves, t->npods, t->npods, 0,
 	};
+	if (c->topology == CS_TOPO_TORUS && c->torus_dims > 0) {
+		/* no switches, no NVLink, no PCIe hop: ICI links and the DCN NICs */
+		t->nd = c->torus_dims;
+		t->wrap = c->torus_wrap;
+		int64_t chips = 1;
+		for (int d = 0; d < t->nd; d++) {
+			t->dim[d] = c->torus_dim[d];
+			t->span[d] = chips;
+			chips *= t->dim[d];
+		}
+		t->pod_gpus = chips;
+		t->npods = ceil_div(t->gpus, chips);
+		t->domain = chips;
+		t->bw[CS_LINK_ICI] = c->ici.bandwidth;
+		t->lat[CS_LINK_ICI] = c->ici.latency_ns;
+		for (int k = 0; k < CS_LINK_KINDS; k++)
+			if (k != CS_LINK_NIC_UP && k != CS_LINK_NIC_DOWN)
+				count[k] = 0;
+		count[CS_LINK_ICI] = t->gpus * t->nd * 2;
+	}
 	int64_t id = 0;
 	for (int k = 0; k < CS_LINK_KINDS; k++) {
 		t->base[k] = (int32_t)id;
@@ -123,11 +146,156 @@ static int64_t leaf_of(const cs_topo *t, int64_t g)
 	return (g / t->su_gpus) * t->nics_per_node + rail_of(t, g);
 }
 
+
+/* ---- torus -------------------------------------------------------------- */
+
+bool cs_topo_is_torus(const cs_topo *t)
+{
+	return t->nd > 0;
+}
+
+int cs_topo_max_route(const cs_topo *t)
+{
+	if (t->nd == 0)
+		return 8; /* PCIe, NIC, leaf, pod up and down */
+	int n = 0;
+	for (int d = 0; d < t->nd; d++)
+		n += (int)(t->wrap ? t->dim[d] / 2 : t->dim[d] - 1);
+	return n + 2; /* and a DCN hop (NIC up and down) of a ring that leaves the pod */
+}
+
+static int64_t coord(const cs_topo *t, int64_t g, int d)
+{
+	return g % t->pod_gpus / t->span[d] % t->dim[d];
+}
+
+/* Dimension by dimension, the shorter way round (a tie goes up). */
+static void put(int32_t *links, int cap, int *n, const cs_topo *t, cs_link_kind k, int64_t i);
+
+static int torus_route(const cs_topo *t, int64_t src, int64_t dst, int32_t *links, int cap)
+{
+	int n = 0;
+	if (src / t->pod_gpus != dst / t->pod_gpus) {
+		put(links, cap, &n, t, CS_LINK_NIC_UP, nic_of(t, src));
+		put(links, cap, &n, t, CS_LINK_NIC_DOWN, nic_of(t, dst));
+		return n;
+	}
+	int64_t at = src;
+	for (int d = 0; d < t->nd; d++) {
+		int64_t D = t->dim[d], a = coord(t, at, d), b = coord(t, dst, d);
+		int64_t up = (b - a + D) % D, steps = up;
+		int dir = 0;
+		if (t->wrap ? up > D - up : b < a) {
+			dir = 1;
+			steps = t->wrap ? D - up : a - b;
+		}
+		for (int64_t k = 0; k < steps; k++) {
+			put(links, cap, &n, t, CS_LINK_ICI, (at * t->nd + d) * 2 + dir);
+			int64_t c = coord(t, at, d), next = dir ? (c + D - 1) % D : (c + 1) % D;
+			at += (next - c) * t->span[d];
+		}
+	}
+	return n;
+}
+
+/* Count distinct values into a bitmap; returns 1 when v is new. */
+static int seen(uint64_t *bits, int64_t v)
+{
+	uint64_t m = UINT64_C(1) << (v & 63);
+	if (bits[v >> 6] & m)
+		return 0;
+	bits[v >> 6] |= m;
+	return 1;
+}
+
+cs_group_shape cs_topo_torus_group(const cs_topo *t, int64_t base, const int64_t n[3],
+				   const int64_t stride[3])
+{
+	cs_group_shape s = {0};
+	int64_t total = n[0] * n[1] * n[2];
+	if (t->nd == 0) {
+		s = cs_topo_group(t, base, stride[0], n[0]);
+		return s;
+	}
+	s.nranks = total;
+	s.torus.dims = t->nd;
+	if (total < 1)
+		return s;
+	int64_t dsum = 0;
+	for (int d = 0; d < t->nd; d++)
+		dsum += t->dim[d];
+	size_t wn = (size_t)((dsum + 63) / 64 + t->nd) + (size_t)((t->npods + 63) / 64) +
+		    (size_t)((t->nodes + 63) / 64) + 3;
+	uint64_t *bits = calloc(wn, sizeof(*bits));
+	if (bits == NULL) {
+		s.torus.dims = -1;
+		return s;
+	}
+	uint64_t *dimbits[CS_TORUS_MAX_DIMS], *podbits, *nodebits;
+	size_t off = 0;
+	for (int d = 0; d < t->nd; d++) {
+		dimbits[d] = bits + off;
+		off += (size_t)((t->dim[d] + 63) / 64);
+	}
+	podbits = bits + off;
+	off += (size_t)((t->npods + 63) / 64);
+	nodebits = bits + off;
+	int64_t lo[CS_TORUS_MAX_DIMS], hi[CS_TORUS_MAX_DIMS];
+	for (int d = 0; d < t->nd; d++) {
+		lo[d] = INT64_MAX;
+		hi[d] = -1;
+	}
+	for (int64_t i2 = 0; i2 < n[2]; i2++)
+		for (int64_t i1 = 0; i1 < n[1]; i1++)
+			for (int64_t i0 = 0; i0 < n[0]; i0++) {
+				int64_t g = base + i0 * stride[0] + i1 * stride[1] + i2 * stride[2];
+				if (g < 0 || g >= t->gpus)
+					continue;
+				for (int d = 0; d < t->nd; d++) {
+					int64_t c = coord(t, g, d);
+					s.torus.ext[d] += seen(dimbits[d], c);
+					lo[d] = c < lo[d] ? c : lo[d];
+					hi[d] = c > hi[d] ? c : hi[d];
+				}
+				s.npods += seen(podbits, g / t->pod_gpus);
+				s.nnodes += seen(nodebits, g / t->gpn);
+			}
+	/* a grid: every combination of the coordinates, evenly spaced */
+	int64_t grid = s.npods;
+	for (int d = 0; d < t->nd; d++) {
+		int64_t k = s.torus.ext[d];
+		grid *= k;
+		if (k < 2)
+			continue;
+		int64_t h = (hi[d] - lo[d]) / (k - 1);
+		for (int64_t j = 0; j < k && h > 0; j++)
+			if (!(dimbits[d][(lo[d] + j * h) >> 6] & (UINT64_C(1) << ((lo[d] + j * h) & 63))))
+				h = 0;
+		if (h == 0 || lo[d] + (k - 1) * h != hi[d]) {
+			s.torus.dims = -1;
+			continue;
+		}
+		s.torus.hop[d] = (int32_t)h;
+		s.torus.ring[d] = t->wrap && k * h == t->dim[d];
+	}
+	if (grid != total)
+		s.torus.dims = -1;
+	free(bits);
+	s.ndomains = s.npods;
+	s.nleaves = s.npods;
+	s.ranks_per_node = (total + s.nnodes - 1) / (s.nnodes > 0 ? s.nnodes : 1);
+	s.tier = s.npods > 1 ? CS_TIER_NIC : CS_TIER_NVLINK;
+	return s;
+}
+
 cs_group_shape cs_topo_group(const cs_topo *t, int64_t first, int64_t stride, int64_t n)
 {
 	cs_group_shape s = {0};
 	if (n < 1)
 		return s;
+	if (t->nd > 0)
+		return cs_topo_torus_group(t, first, (const int64_t[3]){n, 1, 1},
+					   (const int64_t[3]){stride, 0, 0});
 	if (stride < 1)
 		stride = 1;
 	s.nranks = n;
@@ -186,6 +354,8 @@ int cs_topo_route(const cs_topo *t, int64_t src, int64_t dst, int32_t *links, in
 	int n = 0;
 	if (src == dst)
 		return 0;
+	if (t->nd > 0)
+		return torus_route(t, src, dst, links, cap);
 	if (src / t->domain == dst / t->domain) {
 		put(links, cap, &n, t, CS_LINK_NVL_UP, src);
 		put(links, cap, &n, t, CS_LINK_NVL_DOWN, dst);
@@ -211,7 +381,7 @@ int cs_topo_route(const cs_topo *t, int64_t src, int64_t dst, int32_t *links, in
 
 int32_t cs_topo_gpu_link(const cs_topo *t, int64_t gpu, cs_link_kind k)
 {
-	if (gpu < 0 || gpu >= t->gpus)
+	if (gpu < 0 || gpu >= t->gpus || k < 0 || k >= CS_LINK_KINDS || t->base[k] == t->base[k + 1])
 		return -1;
 	switch (k) {
 	case CS_LINK_NVL_UP:
@@ -258,9 +428,13 @@ int64_t cs_topo_link_latency(const cs_topo *t, int32_t link)
 const char *cs_topo_link_name(const cs_topo *t, int32_t link, char *buf, size_t len)
 {
 	int k = kind_of(t, link);
-	if (k < 0)
+	if (k < 0) {
 		snprintf(buf, len, "link %ld (invalid)", (long)link);
-	else
+	} else if (k == CS_LINK_ICI) {
+		int64_t i = link - t->base[k];
+		snprintf(buf, len, "ici[%ld].%c%c", (long)(i / (2 * t->nd)), "xyz"[i / 2 % t->nd],
+			 i % 2 ? '-' : '+');
+	} else
 		snprintf(buf, len, "%s[%ld]", link_kind_names[k], (long)(link - t->base[k]));
 	return buf;
 }

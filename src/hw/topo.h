@@ -8,10 +8,20 @@
  * rail-r leaf of its scalable unit; a scalable unit is leaf_gpus GPUs. Links
  * are not stored: their ids are derived arithmetically, so the memory of a
  * topology does not grow with the number of GPUs.
+ *
+ * A torus (cluster.topology: torus) has no switches: each pod is a grid of
+ * chips, chip c at coordinates (c mod A, c / A mod B, ...) inside its pod,
+ * joined to its neighbours along each dimension by one link per direction
+ * (with wrap-around links on a torus, none on a mesh); routes go dimension
+ * by dimension, the shorter way round. Pods meet over the data-centre
+ * network: the hosts' NICs (NIC_UP, NIC_DOWN), as scale_out describes them.
+ * ICI stands in the scale-up tier (CS_TIER_NVLINK) and the DCN in the NIC
+ * tier of cs_tier.
  */
 #ifndef CS_HW_TOPO_H
 #define CS_HW_TOPO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +41,7 @@ typedef enum cs_link_kind {
 	CS_LINK_LEAF_DOWN,
 	CS_LINK_POD_UP,   /* pod -> core, all uplinks of one pod together */
 	CS_LINK_POD_DOWN,
+	CS_LINK_ICI,      /* torus: one chip's link along one dimension, one direction */
 	CS_LINK_KINDS
 } cs_link_kind;
 
@@ -46,6 +57,30 @@ int32_t cs_topo_nlinks(const cs_topo *t);
 
 /* A process group as an arithmetic progression of ranks:
  * first, first+stride, ..., first+(n-1)*stride. */
+/* A group's extent on a torus (dims > 0): per dimension, the members'
+ * distinct coordinates (ext, 1 where the group does not extend), the hops
+ * between neighbouring members (hop) and whether they close a ring over
+ * wrap-around links (ring); the members are every combination of those
+ * coordinates in each pod they span. dims = 0 on a fat tree; on a torus, a
+ * group that is no such grid has dims = -1. */
+typedef struct cs_torus_extent {
+	int dims;
+	int32_t ext[CS_TORUS_MAX_DIMS];
+	int32_t hop[CS_TORUS_MAX_DIMS];
+	uint8_t ring[CS_TORUS_MAX_DIMS];
+} cs_torus_extent;
+
+/* Whether two extents are the same. */
+static inline bool cs__torus_same(const cs_torus_extent *a, const cs_torus_extent *b)
+{
+	if (a->dims != b->dims)
+		return false;
+	for (int d = 0; d < CS_TORUS_MAX_DIMS; d++)
+		if (a->ext[d] != b->ext[d] || a->hop[d] != b->hop[d] || a->ring[d] != b->ring[d])
+			return false;
+	return true;
+}
+
 typedef struct cs_group_shape {
 	int64_t nranks;
 	int64_t nnodes;          /* distinct nodes */
@@ -54,9 +89,21 @@ typedef struct cs_group_shape {
 	int64_t nleaves, npods;  /* distinct leaf switches / pods spanned */
 	cs_tier tier;            /* the highest crossed: NVLink (one domain), the NICs (one
 	                          * leaf), the leaves' uplinks (one pod), the pods' uplinks */
+	cs_torus_extent torus;
 } cs_group_shape;
 
 cs_group_shape cs_topo_group(const cs_topo *t, int64_t first, int64_t stride, int64_t n);
+
+/* The shape of a group of up to three nested progressions, members
+ * base + i0*stride[0] + i1*stride[1] + i2*stride[2] (i_k < n[k]), on a
+ * torus; on a fat tree it is cs_topo_group of the innermost progression
+ * and the caller combines the outer ones. */
+bool cs_topo_is_torus(const cs_topo *t);
+cs_group_shape cs_topo_torus_group(const cs_topo *t, int64_t base, const int64_t n[3],
+				   const int64_t stride[3]);
+
+/* Most links a route crosses on this topology. */
+int cs_topo_max_route(const cs_topo *t);
 
 /* The links crossed from src_gpu to dst_gpu, in order, into links[0..cap).
  * Returns the number of links of the route (which may exceed cap: only the

@@ -33,6 +33,8 @@ static comm_table *table(cs_runner *r, int kind, int stream)
  * inside one node add members per node; otherwise they add nodes. */
 static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 {
+	if (cs_topo_is_torus(r->env.topo))
+		return cs_topo_torus_group(r->env.topo, g->base, g->n, g->stride);
 	cs_group_shape s = cs_topo_group(r->env.topo, g->base, g->stride[0] ? g->stride[0] : 1, g->n[0]);
 	int64_t outer = g->n[1] * g->n[2];
 	if (outer == 1)
