@@ -350,6 +350,57 @@ START_TEST(test_parallel_block_halves_the_tp_collectives)
 }
 END_TEST
 
+/* PaLM 540B (Chowdhery et al. 2022, Table 1 and section 2): 48 heads of 256
+ * on a width of 18,432, one shared K/V head, SwiGLU of 4h, parallel
+ * layers, shared embeddings of a 256k vocabulary: 540.35 B parameters. */
+START_TEST(test_head_dim_sets_the_attention_width)
+{
+	cs_model_spec m = fx_llama3_70b();
+	m.layers = 118;
+	m.hidden = 18432;
+	m.heads = 48;
+	m.kv_heads = 1;
+	m.head_dim = 256;
+	m.ffn = 4 * 18432;
+	m.vocab = 256000;
+	m.parallel_block = true;
+	m.tied_embeddings = true;
+	int64_t h = 18432, q = 48 * 256, kv = 256, f = 4 * h, V = 256000;
+	int64_t layer = 2 * h * q + 2 * h * kv + 3 * h * f + h;
+	cs_param_counts pc = cs_model_params(&m);
+	ck_assert_int_eq(pc.dense_layer, layer);
+	ck_assert_int_eq(pc.total, 118 * layer + V * h + h);
+	ck_assert(fabs((double)pc.total / 540.35e9 - 1) < 1e-4);
+	/* 6N + 12 L H Q T per token (PaLM's appendix B), N without the embedding
+	 * but with the LM head's matmul */
+	double s = 2048, per_token = 118 * (2.0 * (double)(layer - h) + 4.0 * s * (double)q) +
+				     2.0 * (double)(h * V);
+	ck_assert(rel(cs_model_flops_per_step(&m, 2048, 1), 3.0 * s * per_token) < 1e-12);
+	/* the block's GEMMs use the query width: qkv's columns, out_proj's rows */
+	cs_layer_ctx c = ctx(2048, 1, 12, 1);
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	int seen = 0;
+	for (int k = 0; k < n; k++) {
+		if (strcmp(ops[k].name, "qkv") == 0) {
+			ck_assert_int_eq(ops[k].n, (q + 2 * kv) / 12 + ((q + 2 * kv) % 12 != 0));
+			seen++;
+		}
+		if (strcmp(ops[k].name, "out_proj") == 0) {
+			ck_assert_int_eq(ops[k].k, q / 12);
+			seen++;
+		}
+		if (ops[k].cls == CS_OPC_ATTN)
+			ck_assert_int_eq(ops[k].head_dim, 256);
+	}
+	ck_assert_int_eq(seen, 2);
+	/* head_dim = hidden / heads is the default */
+	cs_model_spec a = fx_llama3_70b(), b = a;
+	b.head_dim = b.hidden / b.heads;
+	ck_assert_int_eq(cs_model_params(&a).total, cs_model_params(&b).total);
+}
+END_TEST
+
 static int ops_named(const cs_layer_op *ops, int n, const char *prefix)
 {
 	int k = 0;
@@ -728,6 +779,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_causal_flops_halve_the_attention_square, 0, N(flop_cases));
 	tcase_add_test(tc, test_sliding_window_keeps_its_share_of_the_square);
 	tcase_add_loop_test(tc, test_parallel_block_halves_the_tp_collectives, 0, N(tp_cases));
+	tcase_add_test(tc, test_head_dim_sets_the_attention_width);
 	tcase_add_test(tc, test_positions_and_embedding_norm_by_hand);
 	tcase_add_test(tc, test_relu_moves_what_gelu_moves);
 	tcase_add_test(tc, test_fp8_recipe_casts_by_hand);

@@ -334,6 +334,10 @@ static const struct { const char *scenario, *golden; const char *set; } golden_c
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-adafactor", "training.optimizer=adafactor" },
 	/* Transformer Engine's fp8 recipe on the measured step: the fp8 table */
 	{ "h200-llama8l-h4096-s8192", "h200-llama8l-fp8", "training.precision=fp8" },
+	/* PaLM 540B on two TPU v4 pods, folded: torus collectives, the DCN */
+	{ "palm-540b-6144tpu", "palm-540b-6144tpu-folded", "simulate.fold=true" },
+	/* the MLPerf GPT-3 setup with Transformer Engine's fp8 recipe */
+	{ "eos-gpt3-175b-fp8", "eos-gpt3-175b-fp8", NULL },
 };
 
 START_TEST(golden_run)

@@ -30,4 +30,8 @@ done
 	--set training.optimizer=adafactor >tests/golden/3d-llama3-70b-64gpu-adafactor.json
 "$build"/clustersim run scenarios/h200-llama8l-h4096-s8192.yaml --format json --no-progress \
 	--set training.precision=fp8 >tests/golden/h200-llama8l-fp8.json
+"$build"/clustersim run scenarios/palm-540b-6144tpu.yaml --format json --no-progress \
+	--set simulate.fold=true >tests/golden/palm-540b-6144tpu-folded.json
+"$build"/clustersim run scenarios/eos-gpt3-175b-fp8.yaml --format json --no-progress \
+	>tests/golden/eos-gpt3-175b-fp8.json
 git diff --stat -- tests/golden

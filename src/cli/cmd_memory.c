@@ -345,7 +345,7 @@ int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
 	if (rc == 0) {
 		const cs_scenario *sc = c.sc;
 		cs_mem_breakdown r = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
-						    &sc->cluster.gpu, sc->cluster.gpus_per_node);
+						    &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
 		if (c.json)
 			print_json(&c, &r);
 		else

@@ -164,7 +164,9 @@ static void warn_plan(const cs_scenario *sc)
 {
 	cs_mesh m;
 	cs_mesh_init(&m, &sc->parallel);
-	if (cs_mesh_tp_crosses_domain(&m, sc->cluster.scale_up_domain))
+	/* on a torus the scale-up tier is the whole pod */
+	if (sc->cluster.topology == CS_TOPO_FAT_TREE &&
+	    cs_mesh_tp_crosses_domain(&m, sc->cluster.scale_up_domain))
 		fprintf(stderr, "warning: tensor-parallel groups of %lld span more than one %d-GPU NVLink "
 			"domain; their collectives cross the scale-out fabric\n",
 			(long long)sc->parallel.tp, sc->cluster.scale_up_domain);
@@ -309,7 +311,7 @@ int cs_cmd_validate(int argc, char **argv)
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
 	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
-					     &sc->cluster.gpu, sc->cluster.gpus_per_node);
+					     &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
 	if (!mb.fits)
 		fprintf(stderr, "warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU "
 			"has\n", mb.total / 1e9, mb.capacity / 1e9);

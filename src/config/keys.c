@@ -153,6 +153,8 @@ static const cs_config_key keys[] = {
 	  "model width"),
 	K("model.heads", CS_KIND_INT, model.heads, 1, 1e6, false, NULL, "required",
 	  "attention heads"),
+	K("model.head_dim", CS_KIND_INT, model.head_dim, 1, 1e6, false, NULL, "hidden / heads",
+	  "width of one attention head (PaLM: 256 with 48 heads on a width of 18,432)"),
 	K("model.kv_heads", CS_KIND_INT, model.kv_heads, 1, 1e6, false, NULL, "heads",
 	  "key/value heads (GQA)"),
 	K("model.ffn", CS_KIND_INT, model.ffn, 1, 1e9, false, NULL, "required", "MLP inner width"),

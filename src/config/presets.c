@@ -46,15 +46,15 @@ static const cs_gpu_spec gpus[] = {
 static const cs_model_spec models[] = {
 	/* name, arch, layers, hidden, heads, kv heads, ffn, vocab, positions, tied,
 	 * experts, top_k, shared experts, expert ffn, dense layers, attention window,
-	 * parallel block, positions, embedding norm, activation */
-	{"llama2-7b", CS_ARCH_LLAMA, 32, 4096, 32, 32, 11008, 32000, 4096, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO},
-	{"llama3-8b", CS_ARCH_LLAMA, 32, 4096, 32, 8, 14336, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO},
-	{"llama3-70b", CS_ARCH_LLAMA, 80, 8192, 64, 8, 28672, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO},
-	{"llama3-405b", CS_ARCH_LLAMA, 126, 16384, 128, 8, 53248, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO},
-	{"gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96, 49152, 50257, 2048, true, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO},
-	{"megatron-1t", CS_ARCH_GPT, 128, 25600, 160, 160, 102400, 51200, 2048, true, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO},
+	 * parallel block, positions, embedding norm, activation, head dim (0: hidden / heads) */
+	{"llama2-7b", CS_ARCH_LLAMA, 32, 4096, 32, 32, 11008, 32000, 4096, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
+	{"llama3-8b", CS_ARCH_LLAMA, 32, 4096, 32, 8, 14336, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
+	{"llama3-70b", CS_ARCH_LLAMA, 80, 8192, 64, 8, 28672, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
+	{"llama3-405b", CS_ARCH_LLAMA, 126, 16384, 128, 8, 53248, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
+	{"gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96, 49152, 50257, 2048, true, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
+	{"megatron-1t", CS_ARCH_GPT, 128, 25600, 160, 160, 102400, 51200, 2048, true, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
 	{"deepseek-v3-like", CS_ARCH_LLAMA, 61, 7168, 128, 128, 18432, 129280, 4096, false,
-	 256, 8, 1, 2048, 3, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO},
+	 256, 8, 1, 2048, 3, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
 };
 
 #define NMODELS (sizeof models / sizeof models[0])

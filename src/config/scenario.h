@@ -90,6 +90,18 @@ typedef struct cs_cluster_spec {
 	cs_link_spec ici;
 } cs_cluster_spec;
 
+/* What hybrid sharding shards within: a server's GPUs, or on a torus a
+ * pod's chips (PaLM: fully sharded inside each pod, replicated across). */
+static inline int cs_cluster_shard_unit(const cs_cluster_spec *c)
+{
+	if (c->topology != CS_TOPO_TORUS || c->torus_dims < 1)
+		return c->gpus_per_node;
+	int64_t chips = 1;
+	for (int d = 0; d < c->torus_dims; d++)
+		chips *= c->torus_dim[d];
+	return chips < 1 || chips > INT32_MAX ? c->gpus_per_node : (int)chips;
+}
+
 /* ---- model -------------------------------------------------------------- */
 
 typedef enum cs_arch_kind { CS_ARCH_GPT, CS_ARCH_LLAMA } cs_arch_kind;
@@ -122,6 +134,7 @@ typedef struct cs_model_spec {
 	cs_positions positions;
 	bool embedding_norm;  /* a norm right after the embedding (BLOOM) */
 	cs_activation activation;
+	int64_t head_dim;     /* per attention head; 0 before validation: hidden / heads */
 } cs_model_spec;
 
 /* ---- training ----------------------------------------------------------- */

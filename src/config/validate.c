@@ -304,7 +304,7 @@ static cs_status check_model(checker *c)
 {
 	const cs_model_spec *m = &c->sc->model;
 
-	if (m->hidden % m->heads != 0)
+	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return fail(c, "model.heads", "model.hidden", "'model.hidden' (%lld) must be divisible "
 		            "by heads (%lld)", (long long)m->hidden, (long long)m->heads);
 	if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)

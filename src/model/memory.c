@@ -161,6 +161,6 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
 double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype)
 {
 	int64_t kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-	double d_head = m->heads > 0 ? (double)(m->hidden / m->heads) : (double)m->hidden;
+	double d_head = (double)cs_model_head_dim(m);
 	return 2.0 * (double)m->layers * (double)kvh * d_head * cs_model_dtype_bytes(dtype);
 }

@@ -29,6 +29,8 @@ typedef struct cs_param_counts {
 
 cs_param_counts cs_model_params(const cs_model_spec *m);
 bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer);
+/* Width of one attention head: model.head_dim, else hidden / heads. */
+int64_t cs_model_head_dim(const cs_model_spec *m);
 
 /* Bytes of one element of `p` (bf16 2, fp8 1, fp32 4). */
 double cs_model_dtype_bytes(cs_precision p);

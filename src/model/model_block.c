@@ -86,7 +86,7 @@ static void flash_op(blk *B, const char *name, double flops, double bytes, doubl
 {
 	double b = (double)(B->c->micro_batch > 0 ? B->c->micro_batch : 1);
 	double heads = (double)B->m->heads / B->d.tp;
-	int hd = B->m->heads > 0 ? (int)(B->m->hidden / B->m->heads) : 128;
+	int hd = (int)cs_model_head_dim(B->m);
 	bool gqa = B->m->kv_heads > 0 && B->m->kv_heads < B->m->heads;
 	cs__attn(B->l, name, flops, bytes, b * heads, seq, hd, bwd, gqa);
 }
@@ -104,9 +104,9 @@ static void attn_core(blk *B, bool bwd)
 
 	if (B->c->flash_attention || ring) {
 		/* half of 4*T*s*h/tp, of which a sliding window keeps its share */
-		double causal = 2.0 * d->tokens * s * d->h / d->tp *
+		double causal = 2.0 * d->tokens * s * d->q / d->tp *
 				cs_model_window_fraction(B->m, B->c->seq_len);
-		double q_o = d->tokens * d->h / d->tp * d->ab;
+		double q_o = d->tokens * d->q / d->tp * d->ab;
 		double flops = bwd ? 2.5 * causal : causal;
 		double bytes = bwd ? 4.0 * q_o + 2.0 * kv_block_bytes(B) * B->cp
 				   : 2.0 * q_o + kv_block_bytes(B) * B->cp;
@@ -125,7 +125,7 @@ static void attn_core(blk *B, bool bwd)
 		}
 	} else {
 		double heads = (double)B->m->heads / d->tp;
-		double dh = d->h / (double)B->m->heads;
+		double dh = (double)cs_model_head_dim(B->m);
 		double batch = b * heads;
 		double sl = s / B->cp;
 		double probs = batch * sl * s;
@@ -285,28 +285,28 @@ static void mlp_bwd_weight(blk *B, bool moe)
 static void attn_branch_fwd(blk *B)
 {
 	const cs__dims *d = &B->d;
-	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
+	double qkv_n = (d->q + 2.0 * d->kv) / d->tp;
 	fp8_cast(B, "fp8_transpose_attn_in", d->tokens * d->h, true);
 	fgemm(B, "qkv", d->tokens, qkv_n, d->h, 1);
 	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
-		double qk = d->tokens * (d->h + d->kv) / d->tp;
+		double qk = d->tokens * (d->q + d->kv) / d->tp;
 		cs__rope(B->l, d, "rope", qk, false);
 		cs__cast_act(B->l, d, "rope_cast", qk, false);
 	}
 	attn_core(B, false);
-	fp8_cast(B, "fp8_cast_attn_out", d->tokens * d->h / d->tp, false);
-	fgemm(B, "out_proj", d->tokens, d->h, d->h / d->tp, 1);
+	fp8_cast(B, "fp8_cast_attn_out", d->tokens * d->q / d->tp, false);
+	fgemm(B, "out_proj", d->tokens, d->h, d->q / d->tp, 1);
 }
 
 static void attn_branch_bwd(blk *B)
 {
 	const cs__dims *d = &B->d;
-	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
+	double qkv_n = (d->q + 2.0 * d->kv) / d->tp;
 	fp8_cast(B, "fp8_cast_attn_grad", d->tokens * d->h, false);
-	dgemm(B, "out_proj_dgrad", d->tokens, d->h / d->tp, d->h, 1);
+	dgemm(B, "out_proj_dgrad", d->tokens, d->q / d->tp, d->h, 1);
 	attn_core(B, true);
 	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
-		double qk = d->tokens * (d->h + d->kv) / d->tp;
+		double qk = d->tokens * (d->q + d->kv) / d->tp;
 		cs__cast_act(B->l, d, "rope_cast_bwd", qk, true);
 		cs__rope(B->l, d, "rope_bwd", qk, true);
 	}
@@ -413,9 +413,9 @@ void cs__eager_accum(cs__oplist *l, const cs_layer_ctx *c, double weights)
 static void block_bwd_weight(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
-	double qkv_n = (d->h + 2.0 * d->kv) / d->tp;
+	double qkv_n = (d->q + 2.0 * d->kv) / d->tp;
 	mlp_bwd_weight(B, moe);
-	wgrad(B, "out_proj_wgrad", d->h / d->tp, d->h, d->tokens, 1);
+	wgrad(B, "out_proj_wgrad", d->q / d->tp, d->h, d->tokens, 1);
 	wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
 	/* the recipe casts each weight (with its transpose) once per step,
 	 * keeping the fp8 copy for the step's micro-batches: charged evenly */

@@ -18,6 +18,7 @@ typedef struct cs__dims {
 	double tokens;      /* s/cp * b: tokens this rank computes */
 	double norm_tokens; /* tokens under the norms (divided by tp with SP) */
 	double h, kv, ffn;  /* hidden, kv_dim, ffn (full) */
+	double q;           /* the query (and attention output) width: heads x head_dim */
 	double tp;
 	double ab;          /* activation bytes per element */
 	double wb;          /* weight bytes per element */

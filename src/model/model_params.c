@@ -14,10 +14,17 @@ static bool gated(const cs_model_spec *m)
 	return m->arch == CS_ARCH_LLAMA;
 }
 
+int64_t cs_model_head_dim(const cs_model_spec *m)
+{
+	if (m->head_dim > 0)
+		return m->head_dim;
+	return m->heads > 0 ? m->hidden / m->heads : m->hidden;
+}
+
 static int64_t kv_dim(const cs_model_spec *m)
 {
 	int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
-	return m->heads > 0 ? kv * (m->hidden / m->heads) : m->hidden;
+	return kv * cs_model_head_dim(m);
 }
 
 /* One MLP of inner width `ffn`, weights and (GPT) biases. */
@@ -31,10 +38,10 @@ static int64_t mlp_params(const cs_model_spec *m, int64_t ffn)
 
 static int64_t attn_params(const cs_model_spec *m)
 {
-	int64_t h = m->hidden, kv = kv_dim(m);
-	int64_t w = 2 * h * h + 2 * h * kv;
+	int64_t h = m->hidden, kv = kv_dim(m), q = m->heads * cs_model_head_dim(m);
+	int64_t w = 2 * h * q + 2 * h * kv;
 	if (!gated(m))
-		w += h + 2 * kv + h;  /* q, k, v and output biases */
+		w += q + 2 * kv + h;  /* q, k, v and output biases */
 	return w;
 }
 
@@ -106,13 +113,20 @@ cs_param_counts cs_model_params(const cs_model_spec *m)
 	return pc;
 }
 
+/* The query width, heads x head_dim (the hidden width unless head_dim says). */
+static double q_dim(const cs_model_spec *m)
+{
+	return (double)m->heads * (double)cs_model_head_dim(m);
+}
+
 /* Matmul FLOPs of one block's forward per token: 2 per weight of every
- * projection, plus QK^T and PV over the full s x s square (4*s*h). */
+ * projection, plus QK^T and PV over the full s x s square (4*s*q, with
+ * q = heads x head_dim: PaLM's 12*L*H*Q*T over forward and backward). */
 static double block_fwd_flops_per_token(const cs_model_spec *m, bool moe, int64_t s)
 {
-	double h = (double)m->hidden, kv = (double)kv_dim(m);
-	double f = 2.0 * (2.0 * h * h + 2.0 * h * kv);      /* q, o, k, v */
-	f += 4.0 * (double)s * h;                             /* scores + context */
+	double h = (double)m->hidden, kv = (double)kv_dim(m), q = q_dim(m);
+	double f = 2.0 * (2.0 * h * q + 2.0 * h * kv);      /* q, o, k, v */
+	f += 4.0 * (double)s * q;                             /* scores + context */
 	double per_mlp = gated(m) ? 3.0 : 2.0;
 	if (moe) {
 		f += 2.0 * h * (double)m->experts;            /* router */
@@ -126,7 +140,7 @@ static double block_fwd_flops_per_token(const cs_model_spec *m, bool moe, int64_
 
 static double attn_core_fwd_flops_per_token(const cs_model_spec *m, int64_t s)
 {
-	return 4.0 * (double)s * (double)m->hidden;
+	return 4.0 * (double)s * q_dim(m);
 }
 
 double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch)

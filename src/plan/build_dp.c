@@ -78,7 +78,7 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
 	int gated = m->arch == CS_ARCH_LLAMA;
 	/* rank 0's shard of each weight, as Megatron cuts it (plan/shard.h) */
 	int64_t q0, nq, kv0, nkv, f0, nf;
-	int64_t dh = m->hidden / m->heads;
+	int64_t dh = cs_model_head_dim(m);
 	cs_shard_heads(m->heads, m->kv_heads, b->sc->parallel.tp, 0, &q0, &nq, &kv0, &nkv);
 	cs_shard_range(m->ffn, b->sc->parallel.tp, 0, &f0, &nf);
 	t[n++] = 2.0 * h * (gated ? 1 : 2);  /* norms */
@@ -344,7 +344,8 @@ int cs__dp_grads_ready(cs_builder *b, int64_t layer)
 		return 0;
 	if (fsdp_full(d)) {
 		if (d->mode == CS_SHARD_HYBRID) {
-			cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0, b->sc->cluster.gpus_per_node);
+			cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0,
+					   cs_cluster_shard_unit(&b->sc->cluster));
 			double shard = tensors_sum(b, layer) * d->grad_bytes / (double)cs_group_size(&g);
 			cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 			if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP_INTER, CS_COLL_ALL_REDUCE, shard,
@@ -378,7 +379,8 @@ int cs__dp_stage_end(cs_builder *b)
 	double shard = d->active && d->mode != CS_SHARD_NONE
 		? (double)(b->sc->parallel.dp * b->sc->parallel.cp) : 1.0;
 	if (d->mode == CS_SHARD_HYBRID) {
-		cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0, b->sc->cluster.gpus_per_node);
+		cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0,
+					   cs_cluster_shard_unit(&b->sc->cluster));
 		shard = (double)cs_group_size(&g);
 	}
 	cs_layer_op opt = cs_model_optimizer_op((int64_t)(d->stage_params / shard + 0.5),

@@ -89,7 +89,7 @@ static int consider(search_ctx *c, cs_plan *p)
 	p->tp_beyond_domain = p->tp > c->base->cluster.scale_up_domain;
 	cs__plan_fill(c->base, p, sc);
 	cs_mem_breakdown mem = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
-					      &sc->cluster.gpu, sc->cluster.gpus_per_node);
+					      &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
 	p->mem_bytes = mem.total;
 	if (mem.total > s->budget_bytes) {
 		s->pruned_memory++;
@@ -248,7 +248,7 @@ cs_status cs_plan_prepare(const cs_scenario *base_in, const cs_plan_opts *opts,
 		else
 			s->heuristic.mem_bytes = cs_mem_per_gpu(&c.scratch->model, &c.scratch->training,
 				&c.scratch->parallel, &c.scratch->cluster.gpu,
-				c.scratch->cluster.gpus_per_node).total;
+				cs_cluster_shard_unit(&c.scratch->cluster)).total;
 		s->heuristic.estimate_s = s->heuristic_valid ? cs_plan_estimate(c.scratch, &s->heuristic)
 							     : 0.0;
 	}

@@ -150,7 +150,7 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
 			q.sharding = CS_SHARD_ZERO1;
 			q.recompute = CS_RECOMPUTE_SELECTIVE;
 			c.mem_bytes = cs_mem_per_gpu(m, &t, &q, &sc->cluster.gpu,
-						     sc->cluster.gpus_per_node).total;
+						     cs_cluster_shard_unit(&sc->cluster)).total;
 			bool f = c.mem_bytes <= budget;
 			if (!have || seed_better(&c, f, best, best_fits)) {
 				*best = c;
@@ -197,7 +197,7 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 	double cp_comm = 0.0;
 	if (p->cp > 1) {
 		/* all-gather K and V forward, reduce-scatter their gradients backward */
-		double kv = s * mb * (double)m->kv_heads * (double)(m->hidden / m->heads) * 2.0 * 2.0;
+		double kv = s * mb * (double)m->kv_heads * (double)cs_model_head_dim(m) * 2.0 * 2.0;
 		double bw = tp * cp <= dom ? up : out;
 		cp_comm = 2.0 * (cp - 1.0) / cp * kv / tp / bw * layers_here * micro;
 	}

@@ -564,7 +564,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	if (!r)
 		return NULL;
 	r->env = *env;
-	r->gpn = env->sc->cluster.gpus_per_node;
+	r->gpn = cs_cluster_shard_unit(&env->sc->cluster); /* hybrid sharding's unit */
 	/* compute's rate while k SMs are held: the profile's measured curve,
 	 * its slowdown scaled by collectives.contention */
 	double sms = env->sc->cluster.gpu.sms > 0 ? env->sc->cluster.gpu.sms : 1;

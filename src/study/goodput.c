@@ -176,7 +176,7 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_goodput_job *j
 		cs_mem_bytes_per_param(sc->training.precision, sc->training.grad_dtype,
 				       sc->training.optimizer, &w, NULL, &master, &moments);
 		cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
-						     &sc->cluster.gpu, sc->cluster.gpus_per_node);
+						     &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
 		g->checkpoint_bytes = (double)mb.params * (w + master + moments);
 	}
 	if (rl->storage_capacity > 0 && g->checkpoint_bytes > rl->storage_capacity)

@@ -391,7 +391,7 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 	m->straggler_rank = rep->straggler;
 	m->straggler_factor = rep->straggler_factor;
 	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
-					     sc->cluster.gpus_per_node);
+					     cs_cluster_shard_unit(&sc->cluster));
 	m->memory = (cs_memory){ .weights = mb.weights, .grads = mb.grads, .optimizer = mb.optimizer,
 				 .activations = mb.activations, .total = mb.total,
 				 .capacity = mb.capacity, .fits = mb.fits };
