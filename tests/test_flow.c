@@ -360,6 +360,36 @@ START_TEST(test_nvlink_ring_matches_alpha_beta)
 }
 END_TEST
 
+/* A ring of 8 chips on a 1-D torus: every edge one ICI link (the wrap-around
+ * one closing it), so the alpha-beta ring at one hop per step; on a mesh
+ * the closing edge runs back over 7 links of the other direction, at the
+ * same rate but 7 hops of latency per step. */
+START_TEST(test_torus_ring_matches_alpha_beta)
+{
+	bool wrap = _i == 1;
+	cs_cluster_spec c;
+	memset(&c, 0, sizeof c);
+	c.nodes = 2;
+	c.gpus_per_node = 4;
+	c.scale_up_domain = 4;
+	c.nics_per_node = 1;
+	c.scale_out = (cs_link_spec){10e9, 10000};
+	c.topology = CS_TOPO_TORUS;
+	c.torus_dims = 1;
+	c.torus_dim[0] = 8;
+	c.torus_wrap = wrap;
+	c.ici = (cs_link_spec){50e9, 1000};
+	rig r;
+	rig_init(&r, c);
+	job j = {0, 0, 1, 8, CS_COLL_ALL_REDUCE, 1e9, CS_ALGO_RING};
+	rig_run(&r, &j, 1);
+	double hop_s = wrap ? 1e-6 : 7e-6;
+	double want = cs_coll_ring_alpha_beta_s(CS_COLL_ALL_REDUCE, 1e9, 8, hop_s, 50e9) * 1e9;
+	ck_assert_double_eq_tol((double)r.done[0], want, 1.0);
+	rig_free(&r);
+}
+END_TEST
+
 START_TEST(test_two_all_reduces_on_same_gpus_take_twice)
 {
 	rig r;
@@ -612,6 +642,7 @@ static Suite *flow_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("collectives");
 	tcase_add_loop_test(tc, test_nvlink_ring_matches_alpha_beta, 0, LEN(ring_cases));
+	tcase_add_loop_test(tc, test_torus_ring_matches_alpha_beta, 0, 2);
 	tcase_add_test(tc, test_two_all_reduces_on_same_gpus_take_twice);
 	tcase_add_test(tc, test_tree_all_reduce_volume_per_edge);
 	tcase_add_test(tc, test_trivial_collectives_complete_at_start);

@@ -145,7 +145,9 @@ cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
 	if (n == NULL)
 		return NULL;
 	n->topo = topo;
-	n->domain = c->scale_up_domain > 0 ? c->scale_up_domain : c->gpus_per_node;
+	/* a ring's blocks: NVLink domains, or on a torus whole pods */
+	n->domain = c->topology == CS_TOPO_TORUS ? cs_cluster_shard_unit(c)
+		    : c->scale_up_domain > 0 ? c->scale_up_domain : c->gpus_per_node;
 	if (n->domain < 1)
 		n->domain = 1;
 	n->nlinks = cs_topo_nlinks(topo);
