@@ -31,7 +31,8 @@ expect 2 runn
 expect 0 --version
 expect 0 --help
 n=0
-for cmd in "" run validate coll memory pipeline sweep plan compare calibrate goodput list; do
+for cmd in "" run validate coll memory pipeline sweep plan compare calibrate goodput list \
+	export-chakra run-chakra; do
 	# shellcheck disable=SC2086
 	"$bin" $cmd --help >help.txt 2>&1 || { echo "FAIL: clustersim $cmd --help" >&2; fail=1; }
 	# examples: lines starting with "clustersim ", backslash continuations joined
@@ -45,6 +46,11 @@ for cmd in "" run validate coll memory pipeline sweep plan compare calibrate goo
 		expect 0 "$@"
 	done <examples.txt
 done
+# Chakra traces that are not there or not Chakra: bad input, exit 2
+expect 2 run-chakra no-such-dir --cluster scenarios/ddp-gpt-small.yaml
+mkdir -p bad-et && printf 'not a trace' >bad-et/x.0.et
+expect 2 run-chakra bad-et --cluster scenarios/ddp-gpt-small.yaml
+grep -q "bad-et/x.0.et: malformed" err.txt || { echo "FAIL: run-chakra on a bad trace: $(cat err.txt)" >&2; fail=1; }
 # a standard output that cannot take the report is an error, not a silent
 # truncation (reading /dev/full's "disk full"; nothing is written to a device)
 if [ -w /dev/full ]; then
