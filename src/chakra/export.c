@@ -168,6 +168,7 @@ static void recv_upto(writer *w, mailbox *mb, int64_t rank, int32_t upto)
 		attr_i32(&x, "comm_dst", (int32_t)rank);
 		attr_i32(&x, "comm_tag", mb->to > 0 ? 0 : 1);
 		attr_i64(&x, "comm_size", (int64_t)(op->bytes + 0.5));
+		attr_i64(&x, "cs_to", mb->to);
 		attr_bool(&x, "is_cpu_op", 0);
 		put_msg(w, &x.n.base);
 		w->out->nodes++;

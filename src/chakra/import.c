@@ -122,9 +122,10 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 		    "and dp-inter, with an optional instance: 'tp.3')", pg);
 }
 
-/* The direction (+1 up the pipeline ring, -1 down) from this rank to `peer`,
- * or 0 when `peer` is no pipeline neighbour. `hint` (+1/-1) settles a
- * two-stage ring, where both neighbours are the same rank. */
+/* The direction (+1 up the pipeline ring, -1 down) of a message between
+ * this rank and `peer` (a receive's sender: the way it was sent), or 0 when
+ * `peer` is no pipeline neighbour. `hint` (cs_to, +1/-1, 0 for none)
+ * settles a two-stage ring, where both neighbours are the same rank. */
 static int direction(const ctx *c, int64_t peer, int64_t hint, int recv)
 {
 	const cs_mesh *m = c->w->mesh;
@@ -140,8 +141,10 @@ static int direction(const ctx *c, int64_t peer, int64_t hint, int recv)
 		up = down;
 		down = t;
 	}
-	if (up && down)
-		return hint ? (hint > 0 ? 1 : -1) : ((ps > s) != recv ? 1 : -1);
+	if (hint)
+		return (hint > 0 ? up : down) ? (hint > 0 ? 1 : -1) : 0;
+	if (up && down) /* a two-stage ring: a guess, messages go forward from stage 0 */
+		return (ps > s) != recv ? 1 : -1;
 	return up ? 1 : down ? -1 : 0;
 }
 
