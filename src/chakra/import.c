@@ -288,8 +288,11 @@ static cs_status add_node(ctx *c, const ChakraProtoMsg__Node *n)
 		return st;
 	x->dep0 = c->g.ndeps;
 	x->ndeps = (int32_t)nd;
-	memcpy(c->g.deps + c->g.ndeps, n->ctrl_deps, n->n_ctrl_deps * sizeof(uint64_t));
-	memcpy(c->g.deps + c->g.ndeps + n->n_ctrl_deps, n->data_deps, n->n_data_deps * sizeof(uint64_t));
+	if (n->n_ctrl_deps) /* (no deps array yet while no node has had one) */
+		memcpy(c->g.deps + c->g.ndeps, n->ctrl_deps, n->n_ctrl_deps * sizeof(uint64_t));
+	if (n->n_data_deps)
+		memcpy(c->g.deps + c->g.ndeps + n->n_ctrl_deps, n->data_deps,
+		       n->n_data_deps * sizeof(uint64_t));
 	c->g.ndeps += (int64_t)nd;
 	c->g.n++;
 	return CS_OK;

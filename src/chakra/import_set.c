@@ -151,7 +151,7 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 	if (is_dir) {
 		snprintf(dir, dcap, "%s", path);
 	} else if (slash) {
-		snprintf(dir, dcap, "%.*s", (int)(slash - path + 1), path);
+		snprintf(dir, dcap, "%.*s", slash == path ? 1 : (int)(slash - path), path);
 		snprintf(prefix, pcap, "%s", slash + 1);
 	} else {
 		snprintf(dir, dcap, ".");
@@ -194,8 +194,13 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 	}
 	closedir(d);
 	if (*nfiles == 0) {
-		snprintf(diag->msg, sizeof diag->msg, "no Chakra traces ('%s.<rank>.et') in '%.900s'",
-			 prefix[0] ? prefix : "<prefix>", dir);
+		if (is_dir)
+			snprintf(diag->msg, sizeof diag->msg,
+				 "no Chakra traces ('<prefix>.<rank>.et') in '%.900s'", dir);
+		else
+			snprintf(diag->msg, sizeof diag->msg,
+				 "no Chakra traces '%.400s.<rank>.et', and no directory '%.400s'", path,
+				 path);
 		return CS_ERR_INPUT;
 	}
 	return CS_OK;
