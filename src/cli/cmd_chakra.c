@@ -159,10 +159,10 @@ int cs_cmd_export_chakra(int argc, char **argv)
 		fprintf(stderr, "clustersim export-chakra: %s\n", CS_CLEAN(diag));
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
-	printf("wrote %lld traces of %lld distinct programs (%lld nodes, %.1f MB) to %s/%s.<rank>.et "
+	printf("wrote %lld traces of %lld distinct program%s (%lld nodes, %.1f MB) to %s/%s.<rank>.et "
 	       "in %.2f s; process groups in %s/%s.comm_group.json\n", (long long)w.files,
-	       (long long)w.templates, (long long)w.nodes, (double)w.bytes / 1e6, out, pre,
-	       now_s() - t0, out, pre);
+	       (long long)w.templates, w.templates == 1 ? "" : "s", (long long)w.nodes,
+	       (double)w.bytes / 1e6, out, pre, now_s() - t0, out, pre);
 	return 0;
 }
 
@@ -215,8 +215,9 @@ int cs_cmd_run_chakra(int argc, char **argv)
 		int64_t decoded, files = cs_chakra_set_files(set, &decoded);
 		cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),
 				       .tmpl_of = cs_chakra_set_template_of(set) };
-		fprintf(stderr, "imported %lld traces (%lld decoded, %lld distinct programs) in %.2f s\n",
-			(long long)files, (long long)decoded, (long long)given.n, now_s() - t0);
+		fprintf(stderr, "imported %lld traces (%lld decoded, %lld distinct program%s) in %.2f s\n",
+			(long long)files, (long long)decoded, (long long)given.n,
+			given.n == 1 ? "" : "s", now_s() - t0);
 		cs_run_opts opts = { .progress = cs_cli_progress_default() };
 		st = cs__simulate_programs(sc, &given, &opts, NULL, false, &res, &diag);
 	}
