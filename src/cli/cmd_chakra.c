@@ -55,6 +55,9 @@ static const char run_help[] =
 "  --cluster FILE      the scenario whose cluster runs the traces (required)\n"
 "  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
 "  --format text|json|csv  output format (default text)\n"
+"  --progress          show progress on stderr (default: when it is a terminal;\n"
+"                      elsewhere a line every 10 s)\n"
+"  --no-progress       never show progress\n"
 "  -h, --help          this help\n"
 "\n"
 "example:\n"
@@ -63,7 +66,7 @@ static const char run_help[] =
 "\n"
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT };
+enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT, O_PROGRESS, O_NO_PROGRESS };
 
 static const cs_opt export_opts[] = {
 	{ "out", 1, O_OUT }, { "prefix", 1, O_PREFIX }, { "set", 1, O_SET }, { "help", 0, O_HELP },
@@ -72,7 +75,8 @@ static const cs_opt export_opts[] = {
 
 static const cs_opt run_opts[] = {
 	{ "cluster", 1, O_CLUSTER }, { "set", 1, O_SET }, { "format", 1, O_FORMAT },
-	{ "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 /* A file name prefix from the scenario's name. */
@@ -171,7 +175,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 	cs_args a;
 	cs_scenario_args sa = { 0 };
 	const char *traces = NULL, *val;
-	int id, format = 0;
+	int id, format = 0, progress = cs_cli_progress_default();
 	cs_args_init(&a, "run-chakra", argc, argv);
 	while ((id = cs_args_next(&a, run_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
@@ -192,6 +196,8 @@ int cs_cmd_run_chakra(int argc, char **argv)
 				return cs_args_fail(&a, "unknown format '%s' (text, json or csv)", val);
 			format = strcmp(val, "json") == 0 ? 1 : strcmp(val, "csv") == 0 ? 2 : 0;
 			break;
+		case O_PROGRESS: progress = cs_cli_progress_asked(); break;
+		case O_NO_PROGRESS: progress = 0; break;
 		case O_HELP:
 			fputs(run_help, stdout);
 			return 0;
@@ -218,7 +224,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 		fprintf(stderr, "imported %lld traces (%lld decoded, %lld distinct program%s) in %.2f s\n",
 			(long long)files, (long long)decoded, (long long)given.n,
 			given.n == 1 ? "" : "s", now_s() - t0);
-		cs_run_opts opts = { .progress = cs_cli_progress_default() };
+		cs_run_opts opts = { .progress = progress };
 		st = cs__simulate_programs(sc, &given, &opts, NULL, false, &res, &diag);
 	}
 	cs_chakra_set_free(set);
