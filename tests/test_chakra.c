@@ -249,7 +249,31 @@ START_TEST(identical_rank_free_traces_decode_once)
 }
 END_TEST
 
-/* ASTRA-sim's microbenchmarks: one collective per rank, no process group. */
+/* ASTRA-sim's microbenchmarks (examples/workload/microbenchmarks, made by
+ * its generator_scripts): per rank a GlobalMetadata of version "0.0.4" and
+ * one named collective node, its id the rank's, with is_cpu_op false,
+ * comm_type and comm_size 1 MiB, no process group. */
+static void put_microbenchmark(buf *file, int64_t id, int64_t type, int64_t bytes)
+{
+	buf m = { .n = 0 }, n = { .n = 0 }, a = { .n = 0 };
+	f_bytes(&m, 1, "0.0.4", 5);
+	file->n = 0;
+	varint(file, m.n);
+	memcpy(file->b + file->n, m.b, m.n);
+	file->n += m.n;
+	f_varint(&n, 1, (uint64_t)id);
+	f_bytes(&n, 2, "coll_8npus_1MB", 14);
+	f_varint(&n, 3, CS_CHAKRA_COLL);
+	f_bytes(&a, 1, "is_cpu_op", 9);
+	f_varint(&a, 27, 0); /* bool_val */
+	f_bytes(&n, 10, a.b, a.n);
+	attr_int(&n, "comm_type", type);
+	attr_int(&n, "comm_size", bytes);
+	varint(file, n.n);
+	memcpy(file->b + file->n, n.b, n.n);
+	file->n += n.n;
+}
+
 static const struct { int64_t chakra; cs_coll_op op; } micro[] = {
 	{ 0, CS_COLL_ALL_REDUCE }, { 2, CS_COLL_ALL_GATHER }, { 7, CS_COLL_REDUCE_SCATTER },
 	{ 6, CS_COLL_ALL_TO_ALL },
@@ -260,20 +284,16 @@ START_TEST(a_lone_collective_takes_what_coll_says)
 	cs_scenario *sc = load("ddp-gpt-small.yaml");
 	char dir[64], path[128];
 	make_dir(dir, sizeof dir);
-	double bytes = 64.0 * 1024 * 1024;
-	tnode nodes[] = {
-		{ .id = 0, .type = CS_CHAKRA_COLL, .comm_type = micro[_i].chakra,
-		  .comm_size = (int64_t)bytes, .peer = -1 },
-		END,
-	};
+	double bytes = 1024.0 * 1024;
 	buf b;
-	put_trace(&b, nodes);
 	for (int r = 0; r < 8; r++) {
+		put_microbenchmark(&b, r, micro[_i].chakra, (int64_t)bytes);
 		snprintf(path, sizeof path, "%s/%d.%d.et", dir, _i, r);
 		write_file(path, &b);
 	}
 	int64_t decoded, templates;
 	double got = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_int_eq(templates, 1); /* the ids differ, the programs do not */
 	/* `clustersim coll`'s time for the op on the first 8 GPUs */
 	cs_coll_spec spec;
 	cs_diag d = { { 0 } };
