@@ -6,6 +6,7 @@
 #ifndef CS_CHAKRA_CHAKRA_INT_H
 #define CS_CHAKRA_CHAKRA_INT_H
 
+#include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,23 @@ int cs__chakra_comm_type(cs_coll_op op);
 /* The collective of a Chakra type: 0, or -1 for a type it does not know.
  * A barrier is an all-reduce of the node's size. */
 int cs__chakra_coll_of(int64_t type, cs_coll_op *op);
+
+/* Memory for decoding one message at a time: protobuf-c allocates from a
+ * block that is reset between messages (its frees do nothing), instead of
+ * a malloc and a free per field. What does not fit the block is malloc'ed
+ * and freed at the reset. */
+typedef struct cs__chakra_arena {
+	ProtobufCAllocator pa;   /* what protobuf-c is given; its data is the arena */
+	uint8_t *block;
+	size_t cap, used;
+	void **big;
+	size_t nbig, bigcap;
+	int failed;              /* an allocation failed since the last reset */
+} cs__chakra_arena;
+
+void cs__chakra_arena_init(cs__chakra_arena *a);
+void cs__chakra_arena_reset(cs__chakra_arena *a);
+void cs__chakra_arena_free(cs__chakra_arena *a);
 
 /* A decoded node, before it has a place on a stream. */
 typedef struct cs__chakra_node {

@@ -25,12 +25,22 @@ typedef ChakraProtoMsg__AttributeProto attr_t;
 
 typedef cs__chakra_node inode;
 
+/* The attributes a node may carry, by name. */
+enum { A_COMM_TYPE, A_COMM_SIZE, A_PG, A_SRC, A_DST, A_NS, A_STREAM, A_PHASE, A_ATTN, A_GEMM, A_SPARE,
+       A_COLL, A_COMM, A_TO, A_BYTES, A_MEM, A_MICRO, A_LAYER, A_VSTAGE, A_N };
+static const char *const attr_names[A_N] = {
+	"comm_type", "comm_size", "pg_name", "comm_src", "comm_dst", "cs_ns", "cs_stream", "cs_phase",
+	"cs_attn_ns", "cs_gemm_ns", "cs_spare", "cs_coll", "cs_comm", "cs_to", "cs_bytes", "cs_mem",
+	"cs_micro", "cs_layer", "cs_vstage"
+};
+
 typedef struct ctx {
 	cs__chakra_graph g;
 	const cs_chakra_where *w;
 	cs_diag *diag;
 	int64_t cap, depcap;
 	int rank_free;
+	size_t attr_len[A_N];  /* of attr_names */
 } ctx;
 
 static cs_status fail(ctx *c, uint64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -74,14 +84,6 @@ static int attr_num(const attr_t *a, double *v)
 	return 0;
 }
 
-/* The attributes a node may carry, by name. */
-enum { A_COMM_TYPE, A_COMM_SIZE, A_PG, A_SRC, A_DST, A_NS, A_STREAM, A_PHASE, A_ATTN, A_GEMM, A_SPARE,
-       A_COLL, A_COMM, A_TO, A_BYTES, A_MEM, A_MICRO, A_LAYER, A_VSTAGE, A_N };
-static const char *const attr_names[A_N] = {
-	"comm_type", "comm_size", "pg_name", "comm_src", "comm_dst", "cs_ns", "cs_stream", "cs_phase",
-	"cs_attn_ns", "cs_gemm_ns", "cs_spare", "cs_coll", "cs_comm", "cs_to", "cs_bytes", "cs_mem",
-	"cs_micro", "cs_layer", "cs_vstage"
-};
 
 /* The group of a "kind", "kind.instance" or absent (NULL) name. */
 static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
@@ -161,18 +163,23 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 	int64_t v[A_N] = { 0 };
 	double d[A_N] = { 0 };
 	uint64_t id = n->id;
-	for (size_t i = 0; i < n->n_attr; i++)
-		for (int k = 0; k < A_N; k++)
-			if (n->attr[i]->name && strcmp(n->attr[i]->name, attr_names[k]) == 0) {
-				a[k] = n->attr[i];
-				if (k == A_PG) {
-					if (a[k]->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
-						return fail(c, id, "attribute 'pg_name' is not a string");
-				} else if ((k == A_SPARE || k == A_BYTES || k == A_MEM) ? attr_num(a[k], &d[k])
-					   : attr_int(a[k], &v[k])) {
-					return fail(c, id, "attribute '%s' is not a number", attr_names[k]);
-				}
+	for (size_t i = 0; i < n->n_attr; i++) {
+		const char *name = n->attr[i]->name;
+		size_t len = name ? strlen(name) : 0;
+		for (int k = 0; k < A_N; k++) {
+			if (len != c->attr_len[k] || memcmp(name, attr_names[k], len) != 0)
+				continue;
+			a[k] = n->attr[i];
+			if (k == A_PG) {
+				if (a[k]->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+					return fail(c, id, "attribute 'pg_name' is not a string");
+			} else if ((k == A_SPARE || k == A_BYTES || k == A_MEM) ? attr_num(a[k], &d[k])
+				   : attr_int(a[k], &v[k])) {
+				return fail(c, id, "attribute '%s' is not a number", attr_names[k]);
 			}
+			break;
+		}
+	}
 	cs_op *op = &x->op;
 	memset(x, 0, sizeof *x);
 	x->id = id;
@@ -331,6 +338,9 @@ static cs_status read_messages(ctx *c, const uint8_t *buf, size_t len, cs_progra
 {
 	size_t pos = 0;
 	int first = 1;
+	cs_status st = CS_OK;
+	cs__chakra_arena arena;
+	cs__chakra_arena_init(&arena);
 	if (len == 0) {
 		snprintf(c->diag->msg, sizeof c->diag->msg, "%s: empty trace (no global metadata)", c->g.name);
 		return CS_ERR_INPUT;
@@ -345,31 +355,36 @@ static cs_status read_messages(ctx *c, const uint8_t *buf, size_t len, cs_progra
 			return CS_ERR_INPUT;
 		}
 		const uint8_t *m = buf + pos + k;
+		cs__chakra_arena_reset(&arena);
 		if (first) {
 			ChakraProtoMsg__GlobalMetadata *g =
-				chakra_proto_msg__global_metadata__unpack(NULL, (size_t)n, m);
+				chakra_proto_msg__global_metadata__unpack(&arena.pa, (size_t)n, m);
 			if (!g)
 				goto bad;
 			read_metadata(g, p);
-			chakra_proto_msg__global_metadata__free_unpacked(g, NULL);
 			first = 0;
 		} else {
-			ChakraProtoMsg__Node *node = chakra_proto_msg__node__unpack(NULL, (size_t)n, m);
+			ChakraProtoMsg__Node *node = chakra_proto_msg__node__unpack(&arena.pa, (size_t)n, m);
 			if (!node)
 				goto bad;
-			cs_status st = add_node(c, node);
-			chakra_proto_msg__node__free_unpacked(node, NULL);
-			if (st != CS_OK)
-				return st;
+			if ((st = add_node(c, node)) != CS_OK)
+				break;
 		}
 		pos += k + (size_t)n;
 		continue;
 bad:
-		snprintf(c->diag->msg, sizeof c->diag->msg, "%s: malformed %s at byte %zu", c->g.name,
-			 first ? "global metadata" : "node message", pos);
-		return CS_ERR_INPUT;
+		if (arena.failed) {
+			snprintf(c->diag->msg, sizeof c->diag->msg, "out of memory");
+			st = CS_ERR_NOMEM;
+		} else {
+			snprintf(c->diag->msg, sizeof c->diag->msg, "%s: malformed %s at byte %zu",
+				 c->g.name, first ? "global metadata" : "node message", pos);
+			st = CS_ERR_INPUT;
+		}
+		break;
 	}
-	return CS_OK;
+	cs__chakra_arena_free(&arena);
+	return st;
 }
 
 cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name,
@@ -377,6 +392,8 @@ cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name,
 			   cs_diag *diag)
 {
 	ctx c = { .g = { .name = name }, .w = where, .diag = diag, .rank_free = 1 };
+	for (int k = 0; k < A_N; k++)
+		c.attr_len[k] = strlen(attr_names[k]);
 	cs_status st = read_messages(&c, buf, len, out);
 	if (st == CS_OK)
 		st = cs__chakra_place(&c.g, out, diag);

@@ -88,6 +88,22 @@ static uint64_t prog_hash(const cs_program *p)
 	return h | 1; /* never 0, the free slot */
 }
 
+static int op_equal(const cs_program *pa, const cs_op *a, const cs_program *pb, const cs_op *b)
+{
+	if (a->ns != b->ns || a->attn_ns != b->attn_ns || a->gemm_ns != b->gemm_ns ||
+	    a->spare != b->spare || a->bytes != b->bytes || a->mem != b->mem || a->ndeps != b->ndeps ||
+	    a->kind != b->kind || a->group != b->group || a->coll != b->coll || a->comm != b->comm ||
+	    a->phase != b->phase || a->to != b->to || a->vstage != b->vstage ||
+	    a->layer != b->layer || a->micro != b->micro)
+		return 0;
+	for (int i = 0; i < a->ndeps; i++) {
+		const cs_dep *x = &pa->deps[a->dep + i], *y = &pb->deps[b->dep + i];
+		if (x->value != y->value || x->counter != y->counter)
+			return 0;
+	}
+	return 1;
+}
+
 static int prog_equal(const cs_program *a, const cs_program *b)
 {
 	if (a->model_flops != b->model_flops || a->spare != b->spare ||
@@ -99,8 +115,8 @@ static int prog_equal(const cs_program *a, const cs_program *b)
 		if (a->nops[s] != b->nops[s])
 			return 0;
 		for (int32_t i = 0; i < a->nops[s]; i++)
-			if (op_hash(1, a, &a->ops[s][i]) != op_hash(1, b, &b->ops[s][i]))
-				return 0; /* the fields and the waits, as the hash reads them */
+			if (!op_equal(a, &a->ops[s][i], b, &b->ops[s][i]))
+				return 0;
 	}
 	return 1;
 }

@@ -4,6 +4,70 @@
  */
 #include "chakra/chakra_int.h"
 
+#include <stdlib.h>
+
+#define ARENA_BLOCK (256 * 1024)
+
+static void *arena_alloc(void *data, size_t size)
+{
+	cs__chakra_arena *a = data;
+	size = (size + 15) & ~(size_t)15;
+	if (!a->block && !a->failed) {
+		a->block = malloc(ARENA_BLOCK);
+		a->cap = a->block ? ARENA_BLOCK : 0;
+	}
+	if (a->used + size <= a->cap) {
+		void *p = a->block + a->used;
+		a->used += size;
+		return p;
+	}
+	if (a->nbig == a->bigcap) {
+		size_t cap = a->bigcap ? 2 * a->bigcap : 16;
+		void **nb = realloc(a->big, cap * sizeof *nb);
+		if (!nb) {
+			a->failed = 1;
+			return NULL;
+		}
+		a->big = nb;
+		a->bigcap = cap;
+	}
+	void *p = malloc(size);
+	if (!p) {
+		a->failed = 1;
+		return NULL;
+	}
+	return a->big[a->nbig++] = p;
+}
+
+static void arena_free(void *data, void *p)
+{
+	(void)data; /* all of it goes at the reset */
+	(void)p;
+}
+
+void cs__chakra_arena_init(cs__chakra_arena *a)
+{
+	*a = (cs__chakra_arena){ .pa = { .alloc = arena_alloc, .free = arena_free } };
+	a->pa.allocator_data = a;
+}
+
+void cs__chakra_arena_reset(cs__chakra_arena *a)
+{
+	for (size_t i = 0; i < a->nbig; i++)
+		free(a->big[i]);
+	a->nbig = 0;
+	a->used = 0;
+	a->failed = 0;
+}
+
+void cs__chakra_arena_free(cs__chakra_arena *a)
+{
+	cs__chakra_arena_reset(a);
+	free(a->big);
+	free(a->block);
+	cs__chakra_arena_init(a);
+}
+
 size_t cs__chakra_varint_put(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
