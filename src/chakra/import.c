@@ -352,7 +352,8 @@ static cs_status read_messages(ctx *c, const uint8_t *buf, size_t len, cs_progra
 			snprintf(c->diag->msg, sizeof c->diag->msg,
 				 "%s: malformed trace: message at byte %zu %s", c->g.name, pos,
 				 k ? "runs past the end of the file" : "has a broken length prefix");
-			return CS_ERR_INPUT;
+			st = CS_ERR_INPUT;
+			break;
 		}
 		const uint8_t *m = buf + pos + k;
 		cs__chakra_arena_reset(&arena);
