@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "chakra/chakra.h"
-#include "coll/coll.h"
 #include "chakra/chakra_int.h"
 #include "chakra/et_wire.pb-c.h"
+#include "coll/coll.h"
 
 typedef ChakraProtoMsg__AttributeProto attr_t;
 
@@ -40,7 +40,6 @@ typedef struct wnode {
 
 typedef struct writer {
 	FILE *f;
-	const char *name;
 	uint8_t *buf;
 	size_t cap;
 	uint64_t next_id;
@@ -198,11 +197,16 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 		x.ctrl = prev;
 		x.n.n_ctrl_deps = 1;
 	}
+	int32_t need[CS_COUNTERS] = { 0 }; /* per counter the highest value waited for */
 	for (int i = 0; i < op->ndeps; i++) {
 		const cs_dep *d = &deps[op->dep + i];
-		x.data[x.n.n_data_deps++] = d->counter < CS_STREAMS ? ids[d->counter][d->value - 1]
-					    : mb[d->counter - CS_STREAMS].ids[d->value - 1];
+		if (d->value > need[d->counter])
+			need[d->counter] = d->value;
 	}
+	for (int c = 0; c < CS_COUNTERS; c++)
+		if (need[c] > 0)
+			x.data[x.n.n_data_deps++] = c < CS_STREAMS ? ids[c][need[c] - 1]
+						    : mb[c - CS_STREAMS].ids[need[c] - 1];
 	attr_i64(&x, "cs_stream", s);
 	switch ((cs_op_kind)op->kind) {
 	case CS_OP_COMPUTE:
@@ -288,7 +292,7 @@ cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc,
 			       cs_diag *diag)
 {
 	const cs_program *p = &progs[cs_mesh_coord(m, rank, CS_AXIS_PP)];
-	writer w = { .f = f, .name = name, .out = out };
+	writer w = { .f = f, .out = out };
 	uint64_t *ids[CS_STREAMS] = { 0 };
 	int32_t done[CS_STREAMS] = { 0 };
 	mailbox mb[2];
