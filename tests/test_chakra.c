@@ -165,7 +165,7 @@ static double run_traces(const char *dir, const cs_scenario *sc, int64_t *decode
 	cs_chakra_set *set = NULL;
 	cs_result *res = NULL;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_chakra_load(dir, sc, &set, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
 	cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),
 			       .tmpl_of = cs_chakra_set_template_of(set) };
 	cs_chakra_set_files(set, decoded);
@@ -312,6 +312,116 @@ START_TEST(a_lone_collective_takes_what_coll_says)
 }
 END_TEST
 
+/* ---- named process groups ----------------------------------------------------- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Per rank: compute, an all-reduce on its TP pair, one on its DP group,
+ * compute; the groups named as `tp_names`/`dp_names` give them. */
+static double run_named(const cs_scenario *sc, const char *const *tp_names,
+			const char *const *dp_names, const char *groups_json)
+{
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	for (int r = 0; r < 8; r++) {
+		tnode nodes[] = {
+			COMP(1, 100),
+			{ .id = 2, .type = CS_CHAKRA_COLL, .dep = { 1 }, .ndeps = 1, .comm_type = 0,
+			  .comm_size = 1 << 20, .pg = tp_names[r / 2], .peer = -1 },
+			{ .id = 3, .type = CS_CHAKRA_COLL, .dep = { 2 }, .ndeps = 1, .comm_type = 0,
+			  .comm_size = 4 << 20, .pg = dp_names[r % 2], .peer = -1 },
+			{ .id = 4, .type = CS_CHAKRA_COMP, .dur_us = 50, .dep = { 3 }, .ndeps = 1,
+			  .comm_type = -1, .comm_size = -1, .peer = -1 },
+			END,
+		};
+		buf b;
+		put_trace(&b, nodes);
+		snprintf(path, sizeof path, "%s/n.%d.et", dir, r);
+		write_file(path, &b);
+	}
+	if (groups_json) {
+		snprintf(path, sizeof path, "%s/n.comm_group.json", dir);
+		write_text(path, groups_json);
+	}
+	int64_t decoded, templates;
+	double t = run_traces(dir, sc, &decoded, &templates);
+	rm_dir(dir);
+	return t;
+}
+
+START_TEST(named_groups_resolve_by_their_ranks)
+{
+	static const char *const sets[] = { "parallelism.tp=2" }; /* tp 2 x dp 4 */
+	cs_scenario *sc = load_set("ddp-gpt-small.yaml", sets, 1);
+	static const char *const tp_bare[] = { "tp", "tp", "tp", "tp" }, *dp_bare[] = { "dp", "dp" };
+	static const char *const tp_num[] = { "0", "1", "2", "3" }, *dp_num[] = { "even", "odd" };
+	double bare = run_named(sc, tp_bare, dp_bare, NULL);
+	double named = run_named(sc, tp_num, dp_num,
+				 "{\"0\": [0, 1], \"1\": [2, 3], \"2\": [5, 4], \"3\": [6, 7],\n"
+				 " \"even\": [0, 2, 4, 6], \"odd\": [7, 5, 3, 1]}\n");
+	ck_assert(bare > 150e-6);
+	ck_assert_msg(named == bare, "named groups %.9f s, kinds %.9f s", named, bare);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+static const struct {
+	const char *json, *pg;
+	const char *msg;   /* of loading the file, or else of decoding */
+} bad_groups[] = {
+	{ "{\"a\": [0, 1]", "a", "x.json:1:12: '}' expected near end of file" },
+	{ "[0, 1]", "a", "x.json: not a JSON object of process groups" },
+	{ "{\"a\": [0, -1]}", "a", "x.json: process group 'a': a rank that is not a whole number >= 0" },
+	{ "{\"a\": [0, 0]}", "a", "x.json: process group 'a': a rank listed twice" },
+	{ "{\"a\": []}", "a", "x.json: process group 'a': not a list of ranks" },
+	{ "{\"a\": [2, 3]}", "a", "x.et: node 4: process group 'a' does not hold rank 0" },
+	{ "{\"a\": [0, 1, 2]}", "a",
+	  "x.et: node 4: process group 'a' (3 ranks, from 0 to 2) is no group of the scenario's parallelism" },
+	{ "{\"a\": [0, 1]}", "b", "x.et: node 4: unknown process group 'b' (not in the comm-group file" },
+};
+
+START_TEST(a_bad_named_group_is_refused)
+{
+	cs_parallel_spec p = { .tp = 2, .pp = 2, .dp = 2, .cp = 1, .ep = 1,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &p);
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/x.json", dir);
+	write_text(path, bad_groups[_i].json);
+	cs_chakra_groups *gs = NULL;
+	cs_diag d = { { 0 } };
+	char want[256];
+	cs_status st = cs_chakra_groups_load(path, &gs, &d);
+	if (st == CS_OK) {
+		tnode nodes[] = { { .id = 4, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8,
+				    .pg = bad_groups[_i].pg, .peer = -1 }, END };
+		buf b;
+		put_trace(&b, nodes);
+		cs_chakra_where w = { .mesh = &mesh, .gpus_per_node = 8, .rank = 0, .groups = gs };
+		cs_program prog;
+		cs_program_init(&prog);
+		int rank_free;
+		st = cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, &d);
+		cs_program_free(&prog);
+		snprintf(want, sizeof want, "%s", bad_groups[_i].msg);
+	} else {
+		snprintf(want, sizeof want, "%s/%s", dir, bad_groups[_i].msg);
+	}
+	ck_assert_int_eq(st, CS_ERR_INPUT);
+	ck_assert_msg(strncmp(d.msg, want, strlen(want)) == 0, "got '%s', want '%s...'", d.msg, want);
+	cs_chakra_groups_free(gs);
+	rm_dir(dir);
+}
+END_TEST
+
 /* ---- bad traces ------------------------------------------------------------ */
 
 static const struct bad {
@@ -400,7 +510,7 @@ START_TEST(a_missing_rank_file_is_named)
 	}
 	cs_chakra_set *set = NULL;
 	cs_diag d = { { 0 } };
-	ck_assert_int_eq(cs_chakra_load(dir, sc, &set, &d), CS_ERR_INPUT);
+	ck_assert_int_eq(cs_chakra_load(dir, NULL, sc, &set, &d), CS_ERR_INPUT);
 	ck_assert_ptr_null(set);
 	char want[256];
 	snprintf(want, sizeof want, "missing trace '%s/p.5.et' of rank 5 (the scenario has 8 ranks)", dir);
@@ -421,6 +531,8 @@ static Suite *chakra_suite(void)
 	tcase_add_loop_test(tc, a_lone_collective_takes_what_coll_says, 0, sizeof micro / sizeof micro[0]);
 	tcase_add_loop_test(tc, a_bad_trace_is_refused_with_file_and_node, 0, sizeof bad / sizeof bad[0]);
 	tcase_add_test(tc, a_missing_rank_file_is_named);
+	tcase_add_test(tc, named_groups_resolve_by_their_ranks);
+	tcase_add_loop_test(tc, a_bad_named_group_is_refused, 0, sizeof bad_groups / sizeof bad_groups[0]);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,8 +16,9 @@
  *
  * Process groups are named "<kind>.<instance>" ("tp.3", "dp.0", "dp-intra.1"),
  * the group instances of the scenario's mesh (plan/mesh.h); a bare "<kind>"
- * means the group of that kind that holds the rank, and no name the group
- * spanning every rank.
+ * means the group of that kind that holds the rank, any other name one of a
+ * comm-group file's ({"NAME": [ranks]}, matched to the mesh's groups by
+ * their ranks), and no name the group spanning every rank.
  */
 #ifndef CS_CHAKRA_CHAKRA_H
 #define CS_CHAKRA_CHAKRA_H
@@ -59,11 +60,29 @@ cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc,
 			       const cs_program *progs, int64_t rank, cs_chakra_written *out,
 			       cs_diag *diag);
 
-/* Where to place a trace's ops: the scenario's mesh and the rank. */
+/* Named process groups, from a comm-group file. */
+typedef struct cs_chakra_groups cs_chakra_groups;
+
+/* Read a comm-group file, {"NAME": [rank, ...], ...}; the caller frees
+ * *out with cs_chakra_groups_free. Errors name the file (and line and
+ * column for JSON) and the group. */
+cs_status cs_chakra_groups_load(const char *path, cs_chakra_groups **out, cs_diag *diag);
+void cs_chakra_groups_free(cs_chakra_groups *gs);
+
+/* The group kind of the mesh whose group holding `rank` has exactly the
+ * ranks of group `name`: 0 with *kind; -1 when there is no such name; -2
+ * when the group does not hold the rank or is no group of the mesh, with
+ * the reason in why (cap bytes). */
+int cs_chakra_groups_kind(const cs_chakra_groups *gs, const char *name, const cs_mesh *mesh,
+			  int64_t gpus_per_node, int64_t rank, uint8_t *kind, char *why, size_t cap);
+
+/* Where to place a trace's ops: the scenario's mesh, the rank, and the
+ * named groups (NULL for none). */
 typedef struct cs_chakra_where {
 	const cs_mesh *mesh;
 	int64_t gpus_per_node;
 	int64_t rank;
+	const cs_chakra_groups *groups;
 } cs_chakra_where;
 
 /* Decode one rank's trace `buf` (`len` bytes; `name` for messages) into
@@ -81,10 +100,12 @@ typedef struct cs_chakra_set cs_chakra_set;
 
 /* Load every rank's trace of `path` for the scenario's cluster and mesh:
  * `path` is a directory holding <prefix>.<rank>.et files (one prefix), or
- * the prefix itself as ASTRA-sim takes it (DIR/prefix). The caller frees
- * *out with cs_chakra_set_free. */
-cs_status cs_chakra_load(const char *path, const cs_scenario *sc, cs_chakra_set **out,
-			 cs_diag *diag);
+ * the prefix itself as ASTRA-sim takes it (DIR/prefix). Named process
+ * groups come from the comm-group file `groups`, or with NULL from
+ * DIR/<prefix>.comm_group.json when there is one. The caller frees *out
+ * with cs_chakra_set_free. */
+cs_status cs_chakra_load(const char *path, const char *groups, const cs_scenario *sc,
+			 cs_chakra_set **out, cs_diag *diag);
 void cs_chakra_set_free(cs_chakra_set *s);
 
 /* The templates (owned by the set) and their count. */

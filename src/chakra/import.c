@@ -120,8 +120,17 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 				    " (its %s group is '%s.%" PRId64 "')", pg, rank, kn, kn, mine);
 		return CS_OK;
 	}
-	return fail(c, id, "unknown process group '%.64s' (the kinds are tp, cp, ep, pp, dp, dp-intra "
-		    "and dp-inter, with an optional instance: 'tp.3')", pg);
+	char why[300];
+	int r = cs_chakra_groups_kind(c->w->groups, pg, m, gpn, rank, kind, why, sizeof why);
+	if (r == 0) {
+		c->rank_free = 0; /* the name held this rank */
+		return CS_OK;
+	}
+	if (r == -2)
+		return fail(c, id, "%s", why);
+	return fail(c, id, "unknown process group '%.64s' (not in %s; the kinds are tp, cp, ep, pp, "
+		    "dp, dp-intra and dp-inter, with an optional instance: 'tp.3')", pg,
+		    c->w->groups ? "the comm-group file" : "a comm-group file, for none was given");
 }
 
 /* The direction (+1 up the pipeline ring, -1 down) of a message between

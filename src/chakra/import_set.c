@@ -239,7 +239,8 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 }
 
 static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefix,
-			    const cs_scenario *sc, table *ptab, table *ctab, cs_diag *diag)
+			    const cs_scenario *sc, const cs_chakra_groups *groups, table *ptab,
+			    table *ctab, cs_diag *diag)
 {
 	cs_mesh mesh;
 	cs_mesh_init(&mesh, &sc->parallel);
@@ -272,7 +273,7 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 		cs_program_init(&p);
 		int rank_free = 0;
 		cs_chakra_where w = { .mesh = &mesh, .gpus_per_node = sc->cluster.gpus_per_node,
-				      .rank = r };
+				      .rank = r, .groups = groups };
 		st = cs_chakra_decode((const uint8_t *)buf, len, path, &w, &p, &rank_free, diag);
 		free(buf);
 		s->decoded++;
@@ -292,9 +293,27 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 	return CS_OK;
 }
 
-cs_status cs_chakra_load(const char *path, const cs_scenario *sc, cs_chakra_set **out,
-			 cs_diag *diag)
+/* The comm-group file asked for, or DIR/PREFIX.comm_group.json when there
+ * is one, or none. */
+static cs_status load_groups(const char *asked, const char *dir, const char *prefix,
+			     cs_chakra_groups **out, cs_diag *diag)
 {
+	char path[4400];
+	struct stat sb;
+	*out = NULL;
+	if (asked)
+		return cs_chakra_groups_load(asked, out, diag);
+	snprintf(path, sizeof path, "%s%s%s.comm_group.json", dir,
+		 dir[strlen(dir) - 1] == '/' ? "" : "/", prefix);
+	if (stat(path, &sb) != 0)
+		return CS_OK;
+	return cs_chakra_groups_load(path, out, diag);
+}
+
+cs_status cs_chakra_load(const char *path, const char *groups_file, const cs_scenario *sc,
+			 cs_chakra_set **out, cs_diag *diag)
+{
+	cs_chakra_groups *groups = NULL;
 	char dir[4096], prefix[256];
 	int64_t nfiles, maxrank;
 	*out = NULL;
@@ -308,6 +327,8 @@ cs_status cs_chakra_load(const char *path, const cs_scenario *sc, cs_chakra_set 
 			 " GPUs", path, maxrank, world);
 		return CS_ERR_INPUT;
 	}
+	if ((st = load_groups(groups_file, dir, prefix, &groups, diag)) != CS_OK)
+		return st;
 	cs_chakra_set *s = calloc(1, sizeof *s);
 	table ptab = { .cap = 2 * world + 64 }, ctab = { .cap = 2 * world + 64 };
 	ptab.key = calloc((size_t)ptab.cap, sizeof(uint64_t));
@@ -320,8 +341,9 @@ cs_status cs_chakra_load(const char *path, const cs_scenario *sc, cs_chakra_set 
 		snprintf(diag->msg, sizeof diag->msg, "out of memory");
 		st = CS_ERR_NOMEM;
 	} else {
-		st = load_ranks(s, dir, prefix, sc, &ptab, &ctab, diag);
+		st = load_ranks(s, dir, prefix, sc, groups, &ptab, &ctab, diag);
 	}
+	cs_chakra_groups_free(groups);
 	free(ptab.key);
 	free(ptab.val);
 	free(ctab.key);

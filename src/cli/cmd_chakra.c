@@ -50,10 +50,16 @@ static const char run_help[] =
 "directory of PREFIX.<rank>.et files or the prefix itself (DIR/PREFIX), as\n"
 "ASTRA-sim takes it. SCENARIO's parallelism names the process groups; its\n"
 "model and training only feed MFU and memory in the report.\n"
+"A trace's pg_name is KIND.INSTANCE (tp.3), KIND (the rank's tp group), a\n"
+"name of the comm-group file (matched to the scenario's groups by their\n"
+"ranks) or absent (all ranks).\n"
 "\n"
 "options:\n"
 "  --cluster FILE      the scenario whose cluster runs the traces (required)\n"
 "  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+"  --comm-groups FILE  named process groups, {\"NAME\": [ranks], ...} as for\n"
+"                      ASTRA-sim (default: PREFIX.comm_group.json beside the\n"
+"                      traces, when there is one)\n"
 "  --format text|json|csv  output format (default text)\n"
 "  --progress          show progress on stderr (default: when it is a terminal;\n"
 "                      elsewhere a line every 10 s)\n"
@@ -66,7 +72,8 @@ static const char run_help[] =
 "\n"
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT, O_PROGRESS, O_NO_PROGRESS };
+enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT, O_PROGRESS, O_NO_PROGRESS,
+       O_GROUPS };
 
 static const cs_opt export_opts[] = {
 	{ "out", 1, O_OUT }, { "prefix", 1, O_PREFIX }, { "set", 1, O_SET }, { "help", 0, O_HELP },
@@ -76,6 +83,7 @@ static const cs_opt export_opts[] = {
 static const cs_opt run_opts[] = {
 	{ "cluster", 1, O_CLUSTER }, { "set", 1, O_SET }, { "format", 1, O_FORMAT },
 	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
+	{ "comm-groups", 1, O_GROUPS },
 	{ 0, 0, 0 },
 };
 
@@ -174,7 +182,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 {
 	cs_args a;
 	cs_scenario_args sa = { 0 };
-	const char *traces = NULL, *val;
+	const char *traces = NULL, *groups = NULL, *val;
 	int id, format = 0, progress = cs_cli_progress_default();
 	cs_args_init(&a, "run-chakra", argc, argv);
 	while ((id = cs_args_next(&a, run_opts, &val)) != CS_ARGS_END) {
@@ -191,6 +199,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 			if (cs_args_scenario(&a, &sa, id == O_SET, val))
 				return 2;
 			break;
+		case O_GROUPS: groups = val; break;
 		case O_FORMAT:
 			if (strcmp(val, "text") && strcmp(val, "json") && strcmp(val, "csv"))
 				return cs_args_fail(&a, "unknown format '%s' (text, json or csv)", val);
@@ -216,7 +225,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 	double t0 = now_s();
 	cs_chakra_set *set = NULL;
 	cs_result *res = NULL;
-	st = cs_chakra_load(traces, sc, &set, &diag);
+	st = cs_chakra_load(traces, groups, sc, &set, &diag);
 	if (st == CS_OK) {
 		int64_t decoded, files = cs_chakra_set_files(set, &decoded);
 		cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),

@@ -39,7 +39,7 @@ _clustersim()
 	--schedule)
 		COMPREPLY=($(compgen -W "gpipe 1f1b interleaved zb-h1 zb-v" -- "$cur"))
 		return 0 ;;
-	--out | --trace | --timeline | --per-rank | --plot | --nccl-tests | --cluster)
+	--out | --trace | --timeline | --per-rank | --plot | --nccl-tests | --cluster | --comm-groups)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0 ;;
 	esac
