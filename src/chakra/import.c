@@ -108,14 +108,16 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 		const char *kn = cs_group_kind_name((cs_group_kind)k);
 		if (strlen(kn) != len || strncmp(pg, kn, len) != 0)
 			continue;
+		char *end;
+		long long inst = pg[len] ? strtoll(pg + len + 1, &end, 10) : 0;
+		if (pg[len] && (*end || end == pg + len + 1 || pg[len + 1] == '-' || pg[len + 1] == '+'))
+			break; /* "tp.x": not an instance, perhaps a comm-group file's name */
 		*kind = (uint8_t)k;
 		if (!pg[len])
 			return CS_OK;
-		char *end;
-		long long inst = strtoll(pg + len + 1, &end, 10);
 		int64_t mine = cs_mesh_group_index(m, (cs_group_kind)k, rank, gpn);
 		c->rank_free = 0;
-		if (*end || end == pg + len + 1 || inst != mine)
+		if (inst != mine)
 			return fail(c, id, "process group '%.64s' does not hold rank %" PRId64
 				    " (its %s group is '%s.%" PRId64 "')", pg, rank, kn, kn, mine);
 		return CS_OK;
