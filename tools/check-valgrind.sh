@@ -125,6 +125,14 @@ check 0 compare compare tests/data/trace_llama8l-h4096-s8192.json.gz \
 check 0 compare-json compare tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz \
 	scenarios/h200-gpt-h5120-8l-s2048-mb4.yaml --format json
 
+# Chakra traces out and back in (two stages, so sends and receives too)
+sm2="--set model.layers=2 --set parallelism.tp=2 --set parallelism.pp=2 --set parallelism.dp=2"
+sm2="$sm2 --set training.global_batch=8 --set training.micro_batch=1"
+# shellcheck disable=SC2086
+check 0 export-chakra export-chakra "$small" --out "$out/et" $sm2
+# shellcheck disable=SC2086
+check 0 run-chakra run-chakra "$out/et" --cluster "$small" --no-progress $sm2
+
 # Bad input: exit status 2, and still no leak.
 printf 'cluster: {gpu: h100-sxm-80g, nodes: 2}\nmodel: {preset: llama3-8b}\n' >"$out/ok.yaml"
 printf 'cluster:\n  gpu: h100-sxm-80g\n  nodez: 2\nmodel: {preset: llama3-8b}\n' >"$out/typo.yaml"
@@ -138,6 +146,9 @@ check 2 bad-option run "$out/ok.yaml" --frobnicate
 check 2 bad-command frobnicate
 head -c 5000 tests/data/trace_llama8l-h4096-s8192.json.gz >"$out/cut.json.gz"
 check 2 bad-trace-gzip compare "$out/cut.json.gz" "$small"
+head -c 3000 "$out/et/ddp-gpt-small.1.et" >"$out/et/ddp-gpt-small.0.et"
+# shellcheck disable=SC2086
+check 2 bad-chakra run-chakra "$out/et" --cluster "$small" --no-progress $sm2
 printf '{"traceEvents": [{"cat": "kernel", "name": "k", "ts": 1}' >"$out/cut.json"
 check 2 bad-trace-json compare "$out/cut.json" "$small"
 

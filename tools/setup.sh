@@ -6,7 +6,7 @@
 #                           the distributed sweep check)
 set -eu
 
-PACKAGES="gcc meson ninja-build pkg-config libyaml-dev libgsl-dev libjansson-dev zlib1g-dev check libsubunit-dev"
+PACKAGES="gcc meson ninja-build pkg-config libyaml-dev libgsl-dev libjansson-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler check libsubunit-dev"
 if [ "${1:-}" = "--test" ]; then
 	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev clang libclang-rt-14-dev valgrind man-db groff-base"
 fi

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cmd_calibrate.h"
+#include "cli/cmd_chakra.h"
 #include "cli/cmd_goodput.h"
 #include "cli/cmd_list.h"
 #include "cli/cmd_coll.h"
@@ -36,6 +37,8 @@ static const command commands[] = {
 	{ "calibrate", cs_cmd_calibrate, "fit a calibration to a profiler trace or nccl-tests output" },
 	{ "goodput", cs_cmd_goodput, "effective training time over days of failures and restarts" },
 	{ "list", cs_cmd_list, "GPU and model presets, and the scenarios shipped" },
+	{ "export-chakra", cs_cmd_export_chakra, "a scenario's programs as Chakra execution traces" },
+	{ "run-chakra", cs_cmd_run_chakra, "simulate Chakra execution traces on a scenario's cluster" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -48,7 +51,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "commands:\n", f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'clustersim COMMAND --help' explains each command.\n"
 	      "\n"
 	      "examples:\n"

@@ -454,3 +454,24 @@ out:
 	free(b);
 	return st;
 }
+
+cs_status cs_plan_build_new(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
+                            cs_program **out, cs_diag *diag)
+{
+	int64_t n = sc->parallel.pp;
+	*out = calloc((size_t)n, sizeof **out);
+	if (!*out) {
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	for (int64_t i = 0; i < n; i++)
+		cs_program_init(&(*out)[i]);
+	return cs_plan_build(sc, mesh, prof, *out, diag);
+}
+
+void cs_plan_programs_free(cs_program *progs, int64_t n)
+{
+	for (int64_t i = 0; progs && i < n; i++)
+		cs_program_free(&progs[i]);
+	free(progs);
+}

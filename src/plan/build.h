@@ -51,4 +51,10 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
 cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
                         cs_program *progs, cs_diag *diag);
 
+/* cs_plan_build into a new array of pp programs, *out; the caller frees it
+ * with cs_plan_programs_free(*out, pp), also on error (*out may be NULL). */
+cs_status cs_plan_build_new(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
+                            cs_program **out, cs_diag *diag);
+void cs_plan_programs_free(cs_program *progs, int64_t n);
+
 #endif

@@ -575,7 +575,8 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		r->contend |= r->rate_of[k] < 1.0f;
 	}
 	const cs_mesh *m = env->mesh;
-	if (env->sc->sim.fold) {
+	int64_t ntmpl = env->tmpl_of ? env->ntmpl : m->deg[CS_AXIS_PP];
+	if (env->sc->sim.fold && !env->tmpl_of) { /* folding assumes templates by stage */
 		r->fold_mask = (1 << CS_AXIS_TP) | (1 << CS_AXIS_CP) | (1 << CS_AXIS_EP) | (1 << CS_AXIS_DP);
 		r->nlocal = m->deg[CS_AXIS_PP];
 	} else {
@@ -583,7 +584,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	}
 	r->sim = cs_sim_new();
 	r->ranks = calloc((size_t)r->nlocal, sizeof(rank_state));
-	r->stream_mask = calloc((size_t)m->deg[CS_AXIS_PP], 1);
+	r->stream_mask = calloc((size_t)ntmpl, 1);
 	if (env->critical_path) {
 		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof(cs_path));
 		if (!r->paths) {
@@ -615,7 +616,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	for (int64_t l = 0; l < r->nlocal; l++) {
 		int64_t rank = cs__run_rank_of(r, l);
 		rank_state *rs = &r->ranks[l];
-		rs->tmpl = (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
+		rs->tmpl = env->tmpl_of ? env->tmpl_of[rank] : (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
 		rs->factor = env->compute_factor ? env->compute_factor[rank] : 1.0f;
 		if (env->clock) { /* the step before ran the same program */
 			const cs_program *pg = &env->progs[rs->tmpl];
@@ -632,7 +633,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		for (int st = 0; st < CS_STREAMS; st++)
 			r->ops_total += (uint64_t)env->progs[rs->tmpl].nops[st];
 	}
-	for (int64_t t = 0; t < m->deg[CS_AXIS_PP]; t++)
+	for (int64_t t = 0; t < ntmpl; t++)
 		for (int s = 0; s < CS_STREAMS; s++)
 			if (env->progs[t].nops[s] > 0)
 				r->stream_mask[t] |= (uint8_t)(1u << s);

@@ -39,6 +39,9 @@ typedef struct cs_run_env {
 	const cs_scenario *sc;
 	const cs_mesh *mesh;
 	const cs_program *progs;   /* one per pipeline stage, indexed by pp coordinate */
+	const uint16_t *tmpl_of;   /* or, when not NULL, per rank the index of its program
+	                            * among ntmpl (imported traces); no folding then */
+	int64_t ntmpl;
 	const cs_topo *topo;
 	cs_coll *coll;
 	const float *compute_factor;  /* per rank, NULL for all 1 */

@@ -78,9 +78,17 @@ typedef struct sim_ctx {
 	cs_mesh mesh;
 	cs_topo *topo;
 	cs_coll *coll;
-	cs_program *progs;
+	cs_program *progs;    /* built here, freed with the context */
 	int64_t nprogs;
+	const cs_program *run; /* what the ranks run: progs, or imported programs */
+	const uint16_t *tmpl_of; /* per rank its program in run; NULL: its stage's */
+	int64_t nrun;
 } sim_ctx;
+
+static const cs_program *prog_of(const sim_ctx *c, int64_t rank)
+{
+	return &c->run[c->tmpl_of ? c->tmpl_of[rank] : cs_mesh_coord(&c->mesh, rank, CS_AXIS_PP)];
+}
 
 static void ctx_free(sim_ctx *c)
 {
@@ -92,6 +100,9 @@ static void ctx_free(sim_ctx *c)
 }
 
 static void split_kinds(const sim_ctx *c, int64_t rank, const cs_rank_stats *s, double *kind_s);
+static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
+			  bool want_rows, const cs_kprof *prof, const cs__programs *given,
+			  cs_result **out, cs_diag *diag);
 
 static void fill_row(const sim_ctx *c, cs_rank_row *row, int64_t rank, const cs_rank_stats *s,
 		     double idle, const float *factor)
@@ -127,7 +138,7 @@ typedef struct step_out {
  * model GEMMs take the time they ran and the other classes share the rest. */
 static void split_kinds(const sim_ctx *c, int64_t rank, const cs_rank_stats *s, double *out)
 {
-	const cs_program *p = &c->progs[cs_mesh_coord(&c->mesh, rank, CS_AXIS_PP)];
+	const cs_program *p = prog_of(c, rank);
 	int64_t all = p->compute_ns, gemm = 0;
 	cs_time busy = s->busy;
 	if (s->gemm_cap > 0 && s->gemm <= busy) {
@@ -209,7 +220,8 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows,
 			  const cs_span_sink *sink, const uint8_t *traced, cs_diag *diag)
 {
-	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->progs, .topo = c->topo,
+	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->run, .topo = c->topo,
+			   .tmpl_of = c->tmpl_of, .ntmpl = c->nrun,
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
 			   .nranks = c->mesh.world, .progress = opts ? opts->progress : 0,
 			   .traced = sink ? traced : NULL, .on_span = sink ? sink->on_span : NULL,
@@ -330,7 +342,7 @@ static cs_status trace_admit(const sim_ctx *c, const cs_span_sink *sink, const u
 		if (!traced[r])
 			continue;
 		ranks++;
-		const cs_program *p = &c->progs[cs_mesh_coord(&c->mesh, r, CS_AXIS_PP)];
+		const cs_program *p = prog_of(c, r);
 		for (int s = 0; s < CS_STREAMS; s++)
 			spans += (double)p->nops[s];
 	}
@@ -410,19 +422,9 @@ cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag)
 	}
 	cs_mesh mesh;
 	cs_mesh_init(&mesh, &sc->parallel);
-	int64_t n = sc->parallel.pp;
-	cs_program *progs = calloc((size_t)n, sizeof *progs);
-	if (!progs) {
-		cs_kprof_free(prof);
-		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
-		return CS_ERR_NOMEM;
-	}
-	for (int64_t i = 0; i < n; i++)
-		cs_program_init(&progs[i]);
-	st = cs_plan_build(sc, &mesh, prof, progs, diag);
-	for (int64_t i = 0; i < n; i++)
-		cs_program_free(&progs[i]);
-	free(progs);
+	cs_program *progs = NULL;
+	st = cs_plan_build_new(sc, &mesh, prof, &progs, diag);
+	cs_plan_programs_free(progs, sc->parallel.pp);
 	cs_kprof_free(prof);
 	return st;
 }
@@ -442,6 +444,26 @@ cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_
 cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
 			    const cs_span_sink *sink, bool want_rows, const cs_kprof *prof,
 			    cs_result **out, cs_diag *diag)
+{
+	return simulate(sc, opts, sink, want_rows, prof, NULL, out, diag);
+}
+
+cs_status cs__simulate_programs(const cs_scenario *sc, const cs__programs *given,
+				const cs_run_opts *opts, const cs_span_sink *sink, bool want_rows,
+				cs_result **out, cs_diag *diag)
+{
+	cs_kprof *prof = NULL;
+	*out = NULL;
+	cs_status st = cs_hw_load_profile(sc, &prof, diag);
+	if (st == CS_OK)
+		st = simulate(sc, opts, sink, want_rows, prof, given, out, diag);
+	cs_kprof_free(prof);
+	return st;
+}
+
+static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
+			  bool want_rows, const cs_kprof *prof, const cs__programs *given,
+			  cs_result **out, cs_diag *diag)
 {
 	double t0 = now_s();
 	*out = NULL;
@@ -463,14 +485,17 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
 	cs_mesh_init(&c.mesh, &sc->parallel);
 	c.topo = cs_topo_new(&sc->cluster);
 	c.coll = cs_coll_new(&sc->cluster, &cspec);
-	c.nprogs = sc->parallel.pp;
-	c.progs = calloc((size_t)c.nprogs, sizeof(cs_program));
-	if (!c.topo || !c.coll || !c.progs)
+	c.nprogs = given ? 0 : sc->parallel.pp;
+	c.progs = given ? NULL : calloc((size_t)c.nprogs, sizeof(cs_program));
+	if (!c.topo || !c.coll || (!given && !c.progs))
 		goto fail;
 	for (int64_t i = 0; i < c.nprogs; i++)
 		cs_program_init(&c.progs[i]);
-	if ((st = cs_plan_build(sc, &c.mesh, prof, c.progs, diag)) != CS_OK)
+	if (!given && (st = cs_plan_build(sc, &c.mesh, prof, c.progs, diag)) != CS_OK)
 		goto fail;
+	c.run = given ? given->progs : c.progs;
+	c.nrun = given ? given->n : c.nprogs;
+	c.tmpl_of = given ? given->tmpl_of : NULL;
 	st = CS_ERR_NOMEM;
 	int64_t world = c.mesh.world, nsteps = sc->sim.steps > 0 ? sc->sim.steps : 1;
 	res->nrows = want_rows ? world : 0;
@@ -547,11 +572,11 @@ cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
 	const cs_rank_stats *crit = &(perturbed ? &worst : &base)->crit;
 	split_kinds(&c, res->m.critical_rank, crit, res->m.compute_kind_s);
 	res->m.gemm_clock = crit->gemm > 0 ? (double)crit->gemm_cap / (double)crit->gemm : 0.0;
-	const cs_program *cp = &c.progs[cs_mesh_coord(&c.mesh, res->m.critical_rank, CS_AXIS_PP)];
+	const cs_program *cp = prog_of(&c, res->m.critical_rank);
 	memcpy(res->m.compute_kind_kernels, cp->class_kernels, sizeof res->m.compute_kind_kernels);
-	if (c.progs[0].profile[0]) {
-		snprintf(res->m.profile, sizeof res->m.profile, "%s", c.progs[0].profile);
-		res->m.profile_derived = c.progs[0].profile_derived;
+	if (c.run[0].profile[0]) {
+		snprintf(res->m.profile, sizeof res->m.profile, "%s", c.run[0].profile);
+		res->m.profile_derived = c.run[0].profile_derived;
 	}
 	res->m.events = (int64_t)events;
 	st = CS_OK;

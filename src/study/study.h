@@ -52,6 +52,18 @@ const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n);
 cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
 			    const cs_span_sink *sink, bool want_rows, const cs_kprof *prof,
 			    cs_result **out, cs_diag *diag);
+/* Programs given instead of built from the scenario (imported traces):
+ * rank r runs progs[tmpl_of[r]], of n; the caller keeps them alive. */
+typedef struct cs__programs {
+	const cs_program *progs;
+	int64_t n;
+	const uint16_t *tmpl_of;
+} cs__programs;
+/* cs__simulate with the given programs in place of the scenario's own; the
+ * scenario gives the cluster, the process groups and the run's settings. */
+cs_status cs__simulate_programs(const cs_scenario *sc, const cs__programs *given,
+				const cs_run_opts *opts, const cs_span_sink *sink, bool want_rows,
+				cs_result **out, cs_diag *diag);
 /* What `run` checks before it simulates, without simulating: the kernel
  * profile and calibration load, and the programs build within their
  * limits (then they are freed). */

@@ -31,7 +31,8 @@ expect 2 runn
 expect 0 --version
 expect 0 --help
 n=0
-for cmd in "" run validate coll memory pipeline sweep plan compare calibrate goodput list; do
+for cmd in "" run validate coll memory pipeline sweep plan compare calibrate goodput list \
+	export-chakra run-chakra; do
 	# shellcheck disable=SC2086
 	"$bin" $cmd --help >help.txt 2>&1 || { echo "FAIL: clustersim $cmd --help" >&2; fail=1; }
 	# examples: lines starting with "clustersim ", backslash continuations joined
@@ -290,12 +291,22 @@ expect 0 run scenarios/ddp-gpt-small.yaml --format csv
 expect 0 validate scenarios/ddp-gpt-small.yaml --set collectives.algorithm=nvls_tree
 expect 0 validate scenarios/ddp-gpt-small.yaml --set collectives.algorithm=nvls-tree
 expect 0 coll --algo nvls-tree -b 1G -e 1G --nodes 2
+# Chakra traces that are not there, not Chakra, or one short: bad input, exit 2
+expect_err 2 "cannot open trace directory 'no-such-dir'" \
+	run-chakra no-such-dir/x --cluster scenarios/ddp-gpt-small.yaml
+mkdir -p bad-et && printf 'not a trace' >bad-et/x.0.et
+expect_err 2 "bad-et/x.0.et: malformed trace: message at byte 0" \
+	run-chakra bad-et --cluster scenarios/ddp-gpt-small.yaml
+expect 0 export-chakra scenarios/ddp-gpt-small.yaml --out et8 --prefix p
+rm et8/p.7.et
+expect_err 2 "missing trace 'et8/p.7.et' of rank 7 (the scenario has 8 ranks)" \
+	run-chakra et8 --cluster scenarios/ddp-gpt-small.yaml
 # bash completion: commands, a command's options, enum values, lists
 complete_with() {
 	PATH=$(dirname "$bin"):$PATH bash -c '. "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
 		_clustersim; echo "${COMPREPLY[*]}"' "$root/tools/completion/clustersim.bash" "$@"
 }
-for c in "run:clustersim ru" "all_gather:clustersim coll --op all_g" "--algo:clustersim coll --al" \
+for c in "run run-chakra:clustersim ru" "all_gather:clustersim coll --op all_g" "--algo:clustersim coll --al" \
 	"scenarios:clustersim list sc" "h100-sxm-80g:clustersim coll --gpu h1"; do
 	want=${c%%:*}
 	# shellcheck disable=SC2086

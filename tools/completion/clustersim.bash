@@ -8,7 +8,7 @@ _clustersim()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	cmd=${COMP_WORDS[1]}
-	local commands="run validate coll memory pipeline sweep plan compare calibrate goodput list"
+	local commands="run validate coll memory pipeline sweep plan compare calibrate goodput list export-chakra run-chakra"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -17,7 +17,7 @@ _clustersim()
 	case $prev in
 	--format)
 		case $cmd in
-		run | compare) COMPREPLY=($(compgen -W "text json csv" -- "$cur")) ;;
+		run | compare | run-chakra) COMPREPLY=($(compgen -W "text json csv" -- "$cur")) ;;
 		plan) COMPREPLY=($(compgen -W "text json csv megatron" -- "$cur")) ;;
 		*) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
 		esac
@@ -39,7 +39,7 @@ _clustersim()
 	--schedule)
 		COMPREPLY=($(compgen -W "gpipe 1f1b interleaved zb-h1 zb-v" -- "$cur"))
 		return 0 ;;
-	--out | --trace | --timeline | --per-rank | --plot | --nccl-tests)
+	--out | --trace | --timeline | --per-rank | --plot | --nccl-tests | --cluster | --comm-groups)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0 ;;
 	esac

@@ -7,6 +7,8 @@
 #                input as a file: JSON, or gzip)
 #   fuzz_calib   nccl-tests output and calibration files (cs_nccltests_parse,
 #                cs_calib_parse; the input's first byte picks the reader)
+#   fuzz_chakra  the Chakra execution-trace decoder of 'run-chakra'
+#                (cs_chakra_decode; the first byte picks the rank)
 #
 #   tools/fuzz/run-fuzz.sh [SECONDS]
 #
@@ -14,7 +16,8 @@
 # 10 s or use of more than 2048 MB; the input that did it is saved as
 # build-fuzz/artifacts/TARGET-crash-* (or leak-, timeout-, oom-). Keep a
 # reproducer as tests/data/fuzz/load-NAME, tests/data/fuzz/set-NAME or
-# tests/data/fuzz/kineto-NAME, tests/data/fuzz/calib-NAME: every run replays those first.
+# tests/data/fuzz/kineto-NAME, tests/data/fuzz/calib-NAME, tests/data/fuzz/chakra-NAME: every run
+# replays those first.
 #
 # The seed corpora are the repository's scenarios (scenarios/*.yaml,
 # tests/data/*/*.yaml) for fuzz_load, tools/fuzz/corpus-set/ for fuzz_set
@@ -49,32 +52,35 @@ fi
 ninja -C "$build" libclustersim.a >/dev/null
 
 # shellcheck disable=SC2046
-for t in fuzz_load fuzz_set fuzz_kineto fuzz_calib; do
+for t in fuzz_load fuzz_set fuzz_kineto fuzz_calib fuzz_chakra; do
 	clang -std=c17 -g -O1 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
 		-Iinclude -Isrc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		"tools/fuzz/$t.c" "$build/libclustersim.a" $(pkg-config --libs yaml-0.1 gsl jansson zlib) \
+		"tools/fuzz/$t.c" "$build/libclustersim.a" $(pkg-config --libs yaml-0.1 gsl jansson zlib libprotobuf-c) \
 		-lm -lpthread -o "$build/$t"
 done
 
 # Seeds: copied at run time, so the repository keeps one copy of each.
 mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/corpus-kineto" "$build/corpus-calib" \
-	"$build/seed-load" "$build/seed-set" "$build/seed-kineto" "$build/seed-calib" "$build/artifacts"
+	"$build/corpus-chakra" "$build/seed-load" "$build/seed-set" "$build/seed-kineto" \
+	"$build/seed-calib" "$build/seed-chakra" "$build/artifacts"
 rm -f "$build/seed-load/"* "$build/seed-set/"* "$build/seed-kineto/"* "$build/seed-calib/"* \
-	"$build/artifacts/"*
+	"$build/seed-chakra/"* "$build/artifacts/"*
 for f in scenarios/*.yaml tests/data/*/*.yaml; do
 	[ -f "$f" ] && cp "$f" "$build/seed-load/$(echo "$f" | tr / _)"
 done
 cp tools/fuzz/corpus-set/* "$build/seed-set/"
 cp tools/fuzz/corpus-kineto/* "$build/seed-kineto/"
 cp tools/fuzz/corpus-calib/* "$build/seed-calib/"
+cp tools/fuzz/corpus-chakra/* "$build/seed-chakra/"
 for f in tests/data/fuzz/load-* tests/data/fuzz/set-* tests/data/fuzz/kineto-* \
-	tests/data/fuzz/calib-*; do
+	tests/data/fuzz/calib-* tests/data/fuzz/chakra-*; do
 	[ -f "$f" ] || continue
 	case ${f##*/} in
 	load-*) cp "$f" "$build/seed-load/" ;;
 	set-*) cp "$f" "$build/seed-set/" ;;
 	kineto-*) cp "$f" "$build/seed-kineto/" ;;
 	calib-*) cp "$f" "$build/seed-calib/" ;;
+	chakra-*) cp "$f" "$build/seed-chakra/" ;;
 	esac
 done
 
@@ -94,6 +100,8 @@ printf '"%s"\n' '"traceEvents"' '"cat"' '"name"' '"ts"' '"dur"' '"args"' '"devic
 	'# Rank' ' Group ' ' on ' ' device ' '# Collective test starting: ' 'all_reduce_perf' \
 	'size' 'count' 'redop' 'root' 'time' 'algbw' 'busbw' '#wrong' 'N/A' 'network:' \
 	'scale_up_bandwidth' 'scale_out_bandwidth' 'latency' \
+	'comm_type' 'comm_size' 'pg_name' 'comm_src' 'comm_dst' 'comm_tag' 'is_cpu_op' 'cs_ns' \
+	'cs_stream' 'cs_to' 'cs_coll' 'cs_comm' 'cs_bytes' 'cs_mem' 'tp.0' 'tp.1' 'dp.0' 'pp.1' 'dp-intra' \
 	| sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$/"/' >>"$build/fuzz.dict"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -105,7 +113,7 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 
 status=0
-for t in load set kineto calib; do
+for t in load set kineto calib chakra; do
 	echo "== fuzz_$t for $secs s"
 	# shellcheck disable=SC2086
 	if ! "$build/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 \

@@ -1,0 +1,119 @@
+/*
+ * chakra.h - MLCommons Chakra execution traces: clustersim's programs out,
+ * anyone's traces in.
+ *
+ * A Chakra ET file holds one rank's work: a GlobalMetadata message, then
+ * Node messages, each prefixed with its length as a varint. Nodes are
+ * compute kernels (a duration), collectives (type, size, process group),
+ * point-to-point sends and receives, with control and data dependencies on
+ * other nodes of the same file. ASTRA-sim reads one file per rank, named
+ * <prefix>.<rank>.et.
+ *
+ * Export writes the programs cs_plan_build makes, one file per rank, node by
+ * node. Import turns each file into a program (compute stream, comm streams
+ * by process group, pipeline mailboxes for receives) for the runner; ranks
+ * whose files decode to the same program share one template.
+ *
+ * Process groups are named "<kind>.<instance>" ("tp.3", "dp.0", "dp-intra.1"),
+ * the group instances of the scenario's mesh (plan/mesh.h); a bare "<kind>"
+ * means the group of that kind that holds the rank, any other name one of a
+ * comm-group file's ({"NAME": [ranks]}, matched to the mesh's groups by
+ * their ranks), and no name the group spanning every rank.
+ */
+#ifndef CS_CHAKRA_CHAKRA_H
+#define CS_CHAKRA_CHAKRA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "clustersim/clustersim.h"
+#include "config/scenario.h"
+#include "plan/mesh.h"
+#include "plan/program.h"
+
+/* Chakra's NodeType values. */
+enum {
+	CS_CHAKRA_METADATA = 1, CS_CHAKRA_MEM_LOAD, CS_CHAKRA_MEM_STORE, CS_CHAKRA_COMP,
+	CS_CHAKRA_SEND, CS_CHAKRA_RECV, CS_CHAKRA_COLL, CS_CHAKRA_STORAGE, CS_CHAKRA_BATCH,
+	CS_CHAKRA_CHECKPOINT
+};
+
+/* What an export wrote. */
+typedef struct cs_chakra_written {
+	int64_t files;      /* one per rank */
+	int64_t templates;  /* distinct programs behind them */
+	int64_t nodes;      /* in all files */
+	int64_t bytes;
+} cs_chakra_written;
+
+/* Build the scenario's programs and write DIR/<prefix>.<rank>.et for every
+ * rank, and DIR/<prefix>.comm_group.json (each process group's ranks, for
+ * ASTRA-sim's --comm-group-configuration). DIR must exist. */
+cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix,
+			   cs_chakra_written *out, cs_diag *diag);
+
+/* Write one rank's program `p` (its pipeline stage's template, which
+ * `progs` indexes by stage) to the open stream `f`, named `name` in
+ * messages. Adds to out->nodes and out->bytes. */
+cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc, const cs_mesh *mesh,
+			       const cs_program *progs, int64_t rank, cs_chakra_written *out,
+			       cs_diag *diag);
+
+/* Named process groups, from a comm-group file. */
+typedef struct cs_chakra_groups cs_chakra_groups;
+
+/* Read a comm-group file, {"NAME": [rank, ...], ...}; the caller frees
+ * *out with cs_chakra_groups_free. Errors name the file (and line and
+ * column for JSON) and the group. */
+cs_status cs_chakra_groups_load(const char *path, cs_chakra_groups **out, cs_diag *diag);
+void cs_chakra_groups_free(cs_chakra_groups *gs);
+
+/* The group kind of the mesh whose group holding `rank` has exactly the
+ * ranks of group `name`: 0 with *kind; -1 when there is no such name; -2
+ * when the group does not hold the rank or is no group of the mesh, with
+ * the reason in why (cap bytes). */
+int cs_chakra_groups_kind(const cs_chakra_groups *gs, const char *name, const cs_mesh *mesh,
+			  int64_t gpus_per_node, int64_t rank, uint8_t *kind, char *why, size_t cap);
+
+/* Where to place a trace's ops: the scenario's mesh, the rank, and the
+ * named groups (NULL for none). */
+typedef struct cs_chakra_where {
+	const cs_mesh *mesh;
+	int64_t gpus_per_node;
+	int64_t rank;
+	const cs_chakra_groups *groups;
+} cs_chakra_where;
+
+/* Decode one rank's trace `buf` (`len` bytes; `name` for messages) into
+ * `out`, which the caller has cs_program_init'ed and frees, also on error.
+ * Errors are CS_ERR_INPUT with "NAME: node ID: ...", or "NAME: ..." for the
+ * framing. *rank_free is set when the program does not depend on the rank
+ * (no instance names, no point-to-point peers), so another rank with the
+ * same bytes may share it without decoding. */
+cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name,
+			   const cs_chakra_where *where, cs_program *out, int *rank_free,
+			   cs_diag *diag);
+
+/* A set of imported traces: templates and which one each rank runs. */
+typedef struct cs_chakra_set cs_chakra_set;
+
+/* Load every rank's trace of `path` for the scenario's cluster and mesh:
+ * `path` is a directory holding <prefix>.<rank>.et files (one prefix), or
+ * the prefix itself as ASTRA-sim takes it (DIR/prefix). Named process
+ * groups come from the comm-group file `groups`, or with NULL from
+ * DIR/<prefix>.comm_group.json when there is one. The caller frees *out
+ * with cs_chakra_set_free. */
+cs_status cs_chakra_load(const char *path, const char *groups, const cs_scenario *sc,
+			 cs_chakra_set **out, cs_diag *diag);
+void cs_chakra_set_free(cs_chakra_set *s);
+
+/* The templates (owned by the set) and their count. */
+const cs_program *cs_chakra_set_programs(const cs_chakra_set *s, int64_t *n);
+/* Per rank, the template it runs. */
+const uint16_t *cs_chakra_set_template_of(const cs_chakra_set *s);
+/* Files read, and of them the ones decoded (the rest shared a decoded
+ * file's bytes). */
+int64_t cs_chakra_set_files(const cs_chakra_set *s, int64_t *decoded);
+
+#endif

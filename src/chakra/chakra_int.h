@@ -1,0 +1,80 @@
+/*
+ * chakra_int.h - what export.c, export_set.c, import.c and import_set.c
+ * share: the varint framing and the collective types. Private to
+ * src/chakra.
+ */
+#ifndef CS_CHAKRA_CHAKRA_INT_H
+#define CS_CHAKRA_CHAKRA_INT_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clustersim/clustersim.h"
+#include "coll/coll_op.h"
+#include "plan/program.h"
+
+/* Chakra's CollectiveCommType values. */
+enum {
+	CS_CHAKRA_ALL_REDUCE, CS_CHAKRA_REDUCE, CS_CHAKRA_ALL_GATHER, CS_CHAKRA_GATHER,
+	CS_CHAKRA_SCATTER, CS_CHAKRA_BROADCAST, CS_CHAKRA_ALL_TO_ALL, CS_CHAKRA_REDUCE_SCATTER,
+	CS_CHAKRA_REDUCE_SCATTER_BLOCK, CS_CHAKRA_BARRIER
+};
+
+/* Write `v` as a base-128 varint at p (at most 10 bytes); its length. */
+size_t cs__chakra_varint_put(uint8_t *p, uint64_t v);
+/* Read a varint from p (len bytes there): the bytes it took, or 0 when it
+ * is cut short or longer than 10 bytes. */
+size_t cs__chakra_varint_get(const uint8_t *p, size_t len, uint64_t *v);
+
+/* The Chakra type of a collective; clustersim's ring exchange of K/V
+ * (CS_COLL_SEND_RECV on a group), which Chakra has no type for, goes out
+ * as an all-gather (the cs_coll attribute keeps the truth). */
+int cs__chakra_comm_type(cs_coll_op op);
+/* The collective of a Chakra type: 0, or -1 for a type it does not know.
+ * A barrier is an all-reduce of the node's size. */
+int cs__chakra_coll_of(int64_t type, cs_coll_op *op);
+
+/* Memory for decoding one message at a time: protobuf-c allocates from a
+ * block that is reset between messages (its frees do nothing), instead of
+ * a malloc and a free per field. What does not fit the block is malloc'ed
+ * and freed at the reset. */
+typedef struct cs__chakra_arena {
+	ProtobufCAllocator pa;   /* what protobuf-c is given; its data is the arena */
+	uint8_t *block;
+	size_t cap, used;
+	void **big;
+	size_t nbig, bigcap;
+	int failed;              /* an allocation failed since the last reset */
+} cs__chakra_arena;
+
+void cs__chakra_arena_init(cs__chakra_arena *a);
+void cs__chakra_arena_reset(cs__chakra_arena *a);
+void cs__chakra_arena_free(cs__chakra_arena *a);
+
+/* A decoded node, before it has a place on a stream. */
+typedef struct cs__chakra_node {
+	uint64_t id;
+	int64_t dep0;      /* its first dependency in the graph's deps */
+	int32_t ndeps;
+	int8_t stream;     /* -1: a receive, which is no op */
+	uint8_t mbox;      /* a receive's mailbox counter */
+	cs_op op;
+} cs__chakra_node;
+
+/* A rank's decoded nodes, in file order, and their dependencies (node ids). */
+typedef struct cs__chakra_graph {
+	const char *name;  /* the file, for messages */
+	cs__chakra_node *nodes;
+	int64_t n;
+	uint64_t *deps;
+	int64_t ndeps;
+} cs__chakra_graph;
+
+/* Append the graph's nodes to `p` in a dependency order (file order where
+ * it allows), each on its stream, waits as counters. The graph's deps are
+ * rewritten in place. CS_ERR_INPUT with "NAME: node ID: ..." for a
+ * dependency on a node that is not there, an id used twice or a cycle. */
+cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag);
+
+#endif

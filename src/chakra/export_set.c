@@ -1,0 +1,126 @@
+/*
+ * export_set.c - cs_chakra_export: build a scenario's programs and write
+ * every rank's trace, and the process groups ASTRA-sim needs to resolve
+ * their names.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/chakra.h"
+#include "hw/files.h"
+#include "plan/build.h"
+
+static int path_of(char *buf, size_t cap, const char *dir, const char *prefix, const char *tail)
+{
+	size_t n = strlen(dir);
+	const char *sep = n && dir[n - 1] == '/' ? "" : "/";
+	return snprintf(buf, cap, "%s%s%s.%s", dir, sep, prefix, tail) >= (int)cap ? -1 : 0;
+}
+
+/* The group kinds any program uses, a bit each. */
+static unsigned kinds_used(const cs_program *progs, int64_t n)
+{
+	unsigned used = 0;
+	for (int64_t t = 0; t < n; t++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			for (int32_t i = 0; i < progs[t].nops[s]; i++)
+				if (progs[t].ops[s][i].kind == CS_OP_COLL)
+					used |= 1u << progs[t].ops[s][i].group;
+	return used;
+}
+
+/* {"tp.0": [0, 1], "tp.1": [2, 3], ...}: every instance of every kind used. */
+static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_mesh *m,
+			      unsigned used, cs_diag *diag)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s'", path);
+		return CS_ERR_INPUT;
+	}
+	int64_t gpn = sc->cluster.gpus_per_node;
+	int first = 1;
+	fputs("{", f);
+	for (int k = 0; k < CS_GROUP_KINDS; k++) {
+		if (!(used & (1u << k)))
+			continue;
+		int64_t n = cs_mesh_group_count(m, (cs_group_kind)k, gpn);
+		uint8_t *seen = calloc((size_t)n, 1);
+		if (!seen) {
+			fclose(f);
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			return CS_ERR_NOMEM;
+		}
+		for (int64_t r = 0; r < m->world; r++) {
+			int64_t g = cs_mesh_group_index(m, (cs_group_kind)k, r, gpn);
+			if (seen[g])
+				continue;
+			seen[g] = 1;
+			cs_group grp = cs_mesh_group(m, (cs_group_kind)k, r, gpn);
+			fprintf(f, "%s\n  \"%s.%" PRId64 "\": [", first ? "" : ",",
+				cs_group_kind_name((cs_group_kind)k), g);
+			first = 0;
+			for (int64_t i = 0; i < cs_group_size(&grp); i++)
+				fprintf(f, "%s%" PRId64, i ? ", " : "", cs_group_member(&grp, i));
+			fputs("]", f);
+		}
+		free(seen);
+	}
+	fputs("\n}\n", f);
+	if (ferror(f) | (fclose(f) != 0)) {
+		snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s'", path);
+		return CS_ERR_INPUT;
+	}
+	return CS_OK;
+}
+
+cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix,
+			   cs_chakra_written *out, cs_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	cs_kprof *prof = NULL;
+	cs_status st = cs_hw_load_profile(sc, &prof, diag);
+	if (st != CS_OK)
+		return st;
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	int64_t n = sc->parallel.pp;
+	cs_program *progs = NULL;
+	st = cs_plan_build_new(sc, &mesh, prof, &progs, diag);
+	char path[4096];
+	for (int64_t r = 0; st == CS_OK && r < mesh.world; r++) {
+		char tail[32];
+		snprintf(tail, sizeof tail, "%" PRId64 ".et", r);
+		if (path_of(path, sizeof path, dir, prefix, tail)) {
+			snprintf(diag->msg, sizeof diag->msg, "output path under '%.900s' too long", dir);
+			st = CS_ERR_INPUT;
+			break;
+		}
+		FILE *f = fopen(path, "wb");
+		if (!f) {
+			snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s'", path);
+			st = CS_ERR_INPUT;
+			break;
+		}
+		st = cs_chakra_write_rank(f, path, sc, &mesh, progs, r, out, diag);
+		if ((fclose(f) != 0) && st == CS_OK) {
+			snprintf(diag->msg, sizeof diag->msg, "%.900s: cannot write", path);
+			st = CS_ERR_INPUT;
+		}
+		out->files++;
+	}
+	if (st == CS_OK) {
+		out->templates = n;
+		if (path_of(path, sizeof path, dir, prefix, "comm_group.json")) {
+			snprintf(diag->msg, sizeof diag->msg, "output path under '%.900s' too long", dir);
+			st = CS_ERR_INPUT;
+		} else {
+			st = write_groups(path, sc, &mesh, kinds_used(progs, n), diag);
+		}
+	}
+	cs_plan_programs_free(progs, n);
+	cs_kprof_free(prof);
+	return st;
+}

@@ -1,0 +1,255 @@
+/*
+ * cmd_chakra.c - `clustersim export-chakra`: a scenario's programs as
+ * Chakra execution traces, one per rank; and `clustersim run-chakra`: a set
+ * of Chakra traces simulated on a scenario's cluster.
+ */
+#include "cli/cmd_chakra.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "chakra/chakra.h"
+#include "cli/args.h"
+#include "cli/progress.h"
+#include "clustersim/clustersim.h"
+#include "config/scenario.h"
+#include "report/report.h"
+#include "study/study.h"
+
+static const char export_help[] =
+"usage: clustersim export-chakra SCENARIO.yaml --out DIR [options]\n"
+"\n"
+"Write the programs SCENARIO's ranks run as MLCommons Chakra execution\n"
+"traces, one file per rank, DIR/PREFIX.<rank>.et (the names ASTRA-sim reads),\n"
+"and the process groups as DIR/PREFIX.comm_group.json (ASTRA-sim's\n"
+"--comm-group-configuration). Compute nodes carry the durations of\n"
+"clustersim's compute model; collectives their type, size and process group;\n"
+"pipeline messages are send/receive pairs. See docs/chakra.md.\n"
+"\n"
+"options:\n"
+"  --out DIR           the directory to write (made when missing)\n"
+"  --prefix NAME       file name prefix (default: the scenario's name)\n"
+"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+"  -h, --help          this help\n"
+"\n"
+"example:\n"
+"  clustersim export-chakra scenarios/ddp-gpt-small.yaml --out et/\n"
+"\n"
+"exit status: 0 success, 1 failure, 2 bad input\n";
+
+static const char run_help[] =
+"usage: clustersim run-chakra TRACES --cluster SCENARIO.yaml [options]\n"
+"\n"
+"Simulate a set of Chakra execution traces, one per rank, on SCENARIO's\n"
+"cluster: compute nodes take their recorded durations, collectives run on\n"
+"their process groups with clustersim's tuner (and flow network when the\n"
+"scenario asks), sends and receives become pipeline messages. TRACES is a\n"
+"directory of PREFIX.<rank>.et files or the prefix itself (DIR/PREFIX), as\n"
+"ASTRA-sim takes it. SCENARIO's parallelism names the process groups; its\n"
+"model and training only feed MFU and memory in the report.\n"
+"A trace's pg_name is KIND.INSTANCE (tp.3), KIND (the rank's tp group), a\n"
+"name of the comm-group file (matched to the scenario's groups by their\n"
+"ranks) or absent (all ranks).\n"
+"\n"
+"options:\n"
+"  --cluster FILE      the scenario whose cluster runs the traces (required)\n"
+"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+"  --comm-groups FILE  named process groups, {\"NAME\": [ranks], ...} as for\n"
+"                      ASTRA-sim (default: PREFIX.comm_group.json beside the\n"
+"                      traces, when there is one)\n"
+"  --format text|json|csv  output format (default text)\n"
+"  --progress          show progress on stderr (default: when it is a terminal;\n"
+"                      elsewhere a line every 10 s)\n"
+"  --no-progress       never show progress\n"
+"  -h, --help          this help\n"
+"\n"
+"example:\n"
+"  clustersim export-chakra scenarios/ddp-gpt-small.yaml --out et/\n"
+"  clustersim run-chakra et/ --cluster scenarios/ddp-gpt-small.yaml\n"
+"\n"
+"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+
+enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT, O_PROGRESS, O_NO_PROGRESS,
+       O_GROUPS };
+
+static const cs_opt export_opts[] = {
+	{ "out", 1, O_OUT }, { "prefix", 1, O_PREFIX }, { "set", 1, O_SET }, { "help", 0, O_HELP },
+	{ 0, 0, 0 },
+};
+
+static const cs_opt run_opts[] = {
+	{ "cluster", 1, O_CLUSTER }, { "set", 1, O_SET }, { "format", 1, O_FORMAT },
+	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
+	{ "comm-groups", 1, O_GROUPS },
+	{ 0, 0, 0 },
+};
+
+/* A file name prefix from the scenario's name. */
+static void default_prefix(const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *p = name; p && *p && n + 1 < cap; p++)
+		out[n++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			   (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ? *p : '_';
+	out[n] = 0;
+	if (n == 0)
+		snprintf(out, cap, "trace");
+}
+
+/* The scenario with its --set overrides: 0, or the exit status after
+ * printing the problem. */
+static int load(const cs_scenario_args *sa, cs_scenario **sc)
+{
+	cs_diag diag = { { 0 } };
+	cs_status st = cs_scenario_load(sa->file, sa->sets, sa->nsets, sc, &diag);
+	if (st == CS_OK)
+		return 0;
+	fprintf(stderr, "%s\n", CS_CLEAN(diag));
+	return st == CS_ERR_INPUT ? 2 : 1;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int cs_cmd_export_chakra(int argc, char **argv)
+{
+	cs_args a;
+	cs_scenario_args sa = { 0 };
+	const char *out = NULL, *prefix = NULL, *val;
+	int id;
+	cs_args_init(&a, "export-chakra", argc, argv);
+	while ((id = cs_args_next(&a, export_opts, &val)) != CS_ARGS_END) {
+		switch (id) {
+		case CS_ARGS_ERROR:
+			return 2;
+		case CS_ARGS_POSITIONAL:
+		case O_SET:
+			if (cs_args_scenario(&a, &sa, id == O_SET, val))
+				return 2;
+			break;
+		case O_OUT: out = val; break;
+		case O_PREFIX:
+			if (!*val || strchr(val, '/'))
+				return cs_args_fail(&a, "bad prefix '%s' (a file name, no '/')", val);
+			prefix = val;
+			break;
+		case O_HELP:
+			fputs(export_help, stdout);
+			return 0;
+		}
+	}
+	if (!sa.file)
+		return cs_args_fail(&a, "no scenario file given");
+	if (!out)
+		return cs_args_fail(&a, "no output directory given (--out DIR)");
+	cs_scenario *sc = NULL;
+	int rc = load(&sa, &sc);
+	if (rc)
+		return rc;
+	cs_diag diag = { { 0 } };
+	cs_status st;
+	char pre[128];
+	default_prefix(prefix ? prefix : sc->name, pre, sizeof pre);
+	if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "clustersim export-chakra: cannot make directory '%s': %s\n", out,
+			strerror(errno));
+		cs_scenario_free(sc);
+		return 2;
+	}
+	cs_chakra_written w;
+	double t0 = now_s();
+	st = cs_chakra_export(sc, out, pre, &w, &diag);
+	cs_scenario_free(sc);
+	if (st != CS_OK) {
+		fprintf(stderr, "clustersim export-chakra: %s\n", CS_CLEAN(diag));
+		return st == CS_ERR_INPUT ? 2 : 1;
+	}
+	printf("wrote %lld traces of %lld distinct program%s (%lld nodes, %.1f MB) to %s/%s.<rank>.et "
+	       "in %.2f s; process groups in %s/%s.comm_group.json\n", (long long)w.files,
+	       (long long)w.templates, w.templates == 1 ? "" : "s", (long long)w.nodes,
+	       (double)w.bytes / 1e6, out, pre, now_s() - t0, out, pre);
+	return 0;
+}
+
+int cs_cmd_run_chakra(int argc, char **argv)
+{
+	cs_args a;
+	cs_scenario_args sa = { 0 };
+	const char *traces = NULL, *groups = NULL, *val;
+	int id, format = 0, progress = cs_cli_progress_default();
+	cs_args_init(&a, "run-chakra", argc, argv);
+	while ((id = cs_args_next(&a, run_opts, &val)) != CS_ARGS_END) {
+		switch (id) {
+		case CS_ARGS_ERROR:
+			return 2;
+		case CS_ARGS_POSITIONAL:
+			if (traces)
+				return cs_args_fail(&a, "unexpected argument '%s'", val);
+			traces = val;
+			break;
+		case O_CLUSTER:
+		case O_SET:
+			if (cs_args_scenario(&a, &sa, id == O_SET, val))
+				return 2;
+			break;
+		case O_GROUPS: groups = val; break;
+		case O_FORMAT:
+			if (strcmp(val, "text") && strcmp(val, "json") && strcmp(val, "csv"))
+				return cs_args_fail(&a, "unknown format '%s' (text, json or csv)", val);
+			format = strcmp(val, "json") == 0 ? 1 : strcmp(val, "csv") == 0 ? 2 : 0;
+			break;
+		case O_PROGRESS: progress = cs_cli_progress_asked(); break;
+		case O_NO_PROGRESS: progress = 0; break;
+		case O_HELP:
+			fputs(run_help, stdout);
+			return 0;
+		}
+	}
+	if (!traces)
+		return cs_args_fail(&a, "no traces given (a directory, or DIR/PREFIX)");
+	if (!sa.file)
+		return cs_args_fail(&a, "no cluster given (--cluster SCENARIO.yaml)");
+	cs_scenario *sc = NULL;
+	int rc = load(&sa, &sc);
+	if (rc)
+		return rc;
+	cs_diag diag = { { 0 } };
+	cs_status st;
+	double t0 = now_s();
+	cs_chakra_set *set = NULL;
+	cs_result *res = NULL;
+	st = cs_chakra_load(traces, groups, sc, &set, &diag);
+	if (st == CS_OK) {
+		int64_t decoded, files = cs_chakra_set_files(set, &decoded);
+		cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),
+				       .tmpl_of = cs_chakra_set_template_of(set) };
+		fprintf(stderr, "imported %lld traces (%lld decoded, %lld distinct program%s) in %.2f s\n",
+			(long long)files, (long long)decoded, (long long)given.n,
+			given.n == 1 ? "" : "s", now_s() - t0);
+		cs_run_opts opts = { .progress = progress };
+		st = cs__simulate_programs(sc, &given, &opts, NULL, false, &res, &diag);
+	}
+	cs_chakra_set_free(set);
+	if (st != CS_OK) {
+		fprintf(stderr, "clustersim run-chakra: %s\n", CS_CLEAN(diag));
+		cs_scenario_free(sc);
+		return st == CS_ERR_INPUT ? 2 : 1;
+	}
+	const cs_metrics *m = cs_result_metrics(res);
+	if (format == 2)
+		cs_report_csv(stdout, sc->name, m);
+	else if (format)
+		cs_report_json(stdout, sc->name, m, 2);
+	else
+		cs_report_text(stdout, sc->name, m, cs_cli_color(1));
+	cs_result_free(res);
+	cs_scenario_free(sc);
+	return 0;
+}

@@ -1,0 +1,550 @@
+/*
+ * test_chakra.c - Chakra execution traces: a scenario exported and imported
+ * back runs the same step; identical traces share one template; single
+ * collectives (ASTRA-sim's microbenchmark traces) take what `coll` says;
+ * bad traces are refused with the file, the node and the reason.
+ *
+ * The hand-made traces are encoded here byte by byte from the Chakra
+ * schema's field numbers, independently of the generated decoder.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chakra/chakra.h"
+#include "clustersim/clustersim.h"
+#include "coll/coll.h"
+#include "config/scenario.h"
+#include "hw/files.h"
+#include "hw/topo.h"
+#include "study/study.h"
+
+#ifndef CS_SOURCE_ROOT
+#define CS_SOURCE_ROOT "."
+#endif
+
+/* ---- a minimal protobuf writer ------------------------------------------ */
+
+typedef struct buf {
+	uint8_t b[16384];
+	size_t n;
+} buf;
+
+static void varint(buf *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		o->b[o->n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	o->b[o->n++] = (uint8_t)v;
+}
+
+static void f_varint(buf *o, int field, uint64_t v)
+{
+	varint(o, (uint64_t)field << 3);
+	varint(o, v);
+}
+
+static void f_bytes(buf *o, int field, const void *p, size_t n)
+{
+	varint(o, (uint64_t)field << 3 | 2);
+	varint(o, n);
+	memcpy(o->b + o->n, p, n);
+	o->n += n;
+}
+
+static void attr_int(buf *node, const char *name, int64_t v)
+{
+	buf a = { .n = 0 };
+	f_bytes(&a, 1, name, strlen(name));
+	f_varint(&a, 9, (uint64_t)v); /* int64_val */
+	f_bytes(node, 10, a.b, a.n);
+}
+
+static void attr_str(buf *node, const char *name, const char *v)
+{
+	buf a = { .n = 0 };
+	f_bytes(&a, 1, name, strlen(name));
+	f_bytes(&a, 29, v, strlen(v)); /* string_val */
+	f_bytes(node, 10, a.b, a.n);
+}
+
+/* A node of a hand-made trace; type 0 ends a list. */
+typedef struct tnode {
+	uint64_t id;
+	uint32_t type;
+	uint64_t dur_us;
+	uint64_t dep[3];
+	int ndeps;
+	int64_t comm_type, comm_size; /* collectives, sends, receives (-1: left out) */
+	const char *pg;
+	int64_t peer;                 /* sends: comm_dst, receives: comm_src; -1 none */
+} tnode;
+
+static void put_node(buf *file, const tnode *t)
+{
+	buf n = { .n = 0 };
+	f_varint(&n, 1, t->id);
+	f_varint(&n, 3, t->type);
+	if (t->ndeps) {
+		buf d = { .n = 0 };
+		for (int i = 0; i < t->ndeps; i++)
+			varint(&d, t->dep[i]);
+		f_bytes(&n, 5, d.b, d.n); /* data_deps, packed */
+	}
+	f_varint(&n, 7, t->dur_us);
+	if (t->comm_type >= 0)
+		attr_int(&n, "comm_type", t->comm_type);
+	if (t->comm_size >= 0)
+		attr_int(&n, "comm_size", t->comm_size);
+	if (t->pg)
+		attr_str(&n, "pg_name", t->pg);
+	if (t->peer >= 0)
+		attr_int(&n, t->type == CS_CHAKRA_SEND ? "comm_dst" : "comm_src", t->peer);
+	varint(file, n.n);
+	memcpy(file->b + file->n, n.b, n.n);
+	file->n += n.n;
+}
+
+/* An empty GlobalMetadata, then the nodes up to the one of type 0. */
+static void put_trace(buf *file, const tnode *nodes)
+{
+	file->n = 0;
+	varint(file, 0);
+	for (const tnode *t = nodes; t->type; t++)
+		put_node(file, t);
+}
+
+#define COMP(i, us) { .id = i, .type = CS_CHAKRA_COMP, .dur_us = us, .comm_type = -1, .comm_size = -1, .peer = -1 }
+#define END { .type = 0 }
+
+static cs_scenario *load_set(const char *name, const char *const *sets, size_t nsets)
+{
+	char path[512];
+	cs_scenario *sc = NULL;
+	cs_diag d = { { 0 } };
+	snprintf(path, sizeof path, "%s/scenarios/%s", CS_SOURCE_ROOT, name);
+	ck_assert_msg(cs_scenario_load(path, sets, nsets, &sc, &d) == CS_OK, "%s", d.msg);
+	return sc;
+}
+
+static cs_scenario *load(const char *name)
+{
+	return load_set(name, NULL, 0);
+}
+
+/* A fresh directory under /tmp, removed by rm_dir. */
+static void make_dir(char *dir, size_t cap)
+{
+	snprintf(dir, cap, "/tmp/cs-chakra-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void rm_dir(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_file(const char *path, const buf *b)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(b->b, 1, b->n, f), b->n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Import `dir` for `sc` and simulate it: the step time. */
+static double run_traces(const char *dir, const cs_scenario *sc, int64_t *decoded, int64_t *templates)
+{
+	cs_chakra_set *set = NULL;
+	cs_result *res = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),
+			       .tmpl_of = cs_chakra_set_template_of(set) };
+	cs_chakra_set_files(set, decoded);
+	*templates = given.n;
+	ck_assert_msg(cs__simulate_programs(sc, &given, NULL, NULL, false, &res, &d) == CS_OK, "%s",
+		      d.msg);
+	double t = cs_result_metrics(res)->step_time_s;
+	cs_result_free(res);
+	cs_chakra_set_free(set);
+	return t;
+}
+
+/* ---- round trip ----------------------------------------------------------- */
+
+static const struct {
+	const char *file;
+	const char *sets[6];
+} round_trips[] = {
+	{ "ddp-gpt-small.yaml", { NULL } },
+	{ "fsdp-llama3-8b-16gpu.yaml", { NULL } },
+	{ "3d-llama3-70b-64gpu.yaml", { NULL } },
+	/* two stages: both pipeline neighbours are the same rank */
+	{ "ddp-gpt-small.yaml", { "model.layers=2", "parallelism.tp=2", "parallelism.pp=2",
+				  "parallelism.dp=2", "training.global_batch=8", "training.micro_batch=1" } },
+};
+
+START_TEST(exported_scenario_imports_to_the_same_step_time)
+{
+	size_t nsets = 0;
+	while (nsets < 6 && round_trips[_i].sets[nsets])
+		nsets++;
+	cs_scenario *sc = load_set(round_trips[_i].file, round_trips[_i].sets, nsets);
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	cs_chakra_written w;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", &w, &d) == CS_OK, "%s", d.msg);
+	ck_assert_int_eq(w.files, cs_scenario_gpus(sc));
+	ck_assert_int_eq(w.templates, sc->parallel.pp);
+	cs_result *res = NULL;
+	ck_assert_msg(cs_simulate(sc, NULL, &res, &d) == CS_OK, "%s", d.msg);
+	double want = cs_result_metrics(res)->step_time_s;
+	cs_result_free(res);
+	int64_t decoded, templates;
+	double got = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_msg(fabs(got - want) <= 1e-3 * want, "%s: imported %.9f s, run %.9f s",
+		      round_trips[_i].file, got, want);
+	ck_assert_int_eq(templates, sc->parallel.pp); /* one per stage, as built */
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- sharing and microbenchmarks ------------------------------------------ */
+
+START_TEST(identical_rank_free_traces_decode_once)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml"); /* 8 GPUs, dp 8 */
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	tnode nodes[] = {
+		COMP(1, 100),
+		{ .id = 2, .type = CS_CHAKRA_COLL, .dep = { 1 }, .ndeps = 1, .comm_type = 0,
+		  .comm_size = 1 << 20, .pg = "dp", .peer = -1 },
+		COMP(3, 50),
+		END,
+	};
+	buf b;
+	put_trace(&b, nodes);
+	for (int r = 0; r < 8; r++) {
+		snprintf(path, sizeof path, "%s/mb.%d.et", dir, r);
+		write_file(path, &b);
+	}
+	int64_t decoded, templates;
+	double t = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_int_eq(decoded, 1);
+	ck_assert_int_eq(templates, 1);
+	ck_assert(t > 100e-6);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ASTRA-sim's microbenchmarks (examples/workload/microbenchmarks, made by
+ * its generator_scripts): per rank a GlobalMetadata of version "0.0.4" and
+ * one named collective node, its id the rank's, with is_cpu_op false,
+ * comm_type and comm_size 1 MiB, no process group. */
+static void put_microbenchmark(buf *file, int64_t id, int64_t type, int64_t bytes)
+{
+	buf m = { .n = 0 }, n = { .n = 0 }, a = { .n = 0 };
+	f_bytes(&m, 1, "0.0.4", 5);
+	file->n = 0;
+	varint(file, m.n);
+	memcpy(file->b + file->n, m.b, m.n);
+	file->n += m.n;
+	f_varint(&n, 1, (uint64_t)id);
+	f_bytes(&n, 2, "coll_8npus_1MB", 14);
+	f_varint(&n, 3, CS_CHAKRA_COLL);
+	f_bytes(&a, 1, "is_cpu_op", 9);
+	f_varint(&a, 27, 0); /* bool_val */
+	f_bytes(&n, 10, a.b, a.n);
+	attr_int(&n, "comm_type", type);
+	attr_int(&n, "comm_size", bytes);
+	varint(file, n.n);
+	memcpy(file->b + file->n, n.b, n.n);
+	file->n += n.n;
+}
+
+static const struct { int64_t chakra; cs_coll_op op; } micro[] = {
+	{ 0, CS_COLL_ALL_REDUCE }, { 2, CS_COLL_ALL_GATHER }, { 7, CS_COLL_REDUCE_SCATTER },
+	{ 6, CS_COLL_ALL_TO_ALL },
+};
+
+START_TEST(a_lone_collective_takes_what_coll_says)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	double bytes = 1024.0 * 1024;
+	buf b;
+	for (int r = 0; r < 8; r++) {
+		put_microbenchmark(&b, r, micro[_i].chakra, (int64_t)bytes);
+		snprintf(path, sizeof path, "%s/%d.%d.et", dir, _i, r);
+		write_file(path, &b);
+	}
+	int64_t decoded, templates;
+	double got = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_int_eq(templates, 1); /* the ids differ, the programs do not */
+	/* `clustersim coll`'s time for the op on the first 8 GPUs */
+	cs_coll_spec spec;
+	cs_diag d = { { 0 } };
+	ck_assert(cs_hw_coll_spec(sc, &spec, &d) == CS_OK);
+	cs_topo *topo = cs_topo_new(&sc->cluster);
+	cs_coll *coll = cs_coll_new(&sc->cluster, &spec);
+	cs_group_shape g = cs_topo_group(topo, 0, 1, 8);
+	cs_coll_choice ch;
+	double want = 1e-9 * (double)cs_coll_time(coll, micro[_i].op, &g, bytes, &ch);
+	ck_assert_msg(fabs(got - want) <= 1e-3 * want, "%s: imported %.9f s, coll %.9f s",
+		      cs_coll_op_name(micro[_i].op), got, want);
+	cs_coll_free(coll);
+	cs_topo_free(topo);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- named process groups ----------------------------------------------------- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Per rank: compute, an all-reduce on its TP pair, one on its DP group,
+ * compute; the groups named as `tp_names`/`dp_names` give them. */
+static double run_named(const cs_scenario *sc, const char *const *tp_names,
+			const char *const *dp_names, const char *groups_json)
+{
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	for (int r = 0; r < 8; r++) {
+		tnode nodes[] = {
+			COMP(1, 100),
+			{ .id = 2, .type = CS_CHAKRA_COLL, .dep = { 1 }, .ndeps = 1, .comm_type = 0,
+			  .comm_size = 1 << 20, .pg = tp_names[r / 2], .peer = -1 },
+			{ .id = 3, .type = CS_CHAKRA_COLL, .dep = { 2 }, .ndeps = 1, .comm_type = 0,
+			  .comm_size = 4 << 20, .pg = dp_names[r % 2], .peer = -1 },
+			{ .id = 4, .type = CS_CHAKRA_COMP, .dur_us = 50, .dep = { 3 }, .ndeps = 1,
+			  .comm_type = -1, .comm_size = -1, .peer = -1 },
+			END,
+		};
+		buf b;
+		put_trace(&b, nodes);
+		snprintf(path, sizeof path, "%s/n.%d.et", dir, r);
+		write_file(path, &b);
+	}
+	if (groups_json) {
+		snprintf(path, sizeof path, "%s/n.comm_group.json", dir);
+		write_text(path, groups_json);
+	}
+	int64_t decoded, templates;
+	double t = run_traces(dir, sc, &decoded, &templates);
+	rm_dir(dir);
+	return t;
+}
+
+START_TEST(named_groups_resolve_by_their_ranks)
+{
+	static const char *const sets[] = { "parallelism.tp=2" }; /* tp 2 x dp 4 */
+	cs_scenario *sc = load_set("ddp-gpt-small.yaml", sets, 1);
+	static const char *const tp_bare[] = { "tp", "tp", "tp", "tp" }, *dp_bare[] = { "dp", "dp" };
+	static const char *const tp_num[] = { "0", "1", "2", "3" }, *dp_num[] = { "even", "odd" };
+	double bare = run_named(sc, tp_bare, dp_bare, NULL);
+	double named = run_named(sc, tp_num, dp_num,
+				 "{\"0\": [0, 1], \"1\": [2, 3], \"2\": [5, 4], \"3\": [6, 7],\n"
+				 " \"even\": [0, 2, 4, 6], \"odd\": [7, 5, 3, 1]}\n");
+	ck_assert(bare > 150e-6);
+	ck_assert_msg(named == bare, "named groups %.9f s, kinds %.9f s", named, bare);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+static const struct {
+	const char *json, *pg;
+	const char *msg;   /* of loading the file, or else of decoding */
+} bad_groups[] = {
+	{ "{\"a\": [0, 1]", "a", "x.json:1:12: '}' expected near end of file" },
+	{ "[0, 1]", "a", "x.json: not a JSON object of process groups" },
+	{ "{\"a\": [0, -1]}", "a", "x.json: process group 'a': a rank that is not a whole number >= 0" },
+	{ "{\"a\": [0, 0]}", "a", "x.json: process group 'a': a rank listed twice" },
+	{ "{\"a\": []}", "a", "x.json: process group 'a': not a list of ranks" },
+	{ "{\"a\": [2, 3]}", "a", "x.et: node 4: process group 'a' does not hold rank 0" },
+	{ "{\"a\": [0, 1, 2]}", "a",
+	  "x.et: node 4: process group 'a' (3 ranks, from 0 to 2) is no group of the scenario's parallelism" },
+	{ "{\"a\": [0, 1]}", "b", "x.et: node 4: unknown process group 'b' (not in the comm-group file" },
+};
+
+START_TEST(a_bad_named_group_is_refused)
+{
+	cs_parallel_spec p = { .tp = 2, .pp = 2, .dp = 2, .cp = 1, .ep = 1,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &p);
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/x.json", dir);
+	write_text(path, bad_groups[_i].json);
+	cs_chakra_groups *gs = NULL;
+	cs_diag d = { { 0 } };
+	char want[256];
+	cs_status st = cs_chakra_groups_load(path, &gs, &d);
+	if (st == CS_OK) {
+		tnode nodes[] = { { .id = 4, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8,
+				    .pg = bad_groups[_i].pg, .peer = -1 }, END };
+		buf b;
+		put_trace(&b, nodes);
+		cs_chakra_where w = { .mesh = &mesh, .gpus_per_node = 8, .rank = 0, .groups = gs };
+		cs_program prog;
+		cs_program_init(&prog);
+		int rank_free;
+		st = cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, &d);
+		cs_program_free(&prog);
+		snprintf(want, sizeof want, "%s", bad_groups[_i].msg);
+	} else {
+		snprintf(want, sizeof want, "%s/%s", dir, bad_groups[_i].msg);
+	}
+	ck_assert_int_eq(st, CS_ERR_INPUT);
+	ck_assert_msg(strncmp(d.msg, want, strlen(want)) == 0, "got '%s', want '%s...'", d.msg, want);
+	cs_chakra_groups_free(gs);
+	rm_dir(dir);
+}
+END_TEST
+
+/* ---- bad traces ------------------------------------------------------------ */
+
+static const struct bad {
+	tnode nodes[4];
+	const char *raw;  /* the file itself instead, when not NULL */
+	size_t rawlen;
+	int64_t rank;
+	const char *msg;
+} bad[] = {
+	{ .raw = "", .rawlen = 0, .msg = "x.et: empty trace" },
+	{ .raw = "\x00\x05\x08", .rawlen = 3, .msg = "x.et: malformed trace: message at byte 1 runs past the end" },
+	{ .raw = "\x00\x02\x0f\x01", .rawlen = 4, .msg = "x.et: malformed node message at byte 1" },
+	{ .nodes = { { .id = 12, .type = 99, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  .msg = "x.et: node 12: unknown node type 99" },
+	{ .nodes = { { .id = 3, .type = CS_CHAKRA_MEM_LOAD, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  .msg = "x.et: node 3: unsupported node type 2" },
+	{ .nodes = { { .id = 4, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8, .pg = "tp.1",
+		       .peer = -1 }, END },
+	  .msg = "x.et: node 4: process group 'tp.1' does not hold rank 0 (its tp group is 'tp.0')" },
+	{ .nodes = { { .id = 4, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8, .pg = "world",
+		       .peer = -1 }, END },
+	  .msg = "x.et: node 4: unknown process group 'world'" },
+	{ .nodes = { { .id = 4, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8, .pg = "tp.x",
+		       .peer = -1 }, END },
+	  .msg = "x.et: node 4: unknown process group 'tp.x' (not in a comm-group file" },
+	{ .nodes = { { .id = 4, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8, .peer = -1 }, END },
+	  .msg = "x.et: node 4: a collective without 'pg_name' needs a group of all 8 ranks" },
+	{ .nodes = { { .id = 5, .type = CS_CHAKRA_COLL, .comm_type = 42, .comm_size = 8, .pg = "tp",
+		       .peer = -1 }, END },
+	  .msg = "x.et: node 5: unknown collective type 42" },
+	{ .nodes = { { .id = 6, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = -1, .pg = "tp",
+		       .peer = -1 }, END },
+	  .msg = "x.et: node 6: a collective without a size ('comm_size')" },
+	{ .nodes = { { .id = 1, .type = CS_CHAKRA_COMP, .dep = { 7 }, .ndeps = 1, .comm_type = -1,
+		       .comm_size = -1, .peer = -1 }, END },
+	  .msg = "x.et: node 1: depends on node 7, which is not in the trace" },
+	{ .nodes = { { .id = 1, .type = CS_CHAKRA_COMP, .dep = { 2 }, .ndeps = 1, .comm_type = -1,
+		       .comm_size = -1, .peer = -1 },
+		     { .id = 2, .type = CS_CHAKRA_COMP, .dep = { 1 }, .ndeps = 1, .comm_type = -1,
+		       .comm_size = -1, .peer = -1 }, END },
+	  .msg = "x.et: node 1: its dependencies form a cycle" },
+	{ .nodes = { COMP(9, 1), COMP(9, 2), END }, .msg = "x.et: node 9: id used by two nodes" },
+	{ .nodes = { { .id = 8, .type = CS_CHAKRA_SEND, .comm_type = -1, .comm_size = 64, .peer = 1 },
+		     END },
+	  .msg = "x.et: node 8: a send to rank 1, which is not a pipeline neighbour of rank 0" },
+	{ .nodes = { { .id = 8, .type = CS_CHAKRA_RECV, .comm_type = -1, .comm_size = 64, .peer = -1 },
+		     END },
+	  .msg = "x.et: node 8: a receive without 'comm_src' or 'comm_size'" },
+};
+
+START_TEST(a_bad_trace_is_refused_with_file_and_node)
+{
+	/* tp 2 x pp 2 x dp 2 = 8 ranks */
+	cs_parallel_spec p = { .tp = 2, .pp = 2, .dp = 2, .cp = 1, .ep = 1,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &p);
+	cs_chakra_where w = { .mesh = &mesh, .gpus_per_node = 8, .rank = bad[_i].rank };
+	buf b;
+	if (bad[_i].raw) {
+		memcpy(b.b, bad[_i].raw, bad[_i].rawlen);
+		b.n = bad[_i].rawlen;
+	} else {
+		put_trace(&b, bad[_i].nodes);
+	}
+	cs_program prog;
+	cs_program_init(&prog);
+	cs_diag d = { { 0 } };
+	int rank_free;
+	ck_assert_int_eq(cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, &d), CS_ERR_INPUT);
+	ck_assert_msg(strncmp(d.msg, bad[_i].msg, strlen(bad[_i].msg)) == 0, "got '%s', want '%s...'",
+		      d.msg, bad[_i].msg);
+	cs_program_free(&prog);
+}
+END_TEST
+
+START_TEST(a_missing_rank_file_is_named)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	tnode nodes[] = { COMP(1, 10), END };
+	buf b;
+	put_trace(&b, nodes);
+	for (int r = 0; r < 8; r++) {
+		snprintf(path, sizeof path, "%s/p.%d.et", dir, r);
+		if (r != 5)
+			write_file(path, &b);
+	}
+	cs_chakra_set *set = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_chakra_load(dir, NULL, sc, &set, &d), CS_ERR_INPUT);
+	ck_assert_ptr_null(set);
+	char want[256];
+	snprintf(want, sizeof want, "missing trace '%s/p.5.et' of rank 5 (the scenario has 8 ranks)", dir);
+	ck_assert_str_eq(d.msg, want);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+static Suite *chakra_suite(void)
+{
+	Suite *s = suite_create("chakra");
+	TCase *tc = tcase_create("chakra");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, exported_scenario_imports_to_the_same_step_time, 0,
+			    sizeof round_trips / sizeof round_trips[0]);
+	tcase_add_test(tc, identical_rank_free_traces_decode_once);
+	tcase_add_loop_test(tc, a_lone_collective_takes_what_coll_says, 0, sizeof micro / sizeof micro[0]);
+	tcase_add_loop_test(tc, a_bad_trace_is_refused_with_file_and_node, 0, sizeof bad / sizeof bad[0]);
+	tcase_add_test(tc, a_missing_rank_file_is_named);
+	tcase_add_test(tc, named_groups_resolve_by_their_ranks);
+	tcase_add_loop_test(tc, a_bad_named_group_is_refused, 0, sizeof bad_groups / sizeof bad_groups[0]);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(chakra_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
