@@ -291,8 +291,6 @@ static const struct {
 	{"- 1\n- 2\n", ":1:1: the top level must be a mapping, not a list"},
 	{"hello\n", ":1:1: the top level must be a mapping, not a scalar"},
 	{BASE "clustr: {}\n", ":5:1: unknown key 'clustr' (did you mean 'cluster'?)"},
-	{BASE "simulate: {fold: true}\nstragglers:\n  - {gpu: 1, compute: 2}\n",
-	 ":5:18: 'simulate.fold' cannot be combined with 'stragglers'"},
 	{BASE "simulate: {fold: true}\ncollectives: {fidelity: flow}\n",
 	 ":5:18: 'simulate.fold' cannot be combined with 'collectives.fidelity: flow'"},
 	{BASE "frobnicate: 1\n", ":5:1: unknown key 'frobnicate'"},

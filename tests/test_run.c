@@ -644,6 +644,74 @@ START_TEST(random_plans_run_and_fold_exactly)
 }
 END_TEST
 
+/* Folding with perturbations: the replicas a straggler or a degraded port
+ * touches are simulated whole, the rest folded, and the run equals the
+ * full run exactly, step, exposure and idle statistics alike. */
+START_TEST(random_perturbations_fold_exactly)
+{
+	static const char *const scheds[] = { "gpipe", "1f1b", "interleaved", "zb-h1" };
+	static const char *const shards[] = { "none", "zero1", "zero3", "hybrid" };
+	uint64_t x = 0xfa11 + (uint64_t)_i;
+	int64_t gpn = 2 << (lcg(&x) % 3), nodes = 2 << (lcg(&x) % 2), g = gpn * nodes;
+	int64_t tp = pick_divisor(&x, gpn, 4), pp = pick_divisor(&x, g / tp, 4);
+	int64_t dp = g / tp / pp;
+	const char *sched = pp > 1 ? scheds[lcg(&x) % 4] : "1f1b";
+	int64_t v = !strcmp(sched, "interleaved") ? 2 : 1;
+	int64_t m = !strcmp(sched, "interleaved") ? pp : 1 + (int64_t)(lcg(&x) % 4);
+	char pert[512] = "";
+	int npert = 1 + (int)(lcg(&x) % 3);
+	for (int k = 0; k < npert; k++) {
+		char one[128];
+		int64_t gpu = (int64_t)(lcg(&x) % (uint64_t)g);
+		switch (lcg(&x) % 3) {
+		case 0:
+			snprintf(one, sizeof one, "  - {gpu: %lld, compute: 1.%02d}\n", (long long)gpu,
+				 10 + (int)(lcg(&x) % 40));
+			break;
+		case 1:
+			snprintf(one, sizeof one, "  - {ranks: [%lld, %lld], compute: 1.2}\n",
+				 (long long)gpu, (long long)(gpu + (gpu + 1 < g)));
+			break;
+		default:
+			snprintf(one, sizeof one, "  - {link: %s, gpu: %lld, bandwidth: 0.5, latency: 5 us}\n",
+				 lcg(&x) % 2 ? "nic" : "nvlink", (long long)gpu);
+		}
+		strncat(pert, one, sizeof pert - strlen(pert) - 1);
+	}
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "cluster: {gpu: h100-sxm-80g, nodes: %lld, gpus_per_node: %lld}\n"
+		 "model: {arch: llama, layers: 8, hidden: 1024, heads: 16, kv_heads: 4, ffn: 4096, vocab: 32000}\n"
+		 "training: {seq_len: 1024, micro_batch: 1, global_batch: %lld}\n"
+		 "parallelism: {tp: %lld, pp: %lld, dp: %lld,\n"
+		 "  pipeline: {schedule: %s%s}, data_parallel: {sharding: %s}}\n"
+		 "stragglers:\n%s"
+		 "simulate: {fold: %%s}\n",
+		 (long long)nodes, (long long)gpn, (long long)(m * dp), (long long)tp, (long long)pp,
+		 (long long)dp, sched, v > 1 ? ", virtual_stages: 2" : "", shards[lcg(&x) % 4], pert);
+	char full[2100], fold[2100];
+	snprintf(full, sizeof(full), text, "false");
+	snprintf(fold, sizeof(fold), text, "true");
+	cs_scenario *a = load_text(full), *b = load_text(fold);
+	cs_metrics ma = simulate(a), mb = simulate(b);
+	ck_assert_msg(ma.step_time_s > 0, "%s", full);
+	ck_assert_msg(ma.step_time_s == mb.step_time_s, "folded %.9f, full %.9f:\n%s", mb.step_time_s,
+		      ma.step_time_s, full);
+	ck_assert(ma.baseline_step_time_s == mb.baseline_step_time_s);
+	ck_assert(ma.compute_s == mb.compute_s);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		ck_assert_msg(ma.exposed_comm_s[k] == mb.exposed_comm_s[k], "%s", full);
+	ck_assert_msg(ma.idle_mean_s == mb.idle_mean_s && ma.idle_min_s == mb.idle_min_s &&
+		      ma.idle_max_s == mb.idle_max_s, "idle %.9f/%.9f/%.9f folded %.9f/%.9f/%.9f:\n%s",
+		      ma.idle_min_s, ma.idle_mean_s, ma.idle_max_s, mb.idle_min_s, mb.idle_mean_s,
+		      mb.idle_max_s, full);
+	ck_assert_int_eq(ma.critical_rank, mb.critical_rank);
+	ck_assert_int_le(mb.events, ma.events);
+	cs_scenario_free(a);
+	cs_scenario_free(b);
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -674,6 +742,7 @@ static Suite *run_suite(void)
 	tcase_add_loop_test(tc, folded_run_equals_full_run, 0, sizeof(fold_cases) / sizeof(fold_cases[0]));
 	tcase_add_test(tc, pipeline_bubble_shrinks_with_interleaving);
 	tcase_add_loop_test(tc, random_plans_run_and_fold_exactly, 0, 40);
+	tcase_add_loop_test(tc, random_perturbations_fold_exactly, 0, 40);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -453,8 +453,8 @@ static cs_status check_perturbations(checker *c)
 	return CS_OK;
 }
 
-/* Folding simulates one rank per pipeline stage: nothing may tell ranks of
- * a stage apart. */
+/* Folding simulates one rank per pipeline stage, and whole the replicas a
+ * perturbation touches: nothing else may tell ranks of a stage apart. */
 static cs_status check_fold(checker *c)
 {
 	int64_t gpus = cs_scenario_gpus(c->sc);
@@ -464,10 +464,6 @@ static cs_status check_fold(checker *c)
 		            "'simulate.fold: true'", (long long)gpus, CS_CONFIG_MAX_RANKS);
 	if (!c->sc->sim.fold)
 		return CS_OK;
-	if (c->sc->n_perturbations > 0)
-		return fail(c, "simulate.fold", NULL, "'simulate.fold' cannot be combined with "
-		            "'stragglers': folding simulates one rank per pipeline stage and would "
-		            "fold the perturbed ranks away");
 	if (c->sc->training.doc_mean > 0)
 		return fail(c, "simulate.fold", "training.documents.mean", "'simulate.fold' cannot be "
 		            "combined with 'training.documents': data-parallel replicas draw different "

@@ -16,19 +16,39 @@
 
 /* ---- rank set --------------------------------------------------------- */
 
+/* The index of data-parallel coordinate d among the replicas simulated
+ * whole, or -1. */
+static int64_t whole_replica(const cs_runner *r, int64_t d)
+{
+	int64_t lo = 0, hi = r->nx;
+	while (lo < hi) {
+		int64_t mid = (lo + hi) / 2;
+		if (r->xdp[mid] < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nx && r->xdp[lo] == d ? lo : -1;
+}
+
+/* Folded locals: one rank per pipeline stage (the representatives) or,
+ * with perturbations, whole replicas, each in the mesh's order of its
+ * non-DP axes. */
 int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
 {
 	if (!r->fold_mask)
 		return rank - r->env.first_rank;
 	const cs_mesh *m = r->env.mesh;
+	int64_t x = r->nx ? whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) : 0;
+	int skip = r->nx ? 1 << CS_AXIS_DP : r->fold_mask;
 	int64_t idx = 0, mult = 1;
 	for (int a = 0; a < CS_AXIS_COUNT; a++) {
-		if (r->fold_mask & (1 << a))
+		if (skip & (1 << a))
 			continue;
 		idx += cs_mesh_coord(m, rank, (cs_axis)a) * mult;
 		mult *= m->deg[a];
 	}
-	return idx;
+	return x * r->per_replica + idx;
 }
 
 int64_t cs__run_rank_of(const cs_runner *r, int64_t local)
@@ -36,9 +56,15 @@ int64_t cs__run_rank_of(const cs_runner *r, int64_t local)
 	if (!r->fold_mask)
 		return local + r->env.first_rank;
 	const cs_mesh *m = r->env.mesh;
+	int skip = r->fold_mask;
 	int64_t rank = 0;
+	if (r->nx) {
+		rank = r->xdp[local / r->per_replica] * m->stride[CS_AXIS_DP];
+		local %= r->per_replica;
+		skip = 1 << CS_AXIS_DP;
+	}
 	for (int a = 0; a < CS_AXIS_COUNT; a++) {
-		if (r->fold_mask & (1 << a))
+		if (skip & (1 << a))
 			continue;
 		rank += (local % m->deg[a]) * m->stride[a];
 		local /= m->deg[a];
@@ -50,10 +76,80 @@ int cs__run_simulated(const cs_runner *r, int64_t rank)
 {
 	if (!r->fold_mask)
 		return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
+	const cs_mesh *m = r->env.mesh;
+	if (r->nx)
+		return whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) >= 0;
 	for (int a = 0; a < CS_AXIS_COUNT; a++)
-		if ((r->fold_mask & (1 << a)) && cs_mesh_coord(r->env.mesh, rank, (cs_axis)a) != 0)
+		if ((r->fold_mask & (1 << a)) && cs_mesh_coord(m, rank, (cs_axis)a) != 0)
 			return 0;
 	return 1;
+}
+
+/* Folded runs: which data-parallel replicas a perturbation (a compute
+ * factor, a degraded port) makes differ, to be simulated whole. Replicas
+ * meet only in collectives, which end at one time for all their members,
+ * so the unperturbed replicas stay copies of one another. */
+static int fold_exceptions(cs_runner *r)
+{
+	const cs_mesh *m = r->env.mesh;
+	const cs_link_faults *lf = r->env.links;
+	int64_t dp = m->deg[CS_AXIS_DP];
+	uint8_t *mark = calloc((size_t)dp, 1);
+	if (!mark)
+		return -1;
+	for (int64_t g = 0; g < m->world; g++) {
+		bool odd = r->env.compute_factor && r->env.compute_factor[g] != 1.0f;
+		if (lf)
+			odd = odd || (lf->nic_keep && lf->nic_keep[g] < 1.0f) ||
+			      (lf->nvl_keep && lf->nvl_keep[g] < 1.0f) ||
+			      (lf->nic_lat && lf->nic_lat[g] > 0) || (lf->nvl_lat && lf->nvl_lat[g] > 0);
+		if (odd)
+			mark[cs_mesh_coord(m, g, CS_AXIS_DP)] = 1;
+	}
+	/* hybrid sharding's node-local groups join a few replicas: a late one
+	 * holds its neighbours back, so they go whole with it */
+	if (r->env.sc->parallel.sharding == CS_SHARD_HYBRID) {
+		for (int64_t d = 0; d < dp; d++) {
+			if (mark[d] != 1)
+				continue;
+			cs_group grp = cs_mesh_group(m, CS_GROUP_DP_INTRA, d * m->stride[CS_AXIS_DP],
+						     r->gpn);
+			for (int64_t i = 0; i < cs_group_size(&grp); i++) {
+				int64_t e = cs_mesh_coord(m, cs_group_member(&grp, i), CS_AXIS_DP);
+				if (!mark[e])
+					mark[e] = 2;
+			}
+		}
+	}
+	r->rep_dp = -1;
+	for (int64_t d = 0; d < dp; d++) {
+		r->nx += mark[d] != 0;
+		if (!mark[d] && r->rep_dp < 0)
+			r->rep_dp = d;
+	}
+	if (r->rep_dp < 0) { /* every replica differs: nothing to fold */
+		free(mark);
+		r->nx = 0;
+		return 1;
+	}
+	r->per_replica = m->world / dp;
+	if (r->nx == 0) {
+		free(mark);
+		return 0;
+	}
+	/* the representative goes whole too: TP peers need not be alike once a
+	 * perturbation reaches some of their data-parallel groups and not others */
+	mark[r->rep_dp] = 1;
+	r->nx++;
+	if (!(r->xdp = malloc((size_t)r->nx * sizeof(*r->xdp)))) {
+		free(mark);
+		return -1;
+	}
+	for (int64_t d = 0, k = 0; d < dp; d++)
+		if (mark[d])
+			r->xdp[k++] = d;
+	free(mark);
+	return 0;
 }
 
 /* ---- critical path ---------------------------------------------------- */
@@ -578,7 +674,14 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	int64_t ntmpl = env->tmpl_of ? env->ntmpl : m->deg[CS_AXIS_PP];
 	if (env->sc->sim.fold && !env->tmpl_of) { /* folding assumes templates by stage */
 		r->fold_mask = (1 << CS_AXIS_TP) | (1 << CS_AXIS_CP) | (1 << CS_AXIS_EP) | (1 << CS_AXIS_DP);
-		r->nlocal = m->deg[CS_AXIS_PP];
+		int rc = fold_exceptions(r);
+		if (rc < 0) {
+			cs_runner_free(r);
+			return NULL;
+		}
+		if (rc > 0)
+			r->fold_mask = 0;
+		r->nlocal = rc > 0 ? env->nranks : r->nx ? r->nx * r->per_replica : m->deg[CS_AXIS_PP];
 	} else {
 		r->nlocal = env->nranks;
 	}
@@ -644,6 +747,7 @@ void cs_runner_free(cs_runner *r)
 {
 	if (!r)
 		return;
+	free(r->xdp);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++) {
 			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++)
@@ -717,6 +821,21 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 				return CS_ERR_SIM;
 			}
 	return CS_OK;
+}
+
+int64_t cs_runner_representative(const cs_runner *r, int64_t rank)
+{
+	if (!r->fold_mask || cs__run_simulated(r, rank))
+		return rank;
+	const cs_mesh *m = r->env.mesh;
+	if (r->nx)
+		return rank + (r->rep_dp - cs_mesh_coord(m, rank, CS_AXIS_DP)) * m->stride[CS_AXIS_DP];
+	return cs_mesh_coord(m, rank, CS_AXIS_PP) * m->stride[CS_AXIS_PP];
+}
+
+int64_t cs_runner_whole_replicas(const cs_runner *r)
+{
+	return r->fold_mask ? r->nx : 0;
 }
 
 const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)

@@ -77,7 +77,14 @@ void cs_runner_free(cs_runner *r);
  * (a dependency that never holds). */
 cs_status cs_runner_run(cs_runner *r, cs_diag *diag);
 
+/* A simulated rank's statistics; NULL for a rank folded away. */
 const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank);
+/* Folded runs: the simulated rank a folded-away rank is a copy of (the
+ * rank itself when simulated). */
+int64_t cs_runner_representative(const cs_runner *r, int64_t rank);
+/* Folded runs: how many data-parallel replicas perturbations made the run
+ * simulate whole (0 without perturbations, or unfolded). */
+int64_t cs_runner_whole_replicas(const cs_runner *r);
 cs_time cs_runner_makespan(const cs_runner *r);
 uint64_t cs_runner_events(const cs_runner *r);
 /* The algorithm/protocol last chosen for a collective of each comm kind. */

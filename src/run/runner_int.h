@@ -167,6 +167,11 @@ struct cs_runner {
 	rank_state *ranks;
 	int64_t nlocal;
 	int fold_mask;                /* bit per axis not simulated beyond coordinate 0 */
+	/* Folded runs with perturbations: the data-parallel replicas holding a
+	 * perturbed rank and one unperturbed replica, rep_dp, are simulated
+	 * whole (xdp[0..nx), sorted); the other replicas are copies of rep_dp. */
+	int64_t *xdp, nx, rep_dp;
+	int64_t per_replica;          /* ranks of one data-parallel replica */
 	int64_t gpn;
 	comm_table comm[CS_GROUP_KINDS][CS_STREAMS];
 	cs_coll_choice last_choice[CS_COMM_KINDS];

@@ -254,16 +254,24 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 			o->straggler = rank;
 			o->straggler_factor = factor[rank];
 		}
+	bool whole = cs_runner_whole_replicas(r) > 0;
 	for (int64_t rank = 0; rank < c->mesh.world; rank++) {
 		const cs_rank_stats *s = cs_runner_stats(r, rank);
-		if (!s && rows && c->sc->sim.fold) {
-			/* folded away: its row is its stage's simulated rank's (exact by
-			 * symmetry, which folding requires) */
-			int64_t stage = cs_mesh_coord(&c->mesh, rank, CS_AXIS_PP);
-			s = cs_runner_stats(r, stage * c->mesh.stride[CS_AXIS_PP]);
-			if (s)
+		if (!s && c->sc->sim.fold) {
+			/* folded away: its row is its representative's (exact by
+			 * symmetry); with replicas simulated whole, which weigh as
+			 * many ranks as they have, it counts as its own rank */
+			s = cs_runner_stats(r, cs_runner_representative(r, rank));
+			if (s && rows)
 				fill_row(c, &rows[rank], rank, s, 1e-9 * (double)(o->makespan - s->busy),
 					 factor);
+			if (s && whole) {
+				double idle = 1e-9 * (double)(o->makespan - s->busy);
+				o->idle_sum += idle;
+				o->idle_min = fmin(o->idle_min, idle);
+				o->idle_max = fmax(o->idle_max, idle);
+				o->nranks++;
+			}
 			continue;
 		}
 		if (!s)
