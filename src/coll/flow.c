@@ -35,17 +35,19 @@
 
 enum { FREE, WAITING, DRAINING };
 
+/* What every event touches comes first, in one cache line; the routes
+ * after it. */
 typedef struct flow {
 	int32_t coll;   /* slot of its collective */
 	int32_t state;
 	int32_t nlinks;
 	uint32_t ver;   /* bumped at every change of its pending event */
-	int32_t links[CS_NET_MAX_ROUTE];
-	int32_t lpos[CS_NET_MAX_ROUTE]; /* its index in each link's list */
 	double rem, rate;
 	cs_time set;    /* rem is as of this time */
 	cs_time at;     /* end of the latency phase */
 	cs_time end;    /* while draining */
+	int32_t links[CS_NET_MAX_ROUTE];
+	int32_t lpos[CS_NET_MAX_ROUTE]; /* its index in each link's list */
 } flow;
 
 /* A pending flow event. */

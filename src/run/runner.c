@@ -191,8 +191,6 @@ static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const
 
 /* ---- execution -------------------------------------------------------- */
 
-static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
-
 static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg);
 
 static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
@@ -242,45 +240,93 @@ static int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
 	return 0;
 }
 
-/* Push what the current callback gathered: one op completion, or a batch. */
-void cs__run_flush(cs_runner *r)
+static uint32_t pend_slot(const cs_runner *r, cs_time t, int s)
 {
-	if (r->open_first < 0)
+	uint64_t h = ((uint64_t)t * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)s * 0xc2b2ae3d27d4eb4fULL);
+	return (uint32_t)(h >> 32) & (r->pcap - 1);
+}
+
+static int32_t pend_find(const cs_runner *r, cs_time t, int s)
+{
+	if (!r->pcap)
+		return -1;
+	for (uint32_t j = pend_slot(r, t, s);; j = (j + 1) & (r->pcap - 1)) {
+		const pending *p = &r->pend[j];
+		if (p->id < 0)
+			return -1;
+		if (p->t == t && p->s == s)
+			return p->id;
+	}
+}
+
+static int pend_put(cs_runner *r, cs_time t, int s, int32_t id)
+{
+	if (2 * (r->pn + 1) > r->pcap) {
+		uint32_t cap = r->pcap ? 2 * r->pcap : 256;
+		pending *old = r->pend, *nw = malloc((size_t)cap * sizeof(*nw));
+		if (!nw)
+			return -1;
+		for (uint32_t j = 0; j < cap; j++)
+			nw[j].id = -1;
+		uint32_t oc = r->pcap;
+		r->pend = nw;
+		r->pcap = cap;
+		for (uint32_t j = 0; j < oc; j++)
+			if (old[j].id >= 0) {
+				uint32_t k = pend_slot(r, old[j].t, old[j].s);
+				while (nw[k].id >= 0)
+					k = (k + 1) & (cap - 1);
+				nw[k] = old[j];
+			}
+		free(old);
+	}
+	uint32_t j = pend_slot(r, t, s);
+	while (r->pend[j].id >= 0)
+		j = (j + 1) & (r->pcap - 1);
+	r->pend[j] = (pending){ t, id, s };
+	r->pn++;
+	return 0;
+}
+
+/* Remove the entry of (t, s), shifting back the entries its probe passed. */
+static void pend_del(cs_runner *r, cs_time t, int s)
+{
+	uint32_t m = r->pcap - 1, j = pend_slot(r, t, s);
+	while (r->pend[j].id >= 0 && !(r->pend[j].t == t && r->pend[j].s == s))
+		j = (j + 1) & m;
+	if (r->pend[j].id < 0)
 		return;
-	if (r->open < 0)
-		push(r, r->open_time, on_op_done,
-		     cs__op_ev_pack((cs__op_ev){ .what = r->open_first, .stream = r->open_stream }));
-	else
-		push(r, r->open_time, on_batch_done,
-		     cs__op_ev_pack((cs__op_ev){ .what = r->open, .stream = r->open_stream }));
-	r->open = -1;
-	r->open_first = -1;
+	r->pend[j].id = -1;
+	r->pn--;
+	for (uint32_t k = (j + 1) & m; r->pend[k].id >= 0; k = (k + 1) & m) {
+		uint32_t home = pend_slot(r, r->pend[k].t, r->pend[k].s);
+		/* move k back to j when j lies between its home and k */
+		if (((k - home) & m) >= ((k - j) & m)) {
+			r->pend[j] = r->pend[k];
+			r->pend[k].id = -1;
+			j = k;
+		}
+	}
 }
 
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 {
-	cs__run_flush(r);
 	push(r, at, fn, arg);
 }
 
 static void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
-	if (r->open_first >= 0 && at == r->open_time && s == r->open_stream) {
-		if (r->open < 0) {
-			r->open = batch_new(r);
-			if (r->open < 0 || batch_add(r, r->open, r->open_first)) {
-				r->failed = CS_ERR_NOMEM;
-				return;
-			}
-		}
-		if (batch_add(r, r->open, tk))
+	int32_t id = pend_find(r, at, s);
+	if (id < 0) {
+		id = batch_new(r);
+		if (id < 0 || pend_put(r, at, s, id)) {
 			r->failed = CS_ERR_NOMEM;
-		return;
+			return;
+		}
+		push(r, at, on_batch_done, cs__op_ev_pack((cs__op_ev){ .what = id, .stream = s }));
 	}
-	cs__run_flush(r);
-	r->open_first = tk;
-	r->open_time = at;
-	r->open_stream = s;
+	if (batch_add(r, id, tk))
+		r->failed = CS_ERR_NOMEM;
 }
 
 static int unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op)
@@ -591,29 +637,18 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 	cs__run_try_rank(r, local);
 }
 
-static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
-{
-	cs_runner *r = ctx;
-	(void)sim;
-	cs__op_ev e = cs__op_ev_unpack(arg);
-	op_done(r, e.what, e.stream);
-	if (r->env.progress)
-		progress(r);
-	cs__run_flush(r);
-}
-
 static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__op_ev e = cs__op_ev_unpack(arg);
 	int32_t id = (int32_t)e.what;
 	int s = e.stream;
-	(void)sim;
+	/* closed: what is scheduled for now from here on is a new batch */
+	pend_del(r, cs_sim_now(sim), s);
 	/* as if each completion were its own event, in order; try_rank may grow
 	 * the batch table, so index it afresh every time */
 	for (int32_t i = 0; i < r->batches[id].n; i++)
 		op_done(r, r->batches[id].tickets[i], s);
-	cs__run_flush(r);
 	if (r->env.progress)
 		progress(r);
 	batch *b = &r->batches[id];
@@ -709,8 +744,6 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		if (env->links)
 			cs__run_degrade_net(r);
 	}
-	r->open = -1;
-	r->open_first = -1;
 	r->batch_free = -1;
 	if (!r->sim || !r->ranks || !r->stream_mask) {
 		cs_runner_free(r);
@@ -748,6 +781,7 @@ void cs_runner_free(cs_runner *r)
 	if (!r)
 		return;
 	free(r->xdp);
+	free(r->pend);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++) {
 			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++)
@@ -800,7 +834,6 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 	r->next_progress_events = 1u << 20;
 	for (int64_t l = 0; l < r->nlocal; l++)
 		cs__run_try_rank(r, l);
-	cs__run_flush(r);
 	cs_sim_run(r->sim, 0);
 	if (r->env.progress == CS_PROGRESS_TERMINAL)
 		fputs("\r\033[K", stderr);

@@ -401,7 +401,6 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 		if (l >= 0)
 			cs__run_try_rank(r, l);
 	}
-	cs__run_flush(r);
 }
 
 static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
@@ -425,7 +424,6 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 		cs__run_on_coll_done(sim, ctx, tags[i]);
 	}
 	net_reschedule(r);
-	cs__run_flush(r);
 }
 
 /* ---- lifecycle -------------------------------------------------------- */

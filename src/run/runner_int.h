@@ -143,26 +143,30 @@ typedef struct comm_table {
 	int64_t ngroups;
 } comm_table;
 
-/* Completions of the same stream at the same time, scheduled one after the
- * other by one callback (a collective's members starting their next
- * kernel), share one engine event. They would have popped consecutively
- * anyway, so the order of everything is unchanged. */
+/* Completions on the same stream at the same time share one engine event,
+ * whichever callbacks scheduled them (a collective's members starting their
+ * next kernel, identical replicas ending identical kernels): the batch
+ * pending for that time and stream takes them in the order they come. */
 typedef struct batch {
 	cs__ticket *tickets;
 	int32_t n, cap;
 	int32_t next_free;
 } batch;
 
+/* The batch pending for a (time, stream), in an open-addressing table. */
+typedef struct pending {
+	cs_time t;
+	int32_t id;                   /* batch, -1 for an empty entry */
+	int32_t s;
+} pending;
+
 struct cs_runner {
 	cs_run_env env;
 	uint8_t *stream_mask;         /* per template: streams that have ops */
 	batch *batches;
 	int32_t nbatches, batch_free;
-	/* the batch being gathered by the current callback */
-	int32_t open;                 /* batch index, or -1 */
-	cs_time open_time;
-	int open_stream;
-	cs__ticket open_first;        /* the first ticket, before it becomes a batch */
+	pending *pend;                /* pending batches by (time, stream) */
+	uint32_t pcap, pn;
 	cs_sim *sim;
 	rank_state *ranks;
 	int64_t nlocal;
@@ -200,7 +204,6 @@ int64_t cs__run_rank_of(const cs_runner *r, int64_t local);
 int cs__run_simulated(const cs_runner *r, int64_t rank);
 cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
-void cs__run_flush(cs_runner *r);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 /* The op at the head of rs's stream s, NULL when the stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
@@ -234,7 +237,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels);
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
 /* A pipeline send of `local`'s stream s has arrived: complete it, deliver
- * it to the peer's mailbox, and try both ranks (the caller flushes). */
+ * it to the peer's mailbox, and try both ranks. */
 void cs__run_send_done(cs_runner *r, int64_t local, int s);
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_degrade_net(cs_runner *r);
