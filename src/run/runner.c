@@ -637,6 +637,8 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 	cs__run_try_rank(r, local);
 }
 
+enum { PREFETCH_AHEAD = 4 };
+
 static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
@@ -647,8 +649,12 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	pend_del(r, cs_sim_now(sim), s);
 	/* as if each completion were its own event, in order; try_rank may grow
 	 * the batch table, so index it afresh every time */
-	for (int32_t i = 0; i < r->batches[id].n; i++)
+	for (int32_t i = 0; i < r->batches[id].n; i++) {
+		/* a batch's ranks lie far apart: fetch a few ranks ahead */
+		if (i + PREFETCH_AHEAD < r->batches[id].n)
+			cs__run_prefetch(r, cs__ticket_local(r->batches[id].tickets[i + PREFETCH_AHEAD]));
 		op_done(r, r->batches[id].tickets[i], s);
+	}
 	if (r->env.progress)
 		progress(r);
 	batch *b = &r->batches[id];

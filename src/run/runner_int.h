@@ -205,6 +205,14 @@ int cs__run_simulated(const cs_runner *r, int64_t rank);
 cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
+/* Ask for local's state ahead of its use: a batch's ranks lie far apart in
+ * memory, and the loop over them would wait on each otherwise. */
+static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
+{
+	const char *p = (const char *)&r->ranks[local];
+	for (size_t o = 0; o < sizeof(rank_state); o += 64)
+		__builtin_prefetch(p + o);
+}
 /* The op at the head of rs's stream s, NULL when the stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
 {
