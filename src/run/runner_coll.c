@@ -391,10 +391,16 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	cs__done d = { .xfer = sl->dur, .choice = &sl->choice,
 		       .path = r->paths ? &t->paths[gi] : NULL,
 		       .tier = r->paths ? t->shapes[gi].tier : 0 };
-	for (int64_t i = 0; i < n; i++) {
-		int64_t l = member_local(r, &g, sl, i);
-		if (l >= 0)
-			cs__run_complete(r, l, s, &d);
+	/* members lie far apart in memory: find and fetch each four ahead */
+	int64_t ahead[8];
+	for (int64_t i = 0; i < n + 4; i++) {
+		if (i < n) {
+			ahead[i & 7] = member_local(r, &g, sl, i);
+			if (ahead[i & 7] >= 0)
+				cs__run_prefetch(r, ahead[i & 7]);
+		}
+		if (i >= 4 && ahead[(i - 4) & 7] >= 0)
+			cs__run_complete(r, ahead[(i - 4) & 7], s, &d);
 	}
 	for (int64_t i = 0; i < n; i++) {
 		int64_t l = member_local(r, &g, sl, i);

@@ -205,8 +205,9 @@ int cs__run_simulated(const cs_runner *r, int64_t rank);
 cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
-/* Ask for local's state ahead of its use: a batch's ranks lie far apart in
- * memory, and the loop over them would wait on each otherwise. */
+/* Ask for local's state ahead of its use: a batch's ranks and a
+ * collective's members lie far apart in memory, and a loop over them would
+ * wait on each otherwise. */
 static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
 {
 	const char *p = (const char *)&r->ranks[local];
