@@ -712,6 +712,41 @@ START_TEST(random_perturbations_fold_exactly)
 }
 END_TEST
 
+/* On a torus hybrid sharding shards inside a pod and replicates across pods
+ * (PaLM's layout): two 4x4 pods with TP 4 shard the weights four ways, as
+ * ZeRO-3 does in one pod alone. */
+START_TEST(hybrid_sharding_on_a_torus_shards_within_a_pod)
+{
+	cs_scenario *two = load_text("cluster: {gpu: tpu-v4, nodes: 8, gpus_per_node: 4, "
+				     "topology: torus,\n  torus: {shape: 4x4}, scale_out: "
+				     "{nics_per_node: 1, bandwidth: 6.6 GB/s}}\n"
+				     "model: {arch: llama, layers: 4, hidden: 1024, heads: 16, "
+				     "ffn: 4096, vocab: 32000}\n"
+				     "training: {seq_len: 1024, micro_batch: 1, global_batch: 8}\n"
+				     "parallelism: {tp: 4, dp: 8, data_parallel: {sharding: hybrid}}\n");
+	cs_scenario *one = load_text("cluster: {gpu: tpu-v4, nodes: 4, gpus_per_node: 4, "
+				     "topology: torus,\n  torus: {shape: 4x4}, scale_out: "
+				     "{nics_per_node: 1, bandwidth: 6.6 GB/s}}\n"
+				     "model: {arch: llama, layers: 4, hidden: 1024, heads: 16, "
+				     "ffn: 4096, vocab: 32000}\n"
+				     "training: {seq_len: 1024, micro_batch: 1, global_batch: 4}\n"
+				     "parallelism: {tp: 4, dp: 4, data_parallel: {sharding: zero3}}\n");
+	ck_assert_int_eq(cs_cluster_shard_unit(&two->cluster), 16);
+	cs_mesh m;
+	cs_mesh_init(&m, &two->parallel);
+	cs_group g = cs_mesh_group(&m, CS_GROUP_DP_INTRA, 0, cs_cluster_shard_unit(&two->cluster));
+	ck_assert_int_eq(cs_group_size(&g), 4);
+	for (int64_t i = 0; i < cs_group_size(&g); i++)
+		ck_assert_int_lt(cs_group_member(&g, i), 16); /* all in the first pod */
+	cs_metrics a = simulate(two), b = simulate(one);
+	ck_assert(a.memory.weights == b.memory.weights);
+	ck_assert(a.memory.optimizer == b.memory.optimizer);
+	ck_assert_double_gt(a.step_time_s, 0);
+	cs_scenario_free(two);
+	cs_scenario_free(one);
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -743,6 +778,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, pipeline_bubble_shrinks_with_interleaving);
 	tcase_add_loop_test(tc, random_plans_run_and_fold_exactly, 0, 40);
 	tcase_add_loop_test(tc, random_perturbations_fold_exactly, 0, 40);
+	tcase_add_test(tc, hybrid_sharding_on_a_torus_shards_within_a_pod);
 	suite_add_tcase(s, tc);
 	return s;
 }
