@@ -41,7 +41,6 @@ typedef struct flow {
 	int32_t coll;   /* slot of its collective */
 	int32_t state;
 	int32_t nlinks;
-	uint32_t ver;   /* bumped at every change of its pending event */
 	double rem, rate;
 	cs_time set;    /* rem is as of this time */
 	cs_time at;     /* end of the latency phase */
@@ -99,6 +98,11 @@ struct cs_net {
 	char *seen;         /* scratch, per flow slot: in the component */
 	size_t seencap;
 	slots flows, colls;
+	/* per flow slot, apart from the flows so that a stale event is told
+	 * from a live one without touching the flow: bumped at every change
+	 * of the slot's pending event and when the flow ends */
+	uint32_t *ver;
+	int32_t vercap;
 	/* completed tags, FIFO */
 	uint64_t *done;
 	size_t dhead, dn, dcap;
@@ -125,7 +129,7 @@ static int32_t slot_get(slots *s, size_t size)
 		s->free = f;
 		s->cap = cap;
 	}
-	/* a new slot starts zeroed (a flow's event version counts from 0) */
+	/* a new slot starts zeroed */
 	memset((char *)s->v + (size_t)s->n * size, 0, size);
 	return s->n++;
 }
@@ -188,6 +192,7 @@ void cs_net_free(cs_net *n)
 	free(n->dirty);
 	free(n->dirtyl);
 	free(n->heap);
+	free(n->ver);
 	free(n->due);
 	free(n->seen);
 	free(n->flows.v);
@@ -265,7 +270,7 @@ static int heap_push(cs_net *n, int32_t i, cs_time t)
 {
 	if (grow((void **)&n->heap, &n->heapcap, n->nheap + 1, sizeof(*n->heap)))
 		return -1;
-	fev e = { t, i, ++FLOWS(n)[i].ver };
+	fev e = { t, i, ++n->ver[i] };
 	size_t k = n->nheap++;
 	while (k > 0) {
 		size_t up = (k - 1) / 2;
@@ -299,8 +304,7 @@ static void heap_pop(cs_net *n)
 
 static int fev_live(const cs_net *n, const fev *e)
 {
-	const flow *f = &FLOWS(n)[e->flow];
-	return f->ver == e->ver && f->state != FREE;
+	return n->ver[e->flow] == e->ver;
 }
 
 /* The earliest live event's time into n->next, dropping stale ones. */
@@ -473,7 +477,7 @@ static int fill(cs_net *n, size_t na)
 		cs_time d = drain_ns(g->rem, g->rate);
 		g->end = d >= CS_TIME_MAX - n->now ? CS_TIME_MAX : n->now + d;
 		if (g->end == CS_TIME_MAX)
-			g->ver++; /* never ends: no event */
+			n->ver[i]++; /* never ends: no event */
 		else if (heap_push(n, i, g->end))
 			return -1;
 	}
@@ -537,7 +541,7 @@ static int end_flow(cs_net *n, int32_t i)
 	coll *c = &COLLS(n)[f->coll];
 	f->state = FREE;
 	f->rem = 0;
-	f->ver++;
+	n->ver[i]++;
 	slot_put(&n->flows, i);
 	n->nactive--;
 	if (--c->left == 0) {
@@ -573,7 +577,7 @@ static int step_to(cs_net *n, cs_time t)
 			if (g->state == WAITING) {
 				g->state = DRAINING;
 				g->set = te;
-				g->ver++;
+				n->ver[i]++;
 				if (g->nlinks == 0 ? end_flow(n, i) : links_add(n, i))
 					return -1;
 			} else if (links_remove(n, i) || end_flow(n, i)) {
@@ -613,6 +617,18 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 	for (size_t k = 0; k < n->plan.n; k++) {
 		const cs__flow_spec *s = &n->plan.f[k];
 		int32_t fi = slot_get(&n->flows, sizeof(flow));
+		if (fi >= 0 && n->flows.cap > n->vercap) {
+			uint32_t *v = realloc(n->ver, (size_t)n->flows.cap * sizeof(*v));
+			if (v == NULL) {
+				slot_put(&n->flows, fi);
+				fi = -1;
+			} else {
+				/* a new slot's events count from 0 */
+				memset(v + n->vercap, 0, (size_t)(n->flows.cap - n->vercap) * sizeof(*v));
+				n->ver = v;
+				n->vercap = n->flows.cap;
+			}
+		}
 		if (fi < 0) {
 			/* keep the flows added; the collective ends with them */
 			COLLS(n)[ci].left = (int64_t)k;
