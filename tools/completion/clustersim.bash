@@ -25,7 +25,7 @@ _clustersim()
 	--op)
 		COMPREPLY=($(compgen -W "all_reduce reduce_scatter all_gather all_to_all broadcast reduce gather scatter send_recv" -- "$cur"))
 		return 0 ;;
-	--algo) COMPREPLY=($(compgen -W "auto ring tree nvls nvls_tree hierarchical" -- "$cur")); return 0 ;;
+	--algo) COMPREPLY=($(compgen -W "auto ring tree nvls nvls_tree hierarchical torus" -- "$cur")); return 0 ;;
 	--proto) COMPREPLY=($(compgen -W "auto ll ll128 simple" -- "$cur")); return 0 ;;
 	-d | --dtype)
 		COMPREPLY=($(compgen -W "float half bfloat16 double int8 uint8 int32 uint32 int64 uint64 f8e4m3 f8e5m2" -- "$cur"))
