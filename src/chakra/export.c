@@ -44,6 +44,7 @@ typedef struct writer {
 	size_t cap;
 	uint64_t next_id;
 	cs_chakra_written *out;
+	const int64_t *pg_base; /* numbered groups: the first number of each kind; NULL: KIND.INSTANCE */
 	int failed;
 } writer;
 
@@ -225,8 +226,14 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 		x.n.type = CS_CHAKRA_COLL;
 		attr_i64(&x, "comm_type", cs__chakra_comm_type((cs_coll_op)op->coll));
 		attr_i64(&x, "comm_size", (int64_t)(op->bytes + 0.5));
-		snprintf(pg, sizeof pg, "%s.%" PRId64, cs_group_kind_name((cs_group_kind)op->group),
-			 cs_mesh_group_index(m, (cs_group_kind)op->group, rank, sc->cluster.gpus_per_node));
+		if (w->pg_base)
+			snprintf(pg, sizeof pg, "%" PRId64, w->pg_base[op->group] +
+				 cs_mesh_group_index(m, (cs_group_kind)op->group, rank,
+						     sc->cluster.gpus_per_node));
+		else
+			snprintf(pg, sizeof pg, "%s.%" PRId64, cs_group_kind_name((cs_group_kind)op->group),
+				 cs_mesh_group_index(m, (cs_group_kind)op->group, rank,
+						     sc->cluster.gpus_per_node));
 		attr_str(&x, "pg_name", pg);
 		attr_i64(&x, "cs_coll", op->coll);
 		attr_i64(&x, "cs_comm", op->comm);
@@ -288,11 +295,11 @@ static void write_metadata(writer *w, const cs_program *p)
 }
 
 cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc, const cs_mesh *m,
-			       const cs_program *progs, int64_t rank, cs_chakra_written *out,
-			       cs_diag *diag)
+			       const cs_program *progs, int64_t rank, const int64_t *pg_base,
+			       cs_chakra_written *out, cs_diag *diag)
 {
 	const cs_program *p = &progs[cs_mesh_coord(m, rank, CS_AXIS_PP)];
-	writer w = { .f = f, .out = out };
+	writer w = { .f = f, .out = out, .pg_base = pg_base };
 	uint64_t *ids[CS_STREAMS] = { 0 };
 	int32_t done[CS_STREAMS] = { 0 };
 	mailbox mb[2];
