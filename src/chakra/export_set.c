@@ -94,7 +94,7 @@ static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_
 }
 
 cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix,
-			   int numbered, cs_chakra_written *out, cs_diag *diag)
+			   int astra_sim, cs_chakra_written *out, cs_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	cs_kprof *prof = NULL;
@@ -109,7 +109,7 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 	int64_t base[CS_GROUP_KINDS];
 	if (st == CS_OK)
 		number_groups(sc, &mesh, kinds_used(progs, n), base);
-	const int64_t *pg_base = numbered ? base : NULL;
+	const int64_t *pg_base = astra_sim ? base : NULL;
 	char path[4096];
 	for (int64_t r = 0; st == CS_OK && r < mesh.world; r++) {
 		char tail[32];
