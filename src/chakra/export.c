@@ -44,6 +44,9 @@ typedef struct writer {
 	size_t cap;
 	uint64_t next_id;
 	cs_chakra_written *out;
+	/* for ASTRA-sim: the first number of each kind's groups (NULL: groups
+	 * named KIND.INSTANCE, all-gathers sized by what they gather) */
+	const int64_t *pg_base;
 	int failed;
 } writer;
 
@@ -192,6 +195,7 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 {
 	wnode x;
 	char pg[48];
+	double size = op->bytes; /* comm_size */
 	uint64_t id = node_start(w, &x, 0, node_name(op));
 	if (prev != UINT64_MAX) {
 		x.ctrl = prev;
@@ -221,16 +225,31 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 		if (op->spare != 0)
 			attr_f64(&x, "cs_spare", op->spare);
 		break;
-	case CS_OP_COLL:
+	case CS_OP_COLL: {
+		int type = cs__chakra_comm_type((cs_coll_op)op->coll);
 		x.n.type = CS_CHAKRA_COLL;
-		attr_i64(&x, "comm_type", cs__chakra_comm_type((cs_coll_op)op->coll));
-		attr_i64(&x, "comm_size", (int64_t)(op->bytes + 0.5));
-		snprintf(pg, sizeof pg, "%s.%" PRId64, cs_group_kind_name((cs_group_kind)op->group),
-			 cs_mesh_group_index(m, (cs_group_kind)op->group, rank, sc->cluster.gpus_per_node));
+		attr_i64(&x, "comm_type", type);
+		size = op->bytes;
+		if (w->pg_base && type == CS_CHAKRA_ALL_GATHER) {
+			/* ASTRA-sim's ring gathers comm_size from every rank */
+			cs_group g = cs_mesh_group(m, (cs_group_kind)op->group, rank,
+						   sc->cluster.gpus_per_node);
+			size /= (double)cs_group_size(&g);
+		}
+		attr_i64(&x, "comm_size", (int64_t)(size + 0.5));
+		if (w->pg_base)
+			snprintf(pg, sizeof pg, "%" PRId64, w->pg_base[op->group] +
+				 cs_mesh_group_index(m, (cs_group_kind)op->group, rank,
+						     sc->cluster.gpus_per_node));
+		else
+			snprintf(pg, sizeof pg, "%s.%" PRId64, cs_group_kind_name((cs_group_kind)op->group),
+				 cs_mesh_group_index(m, (cs_group_kind)op->group, rank,
+						     sc->cluster.gpus_per_node));
 		attr_str(&x, "pg_name", pg);
 		attr_i64(&x, "cs_coll", op->coll);
 		attr_i64(&x, "cs_comm", op->comm);
 		break;
+	}
 	case CS_OP_SEND: {
 		x.n.type = CS_CHAKRA_SEND;
 		int64_t p = m->deg[CS_AXIS_PP], st = cs_mesh_coord(m, rank, CS_AXIS_PP);
@@ -242,8 +261,10 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 		break;
 	}
 	}
-	if (op->kind != CS_OP_COMPUTE && op->bytes != (double)(int64_t)(op->bytes + 0.5))
-		attr_f64(&x, "cs_bytes", op->bytes); /* sizes are whole bytes in Chakra */
+	/* sizes are whole bytes in Chakra, and an all-gather's is a rank's part
+	 * for ASTRA-sim: the size clustersim runs */
+	if (op->kind != CS_OP_COMPUTE && op->bytes != (double)(int64_t)(size + 0.5))
+		attr_f64(&x, "cs_bytes", op->bytes);
 	attr_bool(&x, "is_cpu_op", 0);
 	if (op->mem != 0)
 		attr_f64(&x, "cs_mem", op->mem);
@@ -288,11 +309,11 @@ static void write_metadata(writer *w, const cs_program *p)
 }
 
 cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc, const cs_mesh *m,
-			       const cs_program *progs, int64_t rank, cs_chakra_written *out,
-			       cs_diag *diag)
+			       const cs_program *progs, int64_t rank, const int64_t *pg_base,
+			       cs_chakra_written *out, cs_diag *diag)
 {
 	const cs_program *p = &progs[cs_mesh_coord(m, rank, CS_AXIS_PP)];
-	writer w = { .f = f, .out = out };
+	writer w = { .f = f, .out = out, .pg_base = pg_base };
 	uint64_t *ids[CS_STREAMS] = { 0 };
 	int32_t done[CS_STREAMS] = { 0 };
 	mailbox mb[2];

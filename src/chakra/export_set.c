@@ -31,9 +31,23 @@ static unsigned kinds_used(const cs_program *progs, int64_t n)
 	return used;
 }
 
-/* {"tp.0": [0, 1], "tp.1": [2, 3], ...}: every instance of every kind used. */
+/* The first number of each kind's groups when they are numbered: 1 for the
+ * first kind used, then on past the instances of each kind used. */
+static void number_groups(const cs_scenario *sc, const cs_mesh *m, unsigned used,
+			  int64_t base[CS_GROUP_KINDS])
+{
+	int64_t next = 1;
+	for (int k = 0; k < CS_GROUP_KINDS; k++) {
+		base[k] = next;
+		if (used & (1u << k))
+			next += cs_mesh_group_count(m, (cs_group_kind)k, sc->cluster.gpus_per_node);
+	}
+}
+
+/* {"tp.0": [0, 1], "tp.1": [2, 3], ...}, or numbered {"1": [0, 1], ...}:
+ * every instance of every kind used. */
 static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_mesh *m,
-			      unsigned used, cs_diag *diag)
+			      unsigned used, const int64_t *base, cs_diag *diag)
 {
 	FILE *f = fopen(path, "w");
 	if (!f) {
@@ -59,8 +73,11 @@ static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_
 				continue;
 			seen[g] = 1;
 			cs_group grp = cs_mesh_group(m, (cs_group_kind)k, r, gpn);
-			fprintf(f, "%s\n  \"%s.%" PRId64 "\": [", first ? "" : ",",
-				cs_group_kind_name((cs_group_kind)k), g);
+			if (base)
+				fprintf(f, "%s\n  \"%" PRId64 "\": [", first ? "" : ",", base[k] + g);
+			else
+				fprintf(f, "%s\n  \"%s.%" PRId64 "\": [", first ? "" : ",",
+					cs_group_kind_name((cs_group_kind)k), g);
 			first = 0;
 			for (int64_t i = 0; i < cs_group_size(&grp); i++)
 				fprintf(f, "%s%" PRId64, i ? ", " : "", cs_group_member(&grp, i));
@@ -77,7 +94,7 @@ static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_
 }
 
 cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix,
-			   cs_chakra_written *out, cs_diag *diag)
+			   int astra_sim, cs_chakra_written *out, cs_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	cs_kprof *prof = NULL;
@@ -89,6 +106,10 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 	int64_t n = sc->parallel.pp;
 	cs_program *progs = NULL;
 	st = cs_plan_build_new(sc, &mesh, prof, &progs, diag);
+	int64_t base[CS_GROUP_KINDS];
+	if (st == CS_OK)
+		number_groups(sc, &mesh, kinds_used(progs, n), base);
+	const int64_t *pg_base = astra_sim ? base : NULL;
 	char path[4096];
 	for (int64_t r = 0; st == CS_OK && r < mesh.world; r++) {
 		char tail[32];
@@ -104,7 +125,7 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 			st = CS_ERR_INPUT;
 			break;
 		}
-		st = cs_chakra_write_rank(f, path, sc, &mesh, progs, r, out, diag);
+		st = cs_chakra_write_rank(f, path, sc, &mesh, progs, r, pg_base, out, diag);
 		if ((fclose(f) != 0) && st == CS_OK) {
 			snprintf(diag->msg, sizeof diag->msg, "%.900s: cannot write", path);
 			st = CS_ERR_INPUT;
@@ -117,7 +138,7 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 			snprintf(diag->msg, sizeof diag->msg, "output path under '%.900s' too long", dir);
 			st = CS_ERR_INPUT;
 		} else {
-			st = write_groups(path, sc, &mesh, kinds_used(progs, n), diag);
+			st = write_groups(path, sc, &mesh, kinds_used(progs, n), pg_base, diag);
 		}
 	}
 	cs_plan_programs_free(progs, n);

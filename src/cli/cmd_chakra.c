@@ -32,6 +32,9 @@ static const char export_help[] =
 "options:\n"
 "  --out DIR           the directory to write (made when missing)\n"
 "  --prefix NAME       file name prefix (default: the scenario's name)\n"
+"  --astra-sim         write what ASTRA-sim reads: process groups named 1,\n"
+"                      2, ... (not tp.0, dp.3, ...), an all-gather's size\n"
+"                      the part each rank gives (not the gathered size)\n"
 "  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
 "  -h, --help          this help\n"
 "\n"
@@ -73,10 +76,11 @@ static const char run_help[] =
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
 enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT, O_PROGRESS, O_NO_PROGRESS,
-       O_GROUPS };
+       O_GROUPS, O_ASTRA };
 
 static const cs_opt export_opts[] = {
 	{ "out", 1, O_OUT }, { "prefix", 1, O_PREFIX }, { "set", 1, O_SET }, { "help", 0, O_HELP },
+	{ "astra-sim", 0, O_ASTRA },
 	{ 0, 0, 0 },
 };
 
@@ -123,7 +127,7 @@ int cs_cmd_export_chakra(int argc, char **argv)
 	cs_args a;
 	cs_scenario_args sa = { 0 };
 	const char *out = NULL, *prefix = NULL, *val;
-	int id;
+	int id, astra_sim = 0;
 	cs_args_init(&a, "export-chakra", argc, argv);
 	while ((id = cs_args_next(&a, export_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
@@ -135,6 +139,7 @@ int cs_cmd_export_chakra(int argc, char **argv)
 				return 2;
 			break;
 		case O_OUT: out = val; break;
+		case O_ASTRA: astra_sim = 1; break;
 		case O_PREFIX:
 			if (!*val || strchr(val, '/'))
 				return cs_args_fail(&a, "bad prefix '%s' (a file name, no '/')", val);
@@ -165,7 +170,7 @@ int cs_cmd_export_chakra(int argc, char **argv)
 	}
 	cs_chakra_written w;
 	double t0 = now_s();
-	st = cs_chakra_export(sc, out, pre, &w, &diag);
+	st = cs_chakra_export(sc, out, pre, astra_sim, &w, &diag);
 	cs_scenario_free(sc);
 	if (st != CS_OK) {
 		fprintf(stderr, "clustersim export-chakra: %s\n", CS_CLEAN(diag));
