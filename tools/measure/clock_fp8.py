@@ -11,14 +11,12 @@ Needs torch and pynvml; about 15 s of GPU time.
 """
 import json
 import os
-import time
 
 import torch
 
-from nvml_watch import gpu, window
+from nvml_watch import boost_then_sustained, gpu, window
 
 dev = "cuda"
-event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
 R = {"gpu": gpu(),
      "torch": torch.__version__,
      "fields": "[M, N, K, boost TF/s, sustained TF/s, sustained SM MHz, W]", "fp8": [], "bf16": []}
@@ -32,31 +30,8 @@ for m, n, k in ((8192, 2304, 16384), (8192, 16384, 2048), (8192, 13312, 16384), 
     for kind, fn in (("fp8", lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
                                                      out_dtype=torch.bfloat16)),
                      ("bf16", lambda: a16 @ b16.t())):
-        fn()
-        torch.cuda.synchronize()
-        time.sleep(0.4)
-        marks = [event() for _ in range(4)]
-        marks[0].record()
-        for i in range(3):
-            fn()
-            marks[i + 1].record()
-        torch.cuda.synchronize()
-        boost = max(flops / (marks[i].elapsed_time(marks[i + 1]) * 1e-3) / 1e12 for i in range(3))
-        t0 = time.time()
-        while time.time() - t0 < 0.15:
-            fn()
-            torch.cuda.synchronize()
-        s, e, runs, t1 = event(), event(), 0, time.time()
-        s.record()
-        while time.time() - t1 < 0.3:
-            for _ in range(5):
-                fn()
-            runs += 5
-            torch.cuda.synchronize()
-        e.record()
-        e.synchronize()
-        sus = flops * runs / (s.elapsed_time(e) * 1e-3) / 1e12
-        R[kind].append([m, n, k, round(boost, 1), round(sus, 1)] + window(t1, time.time()))
+        boost, sus, t1, t2 = boost_then_sustained(fn, flops, 0.3)
+        R[kind].append([m, n, k, round(boost, 1), round(sus, 1)] + window(t1, t2))
         print(kind, R[kind][-1], flush=True)
 with open(os.path.join(os.environ.get("OUT", "/tmp"), "clock_fp8.json"), "w") as f:
     json.dump(R, f)

@@ -23,7 +23,7 @@ import time
 import cupy as cp
 import torch
 
-from nvml_watch import gpu, window
+from nvml_watch import boost_then_sustained, gpu, window
 
 OUT = os.path.join(os.environ.get("OUT", "/tmp"), "clock_mix.json")
 
@@ -53,31 +53,8 @@ for m, n, k in ((8192, 2304, 16384), (8192, 16384, 2048), (8192, 13312, 16384), 
                 (8192, 4096, 14336), (8192, 15360, 5120), (8192, 5120, 5120), (8192, 20480, 5120),
                 (8192, 5120, 20480)):
     fn, flops = gemm_of(m, n, k)
-    fn()
-    torch.cuda.synchronize()
-    time.sleep(0.4)
-    marks = [event() for _ in range(4)]
-    marks[0].record()
-    for i in range(3):
-        fn()
-        marks[i + 1].record()
-    torch.cuda.synchronize()
-    boost = max(flops / (marks[i].elapsed_time(marks[i + 1]) * 1e-3) / 1e12 for i in range(3))
-    t0 = time.time()
-    while time.time() - t0 < 0.15:
-        fn()
-        torch.cuda.synchronize()
-    s, e, n_run, t1 = event(), event(), 0, time.time()
-    s.record()
-    while time.time() - t1 < 0.15:
-        for _ in range(5):
-            fn()
-        n_run += 5
-        torch.cuda.synchronize()
-    e.record()
-    e.synchronize()
-    sus = flops * n_run / (s.elapsed_time(e) * 1e-3) / 1e12
-    R["boost"].append([m, n, k, round(boost, 1), round(sus, 1), window(t1, time.time())[0]])
+    boost, sus, t1, t2 = boost_then_sustained(fn, flops, 0.15)
+    R["boost"].append([m, n, k, round(boost, 1), round(sus, 1), window(t1, t2)[0]])
     print(R["boost"][-1], flush=True)
 save()
 

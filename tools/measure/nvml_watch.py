@@ -31,6 +31,38 @@ def window(t0, t1):
     return [round(sum(x[i] for x in v) / len(v), 1) for i in (1, 2)]
 
 
+def boost_then_sustained(fn, flops, seconds):
+    """A GEMM's TF/s after 0.4 s idle (the best of its first three runs) and
+    then sustained over `seconds` after 0.15 s of warm-up; with the
+    sustained loop's start and end times, for window()."""
+    import torch
+    event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+    fn()
+    torch.cuda.synchronize()
+    time.sleep(0.4)
+    marks = [event() for _ in range(4)]
+    marks[0].record()
+    for i in range(3):
+        fn()
+        marks[i + 1].record()
+    torch.cuda.synchronize()
+    boost = max(flops / (marks[i].elapsed_time(marks[i + 1]) * 1e-3) / 1e12 for i in range(3))
+    t0 = time.time()
+    while time.time() - t0 < 0.15:
+        fn()
+        torch.cuda.synchronize()
+    s, e, runs, t1 = event(), event(), 0, time.time()
+    s.record()
+    while time.time() - t1 < seconds:
+        for _ in range(5):
+            fn()
+        runs += 5
+        torch.cuda.synchronize()
+    e.record()
+    e.synchronize()
+    return boost, flops * runs / (s.elapsed_time(e) * 1e-3) / 1e12, t1, time.time()
+
+
 def gpu():
     """[name, enforced power limit in W]."""
     return [str(nv.nvmlDeviceGetName(HANDLE)), nv.nvmlDeviceGetEnforcedPowerLimit(HANDLE) / 1e3]
