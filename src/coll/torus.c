@@ -101,7 +101,6 @@ int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concu
 	if (op != CS_COLL_ALL_REDUCE && op != CS_COLL_REDUCE_SCATTER && op != CS_COLL_ALL_GATHER)
 		return -1;
 	grid g = {0};
-	g.n = 1;
 	int64_t span = 1;
 	for (int d = 0; d < ndims && d < CS_TORUS_MAX_DIMS; d++) {
 		if (k[d] > 1) {

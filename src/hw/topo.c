@@ -213,10 +213,8 @@ cs_group_shape cs_topo_torus_group(const cs_topo *t, int64_t base, const int64_t
 {
 	cs_group_shape s = {0};
 	int64_t total = n[0] * n[1] * n[2];
-	if (t->nd == 0) {
-		s = cs_topo_group(t, base, stride[0], n[0]);
-		return s;
-	}
+	if (t->nd == 0)
+		return cs_topo_group(t, base, stride[0], n[0]);
 	s.nranks = total;
 	s.torus.dims = t->nd;
 	if (total < 1)

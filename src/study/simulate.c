@@ -257,37 +257,29 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 	bool whole = cs_runner_whole_replicas(r) > 0;
 	for (int64_t rank = 0; rank < c->mesh.world; rank++) {
 		const cs_rank_stats *s = cs_runner_stats(r, rank);
-		if (!s && c->sc->sim.fold) {
-			/* folded away: its row is its representative's (exact by
-			 * symmetry); with replicas simulated whole, which weigh as
-			 * many ranks as they have, it counts as its own rank */
+		/* folded away: a copy of its representative (exact by symmetry) */
+		bool copy = !s && c->sc->sim.fold;
+		if (copy)
 			s = cs_runner_stats(r, cs_runner_representative(r, rank));
-			if (s && rows)
-				fill_row(c, &rows[rank], rank, s, 1e-9 * (double)(o->makespan - s->busy),
-					 factor);
-			if (s && whole) {
-				double idle = 1e-9 * (double)(o->makespan - s->busy);
-				o->idle_sum += idle;
-				o->idle_min = fmin(o->idle_min, idle);
-				o->idle_max = fmax(o->idle_max, idle);
-				o->nranks++;
-			}
-			continue;
-		}
 		if (!s)
 			continue;
-		if (o->critical < 0 || s->end > o->crit.end) {
+		double idle = 1e-9 * (double)(o->makespan - s->busy);
+		if (rows)
+			fill_row(c, &rows[rank], rank, s, idle, factor);
+		/* copies count as ranks of their own only beside replicas simulated
+		 * whole; with one rank per stage every stage weighs the same */
+		if (copy && !whole)
+			continue;
+		if (!copy && (o->critical < 0 || s->end > o->crit.end)) {
 			o->critical = rank;
 			o->crit = *s;
 		}
-		double idle = 1e-9 * (double)(o->makespan - s->busy);
+		if (!copy)
+			o->act_peak = fmax(o->act_peak, s->mem_peak);
 		o->idle_sum += idle;
 		o->idle_min = fmin(o->idle_min, idle);
 		o->idle_max = fmax(o->idle_max, idle);
-		o->act_peak = fmax(o->act_peak, s->mem_peak);
 		o->nranks++;
-		if (rows)
-			fill_row(c, &rows[rank], rank, s, idle, factor);
 	}
 	cs_path cp;
 	if (cs_runner_critical_path(r, &cp) == 0)
