@@ -330,7 +330,7 @@ def main(argv):
     with open(hog_path, "rb") as fh:
         hog_raw = fh.read()
     hog = json.loads(hog_raw)
-    rel = os.path.relpath(os.path.realpath(src), ROOT)
+    rel = os.path.relpath(os.path.abspath(src), ROOT)
     sha = hashlib.sha256(raw).hexdigest()
     env = t["env"]
     cudnn = env["cudnn"]
@@ -375,7 +375,7 @@ def main(argv):
             fh.write(text)
         print("wrote %s" % rel)
     if check and not stale:
-        print("the built-in profiles match %s" % os.path.relpath(os.path.realpath(src), ROOT))
+        print("the built-in profiles match %s" % os.path.relpath(os.path.abspath(src), ROOT))
     return 1 if stale else 0
 
 
