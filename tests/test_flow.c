@@ -322,7 +322,7 @@ START_TEST(test_rail_aligned_ring_uses_every_nic_off_the_leaf_uplinks)
 		rig_init(&r, cluster(2, 16, 0, over, 1));
 		job j = {0, 0, 1, 16, CS_COLL_ALL_REDUCE, 1e9, CS_ALGO_RING};
 		rig_run(&r, &j, 1);
-		ck_assert_int_eq(r.max_flows, 8 * 16);
+		ck_assert_int_eq(r.max_flows, 8); /* a flow per channel, over all its edges */
 		ck_assert_int_eq(r.done[0], 240000 + 4687500);
 		rig_free(&r);
 	}
@@ -355,7 +355,7 @@ START_TEST(test_nvlink_ring_matches_alpha_beta)
 	rig_run(&r, &j, 1);
 	double want = cs_coll_ring_alpha_beta_s(k->op, k->bytes, k->n, 2e-6, 450e9) * 1e9;
 	ck_assert_double_eq_tol((double)r.done[0], want, 1.0);
-	ck_assert_int_eq(r.max_flows, k->n);
+	ck_assert_int_eq(r.max_flows, 1); /* one channel: one flow over its n edges */
 	rig_free(&r);
 }
 END_TEST
@@ -386,6 +386,33 @@ START_TEST(test_torus_ring_matches_alpha_beta)
 	double hop_s = wrap ? 1e-6 : 7e-6;
 	double want = cs_coll_ring_alpha_beta_s(CS_COLL_ALL_REDUCE, 1e9, 8, hop_s, 50e9) * 1e9;
 	ck_assert_double_eq_tol((double)r.done[0], want, 1.0);
+	rig_free(&r);
+}
+END_TEST
+
+/* A ring moves in lockstep at its slowest edge's pace, so traffic beside a
+ * fast edge gets what the ring leaves. Ring: all-reduce of 1 GB over GPUs
+ * 0..7 of one NVLink domain, GPU 0's NVLink out kept at 0.2 (90 GB/s).
+ * Beside it a send of 1 GB from GPU 2 to 3, on the ring edge 2 -> 3's links.
+ * The send drains alone at 450 GB/s from 2,000 ns (its route's latency) to
+ * the ring's 14 x 2,000 = 28,000 ns, 11.7 MB; then the ring runs at 90 GB/s
+ * everywhere and the send gets the other 360 GB/s: 988.3 MB in 2,745,278 ns
+ * (rounded up), ending at 2,773,278. The ring's edges carry 2 x 7/8 GB at
+ * 90 GB/s: 19,444,445 ns after its latency, ending at 19,472,445. */
+START_TEST(test_ring_moves_at_its_slowest_edge)
+{
+	rig r;
+	rig_init(&r, cluster(1, 64, 0, 1, 1));
+	int32_t slow = cs_topo_gpu_link(r.topo, 0, CS_LINK_NVL_UP);
+	ck_assert_int_ge(slow, 0);
+	ck_assert_int_eq(cs_net_scale_link(r.net, 0, slow, 0.2), 0);
+	job j[2] = {
+		{0, 0, 1, 8, CS_COLL_ALL_REDUCE, 1e9, CS_ALGO_RING},
+		p2p(0, 2, 3, 1e9),
+	};
+	rig_run(&r, j, 2);
+	ck_assert_int_eq(r.done[1], 28000 + 2745278);
+	ck_assert_int_eq(r.done[0], 28000 + 19444445);
 	rig_free(&r);
 }
 END_TEST
@@ -482,7 +509,7 @@ static void check_maxmin(const cs_net *n, const cs_topo *t, int seed)
 		if (!f[i].draining)
 			continue;
 		for (int k = 0; k < f[i].nlinks; k++) {
-			load[f[i].links[k]] += f[i].rate;
+			load[f[i].links[k]] += f[i].rate * f[i].weights[k];
 			if (f[i].rate > fastest[f[i].links[k]])
 				fastest[f[i].links[k]] = f[i].rate;
 		}
@@ -644,6 +671,7 @@ static Suite *flow_suite(void)
 	tcase_add_loop_test(tc, test_nvlink_ring_matches_alpha_beta, 0, LEN(ring_cases));
 	tcase_add_loop_test(tc, test_torus_ring_matches_alpha_beta, 0, 2);
 	tcase_add_test(tc, test_two_all_reduces_on_same_gpus_take_twice);
+	tcase_add_test(tc, test_ring_moves_at_its_slowest_edge);
 	tcase_add_test(tc, test_tree_all_reduce_volume_per_edge);
 	tcase_add_test(tc, test_trivial_collectives_complete_at_start);
 	suite_add_tcase(s, tc);

@@ -35,19 +35,24 @@
 
 enum { FREE, WAITING, DRAINING };
 
-/* What every event touches comes first, in one cache line; the routes
- * after it. */
+/* What every event touches, in one cache line. A flow's links are
+ * lk[0 .. nlinks), their weights (how many of its edges cross each: a ring
+ * channel's) lk[lcap ..] and its index in each link's list lk[2 lcap ..];
+ * a freed slot keeps its array for the next flow. */
 typedef struct flow {
 	int32_t coll;   /* slot of its collective */
 	int32_t state;
-	int32_t nlinks;
+	int32_t nlinks, lcap;
 	double rem, rate;
 	cs_time set;    /* rem is as of this time */
 	cs_time at;     /* end of the latency phase */
 	cs_time end;    /* while draining */
-	int32_t links[CS_NET_MAX_ROUTE];
-	int32_t lpos[CS_NET_MAX_ROUTE]; /* its index in each link's list */
+	int32_t *lk;
 } flow;
+
+#define LINKS(f) ((f)->lk)
+#define WEIGHTS(f) ((f)->lk + (f)->lcap)
+#define LPOS(f) ((f)->lk + 2 * (f)->lcap)
 
 /* A pending flow event. */
 typedef struct fev {
@@ -84,8 +89,8 @@ struct cs_net {
 	cs_time next;       /* next flow event */
 	int64_t nactive, ncoll, next_id;
 	double *cap;        /* per link */
-	/* progressive filling, per link: residual, unfrozen flows, index */
-	double *res;
+	/* progressive filling, per link: residual, unfrozen weight, flows, index */
+	double *res, *wsum;
 	int32_t *cnt, *pos;
 	lflows *on;         /* per link: its draining flows */
 	char *dirty;        /* per link: changed since the last filling */
@@ -161,11 +166,12 @@ cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
 	size_t nl = (size_t)n->nlinks + 1;
 	n->cap = malloc(nl * sizeof(*n->cap));
 	n->res = malloc(nl * sizeof(*n->res));
+	n->wsum = malloc(nl * sizeof(*n->wsum));
 	n->cnt = malloc(nl * sizeof(*n->cnt));
 	n->pos = malloc(nl * sizeof(*n->pos));
 	n->on = calloc(nl, sizeof(*n->on));
 	n->dirty = calloc(nl, 1);
-	if (n->cap == NULL || n->res == NULL || n->cnt == NULL || n->pos == NULL || n->on == NULL ||
+	if (n->cap == NULL || n->res == NULL || n->wsum == NULL || n->cnt == NULL || n->pos == NULL || n->on == NULL ||
 	    n->dirty == NULL) {
 		cs_net_free(n);
 		return NULL;
@@ -183,6 +189,7 @@ void cs_net_free(cs_net *n)
 		return;
 	free(n->cap);
 	free(n->res);
+	free(n->wsum);
 	free(n->cnt);
 	free(n->pos);
 	if (n->on)
@@ -195,6 +202,8 @@ void cs_net_free(cs_net *n)
 	free(n->ver);
 	free(n->due);
 	free(n->seen);
+	for (int32_t i = 0; i < n->flows.n; i++)
+		free(FLOWS(n)[i].lk);
 	free(n->flows.v);
 	free(n->flows.free);
 	free(n->colls.v);
@@ -332,8 +341,9 @@ static int mark(cs_net *n, int32_t l)
 static int links_add(cs_net *n, int32_t i)
 {
 	flow *f = &FLOWS(n)[i];
+	int32_t *links = LINKS(f), *lpos = LPOS(f);
 	for (int k = 0; k < f->nlinks; k++) {
-		lflows *L = &n->on[f->links[k]];
+		lflows *L = &n->on[links[k]];
 		if (L->n == L->cap) {
 			int32_t cap = L->cap ? 2 * L->cap : 4;
 			int32_t *v = realloc(L->v, (size_t)cap * sizeof(*v));
@@ -342,9 +352,9 @@ static int links_add(cs_net *n, int32_t i)
 			L->v = v;
 			L->cap = cap;
 		}
-		f->lpos[k] = L->n;
+		lpos[k] = L->n;
 		L->v[L->n++] = i;
-		if (mark(n, f->links[k]))
+		if (mark(n, links[k]))
 			return -1;
 	}
 	return 0;
@@ -356,14 +366,16 @@ static int links_remove(cs_net *n, int32_t i)
 {
 	flow *f = FLOWS(n);
 	for (int k = 0; k < f[i].nlinks; k++) {
-		int32_t l = f[i].links[k];
+		int32_t l = LINKS(&f[i])[k];
 		lflows *L = &n->on[l];
-		int32_t p = f[i].lpos[k], last = L->v[--L->n];
+		int32_t p = LPOS(&f[i])[k], last = L->v[--L->n];
 		if (p != L->n) {
+			/* the moved flow's entry for l: a route may cross l twice */
+			int32_t *ll = LINKS(&f[last]), *lp = LPOS(&f[last]);
 			L->v[p] = last;
 			for (int j = 0; j < f[last].nlinks; j++)
-				if (f[last].links[j] == l && f[last].lpos[j] == L->n) {
-					f[last].lpos[j] = p;
+				if (ll[j] == l && lp[j] == L->n) {
+					lp[j] = p;
 					break;
 				}
 		}
@@ -383,7 +395,8 @@ static int cmp_i32(const void *a, const void *b)
 
 /* Max-min fair rates of the draining flows act[0..na) (in slot order) by
  * progressive filling: the link with the least residual capacity per
- * unfrozen flow fixes the rate of its flows; every link at that same share is
+ * unfrozen unit of weight (a flow of weight w on a link uses w times its
+ * rate there) fixes the rate of its flows; every link at that same share is
  * settled in the same round. Ties and orders follow slot and first-touch
  * order, so the result is deterministic. Each flow's remaining bytes are
  * brought to the net's time first, its end time and event set after. */
@@ -400,8 +413,9 @@ static int fill(cs_net *n, size_t na)
 		}
 		g->set = n->now;
 		n->frozen[a] = 0;
+		const int32_t *links = LINKS(g), *w = WEIGHTS(g);
 		for (int k = 0; k < g->nlinks; k++) {
-			int32_t l = g->links[k];
+			int32_t l = links[k];
 			if (n->pos[l] < 0) {
 				if (grow((void **)&n->touched, &n->tcap, nt + 2, sizeof(*n->touched)) ||
 				    grow((void **)&n->off, &n->offcap, nt + 2, sizeof(*n->off)))
@@ -409,10 +423,12 @@ static int fill(cs_net *n, size_t na)
 				n->pos[l] = (int32_t)nt;
 				n->touched[nt] = l;
 				n->res[nt] = n->cap[l];
+				n->wsum[nt] = 0;
 				n->cnt[nt] = 0;
 				nt++;
 			}
 			n->cnt[n->pos[l]]++;
+			n->wsum[n->pos[l]] += w[k];
 			nadj++;
 		}
 	}
@@ -429,28 +445,26 @@ static int fill(cs_net *n, size_t na)
 	for (size_t a = 0; a < na; a++) {
 		const flow *g = &f[n->act[a]];
 		for (int k = 0; k < g->nlinks; k++) {
-			int32_t t = n->pos[g->links[k]];
+			int32_t t = n->pos[LINKS(g)[k]];
 			n->adj[n->off[t] + (n->off[t + 1] - n->off[t]) - n->cnt[t]] = (int32_t)a;
 			n->cnt[t]--;
 		}
 	}
-	for (size_t t = 0; t < nt; t++)
-		n->cnt[t] = n->off[t + 1] - n->off[t];
 
 	size_t left = na;
 	while (left > 0) {
 		double share = INFINITY;
 		for (size_t t = 0; t < nt; t++)
-			if (n->cnt[t] > 0) {
-				double sh = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
+			if (n->wsum[t] > 0) {
+				double sh = n->res[t] > 0 ? n->res[t] / n->wsum[t] : 0;
 				if (sh < share)
 					share = sh;
 			}
 		double limit = share * (1 + 1e-12);
 		for (size_t t = 0; t < nt; t++) {
-			if (n->cnt[t] <= 0)
+			if (n->wsum[t] <= 0)
 				continue;
-			double sh = n->res[t] > 0 ? n->res[t] / n->cnt[t] : 0;
+			double sh = n->res[t] > 0 ? n->res[t] / n->wsum[t] : 0;
 			if (sh > limit)
 				continue;
 			for (int32_t e = n->off[t]; e < n->off[t + 1]; e++) {
@@ -461,10 +475,11 @@ static int fill(cs_net *n, size_t na)
 				left--;
 				flow *g = &f[n->act[a]];
 				g->rate = share;
+				const int32_t *links = LINKS(g), *w = WEIGHTS(g);
 				for (int k = 0; k < g->nlinks; k++) {
-					int32_t u = n->pos[g->links[k]];
-					n->res[u] -= share;
-					n->cnt[u]--;
+					int32_t u = n->pos[links[k]];
+					n->res[u] -= w[k] == 1 ? share : share * w[k];
+					n->wsum[u] -= w[k];
 				}
 			}
 		}
@@ -517,7 +532,7 @@ static int refill(cs_net *n)
 			n->seen[i] = 1;
 			n->act[na++] = i;
 			for (int k = 0; k < f[i].nlinks; k++) {
-				int32_t u = f[i].links[k];
+				int32_t u = LINKS(&f[i])[k];
 				if (n->pos[u] >= 0)
 					continue;
 				if (grow((void **)&n->touched, &n->tcap, nt + 2, sizeof(*n->touched)))
@@ -593,6 +608,39 @@ static int step_to(cs_net *n, cs_time t)
 	return 0;
 }
 
+/* A free flow slot with room for nlinks links and a version, or -1. */
+static int32_t new_flow(cs_net *n, int32_t nlinks)
+{
+	int32_t fi = slot_get(&n->flows, sizeof(flow));
+	if (fi < 0)
+		return -1;
+	if (n->flows.cap > n->vercap) {
+		uint32_t *v = realloc(n->ver, (size_t)n->flows.cap * sizeof(*v));
+		if (v == NULL) {
+			slot_put(&n->flows, fi);
+			return -1;
+		}
+		/* a new slot's events count from 0 */
+		memset(v + n->vercap, 0, (size_t)(n->flows.cap - n->vercap) * sizeof(*v));
+		n->ver = v;
+		n->vercap = n->flows.cap;
+	}
+	flow *g = &FLOWS(n)[fi];
+	if (nlinks > g->lcap) {
+		int32_t cap = g->lcap ? g->lcap : 8;
+		while (cap < nlinks)
+			cap *= 2;
+		int32_t *lk = realloc(g->lk, 3 * (size_t)cap * sizeof(*lk));
+		if (lk == NULL) {
+			slot_put(&n->flows, fi);
+			return -1;
+		}
+		g->lk = lk;
+		g->lcap = cap;
+	}
+	return fi;
+}
+
 int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
 		     cs_coll_op op, double bytes, cs_coll_algo algo, uint64_t tag)
 {
@@ -600,7 +648,7 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 		return -1;
 	if (step_to(n, now))
 		return -1;
-	n->plan.n = 0;
+	n->plan.n = n->plan.nl = 0;
 	if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
 		return -1;
 	int64_t id = n->next_id++;
@@ -616,19 +664,7 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 	COLLS(n)[ci] = (coll){tag, id, (int64_t)n->plan.n};
 	for (size_t k = 0; k < n->plan.n; k++) {
 		const cs__flow_spec *s = &n->plan.f[k];
-		int32_t fi = slot_get(&n->flows, sizeof(flow));
-		if (fi >= 0 && n->flows.cap > n->vercap) {
-			uint32_t *v = realloc(n->ver, (size_t)n->flows.cap * sizeof(*v));
-			if (v == NULL) {
-				slot_put(&n->flows, fi);
-				fi = -1;
-			} else {
-				/* a new slot's events count from 0 */
-				memset(v + n->vercap, 0, (size_t)(n->flows.cap - n->vercap) * sizeof(*v));
-				n->ver = v;
-				n->vercap = n->flows.cap;
-			}
-		}
+		int32_t fi = new_flow(n, s->nlinks);
 		if (fi < 0) {
 			/* keep the flows added; the collective ends with them */
 			COLLS(n)[ci].left = (int64_t)k;
@@ -644,8 +680,8 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 		g->coll = ci;
 		g->state = WAITING;
 		g->nlinks = s->nlinks;
-		for (int i = 0; i < s->nlinks; i++)
-			g->links[i] = s->links[i];
+		memcpy(LINKS(g), n->plan.link + s->off, (size_t)s->nlinks * sizeof(int32_t));
+		memcpy(WEIGHTS(g), n->plan.weight + s->off, (size_t)s->nlinks * sizeof(int32_t));
 		g->rem = s->bytes;
 		g->rate = 0;
 		g->set = now;
@@ -738,8 +774,8 @@ int64_t cs_net_flows(const cs_net *n, cs_net_flow *out, int64_t cap)
 					o->remaining = 0;
 			}
 			o->nlinks = f[i].nlinks;
-			for (int l = 0; l < f[i].nlinks; l++)
-				o->links[l] = f[i].links[l];
+			o->links = LINKS(&f[i]);
+			o->weights = WEIGHTS(&f[i]);
 		}
 		k++;
 	}

@@ -2,8 +2,10 @@
  * flow.h - the flow fidelity of the network: collectives as flows on links,
  * sharing every link max-min fairly.
  *
- * A collective started on the net becomes a set of point-to-point flows
- * along cs_topo_route (flow_plan.c says which flows each algorithm makes).
+ * A collective started on the net becomes a set of flows along
+ * cs_topo_route's routes: point-to-point flows, and for each ring channel
+ * one flow over the routes of all its edges, which move in lockstep
+ * (flow_plan.h says which flows each algorithm makes).
  * A flow first waits out its latency without using bandwidth (as SimGrid's
  * latency phase), then drains its bytes at the rate progressive filling
  * gives it; rates are recomputed whenever a flow leaves its latency phase
@@ -95,7 +97,9 @@ typedef struct cs_net_flow {
 	double rate;         /* B/s; 0 while in the latency phase */
 	double remaining;    /* bytes */
 	int nlinks;
-	int32_t links[CS_NET_MAX_ROUTE];
+	const int32_t *links;   /* nlinks links, valid until the net next changes */
+	const int32_t *weights; /* how many of the flow's edges cross each: it
+	                         * uses weight x rate of that link */
 } cs_net_flow;
 
 /* The active flows in a stable order into out[0..cap); returns how many

@@ -10,14 +10,33 @@
 void cs__flow_plan_free(cs__flow_plan *p)
 {
 	free(p->f);
-	p->f = NULL;
-	p->n = p->cap = 0;
+	free(p->link);
+	free(p->weight);
+	*p = (cs__flow_plan){0};
 }
 
-/* Append a flow src -> dst, through `via` first when via >= 0 (an NVLink
- * hop inside the source's domain); its latency is its route's. */
-static int add(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via, int64_t dst,
-	       double bytes)
+/* Room for `more` links in the pool. */
+static int reserve_links(cs__flow_plan *p, size_t more)
+{
+	if (p->nl + more <= p->lcap)
+		return 0;
+	size_t cap = p->lcap ? 2 * p->lcap : 256;
+	while (cap < p->nl + more)
+		cap *= 2;
+	int32_t *l = realloc(p->link, cap * sizeof(*l));
+	if (l == NULL)
+		return -1;
+	p->link = l;
+	int32_t *w = realloc(p->weight, cap * sizeof(*w));
+	if (w == NULL)
+		return -1;
+	p->weight = w;
+	p->lcap = cap;
+	return 0;
+}
+
+/* Open a flow of `bytes` whose links are appended next. */
+static int open_flow(cs__flow_plan *p, double bytes)
 {
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 64;
@@ -27,24 +46,78 @@ static int add(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via, int
 		p->f = f;
 		p->cap = cap;
 	}
-	cs__flow_spec *s = &p->f[p->n];
+	p->f[p->n++] = (cs__flow_spec){ .bytes = bytes, .off = p->nl };
+	return 0;
+}
+
+/* Append the route src -> dst, through `via` first when via >= 0 (an
+ * NVLink hop inside the source's domain), to the open flow, each link of
+ * weight 1; returns the route's latency, or -1. */
+static int64_t append_route(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via,
+			    int64_t dst)
+{
+	cs__flow_spec *s = &p->f[p->n - 1];
+	if (reserve_links(p, 2 * CS_NET_MAX_ROUTE))
+		return -1;
+	size_t at = p->nl;
 	int k = 0;
 	if (via >= 0 && via != src && via != dst) {
-		k = cs_topo_route(t, src, via, s->links, CS_NET_MAX_ROUTE);
+		k = cs_topo_route(t, src, via, p->link + at, CS_NET_MAX_ROUTE);
 		if (k < 0)
 			return -1;
 		src = via;
 	}
-	int r = cs_topo_route(t, src, dst, s->links + k, CS_NET_MAX_ROUTE - k);
+	int r = cs_topo_route(t, src, dst, p->link + at + k, CS_NET_MAX_ROUTE - k);
 	if (r < 0 || k + r > CS_NET_MAX_ROUTE)
 		return -1;
-	s->nlinks = k + r;
-	s->bytes = bytes;
-	s->latency_ns = 0;
-	for (int i = 0; i < s->nlinks; i++)
-		s->latency_ns += cs_topo_link_latency(t, s->links[i]);
-	p->n++;
+	int64_t lat = 0;
+	for (int i = 0; i < k + r; i++) {
+		p->weight[at + (size_t)i] = 1;
+		lat += cs_topo_link_latency(t, p->link[at + (size_t)i]);
+	}
+	p->nl += (size_t)(k + r);
+	s->nlinks += k + r;
+	return lat;
+}
+
+/* A flow src -> dst (through `via` as append_route) behind its route's
+ * latency. */
+static int add(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via, int64_t dst,
+	       double bytes)
+{
+	if (open_flow(p, bytes))
+		return -1;
+	int64_t lat = append_route(p, t, src, via, dst);
+	if (lat < 0)
+		return -1;
+	p->f[p->n - 1].latency_ns = lat;
 	return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The open flow's links in increasing order, each once, weighted by how
+ * many of its edges cross it. */
+static void merge_links(cs__flow_plan *p)
+{
+	cs__flow_spec *s = &p->f[p->n - 1];
+	int32_t *l = p->link + s->off, *w = p->weight + s->off;
+	qsort(l, (size_t)s->nlinks, sizeof(*l), cmp_i32);
+	int32_t k = 0;
+	for (int32_t i = 0; i < s->nlinks; i++) {
+		if (k > 0 && l[k - 1] == l[i]) {
+			w[k - 1]++;
+			continue;
+		}
+		l[k] = l[i];
+		w[k++] = 1;
+	}
+	s->nlinks = k;
+	p->nl = s->off + (size_t)k;
 }
 
 /* Give flows [from, p->n) `steps` times the largest route latency among them. */
@@ -106,14 +179,17 @@ static int64_t member(const blocks *b, int64_t c, int64_t k, int64_t j)
 static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op op,
 		double bytes, int64_t *order)
 {
-	size_t from = p->n;
 	int64_t n = b->n;
 	bool chain = op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE; /* root to all, all to root */
 	double vol = chain ? bytes : cs_coll_ring_bytes_on_wire(op, bytes, n);
+	int64_t steps = chain ? n - 1 : cs_coll_ring_steps(op, n);
 	for (int64_t c = 0; c < b->nch; c++) {
 		for (int64_t k = 0, i = 0; k < b->nb; k++)
 			for (int64_t j = 0; j < b->start[k + 1] - b->start[k]; j++)
 				order[i++] = member(b, c, k, j);
+		if (open_flow(p, vol / (double)b->nch))
+			return -1;
+		int64_t lat = 0;
 		for (int64_t k = 0; k < b->nb; k++) {
 			for (int64_t i = b->start[k]; i < b->start[k + 1]; i++) {
 				int64_t src = order[i], dst = order[(i + 1) % n], via = -1;
@@ -121,12 +197,16 @@ static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op 
 					continue;
 				if (src / b->domain != dst / b->domain)
 					via = order[b->start[k]];
-				if (add(p, t, src, via, dst, vol / (double)b->nch))
+				int64_t l = append_route(p, t, src, via, dst);
+				if (l < 0)
 					return -1;
+				if (l > lat)
+					lat = l;
 			}
 		}
+		merge_links(p);
+		p->f[p->n - 1].latency_ns = steps * lat;
 	}
-	set_latency(p, from, chain ? n - 1 : cs_coll_ring_steps(op, n));
 	return 0;
 }
 

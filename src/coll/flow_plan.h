@@ -3,19 +3,25 @@
  *
  * Ring (all-reduce, reduce-scatter, all-gather, broadcast, and every case
  * the tree does not take): NCCL pipelines a ring, so in steady state every
- * ring edge carries data at once. Instead of 2(n-1) steps of n transfers of
- * bytes/n (O(n^2) flows), a ring is n concurrent flows, one per edge, each
- * carrying the whole volume that edge carries over the collective
- * (cs_coll_ring_bytes_on_wire: 2(n-1)/n S for all-reduce, (n-1)/n S for
- * reduce-scatter and all-gather; S per edge for broadcast), and every flow
- * of the ring waits steps x the largest route latency of its edges first
- * (the alpha term of the alpha-beta ring: each step waits for the slowest
- * hop). A group spanning several scale-up domains with r > 1 members in a
- * domain runs min(r, CS__FLOW_MAX_CHANNELS) channels, as NCCL does, each a
- * ring carrying 1/channels of the volume, channel c entering each domain at
- * a different member (local index c*r/channels) so that the channels use
- * different NICs; the edge leaving a domain first crosses NVLink to the
- * member on the entry rail (NCCL's PXN), so it stays on one rail.
+ * ring edge carries data at once, and its chunks move in lockstep: no edge
+ * gets ahead of the slowest by more than the pipeline's depth. Instead of
+ * 2(n-1) steps of n transfers of bytes/n (O(n^2) flows), a ring channel is
+ * one flow over the routes of all its edges, each edge carrying the whole
+ * volume it carries over the collective (cs_coll_ring_bytes_on_wire:
+ * 2(n-1)/n S for all-reduce, (n-1)/n S for reduce-scatter and all-gather;
+ * S per edge for broadcast) at one rate, the ring's; a link that w edges
+ * cross carries w times that rate (the link's weight in the flow). Alone
+ * on a fabric it ends when n separate edge flows would (the slowest edge
+ * sets both); beside other traffic, a fast edge no longer finishes early
+ * and hands its bandwidth on. The flow waits steps x the largest route
+ * latency of its edges first (the alpha term of the alpha-beta ring: each
+ * step waits for the slowest hop). A group spanning several scale-up
+ * domains with r > 1 members in a domain runs min(r, CS__FLOW_MAX_CHANNELS)
+ * channels, as NCCL does, each a ring carrying 1/channels of the volume,
+ * channel c entering each domain at a different member (local index
+ * c*r/channels) so that the channels use different NICs; the edge leaving a
+ * domain first crosses NVLink to the member on the entry rail (NCCL's PXN),
+ * so it stays on one rail.
  *
  * Tree (all-reduce with CS_ALGO_TREE, members in equal contiguous blocks per
  * domain): the double binary tree of cs_coll_tree_schedule, a chain inside a
@@ -37,17 +43,21 @@
 
 #define CS__FLOW_MAX_CHANNELS 16
 
+/* One flow: its links are the plan's link[off .. off + nlinks), each
+ * crossed weight[...] times (a ring's edges sharing a link). */
 typedef struct cs__flow_spec {
 	double bytes;
 	int64_t latency_ns;
-	int nlinks;
-	int32_t links[CS_NET_MAX_ROUTE];
+	size_t off;
+	int32_t nlinks;
 } cs__flow_spec;
 
-/* A growable list; zero-initialise, free with cs__flow_plan_free. */
+/* Growable lists; zero-initialise, free with cs__flow_plan_free. */
 typedef struct cs__flow_plan {
 	cs__flow_spec *f;
 	size_t n, cap;
+	int32_t *link, *weight;
+	size_t nl, lcap;
 } cs__flow_plan;
 
 void cs__flow_plan_free(cs__flow_plan *p);
