@@ -680,8 +680,10 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 		g->coll = ci;
 		g->state = WAITING;
 		g->nlinks = s->nlinks;
-		memcpy(LINKS(g), n->plan.link + s->off, (size_t)s->nlinks * sizeof(int32_t));
-		memcpy(WEIGHTS(g), n->plan.weight + s->off, (size_t)s->nlinks * sizeof(int32_t));
+		if (s->nlinks > 0) { /* a flow inside one GPU has no links, nor an array */
+			memcpy(LINKS(g), n->plan.link + s->off, (size_t)s->nlinks * sizeof(int32_t));
+			memcpy(WEIGHTS(g), n->plan.weight + s->off, (size_t)s->nlinks * sizeof(int32_t));
+		}
 		g->rem = s->bytes;
 		g->rate = 0;
 		g->set = now;
