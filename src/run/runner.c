@@ -6,10 +6,12 @@
  * rendezvous slot (runner_coll.c). Nothing grows with the number of ops a
  * rank runs.
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "run/runner_int.h"
@@ -174,11 +176,12 @@ cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream)
 static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int pred = s;
-	cs_time best = rs->done_at[s];
+	const cs_time *done_at = r->times[local].done_at;
+	cs_time best = done_at[s];
 	const cs_dep *d = &r->env.progs[rs->tmpl].deps[op->dep];
 	for (int i = 0; i < op->ndeps; i++)
-		if (rs->done_at[d[i].counter] > best) {
-			best = rs->done_at[d[i].counter];
+		if (done_at[d[i].counter] > best) {
+			best = done_at[d[i].counter];
 			pred = d[i].counter;
 		}
 	if (pred == s) {
@@ -455,7 +458,8 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		return;
 	}
 	rs->busy |= (uint8_t)(1u << s);
-	rs->started[s] = cs_sim_now(r->sim);
+	if (r->times)
+		r->times[local].started[s] = cs_sim_now(r->sim);
 	if (r->paths)
 		path_begin(r, local, rs, s, op);
 	if (op->mem > 0) {
@@ -516,7 +520,6 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		}
 		if (r->net) {
 			int64_t pair[2] = { rank, peer };
-			rs->started[s] = now;
 			cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV,
 					  cs__run_p2p_net_bytes(r, rank, peer, op->bytes), CS_ALGO_RING,
 				  cs__send_tag(local, s));
@@ -556,7 +559,7 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
 	if (r->env.traced && op) {
 		int64_t rank = cs__run_rank_of(r, local);
 		if (r->env.traced[rank])
-			r->env.on_span(r->env.span_ctx, rank, s, rs->started[s], cs_sim_now(r->sim), op,
+			r->env.on_span(r->env.span_ctx, rank, s, r->times[local].started[s], cs_sim_now(r->sim), op,
 				       xfer, op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
 	if (r->paths && op) {
@@ -566,7 +569,7 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
 		if (src != p)
 			*p = *src;
 		if (op->kind == CS_OP_COMPUTE)
-			cs_path_compute(p, now - rs->started[s]);
+			cs_path_compute(p, now - r->times[local].started[s]);
 		else if (op->kind == CS_OP_COLL)
 			cs_path_transfer(p, xfer, op->comm, op->coll, d->tier, cs__run_rank_of(r, local), now);
 		else
@@ -577,7 +580,8 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
 	rs->retry |= (uint8_t)(1u << s);
 	cs__run_counter_moved(rs, s);
 	r->ops_done++;
-	rs->done_at[s] = cs_sim_now(r->sim);
+	if (r->times)
+		r->times[local].done_at[s] = cs_sim_now(r->sim);
 	if (xfer >= 0)
 		cs__run_note_transfer(r, rs, s, xfer);
 	cs_time now = cs_sim_now(r->sim);
@@ -695,6 +699,30 @@ void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 	}
 }
 
+/* The ranks' state, zeroed. Ops visit ranks in no order a cache can
+ * follow, so a large array is asked for on huge pages, where the TLB
+ * covers it (an advice the kernel may ignore). */
+static rank_state *alloc_ranks(size_t n)
+{
+	size_t size = n * sizeof(rank_state), align = _Alignof(rank_state);
+#ifdef MADV_HUGEPAGE
+	const size_t huge = (size_t)2 << 20;
+	if (size >= huge) {
+		align = huge;
+		size = (size + huge - 1) / huge * huge;
+	}
+#endif
+	rank_state *rs = aligned_alloc(align, size);
+	if (!rs)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (align > _Alignof(rank_state))
+		(void)madvise(rs, size, MADV_HUGEPAGE);
+#endif
+	memset(rs, 0, size);
+	return rs;
+}
+
 cs_runner *cs_runner_new(const cs_run_env *env)
 {
 	cs_runner *r = calloc(1, sizeof(*r));
@@ -727,7 +755,14 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		r->nlocal = env->nranks;
 	}
 	r->sim = cs_sim_new();
-	r->ranks = calloc((size_t)r->nlocal, sizeof(rank_state));
+	r->ranks = alloc_ranks((size_t)r->nlocal);
+	if (env->critical_path || env->traced || env->sc->coll.fidelity == CS_FIDELITY_FLOW) {
+		r->times = calloc((size_t)r->nlocal, sizeof(rank_times));
+		if (!r->times) {
+			cs_runner_free(r);
+			return NULL;
+		}
+	}
 	r->stream_mask = calloc((size_t)ntmpl, 1);
 	if (env->critical_path) {
 		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof(cs_path));
@@ -808,6 +843,7 @@ void cs_runner_free(cs_runner *r)
 	cs_net_free(r->idle);
 	free(r->members);
 	free(r->paths);
+	free(r->times);
 	free(r->ranks);
 	cs_sim_free(r->sim);
 	free(r);
@@ -908,8 +944,8 @@ int cs_runner_critical_path(const cs_runner *r, cs_path *out)
 	cs_time best = -1;
 	for (int64_t l = 0; l < r->nlocal; l++)
 		for (int c = 0; c < CS_COUNTERS; c++)
-			if (r->ranks[l].done_at[c] > best) {
-				best = r->ranks[l].done_at[c];
+			if (r->times[l].done_at[c] > best) {
+				best = r->times[l].done_at[c];
 				best_l = l;
 				best_c = c;
 			}

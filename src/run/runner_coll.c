@@ -191,38 +191,15 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 	return t->alone[at];
 }
 
-/* The local index of the simulated member i of slot sl's group, or -1
- * when member i is not simulated; members are 0 .. count-1 where count is
- * the list's length in folded runs and the group's size otherwise. */
-static int64_t member_count(const cs_runner *r, int kind, const slot *sl)
-{
-	if (sl->locals)
-		return sl->expected;
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
-	return cs_group_size(&g);
-}
-
-static int64_t member_local(const cs_runner *r, const cs_group *g, const slot *sl, int64_t i)
-{
-	if (sl->locals)
-		return sl->locals[i];
-	int64_t m = cs_group_member(g, i);
-	return cs__run_simulated(r, m) ? cs__run_local_of(r, m) : -1;
-}
-
 /* The collective's kernels run on every member from now on, one CTA per
  * channel: hold them (given back as each member completes, runner.c). */
-static void contend_members(cs_runner *r, int kind, const slot *sl, int s, int channels)
+static void contend_members(cs_runner *r, const slot *sl, int s, int channels)
 {
 	if (channels <= 0 || !r->contend)
 		return;
 	uint8_t ch = (uint8_t)(channels > 255 ? 255 : channels);
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
-	int64_t n = member_count(r, kind, sl);
-	for (int64_t i = 0; i < n; i++) {
-		int64_t l = member_local(r, &g, sl, i);
-		if (l < 0)
-			continue;
+	for (int64_t i = 0; i < sl->expected; i++) {
+		int64_t l = sl->locals[i];
 		r->ranks[l].held[s] = ch;
 		cs__run_contend(r, l, ch);
 	}
@@ -249,16 +226,15 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 			e += cs__run_simulated(r, cs_group_member(&g, i));
 		sl->expected = (int32_t)e;
 		sl->rank = rank;
-		if (r->fold_mask && e < n) { /* list them once: later passes are O(e) */
-			if (!(sl->locals = malloc((size_t)e * sizeof *sl->locals))) {
-				r->failed = CS_ERR_NOMEM;
-				return;
-			}
-			for (int64_t i = 0, k = 0; i < n; i++) {
-				int64_t m = cs_group_member(&g, i);
-				if (cs__run_simulated(r, m))
-					sl->locals[k++] = cs__run_local_of(r, m);
-			}
+		/* list them once: later passes are O(e), with no arithmetic per member */
+		if (!(sl->locals = malloc((size_t)e * sizeof *sl->locals))) {
+			r->failed = CS_ERR_NOMEM;
+			return;
+		}
+		for (int64_t i = 0, k = 0; i < n; i++) {
+			int64_t m = cs_group_member(&g, i);
+			if (cs__run_simulated(r, m))
+				sl->locals[k++] = cs__run_local_of(r, m);
 		}
 	}
 	if (++sl->arrived < sl->expected)
@@ -297,7 +273,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	}
 	r->last_choice[op->comm] = ch;
 	sl->choice = ch;
-	contend_members(r, op->group, sl, s, ch.channels);
+	contend_members(r, sl, s, ch.channels);
 	sl->dur = d;
 	sl->rank = rank;
 	sl->start = cs_sim_now(r->sim);
@@ -369,7 +345,8 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 	}
 	cs__run_complete(r, local, s, &d);
 	if (sim_peer) {
-		r->ranks[pl].done_at[mbox] = cs_sim_now(r->sim);
+		if (r->times)
+			r->times[pl].done_at[mbox] = cs_sim_now(r->sim);
 		cs__run_counter_moved(&r->ranks[pl], mbox);
 		cs__run_note_transfer(r, &r->ranks[pl], mbox, xfer);
 		cs__run_try_rank(r, pl);
@@ -385,28 +362,19 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int64_t gi = e.slot;
 	comm_table *t = &r->comm[kind][s];
 	const slot *sl = &t->slots[gi];
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, sl->rank, r->gpn);
-	int64_t n = member_count(r, kind, sl);
+	const int64_t *locals = sl->locals, n = sl->expected;
 	(void)sim;
 	cs__done d = { .xfer = sl->dur, .choice = &sl->choice,
 		       .path = r->paths ? &t->paths[gi] : NULL,
 		       .tier = r->paths ? t->shapes[gi].tier : 0 };
-	/* members lie far apart in memory: find and fetch each four ahead */
-	int64_t ahead[8];
-	for (int64_t i = 0; i < n + 4; i++) {
-		if (i < n) {
-			ahead[i & 7] = member_local(r, &g, sl, i);
-			if (ahead[i & 7] >= 0)
-				cs__run_prefetch(r, ahead[i & 7]);
-		}
-		if (i >= 4 && ahead[(i - 4) & 7] >= 0)
-			cs__run_complete(r, ahead[(i - 4) & 7], s, &d);
-	}
+	/* members lie far apart in memory: fetch each four ahead */
 	for (int64_t i = 0; i < n; i++) {
-		int64_t l = member_local(r, &g, sl, i);
-		if (l >= 0)
-			cs__run_try_rank(r, l);
+		if (i + 4 < n)
+			cs__run_prefetch(r, locals[i + 4]);
+		cs__run_complete(r, locals[i], s, &d);
 	}
+	for (int64_t i = 0; i < n; i++)
+		cs__run_try_rank(r, locals[i]);
 }
 
 static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
@@ -420,7 +388,7 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 		if (cs__tag_is_send(tags[i])) {
 			cs__op_ev e = cs__send_of(tags[i]);
 			rank_state *rs = &r->ranks[e.what];
-			rs->send_xfer = cs_sim_now(sim) - rs->started[e.stream];
+			rs->send_xfer = cs_sim_now(sim) - r->times[e.what].started[e.stream];
 			cs__run_send_done(r, e.what, e.stream);
 			continue;
 		}

@@ -8,6 +8,7 @@
 #define CS_RUN_RUNNER_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -86,39 +87,47 @@ static inline bool cs__tag_is_send(uint64_t tag) { return (tag & CS__SEND_TAG) !
 /* The sender's local and stream of a send's tag. */
 static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag & ~CS__SEND_TAG); }
 
+/* A rank's state, what every op touches first: a large run is bound by
+ * the memory traffic of these, so what only pipeline sends, the trace or
+ * the critical path read lies at the end or in rank_times. */
 typedef struct rank_state {
-	int32_t pc[CS_STREAMS];
+	_Alignas(64) int32_t pc[CS_STREAMS]; /* the hot part on whole cache lines */
 	int32_t cnt[CS_COUNTERS];
-	cs_time send_xfer;            /* transfer time of the pipeline send in flight */
-	/* pipeline peers down [0] and up [1], and the time of the last message
-	 * size sent each way (links do not change during a run) */
-	int64_t p2p_peer[2];
-	double p2p_bytes[2];
-	cs_time p2p_ns[2];
-	cs_time blocked_at;
-	cs_time started[CS_STREAMS];  /* when the op at the head began */
-	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
-	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
-	double mem;
-	float factor;
-	float crate;                  /* rate of the running compute op (contention) */
-	cs_time cend;                 /* when the running compute op ends */
-	cs_time cwake;                /* the earliest event pending for it */
-	uint32_t cgen;                /* compute ops started, to tell their events apart */
-	uint16_t ctas;                /* SMs held by the rank's communication kernels */
-	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
-	uint8_t p2p_ch[2];            /* channels of the last message size each way */
-	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed */
 	uint16_t tmpl;
 	uint8_t busy;                 /* bit per stream */
 	uint8_t retry;                /* bit per stream: try it at the next try_rank */
 	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
 	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
 	uint8_t fly_self;             /* bit per stream: its op in flight extends the stream's own path */
+	uint16_t ctas;                /* SMs held by the rank's communication kernels */
+	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
+	float factor;
+	float crate;                  /* rate of the running compute op (contention) */
+	uint32_t cgen;                /* compute ops started, to tell their events apart */
+	cs_time cend;                 /* when the running compute op ends */
+	cs_time cwake;                /* the earliest event pending for it */
+	double mem;
+	cs_time blocked_at;
+	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
+	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed */
+	cs_rank_stats st;
 	cs_time clk_at;               /* clock model: the controller's view is up to here */
 	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
-	cs_rank_stats st;
+	cs_time send_xfer;            /* transfer time of the pipeline send in flight */
+	/* pipeline peers down [0] and up [1], and the time of the last message
+	 * size sent each way (links do not change during a run) */
+	int64_t p2p_peer[2];
+	double p2p_bytes[2];
+	cs_time p2p_ns[2];
+	uint8_t p2p_ch[2];            /* channels of the last message size each way */
 } rank_state;
+
+/* When each rank's ops began and its counters moved: kept only for the
+ * trace, the critical path and the flow network's sends (r->times). */
+typedef struct rank_times {
+	cs_time started[CS_STREAMS];  /* when the op at the head began */
+	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
+} rank_times;
 
 typedef struct slot {
 	int32_t arrived;
@@ -127,8 +136,9 @@ typedef struct slot {
 	cs_time dur;                  /* transfer time of the collective in flight */
 	cs_time start;                /* when it started (flow fidelity) */
 	cs_coll_choice choice;
-	int64_t *locals;              /* folded runs: the simulated members, listed at first
-	                               * use, so a collective costs O(simulated members) */
+	int64_t *locals;              /* the simulated members' locals, listed at first use:
+	                               * a collective costs O(simulated members) and no
+	                               * arithmetic per member */
 } slot;
 
 typedef struct comm_table {
@@ -169,6 +179,7 @@ struct cs_runner {
 	uint32_t pcap, pn;
 	cs_sim *sim;
 	rank_state *ranks;
+	rank_times *times;            /* per local, or NULL when nothing reads them */
 	int64_t nlocal;
 	int fold_mask;                /* bit per axis not simulated beyond coordinate 0 */
 	/* Folded runs with perturbations: the data-parallel replicas holding a
@@ -211,7 +222,7 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
 {
 	const char *p = (const char *)&r->ranks[local];
-	for (size_t o = 0; o < sizeof(rank_state); o += 64)
+	for (size_t o = 0; o < offsetof(rank_state, clk_at); o += 64)
 		__builtin_prefetch(p + o);
 }
 /* The op at the head of rs's stream s, NULL when the stream is done. */
