@@ -585,7 +585,7 @@ static int step_to(cs_net *n, cs_time t)
 				return -1;
 			n->due[nd++] = e.flow;
 		}
-		qsort(n->due, nd, sizeof(*n->due), cmp_i32);
+		/* due is in slot order: the heap orders equal times by slot */
 		for (size_t k = 0; k < nd; k++) {
 			int32_t i = n->due[k];
 			flow *g = &FLOWS(n)[i];

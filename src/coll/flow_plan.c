@@ -3,6 +3,7 @@
  * send/recv as point-to-point flows with routes (see flow_plan.h).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll/flow_plan.h"
 #include "coll/schedule.h"
@@ -12,6 +13,8 @@ void cs__flow_plan_free(cs__flow_plan *p)
 	free(p->f);
 	free(p->link);
 	free(p->weight);
+	free(p->at);
+	free(p->stamp);
 	*p = (cs__flow_plan){0};
 }
 
@@ -94,30 +97,44 @@ static int add(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via, int
 	return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
+/* The open flow's links each once, in the order they first appear,
+ * weighted by how many of its edges cross them. */
+static int merge_links(cs__flow_plan *p, const cs_topo *t)
 {
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The open flow's links in increasing order, each once, weighted by how
- * many of its edges cross it. */
-static void merge_links(cs__flow_plan *p)
-{
+	int32_t nl = cs_topo_nlinks(t);
+	if (p->nat < nl) {
+		free(p->at);
+		free(p->stamp);
+		p->at = malloc((size_t)nl * sizeof(*p->at));
+		p->stamp = calloc((size_t)nl, sizeof(*p->stamp));
+		if (p->at == NULL || p->stamp == NULL) {
+			p->nat = 0;
+			return -1;
+		}
+		p->nat = nl;
+		p->cur = 0;
+	}
+	if (++p->cur == 0) { /* the stamps wrapped: start them afresh */
+		memset(p->stamp, 0, (size_t)p->nat * sizeof(*p->stamp));
+		p->cur = 1;
+	}
 	cs__flow_spec *s = &p->f[p->n - 1];
 	int32_t *l = p->link + s->off, *w = p->weight + s->off;
-	qsort(l, (size_t)s->nlinks, sizeof(*l), cmp_i32);
 	int32_t k = 0;
 	for (int32_t i = 0; i < s->nlinks; i++) {
-		if (k > 0 && l[k - 1] == l[i]) {
-			w[k - 1]++;
+		int32_t u = l[i];
+		if (p->stamp[u] == p->cur) {
+			w[p->at[u]]++;
 			continue;
 		}
-		l[k] = l[i];
+		p->stamp[u] = p->cur;
+		p->at[u] = k;
+		l[k] = u;
 		w[k++] = 1;
 	}
 	s->nlinks = k;
 	p->nl = s->off + (size_t)k;
+	return 0;
 }
 
 /* Give flows [from, p->n) `steps` times the largest route latency among them. */
@@ -204,7 +221,8 @@ static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op 
 					lat = l;
 			}
 		}
-		merge_links(p);
+		if (merge_links(p, t))
+			return -1;
 		p->f[p->n - 1].latency_ns = steps * lat;
 	}
 	return 0;

@@ -58,6 +58,11 @@ typedef struct cs__flow_plan {
 	size_t n, cap;
 	int32_t *link, *weight;
 	size_t nl, lcap;
+	/* per topology link: where the open flow lists it, valid while
+	 * stamp[l] == the flow's stamp (merge_links; no sort, no clearing) */
+	int32_t *at;
+	uint32_t *stamp, cur;
+	int32_t nat;
 } cs__flow_plan;
 
 void cs__flow_plan_free(cs__flow_plan *p);
