@@ -116,6 +116,7 @@ struct cs_net {
 	char *frozen;
 	size_t actcap, frozencap, adjcap, tcap, offcap;
 	cs__flow_plan plan;
+	cs__plan_cache plans;
 };
 
 static int32_t slot_get(slots *s, size_t size)
@@ -215,6 +216,7 @@ void cs_net_free(cs_net *n)
 	free(n->adj);
 	free(n->frozen);
 	cs__flow_plan_free(&n->plan);
+	cs__plan_cache_free(&n->plans);
 	free(n);
 }
 
@@ -648,11 +650,19 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 		return -1;
 	if (step_to(n, now))
 		return -1;
-	n->plan.n = n->plan.nl = 0;
-	if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
-		return -1;
+	/* a collective of more than two repeats: its plan is kept */
+	const cs__flow_plan *plan = nmembers > 2
+		? cs__plan_cache_find(&n->plans, members, nmembers, op, bytes, algo) : NULL;
+	if (plan == NULL) {
+		n->plan.n = n->plan.nl = 0;
+		if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
+			return -1;
+		plan = &n->plan;
+		if (nmembers > 2)
+			cs__plan_cache_put(&n->plans, members, nmembers, op, bytes, algo, plan);
+	}
 	int64_t id = n->next_id++;
-	if (n->plan.n == 0) {
+	if (plan->n == 0) {
 		if (push_done(n, tag))
 			return -1;
 		n->ncoll++;
@@ -661,9 +671,9 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 	int32_t ci = slot_get(&n->colls, sizeof(coll));
 	if (ci < 0)
 		return -1;
-	COLLS(n)[ci] = (coll){tag, id, (int64_t)n->plan.n};
-	for (size_t k = 0; k < n->plan.n; k++) {
-		const cs__flow_spec *s = &n->plan.f[k];
+	COLLS(n)[ci] = (coll){tag, id, (int64_t)plan->n};
+	for (size_t k = 0; k < plan->n; k++) {
+		const cs__flow_spec *s = &plan->f[k];
 		int32_t fi = new_flow(n, s->nlinks);
 		if (fi < 0) {
 			/* keep the flows added; the collective ends with them */
@@ -681,8 +691,8 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 		g->state = WAITING;
 		g->nlinks = s->nlinks;
 		if (s->nlinks > 0) { /* a flow inside one GPU has no links, nor an array */
-			memcpy(LINKS(g), n->plan.link + s->off, (size_t)s->nlinks * sizeof(int32_t));
-			memcpy(WEIGHTS(g), n->plan.weight + s->off, (size_t)s->nlinks * sizeof(int32_t));
+			memcpy(LINKS(g), plan->link + s->off, (size_t)s->nlinks * sizeof(int32_t));
+			memcpy(WEIGHTS(g), plan->weight + s->off, (size_t)s->nlinks * sizeof(int32_t));
 		}
 		g->rem = s->bytes;
 		g->rate = 0;

@@ -18,6 +18,123 @@ void cs__flow_plan_free(cs__flow_plan *p)
 	*p = (cs__flow_plan){0};
 }
 
+/* ---- plans already built ------------------------------------------------ */
+
+struct cs__plan_ent {
+	uint64_t h;
+	double bytes;
+	int64_t n;
+	int op, algo;
+	int64_t *m;
+	cs__flow_plan p;    /* f, link and weight only */
+};
+
+enum { CACHE_MAX_PLANS = 1 << 16, CACHE_MAX_LINKS = 1 << 22 };
+
+static uint64_t plan_key(const int64_t *m, int64_t n, cs_coll_op op, double bytes, cs_coll_algo algo)
+{
+	uint64_t b;
+	memcpy(&b, &bytes, sizeof b);
+	uint64_t h = 0x9e3779b97f4a7c15u ^ ((uint64_t)op << 8) ^ (uint64_t)algo ^ ((uint64_t)n << 16);
+	h = (h ^ b) * 0xff51afd7ed558ccdu;
+	for (int64_t i = 0; i < n; i++)
+		h = (h ^ (uint64_t)m[i]) * 0xc4ceb9fe1a85ec53u;
+	return h ^ (h >> 33);
+}
+
+static int ent_is(const cs__plan_ent *e, uint64_t h, const int64_t *m, int64_t n, cs_coll_op op,
+		  double bytes, cs_coll_algo algo)
+{
+	return e->h == h && e->n == n && e->op == (int)op && e->algo == (int)algo &&
+	       e->bytes == bytes && memcmp(e->m, m, (size_t)n * sizeof(*m)) == 0;
+}
+
+void cs__plan_cache_free(cs__plan_cache *c)
+{
+	for (size_t i = 0; i < c->ne; i++) {
+		free(c->e[i].m);
+		cs__flow_plan_free(&c->e[i].p);
+	}
+	free(c->e);
+	free(c->slot);
+	*c = (cs__plan_cache){0};
+}
+
+const cs__flow_plan *cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n,
+					 cs_coll_op op, double bytes, cs_coll_algo algo)
+{
+	if (c->scap == 0)
+		return NULL;
+	uint64_t h = plan_key(m, n, op, bytes, algo);
+	for (size_t j = (size_t)h & (c->scap - 1);; j = (j + 1) & (c->scap - 1)) {
+		if (c->slot[j] < 0)
+			return NULL;
+		const cs__plan_ent *e = &c->e[c->slot[j]];
+		if (ent_is(e, h, m, n, op, bytes, algo))
+			return &e->p;
+	}
+}
+
+void cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
+			cs_coll_algo algo, const cs__flow_plan *p)
+{
+	if (c->ne >= CACHE_MAX_PLANS || c->links + p->nl > CACHE_MAX_LINKS)
+		return;
+	if (c->ne == c->ecap) {
+		size_t cap = c->ecap ? 2 * c->ecap : 256;
+		cs__plan_ent *e = realloc(c->e, cap * sizeof(*e));
+		if (e == NULL)
+			return;
+		c->e = e;
+		c->ecap = cap;
+	}
+	if (2 * (c->ne + 1) > c->scap) { /* rehash at half full */
+		size_t cap = c->scap ? 2 * c->scap : 512;
+		int32_t *s = malloc(cap * sizeof(*s));
+		if (s == NULL)
+			return;
+		for (size_t j = 0; j < cap; j++)
+			s[j] = -1;
+		for (size_t i = 0; i < c->ne; i++) {
+			size_t j = (size_t)c->e[i].h & (cap - 1);
+			while (s[j] >= 0)
+				j = (j + 1) & (cap - 1);
+			s[j] = (int32_t)i;
+		}
+		free(c->slot);
+		c->slot = s;
+		c->scap = cap;
+	}
+	cs__plan_ent *e = &c->e[c->ne];
+	*e = (cs__plan_ent){ .h = plan_key(m, n, op, bytes, algo), .bytes = bytes, .n = n,
+			     .op = (int)op, .algo = (int)algo };
+	e->m = malloc((size_t)n * sizeof(*m));
+	e->p.f = malloc((p->n ? p->n : 1) * sizeof(*p->f));
+	e->p.link = malloc((p->nl ? p->nl : 1) * sizeof(*p->link));
+	e->p.weight = malloc((p->nl ? p->nl : 1) * sizeof(*p->weight));
+	if (e->m == NULL || e->p.f == NULL || e->p.link == NULL || e->p.weight == NULL) {
+		free(e->m);
+		cs__flow_plan_free(&e->p);
+		return;
+	}
+	memcpy(e->m, m, (size_t)n * sizeof(*m));
+	if (p->n > 0)
+		memcpy(e->p.f, p->f, p->n * sizeof(*p->f));
+	if (p->nl > 0) {
+		memcpy(e->p.link, p->link, p->nl * sizeof(*p->link));
+		memcpy(e->p.weight, p->weight, p->nl * sizeof(*p->weight));
+	}
+	e->p.n = e->p.cap = p->n;
+	e->p.nl = e->p.lcap = p->nl;
+	size_t j = (size_t)e->h & (c->scap - 1);
+	while (c->slot[j] >= 0)
+		j = (j + 1) & (c->scap - 1);
+	c->slot[j] = (int32_t)c->ne++;
+	c->links += p->nl;
+}
+
+/* ---- building ------------------------------------------------------------- */
+
 /* Room for `more` links in the pool. */
 static int reserve_links(cs__flow_plan *p, size_t more)
 {

@@ -67,6 +67,29 @@ typedef struct cs__flow_plan {
 
 void cs__flow_plan_free(cs__flow_plan *p);
 
+/* Plans already built, by their arguments: a group's collectives repeat
+ * (every layer, every micro-batch) over routes that do not change, so a
+ * plan is built once and copied from here after. Bounded; a plan that does
+ * not fit is simply built again next time. Zero-initialise, free with
+ * cs__plan_cache_free. */
+typedef struct cs__plan_ent cs__plan_ent;
+typedef struct cs__plan_cache {
+	cs__plan_ent *e;
+	size_t ne, ecap;
+	int32_t *slot;      /* open addressing over e, -1 empty */
+	size_t scap;
+	size_t links;       /* links held, for the bound */
+} cs__plan_cache;
+
+void cs__plan_cache_free(cs__plan_cache *c);
+/* The plan of these arguments if cached, else NULL. */
+const cs__flow_plan *cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n,
+					 cs_coll_op op, double bytes, cs_coll_algo algo);
+/* Keep a copy of p as the plan of these arguments (nothing when full or
+ * out of memory). */
+void cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
+			cs_coll_algo algo, const cs__flow_plan *p);
+
 /* Append the flows of one collective to *p (nothing for one member or no
  * bytes). `domain` is the scale-up domain size in GPUs. 0, or -1 on
  * out-of-memory or a GPU out of the topology. */
