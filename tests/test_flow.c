@@ -417,6 +417,27 @@ START_TEST(test_ring_moves_at_its_slowest_edge)
 }
 END_TEST
 
+/* The net keeps a repeated collective's plan: the second of two identical
+ * all-reduces over 16 GPUs on 2 nodes (8 channels, PXN hops), started
+ * after the first has ended, takes exactly as long; a third with other
+ * bytes is planned afresh, at its own time. */
+START_TEST(test_a_repeated_collective_takes_the_same_time)
+{
+	rig r;
+	rig_init(&r, cluster(2, 16, 0, 1, 1));
+	job j[3] = {
+		{0, 0, 1, 16, CS_COLL_ALL_REDUCE, 1e9, CS_ALGO_RING},
+		{100000000, 0, 1, 16, CS_COLL_ALL_REDUCE, 1e9, CS_ALGO_RING},
+		{200000000, 0, 1, 16, CS_COLL_ALL_REDUCE, 2e9, CS_ALGO_RING},
+	};
+	rig_run(&r, j, 3);
+	ck_assert_int_eq(r.done[0], 240000 + 4687500);
+	ck_assert_int_eq(r.done[1] - 100000000, r.done[0]);
+	ck_assert_int_eq(r.done[2] - 200000000, 240000 + 2 * 4687500);
+	rig_free(&r);
+}
+END_TEST
+
 START_TEST(test_two_all_reduces_on_same_gpus_take_twice)
 {
 	rig r;
@@ -672,6 +693,7 @@ static Suite *flow_suite(void)
 	tcase_add_loop_test(tc, test_torus_ring_matches_alpha_beta, 0, 2);
 	tcase_add_test(tc, test_two_all_reduces_on_same_gpus_take_twice);
 	tcase_add_test(tc, test_ring_moves_at_its_slowest_edge);
+	tcase_add_test(tc, test_a_repeated_collective_takes_the_same_time);
 	tcase_add_test(tc, test_tree_all_reduce_volume_per_edge);
 	tcase_add_test(tc, test_trivial_collectives_complete_at_start);
 	suite_add_tcase(s, tc);
