@@ -61,9 +61,16 @@ typedef struct fev {
 	uint32_t ver;
 } fev;
 
+/* A draining flow on a link, and which of the flow's links it is: moving
+ * the entry in the list updates the flow's position for it at once, where a
+ * ring's flow has hundreds of links to search. */
+typedef struct lentry {
+	int32_t flow, k;
+} lentry;
+
 /* The draining flows on one link. */
 typedef struct lflows {
-	int32_t *v;
+	lentry *v;
 	int32_t n, cap;
 } lflows;
 
@@ -348,14 +355,14 @@ static int links_add(cs_net *n, int32_t i)
 		lflows *L = &n->on[links[k]];
 		if (L->n == L->cap) {
 			int32_t cap = L->cap ? 2 * L->cap : 4;
-			int32_t *v = realloc(L->v, (size_t)cap * sizeof(*v));
+			lentry *v = realloc(L->v, (size_t)cap * sizeof(*v));
 			if (v == NULL)
 				return -1;
 			L->v = v;
 			L->cap = cap;
 		}
 		lpos[k] = L->n;
-		L->v[L->n++] = i;
+		L->v[L->n++] = (lentry){ i, k };
 		if (mark(n, links[k]))
 			return -1;
 	}
@@ -370,16 +377,11 @@ static int links_remove(cs_net *n, int32_t i)
 	for (int k = 0; k < f[i].nlinks; k++) {
 		int32_t l = LINKS(&f[i])[k];
 		lflows *L = &n->on[l];
-		int32_t p = LPOS(&f[i])[k], last = L->v[--L->n];
+		int32_t p = LPOS(&f[i])[k];
+		lentry last = L->v[--L->n];
 		if (p != L->n) {
-			/* the moved flow's entry for l: a route may cross l twice */
-			int32_t *ll = LINKS(&f[last]), *lp = LPOS(&f[last]);
 			L->v[p] = last;
-			for (int j = 0; j < f[last].nlinks; j++)
-				if (ll[j] == l && lp[j] == L->n) {
-					lp[j] = p;
-					break;
-				}
+			LPOS(&f[last.flow])[last.k] = p;
 		}
 		if (mark(n, l))
 			return -1;
@@ -528,7 +530,7 @@ static int refill(cs_net *n)
 	for (size_t q = 0; q < nt; q++) {
 		const lflows *L = &n->on[n->touched[q]];
 		for (int32_t j = 0; j < L->n; j++) {
-			int32_t i = L->v[j];
+			int32_t i = L->v[j].flow;
 			if (n->seen[i])
 				continue;
 			n->seen[i] = 1;
