@@ -2,7 +2,8 @@
  * runner_int.h - the runner's state, shared by runner.c (streams,
  * dependencies, completions, lifecycle) and runner_coll.c (rendezvous,
  * collectives on the analytic model or the flow network, pipeline sends,
- * degraded links). Private to src/run.
+ * degraded links) and ranks.c (the ranks a folded run simulates). Private
+ * to src/run.
  */
 #ifndef CS_RUN_RUNNER_INT_H
 #define CS_RUN_RUNNER_INT_H
@@ -210,6 +211,10 @@ struct cs_runner {
 #define NPATHS (CS_COUNTERS + CS_STREAMS)
 
 
+/* Folded runs: choose the replicas simulated whole around perturbations
+ * (ranks.c): 0, 1 when every replica differs (nothing to fold), -1 on
+ * out-of-memory. */
+int cs__run_fold_exceptions(cs_runner *r);
 int64_t cs__run_local_of(const cs_runner *r, int64_t rank);
 int64_t cs__run_rank_of(const cs_runner *r, int64_t local);
 int cs__run_simulated(const cs_runner *r, int64_t rank);

@@ -1,0 +1,146 @@
+/*
+ * ranks.c - the runner's rank set: which ranks a run simulates, and their
+ * local indices. Every rank in a plain run; in a folded run one rank per
+ * pipeline stage, or, around perturbations, whole data-parallel replicas
+ * (the perturbed ones and one representative), the others being copies.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "run/runner_int.h"
+
+/* The index of data-parallel coordinate d among the replicas simulated
+ * whole, or -1. */
+static int64_t whole_replica(const cs_runner *r, int64_t d)
+{
+	int64_t lo = 0, hi = r->nx;
+	while (lo < hi) {
+		int64_t mid = (lo + hi) / 2;
+		if (r->xdp[mid] < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nx && r->xdp[lo] == d ? lo : -1;
+}
+
+/* Folded locals: one rank per pipeline stage (the representatives) or,
+ * with perturbations, whole replicas, each in the mesh's order of its
+ * non-DP axes. */
+int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
+{
+	if (!r->fold_mask)
+		return rank - r->env.first_rank;
+	const cs_mesh *m = r->env.mesh;
+	int64_t x = r->nx ? whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) : 0;
+	int skip = r->nx ? 1 << CS_AXIS_DP : r->fold_mask;
+	int64_t idx = 0, mult = 1;
+	for (int a = 0; a < CS_AXIS_COUNT; a++) {
+		if (skip & (1 << a))
+			continue;
+		idx += cs_mesh_coord(m, rank, (cs_axis)a) * mult;
+		mult *= m->deg[a];
+	}
+	return x * r->per_replica + idx;
+}
+
+int64_t cs__run_rank_of(const cs_runner *r, int64_t local)
+{
+	if (!r->fold_mask)
+		return local + r->env.first_rank;
+	const cs_mesh *m = r->env.mesh;
+	int skip = r->fold_mask;
+	int64_t rank = 0;
+	if (r->nx) {
+		rank = r->xdp[local / r->per_replica] * m->stride[CS_AXIS_DP];
+		local %= r->per_replica;
+		skip = 1 << CS_AXIS_DP;
+	}
+	for (int a = 0; a < CS_AXIS_COUNT; a++) {
+		if (skip & (1 << a))
+			continue;
+		rank += (local % m->deg[a]) * m->stride[a];
+		local /= m->deg[a];
+	}
+	return rank;
+}
+
+int cs__run_simulated(const cs_runner *r, int64_t rank)
+{
+	if (!r->fold_mask)
+		return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
+	const cs_mesh *m = r->env.mesh;
+	if (r->nx)
+		return whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) >= 0;
+	for (int a = 0; a < CS_AXIS_COUNT; a++)
+		if ((r->fold_mask & (1 << a)) && cs_mesh_coord(m, rank, (cs_axis)a) != 0)
+			return 0;
+	return 1;
+}
+
+/* Folded runs: which data-parallel replicas a perturbation (a compute
+ * factor, a degraded port) makes differ, to be simulated whole. Replicas
+ * meet only in collectives, which end at one time for all their members,
+ * so the unperturbed replicas stay copies of one another. */
+int cs__run_fold_exceptions(cs_runner *r)
+{
+	const cs_mesh *m = r->env.mesh;
+	const cs_link_faults *lf = r->env.links;
+	int64_t dp = m->deg[CS_AXIS_DP];
+	uint8_t *mark = calloc((size_t)dp, 1);
+	if (!mark)
+		return -1;
+	for (int64_t g = 0; g < m->world; g++) {
+		bool odd = r->env.compute_factor && r->env.compute_factor[g] != 1.0f;
+		if (lf)
+			odd = odd || (lf->nic_keep && lf->nic_keep[g] < 1.0f) ||
+			      (lf->nvl_keep && lf->nvl_keep[g] < 1.0f) ||
+			      (lf->nic_lat && lf->nic_lat[g] > 0) || (lf->nvl_lat && lf->nvl_lat[g] > 0);
+		if (odd)
+			mark[cs_mesh_coord(m, g, CS_AXIS_DP)] = 1;
+	}
+	/* hybrid sharding's node-local groups join a few replicas: a late one
+	 * holds its neighbours back, so they go whole with it */
+	if (r->env.sc->parallel.sharding == CS_SHARD_HYBRID) {
+		for (int64_t d = 0; d < dp; d++) {
+			if (mark[d] != 1)
+				continue;
+			cs_group grp = cs_mesh_group(m, CS_GROUP_DP_INTRA, d * m->stride[CS_AXIS_DP],
+						     r->gpn);
+			for (int64_t i = 0; i < cs_group_size(&grp); i++) {
+				int64_t e = cs_mesh_coord(m, cs_group_member(&grp, i), CS_AXIS_DP);
+				if (!mark[e])
+					mark[e] = 2;
+			}
+		}
+	}
+	r->rep_dp = -1;
+	for (int64_t d = 0; d < dp; d++) {
+		r->nx += mark[d] != 0;
+		if (!mark[d] && r->rep_dp < 0)
+			r->rep_dp = d;
+	}
+	if (r->rep_dp < 0) { /* every replica differs: nothing to fold */
+		free(mark);
+		r->nx = 0;
+		return 1;
+	}
+	r->per_replica = m->world / dp;
+	if (r->nx == 0) {
+		free(mark);
+		return 0;
+	}
+	/* the representative goes whole too: TP peers need not be alike once a
+	 * perturbation reaches some of their data-parallel groups and not others */
+	mark[r->rep_dp] = 1;
+	r->nx++;
+	if (!(r->xdp = malloc((size_t)r->nx * sizeof(*r->xdp)))) {
+		free(mark);
+		return -1;
+	}
+	for (int64_t d = 0, k = 0; d < dp; d++)
+		if (mark[d])
+			r->xdp[k++] = d;
+	free(mark);
+	return 0;
+}
