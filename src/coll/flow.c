@@ -346,8 +346,9 @@ static int mark(cs_net *n, int32_t l)
 	return 0;
 }
 
-/* Flow i starts draining: onto its links' lists. */
-static int links_add(cs_net *n, int32_t i)
+/* Flow i starts draining: onto its links' lists, each marked changed
+ * unless `quiet` (a flow alone on all of them, rated by start_alone). */
+static int links_add(cs_net *n, int32_t i, bool quiet)
 {
 	flow *f = &FLOWS(n)[i];
 	int32_t *links = LINKS(f), *lpos = LPOS(f);
@@ -363,14 +364,15 @@ static int links_add(cs_net *n, int32_t i)
 		}
 		lpos[k] = L->n;
 		L->v[L->n++] = (lentry){ i, k };
-		if (mark(n, links[k]))
+		if (!quiet && mark(n, links[k]))
 			return -1;
 	}
 	return 0;
 }
 
 /* Flow i stops draining: off its links' lists (the last entry of each list
- * takes its place). */
+ * takes its place). A link left with no flow has none to re-rate, so only
+ * the others are marked changed. */
 static int links_remove(cs_net *n, int32_t i)
 {
 	flow *f = FLOWS(n);
@@ -383,13 +385,51 @@ static int links_remove(cs_net *n, int32_t i)
 			L->v[p] = last;
 			LPOS(&f[last.flow])[last.k] = p;
 		}
-		if (mark(n, l))
+		if (L->n > 0 && mark(n, l))
 			return -1;
 	}
 	return 0;
 }
 
 /* ---- max-min fair rates ------------------------------------------------------ */
+
+/* Flow i starts draining. When no other draining flow uses any of its
+ * links (most flows: a TP ring on its NVLink, a send on its NIC), it is a
+ * component of its own, and filling it gives it the least capacity per
+ * weight over its links, the same value fill() computes: it goes onto its
+ * links unmarked, with its rate and end set here. Otherwise onto its links,
+ * marked, for refill(). */
+static int start_draining(cs_net *n, int32_t i)
+{
+	flow *g = &FLOWS(n)[i];
+	const int32_t *links = LINKS(g), *w = WEIGHTS(g);
+	for (int k = 0; k < g->nlinks; k++)
+		if (n->on[links[k]].n > 0)
+			return links_add(n, i, false);
+	if (links_add(n, i, true))
+		return -1;
+	double share = INFINITY;
+	for (int k = 0; k < g->nlinks; k++) {
+		if (n->on[links[k]].n > 1) { /* a route crossing a link twice: fill() weighs it */
+			for (int j = 0; j < g->nlinks; j++)
+				if (mark(n, links[j]))
+					return -1;
+			return 0;
+		}
+		double cap = n->cap[links[k]];
+		double sh = cap > 0 ? cap / w[k] : 0;
+		if (sh < share)
+			share = sh;
+	}
+	g->rate = share;
+	cs_time d = drain_ns(g->rem, g->rate);
+	g->end = d >= CS_TIME_MAX - n->now ? CS_TIME_MAX : n->now + d;
+	if (g->end == CS_TIME_MAX) {
+		n->ver[i]++; /* never ends: no event */
+		return 0;
+	}
+	return heap_push(n, i, g->end);
+}
 
 static int cmp_i32(const void *a, const void *b)
 {
@@ -597,7 +637,7 @@ static int step_to(cs_net *n, cs_time t)
 				g->state = DRAINING;
 				g->set = te;
 				n->ver[i]++;
-				if (g->nlinks == 0 ? end_flow(n, i) : links_add(n, i))
+				if (g->nlinks == 0 ? end_flow(n, i) : start_draining(n, i))
 					return -1;
 			} else if (links_remove(n, i) || end_flow(n, i)) {
 				return -1;
