@@ -375,6 +375,8 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 			rs->p2p_bytes[up] = op->bytes;
 			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch);
 			rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
+			if (r->net)
+				rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, op->bytes);
 		}
 		if (r->contend) {
 			rs->held[s] = rs->p2p_ch[up];
@@ -382,9 +384,8 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		}
 		if (r->net) {
 			int64_t pair[2] = { rank, peer };
-			cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV,
-					  cs__run_p2p_net_bytes(r, rank, peer, op->bytes), CS_ALGO_RING,
-				  cs__send_tag(local, s));
+			cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, rs->p2p_net[up], CS_ALGO_RING,
+					  cs__send_tag(local, s));
 			break;
 		}
 		rs->send_xfer = rs->p2p_ns[up];

@@ -282,10 +282,17 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 		cs__run_schedule(r, cs_sim_now(r->sim) + d, cs__run_on_coll_done, tag);
 		return;
 	}
+	/* the members' ranks: from the slot's list when every member is
+	 * simulated here (in the group's order), else from the mesh */
 	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
 	int64_t n = cs_group_size(&g);
-	for (int64_t i = 0; i < n; i++)
-		r->members[i] = cs_group_member(&g, i);
+	if (sl->expected == n) {
+		for (int64_t i = 0; i < n; i++)
+			r->members[i] = cs__run_rank_of(r, sl->locals[i]);
+	} else {
+		for (int64_t i = 0; i < n; i++)
+			r->members[i] = cs_group_member(&g, i);
+	}
 	double spb = alone_spb(r, t, gi, r->members, n, (cs_coll_op)op->coll, ch.algo);
 	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll,
 			  protocol_bytes(op->bytes, spb * op->bytes, d, &ch), ch.algo, tag);

@@ -120,6 +120,7 @@ typedef struct rank_state {
 	int64_t p2p_peer[2];
 	double p2p_bytes[2];
 	cs_time p2p_ns[2];
+	double p2p_net[2];            /* flow fidelity: the bytes that message puts on the net */
 	uint8_t p2p_ch[2];            /* channels of the last message size each way */
 } rank_state;
 
