@@ -393,6 +393,20 @@ static int links_remove(cs_net *n, int32_t i)
 
 /* ---- max-min fair rates ------------------------------------------------------ */
 
+/* Draining flow i's rate was just set, its remaining bytes as of now: its
+ * end, and the event for it. */
+static int set_end(cs_net *n, int32_t i)
+{
+	flow *g = &FLOWS(n)[i];
+	cs_time d = drain_ns(g->rem, g->rate);
+	g->end = d >= CS_TIME_MAX - n->now ? CS_TIME_MAX : n->now + d;
+	if (g->end == CS_TIME_MAX) {
+		n->ver[i]++; /* never ends: no event */
+		return 0;
+	}
+	return heap_push(n, i, g->end);
+}
+
 /* Flow i starts draining. When no other draining flow uses any of its
  * links (most flows: a TP ring on its NVLink, a send on its NIC), it is a
  * component of its own, and filling it gives it the least capacity per
@@ -422,13 +436,7 @@ static int start_draining(cs_net *n, int32_t i)
 			share = sh;
 	}
 	g->rate = share;
-	cs_time d = drain_ns(g->rem, g->rate);
-	g->end = d >= CS_TIME_MAX - n->now ? CS_TIME_MAX : n->now + d;
-	if (g->end == CS_TIME_MAX) {
-		n->ver[i]++; /* never ends: no event */
-		return 0;
-	}
-	return heap_push(n, i, g->end);
+	return set_end(n, i);
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -531,13 +539,7 @@ static int fill(cs_net *n, size_t na)
 	for (size_t t = 0; t < nt; t++)
 		n->pos[n->touched[t]] = -1;
 	for (size_t a = 0; a < na; a++) {
-		int32_t i = n->act[a];
-		flow *g = &f[i];
-		cs_time d = drain_ns(g->rem, g->rate);
-		g->end = d >= CS_TIME_MAX - n->now ? CS_TIME_MAX : n->now + d;
-		if (g->end == CS_TIME_MAX)
-			n->ver[i]++; /* never ends: no event */
-		else if (heap_push(n, i, g->end))
+		if (set_end(n, n->act[a]))
 			return -1;
 	}
 	return 0;
