@@ -353,27 +353,51 @@ typedef struct contended {
 	float rate_of[3];  /* none, the first, both held */
 } contended;
 
-static contended contend_run(double contention, const double *bytes, int ncolls, int after)
+/* Two H100s of one node, their kernel profile, topology, tuner and an
+ * empty program; rig_close frees them all. */
+typedef struct rig {
+	cs_scenario *sc;
+	cs_mesh mesh;
+	cs_kprof *prof;
+	cs_topo *topo;
+	cs_coll *coll;
+	cs_program prog;
+} rig;
+
+static void rig_open(rig *g, double contention)
 {
 	char buf[512];
 	snprintf(buf, sizeof buf, "cluster: {gpu: h100-sxm-80g, nodes: 1, gpus_per_node: 2}\n"
 		 "model: {preset: llama2-7b}\n"
 		 "training: {seq_len: 1024, micro_batch: 1, global_batch: 2}\n"
 		 "collectives: {contention: %g}\n", contention);
-	cs_scenario *sc = load_text(buf);
-	cs_mesh mesh;
-	cs_mesh_init(&mesh, &sc->parallel);
+	g->sc = load_text(buf);
+	cs_mesh_init(&g->mesh, &g->sc->parallel);
 	cs_diag diag;
-	cs_kprof *prof = NULL;
-	ck_assert_int_eq(cs_hw_load_profile(sc, &prof, &diag), CS_OK);
-	cs_topo *topo = cs_topo_new(&sc->cluster);
-	cs_coll *coll = cs_coll_new(&sc->cluster, &sc->coll);
-	cs_program prog;
-	cs_program_init(&prog);
+	g->prof = NULL;
+	ck_assert_int_eq(cs_hw_load_profile(g->sc, &g->prof, &diag), CS_OK);
+	g->topo = cs_topo_new(&g->sc->cluster);
+	g->coll = cs_coll_new(&g->sc->cluster, &g->sc->coll);
+	cs_program_init(&g->prog);
+}
+
+static void rig_close(rig *g)
+{
+	cs_program_free(&g->prog);
+	cs_coll_free(g->coll);
+	cs_topo_free(g->topo);
+	cs_kprof_free(g->prof);
+	cs_scenario_free(g->sc);
+}
+
+static contended contend_run(double contention, const double *bytes, int ncolls, int after)
+{
+	rig g;
+	rig_open(&g, contention);
 	cs_op work = { .kind = CS_OP_COMPUTE, .ns = 1000000, .layer = -1, .micro = -1 };
-	ck_assert_int_eq(cs_program_add(&prog, CS_STREAM_COMPUTE, &work, NULL, 0), 1);
+	ck_assert_int_eq(cs_program_add(&g.prog, CS_STREAM_COMPUTE, &work, NULL, 0), 1);
 	contended c = { 0 };
-	cs_group_shape shape = cs_topo_group(topo, 0, 1, 2);
+	cs_group_shape shape = cs_topo_group(g.topo, 0, 1, 2);
 	static const cs_stream streams[2] = { CS_STREAM_DP, CS_STREAM_DP_AG };
 	static const cs_coll_op ops[2] = { CS_COLL_ALL_REDUCE, CS_COLL_ALL_GATHER };
 	for (int i = 0; i < ncolls; i++) {
@@ -381,13 +405,14 @@ static contended contend_run(double contention, const double *bytes, int ncolls,
 			     .comm = CS_COMM_DP, .bytes = bytes[i], .phase = CS_PHASE_COMM, .layer = -1,
 			     .micro = -1 };
 		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = 1 };
-		ck_assert_int_eq(cs_program_add(&prog, streams[i], &op, &dep, after), 1);
+		ck_assert_int_eq(cs_program_add(&g.prog, streams[i], &op, &dep, after), 1);
 		cs_coll_choice ch;
-		c.coll_ns[i] = cs_coll_time(coll, ops[i], &shape, bytes[i], &ch);
+		c.coll_ns[i] = cs_coll_time(g.coll, ops[i], &shape, bytes[i], &ch);
 		c.channels[i] = ch.channels;
 	}
-	cs_run_env env = { .sc = sc, .mesh = &mesh, .progs = &prog, .topo = topo, .coll = coll,
-			   .first_rank = 0, .nranks = 2, .prof = prof };
+	cs_run_env env = { .sc = g.sc, .mesh = &g.mesh, .progs = &g.prog, .topo = g.topo,
+			   .coll = g.coll, .first_rank = 0, .nranks = 2, .prof = g.prof };
+	cs_diag diag;
 	cs_runner *r = cs_runner_new(&env);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(cs_runner_run(r, &diag), CS_OK);
@@ -395,15 +420,11 @@ static contended contend_run(double contention, const double *bytes, int ncolls,
 	ck_assert_int_eq(cs_runner_stats(r, 1)->busy, c.end);
 	int k[3] = { 0, c.channels[0], c.channels[0] + c.channels[1] };
 	for (int j = 0; j < 3; j++) {
-		double slow = 1.0 - cs_kprof_contention(prof, k[j] / 132.0);
+		double slow = 1.0 - cs_kprof_contention(g.prof, k[j] / 132.0);
 		c.rate_of[j] = (float)(1.0 - contention * slow);
 	}
 	cs_runner_free(r);
-	cs_program_free(&prog);
-	cs_coll_free(coll);
-	cs_topo_free(topo);
-	cs_kprof_free(prof);
-	cs_scenario_free(sc);
+	rig_close(&g);
 	return c;
 }
 
@@ -457,6 +478,48 @@ START_TEST(contention_adds_the_channels_of_overlapping_collectives)
 	double done = (double)a * both + (double)(b - a) * r2;
 	double want = (double)b + (1e6 - done);
 	ck_assert_msg(fabs((double)c.end - want) <= 3.0, "end %lld, want %.1f", (long long)c.end, want);
+}
+END_TEST
+
+/* NCCL's kernel runs from the moment a member's stream reaches the
+ * collective, spinning on its SMs until the others arrive. Rank 1 runs at
+ * 1.5x, so rank 0 reaches the all-reduce (after a 1 ms op) 0.5 ms before
+ * the collective can start; its next 1 ms op runs beside the waiting kernel
+ * at the held channels' rate from the start, then at full speed once the
+ * collective of c ns is done: it ends at 1.5 ms + c + (1 ms - r (0.5 ms + c)). */
+START_TEST(contention_holds_from_each_members_arrival)
+{
+	rig g;
+	rig_open(&g, 1.0);
+	cs_op work = { .kind = CS_OP_COMPUTE, .ns = 1000000, .layer = -1, .micro = -1 };
+	ck_assert_int_eq(cs_program_add(&g.prog, CS_STREAM_COMPUTE, &work, NULL, 0), 1);
+	ck_assert_int_eq(cs_program_add(&g.prog, CS_STREAM_COMPUTE, &work, NULL, 0), 2);
+	cs_op ar = { .kind = CS_OP_COLL, .group = CS_GROUP_DP, .coll = CS_COLL_ALL_REDUCE,
+		     .comm = CS_COMM_DP, .bytes = 64e6, .phase = CS_PHASE_COMM, .layer = -1, .micro = -1 };
+	cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = 1 };
+	ck_assert_int_eq(cs_program_add(&g.prog, CS_STREAM_DP, &ar, &dep, 1), 1);
+	cs_group_shape shape = cs_topo_group(g.topo, 0, 1, 2);
+	cs_coll_choice ch;
+	cs_time c = cs_coll_time(g.coll, CS_COLL_ALL_REDUCE, &shape, ar.bytes, &ch);
+	ck_assert_int_gt(ch.channels, 0);
+	double r = (float)cs_kprof_contention(g.prof, ch.channels / 132.0); /* the rate at scale 1 */
+	ck_assert(r < 1.0);
+	static const float factor[2] = { 1.0f, 1.5f };
+	cs_run_env env = { .sc = g.sc, .mesh = &g.mesh, .progs = &g.prog, .topo = g.topo,
+			   .coll = g.coll, .first_rank = 0, .nranks = 2, .prof = g.prof,
+			   .compute_factor = factor };
+	cs_diag diag;
+	cs_runner *run = cs_runner_new(&env);
+	ck_assert_ptr_nonnull(run);
+	ck_assert_int_eq(cs_runner_run(run, &diag), CS_OK);
+	double overlap = 0.5e6 + (double)c;
+	ck_assert((double)c < 1e6 && r * overlap < 1e6);
+	double want = 1.5e6 + (double)c + (1e6 - r * overlap);
+	cs_time busy = cs_runner_stats(run, 0)->busy;
+	ck_assert_msg(fabs((double)busy - want) <= 3.0, "busy %lld, want %.1f (collective %lld ns, rate %.4f)",
+		      (long long)busy, want, (long long)c, r);
+	cs_runner_free(run);
+	rig_close(&g);
 }
 END_TEST
 
@@ -768,6 +831,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, contention_slows_only_the_overlapped_part);
 	tcase_add_test(tc, contention_needs_overlap);
 	tcase_add_test(tc, contention_adds_the_channels_of_overlapping_collectives);
+	tcase_add_test(tc, contention_holds_from_each_members_arrival);
 	tcase_add_loop_test(tc, flow_and_analytic_agree_for_a_collective_alone, 0,
 			    (int)(sizeof agree_cases / sizeof agree_cases[0]));
 	suite_add_tcase(s, tc);

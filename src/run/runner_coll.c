@@ -191,18 +191,27 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 	return t->alone[at];
 }
 
-/* The collective's kernels run on every member from now on, one CTA per
- * channel: hold them (given back as each member completes, runner.c). */
-static void contend_members(cs_runner *r, const slot *sl, int s, int channels)
+/* The tuner's choice and time for op on the group of shape sh, from `tu`
+ * while the group's collectives keep the same op and size. */
+static const cs__tuned *tune(cs_runner *r, cs__tuned *tu, const cs_group_shape *sh, const cs_op *op)
+{
+	if (tu->coll != op->coll + 1 || tu->bytes != op->bytes) {
+		tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
+		tu->coll = op->coll + 1;
+		tu->bytes = op->bytes;
+	}
+	return tu;
+}
+
+/* A member's NCCL kernel runs from the moment its stream reaches the
+ * collective, one CTA per channel, spinning on its SMs until the others
+ * arrive: hold them (given back as the member completes, runner.c). */
+static void hold_channels(cs_runner *r, int64_t local, rank_state *rs, int s, int channels)
 {
 	if (channels <= 0 || !r->contend)
 		return;
-	uint8_t ch = (uint8_t)(channels > 255 ? 255 : channels);
-	for (int64_t i = 0; i < sl->expected; i++) {
-		int64_t l = sl->locals[i];
-		r->ranks[l].held[s] = ch;
-		cs__run_contend(r, l, ch);
-	}
+	rs->held[s] = (uint8_t)(channels > 255 ? 255 : channels);
+	cs__run_contend(r, local, rs->held[s]);
 }
 
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
@@ -237,6 +246,13 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 				sl->locals[k++] = cs__run_local_of(r, m);
 		}
 	}
+	if (!t->shape_ok[gi]) {
+		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		t->shapes[gi] = group_shape(r, &g);
+		t->shape_ok[gi] = 1;
+	}
+	const cs__tuned *tu = tune(r, &sl->tuned, &t->shapes[gi], op);
+	hold_channels(r, local, rs, s, tu->choice.channels);
 	if (++sl->arrived < sl->expected)
 		return;
 	sl->arrived = 0;
@@ -247,13 +263,8 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 		}
 		t->paths[gi] = *cs__run_fly_of(r, local, s);
 	}
-	if (!t->shape_ok[gi]) {
-		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
-		t->shapes[gi] = group_shape(r, &g);
-		t->shape_ok[gi] = 1;
-	}
-	cs_coll_choice ch;
-	cs_time d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, &t->shapes[gi], op->bytes, &ch);
+	cs_coll_choice ch = tu->choice;
+	cs_time d = tu->d;
 	if (r->env.links && !r->net) {
 		if (!t->keep) {
 			t->keep = malloc((size_t)t->ngroups * sizeof(float));
@@ -273,7 +284,6 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	}
 	r->last_choice[op->comm] = ch;
 	sl->choice = ch;
-	contend_members(r, sl, s, ch.channels);
 	sl->dur = d;
 	sl->rank = rank;
 	sl->start = cs_sim_now(r->sim);

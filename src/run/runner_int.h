@@ -131,13 +131,24 @@ typedef struct rank_times {
 	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
 } rank_times;
 
+/* The tuner's answer for a group's last collective, kept while the next
+ * one has the same op and size: its members take its channels' SMs as each
+ * arrives, and its time when the last does. */
+typedef struct cs__tuned {
+	double bytes;
+	int32_t coll;                 /* cs_coll_op + 1, 0 for none yet */
+	cs_time d;                    /* its time on the group's shape */
+	cs_coll_choice choice;
+} cs__tuned;
+
 typedef struct slot {
 	int32_t arrived;
 	int32_t expected;             /* 0 until first use */
 	int64_t rank;                 /* a member, to enumerate the group */
 	cs_time dur;                  /* transfer time of the collective in flight */
 	cs_time start;                /* when it started (flow fidelity) */
-	cs_coll_choice choice;
+	cs__tuned tuned;
+	cs_coll_choice choice;        /* of the collective in flight */
 	int64_t *locals;              /* the simulated members' locals, listed at first use:
 	                               * a collective costs O(simulated members) and no
 	                               * arithmetic per member */
