@@ -373,6 +373,74 @@ START_TEST(callbacks_scheduling_keep_order)
 }
 END_TEST
 
+/* Run in windows of random width (cs_sim_run_before), the same spawning
+ * run fires the same events in the same order as in one cs_sim_run, and
+ * cs_sim_next_time names each window's first event. */
+START_TEST(windows_fire_as_one_run)
+{
+	enum { N = 50000, ROOTS = 200 };
+	fire_log logs[2];
+	for (int windowed = 0; windowed <= 1; windowed++) {
+		spawn_ctx c = { .rng = spawn_rows[_i].seed, .budget = N,
+		                .zero_pct = spawn_rows[_i].zero_pct };
+		log_init(&c.log, N);
+		cs_sim *sim = cs_sim_new();
+		ck_assert_ptr_nonnull(sim);
+		ck_assert_int_eq(cs_sim_next_time(sim), CS_TIME_MAX);
+		for (int r = 0; r < ROOTS; r++)
+			spawn_at(sim, &c, (cs_time)(rng_next(&c.rng) % 20));
+		uint64_t wrng = 7, windows = 0;
+		if (!windowed)
+			cs_sim_run(sim, 0);
+		for (cs_time t; windowed && (t = cs_sim_next_time(sim)) != CS_TIME_MAX; windows++) {
+			cs_time end = t + 1 + (cs_time)(rng_next(&wrng) % 4);
+			uint64_t before = c.log.n;
+			ck_assert_uint_gt(cs_sim_run_before(sim, end), 0);
+			EXPECT_EQ(c.log.time[before], t);
+			EXPECT(c.log.time[c.log.n - 1] < end);
+			EXPECT(cs_sim_next_time(sim) >= end);
+		}
+		ck_assert_uint_eq(c.log.n, c.seq);
+		ck_assert(!windowed || windows >= 5);
+		logs[windowed] = c.log;
+		cs_sim_free(sim);
+	}
+	ck_assert_uint_eq(logs[0].n, logs[1].n);
+	for (uint64_t i = 0; i < logs[0].n; i++) {
+		EXPECT_EQ(logs[0].time[i], logs[1].time[i]);
+		EXPECT_EQ(logs[0].arg[i], logs[1].arg[i]);
+	}
+	log_fini(&logs[0]);
+	log_fini(&logs[1]);
+}
+END_TEST
+
+/* After a window ends, an event may still be scheduled at its end, though
+ * the next one pending is much later: the queue did not move on. */
+START_TEST(a_window_leaves_its_end_open)
+{
+	fire_log log;
+	log_init(&log, 4);
+	cs_sim *sim = cs_sim_new();
+	ck_assert_ptr_nonnull(sim);
+	ck_assert_int_eq(cs_sim_at(sim, 5, log_fire, &log, 1), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 1000, log_fire, &log, 3), 0);
+	ck_assert_uint_eq(cs_sim_run_before(sim, 100), 1);
+	ck_assert_int_eq(cs_sim_now(sim), 5);
+	ck_assert_int_eq(cs_sim_next_time(sim), 1000);
+	ck_assert_uint_eq(cs_sim_run_before(sim, 100), 0);
+	ck_assert_int_eq(cs_sim_at(sim, 100, log_fire, &log, 2), 0);
+	ck_assert_int_eq(cs_sim_next_time(sim), 100);
+	ck_assert_uint_eq(cs_sim_run(sim, 0), 2);
+	ck_assert_uint_eq(log.n, 3);
+	for (uint64_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(log.arg[i], i + 1);
+	ck_assert_int_eq(log.time[1], 100);
+	cs_sim_free(sim);
+	log_fini(&log);
+}
+END_TEST
+
 /* A heap event at `now` was scheduled before a zero-delay event made at
  * `now`, so it fires first. */
 static void order_first(cs_sim *sim, void *ctx, uint64_t arg)
@@ -575,6 +643,12 @@ static Suite *core_suite(void)
 	tcase_add_loop_test(tc, callbacks_scheduling_keep_order, 0,
 	                    (int)(sizeof(spawn_rows) / sizeof(spawn_rows[0])));
 	tcase_add_test(tc, heap_events_at_now_precede_new_zero_delay_events);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("windows");
+	tcase_add_loop_test(tc, windows_fire_as_one_run, 0,
+	                    (int)(sizeof(spawn_rows) / sizeof(spawn_rows[0])));
+	tcase_add_test(tc, a_window_leaves_its_end_open);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limit_and_stop");

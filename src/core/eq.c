@@ -92,7 +92,7 @@ int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
  * least time. The buckets it feeds are empty, so they never grow beyond
  * what the moved bucket held: capacity is reserved before any entry moves,
  * and a failed allocation leaves the queue as it was. */
-static int refill(cs_eq *q)
+static int refill(cs_eq *q, int bounded, int64_t end)
 {
 	int k = __builtin_ctzll(q->nonempty) + 1;
 	bucket *src = &q->b[k];
@@ -100,6 +100,8 @@ static int refill(cs_eq *q)
 	for (uint64_t i = 1; i < src->n; i++)
 		if (src->v[i].time < least)
 			least = src->v[i].time;
+	if (bounded && least >= end)
+		return 1;   /* left as it was: pushes before `least` stay allowed */
 	for (int j = 0; j < k; j++) {
 		bucket *d = &q->b[j];
 		if (d->cap < src->n) {
@@ -125,17 +127,33 @@ static int refill(cs_eq *q)
 	return 0;
 }
 
-int cs_eq_pop(cs_eq *q, cs_eq_entry *out)
+/* Pop the least entry; with `bounded`, only if it is before `end`. */
+static int take(cs_eq *q, int bounded, int64_t end, cs_eq_entry *out)
 {
 	if (q->size == 0)
-		return -1;
-	if (q->head == q->b[0].n && refill(q) != 0)
-		return -1;
+		return 1;
+	if (q->head == q->b[0].n) {
+		int rc = refill(q, bounded, end);
+		if (rc != 0)
+			return rc;
+	} else if (bounded && q->last >= end) {
+		return 1;
+	}
 	*out = q->b[0].v[q->head++];
 	q->size--;
 	if (q->head == q->b[0].n)
 		q->b[0].n = q->head = 0;
 	return 0;
+}
+
+int cs_eq_pop(cs_eq *q, cs_eq_entry *out)
+{
+	return take(q, 0, 0, out) == 0 ? 0 : -1;
+}
+
+int cs_eq_pop_before(cs_eq *q, int64_t end, cs_eq_entry *out)
+{
+	return take(q, 1, end, out);
 }
 
 uint64_t cs_eq_size(const cs_eq *q)

@@ -29,6 +29,10 @@ void cs_eq_free(cs_eq *q);
 int cs_eq_push(cs_eq *q, int64_t time, uint32_t index);
 /* Returns 0 and fills *out with the least entry, or -1 when empty. */
 int cs_eq_pop(cs_eq *q, cs_eq_entry *out);
+/* Pops the least entry if its time is before `end`: 0, else 1 (the queue
+ * unchanged, so later pushes from `end` on stay valid), or -1 when out of
+ * memory. */
+int cs_eq_pop_before(cs_eq *q, int64_t end, cs_eq_entry *out);
 /* Like cs_eq_pop but leaves the entry in the queue. */
 int cs_eq_peek(const cs_eq *q, cs_eq_entry *out);
 uint64_t cs_eq_size(const cs_eq *q);

@@ -155,8 +155,10 @@ int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg)
 	return 0;
 }
 
-/* Take the next event's payload and advance the clock; false when none. */
-static bool sim_next(cs_sim *sim, sim_payload *out)
+/* Take the next event's payload, if it is before `end`, and advance the
+ * clock; false when none. The lane's events are at `now`, which is before
+ * `end` once one event before it has fired. */
+static bool sim_next(cs_sim *sim, bool bounded, cs_time end, sim_payload *out)
 {
 	cs_eq_entry e;
 	if (sim->lane_len > 0) {
@@ -168,7 +170,7 @@ static bool sim_next(cs_sim *sim, sim_payload *out)
 			return true;
 		}
 	}
-	if (cs_eq_pop(sim->eq, &e) != 0)
+	if ((bounded ? cs_eq_pop_before(sim->eq, end, &e) : cs_eq_pop(sim->eq, &e)) != 0)
 		return false;
 	sim->now = e.time;
 	*out = sim->slots[e.index];
@@ -176,12 +178,12 @@ static bool sim_next(cs_sim *sim, sim_payload *out)
 	return true;
 }
 
-uint64_t cs_sim_run(cs_sim *sim, uint64_t limit)
+static uint64_t sim_loop(cs_sim *sim, uint64_t limit, bool bounded, cs_time end)
 {
 	uint64_t n = 0;
 	sim_payload p;
 	sim->stop = false;
-	while ((limit == 0 || n < limit) && sim_next(sim, &p)) {
+	while ((limit == 0 || n < limit) && sim_next(sim, bounded, end, &p)) {
 		n++;
 		sim->fired++;
 		p.fn(sim, p.ctx, p.arg);
@@ -190,6 +192,24 @@ uint64_t cs_sim_run(cs_sim *sim, uint64_t limit)
 	}
 	sim->stop = false;
 	return n;
+}
+
+uint64_t cs_sim_run(cs_sim *sim, uint64_t limit)
+{
+	return sim_loop(sim, limit, false, 0);
+}
+
+uint64_t cs_sim_run_before(cs_sim *sim, cs_time end)
+{
+	return sim_loop(sim, 0, true, end);
+}
+
+cs_time cs_sim_next_time(const cs_sim *sim)
+{
+	if (sim->lane_len > 0)
+		return sim->now;
+	cs_eq_entry e;
+	return cs_eq_peek(sim->eq, &e) == 0 ? e.time : CS_TIME_MAX;
 }
 
 void cs_sim_stop(cs_sim *sim)

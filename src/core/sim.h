@@ -55,6 +55,13 @@ int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg);
  * have fired (0: no limit). Returns the number of events fired by this call. */
 uint64_t cs_sim_run(cs_sim *sim, uint64_t limit);
 void cs_sim_stop(cs_sim *sim);
+/* Run the events before `end` (or until cs_sim_stop): a conservative
+ * parallel run advances each part's engine to the end of a window this
+ * way. Events may then still be scheduled from `end` on. Returns the number
+ * fired. */
+uint64_t cs_sim_run_before(cs_sim *sim, cs_time end);
+/* The time of the earliest pending event, CS_TIME_MAX when none. */
+cs_time cs_sim_next_time(const cs_sim *sim);
 
 cs_time cs_sim_now(const cs_sim *sim);
 uint64_t cs_sim_events(const cs_sim *sim);  /* fired since creation */
