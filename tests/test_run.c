@@ -707,6 +707,31 @@ START_TEST(random_plans_run_and_fold_exactly)
 }
 END_TEST
 
+/* n random perturbations of g GPUs as a `stragglers:` list's entries: a
+ * slow GPU, two slow ranks, or a degraded NVLink or NIC port. */
+static void random_stragglers(uint64_t *x, int64_t g, int n, char *pert, size_t cap)
+{
+	pert[0] = 0;
+	for (int k = 0; k < n; k++) {
+		char one[128];
+		int64_t gpu = (int64_t)(lcg(x) % (uint64_t)g);
+		switch (lcg(x) % 3) {
+		case 0:
+			snprintf(one, sizeof one, "  - {gpu: %lld, compute: 1.%02d}\n", (long long)gpu,
+				 10 + (int)(lcg(x) % 40));
+			break;
+		case 1:
+			snprintf(one, sizeof one, "  - {ranks: [%lld, %lld], compute: 1.2}\n",
+				 (long long)gpu, (long long)(gpu + (gpu + 1 < g)));
+			break;
+		default:
+			snprintf(one, sizeof one, "  - {link: %s, gpu: %lld, bandwidth: 0.5, latency: 5 us}\n",
+				 lcg(x) % 2 ? "nic" : "nvlink", (long long)gpu);
+		}
+		strncat(pert, one, cap - strlen(pert) - 1);
+	}
+}
+
 /* Folding with perturbations: the replicas a straggler or a degraded port
  * touches are simulated whole, the rest folded, and the run equals the
  * full run exactly, step, exposure and idle statistics alike. */
@@ -721,26 +746,8 @@ START_TEST(random_perturbations_fold_exactly)
 	const char *sched = pp > 1 ? scheds[lcg(&x) % 4] : "1f1b";
 	int64_t v = !strcmp(sched, "interleaved") ? 2 : 1;
 	int64_t m = !strcmp(sched, "interleaved") ? pp : 1 + (int64_t)(lcg(&x) % 4);
-	char pert[512] = "";
-	int npert = 1 + (int)(lcg(&x) % 3);
-	for (int k = 0; k < npert; k++) {
-		char one[128];
-		int64_t gpu = (int64_t)(lcg(&x) % (uint64_t)g);
-		switch (lcg(&x) % 3) {
-		case 0:
-			snprintf(one, sizeof one, "  - {gpu: %lld, compute: 1.%02d}\n", (long long)gpu,
-				 10 + (int)(lcg(&x) % 40));
-			break;
-		case 1:
-			snprintf(one, sizeof one, "  - {ranks: [%lld, %lld], compute: 1.2}\n",
-				 (long long)gpu, (long long)(gpu + (gpu + 1 < g)));
-			break;
-		default:
-			snprintf(one, sizeof one, "  - {link: %s, gpu: %lld, bandwidth: 0.5, latency: 5 us}\n",
-				 lcg(&x) % 2 ? "nic" : "nvlink", (long long)gpu);
-		}
-		strncat(pert, one, sizeof pert - strlen(pert) - 1);
-	}
+	char pert[512];
+	random_stragglers(&x, g, 1 + (int)(lcg(&x) % 3), pert, sizeof pert);
 	char text[2048];
 	snprintf(text, sizeof(text),
 		 "cluster: {gpu: h100-sxm-80g, nodes: %lld, gpus_per_node: %lld}\n"
@@ -772,6 +779,83 @@ START_TEST(random_perturbations_fold_exactly)
 	ck_assert_int_le(mb.events, ma.events);
 	cs_scenario_free(a);
 	cs_scenario_free(b);
+}
+END_TEST
+
+/* Every figure a run reports but its cost (events, wall time). */
+static void expect_same_run(const cs_metrics *a, const cs_metrics *b, const char *what, const char *text)
+{
+	ck_assert_msg(a->step_time_s == b->step_time_s, "%s: step %.9f, %.9f:\n%s", what, a->step_time_s,
+		      b->step_time_s, text);
+	ck_assert_msg(a->step_time_max_s == b->step_time_max_s && a->baseline_step_time_s ==
+		      b->baseline_step_time_s, "%s:\n%s", what, text);
+	ck_assert_msg(a->compute_s == b->compute_s && a->bubble_s == b->bubble_s, "%s:\n%s", what, text);
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		ck_assert_msg(a->compute_kind_s[k] == b->compute_kind_s[k], "%s:\n%s", what, text);
+	for (int k = 0; k < CS_COMM_KINDS; k++) {
+		ck_assert_msg(a->exposed_comm_s[k] == b->exposed_comm_s[k], "%s:\n%s", what, text);
+		ck_assert_msg(!strcmp(a->coll_choice[k], b->coll_choice[k]), "%s: %s, %s:\n%s", what,
+			      a->coll_choice[k], b->coll_choice[k], text);
+		ck_assert_msg(a->path.comm_s[k] == b->path.comm_s[k], "%s:\n%s", what, text);
+	}
+	ck_assert_msg(a->idle_min_s == b->idle_min_s && a->idle_mean_s == b->idle_mean_s &&
+		      a->idle_max_s == b->idle_max_s, "%s:\n%s", what, text);
+	ck_assert_msg(a->activation_peak_bytes == b->activation_peak_bytes, "%s:\n%s", what, text);
+	ck_assert_msg(a->critical_rank == b->critical_rank, "%s:\n%s", what, text);
+	ck_assert_msg(a->path.valid == b->path.valid && a->path.compute_s == b->path.compute_s &&
+		      a->path.hops == b->path.hops && a->path.end_rank == b->path.end_rank &&
+		      a->path.longest_rank == b->path.longest_rank && a->path.longest_s == b->path.longest_s,
+		      "%s: critical path:\n%s", what, text);
+}
+
+/* A run split into parts (data-parallel replicas, each part with its own
+ * engine, synchronised in windows) reports exactly what the whole run
+ * does, and the same on one thread as on three: random plans, stragglers,
+ * degraded ports and varied GPUs, every figure bit for bit. */
+START_TEST(random_plans_split_exactly)
+{
+	static const char *const scheds[] = { "gpipe", "1f1b", "interleaved", "zb-h1" };
+	static const char *const shards[] = { "none", "zero1", "zero3", "hybrid", "shard-grad-op" };
+	uint64_t x = 0x5917 + (uint64_t)_i;
+	int64_t gpn = 2 << (lcg(&x) % 3), nodes = 2 << (lcg(&x) % 2), g = gpn * nodes;
+	/* at least two replicas: g / tp is even */
+	int64_t tp = pick_divisor(&x, gpn, 4), pp = pick_divisor(&x, g / tp / 2, 4);
+	int64_t cp = pick_divisor(&x, g / tp / pp / 2, 2), dp = g / tp / pp / cp;
+	const char *sched = pp > 1 ? scheds[lcg(&x) % 4] : "1f1b";
+	int64_t v = !strcmp(sched, "interleaved") ? 2 : 1;
+	int64_t m = !strcmp(sched, "interleaved") ? pp : 1 + (int64_t)(lcg(&x) % 4);
+	char pert[512];
+	int npert = (int)(lcg(&x) % 3);
+	random_stragglers(&x, g, npert, pert, sizeof pert);
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "cluster: {gpu: h100-sxm-80g, nodes: %lld, gpus_per_node: %lld, gpu_variation: %s}\n"
+		 "model: {arch: llama, layers: 8, hidden: 1024, heads: 16, kv_heads: 4, ffn: 4096, vocab: 32000}\n"
+		 "training: {seq_len: 2048, micro_batch: 1, global_batch: %lld}\n"
+		 "parallelism: {tp: %lld, pp: %lld, cp: %lld, dp: %lld, sequence_parallel: %s,\n"
+		 "  pipeline: {schedule: %s%s}, data_parallel: {sharding: %s, overlap: %s}}\n"
+		 "%s%s"
+		 "simulate: {threads: %%d}\n",
+		 (long long)nodes, (long long)gpn, lcg(&x) % 3 ? "0" : "0.03", (long long)(m * dp),
+		 (long long)tp, (long long)pp, (long long)cp, (long long)dp,
+		 tp > 1 && lcg(&x) % 2 ? "true" : "false", sched, v > 1 ? ", virtual_stages: 2" : "",
+		 shards[lcg(&x) % 5], lcg(&x) % 4 ? "true" : "false", npert ? "stragglers:\n" : "", pert);
+	cs_metrics runs[3];
+	for (int i = 0; i < 3; i++) {
+		char t[2100];
+		snprintf(t, sizeof(t), text, i == 2 ? 3 : 1);
+		cs_scenario *sc = load_text(t);
+		sc->sim.parts = i == 0 ? 1 : 0;
+		runs[i] = simulate(sc);
+		cs_scenario_free(sc);
+	}
+	ck_assert_msg(runs[0].step_time_s > 0, "%s", text);
+	expect_same_run(&runs[0], &runs[1], "whole and split", text);
+	expect_same_run(&runs[1], &runs[2], "one thread and three", text);
+	ck_assert_int_eq(runs[1].events, runs[2].events);
+	/* each part batches its own same-time completions: a split run counts
+	 * more engine events, which shows that it was split */
+	ck_assert_msg(runs[1].events > runs[0].events, "not split: %s", text);
 }
 END_TEST
 
@@ -842,6 +926,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, pipeline_bubble_shrinks_with_interleaving);
 	tcase_add_loop_test(tc, random_plans_run_and_fold_exactly, 0, 40);
 	tcase_add_loop_test(tc, random_perturbations_fold_exactly, 0, 40);
+	tcase_add_loop_test(tc, random_plans_split_exactly, 0, 40);
 	tcase_add_test(tc, hybrid_sharding_on_a_torus_shards_within_a_pod);
 	suite_add_tcase(s, tc);
 	return s;

@@ -43,6 +43,11 @@ cs_coll *cs_coll_new(const cs_cluster_spec *cluster, const cs_coll_spec *spec)
 	return c;
 }
 
+cs_coll *cs_coll_clone(const cs_coll *c)
+{
+	return cs_coll_new(&c->cluster, &c->spec);
+}
+
 void cs_coll_free(cs_coll *c)
 {
 	if (c == NULL)

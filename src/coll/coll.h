@@ -31,6 +31,8 @@ typedef struct cs_coll cs_coll;
  * share between threads (its decision cache is written on lookup). */
 cs_coll *cs_coll_new(const cs_cluster_spec *cluster, const cs_coll_spec *spec);
 void cs_coll_free(cs_coll *c);
+/* A new tuner with c's specs, for another thread; the caller frees it. */
+cs_coll *cs_coll_clone(const cs_coll *c);
 
 /* Time (ns) of `op` on a group of shape *g, `bytes` per rank as nccl-tests
  * counts them (all-reduce/broadcast: the buffer; reduce-scatter: the input;

@@ -293,6 +293,9 @@ static const cs_config_key keys[] = {
 	K("simulate.fold", CS_KIND_BOOL, sim.fold, 0, 0, false, NULL, "false",
 	  "simulate one representative rank per pipeline stage, and whole the data-parallel "
 	  "replicas a straggler or a degraded port touches (exact: the others stay copies)"),
+	K("simulate.threads", CS_KIND_INT, sim.threads, 1, 256, false, NULL, "1",
+	  "threads to simulate one run on (the data-parallel replicas in parts); the result is "
+	  "the same for every count"),
 	K("reliability.preset", CS_KIND_ENUM, reliability.preset, 0, 0, false, reliab_preset_names,
 	  "none", "none | llama3: failure rates per unit derived from Llama 3 405B's 54-day "
 	  "interruption log (docs/goodput.md); rates given here override it"),

@@ -269,6 +269,10 @@ typedef struct cs_sim_spec {
 	int64_t steps;
 	bool fold;
 	uint64_t seed;
+	int64_t threads;   /* to run the parts of one simulation on */
+	int64_t parts;     /* most parts to split a run into, 0 the runner's choice, 1 whole;
+	                    * no key: the result is the same, only the cost differs (tests
+	                    * and benchmarks set it) */
 } cs_sim_spec;
 
 /* ---- reliability: failures, checkpoints, restarts over a run ------------ */

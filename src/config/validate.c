@@ -78,6 +78,7 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->training.doc_sigma = 1.0;
 
 	sc->sim.steps = 1;
+	sc->sim.threads = 1;
 	sc->sim.seed = 1;
 	return CS_OK;
 }

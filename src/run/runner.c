@@ -453,9 +453,8 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
 		r->makespan = now;
 }
 
-static void progress(cs_runner *r)
+void cs__run_progress(cs_runner *r, uint64_t ev, cs_time now)
 {
-	uint64_t ev = cs_sim_events(r->sim);
 	if (ev < r->next_progress_events)
 		return;
 	r->next_progress_events = ev + (1u << 20);
@@ -470,7 +469,7 @@ static void progress(cs_runner *r)
 	r->progress_lines++;
 	fprintf(stderr, "%s  simulating: %5.1f %% of %llu ops, %.3f s simulated, %.1f s elapsed%s",
 		lines ? "" : "\r", r->ops_total ? 100.0 * (double)r->ops_done / (double)r->ops_total : 0.0,
-		(unsigned long long)r->ops_total, 1e-9 * (double)cs_sim_now(r->sim), el, lines ? "\n" : "");
+		(unsigned long long)r->ops_total, 1e-9 * (double)now, el, lines ? "\n" : "");
 }
 
 /* The op at the head of local's stream s ends now: a kernel, or a pipeline
@@ -523,7 +522,7 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 		op_done(r, r->batches[id].tickets[i], s);
 	}
 	if (r->env.progress)
-		progress(r);
+		cs__run_progress(r, cs_sim_events(sim), cs_sim_now(sim));
 	batch *b = &r->batches[id];
 	b->next_free = r->batch_free;
 	r->batch_free = id;
@@ -649,7 +648,9 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 			cs__run_degrade_net(r);
 	}
 	r->batch_free = -1;
-	if (!r->sim || !r->ranks || !r->stream_mask) {
+	for (int c = 0; c < CS_COMM_KINDS; c++)
+		r->last_at[c] = -1;
+	if (!r->sim || !r->ranks || !r->stream_mask || cs__run_tables(r)) {
 		cs_runner_free(r);
 		return NULL;
 	}
@@ -677,6 +678,10 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		for (int s = 0; s < CS_STREAMS; s++)
 			if (env->progs[t].nops[s] > 0)
 				r->stream_mask[t] |= (uint8_t)(1u << s);
+	if (cs__run_partition(r)) {
+		cs_runner_free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -684,12 +689,15 @@ void cs_runner_free(cs_runner *r)
 {
 	if (!r)
 		return;
+	cs__run_parts_free(r);
 	free(r->xdp);
 	free(r->pend);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++) {
-			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++)
+			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++) {
 				free(r->comm[k][s].slots[g].locals);
+				free(r->comm[k][s].slots[g].parts);
+			}
 			free(r->comm[k][s].slots);
 			free(r->comm[k][s].shapes);
 			free(r->comm[k][s].shape_ok);
@@ -737,9 +745,15 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 {
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	r->next_progress_events = 1u << 20;
-	for (int64_t l = 0; l < r->nlocal; l++)
-		cs__run_try_rank(r, l);
-	cs_sim_run(r->sim, 0);
+	if (r->crew) {
+		cs_status st = cs__run_parts(r, diag);
+		if (st != CS_OK)
+			return st;
+	} else {
+		for (int64_t l = 0; l < r->nlocal; l++)
+			cs__run_try_rank(r, l);
+		cs_sim_run(r->sim, 0);
+	}
 	if (r->env.progress == CS_PROGRESS_TERMINAL)
 		fputs("\r\033[K", stderr);
 	if (r->failed == CS_ERR_SIM) {
@@ -790,7 +804,7 @@ cs_time cs_runner_makespan(const cs_runner *r)
 
 uint64_t cs_runner_events(const cs_runner *r)
 {
-	return cs_sim_events(r->sim);
+	return r->crew ? cs__run_parts_events(r) : cs_sim_events(r->sim);
 }
 
 const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind)

@@ -14,18 +14,42 @@
 
 /* ---- groups ----------------------------------------------------------- */
 
-static comm_table *table(cs_runner *r, int kind, int stream)
+static int table_alloc(cs_runner *r, comm_table *t, int kind)
 {
-	comm_table *t = &r->comm[kind][stream];
-	if (!t->slots) {
-		t->ngroups = cs_mesh_group_count(r->env.mesh, (cs_group_kind)kind, r->gpn);
-		t->slots = calloc((size_t)t->ngroups, sizeof(slot));
-		t->shapes = calloc((size_t)t->ngroups, sizeof(cs_group_shape));
-		t->shape_ok = calloc((size_t)t->ngroups, 1);
-		if (!t->slots || !t->shapes || !t->shape_ok)
-			return NULL;
+	t->ngroups = cs_mesh_group_count(r->env.mesh, (cs_group_kind)kind, r->gpn);
+	size_t n = (size_t)t->ngroups;
+	t->slots = calloc(n, sizeof(slot));
+	t->shapes = calloc(n, sizeof(cs_group_shape));
+	t->shape_ok = calloc(n, 1);
+	if (!t->slots || !t->shapes || !t->shape_ok)
+		return -1;
+	if (r->paths && !(t->paths = calloc(n, sizeof(cs_path))))
+		return -1;
+	if (r->env.links && !r->net) {
+		t->keep = malloc(n * sizeof(float));
+		t->lat = malloc(n * sizeof(cs_time));
+		if (!t->keep || !t->lat)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			t->keep[i] = -1;
 	}
-	return t;
+	return 0;
+}
+
+/* Allocated up front, not at first use, so that the parts of a
+ * partitioned run, copies of this runner, share them. */
+int cs__run_tables(cs_runner *r)
+{
+	int64_t ntmpl = r->env.tmpl_of ? r->env.ntmpl : r->env.mesh->deg[CS_AXIS_PP];
+	for (int64_t p = 0; p < ntmpl; p++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			for (int32_t i = 0; i < r->env.progs[p].nops[s]; i++) {
+				const cs_op *op = &r->env.progs[p].ops[s][i];
+				comm_table *t = &r->comm[op->group][s];
+				if (op->kind == CS_OP_COLL && !t->slots && table_alloc(r, t, op->group))
+					return -1;
+			}
+	return 0;
 }
 
 /* Shape of a group of up to three regular axes: the innermost progression
@@ -64,6 +88,16 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 	if (far.tier > s.tier)
 		s.tier = far.tier;
 	return s;
+}
+
+const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank)
+{
+	if (!t->shape_ok[gi]) {
+		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, rank, r->gpn);
+		t->shapes[gi] = group_shape(r, &g);
+		t->shape_ok[gi] = 1;
+	}
+	return &t->shapes[gi];
 }
 
 /* What degraded links leave of a group's collective: the least bandwidth
@@ -193,7 +227,7 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 
 /* The tuner's choice and time for op on the group of shape sh, from `tu`
  * while the group's collectives keep the same op and size. */
-static const cs__tuned *tune(cs_runner *r, cs__tuned *tu, const cs_group_shape *sh, const cs_op *op)
+const cs__tuned *cs__run_tune(cs_runner *r, cs__tuned *tu, const cs_group_shape *sh, const cs_op *op)
 {
 	if (tu->coll != op->coll + 1 || tu->bytes != op->bytes) {
 		tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
@@ -206,7 +240,7 @@ static const cs__tuned *tune(cs_runner *r, cs__tuned *tu, const cs_group_shape *
 /* A member's NCCL kernel runs from the moment its stream reaches the
  * collective, one CTA per channel, spinning on its SMs until the others
  * arrive: hold them (given back as the member completes, runner.c). */
-static void hold_channels(cs_runner *r, int64_t local, rank_state *rs, int s, int channels)
+void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, int channels)
 {
 	if (channels <= 0 || !r->contend)
 		return;
@@ -217,15 +251,15 @@ static void hold_channels(cs_runner *r, int64_t local, rank_state *rs, int s, in
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int64_t rank = cs__run_rank_of(r, local);
-	comm_table *t = table(r, op->group, s);
-	if (!t) {
-		r->failed = CS_ERR_NOMEM;
-		return;
-	}
+	comm_table *t = &r->comm[op->group][s];
 	int64_t gi = rs->gidx[op->group];
 	if (gi < 0) {
 		gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
 		rs->gidx[op->group] = (int32_t)gi;
+	}
+	if (r->cross[op->group] && r->cross[op->group][gi]) {
+		cs__run_cross_arrive(r, local, rs, s, op, t, gi);
+		return;
 	}
 	slot *sl = &t->slots[gi];
 	if (sl->expected == 0) {
@@ -234,7 +268,6 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 		for (int64_t i = 0; i < n; i++)
 			e += cs__run_simulated(r, cs_group_member(&g, i));
 		sl->expected = (int32_t)e;
-		sl->rank = rank;
 		/* list them once: later passes are O(e), with no arithmetic per member */
 		if (!(sl->locals = malloc((size_t)e * sizeof *sl->locals))) {
 			r->failed = CS_ERR_NOMEM;
@@ -246,50 +279,15 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 				sl->locals[k++] = cs__run_local_of(r, m);
 		}
 	}
-	if (!t->shape_ok[gi]) {
-		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
-		t->shapes[gi] = group_shape(r, &g);
-		t->shape_ok[gi] = 1;
-	}
-	const cs__tuned *tu = tune(r, &sl->tuned, &t->shapes[gi], op);
-	hold_channels(r, local, rs, s, tu->choice.channels);
+	const cs_group_shape *sh = cs__run_group_shape(r, t, gi, op->group, rank);
+	cs__run_hold(r, local, rs, s, cs__run_tune(r, &sl->tuned, sh, op)->choice.channels);
 	if (++sl->arrived < sl->expected)
 		return;
 	sl->arrived = 0;
-	if (r->paths) {
-		if (!t->paths && !(t->paths = calloc((size_t)t->ngroups, sizeof(cs_path)))) {
-			r->failed = CS_ERR_NOMEM;
-			return;
-		}
-		t->paths[gi] = *cs__run_fly_of(r, local, s);
-	}
-	cs_coll_choice ch = tu->choice;
-	cs_time d = tu->d;
-	if (r->env.links && !r->net) {
-		if (!t->keep) {
-			t->keep = malloc((size_t)t->ngroups * sizeof(float));
-			t->lat = malloc((size_t)t->ngroups * sizeof(cs_time));
-			if (!t->keep || !t->lat) {
-				r->failed = CS_ERR_NOMEM;
-				return;
-			}
-			for (int64_t i = 0; i < t->ngroups; i++)
-				t->keep[i] = -1;
-		}
-		if (t->keep[gi] < 0) {
-			cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
-			link_fault(r, &g, &t->shapes[gi], &t->keep[gi], &t->lat[gi]);
-		}
-		d = degrade(d, &ch, t->keep[gi], t->lat[gi]);
-	}
-	r->last_choice[op->comm] = ch;
-	sl->choice = ch;
-	sl->dur = d;
-	sl->rank = rank;
-	sl->start = cs_sim_now(r->sim);
+	cs_time now = cs_sim_now(r->sim), d = cs__run_coll_begin(r, t, gi, s, op, local, now);
 	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = gi, .kind = op->group, .stream = s });
 	if (!r->net) {
-		cs__run_schedule(r, cs_sim_now(r->sim) + d, cs__run_on_coll_done, tag);
+		cs__run_schedule(r, now + d, cs__run_on_coll_done, tag);
 		return;
 	}
 	/* the members' ranks: from the slot's list when every member is
@@ -303,9 +301,33 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 		for (int64_t i = 0; i < n; i++)
 			r->members[i] = cs_group_member(&g, i);
 	}
-	double spb = alone_spb(r, t, gi, r->members, n, (cs_coll_op)op->coll, ch.algo);
+	double spb = alone_spb(r, t, gi, r->members, n, (cs_coll_op)op->coll, sl->choice.algo);
 	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll,
-			  protocol_bytes(op->bytes, spb * op->bytes, d, &ch), ch.algo, tag);
+			  protocol_bytes(op->bytes, spb * op->bytes, d, &sl->choice), sl->choice.algo, tag);
+}
+
+cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const cs_op *op,
+			   int64_t last_local, cs_time now)
+{
+	slot *sl = &t->slots[gi];
+	if (r->paths)
+		t->paths[gi] = *cs__run_fly_of(r, last_local, s);
+	const cs__tuned *tu = cs__run_tune(r, &sl->tuned, &t->shapes[gi], op);
+	cs_time d = tu->d;
+	if (r->env.links && !r->net) {
+		if (t->keep[gi] < 0) {
+			cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group,
+						   cs__run_rank_of(r, last_local), r->gpn);
+			link_fault(r, &g, &t->shapes[gi], &t->keep[gi], &t->lat[gi]);
+		}
+		d = degrade(d, &tu->choice, t->keep[gi], t->lat[gi]);
+	}
+	r->last_choice[op->comm] = tu->choice;
+	r->last_at[op->comm] = now;
+	sl->choice = tu->choice;
+	sl->dur = d;
+	sl->start = now;
+	return d;
 }
 
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes)
@@ -371,16 +393,9 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 	cs__run_try_rank(r, local);
 }
 
-void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
+void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n)
 {
-	cs_runner *r = ctx;
-	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	int s = e.stream, kind = e.kind;
-	int64_t gi = e.slot;
-	comm_table *t = &r->comm[kind][s];
 	const slot *sl = &t->slots[gi];
-	const int64_t *locals = sl->locals, n = sl->expected;
-	(void)sim;
 	cs__done d = { .xfer = sl->dur, .choice = &sl->choice,
 		       .path = r->paths ? &t->paths[gi] : NULL,
 		       .tier = r->paths ? t->shapes[gi].tier : 0 };
@@ -392,6 +407,15 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	}
 	for (int64_t i = 0; i < n; i++)
 		cs__run_try_rank(r, locals[i]);
+}
+
+void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	cs__coll_ev e = cs__coll_ev_unpack(arg);
+	comm_table *t = &r->comm[e.kind][e.stream];
+	(void)sim;
+	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals, t->slots[e.slot].expected);
 }
 
 static void on_net(cs_sim *sim, void *ctx, uint64_t arg)

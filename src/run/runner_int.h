@@ -142,17 +142,39 @@ typedef struct cs__tuned {
 } cs__tuned;
 
 typedef struct slot {
-	int32_t arrived;
+	int32_t arrived;              /* members; across parts, the parts whose members all did */
 	int32_t expected;             /* 0 until first use */
-	int64_t rank;                 /* a member, to enumerate the group */
 	cs_time dur;                  /* transfer time of the collective in flight */
-	cs_time start;                /* when it started (flow fidelity) */
+	cs_time start;                /* when it started; across parts, the latest arrival so far */
 	cs__tuned tuned;
 	cs_coll_choice choice;        /* of the collective in flight */
 	int64_t *locals;              /* the simulated members' locals, listed at first use:
 	                               * a collective costs O(simulated members) and no
 	                               * arithmetic per member */
+	/* a group across parts (parts.c): its members in ascending order, the
+	 * parts they lie in, and the member that arrived last */
+	int32_t *parts;
+	int32_t nparts;
+	int64_t last;
 } slot;
+
+/* A part's share of a group across parts: its members are
+ * slot.locals[off, off + expected). */
+typedef struct cs__share {
+	int32_t arrived, expected;    /* expected 0 until first use */
+	int64_t off;
+	cs__tuned tuned;
+} cs__share;
+
+/* A part's share whose members have all arrived, for the root to count
+ * when the window ends. */
+typedef struct cs__arrival {
+	const cs_op *op;
+	int64_t gi;
+	cs_time at;
+	int64_t local;                /* the last of them */
+	int kind, stream;
+} cs__arrival;
 
 typedef struct comm_table {
 	slot *slots;                  /* one per group instance, lazily allocated */
@@ -218,6 +240,20 @@ struct cs_runner {
 	int64_t progress_lines;
 	uint64_t ops_done, ops_total;
 	struct timespec t0;
+	cs_time last_at[CS_COMM_KINDS]; /* when last_choice was set, -1 never */
+
+	/* Partitioned runs (parts.c): the ranks split into parts along the
+	 * data-parallel axis, each part a copy of this runner with its own
+	 * engine, batches and tuner, sharing the ranks and comm tables. Parts
+	 * run in windows no longer than the shortest collective across parts
+	 * (the lookahead); at each window's end the root starts the collectives
+	 * whose members have all arrived. */
+	struct cs__crew *crew;        /* root: its parts and threads, NULL for a whole run */
+	int64_t lo, hi;               /* a part: its locals */
+	uint8_t *cross[CS_GROUP_KINDS]; /* per group instance: 1 when it spans parts */
+	cs__share *share[CS_GROUP_KINDS][CS_STREAMS]; /* a part: its shares, by instance */
+	cs__arrival *out;             /* a part: shares complete in this window */
+	int32_t nout, capout;
 };
 
 #define NPATHS (CS_COUNTERS + CS_STREAMS)
@@ -268,6 +304,32 @@ typedef struct cs__done {
 } cs__done;
 
 void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d);
+/* The shape of instance gi of a group kind, `rank` one of its members. */
+const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank);
+/* The tuner's answer for op on shape sh, kept in tu (runner_coll.c). */
+const cs__tuned *cs__run_tune(cs_runner *r, cs__tuned *tu, const cs_group_shape *sh, const cs_op *op);
+/* A member's kernel holds `channels` SMs from its arrival on. */
+void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, int channels);
+/* The last member of instance gi arrived at `now` (last_local): the
+ * collective starts; returns its time (runner_coll.c). */
+cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const cs_op *op,
+			   int64_t last_local, cs_time now);
+/* Complete a collective on `n` of its members and try them. */
+void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n);
+/* The comm tables of every group kind and stream the programs use. */
+int cs__run_tables(cs_runner *r);
+
+/* parts.c: split a runner into parts (0, or -1 on out-of-memory; a run
+ * that cannot be split stays whole), run them, free them. */
+int cs__run_partition(cs_runner *r);
+cs_status cs__run_parts(cs_runner *r, cs_diag *diag);
+void cs__run_parts_free(cs_runner *r);
+uint64_t cs__run_parts_events(const cs_runner *r);
+/* A part's member arrives at a collective across parts. */
+void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
+			  comm_table *t, int64_t gi);
+void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg);
+void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 		      cs_coll_algo algo, uint64_t tag);
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);

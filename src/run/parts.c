@@ -1,0 +1,508 @@
+/*
+ * parts.c - one run split into parts that advance in parallel.
+ *
+ * When the data-parallel axis is the mesh's outermost, the ranks of a
+ * replica interact among themselves through pipeline messages and tensor,
+ * context and expert collectives at zero delay, but with other replicas only
+ * through data-parallel collectives, which take at least their latency. The
+ * runner then splits the replicas into parts, each a copy of the runner with
+ * its own engine, batches and tuner, sharing the rank state (each part
+ * touches only its own ranks) and the comm tables.
+ *
+ * The parts advance in windows, as in YAWNS: every part runs its events
+ * before the earliest pending time plus the lookahead, the shortest time a
+ * collective across parts can take; then the root counts the parts whose
+ * members of such a collective have all arrived, and starts those complete
+ * at the latest arrival. Their end lies at or after the window's end, so no
+ * part has run past it. What a part does within a window depends only on
+ * its own state, and the root's work between windows is done in part order:
+ * the result does not depend on how many threads run the parts.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/runner_int.h"
+
+/* At most this many parts, unless the scenario says otherwise: enough for
+ * 16 threads to share the work evenly in 4 parts each; a part is at least
+ * one replica. More parts cost more events (a batch of same-time
+ * completions holds one part's ranks). */
+enum { MAX_PARTS = 64 };
+
+typedef struct cs__crew {
+	cs_runner **parts;
+	int32_t nparts;
+	int threads;                  /* the root's thread and threads - 1 workers */
+	cs_time lookahead;
+	cs_time end;                  /* of the window being run */
+	int lost;                     /* a collective across parts ended inside a window */
+	pthread_t *tid;
+	struct worker *workers;
+	atomic_uint go;               /* windows started */
+	atomic_int done;              /* workers through the current window */
+	atomic_bool quit;
+} cs__crew;
+
+typedef struct worker {
+	cs__crew *crew;
+	int index;
+} worker;
+
+/* ---- the parts' side ---------------------------------------------------- */
+
+static int64_t lower_bound(const int64_t *v, int64_t n, int64_t x)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
+			  comm_table *t, int64_t gi)
+{
+	cs__share **tab = &r->share[op->group][s];
+	if (!*tab && !(*tab = calloc((size_t)t->ngroups, sizeof **tab))) {
+		r->failed = CS_ERR_NOMEM;
+		return;
+	}
+	cs__share *sh = &(*tab)[gi];
+	const slot *sl = &t->slots[gi];
+	if (sh->expected == 0) {
+		sh->off = lower_bound(sl->locals, sl->expected, r->lo);
+		sh->expected = (int32_t)(lower_bound(sl->locals, sl->expected, r->hi) - sh->off);
+	}
+	cs__run_hold(r, local, rs, s, cs__run_tune(r, &sh->tuned, &t->shapes[gi], op)->choice.channels);
+	if (++sh->arrived < sh->expected)
+		return;
+	sh->arrived = 0;
+	if (r->nout == r->capout) {
+		int32_t cap = r->capout ? 2 * r->capout : 64;
+		cs__arrival *o = realloc(r->out, (size_t)cap * sizeof *o);
+		if (!o) {
+			r->failed = CS_ERR_NOMEM;
+			return;
+		}
+		r->out = o;
+		r->capout = cap;
+	}
+	r->out[r->nout++] = (cs__arrival){ .op = op, .gi = gi, .at = cs_sim_now(r->sim), .local = local,
+					   .kind = op->group, .stream = s };
+}
+
+void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	cs__coll_ev e = cs__coll_ev_unpack(arg);
+	comm_table *t = &r->comm[e.kind][e.stream];
+	const cs__share *sh = &r->share[e.kind][e.stream][e.slot];
+	(void)sim;
+	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals + sh->off, sh->expected);
+}
+
+/* ---- the root's side ----------------------------------------------------- */
+
+/* A part's share of a collective is complete: when it is the last part's,
+ * the collective starts at the latest arrival (the later part's on a tie)
+ * and ends in each part that holds members. */
+static void arrive(cs_runner *r, const cs__arrival *a)
+{
+	cs__crew *c = r->crew;
+	comm_table *t = &r->comm[a->kind][a->stream];
+	slot *sl = &t->slots[a->gi];
+	if (sl->arrived == 0 || a->at >= sl->start) {
+		sl->start = a->at;
+		sl->last = a->local;
+	}
+	if (++sl->arrived < sl->nparts)
+		return;
+	sl->arrived = 0;
+	cs_time at = sl->start, d = cs__run_coll_begin(r, t, a->gi, a->stream, a->op, sl->last, at);
+	if (at + d > CS_TIME_HORIZON) {
+		r->failed = CS_ERR_SIM;
+		return;
+	}
+	if (at + d < c->end)
+		c->lost = 1;
+	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = a->gi, .kind = a->kind, .stream = a->stream });
+	for (int32_t i = 0; i < sl->nparts; i++) {
+		cs_runner *p = c->parts[sl->parts[i]];
+		if (cs_sim_at(p->sim, at + d, cs__run_on_cross_done, p, tag) != 0)
+			r->failed = CS_ERR_NOMEM;
+	}
+}
+
+static void settle(cs_runner *r)
+{
+	cs__crew *c = r->crew;
+	for (int32_t j = 0; j < c->nparts; j++) {
+		cs_runner *p = c->parts[j];
+		for (int32_t i = 0; i < p->nout; i++)
+			arrive(r, &p->out[i]);
+		p->nout = 0;
+		if (p->failed && !r->failed)
+			r->failed = p->failed;
+	}
+}
+
+/* ---- threads ------------------------------------------------------------- */
+
+static void run_share(cs__crew *c, int i)
+{
+	int32_t lo = (int32_t)((int64_t)i * c->nparts / c->threads);
+	int32_t hi = (int32_t)((int64_t)(i + 1) * c->nparts / c->threads);
+	for (int32_t j = lo; j < hi; j++)
+		cs_sim_run_before(c->parts[j]->sim, c->end);
+}
+
+/* Wait a little on the spot, then give the core away: a machine may have
+ * fewer cores than threads. */
+static void pause_briefly(unsigned *spins)
+{
+	if (++*spins < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		return;
+	}
+	sched_yield();
+}
+
+static void *work(void *arg)
+{
+	worker *w = arg;
+	cs__crew *c = w->crew;
+	unsigned seen = 0;
+	for (;;) {
+		unsigned spins = 0, g;
+		while ((g = atomic_load_explicit(&c->go, memory_order_acquire)) == seen)
+			pause_briefly(&spins);
+		seen = g;
+		if (atomic_load_explicit(&c->quit, memory_order_acquire))
+			return NULL;
+		run_share(c, w->index);
+		atomic_fetch_add_explicit(&c->done, 1, memory_order_acq_rel);
+	}
+}
+
+static void run_window(cs__crew *c)
+{
+	atomic_fetch_add_explicit(&c->go, 1, memory_order_acq_rel);
+	run_share(c, 0);
+	unsigned spins = 0;
+	while (atomic_load_explicit(&c->done, memory_order_acquire) != c->threads - 1)
+		pause_briefly(&spins);
+	atomic_store_explicit(&c->done, 0, memory_order_relaxed);
+}
+
+static void start_threads(cs__crew *c)
+{
+	c->tid = malloc((size_t)c->threads * sizeof *c->tid);
+	c->workers = malloc((size_t)c->threads * sizeof *c->workers);
+	int started = 1;
+	if (c->tid && c->workers)
+		for (; started < c->threads; started++) {
+			c->workers[started] = (worker){ .crew = c, .index = started };
+			if (pthread_create(&c->tid[started], NULL, work, &c->workers[started]) != 0)
+				break;
+		}
+	/* fewer threads than asked: the parts are shared among those there are */
+	c->threads = started;
+}
+
+static void stop_threads(cs__crew *c)
+{
+	atomic_store_explicit(&c->quit, true, memory_order_release);
+	atomic_fetch_add_explicit(&c->go, 1, memory_order_acq_rel);
+	for (int i = 1; i < c->threads; i++)
+		pthread_join(c->tid[i], NULL);
+	c->threads = 1;
+}
+
+cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
+{
+	cs__crew *c = r->crew;
+	for (int32_t j = 0; j < c->nparts; j++)
+		for (int64_t l = c->parts[j]->lo; l < c->parts[j]->hi; l++)
+			cs__run_try_rank(c->parts[j], l);
+	c->end = 0;
+	settle(r);
+	start_threads(c);
+	while (!r->failed && !c->lost) {
+		cs_time t = CS_TIME_MAX;
+		for (int32_t j = 0; j < c->nparts; j++) {
+			cs_time n = cs_sim_next_time(c->parts[j]->sim);
+			t = n < t ? n : t;
+		}
+		if (t == CS_TIME_MAX)
+			break;
+		c->end = t < CS_TIME_MAX - c->lookahead ? t + c->lookahead : CS_TIME_MAX;
+		run_window(c);
+		settle(r);
+		if (r->env.progress) {
+			r->ops_done = 0;
+			for (int32_t j = 0; j < c->nparts; j++)
+				r->ops_done += c->parts[j]->ops_done;
+			cs__run_progress(r, cs__run_parts_events(r), t);
+		}
+	}
+	stop_threads(c);
+	/* the parts' results: the last op's end, the last choice of each kind */
+	for (int32_t j = 0; j < c->nparts; j++) {
+		const cs_runner *p = c->parts[j];
+		if (p->makespan > r->makespan)
+			r->makespan = p->makespan;
+		for (int k = 0; k < CS_COMM_KINDS; k++)
+			if (p->last_at[k] > r->last_at[k]) {
+				r->last_at[k] = p->last_at[k];
+				r->last_choice[k] = p->last_choice[k];
+			}
+	}
+	if (c->lost) {
+		snprintf(diag->msg, sizeof(diag->msg), "internal error: a collective across parts of the "
+			 "run ended before its window did (lookahead %lld ns)", (long long)c->lookahead);
+		return CS_ERR_SIM;
+	}
+	return CS_OK;
+}
+
+uint64_t cs__run_parts_events(const cs_runner *r)
+{
+	uint64_t n = 0;
+	for (int32_t j = 0; j < r->crew->nparts; j++)
+		n += cs_sim_events(r->crew->parts[j]->sim);
+	return n;
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+/* How many parts a run splits into: 1 unless every rank is simulated, the
+ * programs are the plan's (pipeline peers within a replica) and the
+ * data-parallel axis is the outermost. */
+static int32_t nparts_for(const cs_runner *r)
+{
+	const cs_mesh *m = r->env.mesh;
+	int64_t dp = m->deg[CS_AXIS_DP];
+	if (r->net || r->fold_mask || r->env.tmpl_of || r->env.first_rank != 0 || r->nlocal != m->world ||
+	    dp < 2 || m->stride[CS_AXIS_DP] * dp != m->world)
+		return 1;
+	int64_t most = r->env.sc->sim.parts > 0 ? r->env.sc->sim.parts : MAX_PARTS;
+	return (int32_t)(dp < most ? dp : most);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The part of each local, by data-parallel coordinate: part j holds
+ * coordinates [j dp / n, (j + 1) dp / n). */
+static int32_t part_of(const cs_runner *r, int32_t n, int64_t local)
+{
+	const cs_mesh *m = r->env.mesh;
+	int64_t d = local / m->stride[CS_AXIS_DP], dp = m->deg[CS_AXIS_DP];
+	return (int32_t)(((d + 1) * n - 1) / dp);
+}
+
+/* Mark the instances of group kinds whose members lie in several parts, and
+ * list those members once, sorted, with the parts they lie in. */
+static int mark_crossing(cs_runner *r, int32_t n)
+{
+	const cs_mesh *m = r->env.mesh;
+	for (int k = 0; k < CS_GROUP_KINDS; k++) {
+		int used = 0;
+		int64_t ng = 0;
+		for (int s = 0; s < CS_STREAMS; s++)
+			if (r->comm[k][s].slots) {
+				used = 1;
+				ng = r->comm[k][s].ngroups;
+			}
+		if (!used)
+			continue;
+		int64_t *first = malloc((size_t)ng * sizeof *first);
+		r->cross[k] = calloc((size_t)ng, 1);
+		if (!first || !r->cross[k]) {
+			free(first);
+			return -1;
+		}
+		for (int64_t g = 0; g < ng; g++)
+			first[g] = -1;
+		int any = 0;
+		for (int64_t l = 0; l < r->nlocal; l++) {
+			int64_t g = cs_mesh_group_index(m, (cs_group_kind)k, l, r->gpn);
+			if (first[g] < 0)
+				first[g] = l;
+			else if (!r->cross[k][g] && part_of(r, n, first[g]) != part_of(r, n, l))
+				r->cross[k][g] = any = 1;
+		}
+		for (int s = 0; s < CS_STREAMS; s++) {
+			comm_table *t = &r->comm[k][s];
+			for (int64_t g = 0; t->slots && g < ng; g++) {
+				if (!r->cross[k][g])
+					continue;
+				slot *sl = &t->slots[g];
+				cs_group grp = cs_mesh_group(m, (cs_group_kind)k, first[g], r->gpn);
+				int64_t size = cs_group_size(&grp);
+				sl->locals = malloc((size_t)size * sizeof *sl->locals);
+				sl->parts = malloc((size_t)n * sizeof *sl->parts);
+				if (!sl->locals || !sl->parts) {
+					free(first);
+					return -1;
+				}
+				for (int64_t i = 0; i < size; i++)
+					sl->locals[i] = cs_group_member(&grp, i);
+				qsort(sl->locals, (size_t)size, sizeof *sl->locals, cmp_i64);
+				sl->expected = (int32_t)size;
+				for (int64_t i = 0; i < size; i++) {
+					int32_t p = part_of(r, n, sl->locals[i]);
+					if (sl->nparts == 0 || sl->parts[sl->nparts - 1] != p)
+						sl->parts[sl->nparts++] = p;
+				}
+				cs__run_group_shape(r, t, g, k, first[g]);
+			}
+		}
+		free(first);
+		if (!any) {
+			free(r->cross[k]);
+			r->cross[k] = NULL;
+		}
+	}
+	return 0;
+}
+
+/* The shortest time any collective across parts can take: each op of a
+ * crossing kind on each shape its crossing instances have (links degraded
+ * only lengthen it). CS_TIME_MAX when there is none. */
+static cs_time lookahead(cs_runner *r)
+{
+	cs_time best = CS_TIME_MAX;
+	int64_t ntmpl = r->env.mesh->deg[CS_AXIS_PP];
+	for (int k = 0; k < CS_GROUP_KINDS; k++) {
+		if (!r->cross[k])
+			continue;
+		for (int s = 0; s < CS_STREAMS; s++) {
+			const comm_table *t = &r->comm[k][s];
+			const cs_group_shape *seen = NULL;
+			for (int64_t g = 0; t->slots && g < t->ngroups; g++) {
+				if (!r->cross[k][g] || (seen && !memcmp(seen, &t->shapes[g], sizeof *seen)))
+					continue;
+				seen = &t->shapes[g];
+				for (int64_t p = 0; p < ntmpl; p++)
+					for (int32_t i = 0; i < r->env.progs[p].nops[s]; i++) {
+						const cs_op *op = &r->env.progs[p].ops[s][i];
+						if (op->kind != CS_OP_COLL || op->group != k)
+							continue;
+						cs_time d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, seen,
+									 op->bytes, NULL);
+						best = d < best ? d : best;
+					}
+			}
+		}
+	}
+	return best;
+}
+
+static void part_free(cs_runner *p)
+{
+	if (!p)
+		return;
+	cs_sim_free(p->sim);
+	for (int32_t i = 0; i < p->nbatches; i++)
+		free(p->batches[i].tickets);
+	free(p->batches);
+	free(p->pend);
+	cs_coll_free(p->env.coll);
+	for (int k = 0; k < CS_GROUP_KINDS; k++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			free(p->share[k][s]);
+	free(p->out);
+	free(p);
+}
+
+/* A part: a copy of the root that shares its tables and ranks and owns its
+ * engine, batches, tuner, shares and results. */
+static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
+{
+	const cs_mesh *m = r->env.mesh;
+	cs_runner *p = malloc(sizeof *p);
+	if (!p)
+		return NULL;
+	*p = *r;
+	p->sim = cs_sim_new();
+	p->env.coll = cs_coll_clone(r->env.coll);
+	p->batches = NULL;
+	p->nbatches = 0;
+	p->batch_free = -1;
+	p->pend = NULL;
+	p->pcap = p->pn = 0;
+	memset(p->share, 0, sizeof p->share);
+	p->out = NULL;
+	p->nout = p->capout = 0;
+	p->crew = NULL;
+	p->makespan = 0;
+	p->failed = 0;
+	p->ops_done = 0;
+	p->env.progress = 0;
+	int64_t dp = m->deg[CS_AXIS_DP];
+	p->lo = (int64_t)j * dp / n * m->stride[CS_AXIS_DP];
+	p->hi = (int64_t)(j + 1) * dp / n * m->stride[CS_AXIS_DP];
+	if (!p->sim || !p->env.coll) {
+		part_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int cs__run_partition(cs_runner *r)
+{
+	int32_t n = nparts_for(r);
+	if (n < 2)
+		return 0;
+	if (mark_crossing(r, n))
+		return -1;
+	cs_time la = lookahead(r);
+	if (la <= 0)
+		return 0; /* a collective across parts may take no time: run whole */
+	cs__crew *c = calloc(1, sizeof *c);
+	if (!c)
+		return -1;
+	r->crew = c;
+	c->lookahead = la;
+	c->parts = calloc((size_t)n, sizeof *c->parts);
+	if (!c->parts)
+		return -1;
+	c->nparts = n;
+	for (int32_t j = 0; j < n; j++)
+		if (!(c->parts[j] = part_new(r, j, n)))
+			return -1;
+	int64_t want = r->env.sc->sim.threads > 0 ? r->env.sc->sim.threads : 1;
+	/* spans reach the caller in one order only when one thread runs */
+	c->threads = r->env.traced ? 1 : (int)(want < n ? want : n);
+	return 0;
+}
+
+void cs__run_parts_free(cs_runner *r)
+{
+	cs__crew *c = r->crew;
+	for (int k = 0; k < CS_GROUP_KINDS; k++)
+		free(r->cross[k]);
+	if (!c)
+		return;
+	for (int32_t j = 0; c->parts && j < c->nparts; j++)
+		part_free(c->parts[j]);
+	free(c->parts);
+	free(c->tid);
+	free(c->workers);
+	free(c);
+	r->crew = NULL;
+}
