@@ -4,14 +4,20 @@
  * peak resident memory, simulated events and events per second.
  *
  *   ninja -C build-release bench_scale
- *   ./build-release/tools/bench_scale [SCENARIO.yaml] [--set KEY=VALUE]...
+ *   ./build-release/tools/bench_scale [SCENARIO.yaml] [--set KEY=VALUE]... [--parts N]
+ *
+ * Threads are a scenario key (--set simulate.threads=N); --parts caps the
+ * parts a run splits into (1: whole), which changes the cost and not the
+ * result.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "clustersim/clustersim.h"
+#include "config/scenario.h"
 
 static double now(void)
 {
@@ -25,9 +31,12 @@ int main(int argc, char **argv)
 	const char *path = "scenarios/llama3-405b-16k.yaml";
 	const char *sets[64];
 	size_t nsets = 0;
+	long parts = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 64)
 			sets[nsets++] = argv[++i];
+		else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc)
+			parts = strtol(argv[++i], NULL, 10);
 		else
 			path = argv[i];
 	}
@@ -38,6 +47,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", diag.msg);
 		return 2;
 	}
+	sc->sim.parts = parts;
 	double t1 = now();
 	cs_result *res = NULL;
 	if (cs_simulate(sc, NULL, &res, &diag) != CS_OK) {
@@ -51,6 +61,9 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	printf("scenario        %s\n", path);
 	printf("gpus            %lld\n", (long long)m->gpus);
+	printf("threads         %lld\n", (long long)sc->sim.threads);
+	if (parts > 0)
+		printf("parts at most   %ld\n", parts);
 	printf("load            %.3f s\n", t1 - t0);
 	printf("simulate        %.3f s (wall)\n", t2 - t1);
 	printf("peak RSS        %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);

@@ -41,16 +41,11 @@ typedef struct cs__crew {
 	cs_time end;                  /* of the window being run */
 	int lost;                     /* a collective across parts ended inside a window */
 	pthread_t *tid;
-	struct worker *workers;
 	atomic_uint go;               /* windows started */
 	atomic_int done;              /* workers through the current window */
+	atomic_int next;              /* the next part to run in this window */
 	atomic_bool quit;
 } cs__crew;
-
-typedef struct worker {
-	cs__crew *crew;
-	int index;
-} worker;
 
 /* ---- the parts' side ---------------------------------------------------- */
 
@@ -156,12 +151,17 @@ static void settle(cs_runner *r)
 
 /* ---- threads ------------------------------------------------------------- */
 
-static void run_share(cs__crew *c, int i)
+/* Run parts before the window's end until none is left: each thread takes
+ * the next part not yet taken, so a thread that the machine slows does
+ * less (the parts are independent within a window). */
+static void run_share(cs__crew *c)
 {
-	int32_t lo = (int32_t)((int64_t)i * c->nparts / c->threads);
-	int32_t hi = (int32_t)((int64_t)(i + 1) * c->nparts / c->threads);
-	for (int32_t j = lo; j < hi; j++)
+	for (;;) {
+		int32_t j = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
+		if (j >= c->nparts)
+			return;
 		cs_sim_run_before(c->parts[j]->sim, c->end);
+	}
 }
 
 /* Wait a little on the spot, then give the core away: a machine may have
@@ -179,8 +179,7 @@ static void pause_briefly(unsigned *spins)
 
 static void *work(void *arg)
 {
-	worker *w = arg;
-	cs__crew *c = w->crew;
+	cs__crew *c = arg;
 	unsigned seen = 0;
 	for (;;) {
 		unsigned spins = 0, g;
@@ -189,15 +188,16 @@ static void *work(void *arg)
 		seen = g;
 		if (atomic_load_explicit(&c->quit, memory_order_acquire))
 			return NULL;
-		run_share(c, w->index);
+		run_share(c);
 		atomic_fetch_add_explicit(&c->done, 1, memory_order_acq_rel);
 	}
 }
 
 static void run_window(cs__crew *c)
 {
+	atomic_store_explicit(&c->next, 0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->go, 1, memory_order_acq_rel);
-	run_share(c, 0);
+	run_share(c);
 	unsigned spins = 0;
 	while (atomic_load_explicit(&c->done, memory_order_acquire) != c->threads - 1)
 		pause_briefly(&spins);
@@ -207,14 +207,11 @@ static void run_window(cs__crew *c)
 static void start_threads(cs__crew *c)
 {
 	c->tid = malloc((size_t)c->threads * sizeof *c->tid);
-	c->workers = malloc((size_t)c->threads * sizeof *c->workers);
 	int started = 1;
-	if (c->tid && c->workers)
-		for (; started < c->threads; started++) {
-			c->workers[started] = (worker){ .crew = c, .index = started };
-			if (pthread_create(&c->tid[started], NULL, work, &c->workers[started]) != 0)
+	if (c->tid)
+		for (; started < c->threads; started++)
+			if (pthread_create(&c->tid[started], NULL, work, c) != 0)
 				break;
-		}
 	/* fewer threads than asked: the parts are shared among those there are */
 	c->threads = started;
 }
@@ -234,6 +231,7 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 	for (int32_t j = 0; j < c->nparts; j++)
 		for (int64_t l = c->parts[j]->lo; l < c->parts[j]->hi; l++)
 			cs__run_try_rank(c->parts[j], l);
+
 	c->end = 0;
 	settle(r);
 	start_threads(c);
@@ -502,7 +500,6 @@ void cs__run_parts_free(cs_runner *r)
 		part_free(c->parts[j]);
 	free(c->parts);
 	free(c->tid);
-	free(c->workers);
 	free(c);
 	r->crew = NULL;
 }
