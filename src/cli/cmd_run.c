@@ -44,10 +44,15 @@ static const char run_help[] =
 "  --progress          show progress on stderr (default: when it is a terminal;\n"
 "                      elsewhere a line every 10 s)\n"
 "  --no-progress       never show progress\n"
+"  --threads N         simulate on N threads (simulate.threads): the data-parallel\n"
+"                      replicas run in parts side by side; the result is the\n"
+"                      same for every N\n"
 "  -h, --help          this help\n"
 "\n"
 "examples:\n"
 "  clustersim run scenarios/llama3-405b-16k.yaml\n"
+"  clustersim run scenarios/llama3-405b-16k.yaml --threads 4\n"
+"  clustersim run scenarios/3d-llama3-70b-64gpu.yaml --threads 2\n"
 "  clustersim run scenarios/ddp-llama2-7b-2node.yaml --format json\n"
 "  clustersim run scenarios/ddp-llama2-7b-2node.yaml --set parallelism.data_parallel.overlap=false\n"
 "\n"
@@ -61,7 +66,7 @@ static const char validate_help[] =
 "FILE:LINE:COL: MESSAGE with exit status 2.\n";
 
 enum { O_SET = 1, O_FORMAT, O_PER_RANK, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_TRACE, O_TRACE_RANKS,
-       O_TIMELINE, O_CRITICAL_PATH };
+       O_TIMELINE, O_CRITICAL_PATH, O_THREADS };
 
 #define MAX_TRACE_RANKS 4096
 
@@ -69,7 +74,7 @@ static const cs_opt run_opts[] = {
 	{ "set", 1, O_SET }, { "format", 1, O_FORMAT }, { "per-rank", 1, O_PER_RANK },
 	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
 	{ "critical-path", 0, O_CRITICAL_PATH }, { "trace", 1, O_TRACE }, { "trace-ranks", 1, O_TRACE_RANKS }, { "timeline", 1, O_TIMELINE },
-	{ 0, 0, 0 },
+	{ "threads", 1, O_THREADS }, { 0, 0, 0 },
 };
 
 static const cs_opt validate_opts[] = {
@@ -85,6 +90,7 @@ typedef struct run_args {
 	int critical_path;
 	int64_t trace_ranks[MAX_TRACE_RANKS];
 	size_t n_trace_ranks;
+	char threads[48];   /* --threads N as the override it stands for */
 } run_args;
 
 /* "0,8,16-23" */
@@ -147,6 +153,15 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 			if (parse_ranks(a, val, r))
 				return 2;
 			break;
+		case O_THREADS: {
+			int64_t n;
+			if (cs_args_parse_int(val, 1, 256, &n))
+				return cs_args_fail(a, "'--threads' expects a number from 1 to 256, got '%s'", val);
+			snprintf(r->threads, sizeof r->threads, "simulate.threads=%lld", (long long)n);
+			if (cs_args_scenario(a, &r->sc, 1, r->threads))
+				return 2;
+			break;
+		}
 		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP:

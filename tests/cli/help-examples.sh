@@ -63,6 +63,19 @@ if [ -w /dev/full ]; then
 			{ echo "FAIL: clustersim $args: no message for the full output" >&2; fail=1; }
 	done
 fi
+# --threads: the same report on any number of threads, and a bad count is
+# bad input
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --format json --threads 1
+grep -v sim_wall_s out.txt >one.txt
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --format json --threads 3
+grep -v sim_wall_s out.txt >three.txt
+cmp -s one.txt three.txt || { echo "FAIL: --threads 3 reports otherwise than --threads 1" >&2; fail=1; }
+grep -q '"step_time_s": 3.99' one.txt || { echo "FAIL: --threads 1: no step time" >&2; fail=1; }
+for bad in 0 257 two; do
+	expect 2 run scenarios/ddp-gpt-small.yaml --threads "$bad"
+	grep -q "'--threads' expects a number from 1 to 256, got '$bad'" err.txt ||
+		{ echo "FAIL: --threads $bad: no message" >&2; cat err.txt >&2; fail=1; }
+done
 # a kernel profile that cannot be read is bad input, with its location
 expect 2 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile=no-such-profile.yaml
 grep -q "^--set 'cluster.gpu.profile=no-such-profile.yaml': cannot open kernel profile" err.txt ||
