@@ -777,6 +777,12 @@ START_TEST(random_perturbations_fold_exactly)
 		      mb.idle_max_s, full);
 	ck_assert_int_eq(ma.critical_rank, mb.critical_rank);
 	ck_assert_int_le(mb.events, ma.events);
+	/* the baseline beside the perturbed steps is folded, and still the
+	 * full unperturbed run's step */
+	a->n_perturbations = 0;
+	cs_metrics plain = simulate(a);
+	ck_assert_msg(plain.step_time_s == ma.baseline_step_time_s, "baseline %.9f, unperturbed %.9f:\n%s",
+		      ma.baseline_step_time_s, plain.step_time_s, full);
 	cs_scenario_free(a);
 	cs_scenario_free(b);
 }

@@ -603,7 +603,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	}
 	const cs_mesh *m = env->mesh;
 	int64_t ntmpl = env->tmpl_of ? env->ntmpl : m->deg[CS_AXIS_PP];
-	if (env->sc->sim.fold && !env->tmpl_of) { /* folding assumes templates by stage */
+	if (env->fold && !env->tmpl_of) { /* folding assumes templates by stage */
 		r->fold_mask = (1 << CS_AXIS_TP) | (1 << CS_AXIS_CP) | (1 << CS_AXIS_EP) | (1 << CS_AXIS_DP);
 		int rc = cs__run_fold_exceptions(r);
 		if (rc < 0) {

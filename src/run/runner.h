@@ -58,6 +58,8 @@ typedef struct cs_run_env {
 	                               * unmasked one; NULL for one document per sequence */
 	int64_t doc_micro;            /* micro-batches per replica (the table's stride) */
 	const cs_kprof_clock *clock;  /* GEMM clocks under the power cap, NULL: as the table */
+	int fold;                     /* simulate one rank per class of identical ranks
+	                               * (simulate.fold; programs by stage only) */
 } cs_run_env;
 
 /* What one rank did during the step. */

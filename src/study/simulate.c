@@ -216,7 +216,7 @@ static void draw_documents(const cs_scenario *sc, double floor_share, int64_t st
 		gsl_rng_free(rng);
 }
 
-static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults *links,
+static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_link_faults *links,
 			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows,
 			  const cs_span_sink *sink, const uint8_t *traced, cs_diag *diag)
 {
@@ -230,7 +230,8 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 			   .doc_micro = cs_scenario_micro_batches(c->sc),
 			   .clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE
 				? cs_kprof_clock_model(c->prof) : NULL,
-			   .critical_path = !c->sc->sim.fold &&
+			   .fold = fold,
+			   .critical_path = !fold &&
 				((opts && opts->critical_path) || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
@@ -258,7 +259,7 @@ static cs_status run_step(sim_ctx *c, const float *factor, const cs_link_faults 
 	for (int64_t rank = 0; rank < c->mesh.world; rank++) {
 		const cs_rank_stats *s = cs_runner_stats(r, rank);
 		/* folded away: a copy of its representative (exact by symmetry) */
-		bool copy = !s && c->sc->sim.fold;
+		bool copy = !s && fold;
 		if (copy)
 			s = cs_runner_stats(r, cs_runner_representative(r, rank));
 		if (!s)
@@ -533,9 +534,15 @@ static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const 
 	}
 	step_out base, so, worst;
 	uint64_t events = 0;
-	/* the unperturbed step: the baseline, and every step when nothing perturbs */
-	st = run_step(&c, NULL, NULL, opts, &base, perturbed ? NULL : res->rows, perturbed ? NULL : sink,
-		      traced, diag);
+	/* the unperturbed step: the baseline, and every step when nothing
+	 * perturbs. Beside perturbed steps only its step time is reported,
+	 * which folding keeps exactly (the ranks it folds are identical), so it
+	 * folds wherever folding applies: a straggler study costs about one
+	 * step, not two. */
+	bool fold_base = sc->sim.fold || (perturbed && !c.docs && !c.tmpl_of &&
+					  sc->coll.fidelity == CS_FIDELITY_ANALYTIC);
+	st = run_step(&c, fold_base, NULL, NULL, opts, &base, perturbed ? NULL : res->rows,
+		      perturbed ? NULL : sink, traced, diag);
 	if (st != CS_OK)
 		goto fail;
 	events += base.events;
@@ -553,7 +560,7 @@ static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const 
 		if (perturbed)
 			cs_fault_links(fault, i, &lf);
 		if (fresh || i == 0 || c.docs) {
-			st = run_step(&c, perturbed ? factor : NULL,
+			st = run_step(&c, sc->sim.fold, perturbed ? factor : NULL,
 				      perturbed && cs_fault_any_links(fault) ? &lf : NULL, opts, &so,
 				      perturbed ? scratch : NULL,
 				      i == 0 ? sink : NULL, traced, diag);
