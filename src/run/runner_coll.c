@@ -225,15 +225,18 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 	return t->alone[at];
 }
 
-/* The tuner's choice and time for op on the group of shape sh, from `tu`
- * while the group's collectives keep the same op and size. */
-const cs__tuned *cs__run_tune(cs_runner *r, cs__tuned *tu, const cs_group_shape *sh, const cs_op *op)
+/* The tuner's choice and time for op on the group of shape sh, from tc
+ * while the group's collectives keep to its two latest kinds. */
+const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op)
 {
-	if (tu->coll != op->coll + 1 || tu->bytes != op->bytes) {
-		tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
-		tu->coll = op->coll + 1;
-		tu->bytes = op->bytes;
-	}
+	for (int i = 0; i < 2; i++)
+		if (tc->e[i].coll == op->coll + 1 && tc->e[i].bytes == op->bytes)
+			return &tc->e[i];
+	cs__tuned *tu = &tc->e[tc->next];
+	tc->next ^= 1;
+	tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
+	tu->coll = op->coll + 1;
+	tu->bytes = op->bytes;
 	return tu;
 }
 

@@ -131,9 +131,10 @@ typedef struct rank_times {
 	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
 } rank_times;
 
-/* The tuner's answer for a group's last collective, kept while the next
- * one has the same op and size: its members take its channels' SMs as each
- * arrives, and its time when the last does. */
+/* The tuner's answers for a group's last two kinds of collective (tensor
+ * parallelism alternates all-gathers and reduce-scatters of one size),
+ * kept while its collectives keep to them: its members take a collective's
+ * channels' SMs as each arrives, and its time when the last does. */
 typedef struct cs__tuned {
 	double bytes;
 	int32_t coll;                 /* cs_coll_op + 1, 0 for none yet */
@@ -141,12 +142,17 @@ typedef struct cs__tuned {
 	cs_coll_choice choice;
 } cs__tuned;
 
+typedef struct cs__tunes {
+	cs__tuned e[2];
+	int32_t next;                 /* the entry a new answer replaces */
+} cs__tunes;
+
 typedef struct slot {
 	int32_t arrived;              /* members; across parts, the parts whose members all did */
 	int32_t expected;             /* 0 until first use */
 	cs_time dur;                  /* transfer time of the collective in flight */
 	cs_time start;                /* when it started; across parts, the latest arrival so far */
-	cs__tuned tuned;
+	cs__tunes tuned;
 	cs_coll_choice choice;        /* of the collective in flight */
 	int64_t *locals;              /* the simulated members' locals, listed at first use:
 	                               * a collective costs O(simulated members) and no
@@ -163,7 +169,7 @@ typedef struct slot {
 typedef struct cs__share {
 	int32_t arrived, expected;    /* expected 0 until first use */
 	int64_t off;
-	cs__tuned tuned;
+	cs__tunes tuned;
 } cs__share;
 
 /* A part's share whose members have all arrived, for the root to count
@@ -306,8 +312,8 @@ typedef struct cs__done {
 void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d);
 /* The shape of instance gi of a group kind, `rank` one of its members. */
 const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank);
-/* The tuner's answer for op on shape sh, kept in tu (runner_coll.c). */
-const cs__tuned *cs__run_tune(cs_runner *r, cs__tuned *tu, const cs_group_shape *sh, const cs_op *op);
+/* The tuner's answer for op on shape sh, kept in tc (runner_coll.c). */
+const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
 /* A member's kernel holds `channels` SMs from its arrival on. */
 void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, int channels);
 /* The last member of instance gi arrived at `now` (last_local): the
