@@ -194,12 +194,16 @@ static void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 		r->failed = CS_ERR_NOMEM;
 }
 
-static int unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op)
+/* The first dependency of op that rs lacks, -1 for none; *short_by: how
+ * many moves of its counter it still needs. */
+static int unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op, int32_t *short_by)
 {
 	const cs_dep *d = &r->env.progs[rs->tmpl].deps[op->dep];
 	for (int i = 0; i < op->ndeps; i++)
-		if (rs->cnt[d[i].counter] < d[i].value)
+		if (rs->cnt[d[i].counter] < d[i].value) {
+			*short_by = d[i].value - rs->cnt[d[i].counter];
 			return d[i].counter;
+		}
 	return -1;
 }
 
@@ -307,9 +311,11 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 	const cs_op *op = cs__run_head(r, rs, s);
 	if (!op)
 		return;
-	int c = unmet_dep(r, rs, op);
+	int32_t short_by;
+	int c = unmet_dep(r, rs, op, &short_by);
 	if (c >= 0) {
 		rs->waiters[c] |= (uint8_t)(1u << s);
+		rs->left[s] = (uint16_t)(short_by < 0xffff ? short_by : 0xffff);
 		if (s == CS_STREAM_COMPUTE) {
 			if (rs->blockc == NO_BLOCK) {
 				rs->blocked_at = cs_sim_now(r->sim);
@@ -439,7 +445,6 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
 			cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
 	}
 	rs->busy &= (uint8_t)~(1u << s);
-	rs->pc[s]++;
 	rs->retry |= (uint8_t)(1u << s);
 	cs__run_counter_moved(rs, s);
 	r->ops_done++;
@@ -728,11 +733,12 @@ static void describe_stuck(const cs_runner *r, cs_diag *diag)
 			const cs_op *op = cs__run_head(r, rs, s);
 			if (!op)
 				continue;
-			int c = unmet_dep(r, rs, op);
+			int32_t short_by;
+			int c = unmet_dep(r, rs, op, &short_by);
 			snprintf(diag->msg, sizeof(diag->msg),
 				 "simulation deadlocked: rank %lld stream '%s' stopped at op %d of %d "
 				 "(micro-batch %d, %s)",
-				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->pc[s],
+				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->cnt[s],
 				 r->env.progs[rs->tmpl].nops[s], op->micro,
 				 c >= 0 ? "waiting on a dependency" : "waiting for its group's other members");
 			return;

@@ -92,12 +92,15 @@ static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag 
  * the memory traffic of these, so what only pipeline sends, the trace or
  * the critical path read lies at the end or in rank_times. */
 typedef struct rank_state {
-	_Alignas(64) int32_t pc[CS_STREAMS]; /* the hot part on whole cache lines */
-	int32_t cnt[CS_COUNTERS];
+	/* the hot part on whole cache lines; a stream's counter is also its
+	 * program counter: the ops it completed */
+	_Alignas(64) int32_t cnt[CS_COUNTERS];
 	uint16_t tmpl;
 	uint8_t busy;                 /* bit per stream */
 	uint8_t retry;                /* bit per stream: try it at the next try_rank */
 	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
+	uint16_t left[CS_STREAMS];    /* moves of that counter the head still waits for
+	                               * (at most 65535: then it is tried, and waits again) */
 	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
 	uint8_t fly_self;             /* bit per stream: its op in flight extends the stream's own path */
 	uint16_t ctas;                /* SMs held by the rank's communication kernels */
@@ -288,16 +291,23 @@ static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
 static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
 {
 	const cs_program *p = &r->env.progs[rs->tmpl];
-	return rs->pc[s] < p->nops[s] ? &p->ops[s][rs->pc[s]] : NULL;
+	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
 }
 void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer);
 void cs__run_try_rank(cs_runner *r, int64_t local);
-/* Counter c of rs moved: the streams waiting on it are tried again. */
+/* Counter c of rs moved: the streams waiting on it whose dependency it now
+ * meets are tried again (a stream waits on the first dependency its head
+ * lacks, which counters only move towards). */
 static inline void cs__run_counter_moved(rank_state *rs, int c)
 {
 	rs->cnt[c]++;
-	rs->retry |= rs->waiters[c];
-	rs->waiters[c] = 0;
+	for (unsigned w = rs->waiters[c]; w; w &= w - 1) {
+		int s = __builtin_ctz(w);
+		if (--rs->left[s] == 0) {
+			rs->retry |= (uint8_t)(1u << s);
+			rs->waiters[c] &= (uint8_t)~(1u << s);
+		}
+	}
 }
 /* What ends an op, for the trace and the critical path: the transfer time
  * (-1 for compute), and for a collective the tuner's choice and its
