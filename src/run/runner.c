@@ -377,10 +377,11 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		}
 		int64_t peer = rs->p2p_peer[up];
 		if (rs->p2p_bytes[up] != op->bytes) {
-			int ch = 0;
+			int ch = 0, tier = 0;
 			rs->p2p_bytes[up] = op->bytes;
-			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch);
+			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch, &tier);
 			rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
+			rs->p2p_tier[up] = (uint8_t)tier;
 			if (r->net)
 				rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, op->bytes);
 		}

@@ -90,13 +90,11 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 	return s;
 }
 
-const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank)
+const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank)
 {
-	if (!t->shape_ok[gi]) {
-		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, rank, r->gpn);
-		t->shapes[gi] = group_shape(r, &g);
-		t->shape_ok[gi] = 1;
-	}
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, rank, r->gpn);
+	t->shapes[gi] = group_shape(r, &g);
+	t->shape_ok[gi] = 1;
 	return &t->shapes[gi];
 }
 
@@ -225,13 +223,8 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 	return t->alone[at];
 }
 
-/* The tuner's choice and time for op on the group of shape sh, from tc
- * while the group's collectives keep to its two latest kinds. */
-const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op)
+const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op)
 {
-	for (int i = 0; i < 2; i++)
-		if (tc->e[i].coll == op->coll + 1 && tc->e[i].bytes == op->bytes)
-			return &tc->e[i];
 	cs__tuned *tu = &tc->e[tc->next];
 	tc->next ^= 1;
 	tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
@@ -345,13 +338,14 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
 	return protocol_bytes(bytes, line > 0 ? bytes / line : 0, d, &ch);
 }
 
-cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels)
+cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier)
 {
 	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
 	cs_group_shape s = cs_topo_group(r->env.topo, lo, hi - lo, 2);
 	cs_coll_choice ch;
 	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &s, bytes, &ch);
 	*channels = ch.channels;
+	*tier = (int)s.tier;
 	if (r->env.links) {
 		cs_group g = { .base = lo, .n = { 2, 1, 1 }, .stride = { hi - lo, 0, 0 } };
 		float keep;
@@ -366,7 +360,6 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 {
 	rank_state *rs = &r->ranks[local];
 	const cs_op *op = cs__run_head(r, rs, s);
-	int64_t rank = cs__run_rank_of(r, local);
 	int64_t peer = rs->p2p_peer[op->to > 0];  /* set when the send started */
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = rs->send_xfer;
@@ -374,8 +367,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
 	cs__done d = { .xfer = xfer };
 	if (r->paths) {
-		int64_t lo = rank < peer ? rank : peer, hi = rank < peer ? peer : rank;
-		d.tier = cs_topo_group(r->env.topo, lo, hi - lo, 2).tier;
+		d.tier = rs->p2p_tier[op->to > 0];
 		/* the receiver's path, from the sender's before completing the send
 		 * extends it */
 		if (sim_peer) {

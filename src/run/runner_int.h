@@ -125,6 +125,7 @@ typedef struct rank_state {
 	cs_time p2p_ns[2];
 	double p2p_net[2];            /* flow fidelity: the bytes that message puts on the net */
 	uint8_t p2p_ch[2];            /* channels of the last message size each way */
+	uint8_t p2p_tier[2];          /* the highest tier a message crosses each way */
 } rank_state;
 
 /* When each rank's ops began and its counters moved: kept only for the
@@ -320,10 +321,26 @@ typedef struct cs__done {
 } cs__done;
 
 void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d);
-/* The shape of instance gi of a group kind, `rank` one of its members. */
-const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank);
-/* The tuner's answer for op on shape sh, kept in tc (runner_coll.c). */
-const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
+/* The shape of instance gi of a group kind, `rank` one of its members:
+ * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
+const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank);
+static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi,
+							int kind, int64_t rank)
+{
+	return t->shape_ok[gi] ? &t->shapes[gi] : cs__run_shape_of(r, t, gi, kind, rank);
+}
+/* The tuner's answer for op on shape sh, kept in tc while the group's
+ * collectives keep to its two latest kinds (asked anew by cs__run_retune,
+ * runner_coll.c). */
+const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
+static inline const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh,
+					     const cs_op *op)
+{
+	for (int i = 0; i < 2; i++)
+		if (tc->e[i].coll == op->coll + 1 && tc->e[i].bytes == op->bytes)
+			return &tc->e[i];
+	return cs__run_retune(r, tc, sh, op);
+}
 /* A member's kernel holds `channels` SMs from its arrival on. */
 void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, int channels);
 /* The last member of instance gi arrived at `now` (last_local): the
@@ -349,7 +366,9 @@ void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 		      cs_coll_algo algo, uint64_t tag);
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
-cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels);
+/* A pipeline message's time; *channels: the tuner's, *tier: the highest
+ * tier it crosses. */
+cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier);
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
 /* A pipeline send of `local`'s stream s has arrived: complete it, deliver
  * it to the peer's mailbox, and try both ranks. */
