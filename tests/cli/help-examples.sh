@@ -65,11 +65,13 @@ if [ -w /dev/full ]; then
 fi
 # --threads: the same report on any number of threads, and a bad count is
 # bad input
-expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --format json --threads 1
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --format json --threads 1 --per-rank one.csv
 grep -v sim_wall_s out.txt >one.txt
-expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --format json --threads 3
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --format json --threads 3 --per-rank three.csv
 grep -v sim_wall_s out.txt >three.txt
 cmp -s one.txt three.txt || { echo "FAIL: --threads 3 reports otherwise than --threads 1" >&2; fail=1; }
+cmp -s one.csv three.csv || { echo "FAIL: --threads 3 gives other per-rank rows than --threads 1" >&2; fail=1; }
+[ "$(wc -l <three.csv)" -eq 65 ] || { echo "FAIL: --per-rank: not 64 ranks" >&2; fail=1; }
 grep -q '"step_time_s": 3.99' one.txt || { echo "FAIL: --threads 1: no step time" >&2; fail=1; }
 for bad in 0 257 two; do
 	expect 2 run scenarios/ddp-gpt-small.yaml --threads "$bad"
