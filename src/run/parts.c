@@ -231,7 +231,6 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 	for (int32_t j = 0; j < c->nparts; j++)
 		for (int64_t l = c->parts[j]->lo; l < c->parts[j]->hi; l++)
 			cs__run_try_rank(c->parts[j], l);
-
 	c->end = 0;
 	settle(r);
 	start_threads(c);
