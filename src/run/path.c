@@ -37,8 +37,9 @@ void cs_path_transfer(cs_path *p, cs_time d, int kind, int coll, int tier, int64
 		memmove(p->last, p->last + 1, sizeof(p->last[0]) * (CS_PATH_HOPS - 1));
 		p->nlast--;
 	}
-	p->last[p->nlast++] = (cs_path_hop){ .from = (int32_t)p->rank, .to = (int32_t)to, .kind = (uint8_t)kind,
-					     .coll = (uint8_t)coll, .tier = (uint8_t)tier, .at = end };
+	uint64_t what = (uint64_t)p->rank | (uint64_t)to << 24 | (uint64_t)kind << 48 |
+			(uint64_t)coll << 52 | (uint64_t)tier << 57;
+	p->last[p->nlast++] = (cs_path_hop){ .what = what, .at = end };
 	p->hops++;
 	p->rank = to;
 }

@@ -16,17 +16,30 @@
 #include <stdint.h>
 
 #include "clustersim/clustersim.h"
+#include "coll/coll_op.h"
+#include "config/config.h"
 #include "core/sim.h"
 
 #define CS_PATH_HOPS 8
 
+/* A hop in 16 bytes, for paths are copied at nearly every op: the ranks
+ * it left and reached (24 bits each), the cs_comm_kind that carried the
+ * delay (4 bits), the cs_coll_op (or CS_COLL_SEND_RECV for a pipeline
+ * send, 5 bits) and the highest tier it crossed (3 bits) packed in `what`
+ * (cs_path_hop_* unpack them); when the transfer ended in `at`. */
 typedef struct cs_path_hop {
-	int32_t from, to;   /* ranks (at most CS_CONFIG_MAX_GPUS) */
-	uint8_t kind;       /* cs_comm_kind that carried the delay */
-	uint8_t coll;       /* cs_coll_op, or CS_COLL_SEND_RECV for a pipeline send */
-	uint8_t tier;       /* highest tier the transfer crossed */
-	cs_time at;         /* when the transfer ended */
+	uint64_t what;
+	cs_time at;
 } cs_path_hop;
+
+_Static_assert(CS_CONFIG_MAX_GPUS < (1 << 24), "a hop keeps a rank in 24 bits");
+_Static_assert(CS_COMM_KINDS <= 16 && CS_COLL_OPS <= 32 && CS_TIERS <= 8, "a hop's fields");
+
+static inline int64_t cs_path_hop_from(const cs_path_hop *h) { return (int64_t)(h->what & 0xffffff); }
+static inline int64_t cs_path_hop_to(const cs_path_hop *h) { return (int64_t)((h->what >> 24) & 0xffffff); }
+static inline int cs_path_hop_kind(const cs_path_hop *h) { return (int)((h->what >> 48) & 0xf); }
+static inline int cs_path_hop_coll(const cs_path_hop *h) { return (int)((h->what >> 52) & 0x1f); }
+static inline int cs_path_hop_tier(const cs_path_hop *h) { return (int)((h->what >> 57) & 0x7); }
 
 typedef struct cs_path {
 	cs_time compute;

@@ -167,9 +167,11 @@ static void export_path(const cs_path *p, cs_critical_path *out)
 	out->nlast = p->nlast;
 	for (int i = 0; i < p->nlast; i++) {
 		const cs_path_hop *h = &p->last[i];
-		out->last[i] = (cs_path_step){ .from = h->from, .to = h->to, .kind = h->kind, .tier = h->tier,
+		out->last[i] = (cs_path_step){ .from = cs_path_hop_from(h), .to = cs_path_hop_to(h),
+					       .kind = cs_path_hop_kind(h), .tier = cs_path_hop_tier(h),
 					       .at_s = 1e-9 * (double)h->at };
-		snprintf(out->last[i].via, sizeof(out->last[i].via), "%s", cs_coll_op_name((cs_coll_op)h->coll));
+		snprintf(out->last[i].via, sizeof(out->last[i].via), "%s",
+			 cs_coll_op_name((cs_coll_op)cs_path_hop_coll(h)));
 	}
 }
 
