@@ -347,7 +347,7 @@ static int mark(cs_net *n, int32_t l)
 }
 
 /* Flow i starts draining: onto its links' lists, each marked changed
- * unless `quiet` (a flow alone on all of them, rated by start_alone). */
+ * unless `quiet` (a flow alone on all of them, rated by start_draining). */
 static int links_add(cs_net *n, int32_t i, bool quiet)
 {
 	flow *f = &FLOWS(n)[i];
@@ -695,14 +695,15 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 	if (step_to(n, now))
 		return -1;
 	/* a collective of more than two repeats: its plan is kept */
-	const cs__flow_plan *plan = nmembers > 2
-		? cs__plan_cache_find(&n->plans, members, nmembers, op, bytes, algo) : NULL;
+	bool keep = nmembers > 2;
+	const cs__flow_plan *plan = keep ? cs__plan_cache_find(&n->plans, members, nmembers, op, bytes, algo)
+					 : NULL;
 	if (plan == NULL) {
 		n->plan.n = n->plan.nl = 0;
 		if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
 			return -1;
 		plan = &n->plan;
-		if (nmembers > 2)
+		if (keep)
 			cs__plan_cache_put(&n->plans, members, nmembers, op, bytes, algo, plan);
 	}
 	int64_t id = n->next_id++;

@@ -76,7 +76,7 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, co
 		sh->off = lower_bound(sl->locals, sl->expected, r->lo);
 		sh->expected = (int32_t)(lower_bound(sl->locals, sl->expected, r->hi) - sh->off);
 	}
-	cs__run_hold(r, local, rs, s, cs__run_tune(r, &sh->tuned, &t->shapes[gi], op)->choice.channels);
+	cs__run_hold(r, local, rs, s, op, t, gi, &sh->tuned);
 	if (++sh->arrived < sh->expected)
 		return;
 	sh->arrived = 0;

@@ -90,9 +90,9 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 	return s;
 }
 
-const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank)
+const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t local)
 {
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, rank, r->gpn);
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, cs__run_rank_of(r, local), r->gpn);
 	t->shapes[gi] = group_shape(r, &g);
 	t->shape_ok[gi] = 1;
 	return &t->shapes[gi];
@@ -236,9 +236,14 @@ const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shap
 /* A member's NCCL kernel runs from the moment its stream reaches the
  * collective, one CTA per channel, spinning on its SMs until the others
  * arrive: hold them (given back as the member completes, runner.c). */
-void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, int channels)
+void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op, comm_table *t,
+		  int64_t gi, cs__tunes *tc)
 {
-	if (channels <= 0 || !r->contend)
+	if (!r->contend)
+		return;
+	const cs_group_shape *sh = cs__run_group_shape(r, t, gi, op->group, local);
+	int channels = cs__run_tune(r, tc, sh, op)->choice.channels;
+	if (channels <= 0)
 		return;
 	rs->held[s] = (uint8_t)(channels > 255 ? 255 : channels);
 	cs__run_contend(r, local, rs->held[s]);
@@ -275,8 +280,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 				sl->locals[k++] = cs__run_local_of(r, m);
 		}
 	}
-	const cs_group_shape *sh = cs__run_group_shape(r, t, gi, op->group, rank);
-	cs__run_hold(r, local, rs, s, cs__run_tune(r, &sl->tuned, sh, op)->choice.channels);
+	cs__run_hold(r, local, rs, s, op, t, gi, &sl->tuned);
 	if (++sl->arrived < sl->expected)
 		return;
 	sl->arrived = 0;
@@ -308,7 +312,8 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 	slot *sl = &t->slots[gi];
 	if (r->paths)
 		t->paths[gi] = *cs__run_fly_of(r, last_local, s);
-	const cs__tuned *tu = cs__run_tune(r, &sl->tuned, &t->shapes[gi], op);
+	const cs__tuned *tu = cs__run_tune(r, &sl->tuned, cs__run_group_shape(r, t, gi, op->group, last_local),
+					   op);
 	cs_time d = tu->d;
 	if (r->env.links && !r->net) {
 		if (t->keep[gi] < 0) {

@@ -187,7 +187,7 @@ typedef struct cs__arrival {
 } cs__arrival;
 
 typedef struct comm_table {
-	slot *slots;                  /* one per group instance, lazily allocated */
+	slot *slots;                  /* one per group instance (cs__run_tables) */
 	cs_path *paths;               /* critical path: the last arriver's, per instance */
 	cs_group_shape *shapes;
 	uint8_t *shape_ok;
@@ -321,13 +321,13 @@ typedef struct cs__done {
 } cs__done;
 
 void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d);
-/* The shape of instance gi of a group kind, `rank` one of its members:
+/* The shape of instance gi of a group kind, `local` one of its members:
  * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
-const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t rank);
+const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t local);
 static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi,
-							int kind, int64_t rank)
+							int kind, int64_t local)
 {
-	return t->shape_ok[gi] ? &t->shapes[gi] : cs__run_shape_of(r, t, gi, kind, rank);
+	return t->shape_ok[gi] ? &t->shapes[gi] : cs__run_shape_of(r, t, gi, kind, local);
 }
 /* The tuner's answer for op on shape sh, kept in tc while the group's
  * collectives keep to its two latest kinds (asked anew by cs__run_retune,
@@ -341,8 +341,10 @@ static inline const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const c
 			return &tc->e[i];
 	return cs__run_retune(r, tc, sh, op);
 }
-/* A member's kernel holds `channels` SMs from its arrival on. */
-void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, int channels);
+/* Member `local` arrives at op on instance gi: with contention, its kernel
+ * holds the channels' SMs from now on (the tuner's answer kept in tc). */
+void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op, comm_table *t,
+		  int64_t gi, cs__tunes *tc);
 /* The last member of instance gi arrived at `now` (last_local): the
  * collective starts; returns its time (runner_coll.c). */
 cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const cs_op *op,
