@@ -37,6 +37,10 @@ struct cs_eq {
 	uint64_t nonempty;    /* bit b - 1 set when bucket b (b >= 1) holds entries */
 	int64_t last;
 	uint64_t size;
+	/* buckets [0, resv_k) hold at least resv_n entries each (capacities
+	 * only grow): a refill within that needs no reservation pass */
+	int resv_k;
+	uint64_t resv_n;
 };
 
 cs_eq *cs_eq_new(void)
@@ -102,7 +106,7 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 			least = src->v[i].time;
 	if (bounded && least >= end)
 		return 1;   /* left as it was: pushes before `least` stay allowed */
-	for (int j = 0; j < k; j++) {
+	for (int j = 0; (k > q->resv_k || src->n > q->resv_n) && j < k; j++) {
 		bucket *d = &q->b[j];
 		if (d->cap < src->n) {
 			cs_eq_entry *v = realloc(d->v, (size_t)src->n * sizeof *v);
@@ -111,6 +115,10 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 			d->v = v;
 			d->cap = src->n;
 		}
+	}
+	if (k >= q->resv_k && src->n >= q->resv_n) {
+		q->resv_k = k;
+		q->resv_n = src->n;
 	}
 	q->b[0].n = 0;
 	q->head = 0;

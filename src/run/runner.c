@@ -304,10 +304,9 @@ static cs_time clock_op(const cs_kprof_clock *k, rank_state *rs, cs_time now, co
 	return ns;
 }
 
+/* Stream s, not busy, may start its head op. */
 static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 {
-	if (rs->busy & (1u << s))
-		return;
 	const cs_op *op = cs__run_head(r, rs, s);
 	if (!op)
 		return;
@@ -410,12 +409,11 @@ void cs__run_try_rank(cs_runner *r, int64_t local)
 	rank_state *rs = &r->ranks[local];
 	unsigned mask = r->stream_mask[rs->tmpl] & ~(unsigned)rs->busy & rs->retry;
 	rs->retry &= (uint8_t)~mask;
-	for (int s = 0; mask; s++, mask >>= 1)
-		if (mask & 1)
-			try_stream(r, local, rs, s);
+	for (; mask; mask &= mask - 1)
+		try_stream(r, local, rs, __builtin_ctz(mask));
 }
 
-void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
+void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
 {
 	cs_time xfer = d->xfer;
 	rank_state *rs = &r->ranks[local];
@@ -423,16 +421,15 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d)
 		cs__run_contend(r, local, -(int)rs->held[s]);
 		rs->held[s] = 0;
 	}
-	const cs_op *op = cs__run_head(r, rs, s);
-	if (op && op->mem < 0)
+	if (op->mem < 0)
 		rs->mem += op->mem;
-	if (r->env.traced && op) {
+	if (r->env.traced) {
 		int64_t rank = cs__run_rank_of(r, local);
 		if (r->env.traced[rank])
 			r->env.on_span(r->env.span_ctx, rank, s, r->times[local].started[s], cs_sim_now(r->sim), op,
 				       xfer, op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
-	if (r->paths && op) {
+	if (r->paths) {
 		cs_path *p = cs__run_path_of(r, local, s);
 		cs_time now = cs_sim_now(r->sim);
 		const cs_path *src = op->kind == CS_OP_COLL ? d->path : cs__run_fly_of(r, local, s);
@@ -500,12 +497,12 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 		}
 	}
 	const cs_op *op = cs__run_head(r, &r->ranks[local], s);
-	if (op && op->kind == CS_OP_SEND) {
-		cs__run_send_done(r, local, s);
+	if (op->kind == CS_OP_SEND) {
+		cs__run_send_done(r, local, s, op);
 		return;
 	}
 	cs__done d = { .xfer = -1 };
-	cs__run_complete(r, local, s, &d);
+	cs__run_complete(r, local, s, op, &d);
 	cs__run_try_rank(r, local);
 }
 
@@ -543,16 +540,8 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
  * overlapped part is slowed. No change of rate, no event; a slower rate
  * costs at most one more event (at the old end, to wake again at the new).
  */
-void cs__run_contend(cs_runner *r, int64_t local, int ctas)
+void cs__run_retime(cs_runner *r, int64_t local, rank_state *rs, float rate)
 {
-	rank_state *rs = &r->ranks[local];
-	int k = (int)rs->ctas + ctas;
-	rs->ctas = (uint16_t)(k < 0 ? 0 : k > 0xffff ? 0xffff : k);
-	if (!(rs->busy & (1u << CS_STREAM_COMPUTE)))
-		return;
-	float rate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
-	if (rate == rs->crate)
-		return;
 	cs_time now = cs_sim_now(r->sim);
 	double work = (double)(rs->cend - now) * (double)rs->crate;
 	cs_time end = now + cs_time_of(work / (double)rate);

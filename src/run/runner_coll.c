@@ -361,10 +361,9 @@ cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, i
 	return d;
 }
 
-void cs__run_send_done(cs_runner *r, int64_t local, int s)
+void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 {
 	rank_state *rs = &r->ranks[local];
-	const cs_op *op = cs__run_head(r, rs, s);
 	int64_t peer = rs->p2p_peer[op->to > 0];  /* set when the send started */
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = rs->send_xfer;
@@ -382,7 +381,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s)
 					 cs_sim_now(r->sim));
 		}
 	}
-	cs__run_complete(r, local, s, &d);
+	cs__run_complete(r, local, s, op, &d);
 	if (sim_peer) {
 		if (r->times)
 			r->times[pl].done_at[mbox] = cs_sim_now(r->sim);
@@ -403,7 +402,7 @@ void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int6
 	for (int64_t i = 0; i < n; i++) {
 		if (i + 4 < n)
 			cs__run_prefetch(r, locals[i + 4]);
-		cs__run_complete(r, locals[i], s, &d);
+		cs__run_complete(r, locals[i], s, cs__run_head(r, &r->ranks[locals[i]], s), &d);
 	}
 	for (int64_t i = 0; i < n; i++)
 		cs__run_try_rank(r, locals[i]);
@@ -430,7 +429,7 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 			cs__op_ev e = cs__send_of(tags[i]);
 			rank_state *rs = &r->ranks[e.what];
 			rs->send_xfer = cs_sim_now(sim) - r->times[e.what].started[e.stream];
-			cs__run_send_done(r, e.what, e.stream);
+			cs__run_send_done(r, e.what, e.stream, cs__run_head(r, rs, e.stream));
 			continue;
 		}
 		cs__coll_ev e = cs__coll_ev_unpack(tags[i]);

@@ -320,7 +320,8 @@ typedef struct cs__done {
 	int tier;
 } cs__done;
 
-void cs__run_complete(cs_runner *r, int64_t local, int s, const cs__done *d);
+/* The op at the head of local's stream s, `op`, ends now. */
+void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d);
 /* The shape of instance gi of a group kind, `local` one of its members:
  * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
 const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t local);
@@ -372,14 +373,25 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
  * tier it crosses. */
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier);
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
-/* A pipeline send of `local`'s stream s has arrived: complete it, deliver
- * it to the peer's mailbox, and try both ranks. */
-void cs__run_send_done(cs_runner *r, int64_t local, int s);
+/* A pipeline send of `local`'s stream s (op, its head) has arrived:
+ * complete it, deliver it to the peer's mailbox, and try both ranks. */
+void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_degrade_net(cs_runner *r);
+/* The rate of local's running compute op changed: re-time it (runner.c). */
+void cs__run_retime(cs_runner *r, int64_t local, rank_state *rs, float rate);
 /* Communication kernels on `local` take (ctas > 0) or give back (< 0) SMs:
- * a compute op running there continues at the rate the GPU now gives it
- * (runner.c). */
-void cs__run_contend(cs_runner *r, int64_t local, int ctas);
+ * a compute op running there continues at the rate the GPU now gives it. */
+static inline void cs__run_contend(cs_runner *r, int64_t local, int ctas)
+{
+	rank_state *rs = &r->ranks[local];
+	int k = (int)rs->ctas + ctas;
+	rs->ctas = (uint16_t)(k < 0 ? 0 : k > 0xffff ? 0xffff : k);
+	if (!(rs->busy & (1u << CS_STREAM_COMPUTE)))
+		return;
+	float rate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+	if (rate != rs->crate)
+		cs__run_retime(r, local, rs, rate);
+}
 
 #endif
