@@ -68,11 +68,17 @@ typedef struct lentry {
 	int32_t flow, k;
 } lentry;
 
-/* The draining flows on one link. */
+/* A link: its capacity and the draining flows on it, in one half cache
+ * line, as starting, ending and refilling flows read them together. Most
+ * links carry at most one flow (a TP ring on its NVLink, a send on its
+ * NIC): the first entry lives here, more in an array of their own. */
 typedef struct lflows {
-	lentry *v;
+	lentry *v;      /* `one`, or an array of cap entries */
 	int32_t n, cap;
+	double bw;      /* capacity, bytes/s */
+	lentry one;
 } lflows;
+_Static_assert(sizeof(lflows) == 32, "two links per cache line");
 
 typedef struct coll {
 	uint64_t tag;
@@ -95,11 +101,10 @@ struct cs_net {
 	cs_time now;
 	cs_time next;       /* next flow event */
 	int64_t nactive, ncoll, next_id;
-	double *cap;        /* per link */
 	/* progressive filling, per link: residual, unfrozen weight, flows, index */
 	double *res, *wsum;
 	int32_t *cnt, *pos;
-	lflows *on;         /* per link: its draining flows */
+	lflows *on;         /* per link: its capacity and draining flows */
 	char *dirty;        /* per link: changed since the last filling */
 	int32_t *dirtyl;
 	size_t ndirty, dirtycap;
@@ -172,20 +177,19 @@ cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
 	n->nlinks = cs_topo_nlinks(topo);
 	n->next = CS_TIME_MAX;
 	size_t nl = (size_t)n->nlinks + 1;
-	n->cap = malloc(nl * sizeof(*n->cap));
 	n->res = malloc(nl * sizeof(*n->res));
 	n->wsum = malloc(nl * sizeof(*n->wsum));
 	n->cnt = malloc(nl * sizeof(*n->cnt));
 	n->pos = malloc(nl * sizeof(*n->pos));
 	n->on = calloc(nl, sizeof(*n->on));
 	n->dirty = calloc(nl, 1);
-	if (n->cap == NULL || n->res == NULL || n->wsum == NULL || n->cnt == NULL || n->pos == NULL || n->on == NULL ||
+	if (n->res == NULL || n->wsum == NULL || n->cnt == NULL || n->pos == NULL || n->on == NULL ||
 	    n->dirty == NULL) {
 		cs_net_free(n);
 		return NULL;
 	}
 	for (int32_t l = 0; l < n->nlinks; l++) {
-		n->cap[l] = cs_topo_link_bandwidth(topo, l);
+		n->on[l] = (lflows){ .v = &n->on[l].one, .cap = 1, .bw = cs_topo_link_bandwidth(topo, l) };
 		n->pos[l] = -1;
 	}
 	return n;
@@ -195,14 +199,14 @@ void cs_net_free(cs_net *n)
 {
 	if (n == NULL)
 		return;
-	free(n->cap);
 	free(n->res);
 	free(n->wsum);
 	free(n->cnt);
 	free(n->pos);
 	if (n->on)
 		for (int32_t l = 0; l < n->nlinks; l++)
-			free(n->on[l].v);
+			if (n->on[l].v != &n->on[l].one)
+				free(n->on[l].v);
 	free(n->on);
 	free(n->dirty);
 	free(n->dirtyl);
@@ -355,10 +359,12 @@ static int links_add(cs_net *n, int32_t i, bool quiet)
 	for (int k = 0; k < f->nlinks; k++) {
 		lflows *L = &n->on[links[k]];
 		if (L->n == L->cap) {
-			int32_t cap = L->cap ? 2 * L->cap : 4;
-			lentry *v = realloc(L->v, (size_t)cap * sizeof(*v));
+			int32_t cap = L->cap < 4 ? 4 : 2 * L->cap;
+			lentry *v = realloc(L->v == &L->one ? NULL : L->v, (size_t)cap * sizeof(*v));
 			if (v == NULL)
 				return -1;
+			if (L->v == &L->one)
+				v[0] = L->one;
 			L->v = v;
 			L->cap = cap;
 		}
@@ -430,7 +436,7 @@ static int start_draining(cs_net *n, int32_t i)
 					return -1;
 			return 0;
 		}
-		double cap = n->cap[links[k]];
+		double cap = n->on[links[k]].bw;
 		double sh = cap > 0 ? cap / w[k] : 0;
 		if (sh < share)
 			share = sh;
@@ -474,7 +480,7 @@ static int fill(cs_net *n, size_t na)
 					return -1;
 				n->pos[l] = (int32_t)nt;
 				n->touched[nt] = l;
-				n->res[nt] = n->cap[l];
+				n->res[nt] = n->on[l].bw;
 				n->wsum[nt] = 0;
 				n->cnt[nt] = 0;
 				nt++;
@@ -798,7 +804,7 @@ int cs_net_scale_link(cs_net *n, cs_time now, int32_t link, double keep)
 		return -1;
 	if (step_to(n, now))
 		return -1;
-	n->cap[link] = cs_topo_link_bandwidth(n->topo, link) * keep;
+	n->on[link].bw = cs_topo_link_bandwidth(n->topo, link) * keep;
 	if (mark(n, link) || refill(n))
 		return -1;
 	set_next(n);
@@ -807,7 +813,7 @@ int cs_net_scale_link(cs_net *n, cs_time now, int32_t link, double keep)
 
 double cs_net_link_capacity(const cs_net *n, int32_t link)
 {
-	return link >= 0 && link < n->nlinks ? n->cap[link] : 0;
+	return link >= 0 && link < n->nlinks ? n->on[link].bw : 0;
 }
 
 int64_t cs_net_flows(const cs_net *n, cs_net_flow *out, int64_t cap)

@@ -27,10 +27,8 @@ static int64_t whole_replica(const cs_runner *r, int64_t d)
 /* Folded locals: one rank per pipeline stage (the representatives) or,
  * with perturbations, whole replicas, each in the mesh's order of its
  * non-DP axes. */
-int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
+int64_t cs__run_local_of_folded(const cs_runner *r, int64_t rank)
 {
-	if (!r->fold_mask)
-		return rank - r->env.first_rank;
 	const cs_mesh *m = r->env.mesh;
 	int64_t x = r->nx ? whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) : 0;
 	int skip = r->nx ? 1 << CS_AXIS_DP : r->fold_mask;
@@ -44,10 +42,8 @@ int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
 	return x * r->per_replica + idx;
 }
 
-int64_t cs__run_rank_of(const cs_runner *r, int64_t local)
+int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local)
 {
-	if (!r->fold_mask)
-		return local + r->env.first_rank;
 	const cs_mesh *m = r->env.mesh;
 	int skip = r->fold_mask;
 	int64_t rank = 0;
@@ -65,10 +61,8 @@ int64_t cs__run_rank_of(const cs_runner *r, int64_t local)
 	return rank;
 }
 
-int cs__run_simulated(const cs_runner *r, int64_t rank)
+int cs__run_simulated_folded(const cs_runner *r, int64_t rank)
 {
-	if (!r->fold_mask)
-		return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
 	const cs_mesh *m = r->env.mesh;
 	if (r->nx)
 		return whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) >= 0;

@@ -233,17 +233,6 @@ static void account_wait(cs_runner *r, rank_state *rs)
 	rs->blockc = NO_BLOCK;
 }
 
-/* A transfer of `xfer` ns ended now on counter c: the part of it inside the
- * compute stream's current wait on c is exposed. Transfers on one counter do
- * not overlap, so the parts add up. */
-void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
-{
-	if (rs->blockc != (uint8_t)c || xfer <= 0)
-		return;
-	cs_time in_wait = cs_sim_now(r->sim) - rs->blocked_at;
-	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
-}
-
 /*
  * Clocks under the power cap (docs/compute-model.md). The controller sees
  * the rank's recent work through an exponential window: the share of time

@@ -251,11 +251,10 @@ void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_o
 
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
-	int64_t rank = cs__run_rank_of(r, local);
 	comm_table *t = &r->comm[op->group][s];
 	int64_t gi = rs->gidx[op->group];
 	if (gi < 0) {
-		gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->gpn);
 		rs->gidx[op->group] = (int32_t)gi;
 	}
 	if (r->cross[op->group] && r->cross[op->group][gi]) {
@@ -264,7 +263,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	}
 	slot *sl = &t->slots[gi];
 	if (sl->expected == 0) {
-		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->gpn);
 		int64_t n = cs_group_size(&g), e = 0;
 		for (int64_t i = 0; i < n; i++)
 			e += cs__run_simulated(r, cs_group_member(&g, i));
@@ -292,7 +291,7 @@ void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 	}
 	/* the members' ranks: from the slot's list when every member is
 	 * simulated here (in the group's order), else from the mesh */
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, rank, r->gpn);
+	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->gpn);
 	int64_t n = cs_group_size(&g);
 	if (sl->expected == n) {
 		for (int64_t i = 0; i < n; i++)

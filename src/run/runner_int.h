@@ -273,9 +273,25 @@ struct cs_runner {
  * (ranks.c): 0, 1 when every replica differs (nothing to fold), -1 on
  * out-of-memory. */
 int cs__run_fold_exceptions(cs_runner *r);
-int64_t cs__run_local_of(const cs_runner *r, int64_t rank);
-int64_t cs__run_rank_of(const cs_runner *r, int64_t local);
-int cs__run_simulated(const cs_runner *r, int64_t rank);
+/* A rank's local index, a local's rank, whether a rank is simulated: in
+ * a plain run a shift, in a folded run worked out in ranks.c. */
+int64_t cs__run_local_of_folded(const cs_runner *r, int64_t rank);
+int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local);
+int cs__run_simulated_folded(const cs_runner *r, int64_t rank);
+static inline int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
+{
+	return r->fold_mask ? cs__run_local_of_folded(r, rank) : rank - r->env.first_rank;
+}
+static inline int64_t cs__run_rank_of(const cs_runner *r, int64_t local)
+{
+	return r->fold_mask ? cs__run_rank_of_folded(r, local) : local + r->env.first_rank;
+}
+static inline int cs__run_simulated(const cs_runner *r, int64_t rank)
+{
+	if (r->fold_mask)
+		return cs__run_simulated_folded(r, rank);
+	return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
+}
 cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
@@ -294,7 +310,16 @@ static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs
 	const cs_program *p = &r->env.progs[rs->tmpl];
 	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
 }
-void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer);
+/* A transfer of `xfer` ns ended now on counter c: the part of it inside the
+ * compute stream's current wait on c is exposed. Transfers on one counter do
+ * not overlap, so the parts add up. */
+static inline void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
+{
+	if (rs->blockc != (uint8_t)c || xfer <= 0)
+		return;
+	cs_time in_wait = cs_sim_now(r->sim) - rs->blocked_at;
+	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
+}
 void cs__run_try_rank(cs_runner *r, int64_t local);
 /* Counter c of rs moved: the streams waiting on it whose dependency it now
  * meets are tried again (a stream waits on the first dependency its head
