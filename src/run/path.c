@@ -12,12 +12,6 @@ void cs_path_start(cs_path *p, int64_t rank)
 	p->top_rank = rank;
 }
 
-void cs_path_compute(cs_path *p, cs_time d)
-{
-	p->compute += d;
-	p->stretch += d;
-}
-
 static void close_stretch(cs_path *p)
 {
 	if (p->stretch > p->top) {
@@ -33,13 +27,15 @@ void cs_path_transfer(cs_path *p, cs_time d, int kind, int coll, int tier, int64
 	if (to == p->rank)
 		return;
 	close_stretch(p);
-	if (p->nlast == CS_PATH_HOPS) {
-		memmove(p->last, p->last + 1, sizeof(p->last[0]) * (CS_PATH_HOPS - 1));
-		p->nlast--;
-	}
 	uint64_t what = (uint64_t)p->rank | (uint64_t)to << 24 | (uint64_t)kind << 48 |
 			(uint64_t)coll << 52 | (uint64_t)tier << 57;
-	p->last[p->nlast++] = (cs_path_hop){ .what = what, .at = end };
+	cs_path_hop h = { .what = what, .at = end };
+	if (p->nlast == CS_PATH_HOPS) { /* the oldest makes room */
+		p->last[p->first] = h;
+		p->first = (int16_t)((p->first + 1) % CS_PATH_HOPS);
+	} else {
+		p->last[(p->first + p->nlast++) % CS_PATH_HOPS] = h;
+	}
 	p->hops++;
 	p->rank = to;
 }
@@ -47,4 +43,9 @@ void cs_path_transfer(cs_path *p, cs_time d, int kind, int coll, int tier, int64
 void cs_path_finish(cs_path *p)
 {
 	close_stretch(p);
+	cs_path_hop in_order[CS_PATH_HOPS];
+	for (int i = 0; i < p->nlast; i++)
+		in_order[i] = p->last[(p->first + i) % CS_PATH_HOPS];
+	memcpy(p->last, in_order, (size_t)p->nlast * sizeof in_order[0]);
+	p->first = 0;
 }

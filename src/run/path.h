@@ -49,18 +49,25 @@ typedef struct cs_path {
 	int64_t top_rank;       /* the rank with the longest stretch so far */
 	cs_time top;
 	int32_t hops;
-	int32_t nlast;          /* valid entries in last[], oldest first */
+	int16_t nlast;          /* valid entries in last[] */
+	int16_t first;          /* the oldest of them: last[] is a ring until
+	                         * cs_path_finish puts it in order */
 	cs_path_hop last[CS_PATH_HOPS];
 } cs_path;
 
 /* An empty path starting at `rank` at time 0. */
 void cs_path_start(cs_path *p, int64_t rank);
 /* Extend by `d` ns of compute on the path's rank. */
-void cs_path_compute(cs_path *p, cs_time d);
+static inline void cs_path_compute(cs_path *p, cs_time d)
+{
+	p->compute += d;
+	p->stretch += d;
+}
 /* Extend by a transfer of kind `kind` lasting d that moved the path to
  * rank `to` (== the current rank when it stays). */
 void cs_path_transfer(cs_path *p, cs_time d, int kind, int coll, int tier, int64_t to, cs_time end);
-/* Close the current stretch (call once on the final path). */
+/* Close the current stretch and put last[] oldest first (call once on
+ * the final path). */
 void cs_path_finish(cs_path *p);
 
 #endif

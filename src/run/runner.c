@@ -26,15 +26,31 @@ cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter)
 
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream)
 {
-	if (r->ranks[local].fly_self & (1u << stream))
-		return cs__run_path_of(r, local, stream);
+	int ref = r->ranks[local].fly_ref[stream];
+	if (ref != FLY_OWN)
+		return cs__run_path_of(r, local, ref);
 	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
 }
 
+cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
+{
+	rank_state *rs = &r->ranks[local];
+	cs_path *p = cs__run_path_of(r, local, c);
+	for (unsigned b = rs->busy; b; b &= b - 1) {
+		int s = __builtin_ctz(b);
+		if (s != c && rs->fly_ref[s] == c) {
+			r->paths[local * NPATHS + CS_COUNTERS + s] = *p;
+			rs->fly_ref[s] = FLY_OWN;
+		}
+	}
+	return p;
+}
+
 /* The op at the head of stream s starts now: its path is its last
- * predecessor's (the stream's previous op, or the latest dependency). When
- * that is the stream's own previous op, the stream's path serves as it is:
- * it cannot change before this op completes, so nothing is copied. */
+ * predecessor's (the stream's previous op, or the latest dependency),
+ * read in place until it changes (cs__run_path_to_write): a stream's own
+ * path cannot change before this op completes, and a dependency's most
+ * often does not either, so most ops copy nothing here. */
 static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int pred = s;
@@ -46,12 +62,7 @@ static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const
 			best = done_at[d[i].counter];
 			pred = d[i].counter;
 		}
-	if (pred == s) {
-		rs->fly_self |= (uint8_t)(1u << s);
-		return;
-	}
-	rs->fly_self &= (uint8_t)~(1u << s);
-	*cs__run_fly_of(r, local, s) = *cs__run_path_of(r, local, pred);
+	rs->fly_ref[s] = (uint8_t)pred;
 }
 
 /* ---- execution -------------------------------------------------------- */
@@ -419,7 +430,7 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const
 				       xfer, op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
 	if (r->paths) {
-		cs_path *p = cs__run_path_of(r, local, s);
+		cs_path *p = cs__run_path_to_write(r, local, s);
 		cs_time now = cs_sim_now(r->sim);
 		const cs_path *src = op->kind == CS_OP_COLL ? d->path : cs__run_fly_of(r, local, s);
 		if (src != p)
@@ -651,6 +662,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		}
 		rs->blockc = NO_BLOCK;
 		rs->retry = 0xff;
+		memset(rs->fly_ref, FLY_OWN, sizeof rs->fly_ref);
 		rs->p2p_peer[0] = rs->p2p_peer[1] = -1;
 		rs->p2p_bytes[0] = rs->p2p_bytes[1] = -1.0;
 		for (int k = 0; k < CS_GROUP_KINDS; k++)

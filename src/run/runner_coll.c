@@ -374,7 +374,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 		/* the receiver's path, from the sender's before completing the send
 		 * extends it */
 		if (sim_peer) {
-			cs_path *rp = cs__run_path_of(r, pl, mbox);
+			cs_path *rp = cs__run_path_to_write(r, pl, mbox);
 			*rp = *cs__run_fly_of(r, local, s);
 			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d.tier, peer,
 					 cs_sim_now(r->sim));

@@ -19,7 +19,7 @@
 
 #define NO_BLOCK 0xff
 
-/* busy, retry, fly_self, waiters and stream_mask keep a bit per stream in
+/* busy, retry, waiters and stream_mask keep a bit per stream in
  * a byte; the engine's event args keep a stream in 4 bits */
 _Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
 /* SMs communication kernels may hold on one GPU that contention tracks */
@@ -102,7 +102,6 @@ typedef struct rank_state {
 	uint16_t left[CS_STREAMS];    /* moves of that counter the head still waits for
 	                               * (at most 65535: then it is tried, and waits again) */
 	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
-	uint8_t fly_self;             /* bit per stream: its op in flight extends the stream's own path */
 	uint16_t ctas;                /* SMs held by the rank's communication kernels */
 	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
 	float factor;
@@ -126,7 +125,13 @@ typedef struct rank_state {
 	double p2p_net[2];            /* flow fidelity: the bytes that message puts on the net */
 	uint8_t p2p_ch[2];            /* channels of the last message size each way */
 	uint8_t p2p_tier[2];          /* the highest tier a message crosses each way */
+	/* critical path: per stream, the counter whose path its op in flight
+	 * extends, read in place until that path changes (then copied to the
+	 * stream's own slot: FLY_OWN) */
+	uint8_t fly_ref[CS_STREAMS];
 } rank_state;
+
+#define FLY_OWN 0xff
 
 /* When each rank's ops began and its counters moved: kept only for the
  * trace, the critical path and the flow network's sends (r->times). */
@@ -293,7 +298,11 @@ static inline int cs__run_simulated(const cs_runner *r, int64_t rank)
 	return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
 }
 cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
+/* The path of local's op in flight on `stream`, to read. */
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
+/* Counter c's path, to write: the ops in flight that read it are given a
+ * copy first. */
+cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 /* Ask for local's state ahead of its use: a batch's ranks and a
  * collective's members lie far apart in memory, and a loop over them would
