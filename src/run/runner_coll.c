@@ -233,22 +233,6 @@ const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shap
 	return tu;
 }
 
-/* A member's NCCL kernel runs from the moment its stream reaches the
- * collective, one CTA per channel, spinning on its SMs until the others
- * arrive: hold them (given back as the member completes, runner.c). */
-void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op, comm_table *t,
-		  int64_t gi, cs__tunes *tc)
-{
-	if (!r->contend)
-		return;
-	const cs_group_shape *sh = cs__run_group_shape(r, t, gi, op->group, local);
-	int channels = cs__run_tune(r, tc, sh, op)->choice.channels;
-	if (channels <= 0)
-		return;
-	rs->held[s] = (uint8_t)(channels > 255 ? 255 : channels);
-	cs__run_contend(r, local, rs->held[s]);
-}
-
 void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	comm_table *t = &r->comm[op->group][s];

@@ -376,10 +376,6 @@ static inline const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const c
 			return &tc->e[i];
 	return cs__run_retune(r, tc, sh, op);
 }
-/* Member `local` arrives at op on instance gi: with contention, its kernel
- * holds the channels' SMs from now on (the tuner's answer kept in tc). */
-void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op, comm_table *t,
-		  int64_t gi, cs__tunes *tc);
 /* The last member of instance gi arrived at `now` (last_local): the
  * collective starts; returns its time (runner_coll.c). */
 cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const cs_op *op,
@@ -426,6 +422,22 @@ static inline void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 	float rate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
 	if (rate != rs->crate)
 		cs__run_retime(r, local, rs, rate);
+}
+/* Member `local` arrives at op on instance gi: with contention, its NCCL
+ * kernel runs from now on, one CTA per channel, spinning on its SMs until
+ * the others arrive, and holds them until it completes (the tuner's answer
+ * kept in tc). */
+static inline void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
+				comm_table *t, int64_t gi, cs__tunes *tc)
+{
+	if (!r->contend)
+		return;
+	const cs_group_shape *sh = cs__run_group_shape(r, t, gi, op->group, local);
+	int channels = cs__run_tune(r, tc, sh, op)->choice.channels;
+	if (channels <= 0)
+		return;
+	rs->held[s] = (uint8_t)(channels > 255 ? 255 : channels);
+	cs__run_contend(r, local, rs->held[s]);
 }
 
 #endif
