@@ -415,7 +415,7 @@ static void part_free(cs_runner *p)
 		return;
 	cs_sim_free(p->sim);
 	for (int32_t i = 0; i < p->nbatches; i++)
-		free(p->batches[i].tickets);
+		free(p->batches[i].more);
 	free(p->batches);
 	free(p->pend);
 	cs_coll_free(p->env.coll);

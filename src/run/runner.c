@@ -104,15 +104,20 @@ static int32_t batch_new(cs_runner *r)
 static int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
 {
 	batch *b = &r->batches[id];
-	if (b->n == b->cap) {
+	if (b->n == 0) {
+		b->one = tk;
+		b->n = 1;
+		return 0;
+	}
+	if (b->n - 1 == b->cap) {
 		int32_t nc = b->cap ? b->cap * 2 : 8;
-		cs__ticket *nt = realloc(b->tickets, (size_t)nc * sizeof *nt);
+		cs__ticket *nt = realloc(b->more, (size_t)nc * sizeof *nt);
 		if (!nt)
 			return -1;
-		b->tickets = nt;
+		b->more = nt;
 		b->cap = nc;
 	}
-	b->tickets[b->n++] = tk;
+	b->more[b->n++ - 1] = tk;
 	return 0;
 }
 
@@ -521,8 +526,8 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	for (int32_t i = 0; i < r->batches[id].n; i++) {
 		/* a batch's ranks lie far apart: fetch a few ranks ahead */
 		if (i + PREFETCH_AHEAD < r->batches[id].n)
-			cs__run_prefetch(r, cs__ticket_local(r->batches[id].tickets[i + PREFETCH_AHEAD]));
-		op_done(r, r->batches[id].tickets[i], s);
+			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&r->batches[id], i + PREFETCH_AHEAD)));
+		op_done(r, cs__batch_ticket(&r->batches[id], i), s);
 	}
 	if (r->env.progress)
 		cs__run_progress(r, cs_sim_events(sim), cs_sim_now(sim));
@@ -703,7 +708,7 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].alone);
 		}
 	for (int32_t i = 0; i < r->nbatches; i++)
-		free(r->batches[i].tickets);
+		free(r->batches[i].more);
 	free(r->batches);
 	free(r->stream_mask);
 	cs_net_free(r->net);

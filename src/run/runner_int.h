@@ -208,10 +208,17 @@ typedef struct comm_table {
  * next kernel, identical replicas ending identical kernels): the batch
  * pending for that time and stream takes them in the order they come. */
 typedef struct batch {
-	cs__ticket *tickets;
-	int32_t n, cap;
+	cs__ticket one;               /* the first ticket: most batches of a run with
+	                               * jitter hold just one, read from here */
+	cs__ticket *more;             /* the others, more[0 .. n - 1) */
+	int32_t n, cap;               /* cap: of more */
 	int32_t next_free;
 } batch;
+
+static inline cs__ticket cs__batch_ticket(const batch *b, int32_t i)
+{
+	return i ? b->more[i - 1] : b->one;
+}
 
 /* The batch pending for a (time, stream), in an open-addressing table. */
 typedef struct pending {
