@@ -309,26 +309,77 @@ static cs_time clock_op(const cs_kprof_clock *k, rank_state *rs, cs_time now, co
 	return ns;
 }
 
-/* Stream s, not busy, may start its head op. */
-static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
+/* Compute op `op` starts now on local's stream s: its duration at the
+ * rank's speed, the GPU's share left by communication kernels and the
+ * clock the rank's recent work leaves it. */
+static void start_compute(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
+			  cs_time now)
 {
-	const cs_op *op = cs__run_head(r, rs, s);
-	if (!op)
-		return;
-	int32_t short_by;
-	int c = unmet_dep(r, rs, op, &short_by);
-	if (c >= 0) {
-		rs->waiters[c] |= (uint8_t)(1u << s);
-		rs->left[s] = (uint16_t)(short_by < 0xffff ? short_by : 0xffff);
-		if (s == CS_STREAM_COMPUTE) {
-			if (rs->blockc == NO_BLOCK) {
-				rs->blocked_at = cs_sim_now(r->sim);
-				rs->wait_xfer = 0;
-			}
-			rs->blockc = (uint8_t)c;
-		}
+	cs_time ns = op->ns;
+	if (s == CS_STREAM_COMPUTE)
+		account_wait(r, rs);
+	double f = rs->factor;
+	rs->crate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+	if (rs->crate != 1.0f)
+		f /= (double)rs->crate;
+	if (r->env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
+		int64_t dp = cs_mesh_coord(r->env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
+		double g = r->env.doc_factor[dp * r->env.doc_micro + op->micro];
+		/* g <= 1 for a document mask: this takes away part of ns */
+		ns += (cs_time)((double)op->attn_ns * (g - 1.0) + (g >= 1.0 ? 0.5 : -0.5));
+	}
+	const cs_kprof_clock *clk = s == CS_STREAM_COMPUTE ? r->env.clock : NULL;
+	double gemm_share = 0.0;
+	if (clk)
+		ns = clock_op(clk, rs, now, op, ns, f, &gemm_share);
+	cs_time d = f == 1.0 ? ns : cs_time_of((double)ns * f);
+	if (clk)
+		clock_run(clk, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
+	rs->st.busy += d;
+	rs->cend = rs->cwake = now + d;
+	rs->cgen++;
+	schedule_op_done(r, now + d, cs__ticket_of(local, rs->cgen), s);
+}
+
+/* Pipeline send `op` starts now on local's stream s. */
+static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op, cs_time now)
+{
+	int64_t rank = cs__run_rank_of(r, local);
+	int up = op->to > 0;
+	if (rs->p2p_peer[up] < 0) {
+		int64_t p = r->env.mesh->deg[CS_AXIS_PP];
+		int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
+		rs->p2p_peer[up] = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+	}
+	int64_t peer = rs->p2p_peer[up];
+	if (rs->p2p_bytes[up] != op->bytes) {
+		int ch = 0, tier = 0;
+		rs->p2p_bytes[up] = op->bytes;
+		rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch, &tier);
+		rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
+		rs->p2p_tier[up] = (uint8_t)tier;
+		if (r->net)
+			rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, op->bytes);
+	}
+	if (r->contend) {
+		rs->held[s] = rs->p2p_ch[up];
+		cs__run_contend(r, local, rs->held[s]);
+	}
+	if (r->net) {
+		int64_t pair[2] = { rank, peer };
+		cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, rs->p2p_net[up], CS_ALGO_RING,
+				  cs__send_tag(local, s));
 		return;
 	}
+	rs->send_xfer = rs->p2p_ns[up];
+	schedule_op_done(r, now + rs->send_xfer, local, s);
+}
+
+/* Op `op`, its dependencies met, starts on local's stream s. Apart from
+ * the check that comes first: half the tries of a run find a dependency
+ * unmet, and need none of this. */
+static void start_op(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+{
 	rs->busy |= (uint8_t)(1u << s);
 	if (r->times)
 		r->times[local].started[s] = cs_sim_now(r->sim);
@@ -339,70 +390,40 @@ static void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
 		if (rs->mem > rs->st.mem_peak)
 			rs->st.mem_peak = rs->mem;
 	}
-	cs_time now = cs_sim_now(r->sim);
 	switch (op->kind) {
-	case CS_OP_COMPUTE: {
-		cs_time ns = op->ns;
-		if (s == CS_STREAM_COMPUTE)
-			account_wait(r, rs);
-		double f = rs->factor;
-		rs->crate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
-		if (rs->crate != 1.0f)
-			f /= (double)rs->crate;
-		if (r->env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
-			int64_t dp = cs_mesh_coord(r->env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
-			double g = r->env.doc_factor[dp * r->env.doc_micro + op->micro];
-			/* g <= 1 for a document mask: this takes away part of ns */
-			ns += (cs_time)((double)op->attn_ns * (g - 1.0) + (g >= 1.0 ? 0.5 : -0.5));
-		}
-		const cs_kprof_clock *clk = s == CS_STREAM_COMPUTE ? r->env.clock : NULL;
-		double gemm_share = 0.0;
-		if (clk)
-			ns = clock_op(clk, rs, now, op, ns, f, &gemm_share);
-		cs_time d = f == 1.0 ? ns : cs_time_of((double)ns * f);
-		if (clk)
-			clock_run(clk, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
-		rs->st.busy += d;
-		rs->cend = rs->cwake = now + d;
-		rs->cgen++;
-		schedule_op_done(r, now + d, cs__ticket_of(local, rs->cgen), s);
+	case CS_OP_COMPUTE:
+		start_compute(r, local, rs, s, op, cs_sim_now(r->sim));
 		break;
-	}
 	case CS_OP_COLL:
 		cs__run_start_coll(r, local, rs, s, op);
 		break;
-	case CS_OP_SEND: {
-		int64_t rank = cs__run_rank_of(r, local);
-		int up = op->to > 0;
-		if (rs->p2p_peer[up] < 0) {
-			int64_t p = r->env.mesh->deg[CS_AXIS_PP];
-			int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
-			rs->p2p_peer[up] = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
-		}
-		int64_t peer = rs->p2p_peer[up];
-		if (rs->p2p_bytes[up] != op->bytes) {
-			int ch = 0, tier = 0;
-			rs->p2p_bytes[up] = op->bytes;
-			rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch, &tier);
-			rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
-			rs->p2p_tier[up] = (uint8_t)tier;
-			if (r->net)
-				rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, op->bytes);
-		}
-		if (r->contend) {
-			rs->held[s] = rs->p2p_ch[up];
-			cs__run_contend(r, local, rs->held[s]);
-		}
-		if (r->net) {
-			int64_t pair[2] = { rank, peer };
-			cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, rs->p2p_net[up], CS_ALGO_RING,
-					  cs__send_tag(local, s));
-			break;
-		}
-		rs->send_xfer = rs->p2p_ns[up];
-		schedule_op_done(r, now + rs->send_xfer, local, s);
+	case CS_OP_SEND:
+		start_send(r, local, rs, s, op, cs_sim_now(r->sim));
 		break;
 	}
+}
+
+/* Stream s, not busy, starts its head op if its dependencies are met, or
+ * waits on the first it lacks. */
+static inline void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
+{
+	const cs_op *op = cs__run_head(r, rs, s);
+	if (!op)
+		return;
+	int32_t short_by;
+	int c = unmet_dep(r, rs, op, &short_by);
+	if (c < 0) {
+		start_op(r, local, rs, s, op);
+		return;
+	}
+	rs->waiters[c] |= (uint8_t)(1u << s);
+	rs->left[s] = (uint16_t)(short_by < 0xffff ? short_by : 0xffff);
+	if (s == CS_STREAM_COMPUTE) {
+		if (rs->blockc == NO_BLOCK) {
+			rs->blocked_at = cs_sim_now(r->sim);
+			rs->wait_xfer = 0;
+		}
+		rs->blockc = (uint8_t)c;
 	}
 }
 
