@@ -49,19 +49,6 @@ typedef struct cs__crew {
 
 /* ---- the parts' side ---------------------------------------------------- */
 
-static int64_t lower_bound(const int64_t *v, int64_t n, int64_t x)
-{
-	int64_t lo = 0, hi = n;
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
 			  comm_table *t, int64_t gi)
 {
@@ -73,8 +60,8 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, co
 	cs__share *sh = &(*tab)[gi];
 	const slot *sl = &t->slots[gi];
 	if (sh->expected == 0) {
-		sh->off = lower_bound(sl->locals, sl->expected, r->lo);
-		sh->expected = (int32_t)(lower_bound(sl->locals, sl->expected, r->hi) - sh->off);
+		sh->off = cs__lower_bound(sl->locals, sl->expected, r->lo);
+		sh->expected = (int32_t)(cs__lower_bound(sl->locals, sl->expected, r->hi) - sh->off);
 	}
 	cs__run_hold(r, local, rs, s, op, t, gi, &sh->tuned);
 	if (++sh->arrived < sh->expected)

@@ -13,15 +13,8 @@
  * whole, or -1. */
 static int64_t whole_replica(const cs_runner *r, int64_t d)
 {
-	int64_t lo = 0, hi = r->nx;
-	while (lo < hi) {
-		int64_t mid = (lo + hi) / 2;
-		if (r->xdp[mid] < d)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->nx && r->xdp[lo] == d ? lo : -1;
+	int64_t i = cs__lower_bound(r->xdp, r->nx, d);
+	return i < r->nx && r->xdp[i] == d ? i : -1;
 }
 
 /* Folded locals: one rank per pipeline stage (the representatives) or,

@@ -24,12 +24,16 @@ cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter)
 	return &r->paths[local * NPATHS + counter];
 }
 
+/* The slot of local's op in flight on `stream` once it has a copy of its own. */
+static cs_path *own_fly(cs_runner *r, int64_t local, int stream)
+{
+	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
+}
+
 cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream)
 {
 	int ref = r->ranks[local].fly_ref[stream];
-	if (ref != FLY_OWN)
-		return cs__run_path_of(r, local, ref);
-	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
+	return ref != FLY_OWN ? cs__run_path_of(r, local, ref) : own_fly(r, local, stream);
 }
 
 cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
@@ -39,7 +43,7 @@ cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 	for (unsigned b = rs->busy; b; b &= b - 1) {
 		int s = __builtin_ctz(b);
 		if (s != c && rs->fly_ref[s] == c) {
-			r->paths[local * NPATHS + CS_COUNTERS + s] = *p;
+			*own_fly(r, local, s) = *p;
 			rs->fly_ref[s] = FLY_OWN;
 		}
 	}
@@ -319,7 +323,7 @@ static void start_compute(cs_runner *r, int64_t local, rank_state *rs, int s, co
 	if (s == CS_STREAM_COMPUTE)
 		account_wait(r, rs);
 	double f = rs->factor;
-	rs->crate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+	rs->crate = cs__run_rate(r, rs);
 	if (rs->crate != 1.0f)
 		f /= (double)rs->crate;
 	if (r->env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {

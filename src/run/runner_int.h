@@ -280,6 +280,20 @@ struct cs_runner {
 
 #define NPATHS (CS_COUNTERS + CS_STREAMS)
 
+/* The first index of sorted v[0, n) whose value is not below x (n if none). */
+static inline int64_t cs__lower_bound(const int64_t *v, int64_t n, int64_t x)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 
 /* Folded runs: choose the replicas simulated whole around perturbations
  * (ranks.c): 0, 1 when every replica differs (nothing to fold), -1 on
@@ -415,6 +429,12 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
 void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_degrade_net(cs_runner *r);
+/* Compute's rate on rs's GPU while its communication kernels hold the
+ * SMs they do. */
+static inline float cs__run_rate(const cs_runner *r, const rank_state *rs)
+{
+	return r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+}
 /* The rate of local's running compute op changed: re-time it (runner.c). */
 void cs__run_retime(cs_runner *r, int64_t local, rank_state *rs, float rate);
 /* Communication kernels on `local` take (ctas > 0) or give back (< 0) SMs:
@@ -426,7 +446,7 @@ static inline void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 	rs->ctas = (uint16_t)(k < 0 ? 0 : k > 0xffff ? 0xffff : k);
 	if (!(rs->busy & (1u << CS_STREAM_COMPUTE)))
 		return;
-	float rate = r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+	float rate = cs__run_rate(r, rs);
 	if (rate != rs->crate)
 		cs__run_retime(r, local, rs, rate);
 }
