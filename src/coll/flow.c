@@ -68,17 +68,22 @@ typedef struct lentry {
 	int32_t flow, k;
 } lentry;
 
-/* A link: its capacity and the draining flows on it, in one half cache
- * line, as starting, ending and refilling flows read them together. Most
- * links carry at most one flow (a TP ring on its NVLink, a send on its
- * NIC): the first entry lives here, more in an array of their own. */
-typedef struct lflows {
-	lentry *v;      /* `one`, or an array of cap entries */
-	int32_t n, cap;
+/* A link: its capacity, how many draining flows it carries and the first
+ * of them, in 16 bytes. Most links carry one flow at most (a TP ring on its
+ * NVLink, a send on its NIC), and a flow alone on its links starts and ends
+ * reading nothing else of them. */
+typedef struct lhot {
 	double bw;      /* capacity, bytes/s */
-	lentry one;
+	int32_t n;      /* draining flows on it */
+	int32_t first;  /* the first of them (its link index is never read) */
+} lhot;
+_Static_assert(sizeof(lhot) == 16, "four links per cache line");
+
+/* The draining flows on a link after its first: more[0 .. n - 1). */
+typedef struct lflows {
+	lentry *more;
+	int32_t cap;
 } lflows;
-_Static_assert(sizeof(lflows) == 32, "two links per cache line");
 
 typedef struct coll {
 	uint64_t tag;
@@ -104,7 +109,8 @@ struct cs_net {
 	/* progressive filling, per link: residual, unfrozen weight, flows, index */
 	double *res, *wsum;
 	int32_t *cnt, *pos;
-	lflows *on;         /* per link: its capacity and draining flows */
+	lhot *hot;          /* per link: its capacity and flow count */
+	lflows *on;         /* per link: its draining flows */
 	char *dirty;        /* per link: changed since the last filling */
 	int32_t *dirtyl;
 	size_t ndirty, dirtycap;
@@ -181,15 +187,16 @@ cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
 	n->wsum = malloc(nl * sizeof(*n->wsum));
 	n->cnt = malloc(nl * sizeof(*n->cnt));
 	n->pos = malloc(nl * sizeof(*n->pos));
+	n->hot = calloc(nl, sizeof(*n->hot));
 	n->on = calloc(nl, sizeof(*n->on));
 	n->dirty = calloc(nl, 1);
-	if (n->res == NULL || n->wsum == NULL || n->cnt == NULL || n->pos == NULL || n->on == NULL ||
-	    n->dirty == NULL) {
+	if (n->res == NULL || n->wsum == NULL || n->cnt == NULL || n->pos == NULL || n->hot == NULL ||
+	    n->on == NULL || n->dirty == NULL) {
 		cs_net_free(n);
 		return NULL;
 	}
 	for (int32_t l = 0; l < n->nlinks; l++) {
-		n->on[l] = (lflows){ .v = &n->on[l].one, .cap = 1, .bw = cs_topo_link_bandwidth(topo, l) };
+		n->hot[l].bw = cs_topo_link_bandwidth(topo, l);
 		n->pos[l] = -1;
 	}
 	return n;
@@ -205,9 +212,9 @@ void cs_net_free(cs_net *n)
 	free(n->pos);
 	if (n->on)
 		for (int32_t l = 0; l < n->nlinks; l++)
-			if (n->on[l].v != &n->on[l].one)
-				free(n->on[l].v);
+			free(n->on[l].more);
 	free(n->on);
+	free(n->hot);
 	free(n->dirty);
 	free(n->dirtyl);
 	free(n->heap);
@@ -357,20 +364,24 @@ static int links_add(cs_net *n, int32_t i, bool quiet)
 	flow *f = &FLOWS(n)[i];
 	int32_t *links = LINKS(f), *lpos = LPOS(f);
 	for (int k = 0; k < f->nlinks; k++) {
-		lflows *L = &n->on[links[k]];
-		if (L->n == L->cap) {
-			int32_t cap = L->cap < 4 ? 4 : 2 * L->cap;
-			lentry *v = realloc(L->v == &L->one ? NULL : L->v, (size_t)cap * sizeof(*v));
-			if (v == NULL)
-				return -1;
-			if (L->v == &L->one)
-				v[0] = L->one;
-			L->v = v;
-			L->cap = cap;
+		int32_t l = links[k], j = n->hot[l].n;
+		if (j == 0) {
+			n->hot[l].first = i;
+		} else {
+			lflows *L = &n->on[l];
+			if (j > L->cap) {
+				int32_t cap = L->cap < 4 ? 4 : 2 * L->cap;
+				lentry *v = realloc(L->more, (size_t)cap * sizeof(*v));
+				if (v == NULL)
+					return -1;
+				L->more = v;
+				L->cap = cap;
+			}
+			L->more[j - 1] = (lentry){ i, k };
 		}
-		lpos[k] = L->n;
-		L->v[L->n++] = (lentry){ i, k };
-		if (!quiet && mark(n, links[k]))
+		lpos[k] = j;
+		n->hot[l].n = j + 1;
+		if (!quiet && mark(n, l))
 			return -1;
 	}
 	return 0;
@@ -378,20 +389,22 @@ static int links_add(cs_net *n, int32_t i, bool quiet)
 
 /* Flow i stops draining: off its links' lists (the last entry of each list
  * takes its place). A link left with no flow has none to re-rate, so only
- * the others are marked changed. */
+ * the others are marked changed; nor is its list read. */
 static int links_remove(cs_net *n, int32_t i)
 {
 	flow *f = FLOWS(n);
 	for (int k = 0; k < f[i].nlinks; k++) {
 		int32_t l = LINKS(&f[i])[k];
-		lflows *L = &n->on[l];
-		int32_t p = LPOS(&f[i])[k];
-		lentry last = L->v[--L->n];
-		if (p != L->n) {
-			L->v[p] = last;
+		int32_t p = LPOS(&f[i])[k], m = --n->hot[l].n;
+		if (p != m) { /* m > 0: the last entry is in more[] */
+			lentry last = n->on[l].more[m - 1];
+			if (p == 0)
+				n->hot[l].first = last.flow;
+			else
+				n->on[l].more[p - 1] = last;
 			LPOS(&f[last.flow])[last.k] = p;
 		}
-		if (L->n > 0 && mark(n, l))
+		if (m > 0 && mark(n, l))
 			return -1;
 	}
 	return 0;
@@ -424,19 +437,19 @@ static int start_draining(cs_net *n, int32_t i)
 	flow *g = &FLOWS(n)[i];
 	const int32_t *links = LINKS(g), *w = WEIGHTS(g);
 	for (int k = 0; k < g->nlinks; k++)
-		if (n->on[links[k]].n > 0)
+		if (n->hot[links[k]].n > 0)
 			return links_add(n, i, false);
 	if (links_add(n, i, true))
 		return -1;
 	double share = INFINITY;
 	for (int k = 0; k < g->nlinks; k++) {
-		if (n->on[links[k]].n > 1) { /* a route crossing a link twice: fill() weighs it */
+		if (n->hot[links[k]].n > 1) { /* a route crossing a link twice: fill() weighs it */
 			for (int j = 0; j < g->nlinks; j++)
 				if (mark(n, links[j]))
 					return -1;
 			return 0;
 		}
-		double cap = n->on[links[k]].bw;
+		double cap = n->hot[links[k]].bw;
 		double sh = cap > 0 ? cap / w[k] : 0;
 		if (sh < share)
 			share = sh;
@@ -480,7 +493,7 @@ static int fill(cs_net *n, size_t na)
 					return -1;
 				n->pos[l] = (int32_t)nt;
 				n->touched[nt] = l;
-				n->res[nt] = n->on[l].bw;
+				n->res[nt] = n->hot[l].bw;
 				n->wsum[nt] = 0;
 				n->cnt[nt] = 0;
 				nt++;
@@ -576,9 +589,10 @@ static int refill(cs_net *n)
 	}
 	n->ndirty = 0;
 	for (size_t q = 0; q < nt; q++) {
+		const lhot *H = &n->hot[n->touched[q]];
 		const lflows *L = &n->on[n->touched[q]];
-		for (int32_t j = 0; j < L->n; j++) {
-			int32_t i = L->v[j].flow;
+		for (int32_t j = 0; j < H->n; j++) {
+			int32_t i = j ? L->more[j - 1].flow : H->first;
 			if (n->seen[i])
 				continue;
 			n->seen[i] = 1;
@@ -804,7 +818,7 @@ int cs_net_scale_link(cs_net *n, cs_time now, int32_t link, double keep)
 		return -1;
 	if (step_to(n, now))
 		return -1;
-	n->on[link].bw = cs_topo_link_bandwidth(n->topo, link) * keep;
+	n->hot[link].bw = cs_topo_link_bandwidth(n->topo, link) * keep;
 	if (mark(n, link) || refill(n))
 		return -1;
 	set_next(n);
@@ -813,7 +827,7 @@ int cs_net_scale_link(cs_net *n, cs_time now, int32_t link, double keep)
 
 double cs_net_link_capacity(const cs_net *n, int32_t link)
 {
-	return link >= 0 && link < n->nlinks ? n->on[link].bw : 0;
+	return link >= 0 && link < n->nlinks ? n->hot[link].bw : 0;
 }
 
 int64_t cs_net_flows(const cs_net *n, cs_net_flow *out, int64_t cap)
