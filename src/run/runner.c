@@ -371,6 +371,7 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	}
 	if (r->net) {
 		int64_t pair[2] = { rank, peer };
+		rs->send_at = now;
 		cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, rs->p2p_net[up], CS_ALGO_RING,
 				  cs__send_tag(local, s));
 		return;
@@ -643,7 +644,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	}
 	r->sim = cs_sim_new();
 	r->ranks = alloc_ranks((size_t)r->nlocal);
-	if (env->critical_path || env->traced || env->sc->coll.fidelity == CS_FIDELITY_FLOW) {
+	if (env->critical_path || env->traced) {
 		r->times = calloc((size_t)r->nlocal, sizeof(rank_times));
 		if (!r->times) {
 			cs_runner_free(r);

@@ -411,7 +411,7 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 		if (cs__tag_is_send(tags[i])) {
 			cs__op_ev e = cs__send_of(tags[i]);
 			rank_state *rs = &r->ranks[e.what];
-			rs->send_xfer = cs_sim_now(sim) - r->times[e.what].started[e.stream];
+			rs->send_xfer = cs_sim_now(sim) - rs->send_at;
 			cs__run_send_done(r, e.what, e.stream, cs__run_head(r, rs, e.stream));
 			continue;
 		}

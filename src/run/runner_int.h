@@ -117,6 +117,7 @@ typedef struct rank_state {
 	cs_time clk_at;               /* clock model: the controller's view is up to here */
 	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
 	cs_time send_xfer;            /* transfer time of the pipeline send in flight */
+	cs_time send_at;              /* flow fidelity: when that send started */
 	/* pipeline peers down [0] and up [1], and the time of the last message
 	 * size sent each way (links do not change during a run) */
 	int64_t p2p_peer[2];
@@ -134,7 +135,7 @@ typedef struct rank_state {
 #define FLY_OWN 0xff
 
 /* When each rank's ops began and its counters moved: kept only for the
- * trace, the critical path and the flow network's sends (r->times). */
+ * trace and the critical path (r->times). */
 typedef struct rank_times {
 	cs_time started[CS_STREAMS];  /* when the op at the head began */
 	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
