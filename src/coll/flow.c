@@ -633,6 +633,28 @@ static int end_flow(cs_net *n, int32_t i)
 	return 0;
 }
 
+/* The flows of one time lie far apart in memory (some hundred of them on
+ * average): fetch the flow due[k + 8], the link arrays of due[k + 4] and
+ * the links of due[k + 2] while due[k] is processed. Inlined always: GCC
+ * takes a function of prefetches alone for one without effects, and drops
+ * the call. */
+__attribute__((always_inline)) static inline void prefetch_due(const cs_net *n, size_t k, size_t nd)
+{
+	const flow *f = FLOWS(n);
+	if (k + 8 < nd)
+		__builtin_prefetch(&f[n->due[k + 8]]);
+	if (k + 4 < nd) {
+		const flow *g = &f[n->due[k + 4]];
+		__builtin_prefetch(LINKS(g));
+		__builtin_prefetch(LPOS(g));
+	}
+	if (k + 2 < nd) {
+		const flow *g = &f[n->due[k + 2]];
+		for (int j = 0; j < g->nlinks && j < 16; j++)
+			__builtin_prefetch(&n->hot[LINKS(g)[j]]);
+	}
+}
+
 /* Process every flow event up to and including t, then move to t. Events
  * of one time are taken together, in slot order, then the changed
  * components refilled. */
@@ -655,6 +677,7 @@ static int step_to(cs_net *n, cs_time t)
 		for (size_t k = 0; k < nd; k++) {
 			int32_t i = n->due[k];
 			flow *g = &FLOWS(n)[i];
+			prefetch_due(n, k, nd);
 			if (g->state == WAITING) {
 				g->state = DRAINING;
 				g->set = te;
