@@ -312,20 +312,24 @@ static int heap_push(cs_net *n, int32_t i, cs_time t)
 	return 0;
 }
 
+/* Pop the least entry, bottom-up: the hole left at the root moves down
+ * along the lesser children to a leaf, one comparison a level, and the
+ * last entry rises into it from there (it belongs near the bottom). */
 static void heap_pop(cs_net *n)
 {
 	fev e = n->heap[--n->nheap];
 	size_t k = 0;
-	for (;;) {
-		size_t c = 2 * k + 1;
-		if (c >= n->nheap)
-			break;
+	for (size_t c; (c = 2 * k + 1) < n->nheap; k = c) {
 		if (c + 1 < n->nheap && fev_before(&n->heap[c + 1], &n->heap[c]))
 			c++;
-		if (!fev_before(&n->heap[c], &e))
-			break;
 		n->heap[k] = n->heap[c];
-		k = c;
+	}
+	while (k > 0) {
+		size_t up = (k - 1) / 2;
+		if (!fev_before(&e, &n->heap[up]))
+			break;
+		n->heap[k] = n->heap[up];
+		k = up;
 	}
 	if (n->nheap > 0)
 		n->heap[k] = e;
