@@ -291,16 +291,22 @@ static cs_time drain_ns(double rem, double rate)
 
 static int fev_before(const fev *a, const fev *b)
 {
-	return a->t < b->t || (a->t == b->t && a->flow < b->flow);
+	return (a->t < b->t) | ((a->t == b->t) & (a->flow < b->flow));
 }
+
+/* The heap keeps a sentinel after its last entry, later than any event,
+ * so that a pop compares two children with no test of the bounds and no
+ * branch: which child is less cannot be predicted. */
+static const fev HEAP_END = { CS_TIME_MAX, INT32_MAX, 0 };
 
 /* Flow i's event at t replaces any it had. */
 static int heap_push(cs_net *n, int32_t i, cs_time t)
 {
-	if (grow((void **)&n->heap, &n->heapcap, n->nheap + 1, sizeof(*n->heap)))
+	if (grow((void **)&n->heap, &n->heapcap, n->nheap + 2, sizeof(*n->heap)))
 		return -1;
 	fev e = { t, i, ++n->ver[i] };
 	size_t k = n->nheap++;
+	n->heap[n->nheap] = HEAP_END;
 	while (k > 0) {
 		size_t up = (k - 1) / 2;
 		if (!fev_before(&e, &n->heap[up]))
@@ -317,22 +323,22 @@ static int heap_push(cs_net *n, int32_t i, cs_time t)
  * last entry rises into it from there (it belongs near the bottom). */
 static void heap_pop(cs_net *n)
 {
-	fev e = n->heap[--n->nheap];
+	fev *h = n->heap, e = h[--n->nheap];
+	h[n->nheap] = HEAP_END;
 	size_t k = 0;
 	for (size_t c; (c = 2 * k + 1) < n->nheap; k = c) {
-		if (c + 1 < n->nheap && fev_before(&n->heap[c + 1], &n->heap[c]))
-			c++;
-		n->heap[k] = n->heap[c];
+		c += (size_t)fev_before(&h[c + 1], &h[c]);
+		h[k] = h[c];
 	}
 	while (k > 0) {
 		size_t up = (k - 1) / 2;
-		if (!fev_before(&e, &n->heap[up]))
+		if (!fev_before(&e, &h[up]))
 			break;
-		n->heap[k] = n->heap[up];
+		h[k] = h[up];
 		k = up;
 	}
 	if (n->nheap > 0)
-		n->heap[k] = e;
+		h[k] = e;
 }
 
 static int fev_live(const cs_net *n, const fev *e)
