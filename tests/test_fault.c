@@ -122,6 +122,28 @@ START_TEST(critical_path_adds_up_to_the_step)
 }
 END_TEST
 
+/* Asked not to, a perturbed run traces no critical path, and its step is
+ * the same. */
+START_TEST(critical_path_is_left_out_on_request)
+{
+	char text[2048];
+	snprintf(text, sizeof(text), "%sstragglers:\n  - {gpu: 5, compute: 1.5}\n", PP16);
+	cs_scenario *sc = cs_test_load(text, NULL, 0);
+	cs_result *res = NULL;
+	cs_diag diag = { { 0 } };
+	cs_run_opts opts = { .critical_path = -1 };
+	ck_assert_int_eq(cs_simulate(sc, &opts, &res, &diag), CS_OK);
+	cs_metrics off = *cs_result_metrics(res);
+	cs_result_free(res);
+	cs_metrics on = cs_test_simulate(sc);
+	cs_scenario_free(sc);
+	ck_assert(on.path.valid);
+	ck_assert(!off.path.valid);
+	ck_assert_double_eq(off.step_time_s, on.step_time_s);
+	ck_assert_double_eq(off.mfu, on.mfu);
+}
+END_TEST
+
 #define DP16_NOOVERLAP(fid) \
 	"cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n" \
 	"model: {preset: llama2-7b}\n" \
@@ -274,6 +296,7 @@ static Suite *fault_suite(void)
 	tc = tcase_create("critical_path");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, critical_path_adds_up_to_the_step);
+	tcase_add_test(tc, critical_path_is_left_out_on_request);
 	suite_add_tcase(s, tc);
 	return s;
 }

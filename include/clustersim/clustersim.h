@@ -149,8 +149,10 @@ typedef struct cs_run_opts {
 	const int64_t *trace_ranks;/* ranks whose spans a trace gets (the command line's
 	                            * --trace); none: the first rank of each pipeline stage */
 	size_t n_trace_ranks;
-	int critical_path;         /* always trace the critical path (by default only for
-	                            * perturbed runs and up to 4,096 ranks: it costs time) */
+	int critical_path;         /* 1: always trace the critical path; -1: never (a
+	                            * perturbed run then takes the time of a plain one);
+	                            * 0: by default, for perturbed runs and up to 4,096
+	                            * ranks, as it costs time */
 } cs_run_opts;
 
 /* Load and validate a scenario file ("-": standard input), then apply

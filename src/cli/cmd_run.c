@@ -41,6 +41,8 @@ static const char run_help[] =
 "  --timeline FILE     draw the pipeline schedule as an SVG\n"
 "  --critical-path     trace the critical path even on large runs (it is traced\n"
 "                      by default with stragglers and up to 4,096 ranks)\n"
+"  --no-critical-path  never trace it: a perturbed run then takes the time of a\n"
+"                      plain one (tracing costs 2-3x on large runs)\n"
 "  --progress          show progress on stderr (default: when it is a terminal;\n"
 "                      elsewhere a line every 10 s)\n"
 "  --no-progress       never show progress\n"
@@ -66,14 +68,15 @@ static const char validate_help[] =
 "FILE:LINE:COL: MESSAGE with exit status 2.\n";
 
 enum { O_SET = 1, O_FORMAT, O_PER_RANK, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_TRACE, O_TRACE_RANKS,
-       O_TIMELINE, O_CRITICAL_PATH, O_THREADS };
+       O_TIMELINE, O_CRITICAL_PATH, O_NO_CRITICAL_PATH, O_THREADS };
 
 #define MAX_TRACE_RANKS 4096
 
 static const cs_opt run_opts[] = {
 	{ "set", 1, O_SET }, { "format", 1, O_FORMAT }, { "per-rank", 1, O_PER_RANK },
 	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
-	{ "critical-path", 0, O_CRITICAL_PATH }, { "trace", 1, O_TRACE }, { "trace-ranks", 1, O_TRACE_RANKS }, { "timeline", 1, O_TIMELINE },
+	{ "critical-path", 0, O_CRITICAL_PATH }, { "no-critical-path", 0, O_NO_CRITICAL_PATH },
+	{ "trace", 1, O_TRACE }, { "trace-ranks", 1, O_TRACE_RANKS }, { "timeline", 1, O_TIMELINE },
 	{ "threads", 1, O_THREADS }, { 0, 0, 0 },
 };
 
@@ -148,6 +151,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 		case O_PER_RANK: r->per_rank = val; break;
 		case O_TRACE: r->trace = val; break;
 		case O_CRITICAL_PATH: r->critical_path = 1; break;
+		case O_NO_CRITICAL_PATH: r->critical_path = -1; break;
 		case O_TIMELINE: r->timeline = val; break;
 		case O_TRACE_RANKS:
 			if (parse_ranks(a, val, r))

@@ -233,8 +233,8 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 			   .clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE
 				? cs_kprof_clock_model(c->prof) : NULL,
 			   .fold = fold,
-			   .critical_path = !fold &&
-				((opts && opts->critical_path) || factor != NULL || c->mesh.world <= 4096) };
+			   .critical_path = !fold && !(opts && opts->critical_path < 0) &&
+				((opts && opts->critical_path > 0) || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",

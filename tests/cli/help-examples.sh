@@ -73,6 +73,18 @@ cmp -s one.txt three.txt || { echo "FAIL: --threads 3 reports otherwise than --t
 cmp -s one.csv three.csv || { echo "FAIL: --threads 3 gives other per-rank rows than --threads 1" >&2; fail=1; }
 [ "$(wc -l <three.csv)" -eq 65 ] || { echo "FAIL: --per-rank: not 64 ranks" >&2; fail=1; }
 grep -q '"step_time_s": 3.99' one.txt || { echo "FAIL: --threads 1: no step time" >&2; fail=1; }
+# --no-critical-path: a straggler's run without the path, the same step
+{ cat scenarios/3d-llama3-70b-64gpu.yaml; printf 'stragglers:\n  - {gpu: 3, compute: 1.3}\n'; } >slow.yaml
+expect 0 run slow.yaml --format json --no-progress
+grep -q '"critical_path"' out.txt || { echo "FAIL: a straggler's run traces no critical path" >&2; fail=1; }
+grep '"step_time_s"' out.txt >traced.txt
+expect 0 run slow.yaml --format json --no-progress --no-critical-path
+if grep -q '"critical_path"' out.txt; then
+	echo "FAIL: --no-critical-path: the report has a critical path" >&2
+	fail=1
+fi
+grep '"step_time_s"' out.txt >untraced.txt
+cmp -s traced.txt untraced.txt || { echo "FAIL: --no-critical-path changes the step time" >&2; fail=1; }
 for bad in 0 257 two; do
 	expect 2 run scenarios/ddp-gpt-small.yaml --threads "$bad"
 	grep -q "'--threads' expects a number from 1 to 256, got '$bad'" err.txt ||
