@@ -369,15 +369,14 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 		rs->held[s] = rs->p2p_ch[up];
 		cs__run_contend(r, local, rs->held[s]);
 	}
+	rs->send_at = now;
 	if (r->net) {
 		int64_t pair[2] = { rank, peer };
-		rs->send_at = now;
 		cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, rs->p2p_net[up], CS_ALGO_RING,
 				  cs__send_tag(local, s));
 		return;
 	}
-	rs->send_xfer = rs->p2p_ns[up];
-	schedule_op_done(r, now + rs->send_xfer, local, s);
+	schedule_op_done(r, now + rs->p2p_ns[up], local, s);
 }
 
 /* Op `op`, its dependencies met, starts on local's stream s. Apart from

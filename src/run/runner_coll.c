@@ -349,7 +349,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 	rank_state *rs = &r->ranks[local];
 	int64_t peer = rs->p2p_peer[op->to > 0];  /* set when the send started */
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
-	cs_time xfer = rs->send_xfer;
+	cs_time xfer = cs_sim_now(r->sim) - rs->send_at;
 	int sim_peer = cs__run_simulated(r, peer);
 	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
 	cs__done d = { .xfer = xfer };
@@ -411,7 +411,6 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 		if (cs__tag_is_send(tags[i])) {
 			cs__op_ev e = cs__send_of(tags[i]);
 			rank_state *rs = &r->ranks[e.what];
-			rs->send_xfer = cs_sim_now(sim) - rs->send_at;
 			cs__run_send_done(r, e.what, e.stream, cs__run_head(r, rs, e.stream));
 			continue;
 		}

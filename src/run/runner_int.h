@@ -116,8 +116,7 @@ typedef struct rank_state {
 	cs_rank_stats st;
 	cs_time clk_at;               /* clock model: the controller's view is up to here */
 	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
-	cs_time send_xfer;            /* transfer time of the pipeline send in flight */
-	cs_time send_at;              /* flow fidelity: when that send started */
+	cs_time send_at;              /* when the pipeline send in flight started */
 	/* pipeline peers down [0] and up [1], and the time of the last message
 	 * size sent each way (links do not change during a run) */
 	int64_t p2p_peer[2];
@@ -294,7 +293,6 @@ static inline int64_t cs__lower_bound(const int64_t *v, int64_t n, int64_t x)
 	}
 	return lo;
 }
-
 
 /* Folded runs: choose the replicas simulated whole around perturbations
  * (ranks.c): 0, 1 when every replica differs (nothing to fold), -1 on

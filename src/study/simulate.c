@@ -222,6 +222,8 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows,
 			  const cs_span_sink *sink, const uint8_t *traced, cs_diag *diag)
 {
+	/* the critical path: asked for (1), refused (-1), or by default */
+	int want_path = opts ? opts->critical_path : 0;
 	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->run, .topo = c->topo,
 			   .tmpl_of = c->tmpl_of, .ntmpl = c->nrun,
 			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
@@ -233,8 +235,8 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 			   .clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE
 				? cs_kprof_clock_model(c->prof) : NULL,
 			   .fold = fold,
-			   .critical_path = !fold && !(opts && opts->critical_path < 0) &&
-				((opts && opts->critical_path > 0) || factor != NULL || c->mesh.world <= 4096) };
+			   .critical_path = !fold && want_path >= 0 &&
+				(want_path > 0 || factor != NULL || c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",
