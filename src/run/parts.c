@@ -428,6 +428,7 @@ static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 	p->nbatches = 0;
 	p->batch_free = -1;
 	p->pend = NULL;
+	p->last.id = -1;
 	p->pcap = p->pn = 0;
 	memset(p->share, 0, sizeof p->share);
 	p->out = NULL;

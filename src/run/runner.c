@@ -201,7 +201,7 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 
 static void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
-	int32_t id = pend_find(r, at, s);
+	int32_t id = r->last.id >= 0 && r->last.t == at && r->last.s == s ? r->last.id : pend_find(r, at, s);
 	if (id < 0) {
 		id = batch_new(r);
 		if (id < 0 || pend_put(r, at, s, id)) {
@@ -210,6 +210,7 @@ static void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 		}
 		push(r, at, on_batch_done, cs__op_ev_pack((cs__op_ev){ .what = id, .stream = s }));
 	}
+	r->last = (pending){ at, id, s };
 	if (batch_add(r, id, tk))
 		r->failed = CS_ERR_NOMEM;
 }
@@ -546,6 +547,8 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	int s = e.stream;
 	/* closed: what is scheduled for now from here on is a new batch */
 	pend_del(r, cs_sim_now(sim), s);
+	if (r->last.id == id)
+		r->last.id = -1;
 	/* as if each completion were its own event, in order; try_rank may grow
 	 * the batch table, so index it afresh every time */
 	for (int32_t i = 0; i < r->batches[id].n; i++) {
@@ -673,6 +676,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 			cs__run_degrade_net(r);
 	}
 	r->batch_free = -1;
+	r->last.id = -1;
 	for (int c = 0; c < CS_COMM_KINDS; c++)
 		r->last_at[c] = -1;
 	if (!r->sim || !r->ranks || !r->stream_mask || cs__run_tables(r)) {

@@ -234,6 +234,10 @@ struct cs_runner {
 	int32_t nbatches, batch_free;
 	pending *pend;                /* pending batches by (time, stream) */
 	uint32_t pcap, pn;
+	pending last;                 /* the (time, stream) scheduled last and its batch,
+	                               * id -1 once that batch closes: a collective's
+	                               * members schedule their next kernels' ends back
+	                               * to back, and skip the table */
 	cs_sim *sim;
 	rank_state *ranks;
 	rank_times *times;            /* per local, or NULL when nothing reads them */
