@@ -36,6 +36,17 @@ static cs_metrics run_text(const char *text)
 	"training: {seq_len: 2048, micro_batch: 1, global_batch: 16}\n" \
 	"parallelism: {tp: 2, pp: 4, dp: 2, pipeline: {schedule: 1f1b}}\n"
 
+/* TP 2 x PP 2 x DP 4 on 16 GPUs, fully sharded with sequence parallelism
+ * and an interleaved pipeline: a group's collectives come back to back
+ * (all-gathers of consecutive layers) with no kernel between them. */
+#define FSDP16 \
+	"cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n" \
+	"model: {arch: llama, layers: 8, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336, vocab: 32000}\n" \
+	"training: {seq_len: 2048, micro_batch: 1, global_batch: 16, framework: fsdp}\n" \
+	"parallelism: {tp: 2, pp: 2, dp: 4, sequence_parallel: true,\n" \
+	"              pipeline: {schedule: interleaved, virtual_stages: 2},\n" \
+	"              data_parallel: {sharding: zero3}}\n"
+
 static cs_metrics with_straggler(const char *base, const char *entry)
 {
 	char text[2048];
@@ -106,8 +117,10 @@ END_TEST
 
 START_TEST(critical_path_adds_up_to_the_step)
 {
-	static const char *const bases[] = { DP16, PP16 };
-	for (int b = 0; b < 2; b++) {
+	static const char *const bases[] = {
+		DP16, PP16, FSDP16, FSDP16 "stragglers:\n  - {gpu: 5, compute: 1.5}\n",
+	};
+	for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
 		cs_metrics m = run_text(bases[b]);
 		ck_assert(m.path.valid);
 		double sum = m.path.compute_s;

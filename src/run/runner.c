@@ -19,35 +19,56 @@
 /* ---- critical path ---------------------------------------------------- */
 
 
-cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter)
-{
-	return &r->paths[local * NPATHS + counter];
-}
-
 /* The slot of local's op in flight on `stream` once it has a copy of its own. */
-static cs_path *own_fly(cs_runner *r, int64_t local, int stream)
+static cs_path *own_fly(const cs_runner *r, int64_t local, int stream)
 {
 	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
 }
 
-cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream)
+/* Counter c's path: in place, or, when a collective moved it last, the
+ * collective's path and the transfer to local worked out into *tmp (the
+ * collective is the last op done on stream c, its instance the rank's). */
+static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_path *tmp)
+{
+	const rank_state *rs = &r->ranks[local];
+	if (!(rs->lazy & (1u << c)))
+		return &r->paths[local * NPATHS + c];
+	const cs_op *op = &r->env.progs[rs->tmpl].ops[c][rs->cnt[c] - 1];
+	const comm_table *t = &r->comm[op->group][c];
+	int64_t gi = rs->gidx[op->group], at = 2 * gi + ((rs->parity >> c) & 1);
+	*tmp = t->paths[at];
+	cs_path_transfer(tmp, t->xfers[at], op->comm, op->coll, t->shapes[gi].tier, cs__run_rank_of(r, local),
+			 r->times[local].done_at[c]);
+	return tmp;
+}
+
+const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_path *tmp)
 {
 	int ref = r->ranks[local].fly_ref[stream];
-	return ref != FLY_OWN ? cs__run_path_of(r, local, ref) : own_fly(r, local, stream);
+	return ref != FLY_OWN ? path_read(r, local, ref, tmp) : own_fly(r, local, stream);
+}
+
+/* Give the ops in flight that read counter c's path in place a copy. */
+static void path_detach(cs_runner *r, int64_t local, rank_state *rs, int c)
+{
+	for (unsigned b = rs->busy; b; b &= b - 1) {
+		int s = __builtin_ctz(b);
+		if (s != c && rs->fly_ref[s] == c) {
+			cs_path *own = own_fly(r, local, s);
+			const cs_path *p = path_read(r, local, c, own);
+			if (p != own)
+				*own = *p;
+			rs->fly_ref[s] = FLY_OWN;
+		}
+	}
 }
 
 cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 {
 	rank_state *rs = &r->ranks[local];
-	cs_path *p = cs__run_path_of(r, local, c);
-	for (unsigned b = rs->busy; b; b &= b - 1) {
-		int s = __builtin_ctz(b);
-		if (s != c && rs->fly_ref[s] == c) {
-			*own_fly(r, local, s) = *p;
-			rs->fly_ref[s] = FLY_OWN;
-		}
-	}
-	return p;
+	path_detach(r, local, rs, c);
+	rs->lazy &= (uint16_t)~(1u << c);
+	return &r->paths[local * NPATHS + c];
 }
 
 /* The op at the head of stream s starts now: its path is its last
@@ -461,17 +482,23 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const
 				       xfer, op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
 	if (r->paths) {
-		cs_path *p = cs__run_path_to_write(r, local, s);
 		cs_time now = cs_sim_now(r->sim);
-		const cs_path *src = op->kind == CS_OP_COLL ? d->path : cs__run_fly_of(r, local, s);
-		if (src != p)
-			*p = *src;
-		if (op->kind == CS_OP_COMPUTE)
-			cs_path_compute(p, now - r->times[local].started[s]);
-		else if (op->kind == CS_OP_COLL)
-			cs_path_transfer(p, xfer, op->comm, op->coll, d->tier, cs__run_rank_of(r, local), now);
-		else
-			cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
+		if (op->kind == CS_OP_COLL) {
+			/* read from the collective's from now on (path_read) */
+			path_detach(r, local, rs, s);
+			rs->lazy |= (uint16_t)(1u << s);
+			rs->parity = (uint16_t)((rs->parity & ~(1u << s)) | (unsigned)(d->gen & 1) << s);
+		} else {
+			cs_path tmp;
+			const cs_path *src = cs__run_fly_of(r, local, s, &tmp);
+			cs_path *p = cs__run_path_to_write(r, local, s);
+			if (src != p)
+				*p = *src;
+			if (op->kind == CS_OP_COMPUTE)
+				cs_path_compute(p, now - r->times[local].started[s]);
+			else
+				cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
+		}
 	}
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->retry |= (uint8_t)(1u << s);
@@ -655,7 +682,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	}
 	r->stream_mask = calloc((size_t)ntmpl, 1);
 	if (env->critical_path) {
-		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof(cs_path));
+		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof *r->paths);
 		if (!r->paths) {
 			cs_runner_free(r);
 			return NULL;
@@ -732,6 +759,7 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].shapes);
 			free(r->comm[k][s].shape_ok);
 			free(r->comm[k][s].paths);
+			free(r->comm[k][s].xfers);
 			free(r->comm[k][s].keep);
 			free(r->comm[k][s].lat);
 			free(r->comm[k][s].alone);
@@ -859,7 +887,9 @@ int cs_runner_critical_path(const cs_runner *r, cs_path *out)
 			}
 	if (best_l < 0)
 		return -1;
-	*out = r->paths[best_l * NPATHS + best_c];
+	const cs_path *p = path_read(r, best_l, best_c, out);
+	if (p != out)
+		*out = *p;
 	cs_path_finish(out);
 	return 0;
 }

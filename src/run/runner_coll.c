@@ -23,7 +23,7 @@ static int table_alloc(cs_runner *r, comm_table *t, int kind)
 	t->shape_ok = calloc(n, 1);
 	if (!t->slots || !t->shapes || !t->shape_ok)
 		return -1;
-	if (r->paths && !(t->paths = calloc(n, sizeof(cs_path))))
+	if (r->paths && (!(t->paths = calloc(2 * n, sizeof(cs_path))) || !(t->xfers = calloc(2 * n, sizeof(cs_time)))))
 		return -1;
 	if (r->env.links && !r->net) {
 		t->keep = malloc(n * sizeof(float));
@@ -293,8 +293,16 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 			   int64_t last_local, cs_time now)
 {
 	slot *sl = &t->slots[gi];
-	if (r->paths)
-		t->paths[gi] = *cs__run_fly_of(r, last_local, s);
+	sl->gen++;
+	if (r->paths) {
+		/* no member's counter reads the generation before the last one
+		 * (comm_table.paths): the last arriver's path may be worked out
+		 * right into its buffer */
+		cs_path *dst = &t->paths[2 * gi + (sl->gen & 1)];
+		const cs_path *src = cs__run_fly_of(r, last_local, s, dst);
+		if (src != dst)
+			*dst = *src;
+	}
 	const cs__tuned *tu = cs__run_tune(r, &sl->tuned, cs__run_group_shape(r, t, gi, op->group, last_local),
 					   op);
 	cs_time d = tu->d;
@@ -311,6 +319,8 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 	sl->choice = tu->choice;
 	sl->dur = d;
 	sl->start = now;
+	if (r->paths)
+		t->xfers[2 * gi + (sl->gen & 1)] = d;
 	return d;
 }
 
@@ -358,8 +368,10 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 		/* the receiver's path, from the sender's before completing the send
 		 * extends it */
 		if (sim_peer) {
+			cs_path tmp;
+			const cs_path *src = cs__run_fly_of(r, local, s, &tmp);
 			cs_path *rp = cs__run_path_to_write(r, pl, mbox);
-			*rp = *cs__run_fly_of(r, local, s);
+			*rp = *src;
 			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d.tier, peer,
 					 cs_sim_now(r->sim));
 		}
@@ -378,9 +390,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n)
 {
 	const slot *sl = &t->slots[gi];
-	cs__done d = { .xfer = sl->dur, .choice = &sl->choice,
-		       .path = r->paths ? &t->paths[gi] : NULL,
-		       .tier = r->paths ? t->shapes[gi].tier : 0 };
+	cs__done d = { .xfer = sl->dur, .choice = &sl->choice, .gen = sl->gen };
 	/* members lie far apart in memory: fetch each four ahead */
 	for (int64_t i = 0; i < n; i++) {
 		if (i + 4 < n)
@@ -417,6 +427,8 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 		cs__coll_ev e = cs__coll_ev_unpack(tags[i]);
 		slot *sl = &r->comm[e.kind][e.stream].slots[e.slot];
 		sl->dur = cs_sim_now(sim) - sl->start;
+		if (r->paths)
+			r->comm[e.kind][e.stream].xfers[2 * e.slot + (sl->gen & 1)] = sl->dur;
 		cs__run_on_coll_done(sim, ctx, tags[i]);
 	}
 	net_reschedule(r);

@@ -129,7 +129,12 @@ typedef struct rank_state {
 	 * extends, read in place until that path changes (then copied to the
 	 * stream's own slot: FLY_OWN) */
 	uint8_t fly_ref[CS_STREAMS];
+	/* bit per counter whose path a collective set last, and is read from
+	 * the collective's (cs__run_fly_of), and the parity of its generation */
+	uint16_t lazy, parity;
 } rank_state;
+
+_Static_assert(CS_COUNTERS <= 16, "lazy and parity keep a bit per counter");
 
 #define FLY_OWN 0xff
 
@@ -171,6 +176,7 @@ typedef struct slot {
 	int32_t *parts;
 	int32_t nparts;
 	int64_t last;
+	uint32_t gen;                 /* collectives started */
 } slot;
 
 /* A part's share of a group across parts: its members are
@@ -193,7 +199,16 @@ typedef struct cs__arrival {
 
 typedef struct comm_table {
 	slot *slots;                  /* one per group instance (cs__run_tables) */
-	cs_path *paths;               /* critical path: the last arriver's, per instance */
+	/* Critical path: the last arriver's path and the transfer time, per
+	 * instance and generation ([2 gi + (gen & 1)]). A member's counter
+	 * moved by a collective keeps no copy: its path is the collective's
+	 * and the transfer to it, worked out when read. A member's stream
+	 * reaches the next collective of the instance only after this one, so
+	 * the counter moves on before the generation after that overwrites
+	 * the path it reads; a collective used to write the path (216 bytes,
+	 * at scale a cache miss each) to every member. */
+	cs_path *paths;
+	cs_time *xfers;
 	cs_group_shape *shapes;
 	uint8_t *shape_ok;
 	float *keep;                  /* degraded links: bandwidth kept by the group */
@@ -321,11 +336,11 @@ static inline int cs__run_simulated(const cs_runner *r, int64_t rank)
 		return cs__run_simulated_folded(r, rank);
 	return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
 }
-cs_path *cs__run_path_of(cs_runner *r, int64_t local, int counter);
-/* The path of local's op in flight on `stream`, to read. */
-cs_path *cs__run_fly_of(cs_runner *r, int64_t local, int stream);
-/* Counter c's path, to write: the ops in flight that read it are given a
- * copy first. */
+/* The path of local's op in flight on `stream`, to read: in place, or
+ * worked out into *tmp. */
+const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_path *tmp);
+/* Counter c's path, to write whole: the ops in flight that read it are
+ * given a copy first. */
 cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 /* Ask for local's state ahead of its use: a batch's ranks and a
@@ -370,11 +385,11 @@ static inline void cs__run_counter_moved(rank_state *rs, int c)
 }
 /* What ends an op, for the trace and the critical path: the transfer time
  * (-1 for compute), and for a collective the tuner's choice and its
- * critical path, for a transfer the tier it crossed (paths only). */
+ * generation, for a transfer the tier it crossed (paths only). */
 typedef struct cs__done {
 	cs_time xfer;
 	const cs_coll_choice *choice;
-	const cs_path *path;
+	uint32_t gen;                 /* the collective's generation (paths only) */
 	int tier;
 } cs__done;
 
