@@ -465,24 +465,17 @@ void cs__run_try_rank(cs_runner *r, int64_t local)
 		try_stream(r, local, rs, __builtin_ctz(mask));
 }
 
-void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
+void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
 {
-	cs_time xfer = d->xfer;
 	rank_state *rs = &r->ranks[local];
-	if (rs->held[s]) {
-		cs__run_contend(r, local, -(int)rs->held[s]);
-		rs->held[s] = 0;
-	}
-	if (op->mem < 0)
-		rs->mem += op->mem;
+	cs_time now = cs_sim_now(r->sim);
 	if (r->env.traced) {
 		int64_t rank = cs__run_rank_of(r, local);
 		if (r->env.traced[rank])
-			r->env.on_span(r->env.span_ctx, rank, s, r->times[local].started[s], cs_sim_now(r->sim), op,
-				       xfer, op->kind == CS_OP_COLL ? d->choice : NULL);
+			r->env.on_span(r->env.span_ctx, rank, s, r->times[local].started[s], now, op, d->xfer,
+				       op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
 	if (r->paths) {
-		cs_time now = cs_sim_now(r->sim);
 		if (op->kind == CS_OP_COLL) {
 			/* read from the collective's from now on (path_read) */
 			path_detach(r, local, rs, s);
@@ -497,21 +490,10 @@ void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const
 			if (op->kind == CS_OP_COMPUTE)
 				cs_path_compute(p, now - r->times[local].started[s]);
 			else
-				cs_path_transfer(p, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
+				cs_path_transfer(p, d->xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
 		}
 	}
-	rs->busy &= (uint8_t)~(1u << s);
-	rs->retry |= (uint8_t)(1u << s);
-	cs__run_counter_moved(rs, s);
-	r->ops_done++;
-	if (r->times)
-		r->times[local].done_at[s] = cs_sim_now(r->sim);
-	if (xfer >= 0)
-		cs__run_note_transfer(r, rs, s, xfer);
-	cs_time now = cs_sim_now(r->sim);
-	rs->st.end = now;
-	if (now > r->makespan)
-		r->makespan = now;
+	r->times[local].done_at[s] = now;
 }
 
 void cs__run_progress(cs_runner *r, uint64_t ev, cs_time now)

@@ -393,8 +393,9 @@ typedef struct cs__done {
 	int tier;
 } cs__done;
 
-/* The op at the head of local's stream s, `op`, ends now. */
-void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d);
+/* What completing an op records when the trace or the critical path
+ * reads it (r->times is kept): its span, its path, when it ended. */
+void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d);
 /* The shape of instance gi of a group kind, `local` one of its members:
  * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
 const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t local);
@@ -483,6 +484,31 @@ static inline void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int
 		return;
 	rs->held[s] = (uint8_t)(channels > 255 ? 255 : channels);
 	cs__run_contend(r, local, rs->held[s]);
+}
+
+/* The op at the head of local's stream s, `op`, ends now. Inline: every
+ * op ends here, most with nothing to record. */
+static inline void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
+{
+	rank_state *rs = &r->ranks[local];
+	if (rs->held[s]) {
+		cs__run_contend(r, local, -(int)rs->held[s]);
+		rs->held[s] = 0;
+	}
+	if (op->mem < 0)
+		rs->mem += op->mem;
+	if (r->times)
+		cs__run_complete_times(r, local, s, op, d);
+	rs->busy &= (uint8_t)~(1u << s);
+	rs->retry |= (uint8_t)(1u << s);
+	cs__run_counter_moved(rs, s);
+	r->ops_done++;
+	if (d->xfer >= 0)
+		cs__run_note_transfer(r, rs, s, d->xfer);
+	cs_time now = cs_sim_now(r->sim);
+	rs->st.end = now;
+	if (now > r->makespan)
+		r->makespan = now;
 }
 
 #endif
