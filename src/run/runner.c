@@ -220,19 +220,33 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 	push(r, at, fn, arg);
 }
 
-static void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
+/* The batch pending for (at, s), opened and scheduled if there is none. */
+static int32_t batch_for(cs_runner *r, cs_time at, int s)
 {
-	int32_t id = r->last.id >= 0 && r->last.t == at && r->last.s == s ? r->last.id : pend_find(r, at, s);
+	int32_t id = pend_find(r, at, s);
 	if (id < 0) {
 		id = batch_new(r);
 		if (id < 0 || pend_put(r, at, s, id)) {
 			r->failed = CS_ERR_NOMEM;
-			return;
+			return -1;
 		}
 		push(r, at, on_batch_done, cs__op_ev_pack((cs__op_ev){ .what = id, .stream = s }));
 	}
 	r->last = (pending){ at, id, s };
-	if (batch_add(r, id, tk))
+	return id;
+}
+
+/* Inline: a collective's members schedule their next kernels' ends back
+ * to back, and most join the batch the one before them opened. */
+static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
+{
+	int32_t id = r->last.id >= 0 && r->last.t == at && r->last.s == s ? r->last.id : batch_for(r, at, s);
+	if (id < 0)
+		return;
+	batch *b = &r->batches[id];
+	if (b->n > 0 && b->n - 1 < b->cap)
+		b->more[b->n++ - 1] = tk;
+	else if (batch_add(r, id, tk))
 		r->failed = CS_ERR_NOMEM;
 }
 
