@@ -81,7 +81,7 @@ static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	int pred = s;
 	const cs_time *done_at = r->times[local].done_at;
 	cs_time best = done_at[s];
-	const cs_dep *d = &r->env.progs[rs->tmpl].deps[op->dep];
+	const cs_dep *d = &r->tmpls[rs->tmpl].deps[op->dep];
 	for (int i = 0; i < op->ndeps; i++)
 		if (done_at[d[i].counter] > best) {
 			best = done_at[d[i].counter];
@@ -254,7 +254,7 @@ static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int
  * many moves of its counter it still needs. */
 static int unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op, int32_t *short_by)
 {
-	const cs_dep *d = &r->env.progs[rs->tmpl].deps[op->dep];
+	const cs_dep *d = &r->tmpls[rs->tmpl].deps[op->dep];
 	for (int i = 0; i < op->ndeps; i++)
 		if (rs->cnt[d[i].counter] < d[i].value) {
 			*short_by = d[i].value - rs->cnt[d[i].counter];
@@ -473,7 +473,7 @@ static inline void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s
 void cs__run_try_rank(cs_runner *r, int64_t local)
 {
 	rank_state *rs = &r->ranks[local];
-	unsigned mask = r->stream_mask[rs->tmpl] & ~(unsigned)rs->busy & rs->retry;
+	unsigned mask = r->tmpls[rs->tmpl].stream_mask & ~(unsigned)rs->busy & rs->retry;
 	rs->retry &= (uint8_t)~mask;
 	for (; mask; mask &= mask - 1)
 		try_stream(r, local, rs, __builtin_ctz(mask));
@@ -676,7 +676,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 			return NULL;
 		}
 	}
-	r->stream_mask = calloc((size_t)ntmpl, 1);
+	r->tmpls = aligned_alloc(_Alignof(cs__tmpl), (size_t)ntmpl * sizeof(cs__tmpl));
 	if (env->critical_path) {
 		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof *r->paths);
 		if (!r->paths) {
@@ -702,7 +702,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	r->last.id = -1;
 	for (int c = 0; c < CS_COMM_KINDS; c++)
 		r->last_at[c] = -1;
-	if (!r->sim || !r->ranks || !r->stream_mask || cs__run_tables(r)) {
+	if (!r->sim || !r->ranks || !r->tmpls || cs__run_tables(r)) {
 		cs_runner_free(r);
 		return NULL;
 	}
@@ -727,10 +727,16 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		for (int st = 0; st < CS_STREAMS; st++)
 			r->ops_total += (uint64_t)env->progs[rs->tmpl].nops[st];
 	}
-	for (int64_t t = 0; t < ntmpl; t++)
-		for (int s = 0; s < CS_STREAMS; s++)
-			if (env->progs[t].nops[s] > 0)
-				r->stream_mask[t] |= (uint8_t)(1u << s);
+	for (int64_t t = 0; t < ntmpl; t++) {
+		cs__tmpl *tp = &r->tmpls[t];
+		*tp = (cs__tmpl){ .deps = env->progs[t].deps };
+		for (int s = 0; s < CS_STREAMS; s++) {
+			tp->ops[s] = env->progs[t].ops[s];
+			tp->nops[s] = env->progs[t].nops[s];
+			if (tp->nops[s] > 0)
+				tp->stream_mask |= (uint8_t)(1u << s);
+		}
+	}
 	if (cs__run_partition(r)) {
 		cs_runner_free(r);
 		return NULL;
@@ -763,7 +769,7 @@ void cs_runner_free(cs_runner *r)
 	for (int32_t i = 0; i < r->nbatches; i++)
 		free(r->batches[i].more);
 	free(r->batches);
-	free(r->stream_mask);
+	free(r->tmpls);
 	cs_net_free(r->net);
 	cs_net_free(r->idle);
 	free(r->members);

@@ -233,7 +233,7 @@ const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shap
 	return tu;
 }
 
-void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	comm_table *t = &r->comm[op->group][s];
 	int64_t gi = rs->gidx[op->group];

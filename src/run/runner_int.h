@@ -19,8 +19,8 @@
 
 #define NO_BLOCK 0xff
 
-/* busy, retry, waiters and stream_mask keep a bit per stream in
- * a byte; the engine's event args keep a stream in 4 bits */
+/* busy, retry, waiters and a template's stream_mask keep a bit per stream
+ * in a byte; the engine's event args keep a stream in 4 bits */
 _Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
 /* SMs communication kernels may hold on one GPU that contention tracks */
 #define CS__MAX_CTAS 1024
@@ -235,6 +235,17 @@ static inline cs__ticket cs__batch_ticket(const batch *b, int32_t i)
 	return i ? b->more[i - 1] : b->one;
 }
 
+/* What every op's dispatch reads of its rank's program (cs_program is
+ * larger than a power of two, so indexing it multiplies), in 128 bytes. */
+typedef struct cs__tmpl {
+	_Alignas(128) const cs_op *ops[CS_STREAMS];
+	int32_t nops[CS_STREAMS];
+	const cs_dep *deps;
+	uint8_t stream_mask;          /* streams that have ops */
+} cs__tmpl;
+
+_Static_assert(sizeof(cs__tmpl) == 128, "a template's dispatch table is indexed by a shift");
+
 /* The batch pending for a (time, stream), in an open-addressing table. */
 typedef struct pending {
 	cs_time t;
@@ -244,7 +255,7 @@ typedef struct pending {
 
 struct cs_runner {
 	cs_run_env env;
-	uint8_t *stream_mask;         /* per template: streams that have ops */
+	cs__tmpl *tmpls;              /* per template, what the dispatch reads of it */
 	batch *batches;
 	int32_t nbatches, batch_free;
 	pending *pend;                /* pending batches by (time, stream) */
@@ -355,7 +366,7 @@ static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
 /* The op at the head of rs's stream s, NULL when the stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
 {
-	const cs_program *p = &r->env.progs[rs->tmpl];
+	const cs__tmpl *p = &r->tmpls[rs->tmpl];
 	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
 }
 /* A transfer of `xfer` ns ended now on counter c: the part of it inside the
@@ -438,7 +449,10 @@ void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 		      cs_coll_algo algo, uint64_t tag);
-void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
+/* Member `local` arrives at collective `op` on its stream s: the first
+ * arrival at an instance lists its members, the last starts it (a call,
+ * runner_coll.c). */
+void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
 /* A pipeline message's time; *channels: the tuner's, *tier: the highest
  * tier it crosses. */
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier);
@@ -509,6 +523,21 @@ static inline void cs__run_complete(cs_runner *r, int64_t local, int s, const cs
 	rs->st.end = now;
 	if (now > r->makespan)
 		r->makespan = now;
+}
+
+/* Collective op starts on local's stream s: the member arrives. Inline:
+ * most arrivals only count themselves (and take their SMs). */
+static inline void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+{
+	int64_t gi = rs->gidx[op->group];
+	comm_table *t = &r->comm[op->group][s];
+	slot *sl = gi >= 0 && !(r->cross[op->group] && r->cross[op->group][gi]) ? &t->slots[gi] : NULL;
+	if (!sl || sl->expected == 0 || sl->arrived + 1 >= sl->expected) {
+		cs__run_arrive(r, local, rs, s, op);
+		return;
+	}
+	cs__run_hold(r, local, rs, s, op, t, gi, &sl->tuned);
+	sl->arrived++;
 }
 
 #endif
