@@ -60,6 +60,7 @@ typedef struct rig {
 	cs_time done[MAXJOBS];
 	int order[MAXJOBS];
 	int64_t max_flows;
+	bool planned;   /* start each job from its plan (cs_net_plan) */
 } rig;
 
 static void rig_init(rig *r, cs_cluster_spec c)
@@ -116,7 +117,16 @@ static void on_start(cs_sim *sim, void *ctx, uint64_t arg)
 	ck_assert_ptr_nonnull(m);
 	for (int64_t i = 0; i < j->n; i++)
 		m[i] = j->first + i * j->stride;
-	int64_t id = cs_net_start(r->net, cs_sim_now(sim), m, j->n, j->op, j->bytes, j->algo, arg);
+	int64_t id;
+	if (r->planned) {
+		int32_t plan = cs_net_plan(r->net, m, j->n, j->op, j->bytes, j->algo);
+		ck_assert_int_ge(plan, 0);
+		/* asked again, the same plan */
+		ck_assert_int_eq(cs_net_plan(r->net, m, j->n, j->op, j->bytes, j->algo), plan);
+		id = cs_net_start_plan(r->net, cs_sim_now(sim), plan, arg);
+	} else {
+		id = cs_net_start(r->net, cs_sim_now(sim), m, j->n, j->op, j->bytes, j->algo, arg);
+	}
 	free(m);
 	ck_assert_int_ge(id, 0);
 	if (cs_net_active_flows(r->net) > r->max_flows)
@@ -672,6 +682,28 @@ START_TEST(test_same_sequence_same_times)
 }
 END_TEST
 
+/* A collective started from its kept plan runs as one started from its
+ * arguments; a plan the net does not hold is refused. */
+START_TEST(test_planned_starts_take_the_same_times)
+{
+	int nj = (int)(sizeof(mixed) / sizeof(mixed[0]));
+	rig a, b;
+	rig_init(&a, cluster(4, 16, 16, 2, 3));
+	rig_run(&a, mixed, nj);
+	rig_init(&b, cluster(4, 16, 16, 2, 3));
+	b.planned = true;
+	rig_run(&b, mixed, nj);
+	for (int i = 0; i < nj; i++) {
+		ck_assert_int_eq(a.done[i], b.done[i]);
+		ck_assert_int_eq(a.order[i], b.order[i]);
+	}
+	ck_assert_int_eq(cs_net_start_plan(b.net, cs_net_now(b.net), -1, 0), -1);
+	ck_assert_int_eq(cs_net_start_plan(b.net, cs_net_now(b.net), nj, 0), -1);
+	rig_free(&a);
+	rig_free(&b);
+}
+END_TEST
+
 #define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *flow_suite(void)
@@ -703,6 +735,7 @@ static Suite *flow_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("determinism");
 	tcase_add_test(tc, test_same_sequence_same_times);
+	tcase_add_test(tc, test_planned_starts_take_the_same_times);
 	suite_add_tcase(s, tc);
 	return s;
 }

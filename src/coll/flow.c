@@ -740,6 +740,24 @@ static int32_t new_flow(cs_net *n, int32_t nlinks)
 	return fi;
 }
 
+/* The plan of a collective: kept (*kept its index) when `keep` and there
+ * is room, else built into n->plan (*kept -1); NULL on error. */
+static const cs__flow_plan *plan_of(cs_net *n, const int64_t *members, int64_t nmembers, cs_coll_op op,
+				    double bytes, cs_coll_algo algo, bool keep, int32_t *kept)
+{
+	*kept = keep ? cs__plan_cache_find(&n->plans, members, nmembers, op, bytes, algo) : -1;
+	if (*kept >= 0)
+		return cs__plan_cache_at(&n->plans, *kept);
+	n->plan.n = n->plan.nl = 0;
+	if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
+		return NULL;
+	if (keep && (*kept = cs__plan_cache_put(&n->plans, members, nmembers, op, bytes, algo, &n->plan)) >= 0)
+		return cs__plan_cache_at(&n->plans, *kept);
+	return &n->plan;
+}
+
+static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, uint64_t tag);
+
 int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
 		     cs_coll_op op, double bytes, cs_coll_algo algo, uint64_t tag)
 {
@@ -748,17 +766,32 @@ int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nme
 	if (step_to(n, now))
 		return -1;
 	/* a collective of more than two repeats: its plan is kept */
-	bool keep = nmembers > 2;
-	const cs__flow_plan *plan = keep ? cs__plan_cache_find(&n->plans, members, nmembers, op, bytes, algo)
-					 : NULL;
-	if (plan == NULL) {
-		n->plan.n = n->plan.nl = 0;
-		if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
-			return -1;
-		plan = &n->plan;
-		if (keep)
-			cs__plan_cache_put(&n->plans, members, nmembers, op, bytes, algo, plan);
-	}
+	int32_t kept;
+	const cs__flow_plan *plan = plan_of(n, members, nmembers, op, bytes, algo, nmembers > 2, &kept);
+	return plan ? start(n, now, plan, tag) : -1;
+}
+
+int32_t cs_net_plan(cs_net *n, const int64_t *members, int64_t nmembers, cs_coll_op op, double bytes,
+		    cs_coll_algo algo)
+{
+	if (nmembers < 0 || (nmembers > 0 && members == NULL))
+		return -1;
+	int32_t kept;
+	return plan_of(n, members, nmembers, op, bytes, algo, true, &kept) ? kept : -1;
+}
+
+int64_t cs_net_start_plan(cs_net *n, cs_time now, int32_t plan, uint64_t tag)
+{
+	if (now < n->now || plan < 0 || (size_t)plan >= n->plans.ne)
+		return -1;
+	if (step_to(n, now))
+		return -1;
+	return start(n, now, cs__plan_cache_at(&n->plans, plan), tag);
+}
+
+/* Start the collective of `plan` now (the net stepped to now). */
+static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, uint64_t tag)
+{
 	int64_t id = n->next_id++;
 	if (plan->n == 0) {
 		if (push_done(n, tag))

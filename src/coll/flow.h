@@ -63,6 +63,16 @@ void cs_net_free(cs_net *n);
 int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
 		     cs_coll_op op, double bytes, cs_coll_algo algo, uint64_t tag);
 
+/* A collective that repeats: its flows planned once and kept. Returns the
+ * plan's index for cs_net_start_plan (valid while the net lives), or -1
+ * when the net keeps no more plans or the arguments are wrong (then start
+ * it with cs_net_start). */
+int32_t cs_net_plan(cs_net *n, const int64_t *members, int64_t nmembers, cs_coll_op op, double bytes,
+		    cs_coll_algo algo);
+/* Start the collective of cs_net_plan's `plan` now: what cs_net_start of
+ * its arguments does, without looking the plan up. */
+int64_t cs_net_start_plan(cs_net *n, cs_time now, int32_t plan, uint64_t tag);
+
 /* The next time the net changes state (a flow ends or leaves its latency
  * phase, or completed collectives wait to be popped: then the net's time).
  * CS_TIME_MAX when nothing runs, or what runs never ends (a zero-bandwidth

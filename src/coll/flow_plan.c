@@ -60,31 +60,35 @@ void cs__plan_cache_free(cs__plan_cache *c)
 	*c = (cs__plan_cache){0};
 }
 
-const cs__flow_plan *cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n,
-					 cs_coll_op op, double bytes, cs_coll_algo algo)
+int32_t cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op,
+			    double bytes, cs_coll_algo algo)
 {
 	if (c->scap == 0)
-		return NULL;
+		return -1;
 	uint64_t h = plan_key(m, n, op, bytes, algo);
 	for (size_t j = (size_t)h & (c->scap - 1);; j = (j + 1) & (c->scap - 1)) {
 		if (c->slot[j] < 0)
-			return NULL;
-		const cs__plan_ent *e = &c->e[c->slot[j]];
-		if (ent_is(e, h, m, n, op, bytes, algo))
-			return &e->p;
+			return -1;
+		if (ent_is(&c->e[c->slot[j]], h, m, n, op, bytes, algo))
+			return c->slot[j];
 	}
 }
 
-void cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
-			cs_coll_algo algo, const cs__flow_plan *p)
+const cs__flow_plan *cs__plan_cache_at(const cs__plan_cache *c, int32_t i)
+{
+	return &c->e[i].p;
+}
+
+int32_t cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
+			   cs_coll_algo algo, const cs__flow_plan *p)
 {
 	if (c->ne >= CACHE_MAX_PLANS || c->links + p->nl > CACHE_MAX_LINKS)
-		return;
+		return -1;
 	if (c->ne == c->ecap) {
 		size_t cap = c->ecap ? 2 * c->ecap : 256;
 		cs__plan_ent *e = realloc(c->e, cap * sizeof(*e));
 		if (e == NULL)
-			return;
+			return -1;
 		c->e = e;
 		c->ecap = cap;
 	}
@@ -92,7 +96,7 @@ void cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_
 		size_t cap = c->scap ? 2 * c->scap : 512;
 		int32_t *s = malloc(cap * sizeof(*s));
 		if (s == NULL)
-			return;
+			return -1;
 		for (size_t j = 0; j < cap; j++)
 			s[j] = -1;
 		for (size_t i = 0; i < c->ne; i++) {
@@ -115,7 +119,7 @@ void cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_
 	if (e->m == NULL || e->p.f == NULL || e->p.link == NULL || e->p.weight == NULL) {
 		free(e->m);
 		cs__flow_plan_free(&e->p);
-		return;
+		return -1;
 	}
 	memcpy(e->m, m, (size_t)n * sizeof(*m));
 	if (p->n > 0)
@@ -129,8 +133,9 @@ void cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_
 	size_t j = (size_t)e->h & (c->scap - 1);
 	while (c->slot[j] >= 0)
 		j = (j + 1) & (c->scap - 1);
-	c->slot[j] = (int32_t)c->ne++;
+	c->slot[j] = (int32_t)c->ne;
 	c->links += p->nl;
+	return (int32_t)c->ne++;
 }
 
 /* ---- building ------------------------------------------------------------- */

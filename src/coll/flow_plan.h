@@ -82,13 +82,15 @@ typedef struct cs__plan_cache {
 } cs__plan_cache;
 
 void cs__plan_cache_free(cs__plan_cache *c);
-/* The plan of these arguments if cached, else NULL. */
-const cs__flow_plan *cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n,
-					 cs_coll_op op, double bytes, cs_coll_algo algo);
-/* Keep a copy of p as the plan of these arguments (nothing when full or
- * out of memory). */
-void cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
-			cs_coll_algo algo, const cs__flow_plan *p);
+/* The index of the plan of these arguments if cached, else -1. */
+int32_t cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op,
+			    double bytes, cs_coll_algo algo);
+/* Keep a copy of p as the plan of these arguments: its index, or -1 (not
+ * kept) when full or out of memory. */
+int32_t cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
+			   cs_coll_algo algo, const cs__flow_plan *p);
+/* The plan kept at index i (which stays valid while the cache lives). */
+const cs__flow_plan *cs__plan_cache_at(const cs__plan_cache *c, int32_t i);
 
 /* Append the flows of one collective to *p (nothing for one member or no
  * bytes). `domain` is the scale-up domain size in GPUs. 0, or -1 on

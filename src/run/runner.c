@@ -398,6 +398,7 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 		rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch, &tier);
 		rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
 		rs->p2p_tier[up] = (uint8_t)tier;
+		rs->p2p_plan[up] = 0;
 		if (r->net)
 			rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, op->bytes);
 	}
@@ -409,7 +410,7 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	if (r->net) {
 		int64_t pair[2] = { rank, peer };
 		cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, rs->p2p_net[up], CS_ALGO_RING,
-				  cs__send_tag(local, s));
+				  cs__send_tag(local, s), &rs->p2p_plan[up]);
 		return;
 	}
 	schedule_op_done(r, now + rs->p2p_ns[up], local, s);

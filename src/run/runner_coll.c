@@ -152,9 +152,15 @@ static void net_reschedule(cs_runner *r)
 }
 
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
-		      cs_coll_algo algo, uint64_t tag)
+		       cs_coll_algo algo, uint64_t tag, int32_t *plan)
 {
-	if (cs_net_start(r->net, cs_sim_now(r->sim), members, n, op, bytes, algo, tag) < 0) {
+	if (*plan == 0) {
+		int32_t p = cs_net_plan(r->net, members, n, op, bytes, algo);
+		*plan = p >= 0 ? p + 1 : -1;
+	}
+	cs_time now = cs_sim_now(r->sim);
+	if ((*plan > 0 ? cs_net_start_plan(r->net, now, *plan - 1, tag)
+		       : cs_net_start(r->net, now, members, n, op, bytes, algo, tag)) < 0) {
 		r->failed = CS_ERR_NOMEM;
 		return;
 	}
@@ -230,6 +236,7 @@ const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shap
 	tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
 	tu->coll = op->coll + 1;
 	tu->bytes = op->bytes;
+	tu->plan = 0;
 	return tu;
 }
 
@@ -273,6 +280,15 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 		cs__run_schedule(r, now + d, cs__run_on_coll_done, tag);
 		return;
 	}
+	/* the tuner's entry coll_begin read: its plan, once asked, names the
+	 * flows of this collective (same members, bytes and algorithm) */
+	cs__tuned *tu = &sl->tuned.e[0];
+	if (tu->coll != op->coll + 1 || tu->bytes != op->bytes)
+		tu = &sl->tuned.e[1];
+	if (tu->plan > 0) {
+		cs__run_net_start(r, NULL, 0, (cs_coll_op)op->coll, 0, sl->choice.algo, tag, &tu->plan);
+		return;
+	}
 	/* the members' ranks: from the slot's list when every member is
 	 * simulated here (in the group's order), else from the mesh */
 	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->gpn);
@@ -286,7 +302,8 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 	}
 	double spb = alone_spb(r, t, gi, r->members, n, (cs_coll_op)op->coll, sl->choice.algo);
 	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll,
-			  protocol_bytes(op->bytes, spb * op->bytes, d, &sl->choice), sl->choice.algo, tag);
+			  protocol_bytes(op->bytes, spb * op->bytes, d, &sl->choice), sl->choice.algo, tag,
+			  &tu->plan);
 }
 
 cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const cs_op *op,

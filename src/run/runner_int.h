@@ -125,6 +125,8 @@ typedef struct rank_state {
 	double p2p_net[2];            /* flow fidelity: the bytes that message puts on the net */
 	uint8_t p2p_ch[2];            /* channels of the last message size each way */
 	uint8_t p2p_tier[2];          /* the highest tier a message crosses each way */
+	int32_t p2p_plan[2];          /* flow fidelity: the net's plan of that message + 1,
+	                               * 0 not yet asked, -1 not kept */
 	/* critical path: per stream, the counter whose path its op in flight
 	 * extends, read in place until that path changes (then copied to the
 	 * stream's own slot: FLY_OWN) */
@@ -154,6 +156,8 @@ typedef struct cs__tuned {
 	int32_t coll;                 /* cs_coll_op + 1, 0 for none yet */
 	cs_time d;                    /* its time on the group's shape */
 	cs_coll_choice choice;
+	int32_t plan;                 /* flow fidelity: the net's plan of it + 1, 0 not
+	                               * yet asked, -1 not kept */
 } cs__tuned;
 
 typedef struct cs__tunes {
@@ -447,8 +451,10 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, co
 			  comm_table *t, int64_t gi);
 void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
+/* Start a collective on the flow net, planned once: *plan is the net's
+ * plan + 1 (0 not yet asked, then set; -1 not kept). */
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
-		      cs_coll_algo algo, uint64_t tag);
+		       cs_coll_algo algo, uint64_t tag, int32_t *plan);
 /* Member `local` arrives at collective `op` on its stream s: the first
  * arrival at an instance lists its members, the last starts it (a call,
  * runner_coll.c). */
