@@ -47,6 +47,15 @@ static cs_metrics run_text(const char *text)
 	"              pipeline: {schedule: interleaved, virtual_stages: 2},\n" \
 	"              data_parallel: {sharding: zero3}}\n"
 
+/* Pure data parallelism on 16 GPUs, fully sharded, two all-gathers in
+ * flight: kernels that follow an all-gather of one group come two
+ * collectives of that group apart. */
+#define ZERO3_16 \
+	"cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n" \
+	"model: {arch: llama, layers: 8, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336, vocab: 32000}\n" \
+	"training: {seq_len: 2048, micro_batch: 1, global_batch: 32, framework: fsdp}\n" \
+	"parallelism: {data_parallel: {sharding: zero3, backward_prefetch: pre, max_inflight_gathers: 2}}\n"
+
 static cs_metrics with_straggler(const char *base, const char *entry)
 {
 	char text[2048];
@@ -118,7 +127,7 @@ END_TEST
 START_TEST(critical_path_adds_up_to_the_step)
 {
 	static const char *const bases[] = {
-		DP16, PP16, FSDP16, FSDP16 "stragglers:\n  - {gpu: 5, compute: 1.5}\n",
+		DP16, PP16, FSDP16, FSDP16 "stragglers:\n  - {gpu: 5, compute: 1.5}\n", ZERO3_16,
 	};
 	for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
 		cs_metrics m = run_text(bases[b]);

@@ -25,21 +25,40 @@ static cs_path *own_fly(const cs_runner *r, int64_t local, int stream)
 	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
 }
 
-/* Counter c's path: in place, or, when a collective moved it last, the
- * collective's path and the transfer to local worked out into *tmp (the
+/* The whole path x names, into *tmp. */
+static const cs_path *cref_expand(const cs_runner *r, int64_t local, const cs__cref *x, cs_path *tmp)
+{
+	const comm_table *t = &r->comm[x->kind][x->stream];
+	int64_t at = 2 * (int64_t)x->gi + x->parity;
+	*tmp = t->paths[at];
+	cs_path_transfer(tmp, t->xfers[at], x->comm, x->coll, t->shapes[x->gi].tier, cs__run_rank_of(r, local),
+			 x->end);
+	if (x->add)
+		cs_path_compute(tmp, x->add);
+	return tmp;
+}
+
+/* The collective that moved counter c of rs last, as a reference (the
  * collective is the last op done on stream c, its instance the rank's). */
+static cs__cref cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int c)
+{
+	const cs_op *op = &r->tmpls[rs->tmpl].ops[c][rs->cnt[c] - 1];
+	return (cs__cref){ .gi = rs->gidx[op->group], .on = 1, .kind = op->group, .stream = (uint8_t)c,
+			   .parity = (uint8_t)((rs->parity >> c) & 1), .comm = op->comm, .coll = op->coll,
+			   .end = r->times[local].done_at[c] };
+}
+
+/* Counter c's path: in place, or worked out into *tmp from the collective
+ * it extends. */
 static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_path *tmp)
 {
 	const rank_state *rs = &r->ranks[local];
+	if (c == CS_STREAM_COMPUTE && rs->cref.on)
+		return cref_expand(r, local, &rs->cref, tmp);
 	if (!(rs->lazy & (1u << c)))
 		return &r->paths[local * NPATHS + c];
-	const cs_op *op = &r->env.progs[rs->tmpl].ops[c][rs->cnt[c] - 1];
-	const comm_table *t = &r->comm[op->group][c];
-	int64_t gi = rs->gidx[op->group], at = 2 * gi + ((rs->parity >> c) & 1);
-	*tmp = t->paths[at];
-	cs_path_transfer(tmp, t->xfers[at], op->comm, op->coll, t->shapes[gi].tier, cs__run_rank_of(r, local),
-			 r->times[local].done_at[c]);
-	return tmp;
+	cs__cref x = cref_of(r, local, rs, c);
+	return cref_expand(r, local, &x, tmp);
 }
 
 const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_path *tmp)
@@ -68,7 +87,41 @@ cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 	rank_state *rs = &r->ranks[local];
 	path_detach(r, local, rs, c);
 	rs->lazy &= (uint16_t)~(1u << c);
+	if (c == CS_STREAM_COMPUTE)
+		rs->cref.on = 0;
 	return &r->paths[local * NPATHS + c];
+}
+
+/* A kernel of d ns on the compute stream ends: when its path extends a
+ * collective's, the compute counter names that collective (cs__cref)
+ * instead of taking a copy. Returns whether it did. */
+static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time d)
+{
+	int c = CS_STREAM_COMPUTE, ref = rs->fly_ref[c];
+	cs__cref x;
+	if (ref == c && rs->cref.on)
+		x = rs->cref;
+	else if (ref != FLY_OWN && ref != c && (rs->lazy & (1u << ref)))
+		x = cref_of(r, local, rs, ref);
+	else
+		return false;
+	path_detach(r, local, rs, c);
+	rs->lazy &= (uint16_t)~(1u << c);
+	x.add += d;
+	rs->cref = x;
+	return true;
+}
+
+void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+{
+	int64_t gi = rs->gidx[op->group];
+	const cs__cref *x = &rs->cref;
+	if (gi < 0 || x->kind != op->group || x->stream != s || x->gi != gi ||
+	    x->parity != ((r->comm[op->group][s].slots[gi].gen + 1) & 1))
+		return;
+	cs_path tmp;
+	const cs_path *p = path_read(r, local, CS_STREAM_COMPUTE, &tmp);
+	*cs__run_path_to_write(r, local, CS_STREAM_COMPUTE) = *p;
 }
 
 /* The op at the head of stream s starts now: its path is its last
@@ -496,7 +549,8 @@ void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op,
 			path_detach(r, local, rs, s);
 			rs->lazy |= (uint16_t)(1u << s);
 			rs->parity = (uint16_t)((rs->parity & ~(1u << s)) | (unsigned)(d->gen & 1) << s);
-		} else {
+		} else if (!(op->kind == CS_OP_COMPUTE && s == CS_STREAM_COMPUTE &&
+			     compute_to_cref(r, local, rs, now - r->times[local].started[s]))) {
 			cs_path tmp;
 			const cs_path *src = cs__run_fly_of(r, local, s, &tmp);
 			cs_path *p = cs__run_path_to_write(r, local, s);

@@ -88,6 +88,18 @@ static inline bool cs__tag_is_send(uint64_t tag) { return (tag & CS__SEND_TAG) !
 /* The sender's local and stream of a send's tag. */
 static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag & ~CS__SEND_TAG); }
 
+/* A path named by the collective it extends rather than copied: the
+ * instance's path of generation `parity` (comm_table.paths), the transfer
+ * to this member that ended at `end`, then `add` ns of compute. A
+ * member's counter that a collective moved reads as one with add 0; the
+ * compute counter keeps one while its kernels follow such a counter, so
+ * a tensor-parallel layer's kernels copy no path at all. */
+typedef struct cs__cref {
+	int32_t gi;
+	uint8_t on, kind, stream, parity, comm, coll;
+	cs_time end, add;
+} cs__cref;
+
 /* A rank's state, what every op touches first: a large run is bound by
  * the memory traffic of these, so what only pipeline sends, the trace or
  * the critical path read lies at the end or in rank_times. */
@@ -134,6 +146,7 @@ typedef struct rank_state {
 	/* bit per counter whose path a collective set last, and is read from
 	 * the collective's (cs__run_fly_of), and the parity of its generation */
 	uint16_t lazy, parity;
+	cs__cref cref;                /* the compute counter's path, when it extends one */
 } rank_state;
 
 _Static_assert(CS_COUNTERS <= 16, "lazy and parity keep a bit per counter");
@@ -357,6 +370,10 @@ const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_
 /* Counter c's path, to write whole: the ops in flight that read it are
  * given a copy first. */
 cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c);
+/* local arrives at collective op on stream s while its compute counter
+ * names a collective's path (cs__cref): if the collective about to start
+ * overwrites that path, the counter takes a copy first. */
+void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 /* Ask for local's state ahead of its use: a batch's ranks and a
  * collective's members lie far apart in memory, and a loop over them would
@@ -535,6 +552,8 @@ static inline void cs__run_complete(cs_runner *r, int64_t local, int s, const cs
  * most arrivals only count themselves (and take their SMs). */
 static inline void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
+	if (r->paths && rs->cref.on)
+		cs__run_cref_arrive(r, local, rs, s, op);
 	int64_t gi = rs->gidx[op->group];
 	comm_table *t = &r->comm[op->group][s];
 	slot *sl = gi >= 0 && !(r->cross[op->group] && r->cross[op->group][gi]) ? &t->slots[gi] : NULL;
