@@ -43,18 +43,28 @@ static const cs_path *cref_expand(const cs_runner *r, int64_t local, const cs__c
 static cs__cref cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int c)
 {
 	const cs_op *op = &r->tmpls[rs->tmpl].ops[c][rs->cnt[c] - 1];
-	return (cs__cref){ .gi = rs->gidx[op->group], .on = 1, .kind = op->group, .stream = (uint8_t)c,
+	return (cs__cref){ .gi = rs->gidx[op->group], .kind = op->group, .stream = (uint8_t)c,
 			   .parity = (uint8_t)((rs->parity >> c) & 1), .comm = op->comm, .coll = op->coll,
 			   .end = r->times[local].done_at[c] };
 }
 
-/* Counter c's path: in place, or worked out into *tmp from the collective
- * it extends. */
+/* The reference the compute counter's path slot holds (rank_state.cref). */
+static cs__cref cref_load(const cs_runner *r, int64_t local)
+{
+	cs__cref x;
+	memcpy(&x, &r->paths[local * NPATHS + CS_STREAM_COMPUTE], sizeof x);
+	return x;
+}
+
+/* Counter c's path: in place, or worked out into *tmp (never the slot)
+ * from the collective it extends. */
 static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_path *tmp)
 {
 	const rank_state *rs = &r->ranks[local];
-	if (c == CS_STREAM_COMPUTE && rs->cref.on)
-		return cref_expand(r, local, &rs->cref, tmp);
+	if (c == CS_STREAM_COMPUTE && rs->cref) {
+		cs__cref x = cref_load(r, local);
+		return cref_expand(r, local, &x, tmp);
+	}
 	if (!(rs->lazy & (1u << c)))
 		return &r->paths[local * NPATHS + c];
 	cs__cref x = cref_of(r, local, rs, c);
@@ -88,7 +98,7 @@ cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 	path_detach(r, local, rs, c);
 	rs->lazy &= (uint16_t)~(1u << c);
 	if (c == CS_STREAM_COMPUTE)
-		rs->cref.on = 0;
+		rs->cref = false;
 	return &r->paths[local * NPATHS + c];
 }
 
@@ -99,8 +109,8 @@ static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time
 {
 	int c = CS_STREAM_COMPUTE, ref = rs->fly_ref[c];
 	cs__cref x;
-	if (ref == c && rs->cref.on)
-		x = rs->cref;
+	if (ref == c && rs->cref)
+		x = cref_load(r, local);
 	else if (ref != FLY_OWN && ref != c && (rs->lazy & (1u << ref)))
 		x = cref_of(r, local, rs, ref);
 	else
@@ -108,16 +118,17 @@ static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time
 	path_detach(r, local, rs, c);
 	rs->lazy &= (uint16_t)~(1u << c);
 	x.add += d;
-	rs->cref = x;
+	memcpy(&r->paths[local * NPATHS + c], &x, sizeof x);
+	rs->cref = true;
 	return true;
 }
 
 void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int64_t gi = rs->gidx[op->group];
-	const cs__cref *x = &rs->cref;
-	if (gi < 0 || x->kind != op->group || x->stream != s || x->gi != gi ||
-	    x->parity != ((r->comm[op->group][s].slots[gi].gen + 1) & 1))
+	cs__cref x = cref_load(r, local);
+	if (gi < 0 || x.kind != op->group || x.stream != s || x.gi != gi ||
+	    x.parity != ((r->comm[op->group][s].slots[gi].gen + 1) & 1))
 		return;
 	cs_path tmp;
 	const cs_path *p = path_read(r, local, CS_STREAM_COMPUTE, &tmp);

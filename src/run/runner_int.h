@@ -92,11 +92,11 @@ static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag 
  * instance's path of generation `parity` (comm_table.paths), the transfer
  * to this member that ended at `end`, then `add` ns of compute. A
  * member's counter that a collective moved reads as one with add 0; the
- * compute counter keeps one while its kernels follow such a counter, so
- * a tensor-parallel layer's kernels copy no path at all. */
+ * compute counter keeps one in its path slot while its kernels follow
+ * such a counter, so a tensor-parallel layer's kernels copy no path. */
 typedef struct cs__cref {
 	int32_t gi;
-	uint8_t on, kind, stream, parity, comm, coll;
+	uint8_t kind, stream, parity, comm, coll;
 	cs_time end, add;
 } cs__cref;
 
@@ -146,7 +146,7 @@ typedef struct rank_state {
 	/* bit per counter whose path a collective set last, and is read from
 	 * the collective's (cs__run_fly_of), and the parity of its generation */
 	uint16_t lazy, parity;
-	cs__cref cref;                /* the compute counter's path, when it extends one */
+	bool cref;                    /* the compute counter's path slot holds a cs__cref */
 } rank_state;
 
 _Static_assert(CS_COUNTERS <= 16, "lazy and parity keep a bit per counter");
@@ -552,7 +552,7 @@ static inline void cs__run_complete(cs_runner *r, int64_t local, int s, const cs
  * most arrivals only count themselves (and take their SMs). */
 static inline void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
-	if (r->paths && rs->cref.on)
+	if (r->paths && rs->cref)
 		cs__run_cref_arrive(r, local, rs, s, op);
 	int64_t gi = rs->gidx[op->group];
 	comm_table *t = &r->comm[op->group][s];
