@@ -18,7 +18,6 @@
 
 /* ---- critical path ---------------------------------------------------- */
 
-
 /* The slot of local's op in flight on `stream` once it has a copy of its own. */
 static cs_path *own_fly(const cs_runner *r, int64_t local, int stream)
 {
@@ -638,18 +637,19 @@ static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
 	pend_del(r, cs_sim_now(sim), s);
 	if (r->last.id == id)
 		r->last.id = -1;
-	/* as if each completion were its own event, in order; try_rank may grow
-	 * the batch table, so index it afresh every time */
-	for (int32_t i = 0; i < r->batches[id].n; i++) {
+	/* as if each completion were its own event, in order. try_rank may
+	 * grow the batch table (moving this record), but nothing joins a
+	 * closed batch: its tickets stay where they are */
+	const batch b = r->batches[id];
+	for (int32_t i = 0; i < b.n; i++) {
 		/* a batch's ranks lie far apart: fetch a few ranks ahead */
-		if (i + PREFETCH_AHEAD < r->batches[id].n)
-			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&r->batches[id], i + PREFETCH_AHEAD)));
-		op_done(r, cs__batch_ticket(&r->batches[id], i), s);
+		if (i + PREFETCH_AHEAD < b.n)
+			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i + PREFETCH_AHEAD)));
+		op_done(r, cs__batch_ticket(&b, i), s);
 	}
 	if (r->env.progress)
 		cs__run_progress(r, cs_sim_events(sim), cs_sim_now(sim));
-	batch *b = &r->batches[id];
-	b->next_free = r->batch_free;
+	r->batches[id].next_free = r->batch_free;
 	r->batch_free = id;
 }
 

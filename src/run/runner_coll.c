@@ -320,8 +320,7 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 		if (src != dst)
 			*dst = *src;
 	}
-	const cs__tuned *tu = cs__run_tune(r, &sl->tuned, cs__run_group_shape(r, t, gi, op->group, last_local),
-					   op);
+	const cs__tuned *tu = cs__run_tune(r, &sl->tuned, t, gi, last_local, op);
 	cs_time d = tu->d;
 	if (r->env.links && !r->net) {
 		if (t->keep[gi] < 0) {

@@ -436,17 +436,18 @@ static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table
 {
 	return t->shape_ok[gi] ? &t->shapes[gi] : cs__run_shape_of(r, t, gi, kind, local);
 }
-/* The tuner's answer for op on shape sh, kept in tc while the group's
- * collectives keep to its two latest kinds (asked anew by cs__run_retune,
- * runner_coll.c). */
+/* The tuner's answer for op on instance gi of table t (`local` one of its
+ * members), kept in tc while the group's collectives keep to its two
+ * latest kinds (asked anew by cs__run_retune, runner_coll.c, on the
+ * group's shape, which only then is looked up). */
 const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
-static inline const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh,
-					     const cs_op *op)
+static inline const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, comm_table *t, int64_t gi,
+					     int64_t local, const cs_op *op)
 {
 	for (int i = 0; i < 2; i++)
 		if (tc->e[i].coll == op->coll + 1 && tc->e[i].bytes == op->bytes)
 			return &tc->e[i];
-	return cs__run_retune(r, tc, sh, op);
+	return cs__run_retune(r, tc, cs__run_group_shape(r, t, gi, op->group, local), op);
 }
 /* The last member of instance gi arrived at `now` (last_local): the
  * collective starts; returns its time (runner_coll.c). */
@@ -515,8 +516,7 @@ static inline void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int
 {
 	if (!r->contend)
 		return;
-	const cs_group_shape *sh = cs__run_group_shape(r, t, gi, op->group, local);
-	int channels = cs__run_tune(r, tc, sh, op)->choice.channels;
+	int channels = cs__run_tune(r, tc, t, gi, local, op)->choice.channels;
 	if (channels <= 0)
 		return;
 	rs->held[s] = (uint8_t)(channels > 255 ? 255 : channels);
