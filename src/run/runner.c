@@ -189,7 +189,20 @@ static int32_t batch_new(cs_runner *r)
 	return id;
 }
 
-static int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
+/* Room for one more ticket in batch b: 0, or -1 on out-of-memory. */
+static int batch_grow(batch *b)
+{
+	int32_t nc = b->cap ? b->cap * 2 : 8;
+	cs__ticket *nt = realloc(b->more, (size_t)nc * sizeof *nt);
+	if (!nt)
+		return -1;
+	b->more = nt;
+	b->cap = nc;
+	return 0;
+}
+
+/* Inline: most tickets join a batch with room for them. */
+static inline int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
 {
 	batch *b = &r->batches[id];
 	if (b->n == 0) {
@@ -197,14 +210,8 @@ static int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
 		b->n = 1;
 		return 0;
 	}
-	if (b->n - 1 == b->cap) {
-		int32_t nc = b->cap ? b->cap * 2 : 8;
-		cs__ticket *nt = realloc(b->more, (size_t)nc * sizeof *nt);
-		if (!nt)
-			return -1;
-		b->more = nt;
-		b->cap = nc;
-	}
+	if (b->n - 1 == b->cap && batch_grow(b))
+		return -1;
 	b->more[b->n++ - 1] = tk;
 	return 0;
 }
@@ -304,12 +311,7 @@ static int32_t batch_for(cs_runner *r, cs_time at, int s)
 static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
 	int32_t id = r->last.id >= 0 && r->last.t == at && r->last.s == s ? r->last.id : batch_for(r, at, s);
-	if (id < 0)
-		return;
-	batch *b = &r->batches[id];
-	if (b->n > 0 && b->n - 1 < b->cap)
-		b->more[b->n++ - 1] = tk;
-	else if (batch_add(r, id, tk))
+	if (id >= 0 && batch_add(r, id, tk))
 		r->failed = CS_ERR_NOMEM;
 }
 

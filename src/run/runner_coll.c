@@ -23,8 +23,12 @@ static int table_alloc(cs_runner *r, comm_table *t, int kind)
 	t->shape_ok = calloc(n, 1);
 	if (!t->slots || !t->shapes || !t->shape_ok)
 		return -1;
-	if (r->paths && (!(t->paths = calloc(2 * n, sizeof(cs_path))) || !(t->xfers = calloc(2 * n, sizeof(cs_time)))))
-		return -1;
+	if (r->paths) { /* two generations per instance */
+		t->paths = calloc(2 * n, sizeof(cs_path));
+		t->xfers = calloc(2 * n, sizeof(cs_time));
+		if (!t->paths || !t->xfers)
+			return -1;
+	}
 	if (r->env.links && !r->net) {
 		t->keep = malloc(n * sizeof(float));
 		t->lat = malloc(n * sizeof(cs_time));
@@ -229,7 +233,7 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 	return t->alone[at];
 }
 
-const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op)
+cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op)
 {
 	cs__tuned *tu = &tc->e[tc->next];
 	tc->next ^= 1;
@@ -280,11 +284,9 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 		cs__run_schedule(r, now + d, cs__run_on_coll_done, tag);
 		return;
 	}
-	/* the tuner's entry coll_begin read: its plan, once asked, names the
+	/* the tuner's answer coll_begin read: its plan, once asked, names the
 	 * flows of this collective (same members, bytes and algorithm) */
-	cs__tuned *tu = &sl->tuned.e[0];
-	if (tu->coll != op->coll + 1 || tu->bytes != op->bytes)
-		tu = &sl->tuned.e[1];
+	cs__tuned *tu = cs__run_tune(r, &sl->tuned, t, gi, local, op);
 	if (tu->plan > 0) {
 		cs__run_net_start(r, NULL, 0, (cs_coll_op)op->coll, 0, sl->choice.algo, tag, &tu->plan);
 		return;

@@ -440,8 +440,8 @@ static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table
  * members), kept in tc while the group's collectives keep to its two
  * latest kinds (asked anew by cs__run_retune, runner_coll.c, on the
  * group's shape, which only then is looked up). */
-const cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
-static inline const cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, comm_table *t, int64_t gi,
+cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
+static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, comm_table *t, int64_t gi,
 					     int64_t local, const cs_op *op)
 {
 	for (int i = 0; i < 2; i++)
