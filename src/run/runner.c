@@ -155,7 +155,14 @@ static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const
 
 /* ---- execution -------------------------------------------------------- */
 
-static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg);
+static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
+
+/* Completions due on one stream at one time share an engine event. The
+ * first travels in the event itself; a second opens a batch for the
+ * others, which the event takes after its own. With jitter nearly every
+ * completion is alone, and needs no batch (two more cache lines). A
+ * pending entry's id is its batch, or PEND_LONE while it has none. */
+#define PEND_LONE INT32_MAX
 
 static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 {
@@ -222,16 +229,17 @@ static uint32_t pend_slot(const cs_runner *r, cs_time t, int s)
 	return (uint32_t)(h >> 32) & (r->pcap - 1);
 }
 
-static int32_t pend_find(const cs_runner *r, cs_time t, int s)
+/* The entry pending for (t, s), NULL for none. */
+static pending *pend_ref(const cs_runner *r, cs_time t, int s)
 {
 	if (!r->pcap)
-		return -1;
+		return NULL;
 	for (uint32_t j = pend_slot(r, t, s);; j = (j + 1) & (r->pcap - 1)) {
-		const pending *p = &r->pend[j];
+		pending *p = &r->pend[j];
 		if (p->id < 0)
-			return -1;
+			return NULL;
 		if (p->t == t && p->s == s)
-			return p->id;
+			return p;
 	}
 }
 
@@ -264,14 +272,14 @@ static int pend_put(cs_runner *r, cs_time t, int s, int32_t id)
 	return 0;
 }
 
-/* Remove the entry of (t, s), shifting back the entries its probe passed. */
-static void pend_del(cs_runner *r, cs_time t, int s)
+/* Remove the entry of (t, s), shifting back the entries its probe passed;
+ * returns its batch (or PEND_LONE). */
+static int32_t pend_del(cs_runner *r, cs_time t, int s)
 {
 	uint32_t m = r->pcap - 1, j = pend_slot(r, t, s);
 	while (r->pend[j].id >= 0 && !(r->pend[j].t == t && r->pend[j].s == s))
 		j = (j + 1) & m;
-	if (r->pend[j].id < 0)
-		return;
+	int32_t id = r->pend[j].id;
 	r->pend[j].id = -1;
 	r->pn--;
 	for (uint32_t k = (j + 1) & m; r->pend[k].id >= 0; k = (k + 1) & m) {
@@ -283,6 +291,7 @@ static void pend_del(cs_runner *r, cs_time t, int s)
 			j = k;
 		}
 	}
+	return id;
 }
 
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
@@ -290,27 +299,40 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 	push(r, at, fn, arg);
 }
 
-/* The batch pending for (at, s), opened and scheduled if there is none. */
-static int32_t batch_for(cs_runner *r, cs_time at, int s)
+/* The batch pending for (at, s) that tk joins, opened if the completion
+ * there so far was alone; -1 when tk is the first at (at, s) (it is
+ * scheduled alone) or on out-of-memory. */
+static int32_t batch_for(cs_runner *r, cs_time at, int s, cs__ticket tk)
 {
-	int32_t id = pend_find(r, at, s);
-	if (id < 0) {
-		id = batch_new(r);
-		if (id < 0 || pend_put(r, at, s, id)) {
+	pending *p = pend_ref(r, at, s);
+	if (!p) {
+		if (pend_put(r, at, s, PEND_LONE)) {
 			r->failed = CS_ERR_NOMEM;
 			return -1;
 		}
-		push(r, at, on_batch_done, cs__op_ev_pack((cs__op_ev){ .what = id, .stream = s }));
+		push(r, at, on_op_done, cs__op_ev_pack((cs__op_ev){ .what = tk, .stream = s }));
+		r->last = (pending){ at, PEND_LONE, s };
+		return -1;
 	}
-	r->last = (pending){ at, id, s };
-	return id;
+	if (p->id == PEND_LONE) {
+		int32_t id = batch_new(r);
+		if (id < 0) {
+			r->failed = CS_ERR_NOMEM;
+			return -1;
+		}
+		p->id = id;
+	}
+	r->last = *p;
+	return p->id;
 }
 
 /* Inline: a collective's members schedule their next kernels' ends back
  * to back, and most join the batch the one before them opened. */
 static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
-	int32_t id = r->last.id >= 0 && r->last.t == at && r->last.s == s ? r->last.id : batch_for(r, at, s);
+	int32_t id = (uint32_t)r->last.id < (uint32_t)PEND_LONE && r->last.t == at && r->last.s == s
+			     ? r->last.id
+			     : batch_for(r, at, s, tk);
 	if (id >= 0 && batch_add(r, id, tk))
 		r->failed = CS_ERR_NOMEM;
 }
@@ -629,30 +651,37 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 
 enum { PREFETCH_AHEAD = 4 };
 
-static void on_batch_done(cs_sim *sim, void *ctx, uint64_t arg)
+static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__op_ev e = cs__op_ev_unpack(arg);
-	int32_t id = (int32_t)e.what;
 	int s = e.stream;
-	/* closed: what is scheduled for now from here on is a new batch */
-	pend_del(r, cs_sim_now(sim), s);
-	if (r->last.id == id)
+	cs_time now = cs_sim_now(sim);
+	/* closed: what is scheduled for now from here on is a new event */
+	int32_t id = pend_del(r, now, s);
+	if (r->last.t == now && r->last.s == s)
 		r->last.id = -1;
-	/* as if each completion were its own event, in order. try_rank may
-	 * grow the batch table (moving this record), but nothing joins a
-	 * closed batch: its tickets stay where they are */
-	const batch b = r->batches[id];
-	for (int32_t i = 0; i < b.n; i++) {
-		/* a batch's ranks lie far apart: fetch a few ranks ahead */
-		if (i + PREFETCH_AHEAD < b.n)
-			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i + PREFETCH_AHEAD)));
-		op_done(r, cs__batch_ticket(&b, i), s);
+	if (id == PEND_LONE) {
+		op_done(r, e.what, s);
+	} else {
+		/* as if each completion were its own event, in order. try_rank
+		 * may grow the batch table (moving this record), but nothing
+		 * joins a closed batch: its tickets stay where they are */
+		const batch b = r->batches[id];
+		for (int32_t i = 0; i < b.n && i < PREFETCH_AHEAD; i++)
+			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i)));
+		op_done(r, e.what, s);
+		for (int32_t i = 0; i < b.n; i++) {
+			/* a batch's ranks lie far apart: fetch a few ranks ahead */
+			if (i + PREFETCH_AHEAD < b.n)
+				cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i + PREFETCH_AHEAD)));
+			op_done(r, cs__batch_ticket(&b, i), s);
+		}
+		r->batches[id].next_free = r->batch_free;
+		r->batch_free = id;
 	}
 	if (r->env.progress)
-		cs__run_progress(r, cs_sim_events(sim), cs_sim_now(sim));
-	r->batches[id].next_free = r->batch_free;
-	r->batch_free = id;
+		cs__run_progress(r, cs_sim_events(sim), now);
 }
 
 /*

@@ -237,11 +237,12 @@ typedef struct comm_table {
 
 /* Completions on the same stream at the same time share one engine event,
  * whichever callbacks scheduled them (a collective's members starting their
- * next kernel, identical replicas ending identical kernels): the batch
- * pending for that time and stream takes them in the order they come. */
+ * next kernel, identical replicas ending identical kernels). The first
+ * travels in the event; the batch pending for that time and stream takes
+ * the others in the order they come. */
 typedef struct batch {
-	cs__ticket one;               /* the first ticket: most batches of a run with
-	                               * jitter hold just one, read from here */
+	cs__ticket one;               /* the first ticket of the batch: many hold just
+	                               * one, read from here */
 	cs__ticket *more;             /* the others, more[0 .. n - 1) */
 	int32_t n, cap;               /* cap: of more */
 	int32_t next_free;
