@@ -133,6 +133,59 @@ START_TEST(eq_interleaved_push_pop_matches_reference)
 }
 END_TEST
 
+/* The hold model (pop the least, push one in its place) with few pending
+ * entries spread thin: refills take small buckets, which are sorted into
+ * a run, and many pushes land inside that run, among its times or equal to
+ * one of them. Each pop, and each pop_before at a random end, must return
+ * the least pending (time, order). */
+static const struct {
+	uint32_t pending;
+	int64_t range;
+} hold_rows[] = {
+	{ 6, 3 }, { 20, 1000 }, { 33, 1000 }, { 20, INT64_C(1) << 30 }, { 64, 50 },
+};
+
+START_TEST(eq_sorted_runs_keep_time_then_insertion_order)
+{
+	uint64_t s = 7 + (uint64_t)_i;
+	enum { CAP = 64 };
+	ref_ev pending[CAP];
+	uint32_t n = hold_rows[_i].pending, order = 0;
+	int64_t range = hold_rows[_i].range, last = 0;
+	cs_eq *q = cs_eq_new();
+	ck_assert_ptr_nonnull(q);
+	for (uint32_t i = 0; i < n; i++) {
+		pending[i] = (ref_ev){ (int64_t)(rng_next(&s) % (uint64_t)range), order++ };
+		EXPECT_EQ(cs_eq_push(q, pending[i].time, pending[i].order), 0);
+	}
+	for (int step = 0; step < 20000; step++) {
+		uint32_t best = 0;
+		for (uint32_t i = 1; i < n; i++)
+			if (ref_cmp(&pending[i], &pending[best]) < 0)
+				best = i;
+		cs_eq_entry e;
+		int64_t end = last + (int64_t)(rng_next(&s) % (uint64_t)(2 * range));
+		int rc = cs_eq_pop_before(q, end, &e);
+		if (pending[best].time >= end) {
+			EXPECT_EQ(rc, 1);
+			EXPECT_EQ(cs_eq_pop(q, &e), 0);
+		} else {
+			EXPECT_EQ(rc, 0);
+		}
+		EXPECT_EQ(e.time, pending[best].time);
+		EXPECT_EQ(e.index, pending[best].order);
+		last = e.time;
+		/* in place of it: at the time just popped, or a little or far later */
+		uint64_t pick = rng_next(&s) % 4;
+		int64_t at = pick == 0 ? last : last + (int64_t)(rng_next(&s) % (uint64_t)(pick == 3 ? range : 8));
+		pending[best] = (ref_ev){ at, order++ };
+		EXPECT_EQ(cs_eq_push(q, at, pending[best].order), 0);
+	}
+	ck_assert_uint_eq(cs_eq_size(q), n);
+	cs_eq_free(q);
+}
+END_TEST
+
 /* The queue is monotone: a push before the last time popped is refused and
  * leaves the queue as it was. */
 START_TEST(eq_refuses_a_push_before_the_last_pop)
@@ -625,6 +678,8 @@ static Suite *core_suite(void)
 	tcase_add_loop_test(tc, eq_pops_in_time_then_insertion_order, 0,
 	                    (int)(sizeof(random_rows) / sizeof(random_rows[0])));
 	tcase_add_loop_test(tc, eq_interleaved_push_pop_matches_reference, 0, 4);
+	tcase_add_loop_test(tc, eq_sorted_runs_keep_time_then_insertion_order, 0,
+			    (int)(sizeof hold_rows / sizeof hold_rows[0]));
 	tcase_add_test(tc, eq_refuses_a_push_before_the_last_pop);
 	tcase_add_loop_test(tc, sim_fires_in_time_then_insertion_order, 0,
 	                    (int)(sizeof(random_rows) / sizeof(random_rows[0])));

@@ -17,6 +17,20 @@
  * insertion order (appends, and moves in order into buckets that are
  * empty), so equal times pop first-in first-out, as a (time, sequence)
  * heap pops them.
+ *
+ * Small buckets are sorted, not moved. An entry moves down once per bit
+ * of its distance it loses, and when the pending times are sparse (a run
+ * where no two ops end together) most refills take a bucket of a few
+ * entries that would move again and again. A refill from bucket k with at
+ * most SORT_MAX entries instead sorts them (stably, by time) into bucket
+ * 0, which becomes a sorted run of every pending time below `bound`, the
+ * first time bucket k's range leaves for higher buckets: all the others
+ * are at or above it. A push below `bound` is inserted into the run in
+ * order, after any equal time; one at or above it goes to its bucket as
+ * before (its bucket relative to any time of the run is its bucket
+ * relative to `last`, since those share every bit from k - 1 up). Without
+ * a sorted run, bucket 0 is the run of the entries at `last`, and `bound`
+ * is last + 1.
  */
 #include "core/eq.h"
 
@@ -25,6 +39,7 @@
 
 #define EQ_BUCKETS 65
 #define EQ_MIN_CAP 16
+#define SORT_MAX 16
 
 typedef struct bucket {
 	cs_eq_entry *v;
@@ -35,7 +50,8 @@ struct cs_eq {
 	bucket b[EQ_BUCKETS];
 	uint64_t head;        /* bucket 0's first entry not yet popped */
 	uint64_t nonempty;    /* bit b - 1 set when bucket b (b >= 1) holds entries */
-	int64_t last;
+	int64_t last;         /* the time popped last */
+	int64_t bound;        /* bucket 0 holds the pending times below it */
 	uint64_t size;
 	/* buckets [0, resv_k) hold at least resv_n entries each (capacities
 	 * only grow): a refill within that needs no reservation pass */
@@ -45,7 +61,10 @@ struct cs_eq {
 
 cs_eq *cs_eq_new(void)
 {
-	return calloc(1, sizeof(cs_eq));
+	cs_eq *q = calloc(1, sizeof(cs_eq));
+	if (q)
+		q->bound = 1;
+	return q;
 }
 
 void cs_eq_free(cs_eq *q)
@@ -63,22 +82,44 @@ static inline int bucket_of(int64_t last, int64_t time)
 	return x ? 64 - __builtin_clzll(x) : 0;
 }
 
+/* Room for one more entry in b: 0, or -1 on out-of-memory. */
+static int grow(bucket *b)
+{
+	if (b->n < b->cap)
+		return 0;
+	uint64_t cap = b->cap ? 2 * b->cap : EQ_MIN_CAP;
+	if (cap > SIZE_MAX / sizeof(cs_eq_entry))
+		return -1;
+	cs_eq_entry *v = realloc(b->v, (size_t)cap * sizeof *v);
+	if (!v)
+		return -1;
+	b->v = v;
+	b->cap = cap;
+	return 0;
+}
+
 static int append(cs_eq *q, int k, cs_eq_entry e)
 {
 	bucket *b = &q->b[k];
-	if (b->n == b->cap) {
-		uint64_t cap = b->cap ? 2 * b->cap : EQ_MIN_CAP;
-		if (cap > SIZE_MAX / sizeof(cs_eq_entry))
-			return -1;
-		cs_eq_entry *v = realloc(b->v, (size_t)cap * sizeof *v);
-		if (!v)
-			return -1;
-		b->v = v;
-		b->cap = cap;
-	}
+	if (grow(b) != 0)
+		return -1;
 	b->v[b->n++] = e;
 	if (k)
 		q->nonempty |= 1ull << (k - 1);
+	return 0;
+}
+
+/* Into the run in bucket 0, after every entry not later than e. */
+static int insert_run(cs_eq *q, cs_eq_entry e)
+{
+	bucket *b = &q->b[0];
+	if (grow(b) != 0)
+		return -1;
+	uint64_t i = b->n;
+	for (; i > q->head && b->v[i - 1].time > e.time; i--)
+		b->v[i] = b->v[i - 1];
+	b->v[i] = e;
+	b->n++;
 	return 0;
 }
 
@@ -86,9 +127,39 @@ int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
 {
 	if (time < q->last)
 		return -1;   /* before the last time popped: not a monotone queue */
-	if (append(q, bucket_of(q->last, time), (cs_eq_entry){ .time = time, .index = index }) != 0)
+	cs_eq_entry e = { .time = time, .index = index };
+	if (time < q->bound ? insert_run(q, e) : append(q, bucket_of(q->last, time), e))
 		return -1;
 	q->size++;
+	return 0;
+}
+
+/* Refill from bucket k, small: sort it into bucket 0 as the run of every
+ * time below the first one bucket k could not hold. */
+static int sort_into_run(cs_eq *q, int k, int64_t least)
+{
+	bucket *src = &q->b[k], *run = &q->b[0];
+	if (run->cap < src->n) {
+		cs_eq_entry *v = realloc(run->v, (size_t)src->n * sizeof *v);
+		if (!v)
+			return -1;
+		run->v = v;
+		run->cap = src->n;
+	}
+	for (uint64_t i = 0; i < src->n; i++) {
+		cs_eq_entry e = src->v[i];
+		uint64_t j = i;
+		for (; j > 0 && run->v[j - 1].time > e.time; j--)
+			run->v[j] = run->v[j - 1];
+		run->v[j] = e;
+	}
+	run->n = src->n;
+	q->head = 0;
+	q->last = least;
+	uint64_t top = (((uint64_t)least >> (k - 1)) + 1) << (k - 1);
+	q->bound = top > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)top;
+	src->n = 0;
+	q->nonempty &= ~(1ull << (k - 1));
 	return 0;
 }
 
@@ -106,6 +177,8 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 			least = src->v[i].time;
 	if (bounded && least >= end)
 		return 1;   /* left as it was: pushes before `least` stay allowed */
+	if (src->n <= SORT_MAX)
+		return sort_into_run(q, k, least);
 	for (int j = 0; (k > q->resv_k || src->n > q->resv_n) && j < k; j++) {
 		bucket *d = &q->b[j];
 		if (d->cap < src->n) {
@@ -123,6 +196,7 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 	q->b[0].n = 0;
 	q->head = 0;
 	q->last = least;
+	q->bound = least + 1;
 	for (uint64_t i = 0; i < src->n; i++) {
 		int j = bucket_of(least, src->v[i].time);
 		bucket *d = &q->b[j];
@@ -144,13 +218,16 @@ static int take(cs_eq *q, int bounded, int64_t end, cs_eq_entry *out)
 		int rc = refill(q, bounded, end);
 		if (rc != 0)
 			return rc;
-	} else if (bounded && q->last >= end) {
+	} else if (bounded && q->b[0].v[q->head].time >= end) {
 		return 1;
 	}
 	*out = q->b[0].v[q->head++];
+	q->last = out->time;
 	q->size--;
-	if (q->head == q->b[0].n)
+	if (q->head == q->b[0].n) {
 		q->b[0].n = q->head = 0;
+		q->bound = q->last + 1;
+	}
 	return 0;
 }
 
@@ -190,7 +267,7 @@ int cs_eq_peek(const cs_eq *q, cs_eq_entry *out)
 int cs_eq_has_at(const cs_eq *q, int64_t time)
 {
 	if (q->head < q->b[0].n)
-		return q->last == time;
+		return q->b[0].v[q->head].time == time;
 	if (q->size == 0 || time <= q->last)
 		return 0;
 	cs_eq_entry e;
