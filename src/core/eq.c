@@ -82,20 +82,25 @@ static inline int bucket_of(int64_t last, int64_t time)
 	return x ? 64 - __builtin_clzll(x) : 0;
 }
 
-/* Room for one more entry in b: 0, or -1 on out-of-memory. */
-static int grow(bucket *b)
+/* Room for n entries in b: 0, or -1 on out-of-memory (b unchanged). */
+static int reserve(bucket *b, uint64_t n)
 {
-	if (b->n < b->cap)
+	if (n <= b->cap)
 		return 0;
-	uint64_t cap = b->cap ? 2 * b->cap : EQ_MIN_CAP;
-	if (cap > SIZE_MAX / sizeof(cs_eq_entry))
+	if (n > SIZE_MAX / sizeof(cs_eq_entry))
 		return -1;
-	cs_eq_entry *v = realloc(b->v, (size_t)cap * sizeof *v);
+	cs_eq_entry *v = realloc(b->v, (size_t)n * sizeof *v);
 	if (!v)
 		return -1;
 	b->v = v;
-	b->cap = cap;
+	b->cap = n;
 	return 0;
+}
+
+/* Room for one more entry in b. */
+static int grow(bucket *b)
+{
+	return b->n < b->cap ? 0 : reserve(b, b->cap ? 2 * b->cap : EQ_MIN_CAP);
 }
 
 static int append(cs_eq *q, int k, cs_eq_entry e)
@@ -139,13 +144,8 @@ int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
 static int sort_into_run(cs_eq *q, int k, int64_t least)
 {
 	bucket *src = &q->b[k], *run = &q->b[0];
-	if (run->cap < src->n) {
-		cs_eq_entry *v = realloc(run->v, (size_t)src->n * sizeof *v);
-		if (!v)
-			return -1;
-		run->v = v;
-		run->cap = src->n;
-	}
+	if (reserve(run, src->n) != 0)
+		return -1;
 	for (uint64_t i = 0; i < src->n; i++) {
 		cs_eq_entry e = src->v[i];
 		uint64_t j = i;
@@ -179,16 +179,9 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 		return 1;   /* left as it was: pushes before `least` stay allowed */
 	if (src->n <= SORT_MAX)
 		return sort_into_run(q, k, least);
-	for (int j = 0; (k > q->resv_k || src->n > q->resv_n) && j < k; j++) {
-		bucket *d = &q->b[j];
-		if (d->cap < src->n) {
-			cs_eq_entry *v = realloc(d->v, (size_t)src->n * sizeof *v);
-			if (!v)
-				return -1;
-			d->v = v;
-			d->cap = src->n;
-		}
-	}
+	for (int j = 0; (k > q->resv_k || src->n > q->resv_n) && j < k; j++)
+		if (reserve(&q->b[j], src->n) != 0)
+			return -1;
 	if (k >= q->resv_k && src->n >= q->resv_n) {
 		q->resv_k = k;
 		q->resv_n = src->n;
