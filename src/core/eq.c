@@ -114,10 +114,18 @@ static int append(cs_eq *q, int k, cs_eq_entry e)
 	return 0;
 }
 
-/* Into the run in bucket 0, after every entry not later than e. */
+/* Into the run in bucket 0, after every entry not later than e. A run
+ * that pushes keep feeding may never empty: when it is full and half of
+ * it has been popped, the rest moves to the front instead of the array
+ * growing. */
 static int insert_run(cs_eq *q, cs_eq_entry e)
 {
 	bucket *b = &q->b[0];
+	if (b->n == b->cap && q->head > 0 && q->head >= b->n / 2) {
+		memmove(b->v, &b->v[q->head], (size_t)(b->n - q->head) * sizeof e);
+		b->n -= q->head;
+		q->head = 0;
+	}
 	if (grow(b) != 0)
 		return -1;
 	uint64_t i = b->n;
