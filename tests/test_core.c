@@ -1,6 +1,7 @@
 /*
  * test_core.c - the event engine: heap order, FIFO ties, the zero-delay
- * lane, run limits, stop, slot reuse and independence of instances.
+ * lane, run limits, stop, slot reuse, independence of instances and the
+ * hint of the next event.
  *
  * The order every test checks is the contract of sim.h: events fire by
  * time, equal times in the order they were scheduled.
@@ -669,6 +670,59 @@ START_TEST(slots_are_reused_and_payloads_stay_right)
 }
 END_TEST
 
+/* The next event's argument, as a callback may ask for it: whenever the
+ * engine says it has it at hand, it is the argument of the event that
+ * fires next, and only for the callback asked about. */
+typedef struct hint_ctx {
+	uint64_t expect;   /* what the last answer promised fires next */
+	bool promised;
+	int answered, kept;
+	uint64_t rng;
+} hint_ctx;
+
+static void hint_other(cs_sim *sim, void *ctx, uint64_t arg);
+static void hint_check_fn(cs_sim *sim, void *ctx, uint64_t arg);
+
+static void hint_check(cs_sim *sim, void *ctx, uint64_t arg, bool mine)
+{
+	hint_ctx *h = ctx;
+	if (h->promised) {
+		EXPECT(mine);
+		EXPECT_EQ(arg, h->expect);
+		h->kept++;
+	}
+	/* schedule one more, now and then at the same time or on the other
+	 * callback; then ask (what is scheduled after asking may come first) */
+	if (arg < 5000) {
+		uint64_t k = rng_next(&h->rng);
+		cs_time at = cs_sim_now(sim) + (k % 4 == 0 ? 0 : (cs_time)(k % 1000));
+		EXPECT_EQ(cs_sim_at(sim, at, k % 5 == 0 ? hint_other : hint_check_fn, h, arg + 1000), 0);
+	}
+	uint64_t next = 0;
+	h->promised = cs_sim_next_arg(sim, hint_check_fn, &next) == 1;
+	h->expect = next;
+	h->answered += h->promised;
+}
+
+static void hint_check_fn(cs_sim *sim, void *ctx, uint64_t arg) { hint_check(sim, ctx, arg, true); }
+static void hint_other(cs_sim *sim, void *ctx, uint64_t arg) { hint_check(sim, ctx, arg, false); }
+
+START_TEST(next_arg_names_the_event_that_fires_next)
+{
+	hint_ctx h = { .rng = 5 };
+	cs_sim *sim = cs_sim_new();
+	ck_assert_ptr_nonnull(sim);
+	for (uint64_t i = 0; i < 1000; i++)
+		ck_assert_int_eq(cs_sim_at(sim, (cs_time)(rng_next(&h.rng) % 100000),
+					   i % 5 == 0 ? hint_other : hint_check_fn, &h, i), 0);
+	cs_sim_run(sim, 0);
+	/* a hint that is never given would pass the loop above */
+	ck_assert_int_gt(h.answered, 1000);
+	ck_assert_int_eq(h.kept, h.answered - h.promised);
+	cs_sim_free(sim);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -692,6 +746,10 @@ static Suite *core_suite(void)
 
 	tc = tcase_create("independent_instances");
 	tcase_add_test(tc, two_instances_do_not_interfere);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("next_event_hint");
+	tcase_add_test(tc, next_arg_names_the_event_that_fires_next);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("scheduling_from_callbacks");

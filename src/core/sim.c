@@ -177,6 +177,11 @@ static bool sim_next(cs_sim *sim, bool bounded, cs_time end, sim_payload *out)
 	sim->now = e.time;
 	*out = sim->slots[e.index];
 	sim->free_idx[sim->n_free++] = e.index;
+	/* the next event's payload was written when it was scheduled, long
+	 * ago in a large run: ask for it while this one runs */
+	int64_t next = cs_eq_next_at_hand(sim->eq);
+	if (next >= 0)
+		__builtin_prefetch(&sim->slots[next]);
 	return true;
 }
 
@@ -212,6 +217,17 @@ cs_time cs_sim_next_time(const cs_sim *sim)
 		return sim->now;
 	cs_eq_entry e;
 	return cs_eq_peek(sim->eq, &e) == 0 ? e.time : CS_TIME_MAX;
+}
+
+int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, uint64_t *arg)
+{
+	if (sim->lane_len > 0)
+		return 0;
+	int64_t next = cs_eq_next_at_hand(sim->eq);
+	if (next < 0 || sim->slots[next].fn != fn)
+		return 0;
+	*arg = sim->slots[next].arg;
+	return 1;
 }
 
 void cs_sim_stop(cs_sim *sim)

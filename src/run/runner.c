@@ -657,6 +657,11 @@ static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 	cs__op_ev e = cs__op_ev_unpack(arg);
 	int s = e.stream;
 	cs_time now = cs_sim_now(sim);
+	/* the rank the next event completes on, while this one runs: with
+	 * jitter each event is one rank's, a cache miss each */
+	uint64_t next;
+	if (cs_sim_next_arg(sim, on_op_done, &next))
+		cs__run_prefetch(r, cs__ticket_local(cs__op_ev_unpack(next).what));
 	/* closed: what is scheduled for now from here on is a new event */
 	int32_t id = pend_del(r, now, s);
 	if (r->last.t == now && r->last.s == s)
