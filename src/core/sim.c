@@ -177,11 +177,14 @@ static bool sim_next(cs_sim *sim, bool bounded, cs_time end, sim_payload *out)
 	sim->now = e.time;
 	*out = sim->slots[e.index];
 	sim->free_idx[sim->n_free++] = e.index;
-	/* the next event's payload was written when it was scheduled, long
-	 * ago in a large run: ask for it while this one runs */
-	int64_t next = cs_eq_next_at_hand(sim->eq);
-	if (next >= 0)
-		__builtin_prefetch(&sim->slots[next]);
+	/* the next events' payloads were written when they were scheduled,
+	 * long ago in a large run: ask for them while this one runs (the
+	 * one after next, for a callback reads the next one's as a hint) */
+	for (uint64_t k = 0; k < 2; k++) {
+		int64_t next = cs_eq_at_hand(sim->eq, k);
+		if (next >= 0)
+			__builtin_prefetch(&sim->slots[next]);
+	}
 	return true;
 }
 
@@ -223,7 +226,7 @@ int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, uint64_t *arg)
 {
 	if (sim->lane_len > 0)
 		return 0;
-	int64_t next = cs_eq_next_at_hand(sim->eq);
+	int64_t next = cs_eq_at_hand(sim->eq, 0);
 	if (next < 0 || sim->slots[next].fn != fn)
 		return 0;
 	*arg = sim->slots[next].arg;
