@@ -660,8 +660,18 @@ static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 	/* the rank the next event completes on, while this one runs: with
 	 * jitter each event is one rank's, a cache miss each */
 	uint64_t next;
-	if (cs_sim_next_arg(sim, on_op_done, &next))
-		cs__run_prefetch(r, cs__ticket_local(cs__op_ev_unpack(next).what));
+	if (cs_sim_next_arg(sim, on_op_done, &next)) {
+		cs__op_ev ne = cs__op_ev_unpack(next);
+		int64_t nl = cs__ticket_local(ne.what);
+		cs__run_prefetch(r, nl);
+		if (r->times) {
+			/* and what its completion records: its times and its path */
+			__builtin_prefetch(&r->times[nl]);
+			__builtin_prefetch(&r->times[nl].done_at[CS_STREAMS]);
+			if (r->paths)
+				__builtin_prefetch(&r->paths[nl * NPATHS + ne.stream]);
+		}
+	}
 	/* closed: what is scheduled for now from here on is a new event */
 	int32_t id = pend_del(r, now, s);
 	if (r->last.t == now && r->last.s == s)
