@@ -851,7 +851,9 @@ START_TEST(random_plans_split_exactly)
 		char t[2100];
 		snprintf(t, sizeof(t), text, i == 2 ? 3 : 1);
 		cs_scenario *sc = load_text(t);
-		sc->sim.parts = i == 0 ? 1 : 0;
+		/* whole, or a part per replica (a run this small stays whole
+		 * when the runner chooses) */
+		sc->sim.parts = i == 0 ? 1 : dp;
 		runs[i] = simulate(sc);
 		cs_scenario_free(sc);
 	}
@@ -862,6 +864,36 @@ START_TEST(random_plans_split_exactly)
 	/* each part batches its own same-time completions: a split run counts
 	 * more engine events, which shows that it was split */
 	ck_assert_msg(runs[1].events > runs[0].events, "not split: %s", text);
+}
+END_TEST
+
+/* Left to the runner, a run splits into parts of at least 2,048 ranks:
+ * one of 2,048 GPUs stays whole, one of 4,096 splits (a split run counts
+ * more engine events), and either reports what the whole run does. */
+START_TEST(small_runs_stay_whole_when_the_runner_chooses)
+{
+	static const int64_t nodes[] = { 256, 512 };
+	for (int i = 0; i < 2; i++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+			 "cluster: {gpu: h100-sxm-80g, nodes: %lld, gpus_per_node: 8}\n"
+			 "model: {arch: llama, layers: 2, hidden: 1024, heads: 16, ffn: 4096, vocab: 32000}\n"
+			 "training: {seq_len: 1024, micro_batch: 1, global_batch: %lld}\n"
+			 "parallelism: {tp: 8, dp: %lld}\n",
+			 (long long)nodes[i], (long long)nodes[i], (long long)nodes[i]);
+		cs_metrics m[2];
+		for (int whole = 0; whole < 2; whole++) {
+			cs_scenario *sc = load_text(text);
+			sc->sim.parts = whole ? 1 : 0;
+			m[whole] = simulate(sc);
+			cs_scenario_free(sc);
+		}
+		expect_same_run(&m[1], &m[0], "whole and the runner's choice", text);
+		if (i == 0)
+			ck_assert_int_eq(m[0].events, m[1].events);
+		else
+			ck_assert_int_gt(m[0].events, m[1].events);
+	}
 }
 END_TEST
 
@@ -933,6 +965,7 @@ static Suite *run_suite(void)
 	tcase_add_loop_test(tc, random_plans_run_and_fold_exactly, 0, 40);
 	tcase_add_loop_test(tc, random_perturbations_fold_exactly, 0, 40);
 	tcase_add_loop_test(tc, random_plans_split_exactly, 0, 40);
+	tcase_add_test(tc, small_runs_stay_whole_when_the_runner_chooses);
 	tcase_add_test(tc, hybrid_sharding_on_a_torus_shards_within_a_pod);
 	suite_add_tcase(s, tc);
 	return s;
