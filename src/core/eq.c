@@ -82,6 +82,12 @@ static inline int bucket_of(int64_t last, int64_t time)
 	return x ? 64 - __builtin_clzll(x) : 0;
 }
 
+/* The bound of a run of the times at t alone (t may be the largest time). */
+static inline int64_t just_after(int64_t t)
+{
+	return t < INT64_MAX ? t + 1 : INT64_MAX;
+}
+
 /* Room for n entries in b: 0, or -1 on out-of-memory (b unchanged). */
 static int reserve(bucket *b, uint64_t n)
 {
@@ -147,6 +153,14 @@ int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
 	return 0;
 }
 
+/* The first time after bucket k's range, least one of its times: the
+ * bound of a run made of it. Above INT64_MAX for the top buckets, whose
+ * run would hold every time: those are moved, not sorted. */
+static uint64_t run_end(int64_t least, int k)
+{
+	return (((uint64_t)least >> (k - 1)) + 1) << (k - 1);
+}
+
 /* Refill from bucket k, small: sort it into bucket 0 as the run of every
  * time below the first one bucket k could not hold. */
 static int sort_into_run(cs_eq *q, int k, int64_t least)
@@ -164,8 +178,7 @@ static int sort_into_run(cs_eq *q, int k, int64_t least)
 	run->n = src->n;
 	q->head = 0;
 	q->last = least;
-	uint64_t top = (((uint64_t)least >> (k - 1)) + 1) << (k - 1);
-	q->bound = top > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)top;
+	q->bound = (int64_t)run_end(least, k);
 	src->n = 0;
 	q->nonempty &= ~(1ull << (k - 1));
 	return 0;
@@ -185,7 +198,7 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 			least = src->v[i].time;
 	if (bounded && least >= end)
 		return 1;   /* left as it was: pushes before `least` stay allowed */
-	if (src->n <= SORT_MAX)
+	if (src->n <= SORT_MAX && run_end(least, k) <= (uint64_t)INT64_MAX)
 		return sort_into_run(q, k, least);
 	for (int j = 0; (k > q->resv_k || src->n > q->resv_n) && j < k; j++)
 		if (reserve(&q->b[j], src->n) != 0)
@@ -197,7 +210,7 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 	q->b[0].n = 0;
 	q->head = 0;
 	q->last = least;
-	q->bound = least + 1;
+	q->bound = just_after(least);
 	for (uint64_t i = 0; i < src->n; i++) {
 		int j = bucket_of(least, src->v[i].time);
 		bucket *d = &q->b[j];
@@ -227,7 +240,7 @@ static int take(cs_eq *q, int bounded, int64_t end, cs_eq_entry *out)
 	q->size--;
 	if (q->head == q->b[0].n) {
 		q->b[0].n = q->head = 0;
-		q->bound = q->last + 1;
+		q->bound = just_after(q->last);
 	}
 	return 0;
 }
