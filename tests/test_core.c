@@ -49,6 +49,31 @@ static int ref_cmp(const void *a, const void *b)
 	return (x->order > y->order) - (x->order < y->order);
 }
 
+/* The least (time, order) of v[0, n), n > 0: what a pop must return. */
+static uint32_t least_of(const ref_ev *v, uint32_t n)
+{
+	uint32_t best = 0;
+	for (uint32_t i = 1; i < n; i++)
+		if (ref_cmp(&v[i], &v[best]) < 0)
+			best = i;
+	return best;
+}
+
+/* Pop, expecting the least pending of the reference, which loses it;
+ * has_at then says whether the next least is at the same time. Returns
+ * the time popped. */
+static int64_t pop_least(cs_eq *q, ref_ev *pending, uint32_t *n)
+{
+	uint32_t best = least_of(pending, *n);
+	cs_eq_entry e;
+	EXPECT_EQ(cs_eq_pop(q, &e), 0);
+	EXPECT_EQ(e.time, pending[best].time);
+	EXPECT_EQ(e.index, pending[best].order);
+	pending[best] = pending[--*n];
+	EXPECT_EQ(cs_eq_has_at(q, e.time), *n > 0 && pending[least_of(pending, *n)].time == e.time);
+	return e.time;
+}
+
 static const struct {
 	uint32_t n;
 	int64_t range;   /* times drawn from [0, range): small ranges give many ties */
@@ -116,18 +141,7 @@ START_TEST(eq_interleaved_push_pop_matches_reference)
 			pending[n_pending++] = r;
 			continue;
 		}
-		uint32_t best = 0;
-		for (uint32_t i = 1; i < n_pending; i++)
-			if (ref_cmp(&pending[i], &pending[best]) < 0)
-				best = i;
-		cs_eq_entry e;
-		EXPECT_EQ(cs_eq_pop(q, &e), 0);
-		EXPECT_EQ(e.time, pending[best].time);
-		EXPECT_EQ(e.index, pending[best].order);
-		EXPECT_EQ(cs_eq_has_at(q, e.time), n_pending > 1 && cs_eq_peek(q, &e) == 0 &&
-					      e.time == pending[best].time);
-		last = pending[best].time;
-		pending[best] = pending[--n_pending];
+		last = pop_least(q, pending, &n_pending);
 	}
 	ck_assert_uint_eq(cs_eq_size(q), n_pending);
 	cs_eq_free(q);
@@ -160,10 +174,7 @@ START_TEST(eq_sorted_runs_keep_time_then_insertion_order)
 		EXPECT_EQ(cs_eq_push(q, pending[i].time, pending[i].order), 0);
 	}
 	for (int step = 0; step < 20000; step++) {
-		uint32_t best = 0;
-		for (uint32_t i = 1; i < n; i++)
-			if (ref_cmp(&pending[i], &pending[best]) < 0)
-				best = i;
+		uint32_t best = least_of(pending, n);
 		cs_eq_entry e;
 		int64_t end = last + (int64_t)(rng_next(&s) % (uint64_t)(2 * range));
 		int rc = cs_eq_pop_before(q, end, &e);
@@ -184,6 +195,46 @@ START_TEST(eq_sorted_runs_keep_time_then_insertion_order)
 	}
 	ck_assert_uint_eq(cs_eq_size(q), n);
 	cs_eq_free(q);
+}
+END_TEST
+
+/* A sorted run over a wide range, then bursts of pushes inside it in any
+ * order (a step's start: few events far ahead, then many near): long runs
+ * are undone into buckets, and every pop is still the least pending
+ * (time, order). */
+START_TEST(eq_long_runs_keep_time_then_insertion_order)
+{
+	enum { CAP = 4096 };
+	ref_ev *pending = malloc(CAP * sizeof *pending);
+	ck_assert_ptr_nonnull(pending);
+	uint64_t s = 11 + (uint64_t)_i;
+	uint32_t n = 0, order = 0;
+	int64_t last = 0;
+	cs_eq *q = cs_eq_new();
+	ck_assert_ptr_nonnull(q);
+	for (int round = 0; round < 6; round++) {
+		/* a few far ahead, one near: the next refill sorts the far ones */
+		int64_t span = INT64_C(1) << (16 + 4 * _i + round);
+		for (int i = 0; i < 6 && n < CAP; i++) {
+			int64_t at = last + span / 2 + (int64_t)(rng_next(&s) % (uint64_t)(span / 2));
+			pending[n++] = (ref_ev){ at, order++ };
+			EXPECT_EQ(cs_eq_push(q, at, order - 1), 0);
+		}
+		for (int step = 0; step < 3000; step++) {
+			bool push = n == 0 || (n < CAP && rng_next(&s) % 2 == 0);
+			if (push) {
+				uint64_t k = rng_next(&s) % 8;
+				int64_t at = k == 0 ? last : last + (int64_t)(rng_next(&s) % (uint64_t)(k < 4 ? 50 : span));
+				pending[n++] = (ref_ev){ at, order++ };
+				EXPECT_EQ(cs_eq_push(q, at, order - 1), 0);
+				continue;
+			}
+			last = pop_least(q, pending, &n);
+		}
+	}
+	ck_assert_uint_eq(cs_eq_size(q), n);
+	cs_eq_free(q);
+	free(pending);
 }
 END_TEST
 
@@ -734,6 +785,7 @@ static Suite *core_suite(void)
 	tcase_add_loop_test(tc, eq_interleaved_push_pop_matches_reference, 0, 4);
 	tcase_add_loop_test(tc, eq_sorted_runs_keep_time_then_insertion_order, 0,
 			    (int)(sizeof hold_rows / sizeof hold_rows[0]));
+	tcase_add_loop_test(tc, eq_long_runs_keep_time_then_insertion_order, 0, 4);
 	tcase_add_test(tc, eq_refuses_a_push_before_the_last_pop);
 	tcase_add_loop_test(tc, sim_fires_in_time_then_insertion_order, 0,
 	                    (int)(sizeof(random_rows) / sizeof(random_rows[0])));

@@ -40,6 +40,7 @@
 #define EQ_BUCKETS 65
 #define EQ_MIN_CAP 16
 #define SORT_MAX 16
+#define SHIFT_MAX 32
 
 typedef struct bucket {
 	cs_eq_entry *v;
@@ -120,13 +121,51 @@ static int append(cs_eq *q, int k, cs_eq_entry e)
 	return 0;
 }
 
-/* Into the run in bucket 0, after every entry not later than e. A run
+/* Undo the run: its times after `last` go to their buckets, in order
+ * (a run holds every pending time below its bound, so those buckets
+ * hold nothing else, and appending keeps equal times in insertion
+ * order); bucket 0 keeps the entries at `last`. Capacity is reserved
+ * first: a failed allocation leaves the queue as it was. */
+static int dissolve_run(cs_eq *q)
+{
+	bucket *run = &q->b[0];
+	uint64_t count[EQ_BUCKETS] = { 0 }, at = q->head;
+	while (at < run->n && run->v[at].time == q->last)
+		at++;
+	for (uint64_t i = at; i < run->n; i++)
+		count[bucket_of(q->last, run->v[i].time)]++;
+	for (int j = 1; j < EQ_BUCKETS; j++)
+		if (count[j] && reserve(&q->b[j], q->b[j].n + count[j]) != 0)
+			return -1;
+	for (uint64_t i = at; i < run->n; i++) {
+		int j = bucket_of(q->last, run->v[i].time);
+		q->b[j].v[q->b[j].n++] = run->v[i];
+		q->nonempty |= 1ull << (j - 1);
+	}
+	memmove(run->v, &run->v[q->head], (size_t)(at - q->head) * sizeof *run->v);
+	run->n = at - q->head;
+	q->head = 0;
+	q->bound = just_after(q->last);
+	return 0;
+}
+
+/* Into the run in bucket 0, after every entry not later than e: 0, 1 when
+ * e belongs in a bucket instead (the run was undone), -1 on out-of-memory.
+ * A run
  * that pushes keep feeding may never empty: when it is full and half of
  * it has been popped, the rest moves to the front instead of the array
- * growing. */
+ * growing. And it may grow long: a push that would shift more than
+ * SHIFT_MAX entries undoes the run first (each entry it moves came with a
+ * push), so no push costs more than that. */
 static int insert_run(cs_eq *q, cs_eq_entry e)
 {
 	bucket *b = &q->b[0];
+	if (b->n - q->head > SHIFT_MAX && b->v[b->n - 1 - SHIFT_MAX].time > e.time) {
+		if (dissolve_run(q) != 0)
+			return -1;
+		if (e.time >= q->bound)
+			return 1;   /* its bucket's now */
+	}
 	if (b->n == b->cap && q->head > 0 && q->head >= b->n / 2) {
 		memmove(b->v, &b->v[q->head], (size_t)(b->n - q->head) * sizeof e);
 		b->n -= q->head;
@@ -147,7 +186,10 @@ int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
 	if (time < q->last)
 		return -1;   /* before the last time popped: not a monotone queue */
 	cs_eq_entry e = { .time = time, .index = index };
-	if (time < q->bound ? insert_run(q, e) : append(q, bucket_of(q->last, time), e))
+	int rc = time < q->bound ? insert_run(q, e) : 1;
+	if (rc > 0)
+		rc = append(q, bucket_of(q->last, time), e);
+	if (rc != 0)
 		return -1;
 	q->size++;
 	return 0;
