@@ -151,9 +151,8 @@ static int dissolve_run(cs_eq *q)
 
 /* Into the run in bucket 0, after every entry not later than e: 0, 1 when
  * e belongs in a bucket instead (the run was undone), -1 on out-of-memory.
- * A run
- * that pushes keep feeding may never empty: when it is full and half of
- * it has been popped, the rest moves to the front instead of the array
+ * A run that pushes keep feeding may never empty: when it is full and half
+ * of it has been popped, the rest moves to the front instead of the array
  * growing. And it may grow long: a push that would shift more than
  * SHIFT_MAX entries undoes the run first (each entry it moves came with a
  * push), so no push costs more than that. */
