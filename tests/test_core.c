@@ -721,11 +721,12 @@ START_TEST(slots_are_reused_and_payloads_stay_right)
 }
 END_TEST
 
-/* The next event's argument, as a callback may ask for it: whenever the
- * engine says it has it at hand, it is the argument of the event that
- * fires next, and only for the callback asked about. */
+/* The next event's time and argument, as a callback may ask for them:
+ * whenever the engine says it has them at hand, they are those of the
+ * event that fires next, and only for the callback asked about. */
 typedef struct hint_ctx {
 	uint64_t expect;   /* what the last answer promised fires next */
+	cs_time expect_at; /* and when */
 	bool promised;
 	int answered, kept;
 	uint64_t rng;
@@ -740,6 +741,7 @@ static void hint_check(cs_sim *sim, void *ctx, uint64_t arg, bool mine)
 	if (h->promised) {
 		EXPECT(mine);
 		EXPECT_EQ(arg, h->expect);
+		EXPECT_EQ(cs_sim_now(sim), h->expect_at);
 		h->kept++;
 	}
 	/* schedule one more, now and then at the same time or on the other
@@ -750,8 +752,10 @@ static void hint_check(cs_sim *sim, void *ctx, uint64_t arg, bool mine)
 		EXPECT_EQ(cs_sim_at(sim, at, k % 5 == 0 ? hint_other : hint_check_fn, h, arg + 1000), 0);
 	}
 	uint64_t next = 0;
-	h->promised = cs_sim_next_arg(sim, hint_check_fn, &next) == 1;
+	cs_time at = 0;
+	h->promised = cs_sim_next_arg(sim, hint_check_fn, &at, &next) == 1;
 	h->expect = next;
+	h->expect_at = at;
 	h->answered += h->promised;
 }
 

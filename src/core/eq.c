@@ -319,9 +319,9 @@ int cs_eq_peek(const cs_eq *q, cs_eq_entry *out)
 	return 0;
 }
 
-int64_t cs_eq_at_hand(const cs_eq *q, uint64_t k)
+const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t k)
 {
-	return q->head + k < q->b[0].n ? (int64_t)q->b[0].v[q->head + k].index : -1;
+	return q->head + k < q->b[0].n ? &q->b[0].v[q->head + k] : NULL;
 }
 
 int cs_eq_has_at(const cs_eq *q, int64_t time)

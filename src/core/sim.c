@@ -181,9 +181,9 @@ static bool sim_next(cs_sim *sim, bool bounded, cs_time end, sim_payload *out)
 	 * long ago in a large run: ask for them while this one runs (the
 	 * one after next, for a callback reads the next one's as a hint) */
 	for (uint64_t k = 0; k < 2; k++) {
-		int64_t next = cs_eq_at_hand(sim->eq, k);
-		if (next >= 0)
-			__builtin_prefetch(&sim->slots[next]);
+		const cs_eq_entry *next = cs_eq_at_hand(sim->eq, k);
+		if (next)
+			__builtin_prefetch(&sim->slots[next->index]);
 	}
 	return true;
 }
@@ -222,14 +222,15 @@ cs_time cs_sim_next_time(const cs_sim *sim)
 	return cs_eq_peek(sim->eq, &e) == 0 ? e.time : CS_TIME_MAX;
 }
 
-int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, uint64_t *arg)
+int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, cs_time *at, uint64_t *arg)
 {
 	if (sim->lane_len > 0)
 		return 0;
-	int64_t next = cs_eq_at_hand(sim->eq, 0);
-	if (next < 0 || sim->slots[next].fn != fn)
+	const cs_eq_entry *next = cs_eq_at_hand(sim->eq, 0);
+	if (!next || sim->slots[next->index].fn != fn)
 		return 0;
-	*arg = sim->slots[next].arg;
+	*at = next->time;
+	*arg = sim->slots[next->index].arg;
 	return 1;
 }
 

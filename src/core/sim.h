@@ -62,10 +62,10 @@ void cs_sim_stop(cs_sim *sim);
 uint64_t cs_sim_run_before(cs_sim *sim, cs_time end);
 /* The time of the earliest pending event, CS_TIME_MAX when none. */
 cs_time cs_sim_next_time(const cs_sim *sim);
-/* The argument of the event that fires next, when it is at hand and its
- * callback is fn: 1 and *arg, else 0. A hint, for a callback to ask the
- * memory its next event will touch ahead of it. */
-int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, uint64_t *arg);
+/* The time and argument of the event that fires next, when it is at hand
+ * and its callback is fn: 1, *at and *arg, else 0. A hint, for a callback
+ * to ask the memory its next event will touch ahead of it. */
+int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, cs_time *at, uint64_t *arg);
 
 /* The engine's clock, read inline (a runner asks for it at nearly every
  * op): it is the first member of the otherwise private struct, and a
