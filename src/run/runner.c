@@ -47,12 +47,10 @@ static cs__cref cref_of(const cs_runner *r, int64_t local, const rank_state *rs,
 			   .end = r->times[local].done_at[c] };
 }
 
-/* The reference the compute counter's path slot holds (rank_state.cref). */
+/* The reference the compute counter's path is (rank_state.cref). */
 static cs__cref cref_load(const cs_runner *r, int64_t local)
 {
-	cs__cref x;
-	memcpy(&x, &r->paths[local * NPATHS + CS_STREAM_COMPUTE], sizeof x);
-	return x;
+	return r->crefs[local];
 }
 
 /* Counter c's path: in place, or worked out into *tmp (never the slot)
@@ -117,7 +115,7 @@ static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time
 	path_detach(r, local, rs, c);
 	rs->lazy &= (uint16_t)~(1u << c);
 	x.add += d;
-	memcpy(&r->paths[local * NPATHS + c], &x, sizeof x);
+	r->crefs[local] = x;
 	rs->cref = true;
 	return true;
 }
@@ -227,6 +225,13 @@ static uint32_t pend_slot(const cs_runner *r, cs_time t, int s)
 {
 	uint64_t h = ((uint64_t)t * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)s * 0xc2b2ae3d27d4eb4fULL);
 	return (uint32_t)(h >> 32) & (r->pcap - 1);
+}
+
+/* Ask for the line where the entry of (t, s) is or would be. */
+static inline void pend_prefetch(const cs_runner *r, cs_time t, int s)
+{
+	if (r->pcap)
+		__builtin_prefetch(&r->pend[pend_slot(r, t, s)]);
 }
 
 /* The entry pending for (t, s), NULL for none. */
@@ -460,6 +465,8 @@ static void start_compute(cs_runner *r, int64_t local, rank_state *rs, int s, co
 	if (clk)
 		ns = clock_op(clk, rs, now, op, ns, f, &gemm_share);
 	cs_time d = f == 1.0 ? ns : cs_time_of((double)ns * f);
+	/* the pending table is probed for its end at random: ask first */
+	pend_prefetch(r, now + d, s);
 	if (clk)
 		clock_run(clk, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
 	rs->st.busy += d;
@@ -660,16 +667,22 @@ static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 	/* the rank the next event completes on, while this one runs: with
 	 * jitter each event is one rank's, a cache miss each */
 	uint64_t next;
-	if (cs_sim_next_arg(sim, on_op_done, &next)) {
+	cs_time nat;
+	if (cs_sim_next_arg(sim, on_op_done, &nat, &next)) {
 		cs__op_ev ne = cs__op_ev_unpack(next);
 		int64_t nl = cs__ticket_local(ne.what);
 		cs__run_prefetch(r, nl);
+		/* and the pending entry it closes: the table is probed at random */
+		pend_prefetch(r, nat, ne.stream);
 		if (r->times) {
 			/* and what its completion records: its times and its path */
 			__builtin_prefetch(&r->times[nl]);
 			__builtin_prefetch(&r->times[nl].done_at[CS_STREAMS]);
-			if (r->paths)
+			if (r->paths) {
 				__builtin_prefetch(&r->paths[nl * NPATHS + ne.stream]);
+				if (ne.stream == CS_STREAM_COMPUTE)
+					__builtin_prefetch(&r->crefs[nl]);
+			}
 		}
 	}
 	/* closed: what is scheduled for now from here on is a new event */
@@ -791,7 +804,8 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	r->tmpls = aligned_alloc(_Alignof(cs__tmpl), (size_t)ntmpl * sizeof(cs__tmpl));
 	if (env->critical_path) {
 		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof *r->paths);
-		if (!r->paths) {
+		r->crefs = malloc((size_t)r->nlocal * sizeof *r->crefs);
+		if (!r->paths || !r->crefs) {
 			cs_runner_free(r);
 			return NULL;
 		}
@@ -886,6 +900,7 @@ void cs_runner_free(cs_runner *r)
 	cs_net_free(r->idle);
 	free(r->members);
 	free(r->paths);
+	free(r->crefs);
 	free(r->times);
 	free(r->ranks);
 	cs_sim_free(r->sim);

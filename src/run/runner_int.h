@@ -104,30 +104,35 @@ typedef struct cs__cref {
  * the memory traffic of these, so what only pipeline sends, the trace or
  * the critical path read lies at the end or in rank_times. */
 typedef struct rank_state {
-	/* the hot part on whole cache lines; a stream's counter is also its
-	 * program counter: the ops it completed */
+	/* line 0, what every try reads: a stream's counter is also its
+	 * program counter (the ops it completed), and what waits on them */
 	_Alignas(64) int32_t cnt[CS_COUNTERS];
 	uint16_t tmpl;
 	uint8_t busy;                 /* bit per stream */
 	uint8_t retry;                /* bit per stream: try it at the next try_rank */
 	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
+	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
 	uint16_t left[CS_STREAMS];    /* moves of that counter the head still waits for
 	                               * (at most 65535: then it is tried, and waits again) */
-	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
-	uint16_t ctas;                /* SMs held by the rank's communication kernels */
-	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
-	float factor;
+	/* line 1, what a compute op's start and end read: its rate, its end
+	 * and the clock model */
+	_Alignas(64) float factor;
 	float crate;                  /* rate of the running compute op (contention) */
 	uint32_t cgen;                /* compute ops started, to tell their events apart */
+	uint16_t ctas;                /* SMs held by the rank's communication kernels */
+	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
 	cs_time cend;                 /* when the running compute op ends */
 	cs_time cwake;                /* the earliest event pending for it */
+	cs_time clk_at;               /* clock model: the controller's view is up to here */
+	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
+	/* lines 2 and 3, what an op adds to and a collective looks up */
+	_Alignas(64) cs_rank_stats st;
 	double mem;
 	cs_time blocked_at;
 	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
-	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed */
-	cs_rank_stats st;
-	cs_time clk_at;               /* clock model: the controller's view is up to here */
-	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
+	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed (the
+	                               * last, hybrid sharding's, lies past line 3) */
+	/* what only pipeline sends and the critical path read */
 	cs_time send_at;              /* when the pipeline send in flight started */
 	/* pipeline peers down [0] and up [1], and the time of the last message
 	 * size sent each way (links do not change during a run) */
@@ -146,10 +151,14 @@ typedef struct rank_state {
 	/* bit per counter whose path a collective set last, and is read from
 	 * the collective's (cs__run_fly_of), and the parity of its generation */
 	uint16_t lazy, parity;
-	bool cref;                    /* the compute counter's path slot holds a cs__cref */
+	bool cref;                    /* the compute counter's path is crefs[local], not its slot */
 } rank_state;
 
 _Static_assert(CS_COUNTERS <= 16, "lazy and parity keep a bit per counter");
+/* What a large run streams through for every op: four lines of a rank */
+#define RANK_HOT_BYTES offsetof(rank_state, gidx[CS_GROUP_DP_INTER])
+_Static_assert(offsetof(rank_state, factor) == 64 && RANK_HOT_BYTES <= 256,
+	       "a rank's hot state lies on its first four cache lines");
 
 #define FLY_OWN 0xff
 
@@ -297,6 +306,9 @@ struct cs_runner {
 	cs_coll_choice last_choice[CS_COMM_KINDS];
 	cs_time makespan;
 	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight */
+	cs__cref *crefs;              /* per rank: the compute counter's path while it names a
+	                               * collective's (rank_state.cref); 32 bytes a rank, where
+	                               * its slot in paths would cost a cache miss each op */
 	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
 	cs_net *idle;                 /* flow fidelity: a network that runs one collective
 	                               * at a time, to time it alone */
@@ -382,7 +394,7 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
 {
 	const char *p = (const char *)&r->ranks[local];
-	for (size_t o = 0; o < offsetof(rank_state, clk_at); o += 64)
+	for (size_t o = 0; o < RANK_HOT_BYTES; o += 64)
 		__builtin_prefetch(p + o);
 }
 /* The op at the head of rs's stream s, NULL when the stream is done. */
