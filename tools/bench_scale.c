@@ -5,10 +5,12 @@
  *
  *   ninja -C build-release bench_scale
  *   ./build-release/tools/bench_scale [SCENARIO.yaml] [--set KEY=VALUE]... [--parts N]
+ *                                     [--critical-path | --no-critical-path]
  *
  * Threads are a scenario key (--set simulate.threads=N); --parts caps the
  * parts a run splits into (1: whole), which changes the cost and not the
- * result.
+ * result. The critical path is traced as `clustersim run` traces it by
+ * default (perturbed runs and runs of at most 4,096 GPUs) unless asked.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +34,16 @@ int main(int argc, char **argv)
 	const char *sets[64];
 	size_t nsets = 0;
 	long parts = 0;
+	cs_run_opts opts = { 0 };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 64)
 			sets[nsets++] = argv[++i];
 		else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc)
 			parts = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--critical-path") == 0)
+			opts.critical_path = 1;
+		else if (strcmp(argv[i], "--no-critical-path") == 0)
+			opts.critical_path = -1;
 		else
 			path = argv[i];
 	}
@@ -50,7 +57,7 @@ int main(int argc, char **argv)
 	sc->sim.parts = parts;
 	double t1 = now();
 	cs_result *res = NULL;
-	if (cs_simulate(sc, NULL, &res, &diag) != CS_OK) {
+	if (cs_simulate(sc, &opts, &res, &diag) != CS_OK) {
 		fprintf(stderr, "%s\n", diag.msg);
 		cs_scenario_free(sc);
 		return 1;
@@ -64,6 +71,8 @@ int main(int argc, char **argv)
 	printf("threads         %lld\n", (long long)sc->sim.threads);
 	if (parts > 0)
 		printf("parts at most   %ld\n", parts);
+	if (opts.critical_path)
+		printf("critical path   %s\n", opts.critical_path > 0 ? "traced" : "not traced");
 	printf("load            %.3f s\n", t1 - t0);
 	printf("simulate        %.3f s (wall)\n", t2 - t1);
 	printf("peak RSS        %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
