@@ -319,9 +319,10 @@ int cs_eq_peek(const cs_eq *q, cs_eq_entry *out)
 	return 0;
 }
 
-const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t k)
+const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t *n)
 {
-	return q->head + k < q->b[0].n ? &q->b[0].v[q->head + k] : NULL;
+	*n = q->b[0].n - q->head;
+	return *n ? &q->b[0].v[q->head] : NULL;
 }
 
 int cs_eq_has_at(const cs_eq *q, int64_t time)

@@ -39,9 +39,10 @@ uint64_t cs_eq_size(const cs_eq *q);
 /* Whether the least entry is at `time`; cheap when `time` is the last time
  * popped. */
 int cs_eq_has_at(const cs_eq *q, int64_t time);
-/* The entry `k` pops ahead (0: the least) when it is at hand (no refill
- * needed to find it), else NULL: a hint, for prefetching what it indexes.
- * The queue owns it; any push or pop may move it. */
-const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t k);
+/* The entries that pop next, in order, as far as they are at hand (no
+ * refill needed to find them): *n of them from the returned pointer, NULL
+ * and 0 when none is. A hint, for prefetching what they index. The queue
+ * owns them; any push or pop may move them. */
+const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t *n);
 
 #endif

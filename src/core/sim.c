@@ -45,6 +45,11 @@ struct cs_sim {
 	uint32_t *free_idx;  /* stack of released slot indices */
 	uint32_t n_free;
 
+	/* The entry that pops next as the last pop left it, when `hint` (no
+	 * push since): what cs_sim_next_arg answers from. */
+	cs_eq_entry next;
+	bool hint;
+
 	/* The lane: a ring of zero-delay payloads, capacity a power of two. */
 	sim_payload *lane;
 	uint64_t lane_head;
@@ -147,6 +152,7 @@ int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg)
 		return 0;
 	}
 	uint32_t idx;
+	sim->hint = false;
 	if (slot_alloc(sim, &idx) != 0)
 		return -1;
 	if (cs_eq_push(sim->eq, at, idx) != 0) {
@@ -180,10 +186,14 @@ static bool sim_next(cs_sim *sim, bool bounded, cs_time end, sim_payload *out)
 	/* the next events' payloads were written when they were scheduled,
 	 * long ago in a large run: ask for them while this one runs (the
 	 * one after next, for a callback reads the next one's as a hint) */
-	for (uint64_t k = 0; k < 2; k++) {
-		const cs_eq_entry *next = cs_eq_at_hand(sim->eq, k);
-		if (next)
-			__builtin_prefetch(&sim->slots[next->index]);
+	uint64_t n;
+	const cs_eq_entry *next = cs_eq_at_hand(sim->eq, &n);
+	sim->hint = n > 0;
+	if (n > 0) {
+		sim->next = next[0];
+		__builtin_prefetch(&sim->slots[next[0].index]);
+		if (n > 1)
+			__builtin_prefetch(&sim->slots[next[1].index]);
 	}
 	return true;
 }
@@ -226,11 +236,18 @@ int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, cs_time *at, uint64_t *ar
 {
 	if (sim->lane_len > 0)
 		return 0;
-	const cs_eq_entry *next = cs_eq_at_hand(sim->eq, 0);
-	if (!next || sim->slots[next->index].fn != fn)
+	cs_eq_entry next = sim->next;
+	if (!sim->hint) {
+		uint64_t n;
+		const cs_eq_entry *e = cs_eq_at_hand(sim->eq, &n);
+		if (!n)
+			return 0;
+		next = e[0];
+	}
+	if (sim->slots[next.index].fn != fn)
 		return 0;
-	*at = next->time;
-	*arg = sim->slots[next->index].arg;
+	*at = next.time;
+	*arg = sim->slots[next.index].arg;
 	return 1;
 }
 
