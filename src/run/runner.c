@@ -39,12 +39,19 @@ static const cs_path *cref_expand(const cs_runner *r, int64_t local, const cs__c
 
 /* The collective that moved counter c of rs last, as a reference (the
  * collective is the last op done on stream c, its instance the rank's). */
-static cs__cref cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int c)
+static void cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int c, cs__cref *x)
 {
+	/* field by field: a compound literal is built on the stack in parts
+	 * and read back whole, which the store buffer cannot forward */
 	const cs_op *op = &r->tmpls[rs->tmpl].ops[c][rs->cnt[c] - 1];
-	return (cs__cref){ .gi = rs->gidx[op->group], .kind = op->group, .stream = (uint8_t)c,
-			   .parity = (uint8_t)((rs->parity >> c) & 1), .comm = op->comm, .coll = op->coll,
-			   .end = r->times[local].done_at[c] };
+	x->gi = rs->gidx[op->group];
+	x->kind = op->group;
+	x->stream = (uint8_t)c;
+	x->parity = (uint8_t)((rs->parity >> c) & 1);
+	x->comm = op->comm;
+	x->coll = op->coll;
+	x->end = r->times[local].done_at[c];
+	x->add = 0;
 }
 
 /* The reference the compute counter's path is (rank_state.cref). */
@@ -64,7 +71,8 @@ static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_pat
 	}
 	if (!(rs->lazy & (1u << c)))
 		return &r->paths[local * NPATHS + c];
-	cs__cref x = cref_of(r, local, rs, c);
+	cs__cref x;
+	cref_of(r, local, rs, c, &x);
 	return cref_expand(r, local, &x, tmp);
 }
 
@@ -105,17 +113,17 @@ cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time d)
 {
 	int c = CS_STREAM_COMPUTE, ref = rs->fly_ref[c];
-	cs__cref x;
-	if (ref == c && rs->cref)
-		x = cref_load(r, local);
-	else if (ref != FLY_OWN && ref != c && (rs->lazy & (1u << ref)))
-		x = cref_of(r, local, rs, ref);
-	else
+	cs__cref *x = &r->crefs[local];
+	bool own = ref == c && rs->cref;
+	if (!own && !(ref != FLY_OWN && ref != c && (rs->lazy & (1u << ref))))
 		return false;
+	/* the ops in flight that read the compute counter's path in place
+	 * take a copy before it changes */
 	path_detach(r, local, rs, c);
+	if (!own)
+		cref_of(r, local, rs, ref, x);
 	rs->lazy &= (uint16_t)~(1u << c);
-	x.add += d;
-	r->crefs[local] = x;
+	x->add += d;
 	rs->cref = true;
 	return true;
 }

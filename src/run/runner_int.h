@@ -132,7 +132,15 @@ typedef struct rank_state {
 	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
 	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed (the
 	                               * last, hybrid sharding's, lies past line 3) */
-	/* what only pipeline sends and the critical path read */
+	/* line 4, what a traced run reads at every op: per stream, the counter
+	 * whose path its op in flight extends, read in place until that path
+	 * changes (then copied to the stream's own slot: FLY_OWN) */
+	uint8_t fly_ref[CS_STREAMS];
+	bool cref;                    /* the compute counter's path is crefs[local], not its slot */
+	/* bit per counter whose path a collective set last, and is read from
+	 * the collective's (cs__run_fly_of), and the parity of its generation */
+	uint16_t lazy, parity;
+	/* what only pipeline sends read */
 	cs_time send_at;              /* when the pipeline send in flight started */
 	/* pipeline peers down [0] and up [1], and the time of the last message
 	 * size sent each way (links do not change during a run) */
@@ -144,21 +152,15 @@ typedef struct rank_state {
 	uint8_t p2p_tier[2];          /* the highest tier a message crosses each way */
 	int32_t p2p_plan[2];          /* flow fidelity: the net's plan of that message + 1,
 	                               * 0 not yet asked, -1 not kept */
-	/* critical path: per stream, the counter whose path its op in flight
-	 * extends, read in place until that path changes (then copied to the
-	 * stream's own slot: FLY_OWN) */
-	uint8_t fly_ref[CS_STREAMS];
-	/* bit per counter whose path a collective set last, and is read from
-	 * the collective's (cs__run_fly_of), and the parity of its generation */
-	uint16_t lazy, parity;
-	bool cref;                    /* the compute counter's path is crefs[local], not its slot */
 } rank_state;
 
 _Static_assert(CS_COUNTERS <= 16, "lazy and parity keep a bit per counter");
-/* What a large run streams through for every op: four lines of a rank */
+/* What a large run streams through for every op: four lines of a rank,
+ * and a fifth when traced */
 #define RANK_HOT_BYTES offsetof(rank_state, gidx[CS_GROUP_DP_INTER])
 _Static_assert(offsetof(rank_state, factor) == 64 && RANK_HOT_BYTES <= 256,
 	       "a rank's hot state lies on its first four cache lines");
+_Static_assert(offsetof(rank_state, send_at) <= 320, "its traced state on the fifth");
 
 #define FLY_OWN 0xff
 
@@ -396,6 +398,8 @@ static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
 	const char *p = (const char *)&r->ranks[local];
 	for (size_t o = 0; o < RANK_HOT_BYTES; o += 64)
 		__builtin_prefetch(p + o);
+	if (r->paths)
+		__builtin_prefetch(p + offsetof(rank_state, fly_ref));
 }
 /* The op at the head of rs's stream s, NULL when the stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
