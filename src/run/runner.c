@@ -473,8 +473,6 @@ static void start_compute(cs_runner *r, int64_t local, rank_state *rs, int s, co
 	if (clk)
 		ns = clock_op(clk, rs, now, op, ns, f, &gemm_share);
 	cs_time d = f == 1.0 ? ns : cs_time_of((double)ns * f);
-	/* the pending table is probed for its end at random: ask first */
-	pend_prefetch(r, now + d, s);
 	if (clk)
 		clock_run(clk, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
 	rs->st.busy += d;
