@@ -100,9 +100,10 @@ typedef struct cs__cref {
 	cs_time end, add;
 } cs__cref;
 
-/* A rank's state, what every op touches first: a large run is bound by
- * the memory traffic of these, so what only pipeline sends, the trace or
- * the critical path read lies at the end or in rank_times. */
+/* A rank's state, what every op touches first: a large run waits on the
+ * lines of these, so what every op reads lies on the first four, what a
+ * traced run reads at every op on the fifth, and what only pipeline sends
+ * read after them; the trace's times are in rank_times. */
 typedef struct rank_state {
 	/* line 0, what every try reads: a stream's counter is also its
 	 * program counter (the ops it completed), and what waits on them */
