@@ -242,46 +242,36 @@ static inline void pend_prefetch(const cs_runner *r, cs_time t, int s)
 		__builtin_prefetch(&r->pend[pend_slot(r, t, s)]);
 }
 
-/* The entry pending for (t, s), NULL for none. */
-static pending *pend_ref(const cs_runner *r, cs_time t, int s)
+/* The entry of (t, s), or the empty slot its probe ends at, where it
+ * would go (the table has room: pend_room). */
+static pending *pend_probe(const cs_runner *r, cs_time t, int s)
 {
-	if (!r->pcap)
-		return NULL;
 	for (uint32_t j = pend_slot(r, t, s);; j = (j + 1) & (r->pcap - 1)) {
 		pending *p = &r->pend[j];
-		if (p->id < 0)
-			return NULL;
-		if (p->t == t && p->s == s)
+		if (p->id < 0 || (p->t == t && p->s == s))
 			return p;
 	}
 }
 
-static int pend_put(cs_runner *r, cs_time t, int s, int32_t id)
+/* Room for one more entry, kept at most half full: 0, or -1 on
+ * out-of-memory. */
+static int pend_room(cs_runner *r)
 {
-	if (2 * (r->pn + 1) > r->pcap) {
-		uint32_t cap = r->pcap ? 2 * r->pcap : 256;
-		pending *old = r->pend, *nw = malloc((size_t)cap * sizeof(*nw));
-		if (!nw)
-			return -1;
-		for (uint32_t j = 0; j < cap; j++)
-			nw[j].id = -1;
-		uint32_t oc = r->pcap;
-		r->pend = nw;
-		r->pcap = cap;
-		for (uint32_t j = 0; j < oc; j++)
-			if (old[j].id >= 0) {
-				uint32_t k = pend_slot(r, old[j].t, old[j].s);
-				while (nw[k].id >= 0)
-					k = (k + 1) & (cap - 1);
-				nw[k] = old[j];
-			}
-		free(old);
-	}
-	uint32_t j = pend_slot(r, t, s);
-	while (r->pend[j].id >= 0)
-		j = (j + 1) & (r->pcap - 1);
-	r->pend[j] = (pending){ t, id, s };
-	r->pn++;
+	if (2 * (r->pn + 1) <= r->pcap)
+		return 0;
+	uint32_t cap = r->pcap ? 2 * r->pcap : 256;
+	pending *old = r->pend, *nw = malloc((size_t)cap * sizeof(*nw));
+	if (!nw)
+		return -1;
+	for (uint32_t j = 0; j < cap; j++)
+		nw[j].id = -1;
+	uint32_t oc = r->pcap;
+	r->pend = nw;
+	r->pcap = cap;
+	for (uint32_t j = 0; j < oc; j++)
+		if (old[j].id >= 0)
+			*pend_probe(r, old[j].t, old[j].s) = old[j];
+	free(old);
 	return 0;
 }
 
@@ -289,9 +279,7 @@ static int pend_put(cs_runner *r, cs_time t, int s, int32_t id)
  * returns its batch (or PEND_LONE). */
 static int32_t pend_del(cs_runner *r, cs_time t, int s)
 {
-	uint32_t m = r->pcap - 1, j = pend_slot(r, t, s);
-	while (r->pend[j].id >= 0 && !(r->pend[j].t == t && r->pend[j].s == s))
-		j = (j + 1) & m;
+	uint32_t m = r->pcap - 1, j = (uint32_t)(pend_probe(r, t, s) - r->pend);
 	int32_t id = r->pend[j].id;
 	r->pend[j].id = -1;
 	r->pn--;
@@ -317,12 +305,14 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
  * scheduled alone) or on out-of-memory. */
 static int32_t batch_for(cs_runner *r, cs_time at, int s, cs__ticket tk)
 {
-	pending *p = pend_ref(r, at, s);
-	if (!p) {
-		if (pend_put(r, at, s, PEND_LONE)) {
-			r->failed = CS_ERR_NOMEM;
-			return -1;
-		}
+	if (pend_room(r)) {
+		r->failed = CS_ERR_NOMEM;
+		return -1;
+	}
+	pending *p = pend_probe(r, at, s);
+	if (p->id < 0) {
+		*p = (pending){ at, PEND_LONE, s };
+		r->pn++;
 		push(r, at, on_op_done, cs__op_ev_pack((cs__op_ev){ .what = tk, .stream = s }));
 		r->last = (pending){ at, PEND_LONE, s };
 		return -1;
