@@ -54,21 +54,13 @@ static void cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int
 	x->add = 0;
 }
 
-/* The reference the compute counter's path is (rank_state.cref). */
-static cs__cref cref_load(const cs_runner *r, int64_t local)
-{
-	return r->crefs[local];
-}
-
 /* Counter c's path: in place, or worked out into *tmp (never the slot)
  * from the collective it extends. */
 static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_path *tmp)
 {
 	const rank_state *rs = &r->ranks[local];
-	if (c == CS_STREAM_COMPUTE && rs->cref) {
-		cs__cref x = cref_load(r, local);
-		return cref_expand(r, local, &x, tmp);
-	}
+	if (c == CS_STREAM_COMPUTE && rs->cref)
+		return cref_expand(r, local, &r->crefs[local], tmp);
 	if (!(rs->lazy & (1u << c)))
 		return &r->paths[local * NPATHS + c];
 	cs__cref x;
@@ -131,9 +123,9 @@ static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time
 void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int64_t gi = rs->gidx[op->group];
-	cs__cref x = cref_load(r, local);
-	if (gi < 0 || x.kind != op->group || x.stream != s || x.gi != gi ||
-	    x.parity != ((r->comm[op->group][s].slots[gi].gen + 1) & 1))
+	const cs__cref *x = &r->crefs[local];
+	if (gi < 0 || x->kind != op->group || x->stream != s || x->gi != gi ||
+	    x->parity != ((r->comm[op->group][s].slots[gi].gen + 1) & 1))
 		return;
 	cs_path tmp;
 	const cs_path *p = path_read(r, local, CS_STREAM_COMPUTE, &tmp);
