@@ -1,7 +1,7 @@
 /*
  * test_core.c - the event engine: heap order, FIFO ties, the zero-delay
- * lane, run limits, stop, slot reuse, independence of instances and the
- * hint of the next event.
+ * lane, run limits, stop, slot reuse, independence of instances, the
+ * hint of the next event and events merged with what is due with them.
  *
  * The order every test checks is the contract of sim.h: events fire by
  * time, equal times in the order they were scheduled.
@@ -9,6 +9,7 @@
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/eq.h"
 #include "core/sim.h"
@@ -778,6 +779,145 @@ START_TEST(next_arg_names_the_event_that_fires_next)
 }
 END_TEST
 
+/* -- merging what is due together (cs_sim_take_now, cs_sim_set_arg) -- */
+
+/* Events carry a key in their low two bits. A merging event takes in the
+ * other merging events due now with its key. Every event fired or taken
+ * spawns one more: at the same time (the lane), a little later (ties in
+ * the queue) or far away, some on the callback that does not merge; some
+ * first rewrite the argument of the event their key scheduled last, while
+ * that is pending. A reference kept in step, a list in (time, insertion) order,
+ * says what must fire and what must be taken, in which order. */
+enum { MERGE_EVENTS = 20000, MERGE_PENDING = 4096 };
+
+typedef struct merge_ref {
+	cs_time t;
+	uint64_t seq, arg;
+	bool merges;
+} merge_ref;
+
+typedef struct merge_ctx {
+	cs_sim *sim;
+	uint64_t rng, spawned, fired, taken, rewritten, seq;
+	cs_sim_ref last[4];      /* the event each key scheduled last */
+	uint64_t last_seq[4];
+	merge_ref ref[MERGE_PENDING];
+	int nref;
+} merge_ctx;
+
+static void merge_fn(cs_sim *sim, void *ctx, uint64_t arg);
+static void plain_fn(cs_sim *sim, void *ctx, uint64_t arg);
+
+/* The reference's first pending event by (time, seq) among those that
+ * match: all when key < 0, else those due at t that merge with `key`. */
+static int ref_first(const merge_ctx *m, int key, cs_time t)
+{
+	int best = -1;
+	for (int i = 0; i < m->nref; i++) {
+		const merge_ref *e = &m->ref[i];
+		if (key >= 0 && (e->t != t || !e->merges || (e->arg & 3) != (uint64_t)key))
+			continue;
+		if (best < 0 || e->t < m->ref[best].t || (e->t == m->ref[best].t && e->seq < m->ref[best].seq))
+			best = i;
+	}
+	return best;
+}
+
+static void merge_spawn(merge_ctx *m, cs_time now)
+{
+	if (m->spawned >= MERGE_EVENTS)
+		return;
+	uint64_t k = rng_next(&m->rng);
+	int key = (int)(k & 3);
+	uint64_t arg = (m->spawned++ << 2) | (uint64_t)key;
+	if (k % 5 == 0 && m->last[key] != CS_SIM_NO_REF) {
+		for (int i = 0; i < m->nref; i++)
+			if (m->ref[i].seq == m->last_seq[key]) {   /* still pending */
+				cs_sim_set_arg(m->sim, m->last[key], arg);
+				m->ref[i].arg = arg;
+				m->rewritten++;
+				if (m->spawned >= MERGE_EVENTS)
+					return;
+				arg = (m->spawned++ << 2) | (uint64_t)key;
+				break;
+			}
+	}
+	uint64_t d = (k >> 8) % 8;
+	/* few distinct times, for many ties: far ones on a grid */
+	cs_time at = d < 2 ? now : d < 4 ? now + (cs_time)d - 1 : (now / 1000 + 1 + (cs_time)((k >> 16) % 4)) * 1000;
+	bool merges = (k >> 40) % 4 != 0;
+	EXPECT_EQ(cs_sim_at_ref(m->sim, at, merges ? merge_fn : plain_fn, m, arg, &m->last[key]), 0);
+	/* what fires before the caller's next call cannot be named */
+	EXPECT(m->last[key] == CS_SIM_NO_REF || at > now);
+	m->last_seq[key] = m->seq;
+	EXPECT(m->nref < MERGE_PENDING);
+	m->ref[m->nref++] = (merge_ref){ at, m->seq++, arg, merges };
+}
+
+static void ref_drop(merge_ctx *m, int i)
+{
+	m->ref[i] = m->ref[--m->nref];
+}
+
+static void merge_take(void *ctx, uint64_t arg)
+{
+	merge_ctx *m = ctx;
+	int i = ref_first(m, (int)(arg & 3), cs_sim_now(m->sim));
+	EXPECT(i >= 0);
+	EXPECT_EQ(m->ref[i].arg, arg);
+	ref_drop(m, i);
+	m->taken++;
+}
+
+static void merge_fire(cs_sim *sim, merge_ctx *m, uint64_t arg, bool merges)
+{
+	int i = ref_first(m, -1, 0);
+	EXPECT(i >= 0);
+	EXPECT_EQ(m->ref[i].t, cs_sim_now(sim));
+	EXPECT_EQ(m->ref[i].arg, arg);
+	EXPECT_EQ(m->ref[i].merges, merges);
+	ref_drop(m, i);
+	m->fired++;
+	uint64_t n = 1;
+	if (merges) {
+		n += cs_sim_take_now(sim, merge_fn, arg & 3, 3, merge_take, m);
+		/* none of its peers is left behind */
+		EXPECT_EQ(ref_first(m, (int)(arg & 3), cs_sim_now(sim)), -1);
+	}
+	for (uint64_t j = 0; j < n; j++)
+		merge_spawn(m, cs_sim_now(sim));
+}
+
+static void merge_fn(cs_sim *sim, void *ctx, uint64_t arg) { merge_fire(sim, ctx, arg, true); }
+static void plain_fn(cs_sim *sim, void *ctx, uint64_t arg) { merge_fire(sim, ctx, arg, false); }
+
+START_TEST(merged_events_fire_in_the_order_they_were_due)
+{
+	merge_ctx *m = calloc(1, sizeof *m);
+	ck_assert_ptr_nonnull(m);
+	m->sim = cs_sim_new();
+	ck_assert_ptr_nonnull(m->sim);
+	m->rng = (uint64_t)_i + 11;
+	if (_i % 2)
+		cs__sim_set_lane(m->sim, false);
+	for (int i = 0; i < 4; i++)
+		m->last[i] = CS_SIM_NO_REF;
+	for (int i = 0; i < 256; i++)
+		merge_spawn(m, 0);
+	cs_sim_run(m->sim, 0);
+	ck_assert_int_eq(m->nref, 0);
+	ck_assert_uint_eq(m->spawned, MERGE_EVENTS);
+	ck_assert_uint_eq(m->fired + m->taken + m->rewritten, MERGE_EVENTS);
+	/* a taken event is not fired */
+	ck_assert_uint_eq(cs_sim_events(m->sim), m->fired);
+	/* each mechanism was exercised */
+	ck_assert_uint_gt(m->taken, MERGE_EVENTS / 20);
+	ck_assert_uint_gt(m->rewritten, MERGE_EVENTS / 20);
+	cs_sim_free(m->sim);
+	free(m);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -826,6 +966,10 @@ static Suite *core_suite(void)
 #ifndef NDEBUG
 	tcase_add_test_raise_signal(tc, scheduling_in_the_past_aborts, SIGABRT);
 #endif
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("merging");
+	tcase_add_loop_test(tc, merged_events_fire_in_the_order_they_were_due, 0, 4);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("slot_reuse");

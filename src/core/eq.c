@@ -325,6 +325,28 @@ const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t *n)
 	return *n ? &q->b[0].v[q->head] : NULL;
 }
 
+uint64_t cs_eq_drop_last(cs_eq *q, int (*drop)(void *ctx, uint32_t index), void *ctx)
+{
+	/* the entries at `last` lead bucket 0 (equal times share a bucket) */
+	bucket *b = &q->b[0];
+	uint64_t keep = q->head, i = q->head;
+	for (; i < b->n && b->v[i].time == q->last; i++)
+		if (!drop(ctx, b->v[i].index))
+			b->v[keep++] = b->v[i];
+	uint64_t gone = i - keep;
+	if (gone == 0)
+		return 0;
+	/* the kept entries close up to the ones after them */
+	memmove(&b->v[q->head + gone], &b->v[q->head], (size_t)(keep - q->head) * sizeof *b->v);
+	q->head += gone;
+	q->size -= gone;
+	if (q->head == b->n) {
+		b->n = q->head = 0;
+		q->bound = just_after(q->last);
+	}
+	return gone;
+}
+
 int cs_eq_has_at(const cs_eq *q, int64_t time)
 {
 	if (q->head < q->b[0].n)

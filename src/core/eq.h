@@ -44,5 +44,10 @@ int cs_eq_has_at(const cs_eq *q, int64_t time);
  * and 0 when none is. A hint, for prefetching what they index. The queue
  * owns them; any push or pop may move them. */
 const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t *n);
+/* Remove the pending entries at the time popped last for which
+ * drop(ctx, index) is true, asking in the order they would pop and keeping
+ * the others in theirs; returns how many. They are at hand: this costs
+ * one comparison when there are none. drop may not push or pop. */
+uint64_t cs_eq_drop_last(cs_eq *q, int (*drop)(void *ctx, uint32_t index), void *ctx);
 
 #endif

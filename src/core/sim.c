@@ -139,11 +139,12 @@ static int lane_grow(cs_sim *sim)
 	return 0;
 }
 
-int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg)
+int cs_sim_at_ref(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg, cs_sim_ref *ref)
 {
 	assert(fn != NULL);
 	assert(at >= sim->now && "event scheduled in the past");
 	sim_payload p = { .fn = fn, .ctx = ctx, .arg = arg };
+	*ref = CS_SIM_NO_REF;
 	if (at == sim->now && sim->lane_on) {
 		if (sim->lane_len == sim->lane_cap && lane_grow(sim) != 0)
 			return -1;
@@ -160,7 +161,23 @@ int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg)
 		return -1;
 	}
 	sim->slots[idx] = p;
+	/* at `now` without the lane, it may pop before the caller's next
+	 * call: it cannot be named */
+	if (at > sim->now)
+		*ref = idx;
 	return 0;
+}
+
+int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg)
+{
+	cs_sim_ref ref;
+	return cs_sim_at_ref(sim, at, fn, ctx, arg, &ref);
+}
+
+void cs_sim_set_arg(cs_sim *sim, cs_sim_ref ref, uint64_t arg)
+{
+	assert(ref < sim->n_slots);
+	sim->slots[ref].arg = arg;
 }
 
 /* Take the next event's payload, if it is before `end`, and advance the
@@ -249,6 +266,52 @@ int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, cs_time *at, uint64_t *ar
 	*at = next.time;
 	*arg = sim->slots[next.index].arg;
 	return 1;
+}
+
+typedef struct taker {
+	cs_sim *sim;
+	cs_event_fn fn;
+	uint64_t key, mask;
+	void (*take)(void *, uint64_t);
+	void *tctx;
+} taker;
+
+static bool takes(const taker *t, const sim_payload *p)
+{
+	if (p->fn != t->fn || (p->arg & t->mask) != t->key)
+		return false;
+	t->take(t->tctx, p->arg);
+	return true;
+}
+
+static int take_queued(void *ctx, uint32_t index)
+{
+	taker *t = ctx;
+	if (!takes(t, &t->sim->slots[index]))
+		return 0;
+	t->sim->free_idx[t->sim->n_free++] = index;
+	return 1;
+}
+
+uint64_t cs_sim_take_now(cs_sim *sim, cs_event_fn fn, uint64_t key, uint64_t mask,
+			 void (*take)(void *tctx, uint64_t arg), void *tctx)
+{
+	taker t = { sim, fn, key, mask, take, tctx };
+	/* the queue's events due now fire before the lane's (sim_next) */
+	uint64_t n = cs_eq_drop_last(sim->eq, take_queued, &t);
+	if (sim->lane_len > 0) {
+		uint64_t m = sim->lane_cap - 1, keep = 0;
+		for (uint64_t i = 0; i < sim->lane_len; i++) {
+			sim_payload p = sim->lane[(sim->lane_head + i) & m];
+			if (!takes(&t, &p))
+				sim->lane[(sim->lane_head + keep++) & m] = p;
+		}
+		n += sim->lane_len - keep;
+		sim->lane_len = keep;
+	}
+	if (n > 0)
+		sim->hint = false;
+	return n;
 }
 
 void cs_sim_stop(cs_sim *sim)

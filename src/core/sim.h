@@ -51,6 +51,23 @@ void cs_sim_free(cs_sim *sim);
  * Returns 0, or -1 when out of memory. */
 int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg);
 
+/* A pending event, named so that its argument can be rewritten. */
+typedef uint32_t cs_sim_ref;
+#define CS_SIM_NO_REF UINT32_MAX
+/* cs_sim_at, and *ref names the event until it fires or is taken
+ * (CS_SIM_NO_REF for an event at the current time, which cannot be
+ * named). */
+int cs_sim_at_ref(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg, cs_sim_ref *ref);
+/* The argument of the pending event ref names becomes arg. */
+void cs_sim_set_arg(cs_sim *sim, cs_sim_ref ref, uint64_t arg);
+/* From a callback: take out the other pending events due now whose
+ * callback is fn and whose argument has (arg & mask) == key, handing each
+ * argument to take(tctx, arg) in the order they would have fired. A
+ * callback merges with itself in this way what is due with it; a taken
+ * event does not count as fired. take may not schedule. Returns how many. */
+uint64_t cs_sim_take_now(cs_sim *sim, cs_event_fn fn, uint64_t key, uint64_t mask,
+			 void (*take)(void *tctx, uint64_t arg), void *tctx);
+
 /* Run until the queue is empty, cs_sim_stop is called, or `limit` events
  * have fired (0: no limit). Returns the number of events fired by this call. */
 uint64_t cs_sim_run(cs_sim *sim, uint64_t limit);

@@ -412,7 +412,7 @@ static void part_free(cs_runner *p)
 	for (int32_t i = 0; i < p->nbatches; i++)
 		free(p->batches[i].more);
 	free(p->batches);
-	free(p->pend);
+	free(p->taken);
 	cs_coll_free(p->env.coll);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++)
@@ -435,9 +435,11 @@ static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 	p->batches = NULL;
 	p->nbatches = 0;
 	p->batch_free = -1;
-	p->pend = NULL;
-	p->last.id = -1;
-	p->pcap = p->pn = 0;
+	for (int s = 0; s < CS_STREAMS; s++)
+		for (int i = 0; i < CS__LAST_WAYS; i++)
+			p->last[s][i].t = -1;  /* takes nothing */
+	p->taken = NULL;
+	p->ntaken = p->captaken = 0;
 	memset(p->share, 0, sizeof p->share);
 	p->out = NULL;
 	p->nout = p->capout = 0;

@@ -155,15 +155,21 @@ static void path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const
 
 static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
 
-/* Completions due on one stream at one time share an engine event. The
- * first travels in the event itself; a second opens a batch for the
- * others, which the event takes after its own. With jitter nearly every
- * completion is alone, and needs no batch (two more cache lines). A
- * pending entry's id is its batch, or PEND_LONE while it has none. */
-#define PEND_LONE INT32_MAX
+/* Completions due on one stream at one time fire as one event, in the
+ * order they were scheduled. The first travels in its event. While that
+ * event is the last its stream scheduled, the completions due with it (a
+ * collective's members starting their next kernels, identical replicas
+ * ending identical kernels) join a batch, which the event names from then
+ * on. Any other completion due then is an event of its own, which the
+ * first of them to fire takes in (cs_sim_take_now). With jitter nearly
+ * every completion is alone: it needs no batch, and finding none due with
+ * it costs one comparison. */
+#define OP_LONE INT32_MAX
+#define NO_TIME ((cs_time)-1)   /* a last_op that takes nothing */
 
-static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
+static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg, cs_sim_ref *ref)
 {
+	*ref = CS_SIM_NO_REF;
 	if (at < cs_sim_now(r->sim) || at > CS_TIME_HORIZON) {
 		/* a duration at the horizon: stop, and say so */
 		if (!r->failed)
@@ -171,7 +177,7 @@ static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 		cs_sim_stop(r->sim);
 		return;
 	}
-	if (cs_sim_at(r->sim, at, fn, r, arg) != 0 && !r->failed)
+	if (cs_sim_at_ref(r->sim, at, fn, r, arg, ref) != 0 && !r->failed)
 		r->failed = CS_ERR_NOMEM;
 }
 
@@ -221,115 +227,41 @@ static inline int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
 	return 0;
 }
 
-static uint32_t pend_slot(const cs_runner *r, cs_time t, int s)
+void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 {
-	uint64_t h = ((uint64_t)t * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)s * 0xc2b2ae3d27d4eb4fULL);
-	return (uint32_t)(h >> 32) & (r->pcap - 1);
+	cs_sim_ref ref;
+	push(r, at, fn, arg, &ref);
 }
 
-/* Ask for the line where the entry of (t, s) is or would be. */
-static inline void pend_prefetch(const cs_runner *r, cs_time t, int s)
+/* l's event, alone so far, is to take more: it names a batch from now
+ * on. 0, or -1 on out-of-memory. */
+static int open_batch(cs_runner *r, last_op *l, int s)
 {
-	if (r->pcap)
-		__builtin_prefetch(&r->pend[pend_slot(r, t, s)]);
-}
-
-/* The entry of (t, s), or the empty slot its probe ends at, where it
- * would go (the table has room: pend_room). */
-static pending *pend_probe(const cs_runner *r, cs_time t, int s)
-{
-	for (uint32_t j = pend_slot(r, t, s);; j = (j + 1) & (r->pcap - 1)) {
-		pending *p = &r->pend[j];
-		if (p->id < 0 || (p->t == t && p->s == s))
-			return p;
-	}
-}
-
-/* Room for one more entry, kept at most half full: 0, or -1 on
- * out-of-memory. */
-static int pend_room(cs_runner *r)
-{
-	if (2 * (r->pn + 1) <= r->pcap)
-		return 0;
-	uint32_t cap = r->pcap ? 2 * r->pcap : 256;
-	pending *old = r->pend, *nw = malloc((size_t)cap * sizeof(*nw));
-	if (!nw)
+	int32_t id = batch_new(r);
+	if (id < 0 || batch_add(r, id, l->tk))
 		return -1;
-	for (uint32_t j = 0; j < cap; j++)
-		nw[j].id = -1;
-	uint32_t oc = r->pcap;
-	r->pend = nw;
-	r->pcap = cap;
-	for (uint32_t j = 0; j < oc; j++)
-		if (old[j].id >= 0)
-			*pend_probe(r, old[j].t, old[j].s) = old[j];
-	free(old);
+	cs_sim_set_arg(r->sim, l->ref, cs__op_ev_pack((cs__op_ev){ .what = id, .batch = true, .stream = s }));
+	l->id = id;
 	return 0;
 }
 
-/* Remove the entry of (t, s), shifting back the entries its probe passed;
- * returns its batch (or PEND_LONE). */
-static int32_t pend_del(cs_runner *r, cs_time t, int s)
-{
-	uint32_t m = r->pcap - 1, j = (uint32_t)(pend_probe(r, t, s) - r->pend);
-	int32_t id = r->pend[j].id;
-	r->pend[j].id = -1;
-	r->pn--;
-	for (uint32_t k = (j + 1) & m; r->pend[k].id >= 0; k = (k + 1) & m) {
-		uint32_t home = pend_slot(r, r->pend[k].t, r->pend[k].s);
-		/* move k back to j when j lies between its home and k */
-		if (((k - home) & m) >= ((k - j) & m)) {
-			r->pend[j] = r->pend[k];
-			r->pend[k].id = -1;
-			j = k;
-		}
-	}
-	return id;
-}
-
-void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
-{
-	push(r, at, fn, arg);
-}
-
-/* The batch pending for (at, s) that tk joins, opened if the completion
- * there so far was alone; -1 when tk is the first at (at, s) (it is
- * scheduled alone) or on out-of-memory. */
-static int32_t batch_for(cs_runner *r, cs_time at, int s, cs__ticket tk)
-{
-	if (pend_room(r)) {
-		r->failed = CS_ERR_NOMEM;
-		return -1;
-	}
-	pending *p = pend_probe(r, at, s);
-	if (p->id < 0) {
-		*p = (pending){ at, PEND_LONE, s };
-		r->pn++;
-		push(r, at, on_op_done, cs__op_ev_pack((cs__op_ev){ .what = tk, .stream = s }));
-		r->last = (pending){ at, PEND_LONE, s };
-		return -1;
-	}
-	if (p->id == PEND_LONE) {
-		int32_t id = batch_new(r);
-		if (id < 0) {
-			r->failed = CS_ERR_NOMEM;
-			return -1;
-		}
-		p->id = id;
-	}
-	r->last = *p;
-	return p->id;
-}
-
-/* Inline: a collective's members schedule their next kernels' ends back
- * to back, and most join the batch the one before them opened. */
+/* Inline: a collective's members schedule their next kernels' ends one
+ * after another, and most join the event the first of them scheduled. */
 static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
-	int32_t id = (uint32_t)r->last.id < (uint32_t)PEND_LONE && r->last.t == at && r->last.s == s
-			     ? r->last.id
-			     : batch_for(r, at, s, tk);
-	if (id >= 0 && batch_add(r, id, tk))
-		r->failed = CS_ERR_NOMEM;
+	last_op *w = r->last[s];
+	for (int i = 0; i < CS__LAST_WAYS; i++)
+		if (w[i].t == at) {
+			if ((w[i].id == OP_LONE && open_batch(r, &w[i], s)) || batch_add(r, w[i].id, tk))
+				r->failed = CS_ERR_NOMEM;
+			return;
+		}
+	/* the newest event of (at, s) from now on, in the place of the oldest */
+	last_op *l = &w[r->last_next[s]++ % CS__LAST_WAYS];
+	push(r, at, on_op_done, cs__op_ev_pack((cs__op_ev){ .what = tk, .stream = s }), &l->ref);
+	l->t = l->ref != CS_SIM_NO_REF ? at : NO_TIME;
+	l->id = OP_LONE;
+	l->tk = tk;
 }
 
 /* The first dependency of op that rs lacks, -1 for none; *short_by: how
@@ -646,56 +578,84 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 
 enum { PREFETCH_AHEAD = 4 };
 
+/* The completions an op event carries, in order. A batch's ranks lie far
+ * apart: ask for a few ranks ahead. */
+static void run_op_ev(cs_runner *r, cs__op_ev e)
+{
+	if (!e.batch) {
+		op_done(r, e.what, e.stream);
+		return;
+	}
+	/* try_rank may grow the batch table (moving this record), but nothing
+	 * joins a batch that fires: its tickets stay where they are */
+	int32_t id = (int32_t)e.what;
+	const batch b = r->batches[id];
+	for (int32_t i = 0; i < b.n && i < PREFETCH_AHEAD; i++)
+		cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i)));
+	for (int32_t i = 0; i < b.n; i++) {
+		if (i + PREFETCH_AHEAD < b.n)
+			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i + PREFETCH_AHEAD)));
+		op_done(r, cs__batch_ticket(&b, i), e.stream);
+	}
+	r->batches[id].next_free = r->batch_free;
+	r->batch_free = id;
+}
+
+static void take_op_ev(void *ctx, uint64_t arg)
+{
+	cs_runner *r = ctx;
+	if (r->ntaken == r->captaken) {
+		uint32_t cap = r->captaken ? 2 * r->captaken : 16;
+		uint64_t *t = realloc(r->taken, (size_t)cap * sizeof *t);
+		if (!t) {
+			/* the event is gone: the run cannot go on */
+			r->failed = CS_ERR_NOMEM;
+			cs_sim_stop(r->sim);
+			return;
+		}
+		r->taken = t;
+		r->captaken = cap;
+	}
+	r->taken[r->ntaken++] = arg;
+}
+
 static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__op_ev e = cs__op_ev_unpack(arg);
 	int s = e.stream;
 	cs_time now = cs_sim_now(sim);
+	/* closed: what is scheduled for now from here on is a new event */
+	for (int i = 0; i < CS__LAST_WAYS; i++)
+		if (r->last[s][i].t == now)
+			r->last[s][i].t = NO_TIME;
+	/* and what was scheduled for now apart from this event fires with it */
+	r->ntaken = 0;
+	cs_sim_take_now(sim, on_op_done, (uint64_t)s, CS__OP_EV_STREAM, take_op_ev, r);
 	/* the rank the next event completes on, while this one runs: with
 	 * jitter each event is one rank's, a cache miss each */
 	uint64_t next;
 	cs_time nat;
 	if (cs_sim_next_arg(sim, on_op_done, &nat, &next)) {
 		cs__op_ev ne = cs__op_ev_unpack(next);
-		int64_t nl = cs__ticket_local(ne.what);
-		cs__run_prefetch(r, nl);
-		/* and the pending entry it closes: the table is probed at random */
-		pend_prefetch(r, nat, ne.stream);
-		if (r->times) {
-			/* and what its completion records: its times and its path */
-			__builtin_prefetch(&r->times[nl]);
-			__builtin_prefetch(&r->times[nl].done_at[CS_STREAMS]);
-			if (r->paths) {
-				__builtin_prefetch(&r->paths[nl * NPATHS + ne.stream]);
-				if (ne.stream == CS_STREAM_COMPUTE)
-					__builtin_prefetch(&r->crefs[nl]);
+		if (!ne.batch) {
+			int64_t nl = cs__ticket_local(ne.what);
+			cs__run_prefetch(r, nl);
+			if (r->times) {
+				/* and what its completion records: its times and its path */
+				__builtin_prefetch(&r->times[nl]);
+				__builtin_prefetch(&r->times[nl].done_at[CS_STREAMS]);
+				if (r->paths) {
+					__builtin_prefetch(&r->paths[nl * NPATHS + ne.stream]);
+					if (ne.stream == CS_STREAM_COMPUTE)
+						__builtin_prefetch(&r->crefs[nl]);
+				}
 			}
 		}
 	}
-	/* closed: what is scheduled for now from here on is a new event */
-	int32_t id = pend_del(r, now, s);
-	if (r->last.t == now && r->last.s == s)
-		r->last.id = -1;
-	if (id == PEND_LONE) {
-		op_done(r, e.what, s);
-	} else {
-		/* as if each completion were its own event, in order. try_rank
-		 * may grow the batch table (moving this record), but nothing
-		 * joins a closed batch: its tickets stay where they are */
-		const batch b = r->batches[id];
-		for (int32_t i = 0; i < b.n && i < PREFETCH_AHEAD; i++)
-			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i)));
-		op_done(r, e.what, s);
-		for (int32_t i = 0; i < b.n; i++) {
-			/* a batch's ranks lie far apart: fetch a few ranks ahead */
-			if (i + PREFETCH_AHEAD < b.n)
-				cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i + PREFETCH_AHEAD)));
-			op_done(r, cs__batch_ticket(&b, i), s);
-		}
-		r->batches[id].next_free = r->batch_free;
-		r->batch_free = id;
-	}
+	run_op_ev(r, e);
+	for (uint32_t i = 0, n = r->ntaken; i < n; i++)
+		run_op_ev(r, cs__op_ev_unpack(r->taken[i]));
 	if (r->env.progress)
 		cs__run_progress(r, cs_sim_events(sim), now);
 }
@@ -813,7 +773,9 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 			cs__run_degrade_net(r);
 	}
 	r->batch_free = -1;
-	r->last.id = -1;
+	for (int s = 0; s < CS_STREAMS; s++)
+		for (int i = 0; i < CS__LAST_WAYS; i++)
+			r->last[s][i].t = NO_TIME;
 	for (int c = 0; c < CS_COMM_KINDS; c++)
 		r->last_at[c] = -1;
 	if (!r->sim || !r->ranks || !r->tmpls || cs__run_tables(r)) {
@@ -864,7 +826,7 @@ void cs_runner_free(cs_runner *r)
 		return;
 	cs__run_parts_free(r);
 	free(r->xdp);
-	free(r->pend);
+	free(r->taken);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++) {
 			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++) {

@@ -37,7 +37,7 @@ _Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
  * collective's event or a pipeline send, an op event with the top bit set.
  */
 typedef int64_t cs__ticket;
-#define CS__GEN_MASK 0x0fffffffu   /* 28 bits: local, generation and stream fill 64 */
+#define CS__GEN_MASK 0x07ffffffu   /* 27 bits: local, generation, batch bit and stream fill 64 */
 
 _Static_assert(CS_STREAMS <= 16, "an op event keeps its stream in 4 bits");
 _Static_assert(CS_GROUP_KINDS <= 256, "a collective event keeps its group kind in 8 bits");
@@ -51,16 +51,20 @@ static inline uint32_t cs__ticket_gen(cs__ticket t) { return (uint32_t)((uint64_
 
 typedef struct cs__op_ev {
 	int64_t what;   /* a ticket, or a batch's index */
+	bool batch;     /* what is a batch's index */
 	int stream;
 } cs__op_ev;
 
+#define CS__OP_EV_STREAM 15u   /* the bits of an op event that hold its stream */
+
 static inline uint64_t cs__op_ev_pack(cs__op_ev e)
 {
-	return ((uint64_t)e.what << 4) | (uint64_t)e.stream;
+	return ((uint64_t)e.what << 5) | (uint64_t)e.batch << 4 | (uint64_t)e.stream;
 }
 static inline cs__op_ev cs__op_ev_unpack(uint64_t a)
 {
-	return (cs__op_ev){ .what = (int64_t)(a >> 4), .stream = (int)(a & 15) };
+	return (cs__op_ev){ .what = (int64_t)(a >> 5), .batch = (a >> 4) & 1,
+			    .stream = (int)(a & CS__OP_EV_STREAM) };
 }
 
 typedef struct cs__coll_ev {
@@ -276,24 +280,28 @@ typedef struct cs__tmpl {
 
 _Static_assert(sizeof(cs__tmpl) == 128, "a template's dispatch table is indexed by a shift");
 
-/* The batch pending for a (time, stream), in an open-addressing table. */
-typedef struct pending {
+/* A completion event a stream scheduled, due at t while it is pending and
+ * may take more (t is -1 once it fires, or when it cannot be named).
+ * Each stream keeps its last few: a completion due with one of them
+ * joins it. Each is the newest event of its time, since an event is only
+ * scheduled for a time none of them has. */
+#define CS__LAST_WAYS 4
+typedef struct last_op {
 	cs_time t;
-	int32_t id;                   /* batch, -1 for an empty entry */
-	int32_t s;
-} pending;
+	cs_sim_ref ref;
+	int32_t id;                   /* its batch, or OP_LONE while it has none */
+	cs__ticket tk;                /* the ticket it carries while alone */
+} last_op;
 
 struct cs_runner {
 	cs_run_env env;
 	cs__tmpl *tmpls;              /* per template, what the dispatch reads of it */
 	batch *batches;
 	int32_t nbatches, batch_free;
-	pending *pend;                /* pending batches by (time, stream) */
-	uint32_t pcap, pn;
-	pending last;                 /* the (time, stream) scheduled last and its batch,
-	                               * id -1 once that batch closes: a collective's
-	                               * members schedule their next kernels' ends back
-	                               * to back, and skip the table */
+	last_op last[CS_STREAMS][CS__LAST_WAYS];
+	uint8_t last_next[CS_STREAMS];  /* the way each stream replaces next */
+	uint64_t *taken;              /* the op events an op event takes in */
+	uint32_t ntaken, captaken;
 	cs_sim *sim;
 	rank_state *ranks;
 	rank_times *times;            /* per local, or NULL when nothing reads them */
