@@ -13,6 +13,10 @@
  * was still earlier, i.e. before anything in the lane, so the loop drains
  * queue entries at `now` first, then the lane, and only then lets the clock
  * advance (when the lane is empty).
+ *
+ * A callback may take out the other events due now that it merges with
+ * (cs_sim_take_now): those in the queue lead its bucket 0, and the rest
+ * are the lane, so finding them costs nothing when there are none.
  */
 #include "core/sim.h"
 #include "core/sim_lane.h"
