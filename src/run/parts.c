@@ -409,10 +409,7 @@ static void part_free(cs_runner *p)
 	if (!p)
 		return;
 	cs_sim_free(p->sim);
-	for (int32_t i = 0; i < p->nbatches; i++)
-		free(p->batches[i].more);
-	free(p->batches);
-	free(p->taken);
+	cs__run_batching_free(p);
 	cs_coll_free(p->env.coll);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++)
@@ -432,14 +429,7 @@ static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 	*p = *r;
 	p->sim = cs_sim_new();
 	p->env.coll = cs_coll_clone(r->env.coll);
-	p->batches = NULL;
-	p->nbatches = 0;
-	p->batch_free = -1;
-	for (int s = 0; s < CS_STREAMS; s++)
-		for (int i = 0; i < CS__LAST_WAYS; i++)
-			p->last[s][i].t = -1;  /* takes nothing */
-	p->taken = NULL;
-	p->ntaken = p->captaken = 0;
+	cs__run_batching_init(p);
 	memset(p->share, 0, sizeof p->share);
 	p->out = NULL;
 	p->nout = p->capout = 0;

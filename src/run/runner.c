@@ -227,6 +227,28 @@ static inline int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
 	return 0;
 }
 
+void cs__run_batching_init(cs_runner *r)
+{
+	r->batches = NULL;
+	r->nbatches = 0;
+	r->batch_free = -1;
+	for (int s = 0; s < CS_STREAMS; s++) {
+		for (int i = 0; i < CS__LAST_WAYS; i++)
+			r->last[s][i].t = NO_TIME;
+		r->last_next[s] = 0;
+	}
+	r->taken = NULL;
+	r->ntaken = r->captaken = 0;
+}
+
+void cs__run_batching_free(cs_runner *r)
+{
+	for (int32_t i = 0; i < r->nbatches; i++)
+		free(r->batches[i].more);
+	free(r->batches);
+	free(r->taken);
+}
+
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 {
 	cs_sim_ref ref;
@@ -772,10 +794,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		if (env->links)
 			cs__run_degrade_net(r);
 	}
-	r->batch_free = -1;
-	for (int s = 0; s < CS_STREAMS; s++)
-		for (int i = 0; i < CS__LAST_WAYS; i++)
-			r->last[s][i].t = NO_TIME;
+	cs__run_batching_init(r);
 	for (int c = 0; c < CS_COMM_KINDS; c++)
 		r->last_at[c] = -1;
 	if (!r->sim || !r->ranks || !r->tmpls || cs__run_tables(r)) {
@@ -826,7 +845,7 @@ void cs_runner_free(cs_runner *r)
 		return;
 	cs__run_parts_free(r);
 	free(r->xdp);
-	free(r->taken);
+	cs__run_batching_free(r);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++) {
 			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++) {
@@ -842,9 +861,6 @@ void cs_runner_free(cs_runner *r)
 			free(r->comm[k][s].lat);
 			free(r->comm[k][s].alone);
 		}
-	for (int32_t i = 0; i < r->nbatches; i++)
-		free(r->batches[i].more);
-	free(r->batches);
 	free(r->tmpls);
 	cs_net_free(r->net);
 	cs_net_free(r->idle);

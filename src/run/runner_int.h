@@ -32,9 +32,10 @@ _Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
  * A ticket names a rank (local < 2^32) and, for the compute stream, the
  * generation of the op an event is for: an op re-timed under contention may
  * have events for times it no longer ends at (cs__run_contend). An op event
- * carries a ticket (or a batch's index) and a stream; a collective's event
- * the slot, group kind and stream of its comm table; a flow's tag either a
- * collective's event or a pipeline send, an op event with the top bit set.
+ * carries a ticket or a batch's index, a bit saying which, and a stream;
+ * a collective's event the slot, group kind and stream of its comm table;
+ * a flow's tag either a collective's event or a pipeline send, an op event
+ * with the top bit set.
  */
 typedef int64_t cs__ticket;
 #define CS__GEN_MASK 0x07ffffffu   /* 27 bits: local, generation, batch bit and stream fill 64 */
@@ -399,6 +400,10 @@ cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c);
  * overwrites that path, the counter takes a copy first. */
 void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
+/* A runner's completion batches, recent events and taken events: empty
+ * (the runner's own, never a copy's), and freed. */
+void cs__run_batching_init(cs_runner *r);
+void cs__run_batching_free(cs_runner *r);
 /* Ask for local's state ahead of its use: a batch's ranks and a
  * collective's members lie far apart in memory, and a loop over them would
  * wait on each otherwise. */
