@@ -3,7 +3,7 @@
  * default the Llama 3 405B replay on 16,384 GPUs) and report wall time,
  * peak resident memory, simulated events and events per second.
  *
- *   ninja -C build-release bench_scale
+ *   ninja -C build-release tools/bench_scale
  *   ./build-release/tools/bench_scale [SCENARIO.yaml] [--set KEY=VALUE]... [--parts N]
  *                                     [--critical-path | --no-critical-path]
  *
