@@ -24,7 +24,7 @@
 #define LLAMA_SC ROOT "scenarios/h200-llama8l-h4096-s8192.yaml"
 #define LLAMA_TRACE ROOT "tests/data/trace_llama8l-h4096-s8192.json.gz"
 /* measured step times (the scenarios' header comments,
- * ../shared/measurements/h200/train_steps.json) */
+ * tools/measure/h200/train_steps.json) */
 #define GPT_STEP_S 0.5448
 #define LLAMA_STEP_S 0.5413
 

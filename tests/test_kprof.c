@@ -5,7 +5,7 @@
  *
  * The expected values are read from the profile files by a line scanner of
  * this test's own (not libyaml), and a dozen H200 points are literals
- * copied from the measurement table (shared/measurements/h200/kernels.json).
+ * copied from the measurement table (tools/measure/h200/kernels.json).
  */
 #include <check.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 """fp8 GEMMs under the power cap: full clock against the cap, and power.
 
 The clock section of the h200-sxm profile was fitted on bf16 GEMMs; fp8
-GEMMs (torch._scaled_mm, e4m3, as in shared/measurements/h200/kernels.json's
+GEMMs (torch._scaled_mm, e4m3, as in tools/measure/h200/kernels.json's
 gemm_fp8) may draw more and throttle further. Per shape, after 0.4 s idle:
 the best of the first three GEMMs (full clock) and a 0.3 s back-to-back loop
 (at the cap): [M, N, K, boost TF/s, sustained TF/s, sustained SM MHz, W].

@@ -136,7 +136,7 @@ R["attn"] = [round(g / span, 3), round(gflops * n_g * n / (g * 1e-3) / 1e12, 1),
 print("attn", R["attn"], flush=True)
 save()
 
-# A collective-like kernel alone (shared/measurements/h200/interference/h.cu).
+# A collective-like kernel alone (hog.cu).
 HOG = cp.RawKernel(open(os.path.join(os.path.dirname(__file__), "hog.cu")).read(), "hog")
 HOG.max_dynamic_shared_size_bytes = 200 * 1024
 n4 = 2 ** 22

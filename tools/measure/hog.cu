@@ -1,3 +1,3 @@
-// The SM hog of shared/measurements/h200/interference/h.cu: k CTAs that hold
+// The SM hog of interference/sm_hog_traffic.py, as a file: k CTAs that hold
 // their SMs for ns nanoseconds, copying memory (m = 1) or sleeping (m = 0).
 extern "C" __global__ void hog(const float4*s,float4*o,long long n,unsigned long long ns,int m,int*cnt){extern __shared__ char sm[];unsigned long long t0,t;asm volatile("mov.u64 %0,%%globaltimer;":"=l"(t0));t=t0;long long i=blockIdx.x*(long long)blockDim.x+threadIdx.x,st=(long long)gridDim.x*blockDim.x;int p=0;while(t-t0<ns){if(m){for(long long j=i;j<n;j+=st)o[j]=s[j];p++;}else __nanosleep(500);asm volatile("mov.u64 %0,%%globaltimer;":"=l"(t));}if(threadIdx.x==0)atomicAdd(cnt,p);if(t==1)sm[0]=1;}

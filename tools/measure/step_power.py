@@ -2,7 +2,7 @@
 the memory-bound kernels they run, alone.
 
   steps    llama8l-h4096-s8192 and gpt-h5120-8l-s2048-mb4 of train_step.py
-           (the setups of shared/measurements/h200/train_steps.json), 3 warm-up
+           (the setups of h200/train_steps.json), 3 warm-up
            steps then 12 timed ones: per step [s, SM MHz, W], and the means;
   mem      each kernel back to back for 0.8 s: [GB/s, SM MHz, W].
 

@@ -1,5 +1,5 @@
-# Copied unchanged (below this header) from shared/measurements/h200/train_step.py, the
-# script that measured the two H200 steps; step_power.py imports its Model.
+# The script that measured the H200 steps of h200/train_steps.json (unchanged below this
+# header); step_power.py imports its Model.
 """One-GPU training steps of decoder-only transformers in plain PyTorch (bf16 autocast, fp32
 master weights, fused AdamW, SDPA attention), timed, with a per-kernel-class breakdown from
 torch.profiler and the Chrome trace of one step. Ground truth for a simulator's single-GPU step.

@@ -4,7 +4,7 @@
     python3 tools/profile/make_profiles.py [--check] [KERNELS_JSON]
 
 Reads kernels.json (made by kernel_table.py on one H200 SXM; default
-../shared/measurements/h200/kernels.json relative to the repository root)
+tools/measure/h200/kernels.json relative to the repository root)
 and writes src/hw/profiles/{h200-sxm,h100-sxm,a100-sxm,b200}.yaml: the
 H200's measured profile and three derived from it by the rules stated in
 each file and in docs/kernel-profiles.md. Standard library only; the output
@@ -20,7 +20,7 @@ import sys
 import clock_fit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT = os.path.join("..", "shared", "measurements", "h200", "kernels.json")
+DEFAULT = os.path.join("tools", "measure", "h200", "kernels.json")
 OUTDIR = os.path.join(ROOT, "src", "hw", "profiles")
 
 # Memory-bound kinds in cs_kprof_mem_kind_name order: (profile key, table op).

@@ -7,7 +7,7 @@ Prints the GPU kernel time of the trace's kernels, grouped as clustersim
 reports compute (gemm, attention, memory_bound, optimizer), the kernel
 count, the span from the first kernel's start to the last one's end, and
 the GPU idle time inside that span, divided by --steps (the traces in
-../shared/measurements/h200 hold one step). Used for docs/validation.md.
+tools/measure/h200 hold one step). Used for docs/validation.md.
 """
 import gzip
 import json
