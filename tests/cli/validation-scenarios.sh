@@ -1,7 +1,8 @@
 #!/bin/sh
 # The replay tables and their scenarios (scenarios/validation/): every
-# scenario under scenarios/validation passes `clustersim validate` (no run:
-# some plans are 2,000 GPUs), every row of each published.tsv names a
+# scenario under scenarios/validation, and the clusters of the collective
+# checks (tests/data/coll), passes `clustersim validate` (no run: some plans
+# are 2,000 GPUs), every row of each published.tsv names a
 # scenario that exists and validates, every development-set scenario has a
 # row, and tools/replays.py replays the two one-GPU rows (cheap) and reports
 # an error for each.
@@ -16,7 +17,7 @@ cd "$root" || exit 1
 
 fail=0
 n=0
-for f in $(find scenarios/validation -name '*.yaml' | sort); do
+for f in $(find scenarios/validation tests/data/coll -name '*.yaml' | sort); do
 	if ! "$bin" validate "$f" >/dev/null 2>"$tmp/err"; then
 		echo "FAIL: clustersim validate $f" >&2
 		sed 's/^/  /' "$tmp/err" >&2
@@ -24,7 +25,7 @@ for f in $(find scenarios/validation -name '*.yaml' | sort); do
 	fi
 	n=$((n + 1))
 done
-[ "$n" -ge 12 ] || { echo "FAIL: $n scenarios under scenarios/validation, expected at least 12" >&2; fail=1; }
+[ "$n" -ge 13 ] || { echo "FAIL: $n scenarios under scenarios/validation and tests/data/coll, expected at least 13" >&2; fail=1; }
 
 rows=0
 for tsv in scenarios/validation/dgxc/published.tsv scenarios/validation/published.tsv; do
@@ -77,5 +78,5 @@ assert abs(s["median_abs_error_pct"] - (errs[0] + errs[1]) / 2) < 1e-12, s
 	fail=1
 fi
 
-[ "$fail" -eq 0 ] && echo "ok: $n validation scenarios valid, $rows published rows"
+[ "$fail" -eq 0 ] && echo "ok: $n scenarios valid, $rows published rows"
 exit "$fail"
