@@ -51,6 +51,8 @@ def read_table(name):
                 if len(cols) != 5:
                     raise ValueError("%d columns, not 5" % len(cols))
                 key, _, factor = cols[3].partition("*")
+                if not float(cols[2]) > 0:
+                    raise ValueError("published '%s' is not a positive number" % cols[2])
                 rows.append({
                     "set": name,
                     "file": os.path.normpath(os.path.join(os.path.dirname(SETS[name]), cols[0])),
