@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hw/kprof.h"
+#include "test_kprof_mamf.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define REL(a, b) (fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)))
@@ -798,6 +799,7 @@ static Suite *kprof_suite(void)
 	tcase_add_loop_test(tc, test_malformed_profile_messages, 0, N(bad_cases));
 	tcase_add_test(tc, test_unreadable_files);
 	suite_add_tcase(s, tc);
+	cs_test_kprof_mamf(s);
 	return s;
 }
 
