@@ -300,7 +300,8 @@ static const struct { cs_gemm_dtype dt; cs_gemm_layout l; double m, n, k, want; 
 	{CS_GEMM_BF16, CS_GEMM_NT, 1024, 256, 256, 100 * 700.0 / 325},
 	{CS_GEMM_BF16, CS_GEMM_TN, 1024, 1024, 1024, 500}, /* no TN table: NN */
 	{CS_GEMM_FP8, CS_GEMM_NT, 1024, 256, 256, 300},
-	{CS_GEMM_FP8, CS_GEMM_NN, 4096, 1024, 4096, 1950}, /* fp8 NN: the fp8 NT table's ratio 3 */
+	{CS_GEMM_FP8, CS_GEMM_NN, 1024, 64, 128, 37.5},   /* fp8 NN: the fp8 NT table's ratio 3 */
+	{CS_GEMM_FP8, CS_GEMM_NN, 4096, 1024, 4096, 300},  /* 3 x 650, held at the fastest fp8 point */
 };
 
 START_TEST(test_fixture_gemm)

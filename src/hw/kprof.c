@@ -153,7 +153,7 @@ double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layo
 			best = i;
 		}
 	}
-	return 1e12 * s->ratio[best] * cs__kprof_nn(p, m, n, k);
+	return 1e12 * fmin(s->ratio[best] * cs__kprof_nn(p, m, n, k), p->gemm_max[dtype]);
 }
 
 /* ---- attention -------------------------------------------------------------- */

@@ -357,6 +357,10 @@ cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof *
 	p->clock = raw->clock;
 	p->graph_ns = raw->graph_us * 1e3;
 	st = build_nn(&b, &raw->gemm[CS_GEMM_BF16][CS_GEMM_NN], p);
+	for (int d = 0; d < CS_GEMM_DTYPES; d++)
+		for (int l = 0; l < CS_GEMM_LAYOUTS; l++)
+			for (size_t r = 0; r < raw->gemm[d][l].n; r++)
+				p->gemm_max[d] = fmax(p->gemm_max[d], raw->gemm[d][l].v[r * raw->gemm[d][l].cols + 3]);
 	for (int d = 0; st == CS_OK && d < CS_GEMM_DTYPES; d++)
 		for (int l = 0; st == CS_OK && l < CS_GEMM_LAYOUTS; l++)
 			if (raw->gemm[d][l].n && !(d == CS_GEMM_BF16 && l == CS_GEMM_NN))

@@ -102,6 +102,9 @@ struct cs_kprof {
 	cs__grid *nn;
 	double min_m, min_n, min_k, max_m, max_n, max_k;
 	cs__kprof_sparse sparse[CS_GEMM_DTYPES][CS_GEMM_LAYOUTS]; /* n == 0: absent */
+	/* the fastest measured GEMM of each dtype, any layout (TF/s): no lookup
+	 * exceeds it */
+	double gemm_max[CS_GEMM_DTYPES];
 	size_t nattn[CS_ATTN_BACKENDS];
 	cs__kprof_attn *attn[CS_ATTN_BACKENDS];
 	bool has_mem[CS_MEM_KINDS];
