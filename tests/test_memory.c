@@ -154,6 +154,83 @@ static cs_parallel_spec plan(int64_t tp, int64_t pp, int64_t dp, cs_sharding sh)
 	return p;
 }
 
+/* ---- activations for the model's own widths ----------------------------- */
+
+static cs_mem_layer_shape shape(int64_t s, int64_t h, int64_t a, int64_t kv, int64_t ffn, bool gated)
+{
+	int64_t dh = h / a;
+	cs_mem_layer_shape d = { .s = s, .b = 1, .h = h, .heads = a, .q_dim = a * dh,
+				 .kv_dim = kv * dh, .ffn = ffn, .gated = gated };
+	return d;
+}
+
+static bool near(double got, double want)
+{
+	return fabs(got - want) <= 1e-12 * want;
+}
+
+/* Llama 3 405B at 8K, TP 8 with SP, flash, no dropout: norms 4, QKV and fc1
+ * inputs 4, Q 2, K and V 2 x 2 x 8/128, O 2, gate and up 4 x 3.25, SwiGLU
+ * output 2 x 3.25: 31.75 sbh/t, not the 4h GELU layer's 34. */
+START_TEST(test_gqa_and_gated_mlp_saved_at_their_widths)
+{
+	cs_mem_layer_shape d = shape(8192, 16384, 128, 8, 53248, true);
+	double sbh = 8192.0 * 16384;
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_NONE, true), sbh * 31.75 / 8));
+	cs_model_spec m = fx_llama3_405b();
+	cs_training_spec t = train(8192, 1);
+	cs_parallel_spec p = plan(8, 16, 64, CS_SHARD_GRAD_OP);
+	p.sequence_parallel = true;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), sbh * 31.75 / 8));
+	/* the paper's layer is the special case q = kv = h, ffn = 4h, dropout */
+	cs_mem_layer_shape k = shape(4096, 4096, 32, 32, 4 * 4096, false);
+	k.dropout = true;
+	ck_assert(cs_mem_layer_bytes(&k, 4, false, CS_RECOMPUTE_NONE, false) ==
+		  cs_mem_activation_bytes_per_layer(4096, 1, 4096, 32, 4, false, CS_RECOMPUTE_NONE, false));
+}
+END_TEST
+
+/* Dropout keeps two 1-byte masks (sbh each, in the region sequence
+ * parallelism shards) and, with the scores materialised, the softmax's mask
+ * and output (3as^2 of its 5as^2). */
+START_TEST(test_dropout_masks_only_with_dropout)
+{
+	cs_mem_layer_shape off = shape(4096, 8192, 64, 8, 28672, true), on = off;
+	on.dropout = true;
+	double sbh = 4096.0 * 8192, scores3 = 3.0 * 64 * 4096 / 8192;
+	struct { int64_t tp; bool sp; cs_recompute rc; bool flash; double diff; } v[] = {
+		{ 8, true, CS_RECOMPUTE_SELECTIVE, false, sbh * 2 / 8 },
+		{ 8, false, CS_RECOMPUTE_SELECTIVE, false, sbh * 2 },
+		{ 1, false, CS_RECOMPUTE_NONE, true, sbh * 2 },
+		{ 8, true, CS_RECOMPUTE_NONE, false, sbh * (2 + scores3) / 8 },
+		{ 8, true, CS_RECOMPUTE_FULL, false, 0 },
+	};
+	for (int i = 0; i < N(v); i++) {
+		double d = cs_mem_layer_bytes(&on, v[i].tp, v[i].sp, v[i].rc, v[i].flash) -
+			   cs_mem_layer_bytes(&off, v[i].tp, v[i].sp, v[i].rc, v[i].flash);
+		ck_assert_msg(fabs(d - v[i].diff) <= 1e-9 * sbh, "case %d: %g vs %g", i, d, v[i].diff);
+	}
+}
+END_TEST
+
+/* Nemotron-4 340B (h 18432, 96 heads, 8 KV, squared-ReLU MLP of 4h), TP 8 +
+ * SP, selective recompute, no dropout. 16 bits: 4 + 4 + Q 2 + K V 1/3 + O 2
+ * + 8 + 8 = 28 1/3 sbh/t. fp8 saves the four GEMM inputs as 1-byte copies:
+ * 4 + 2 + 2 + 1/3 + 1 + 8 + 4 = 21 1/3; flash without recompute keeps its
+ * 16-bit O beside O's copy: 23 1/3. */
+START_TEST(test_fp8_saves_gemm_inputs_in_one_byte)
+{
+	cs_mem_layer_shape d = shape(4096, 18432, 96, 8, 73728, false);
+	double sbh = 4096.0 * 18432;
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_SELECTIVE, true), sbh * (85.0 / 3) / 8));
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_NONE, true), sbh * (85.0 / 3) / 8));
+	d.fp8 = true;
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_SELECTIVE, true), sbh * (64.0 / 3) / 8));
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_NONE, true), sbh * (70.0 / 3) / 8));
+	ck_assert(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_FULL, true) == 2 * sbh);
+}
+END_TEST
+
 /* Seed §2.5: 7B on 8 GPUs, per-GPU state in units of P. */
 static const struct { cs_sharding sh; double w, g, o; } zero_cases[] = {
 	{ CS_SHARD_NONE, 2, 2, 12 },
@@ -241,8 +318,9 @@ START_TEST(test_pipeline_in_flight_activations)
 	t.global_batch = flight_cases[_i].m * 2;
 	cs_gpu_spec g = fx_h100();
 	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
-	double per_layer = cs_mem_activation_bytes_per_layer(4096, 1, 4096, 32, 1, false,
-							     CS_RECOMPUTE_NONE, true);
+	/* Llama-2-7B, flash, no dropout: norms 4, GEMM inputs 4, Q K V O 8, and the
+	 * gated MLP's 4f + 2f (f = 11008/4096) sbh bytes per layer */
+	double per_layer = 4096.0 * 4096 * (16.0 + 6.0 * 11008 / 4096);
 	double want = per_layer * 32.0 / (double)flight_cases[_i].pp * flight_cases[_i].stages;
 	ck_assert_msg(fabs(r.activations - want) / want < 1e-12, "%g vs %g", r.activations, want);
 }
@@ -429,6 +507,9 @@ static Suite *memory_suite(void)
 	tcase_add_loop_test(tc, test_activation_table_of_the_seed, 0, N(act_cases));
 	tcase_add_loop_test(tc, test_activation_variants_closed_forms, 0, N(tp_degrees));
 	tcase_add_test(tc, test_parallel_block_saves_one_norm_input);
+	tcase_add_test(tc, test_gqa_and_gated_mlp_saved_at_their_widths);
+	tcase_add_test(tc, test_dropout_masks_only_with_dropout);
+	tcase_add_test(tc, test_fp8_saves_gemm_inputs_in_one_byte);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sharding");
 	tcase_add_loop_test(tc, test_zero_stages_shard_state, 0, N(zero_cases));

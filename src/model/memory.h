@@ -27,7 +27,23 @@ typedef struct cs_mem_breakdown {
 double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
                               double *w, double *g, double *master, double *moments);
 
-/* Korthikanti et al. (2022) bytes saved by one layer for backward, 16-bit. */
+/* The tensors one layer saves for backward depend on these: widths of Q
+ * (heads x d_head), of K and of V (kv_heads x d_head each), the MLP's inner
+ * width and whether it is gated (gate and up projections), dropout masks,
+ * and whether the GEMM inputs are saved as fp8 copies (Transformer Engine). */
+typedef struct cs_mem_layer_shape {
+	int64_t s, b, h, heads;
+	int64_t q_dim, kv_dim, ffn;
+	bool gated, dropout, fp8;
+} cs_mem_layer_shape;
+
+/* Korthikanti et al. (2022) bytes saved by one layer for backward, tensor by
+ * tensor, for the shape `d`, TP degree `tp`, sequence parallelism `sp`. */
+double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc,
+                          bool flash);
+
+/* The paper's own layer: q = k = v = h wide, a GELU MLP of 4h, dropout, 16
+ * bits: sbh(34 + 5as/h) without parallelism. */
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
                                          bool sp, cs_recompute rc, bool flash);
 
@@ -37,8 +53,9 @@ double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_
 double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
                                     cs_recompute rc);
 
-/* Bytes one layer of `m` keeps for backward per rank under `t` and `p`: the
- * formula above less the parallel block's saving, over the cp ranks. */
+/* Bytes one layer of `m` keeps for backward per rank under `t` and `p`:
+ * cs_mem_layer_bytes for the model's shape, its dropout and fp8 recipe, less
+ * the parallel block's saving, over the cp ranks. */
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
                                      const cs_parallel_spec *p);
 
