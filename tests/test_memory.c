@@ -40,12 +40,33 @@ static const struct {
 START_TEST(test_bytes_per_param_by_dtype_and_optimizer)
 {
 	double w, g, ma, mo;
-	double t = cs_mem_bytes_per_param(CS_PREC_BF16, bpp_cases[_i].g, bpp_cases[_i].opt, &w, &g, &ma, &mo);
+	double t = cs_mem_bytes_per_param(CS_PREC_BF16, bpp_cases[_i].g, bpp_cases[_i].opt, CS_STATE_FP32,
+					  &w, &g, &ma, &mo);
 	ck_assert(t == bpp_cases[_i].total);
 	ck_assert(w + g + ma + mo == t);
 	ck_assert(w == 2.0 && ma == 4.0);
 	ck_assert(cs_mem_bytes_per_param(CS_PREC_BF16, bpp_cases[_i].g, bpp_cases[_i].opt,
-					 NULL, NULL, NULL, NULL) == t);
+					 CS_STATE_FP32, NULL, NULL, NULL, NULL) == t);
+}
+END_TEST
+
+/* A bf16 optimizer state (Apex DistributedFusedAdam with dtype bf16): the
+ * master copy and each moment in 2 bytes. Adam: 2 + 2 + 2 + 4 = 10; with
+ * fp32 weights the weights are the master: 4 + 4 + 4 = 12; SGD with
+ * momentum 2 + 2 + 2 + 2 = 8; 8-bit Adam keeps its 2. */
+START_TEST(test_bf16_optimizer_state)
+{
+	double w, g, ma, mo;
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_ADAM, CS_STATE_BF16,
+					 &w, &g, &ma, &mo) == 10.0);
+	ck_assert(w == 2.0 && g == 2.0 && ma == 2.0 && mo == 4.0);
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_FP32, CS_PREC_FP32, CS_OPT_ADAM, CS_STATE_BF16,
+					 NULL, NULL, NULL, NULL) == 12.0);
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_SGD_MOMENTUM, CS_STATE_BF16,
+					 NULL, NULL, NULL, NULL) == 8.0);
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_ADAM_8BIT, CS_STATE_BF16,
+					 NULL, NULL, &ma, &mo) == 8.0);
+	ck_assert(ma == 2.0 && mo == 2.0);
 }
 END_TEST
 
@@ -120,7 +141,8 @@ END_TEST
 START_TEST(test_state_16p_in_decimal_units)
 {
 	cs_model_spec m7 = fx_llama2_7b(), m70 = fx_llama3_70b(), m405 = fx_llama3_405b();
-	double b = cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_ADAM, NULL, NULL, NULL, NULL);
+	double b = cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_ADAM, CS_STATE_FP32, NULL, NULL,
+					  NULL, NULL);
 	ck_assert_int_eq((int)lround(b * (double)cs_model_params(&m7).total / GB), 108);
 	ck_assert(fabs(b * (double)cs_model_params(&m70).total / 1e12 - 1.13) < 0.005);
 	ck_assert(fabs(b * (double)cs_model_params(&m405).total / 1e12 - 6.5) < 0.05);
@@ -366,6 +388,41 @@ START_TEST(test_exercise_1_llama3_8b_zero2)
 }
 END_TEST
 
+/* Nemotron-4 340B on 128 GPUs (TP 8, PP 8, VP 12, DP 2, 16 micro-batches;
+ * Apex DistributedFusedAdam with a bf16 state): per GPU P/64 parameters
+ * with 2 + 2 + (2 + 2 + 2)/2 bytes each, and 103 one-layer chunks in flight
+ * on the first stage, each 28 1/3 sbh/8 (16-bit) or 21 1/3 sbh/8 (fp8). */
+START_TEST(test_nemotron4_340b_128_gpus)
+{
+	cs_model_spec m = fx_llama("nemotron4-340b", 96, 18432, 96, 8, 73728, 256000);
+	m.arch = CS_ARCH_GPT;
+	cs_training_spec t = train(4096, 1);
+	t.global_batch = 32;
+	t.optimizer_dtype = CS_STATE_BF16;
+	cs_parallel_spec p = plan(8, 8, 2, CS_SHARD_ZERO1);
+	p.sequence_parallel = true;
+	p.recompute = CS_RECOMPUTE_SELECTIVE;
+	p.schedule = CS_SCHED_INTERLEAVED;
+	p.virtual_stages = 12;
+	cs_gpu_spec g = fx_h100();
+	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
+	double P = (double)cs_model_params(&m).total / 64.0, sbh = 4096.0 * 18432;
+	ck_assert(near(r.weights, 2 * P) && near(r.grads, 2 * P) && near(r.optimizer, 3 * P));
+	ck_assert(near(r.layers_in_flight, 103));
+	ck_assert(near(r.activations, 103 * sbh * (85.0 / 3) / 8));
+	ck_assert(r.fits);
+	t.precision = CS_PREC_FP8;
+	r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
+	ck_assert(near(r.activations, 103 * sbh * (64.0 / 3) / 8));
+	/* with Adam's usual fp32 state the optimizer is 6P: 86 GB in 16 bits */
+	t.precision = CS_PREC_BF16;
+	t.optimizer_dtype = CS_STATE_FP32;
+	r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
+	ck_assert(near(r.optimizer, 6 * P));
+	ck_assert(!r.fits);
+}
+END_TEST
+
 START_TEST(test_experts_divide_across_ep)
 {
 	cs_model_spec m = fx_moe();
@@ -502,6 +559,7 @@ static Suite *memory_suite(void)
 	TCase *tc = tcase_create("bytes_per_param");
 	tcase_add_loop_test(tc, test_bytes_per_param_by_dtype_and_optimizer, 0, N(bpp_cases));
 	tcase_add_test(tc, test_state_16p_in_decimal_units);
+	tcase_add_test(tc, test_bf16_optimizer_state);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("activations");
 	tcase_add_loop_test(tc, test_activation_table_of_the_seed, 0, N(act_cases));
@@ -516,6 +574,7 @@ static Suite *memory_suite(void)
 	tcase_add_test(tc, test_zero_worked_numbers);
 	tcase_add_loop_test(tc, test_distributed_optimizer_6_plus_12_over_d, 0, N(dopt_cases));
 	tcase_add_test(tc, test_experts_divide_across_ep);
+	tcase_add_test(tc, test_nemotron4_340b_128_gpus);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("per_gpu");
 	tcase_add_loop_test(tc, test_pipeline_in_flight_activations, 0, N(flight_cases));

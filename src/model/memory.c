@@ -25,17 +25,21 @@ static int64_t deg(int64_t x)
 }
 
 double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
-                              double *w, double *g, double *master, double *moments)
+                              cs_state_dtype state, double *w, double *g, double *master,
+                              double *moments)
 {
 	double wb = cs_model_dtype_bytes(weights);
 	double gb = cs_model_dtype_bytes(grads);
-	double mb = weights == CS_PREC_FP32 ? 0.0 : 4.0;
+	double sb = state == CS_STATE_BF16 ? 2.0 : 4.0;  /* a state element */
+	/* fp32 weights are their own master; a bf16 state still keeps its copy
+	 * (Apex DistributedFusedAdam's store_params) */
+	double mb = weights == CS_PREC_FP32 ? 0.0 : sb;
 	double ob = 0.0;
 	switch (opt) {
-	case CS_OPT_ADAM: ob = 8.0; break;          /* m and v in fp32 */
+	case CS_OPT_ADAM: ob = 2.0 * sb; break;     /* m and v */
 	case CS_OPT_ADAM_8BIT: ob = 2.0; break;     /* m and v in 8 bits */
-	case CS_OPT_SGD_MOMENTUM: ob = 4.0; break;  /* one fp32 buffer */
-	case CS_OPT_LAMB: ob = 8.0; break;          /* Adam's m and v */
+	case CS_OPT_SGD_MOMENTUM: ob = sb; break;   /* one buffer */
+	case CS_OPT_LAMB: ob = 2.0 * sb; break;     /* Adam's m and v */
 	case CS_OPT_SGD:
 	case CS_OPT_ADAFACTOR: break;               /* a row and a column per matrix: (r + c)
 	                                             * floats against r x c parameters */
@@ -166,7 +170,8 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
 	double bw, bg, bm, bo;
 	r.state_bytes_per_param = cs_mem_bytes_per_param(t->precision == CS_PREC_FP32 ? CS_PREC_FP32
 							 : CS_PREC_BF16, t->grad_dtype,
-							 t->optimizer, &bw, &bg, &bm, &bo);
+							 t->optimizer, t->optimizer_dtype, &bw, &bg,
+							 &bm, &bo);
 	r.params = pc.total;
 
 	double dense = (double)(pc.total - pc.experts) / (double)(tp * pp);

@@ -25,7 +25,8 @@ typedef struct cs_mem_breakdown {
 /* Bytes per parameter of training state; the parts go to the non-NULL outs
  * (w: weight, g: gradient, master: fp32 copy, moments: optimizer). */
 double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
-                              double *w, double *g, double *master, double *moments);
+                              cs_state_dtype state, double *w, double *g, double *master,
+                              double *moments);
 
 /* The tensors one layer saves for backward depend on these: widths of Q
  * (heads x d_head), of K and of V (kv_heads x d_head each), the MLP's inner
