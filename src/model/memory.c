@@ -164,6 +164,14 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
                                 const cs_parallel_spec *p, const cs_gpu_spec *gpu,
                                 int gpus_per_node)
 {
+	return cs_mem_per_gpu_with(m, t, p, gpu, gpus_per_node,
+				   cs_mem_layer_activation_bytes(m, t, p));
+}
+
+cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_spec *t,
+                                     const cs_parallel_spec *p, const cs_gpu_spec *gpu,
+                                     int gpus_per_node, double layer_bytes)
+{
 	cs_mem_breakdown r = {0};
 	cs_param_counts pc = cs_model_params(m);
 	int64_t tp = deg(p->tp), pp = deg(p->pp), dp = deg(p->dp), cp = deg(p->cp), ep = deg(p->ep);
@@ -184,7 +192,7 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
 	r.grads = dense * bg / dg + expert * bg / eg;
 	r.optimizer = dense * (bm + bo) / dopt + expert * (bm + bo) / eopt;
 
-	r.activation_bytes_per_layer = cs_mem_layer_activation_bytes(m, t, p);
+	r.activation_bytes_per_layer = layer_bytes;
 	int64_t mbs = t->global_batch > 0 ? t->global_batch / (dp * deg(t->micro_batch)) : 0;
 	r.layers_in_flight = (double)m->layers / (double)pp * cs_mem_stages_in_flight(p, mbs);
 	r.activations = r.activation_bytes_per_layer * r.layers_in_flight;

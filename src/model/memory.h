@@ -75,6 +75,13 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
                                 const cs_parallel_spec *p, const cs_gpu_spec *gpu,
                                 int gpus_per_node);
 
+/* cs_mem_per_gpu with `layer_bytes` of activations per layer and micro-batch
+ * (after tp and cp) in place of the model's own figure: the seed's heuristic
+ * sizes its plans with the paper's layer, as the seed does. */
+cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_spec *t,
+                                     const cs_parallel_spec *p, const cs_gpu_spec *gpu,
+                                     int gpus_per_node, double layer_bytes);
+
 /* KV cache per token: 2 (K and V) x layers x kv_heads x d_head x bytes. */
 double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype);
 
