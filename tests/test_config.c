@@ -216,9 +216,11 @@ START_TEST(load_fills_values_and_derives_the_rest)
 
 	st = load_text("cluster:\n  gpu: a100-sxm-80g\n  nodes: 4\n  scale_out: {bandwidth: 200 Gb/s}\n"
 	               "model:\n  preset: llama3-8b\n  layers: 16\n"
-	               "parallelism: {tp: 2, pp: 2}\ntraining: {micro_batch: 2}\n", NULL, 0, &sc, &diag);
+	               "parallelism: {tp: 2, pp: 2}\ntraining: {micro_batch: 2, optimizer_dtype: bf16}\n",
+	               NULL, 0, &sc, &diag);
 	ck_assert_msg(st == CS_OK, "%s", diag.msg);
 	ck_assert_str_eq(sc->cluster.gpu.name, "a100-sxm-80g");
+	ck_assert_int_eq(sc->training.optimizer_dtype, CS_STATE_BF16);
 	ck_assert_int_eq(sc->model.layers, 16);         /* inline wins over the preset */
 	ck_assert_int_eq(sc->model.hidden, 4096);
 	ck_assert_int_eq(sc->parallel.dp, 8);           /* 32 / (2 x 2) */
@@ -398,6 +400,8 @@ static const struct {
 	{BASE "cluster_: 1\n", "did you mean 'cluster'?"},
 	{"? [a, b]\n: 1\n", ":1:3: keys must be plain names, not a list"},
 	{BASE "cluster.nodes: 4\n", "unknown key 'cluster.nodes'"},
+	{BASE "training: {optimizer_dtype: fp16}\n",
+	 ":5:29: unknown value 'fp16' for 'training.optimizer_dtype' (expected fp32 | bf16)"},
 	{BASE "parallelism: {data_parallel: {bucket: 25}}\n",
 	 "'parallelism.data_parallel.bucket' needs a unit (e.g. '25 MiB')"},
 	{BASE "cluster: {scale_up: {latency: 0.1 ns}}\n", "duplicate key"},
@@ -603,6 +607,7 @@ START_TEST(override_after_validation_rederives)
 	ck_assert_msg(load_text(BASE, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
 	ck_assert_int_eq(sc->parallel.dp, 16);
 	ck_assert_int_eq(sc->training.global_batch, 16);
+	ck_assert_int_eq(sc->training.optimizer_dtype, CS_STATE_FP32);   /* the default */
 	ck_assert_int_eq(cs_config_apply_override(sc, "parallelism.tp=4", &diag), CS_OK);
 	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.gpu=a100-sxm-80g", &diag), CS_OK);
 	ck_assert_msg(cs_config_validate(sc, &diag) == CS_OK, "%s", diag.msg);

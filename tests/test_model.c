@@ -627,19 +627,22 @@ START_TEST(test_embed_and_head_vocab_parallel)
 }
 END_TEST
 
-static const struct { cs_optimizer opt; cs_precision g; double bytes; } opt_cases[] = {
-	{ CS_OPT_ADAM, CS_PREC_BF16, 28.0 },       /* g 2, master 8, m 8, v 8, w 2 */
-	{ CS_OPT_ADAM, CS_PREC_FP32, 30.0 },
-	{ CS_OPT_ADAM_8BIT, CS_PREC_BF16, 16.0 },
-	{ CS_OPT_SGD, CS_PREC_BF16, 12.0 },
-	{ CS_OPT_SGD_MOMENTUM, CS_PREC_BF16, 20.0 },
-	{ CS_OPT_LAMB, CS_PREC_BF16, 44.0 },       /* Adam's 28, u written 4 and read 8, master 4 */
-	{ CS_OPT_ADAFACTOR, CS_PREC_BF16, 14.0 },  /* g read twice 4, master 8, w 2 */
+static const struct { cs_optimizer opt; cs_precision g; cs_state_dtype st; double bytes; } opt_cases[] = {
+	{ CS_OPT_ADAM, CS_PREC_BF16, CS_STATE_FP32, 28.0 },       /* g 2, master 8, m 8, v 8, w 2 */
+	{ CS_OPT_ADAM, CS_PREC_FP32, CS_STATE_FP32, 30.0 },
+	{ CS_OPT_ADAM_8BIT, CS_PREC_BF16, CS_STATE_FP32, 16.0 },
+	{ CS_OPT_SGD, CS_PREC_BF16, CS_STATE_FP32, 12.0 },
+	{ CS_OPT_SGD_MOMENTUM, CS_PREC_BF16, CS_STATE_FP32, 20.0 },
+	{ CS_OPT_LAMB, CS_PREC_BF16, CS_STATE_FP32, 44.0 },       /* Adam's 28, u written 4 and read 8, master 4 */
+	{ CS_OPT_ADAFACTOR, CS_PREC_BF16, CS_STATE_FP32, 14.0 },  /* g read twice 4, master 8, w 2 */
+	{ CS_OPT_ADAM, CS_PREC_BF16, CS_STATE_BF16, 16.0 },       /* g 2, master 4, m 4, v 4, w 2 */
+	{ CS_OPT_SGD_MOMENTUM, CS_PREC_BF16, CS_STATE_BF16, 12.0 },/* g 2, master 4, momentum 4, w 2 */
 };
 
 START_TEST(test_optimizer_op_bytes_per_param)
 {
-	cs_layer_op op = cs_model_optimizer_op(1000, opt_cases[_i].opt, opt_cases[_i].g, CS_FW_MEGATRON);
+	cs_layer_op op = cs_model_optimizer_op(1000, opt_cases[_i].opt, opt_cases[_i].g, opt_cases[_i].st,
+					       CS_FW_MEGATRON);
 	ck_assert_int_eq(op.cls, CS_OPC_MEMBOUND);
 	ck_assert(fabs(op.bytes - 1000.0 * opt_cases[_i].bytes) < 1e-9);
 }

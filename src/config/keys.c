@@ -19,6 +19,7 @@ static const char *const shard_names[] = {"none", "zero1", "zero2", "zero3", "sh
 static const char *const prefetch_names[] = {"none", "pre", "post", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const accum_names[] = {"fused", "separate", NULL};
+static const char *const state_dtype_names[] = {"fp32", "bf16", NULL};
 static const char *const fw_names[] = {"megatron", "pytorch", "fsdp", NULL};
 static const char *const attn_kernel_names[] = {"cudnn", "flash2", NULL};
 static const char *const act_names[] = {"auto", "gelu", "relu", "swiglu", NULL};
@@ -205,6 +206,9 @@ static const cs_config_key keys[] = {
 	K("training.optimizer", CS_KIND_ENUM, training.optimizer, 0, 0, false, opt_names, "adam",
 	  "adam | adam-8bit | sgd | sgd-momentum | lamb (Adam's state, a trust ratio per tensor) | "
 	  "adafactor (factored second moment, no first: no state per parameter)"),
+	K("training.optimizer_dtype", CS_KIND_ENUM, training.optimizer_dtype, 0, 0, false,
+	  state_dtype_names, "fp32", "fp32 | bf16: the dtype of the optimizer's master weights and "
+	  "moments"),
 	K("training.dropout", CS_KIND_BOOL, training.dropout, 0, 0, false, NULL, "false",
 	  "dropout masks kept as activations"),
 	K("training.framework", CS_KIND_ENUM, training.framework, 0, 0, false, fw_names,

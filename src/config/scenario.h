@@ -150,6 +150,10 @@ static inline bool cs_prec_is_fp8(cs_precision p)
 {
 	return p == CS_PREC_FP8 || p == CS_PREC_FP8_ALL;
 }
+/* The dtype of the optimizer's state: the master copy of the weights and the
+ * moments (Apex DistributedFusedAdam's `dtype`). */
+typedef enum cs_state_dtype { CS_STATE_FP32, CS_STATE_BF16 } cs_state_dtype;
+
 typedef enum cs_optimizer {
 	CS_OPT_ADAM, CS_OPT_ADAM_8BIT, CS_OPT_SGD, CS_OPT_SGD_MOMENTUM,
 	CS_OPT_LAMB,      /* Adam's moments and a per-tensor trust ratio (You et al. 2019) */
@@ -185,6 +189,7 @@ typedef struct cs_training_spec {
 	cs_precision grad_dtype;/* bf16 (16 B/param with Adam) or fp32 (18) */
 	cs_grad_accum grad_accum;
 	cs_optimizer optimizer;
+	cs_state_dtype optimizer_dtype;
 	bool dropout;
 	cs_framework framework;
 	cs_attn_kernel attention_kernel; /* fused attention implementation */

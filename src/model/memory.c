@@ -9,9 +9,11 @@
  * distributed optimizer over data x context parallel ranks, and expert
  * parallel ranks replicate the dense part); of the expert weights dp x cp.
  *
- * Activations: Korthikanti et al. per layer, divided by cp, times the
- * layers of one stage, times the stages' worth of micro-batches in flight
- * on the first stage (see cs_mem_stages_in_flight).
+ * Activations: Korthikanti et al.'s saved tensors of one layer for the
+ * model's widths (GQA's K and V, the MLP's width and gating), its dropout
+ * and fp8 recipe, divided by cp, times the layers of one stage, times the
+ * stages' worth of micro-batches in flight on the first stage (see
+ * cs_mem_stages_in_flight).
  */
 #include "model/memory.h"
 
@@ -23,17 +25,21 @@ static int64_t deg(int64_t x)
 }
 
 double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
-                              double *w, double *g, double *master, double *moments)
+                              cs_state_dtype state, double *w, double *g, double *master,
+                              double *moments)
 {
 	double wb = cs_model_dtype_bytes(weights);
 	double gb = cs_model_dtype_bytes(grads);
-	double mb = weights == CS_PREC_FP32 ? 0.0 : 4.0;
+	double sb = state == CS_STATE_BF16 ? 2.0 : 4.0;  /* a state element */
+	/* fp32 weights are their own master; a bf16 state still keeps its copy
+	 * (Apex DistributedFusedAdam's store_params) */
+	double mb = weights == CS_PREC_FP32 ? 0.0 : sb;
 	double ob = 0.0;
 	switch (opt) {
-	case CS_OPT_ADAM: ob = 8.0; break;          /* m and v in fp32 */
+	case CS_OPT_ADAM: ob = 2.0 * sb; break;     /* m and v */
 	case CS_OPT_ADAM_8BIT: ob = 2.0; break;     /* m and v in 8 bits */
-	case CS_OPT_SGD_MOMENTUM: ob = 4.0; break;  /* one fp32 buffer */
-	case CS_OPT_LAMB: ob = 8.0; break;          /* Adam's m and v */
+	case CS_OPT_SGD_MOMENTUM: ob = sb; break;   /* one buffer */
+	case CS_OPT_LAMB: ob = 2.0 * sb; break;     /* Adam's m and v */
 	case CS_OPT_SGD:
 	case CS_OPT_ADAFACTOR: break;               /* a row and a column per matrix: (r + c)
 	                                             * floats against r x c parameters */
@@ -45,18 +51,44 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
 	return wb + gb + mb + ob;
 }
 
+/*
+ * Korthikanti et al. §4.1, tensor by tensor, in units of sbh bytes (t = 1):
+ * outside the tensor-parallel region (sharded only with sequence
+ * parallelism) the two norm inputs (2 + 2), the QKV and fc1 GEMM inputs
+ * (2 + 2) and the two dropout masks (1 + 1); inside it Q, K and V, the
+ * output projection's input O, the MLP's first GEMM output (the activation's
+ * input) and the second GEMM's input. The attention scores add 5as/h (softmax
+ * output 2, dropout mask 1, dropout output 2; 2 without dropout) unless flash
+ * or selective recompute removes them. Transformer Engine's fp8 recipe saves
+ * each GEMM input as a 1-byte copy for the weight gradient (QKV and fc1
+ * inputs, O, the second GEMM's input); flash attention without recompute
+ * keeps its own 16-bit O beside that copy.
+ */
+double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc,
+                          bool flash)
+{
+	double h = (double)d->h;
+	double sbh = (double)d->s * (double)d->b * h;
+	double t = (double)deg(tp);
+	if (rc == CS_RECOMPUTE_FULL)
+		return 2.0 * sbh;                     /* the layer input only */
+	double gi = d->fp8 ? 1.0 : 2.0;               /* bytes of a saved GEMM input */
+	double qf = (double)d->q_dim / h, kf = (double)d->kv_dim / h, f = (double)d->ffn / h;
+	double outside = 4.0 + 2.0 * gi + (d->dropout ? 2.0 : 0.0);
+	double o = d->fp8 && flash && rc == CS_RECOMPUTE_NONE ? 2.0 + gi : gi;
+	double inside = 2.0 * qf + 4.0 * kf + o * qf + (d->gated ? 4.0 : 2.0) * f + gi * f;
+	if (rc == CS_RECOMPUTE_NONE && !flash)
+		inside += (d->dropout ? 5.0 : 2.0) * (double)d->heads * (double)d->s / h;
+	bool all_sharded = sp || t == 1.0;
+	return sbh * (outside / (all_sharded ? t : 1.0) + inside / t);
+}
+
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
                                          bool sp, cs_recompute rc, bool flash)
 {
-	double sbh = (double)s * (double)b * (double)h;
-	double t = (double)deg(tp);
-	bool all_sharded = sp || t == 1.0;
-	if (rc == CS_RECOMPUTE_FULL)
-		return 2.0 * sbh;                     /* the layer input only */
-	if (rc == CS_RECOMPUTE_SELECTIVE || flash)
-		return all_sharded ? sbh * 34.0 / t : sbh * (10.0 + 24.0 / t);
-	double scores = 5.0 * (double)a * (double)s / ((double)h * t);
-	return all_sharded ? sbh * (34.0 / t + scores) : sbh * (10.0 + 24.0 / t + scores);
+	cs_mem_layer_shape d = { .s = s, .b = b, .h = h, .heads = a, .q_dim = h, .kv_dim = h,
+				 .ffn = 4 * h, .gated = false, .dropout = true, .fp8 = false };
+	return cs_mem_layer_bytes(&d, tp, sp, rc, flash);
 }
 
 double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
@@ -71,10 +103,14 @@ double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp,
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
                                      const cs_parallel_spec *p)
 {
-	int64_t b = deg(t->micro_batch);
-	double bytes = cs_mem_activation_bytes_per_layer(t->seq_len, b, m->hidden, m->heads, p->tp,
-							 p->sequence_parallel, p->recompute,
-							 p->flash_attention);
+	int64_t b = deg(t->micro_batch), dh = cs_model_head_dim(m);
+	int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
+	cs_mem_layer_shape d = { .s = t->seq_len, .b = b, .h = m->hidden, .heads = m->heads,
+				 .q_dim = m->heads * dh, .kv_dim = kv * dh, .ffn = m->ffn,
+				 .gated = m->arch == CS_ARCH_LLAMA, .dropout = t->dropout,
+				 .fp8 = cs_prec_is_fp8(t->precision) };
+	double bytes = cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute,
+					  p->flash_attention);
 	if (m->parallel_block)
 		bytes -= cs_mem_parallel_block_saving(t->seq_len, b, m->hidden, p->tp,
 						      p->sequence_parallel, p->recompute);
@@ -128,13 +164,22 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
                                 const cs_parallel_spec *p, const cs_gpu_spec *gpu,
                                 int gpus_per_node)
 {
+	return cs_mem_per_gpu_with(m, t, p, gpu, gpus_per_node,
+				   cs_mem_layer_activation_bytes(m, t, p));
+}
+
+cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_spec *t,
+                                     const cs_parallel_spec *p, const cs_gpu_spec *gpu,
+                                     int gpus_per_node, double layer_bytes)
+{
 	cs_mem_breakdown r = {0};
 	cs_param_counts pc = cs_model_params(m);
 	int64_t tp = deg(p->tp), pp = deg(p->pp), dp = deg(p->dp), cp = deg(p->cp), ep = deg(p->ep);
 	double bw, bg, bm, bo;
 	r.state_bytes_per_param = cs_mem_bytes_per_param(t->precision == CS_PREC_FP32 ? CS_PREC_FP32
 							 : CS_PREC_BF16, t->grad_dtype,
-							 t->optimizer, &bw, &bg, &bm, &bo);
+							 t->optimizer, t->optimizer_dtype, &bw, &bg,
+							 &bm, &bo);
 	r.params = pc.total;
 
 	double dense = (double)(pc.total - pc.experts) / (double)(tp * pp);
@@ -147,7 +192,7 @@ cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *
 	r.grads = dense * bg / dg + expert * bg / eg;
 	r.optimizer = dense * (bm + bo) / dopt + expert * (bm + bo) / eopt;
 
-	r.activation_bytes_per_layer = cs_mem_layer_activation_bytes(m, t, p);
+	r.activation_bytes_per_layer = layer_bytes;
 	int64_t mbs = t->global_batch > 0 ? t->global_batch / (dp * deg(t->micro_batch)) : 0;
 	r.layers_in_flight = (double)m->layers / (double)pp * cs_mem_stages_in_flight(p, mbs);
 	r.activations = r.activation_bytes_per_layer * r.layers_in_flight;

@@ -25,9 +25,26 @@ typedef struct cs_mem_breakdown {
 /* Bytes per parameter of training state; the parts go to the non-NULL outs
  * (w: weight, g: gradient, master: fp32 copy, moments: optimizer). */
 double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
-                              double *w, double *g, double *master, double *moments);
+                              cs_state_dtype state, double *w, double *g, double *master,
+                              double *moments);
 
-/* Korthikanti et al. (2022) bytes saved by one layer for backward, 16-bit. */
+/* The tensors one layer saves for backward depend on these: widths of Q
+ * (heads x d_head), of K and of V (kv_heads x d_head each), the MLP's inner
+ * width and whether it is gated (gate and up projections), dropout masks,
+ * and whether the GEMM inputs are saved as fp8 copies (Transformer Engine). */
+typedef struct cs_mem_layer_shape {
+	int64_t s, b, h, heads;
+	int64_t q_dim, kv_dim, ffn;
+	bool gated, dropout, fp8;
+} cs_mem_layer_shape;
+
+/* Korthikanti et al. (2022) bytes saved by one layer for backward, tensor by
+ * tensor, for the shape `d`, TP degree `tp`, sequence parallelism `sp`. */
+double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc,
+                          bool flash);
+
+/* The paper's own layer: q = k = v = h wide, a GELU MLP of 4h, dropout, 16
+ * bits: sbh(34 + 5as/h) without parallelism. */
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
                                          bool sp, cs_recompute rc, bool flash);
 
@@ -37,8 +54,9 @@ double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_
 double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
                                     cs_recompute rc);
 
-/* Bytes one layer of `m` keeps for backward per rank under `t` and `p`: the
- * formula above less the parallel block's saving, over the cp ranks. */
+/* Bytes one layer of `m` keeps for backward per rank under `t` and `p`:
+ * cs_mem_layer_bytes for the model's shape, its dropout and fp8 recipe, less
+ * the parallel block's saving, over the cp ranks. */
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
                                      const cs_parallel_spec *p);
 
@@ -56,6 +74,13 @@ double cs_mem_stages_in_flight(const cs_parallel_spec *p, int64_t micro_batches)
 cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *t,
                                 const cs_parallel_spec *p, const cs_gpu_spec *gpu,
                                 int gpus_per_node);
+
+/* cs_mem_per_gpu with `layer_bytes` of activations per layer and micro-batch
+ * (after tp and cp) in place of the model's own figure: the seed's heuristic
+ * sizes its plans with the paper's layer, as the seed does. */
+cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_spec *t,
+                                     const cs_parallel_spec *p, const cs_gpu_spec *gpu,
+                                     int gpus_per_node, double layer_bytes);
 
 /* KV cache per token: 2 (K and V) x layers x kv_heads x d_head x bytes. */
 double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype);

@@ -108,7 +108,7 @@ int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pas
 /* The optimizer update of `params` parameters held by this rank (bandwidth
  * bound; a fused multi-tensor kernel, or PyTorch's foreach kernels). */
 cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
-                                  cs_framework fw);
+                                  cs_state_dtype state, cs_framework fw);
 
 /*
  * Model FLOPs of one step over the whole job (the MFU numerator): every

@@ -95,20 +95,21 @@ void cs__comm(cs__oplist *l, const char *name, int kind, int coll, double bytes)
 }
 
 cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
-                                  cs_framework fw)
+                                  cs_state_dtype state, cs_framework fw)
 {
-	/* Per parameter: read the gradient, read and write the fp32 master
-	 * weight and each moment, write the 16-bit weight (eager PyTorch keeps
-	 * no 16-bit copy: autocast casts the fp32 weight at each GEMM, and its
-	 * gradients are fp32). */
+	/* Per parameter: read the gradient, read and write the master weight
+	 * and each moment (fp32, or bf16 with a bf16 state), write the 16-bit
+	 * weight (eager PyTorch keeps no 16-bit copy: autocast casts the fp32
+	 * weight at each GEMM, and its gradients are fp32). */
 	double g = fw == CS_FW_PYTORCH ? 4.0 : cs_model_dtype_bytes(grad_dtype);
 	double w16 = fw == CS_FW_PYTORCH ? 0.0 : 2.0;
+	double sb = state == CS_STATE_BF16 ? 2.0 : 4.0;
 	double moments = 0.0, flops = 2.0;
 	switch (opt) {
-	case CS_OPT_ADAM: moments = 2.0 * 4.0; flops = 12.0; break;
+	case CS_OPT_ADAM: moments = 2.0 * sb; flops = 12.0; break;
 	case CS_OPT_ADAM_8BIT: moments = 2.0 * 1.0; flops = 16.0; break;
-	case CS_OPT_SGD_MOMENTUM: moments = 4.0; flops = 4.0; break;
-	case CS_OPT_LAMB: moments = 2.0 * 4.0; flops = 16.0; break;
+	case CS_OPT_SGD_MOMENTUM: moments = sb; flops = 4.0; break;
+	case CS_OPT_LAMB: moments = 2.0 * sb; flops = 16.0; break;
 	case CS_OPT_ADAFACTOR: flops = 12.0; break;
 	case CS_OPT_SGD: break;
 	}
@@ -119,7 +120,7 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 	 * other optimizers are multi-tensor kernels alike */
 	op.mem = CS_MEM_ADAM_FUSED;
 	op.flops = flops * (double)params;
-	op.bytes = (double)params * (g + 2.0 * 4.0 + 2.0 * moments + w16);
+	op.bytes = (double)params * (g + 2.0 * sb + 2.0 * moments + w16);
 	/* LAMB (Apex's FusedLAMB): the update goes to an fp32 buffer (written,
 	 * read for its norm and for the step) and the master weight is read
 	 * once more for its norm. Adafactor reads the gradient twice: once for

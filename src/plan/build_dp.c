@@ -385,6 +385,7 @@ int cs__dp_stage_end(cs_builder *b)
 	}
 	cs_layer_op opt = cs_model_optimizer_op((int64_t)(d->stage_params / shard + 0.5),
 						b->sc->training.optimizer, b->sc->training.grad_dtype,
+						b->sc->training.optimizer_dtype,
 						b->sc->training.framework);
 	cs__pending(b, CS_STREAM_DP, b->prog->nops[CS_STREAM_DP]);
 	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };

@@ -149,8 +149,17 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
 			q.virtual_stages = 1;
 			q.sharding = CS_SHARD_ZERO1;
 			q.recompute = CS_RECOMPUTE_SELECTIVE;
-			c.mem_bytes = cs_mem_per_gpu(m, &t, &q, &sc->cluster.gpu,
-						     cs_cluster_shard_unit(&sc->cluster)).total;
+			/* the paper's layer (34 sbh/t), as the seed's formula */
+			double layer = cs_mem_activation_bytes_per_layer(t.seq_len, 1, m->hidden,
+									 m->heads, tp, true,
+									 CS_RECOMPUTE_SELECTIVE,
+									 q.flash_attention);
+			if (m->parallel_block)
+				layer -= cs_mem_parallel_block_saving(t.seq_len, 1, m->hidden, tp, true,
+								      CS_RECOMPUTE_SELECTIVE);
+			c.mem_bytes = cs_mem_per_gpu_with(m, &t, &q, &sc->cluster.gpu,
+							  cs_cluster_shard_unit(&sc->cluster),
+							  layer).total;
 			bool f = c.mem_bytes <= budget;
 			if (!have || seed_better(&c, f, best, best_fits)) {
 				*best = c;

@@ -174,7 +174,8 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_goodput_job *j
 	} else {
 		double w, master, moments;
 		cs_mem_bytes_per_param(sc->training.precision, sc->training.grad_dtype,
-				       sc->training.optimizer, &w, NULL, &master, &moments);
+				       sc->training.optimizer, sc->training.optimizer_dtype, &w, NULL,
+				       &master, &moments);
 		cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
 						     &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
 		g->checkpoint_bytes = (double)mb.params * (w + master + moments);

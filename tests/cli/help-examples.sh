@@ -204,7 +204,7 @@ grep -qF -- "-:2:1: unknown key 'clusterr' (did you mean 'cluster'?)" err.txt ||
 # validate runs every check run does before simulating, and warns on memory
 expect_err 2 "the programs would hold about 3.5e+07 ops" validate scenarios/ddp-gpt-small.yaml \
 	--set training.global_batch=3200000
-expect_err 0 "warning: the plan needs 87.4 GB per GPU, more than the 80.0 GB" validate \
+expect_err 0 "warning: the plan needs 82.1 GB per GPU, more than the 80.0 GB" validate \
 	scenarios/llama3-405b-8k.yaml
 # the timeline's title gives the run's bubble (it counted merged spans once)
 expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json

@@ -1,0 +1,201 @@
+/*
+ * test_memory_layer.c - what one layer saves for backward at the model's
+ * own widths (GQA, the MLP's width and gating, dropout, fp8 copies), the
+ * optimizer state's dtype, and a configuration that ran: Nemotron-4 340B
+ * on 128 H100s. Closed forms in sbh bytes (docs/memory-model.md).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/memory.h"
+#include "model/model.h"
+#include "model_fixtures.h"
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static cs_training_spec train(int64_t s, int64_t b)
+{
+	cs_training_spec t;
+	memset(&t, 0, sizeof(t));
+	t.seq_len = s;
+	t.micro_batch = b;
+	t.precision = CS_PREC_BF16;
+	t.grad_dtype = CS_PREC_BF16;
+	t.optimizer = CS_OPT_ADAM;
+	return t;
+}
+
+static cs_parallel_spec plan(int64_t tp, int64_t pp, int64_t dp, cs_sharding sh)
+{
+	cs_parallel_spec p;
+	memset(&p, 0, sizeof(p));
+	p.tp = tp;
+	p.pp = pp;
+	p.dp = dp;
+	p.cp = 1;
+	p.ep = 1;
+	p.sharding = sh;
+	p.schedule = CS_SCHED_1F1B;
+	p.flash_attention = true;
+	return p;
+}
+
+/* ---- activations for the model's own widths ----------------------------- */
+
+static cs_mem_layer_shape shape(int64_t s, int64_t h, int64_t a, int64_t kv, int64_t ffn, bool gated)
+{
+	int64_t dh = h / a;
+	cs_mem_layer_shape d = { .s = s, .b = 1, .h = h, .heads = a, .q_dim = a * dh,
+				 .kv_dim = kv * dh, .ffn = ffn, .gated = gated };
+	return d;
+}
+
+static bool near(double got, double want)
+{
+	return fabs(got - want) <= 1e-12 * want;
+}
+
+/* Llama 3 405B at 8K, TP 8 with SP, flash, no dropout: norms 4, QKV and fc1
+ * inputs 4, Q 2, K and V 2 x 2 x 8/128, O 2, gate and up 4 x 3.25, SwiGLU
+ * output 2 x 3.25: 31.75 sbh/t, not the 4h GELU layer's 34. */
+START_TEST(test_gqa_and_gated_mlp_saved_at_their_widths)
+{
+	cs_mem_layer_shape d = shape(8192, 16384, 128, 8, 53248, true);
+	double sbh = 8192.0 * 16384;
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_NONE, true), sbh * 31.75 / 8));
+	cs_model_spec m = fx_llama3_405b();
+	cs_training_spec t = train(8192, 1);
+	cs_parallel_spec p = plan(8, 16, 64, CS_SHARD_GRAD_OP);
+	p.sequence_parallel = true;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), sbh * 31.75 / 8));
+	/* the paper's layer is the special case q = kv = h, ffn = 4h, dropout */
+	cs_mem_layer_shape k = shape(4096, 4096, 32, 32, 4 * 4096, false);
+	k.dropout = true;
+	ck_assert(cs_mem_layer_bytes(&k, 4, false, CS_RECOMPUTE_NONE, false) ==
+		  cs_mem_activation_bytes_per_layer(4096, 1, 4096, 32, 4, false, CS_RECOMPUTE_NONE, false));
+}
+END_TEST
+
+/* Dropout keeps two 1-byte masks (sbh each, in the region sequence
+ * parallelism shards) and, with the scores materialised, the softmax's mask
+ * and output (3as^2 of its 5as^2). */
+START_TEST(test_dropout_masks_only_with_dropout)
+{
+	cs_mem_layer_shape off = shape(4096, 8192, 64, 8, 28672, true), on = off;
+	on.dropout = true;
+	double sbh = 4096.0 * 8192, scores3 = 3.0 * 64 * 4096 / 8192;
+	struct { int64_t tp; bool sp; cs_recompute rc; bool flash; double diff; } v[] = {
+		{ 8, true, CS_RECOMPUTE_SELECTIVE, false, sbh * 2 / 8 },
+		{ 8, false, CS_RECOMPUTE_SELECTIVE, false, sbh * 2 },
+		{ 1, false, CS_RECOMPUTE_NONE, true, sbh * 2 },
+		{ 8, true, CS_RECOMPUTE_NONE, false, sbh * (2 + scores3) / 8 },
+		{ 8, true, CS_RECOMPUTE_FULL, false, 0 },
+	};
+	for (int i = 0; i < N(v); i++) {
+		double d = cs_mem_layer_bytes(&on, v[i].tp, v[i].sp, v[i].rc, v[i].flash) -
+			   cs_mem_layer_bytes(&off, v[i].tp, v[i].sp, v[i].rc, v[i].flash);
+		ck_assert_msg(fabs(d - v[i].diff) <= 1e-9 * sbh, "case %d: %g vs %g", i, d, v[i].diff);
+	}
+}
+END_TEST
+
+/* Nemotron-4 340B (h 18432, 96 heads, 8 KV, squared-ReLU MLP of 4h), TP 8 +
+ * SP, selective recompute, no dropout. 16 bits: 4 + 4 + Q 2 + K V 1/3 + O 2
+ * + 8 + 8 = 28 1/3 sbh/t. fp8 saves the four GEMM inputs as 1-byte copies:
+ * 4 + 2 + 2 + 1/3 + 1 + 8 + 4 = 21 1/3; flash without recompute keeps its
+ * 16-bit O beside O's copy: 23 1/3. */
+START_TEST(test_fp8_saves_gemm_inputs_in_one_byte)
+{
+	cs_mem_layer_shape d = shape(4096, 18432, 96, 8, 73728, false);
+	double sbh = 4096.0 * 18432;
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_SELECTIVE, true), sbh * (85.0 / 3) / 8));
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_NONE, true), sbh * (85.0 / 3) / 8));
+	d.fp8 = true;
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_SELECTIVE, true), sbh * (64.0 / 3) / 8));
+	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_NONE, true), sbh * (70.0 / 3) / 8));
+	ck_assert(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_FULL, true) == 2 * sbh);
+}
+END_TEST
+
+/* A bf16 optimizer state (Apex DistributedFusedAdam with dtype bf16): the
+ * master copy and each moment in 2 bytes. Adam: 2 + 2 + 2 + 4 = 10; with
+ * fp32 weights the weights are the master: 4 + 4 + 4 = 12; SGD with
+ * momentum 2 + 2 + 2 + 2 = 8; 8-bit Adam keeps its 2. */
+START_TEST(test_bf16_optimizer_state)
+{
+	double w, g, ma, mo;
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_ADAM, CS_STATE_BF16,
+					 &w, &g, &ma, &mo) == 10.0);
+	ck_assert(w == 2.0 && g == 2.0 && ma == 2.0 && mo == 4.0);
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_FP32, CS_PREC_FP32, CS_OPT_ADAM, CS_STATE_BF16,
+					 NULL, NULL, NULL, NULL) == 12.0);
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_SGD_MOMENTUM, CS_STATE_BF16,
+					 NULL, NULL, NULL, NULL) == 8.0);
+	ck_assert(cs_mem_bytes_per_param(CS_PREC_BF16, CS_PREC_BF16, CS_OPT_ADAM_8BIT, CS_STATE_BF16,
+					 NULL, NULL, &ma, &mo) == 8.0);
+	ck_assert(ma == 2.0 && mo == 2.0);
+}
+END_TEST
+
+/* Nemotron-4 340B on 128 GPUs (TP 8, PP 8, VP 12, DP 2, 16 micro-batches;
+ * Apex DistributedFusedAdam with a bf16 state): per GPU P/64 parameters
+ * with 2 + 2 + (2 + 2 + 2)/2 bytes each, and 103 one-layer chunks in flight
+ * on the first stage, each 28 1/3 sbh/8 (16-bit) or 21 1/3 sbh/8 (fp8). */
+START_TEST(test_nemotron4_340b_128_gpus)
+{
+	cs_model_spec m = fx_llama("nemotron4-340b", 96, 18432, 96, 8, 73728, 256000);
+	m.arch = CS_ARCH_GPT;
+	cs_training_spec t = train(4096, 1);
+	t.global_batch = 32;
+	t.optimizer_dtype = CS_STATE_BF16;
+	cs_parallel_spec p = plan(8, 8, 2, CS_SHARD_ZERO1);
+	p.sequence_parallel = true;
+	p.recompute = CS_RECOMPUTE_SELECTIVE;
+	p.schedule = CS_SCHED_INTERLEAVED;
+	p.virtual_stages = 12;
+	cs_gpu_spec g = fx_h100();
+	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
+	double P = (double)cs_model_params(&m).total / 64.0, sbh = 4096.0 * 18432;
+	ck_assert(near(r.weights, 2 * P) && near(r.grads, 2 * P) && near(r.optimizer, 3 * P));
+	ck_assert(near(r.layers_in_flight, 103));
+	ck_assert(near(r.activations, 103 * sbh * (85.0 / 3) / 8));
+	ck_assert(r.fits);
+	t.precision = CS_PREC_FP8;
+	r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
+	ck_assert(near(r.activations, 103 * sbh * (64.0 / 3) / 8));
+	/* with the usual fp32 state the optimizer is 6P: 80.8 GB, over 80 */
+	t.precision = CS_PREC_BF16;
+	t.optimizer_dtype = CS_STATE_FP32;
+	r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
+	ck_assert(near(r.optimizer, 6 * P));
+	ck_assert(!r.fits);
+}
+END_TEST
+
+static Suite *memory_layer_suite(void)
+{
+	Suite *s = suite_create("memory_layer");
+	TCase *tc = tcase_create("layer");
+	tcase_add_test(tc, test_gqa_and_gated_mlp_saved_at_their_widths);
+	tcase_add_test(tc, test_dropout_masks_only_with_dropout);
+	tcase_add_test(tc, test_fp8_saves_gemm_inputs_in_one_byte);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("state");
+	tcase_add_test(tc, test_bf16_optimizer_state);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("per_gpu");
+	tcase_add_test(tc, test_nemotron4_340b_128_gpus);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(memory_layer_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
