@@ -136,6 +136,27 @@ START_TEST(ring_exchange_all_gather)
 }
 END_TEST
 
+/* Llama 3.1 405B's NeMo config aggregates its ring exchanges: one chunk's
+ * hop to the pair's other rank, then tp/2 steps of two chunks (2M/tp rows)
+ * with hops of two chunks. */
+START_TEST(aggregated_ring_exchange)
+{
+	const char *set[] = { "parallelism.tp_overlap_config=nemo-h100-h16384-tp8-cp2-mbs1-seqlen8192" };
+	cs_scenario *sc = cs_test_load(TP4, set, 1);
+	cs_builder b;
+	builder_of(&b, sc);
+	double bytes = 4096.0 * 4096 * 2;
+	cs_layer_op ops[] = { comm("sp_ag_mlp", CS_COLL_ALL_GATHER, bytes), gemm("mlp_up", 4096, 7168, 4096) };
+	cs_frag_item cur = { 0 };
+	ck_assert(cs__ub_gemm(&b, ops, 2, 1, &cur));
+	int64_t c = chunk_ns(&b, &ops[1], 2), lat = sc->cluster.scale_up.latency_ns;
+	int64_t x1 = lat + llround(bytes / 4 / bus_bw(sc)), x2 = lat + llround(bytes / 2 / bus_bw(sc));
+	ck_assert_int_eq(cur.ns, x1 + c + (c > x2 ? c : x2));
+	ck_assert_int_eq(cur.kernels, 2);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 /* Llama 3.1 405B's NeMo config: fc2_fprop pipelined in 4 splits on 8 SMs
  * with a margin. The GEMM runs on 124 SMs throughout; each split's
  * reduce-scatter moves at 8 x 20.6 GB/s; the last, on 32 SMs, is exposed. */
@@ -344,6 +365,7 @@ static Suite *ubuf_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("points");
 	tcase_add_test(tc, ring_exchange_all_gather);
+	tcase_add_test(tc, aggregated_ring_exchange);
 	tcase_add_test(tc, pipeline_with_margin);
 	tcase_add_test(tc, ring_exchange_reduce_scatter);
 	tcase_add_test(tc, bulk_reduce_scatter);

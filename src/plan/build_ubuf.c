@@ -9,7 +9,9 @@
  *  - ring_exchange: the all-gather before a GEMM, or the reduce-scatter
  *    after it, as tp chunks of M/tp rows, each GEMM chunk computed while the
  *    next chunk crosses NVLink by copy engine: c + (tp - 1) max(c, x), and
- *    after a reduce-scatter the sum of the tp received chunks;
+ *    after a reduce-scatter the sum of the tp received chunks; aggregated
+ *    (an all-gather), one chunk's hop to the pair's other rank, then tp/2
+ *    steps of two chunks;
  *  - pipeline: the GEMM in num_splits chunks along M, each chunk's
  *    reduce-scatter by a userbuffers kernel on num_sm SMs beside the next
  *    chunk; the last chunk's, on 32 SMs (TE's UB_MAX_SM), exposed;
@@ -40,11 +42,13 @@ enum { QKV_FPROP, PROJ_FPROP, FC1_FPROP, FC2_FPROP, PROJ_DGRAD, FC2_DGRAD, QKV_W
 
 typedef struct ub_cfg {
 	uint8_t method, num_sm, num_splits, margin;
+	uint8_t aggregate; /* ring exchange of an all-gather: two chunks a step */
 } ub_cfg;
 
-#define RING(sm, mg) { M_RING, sm, 0, mg }
-#define PIPE(sm, mg) { M_PIPELINE, sm, 4, mg }
-#define BULK(sm) { M_BULK, sm, 0, 0 }
+#define RING(sm, mg) { M_RING, sm, 0, mg, 0 }
+#define RING2(sm, mg) { M_RING, sm, 0, mg, 1 }
+#define PIPE(sm, mg) { M_PIPELINE, sm, 4, mg, 0 }
+#define BULK(sm) { M_BULK, sm, 0, 0, 0 }
 
 /* Indexed by cs_ub_config, then by layer. */
 static const ub_cfg configs[CS_UB_CONFIGS][LAYERS] = {
@@ -59,12 +63,13 @@ static const ub_cfg configs[CS_UB_CONFIGS][LAYERS] = {
 	[CS_UB_NEMO_H8192_TP4] = { RING(1, 0), PIPE(24, 1), RING(1, 0), PIPE(16, 1), RING(1, 0),
 				   RING(1, 0), BULK(24), BULK(4), BULK(4), BULK(2) },
 	/* NeMo userbuffers_bf16_h100_h16384_tp8_cp2_mbs1_seqlen8192 (Llama 3.1
-	 * 405B; its ring exchanges aggregate two chunks, not modelled) */
-	[CS_UB_NEMO_H16384_TP8_CP2] = { RING(1, 0), PIPE(24, 1), RING(1, 0), PIPE(8, 1), RING(1, 0),
-					RING(1, 0), BULK(24), BULK(2), BULK(2), BULK(2) },
-	/* dgxc-benchmarking v24.11.1 nemo_megatron/gpt3_175b_hydra.yaml */
+	 * 405B; its ring exchanges aggregate two chunks a step) */
+	[CS_UB_NEMO_H16384_TP8_CP2] = { RING2(1, 0), PIPE(24, 1), RING2(1, 0), PIPE(8, 1), RING2(1, 0),
+					RING2(1, 0), BULK(24), BULK(2), BULK(2), BULK(2) },
+	/* dgxc-benchmarking v24.11.1 nemo_megatron/gpt3_175b_hydra.yaml
+	 * (fc2_dgrad aggregated) */
 	[CS_UB_DGXC_GPT3_175B] = { RING(1, 0), PIPE(24, 1), RING(1, 0), PIPE(20, 1), RING(1, 0),
-				   RING(1, 0), BULK(8), BULK(4), BULK(4), BULK(2) },
+				   RING2(1, 0), BULK(8), BULK(4), BULK(4), BULK(2) },
 };
 
 /* TE's UB_MAX_SM: the SMs of a pipeline's last reduce-scatter chunk. */
@@ -286,13 +291,17 @@ bool cs__ub_gemm(const cs_builder *b, const cs_layer_op *ops, int n, int j, cs_f
 	const cs_layer_op *comm = kind == P_RING_AG ? &ops[at] : &ops[j + 1];
 	double margin = c->margin ? cs__ub_margin_rate((double)c->num_sm / sms_of(b)) : 1.0;
 	int tp = (int)b->sc->parallel.tp;
-	int chunks = kind == P_PIPE_RS ? (c->num_splits > 0 ? c->num_splits : 1) : tp;
+	bool pairs = kind == P_RING_AG && c->aggregate && tp % 2 == 0;
+	int chunks = kind == P_PIPE_RS ? (c->num_splits > 0 ? c->num_splits : 1) : pairs ? tp / 2 : tp;
 	cs_layer_op ch = chunk_op(g, chunks);
 	int64_t cn = (int64_t)llround((double)cs_compute_op_ns(&b->cm, &ch) / margin);
 	int64_t ns;
 	if (kind == P_PIPE_RS) {
 		int64_t r = rs_ns(b, comm->comm_bytes / chunks, c->num_sm);
 		ns = cs__ub_pipeline_ns(cn, r, chunks, c->margin ? 1.0 : coresident_rate(b, c->num_sm));
+	} else if (pairs) { /* the pair's exchange, then steps of two chunks */
+		ns = cs_time_add(hop_ns(b, comm->comm_bytes / tp),
+				 cs__ub_ring_ns(cn, hop_ns(b, comm->comm_bytes / chunks), chunks));
 	} else {
 		ns = cs__ub_ring_ns(cn, hop_ns(b, comm->comm_bytes / tp), tp);
 	}
