@@ -439,6 +439,14 @@ static const struct {
 	{TPU "  torus: {shape: 4x4x4}}\nmodel: llama2-7b\ntraining: {precision: fp8}\n",
 	 "fp8 needs a GPU with an fp8 peak ('tpu-v4' has none)"},
 #undef TPU
+	{BASE "parallelism: {tp: 4, tp_overlap: true}\n",
+	 ":5:34: 'parallelism.tp_overlap' with userbuffers needs 'parallelism.sequence_parallel'"},
+	{BASE "parallelism: {tp: 4, sequence_parallel: true, tp_overlap: true,\n"
+	 "  tp_overlap_config: nemo-h100-h8192-tp4}\n",
+	 ":6:22: unknown value 'nemo-h100-h8192-tp4' for 'parallelism.tp_overlap_config' (did you "
+	 "mean 'nemo-h100-h8192-tp4-mbs1-seqlen8192'?)"},
+	{BASE "parallelism: {tp: 4, tp_overlap: true, tp_overlap_model: ncl}\n",
+	 ":5:58: unknown value 'ncl' for 'parallelism.tp_overlap_model' (did you mean 'nccl'?)"},
 };
 
 START_TEST(bad_scenarios_are_refused_with_location)

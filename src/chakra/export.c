@@ -248,6 +248,10 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 		attr_str(&x, "pg_name", pg);
 		attr_i64(&x, "cs_coll", op->coll);
 		attr_i64(&x, "cs_comm", op->comm);
+		if (op->ub) { /* a userbuffers kernel: its time and SMs */
+			attr_i64(&x, "cs_ub_ns", op->ns);
+			attr_i64(&x, "cs_ub_sms", op->sms);
+		}
 		break;
 	}
 	case CS_OP_SEND: {

@@ -27,11 +27,11 @@ typedef cs__chakra_node inode;
 
 /* The attributes a node may carry, by name. */
 enum { A_COMM_TYPE, A_COMM_SIZE, A_PG, A_SRC, A_DST, A_NS, A_STREAM, A_PHASE, A_ATTN, A_GEMM, A_SPARE,
-       A_COLL, A_COMM, A_TO, A_BYTES, A_MEM, A_MICRO, A_LAYER, A_VSTAGE, A_N };
+       A_COLL, A_COMM, A_TO, A_BYTES, A_MEM, A_MICRO, A_LAYER, A_VSTAGE, A_UB_NS, A_UB_SMS, A_N };
 static const char *const attr_names[A_N] = {
 	"comm_type", "comm_size", "pg_name", "comm_src", "comm_dst", "cs_ns", "cs_stream", "cs_phase",
 	"cs_attn_ns", "cs_gemm_ns", "cs_spare", "cs_coll", "cs_comm", "cs_to", "cs_bytes", "cs_mem",
-	"cs_micro", "cs_layer", "cs_vstage"
+	"cs_micro", "cs_layer", "cs_vstage", "cs_ub_ns", "cs_ub_sms"
 };
 
 typedef struct ctx {
@@ -237,6 +237,14 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 		if (a[A_COMM] && (v[A_COMM] < 0 || v[A_COMM] >= CS_COMM_KINDS))
 			return fail(c, id, "unknown communication kind %" PRId64, v[A_COMM]);
 		op->comm = (uint8_t)(a[A_COMM] ? v[A_COMM] : comm_of_kind[op->group]);
+		if (a[A_UB_NS]) { /* a userbuffers kernel of that time on those SMs */
+			if (v[A_UB_NS] < 0 || v[A_UB_SMS] < 0 || v[A_UB_SMS] > 255)
+				return fail(c, id, "a userbuffers collective of %" PRId64 " ns on %" PRId64
+					    " SMs", v[A_UB_NS], v[A_UB_SMS]);
+			op->ub = 1;
+			op->ns = v[A_UB_NS];
+			op->sms = (uint8_t)v[A_UB_SMS];
+		}
 		x->stream = a[A_STREAM] ? (int8_t)v[A_STREAM] : stream_of_kind[op->group];
 		if (x->stream == CS_STREAM_COMPUTE)
 			return fail(c, id, "a collective on the compute stream");

@@ -67,7 +67,7 @@ static uint64_t op_hash(uint64_t h, const cs_program *p, const cs_op *o)
 	MIX(h, o->ns); MIX(h, o->attn_ns); MIX(h, o->gemm_ns); MIX(h, o->spare); MIX(h, o->bytes);
 	MIX(h, o->mem); MIX(h, o->ndeps); MIX(h, o->kind); MIX(h, o->group); MIX(h, o->coll);
 	MIX(h, o->comm); MIX(h, o->phase); MIX(h, o->to); MIX(h, o->vstage); MIX(h, o->layer);
-	MIX(h, o->micro);
+	MIX(h, o->micro); MIX(h, o->ub); MIX(h, o->sms);
 	for (int i = 0; i < o->ndeps; i++) {
 		MIX(h, p->deps[o->dep + i].value);
 		MIX(h, p->deps[o->dep + i].counter);
@@ -94,7 +94,7 @@ static int op_equal(const cs_program *pa, const cs_op *a, const cs_program *pb, 
 	    a->spare != b->spare || a->bytes != b->bytes || a->mem != b->mem || a->ndeps != b->ndeps ||
 	    a->kind != b->kind || a->group != b->group || a->coll != b->coll || a->comm != b->comm ||
 	    a->phase != b->phase || a->to != b->to || a->vstage != b->vstage ||
-	    a->layer != b->layer || a->micro != b->micro)
+	    a->layer != b->layer || a->micro != b->micro || a->ub != b->ub || a->sms != b->sms)
 		return 0;
 	for (int i = 0; i < a->ndeps; i++) {
 		const cs_dep *x = &pa->deps[a->dep + i], *y = &pb->deps[b->dep + i];

@@ -45,6 +45,11 @@ int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double 
 		     cs_coll_choice *choice);
 
 const char *cs_coll_op_name(cs_coll_op op);
+/* NCCL's NVLink speeds on c's GPU, GB/s (= B/ns): one channel over one
+ * link (20.6 on Hopper), and the GPU's bus bandwidth, that times its
+ * links, scaled by the calibration's scale_up_bw (coll_model.c). */
+double cs_coll_nvlink_channel_bw(const cs_cluster_spec *c);
+double cs_coll_nvlink_bw(const cs_cluster_spec *c, const cs_coll_spec *spec);
 /* The algorithm as a report names it: all-to-all is "pairwise", send/recv "p2p". */
 const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice);
 

@@ -28,6 +28,7 @@
  */
 #include <math.h>
 
+#include "coll/coll.h"
 #include "coll/coll_model.h"
 #include "coll/schedule.h"
 
@@ -81,6 +82,26 @@ static double calibrated(double f)
 	return f > 0 ? f : 1.0;
 }
 
+double cs_coll_nvlink_channel_bw(const cs_cluster_spec *c)
+{
+	return c->gpu.arch >= 100 ? 40.1 : c->gpu.arch >= 90 ? 20.6 : 20.0;
+}
+
+/* NVLinks per GPU: its NVLink bandwidth over the per-link line rate. */
+static double nvlinks(const cs_cluster_spec *c)
+{
+	double line = c->gpu.arch >= 100 ? 50e9 : 25e9;
+	double links = round(c->scale_up.bandwidth / line);
+	if (links < 1) /* less than one link's rate: that fraction of a link */
+		links = c->scale_up.bandwidth / line;
+	return links;
+}
+
+double cs_coll_nvlink_bw(const cs_cluster_spec *c, const cs_coll_spec *spec)
+{
+	return nvlinks(c) * cs_coll_nvlink_channel_bw(c) * calibrated(spec ? spec->scale_up_bw : 0);
+}
+
 static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_group_shape *g,
 		     env *e)
 {
@@ -92,12 +113,8 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 	e->idx2 = e->nn <= 2 ? (int)e->nn - 1 : 2;
 	e->nvls = c->gpu.nvls;
 
-	double line = arch >= 100 ? 50e9 : 25e9;
-	double per_link = arch >= 100 ? 40.1 : arch >= 90 ? 20.6 : 20.0;
-	double links = round(c->scale_up.bandwidth / line);
-	if (links < 1) /* less than one link's rate: that fraction of a link */
-		links = c->scale_up.bandwidth / line;
-	e->intra = links * per_link * calibrated(spec ? spec->scale_up_bw : 0);
+	double links = nvlinks(c);
+	e->intra = cs_coll_nvlink_bw(c, spec);
 	e->lat_scale = calibrated(spec ? spec->latency : 0);
 
 	double nic = c->scale_out.bandwidth;

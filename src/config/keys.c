@@ -25,6 +25,10 @@ static const char *const attn_kernel_names[] = {"cudnn", "flash2", NULL};
 static const char *const act_names[] = {"auto", "gelu", "relu", "swiglu", NULL};
 static const char *const doc_names[] = {"exponential", "lognormal", "fixed", NULL};
 static const char *const cp_names[] = {"all-gather", "ring", NULL};
+static const char *const tpo_model_names[] = {"userbuffers", "nccl", NULL};
+static const char *const ub_config_names[] = {
+	"te-default", "nemo-h100-h12288-tp4-mbs1-seqlen2048", "nemo-h100-h8192-tp4-mbs1-seqlen8192",
+	"nemo-h100-h16384-tp8-cp2-mbs1-seqlen8192", "dgxc-gpt3-175b", NULL};
 static const char *const algo_names[] = {"auto", "ring", "tree", "nvls", "nvls_tree",
                                          "hierarchical", "torus", NULL};
 static const char *const proto_names[] = {"auto", "ll", "ll128", "simple", NULL};
@@ -242,6 +246,12 @@ static const cs_config_key keys[] = {
 	  NULL, "false", "Megatron sequence parallelism with TP"),
 	K("parallelism.tp_overlap", CS_KIND_BOOL, parallel.tp_overlap, 0, 0, false, NULL, "false",
 	  "overlap TP collectives with neighbouring GEMMs"),
+	K("parallelism.tp_overlap_model", CS_KIND_ENUM, parallel.tp_overlap_model, 0, 0, false,
+	  tpo_model_names, "userbuffers", "how tp_overlap overlaps: userbuffers | nccl"),
+	K("parallelism.tp_overlap_config", CS_KIND_ENUM, parallel.tp_overlap_config, 0, 0, false,
+	  ub_config_names, "te-default", "userbuffers layer config: te-default | "
+	  "nemo-h100-h12288-tp4-mbs1-seqlen2048 | nemo-h100-h8192-tp4-mbs1-seqlen8192 | "
+	  "nemo-h100-h16384-tp8-cp2-mbs1-seqlen8192 | dgxc-gpt3-175b"),
 	K("parallelism.pipeline.schedule", CS_KIND_ENUM, parallel.schedule, 0, 0, false,
 	  sched_names, "1f1b", "gpipe | 1f1b | interleaved | zb-h1 | zb-v"),
 	K("parallelism.pipeline.virtual_stages", CS_KIND_INT, parallel.virtual_stages, 1, 1e6,

@@ -218,6 +218,15 @@ typedef enum cs_sharding {
 typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST } cs_prefetch;
 typedef enum cs_recompute { CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE, CS_RECOMPUTE_FULL } cs_recompute;
 typedef enum cs_cp_kind { CS_CP_ALLGATHER, CS_CP_RING } cs_cp_kind;
+/* How `tp_overlap` overlaps the TP collectives: Transformer Engine's
+ * userbuffers (chunked GEMMs, docs/compute-model.md), or NCCL collectives
+ * beside the next compute segment. */
+typedef enum cs_tp_overlap_model { CS_TPO_USERBUFFERS, CS_TPO_NCCL } cs_tp_overlap_model;
+/* The userbuffers layer configuration (plan/ubuf.c holds each). */
+typedef enum cs_ub_config {
+	CS_UB_TE_DEFAULT, CS_UB_NEMO_H12288_TP4, CS_UB_NEMO_H8192_TP4, CS_UB_NEMO_H16384_TP8_CP2,
+	CS_UB_DGXC_GPT3_175B, CS_UB_CONFIGS
+} cs_ub_config;
 
 /* Mesh axes, innermost first in cs_parallel_spec.order. */
 typedef enum cs_axis { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP, CS_AXIS_COUNT } cs_axis;
@@ -227,6 +236,8 @@ typedef struct cs_parallel_spec {
 	int order[CS_AXIS_COUNT];  /* axis ids, innermost first; default tp, cp, ep, pp, dp */
 	bool sequence_parallel;
 	bool tp_overlap;           /* overlap TP collectives with neighbouring GEMMs */
+	cs_tp_overlap_model tp_overlap_model;
+	cs_ub_config tp_overlap_config;
 	cs_schedule schedule;
 	int64_t virtual_stages;    /* interleaved / zb-v chunks per stage */
 	bool account_embedding;    /* split layers as if the embedding were one more */

@@ -353,6 +353,12 @@ static cs_status check_plan(checker *c)
 	int64_t gpus = cs_scenario_gpus(sc);
 	double product;
 
+	if (p->tp_overlap && p->tp_overlap_model == CS_TPO_USERBUFFERS && p->tp > 1 &&
+	    !p->sequence_parallel)
+		return fail(c, "parallelism.tp_overlap", "parallelism.sequence_parallel",
+		            "'parallelism.tp_overlap' with userbuffers needs "
+		            "'parallelism.sequence_parallel' (Megatron requires it); "
+		            "'parallelism.tp_overlap_model: nccl' overlaps NCCL's all-reduce instead");
 	if (p->dp == 0) {
 		double mp = (double)p->tp * (double)p->pp * (double)p->cp; /* may pass int64 */
 		if (mp > (double)gpus || gpus % (int64_t)mp != 0)

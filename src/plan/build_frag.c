@@ -61,11 +61,14 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 				: op->comm_kind == CS_COMM_EP ? b->sc->parallel.ep : b->sc->parallel.tp;
 			if (deg <= 1)
 				continue;
+			cs_frag_item c = { .is_comm = 1, .comm = (uint8_t)op->comm_kind,
+					   .coll = (uint8_t)op->coll, .bytes = op->comm_bytes };
+			int ub = cs__ub_comm(b, ops, n, i, &c);
+			if (ub == 1) /* folded into the GEMM beside it */
+				continue;
 			if (have && frag_push(f, &cur))
 				return -1;
 			have = 0;
-			cs_frag_item c = { .is_comm = 1, .comm = (uint8_t)op->comm_kind,
-					   .coll = (uint8_t)op->coll, .bytes = op->comm_bytes };
 			if (frag_push(f, &c))
 				return -1;
 			continue;
@@ -74,6 +77,8 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 			memset(&cur, 0, sizeof(cur));
 			have = 1;
 		}
+		if (cs__ub_gemm(b, ops, n, i, &cur))
+			continue;
 		cur.ns = cs_time_add(cur.ns, cs__time_op(b, op, cur.class_ns, cur.class_kernels,
 							 &cur.spare));
 		cur.kernels += op->kernels > 0 ? op->kernels : 1;
@@ -137,13 +142,14 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 			cs_stream s = comm_stream(it->comm);
 			cs_op op = { .kind = CS_OP_COLL, .group = (uint8_t)comm_group(it->comm),
 				     .coll = it->coll, .comm = it->comm, .bytes = it->bytes,
+				     .ns = it->ub ? it->ns : 0, .ub = it->ub, .sms = it->sms,
 				     .phase = CS_PHASE_COMM, .vstage = (int16_t)b->vstage,
 				     .layer = (int16_t)layer, .micro = micro };
 			cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = p->nops[CS_STREAM_COMPUTE] };
 			int32_t mark = cs_program_add(p, s, &op, &d, 1);
 			if (mark < 0)
 				return -1;
-			int overlap = it->coll == CS_COLL_SEND_RECV ||
+			int overlap = it->ub ? it->ub_overlap : it->coll == CS_COLL_SEND_RECV ||
 				(it->comm == CS_COMM_TP && b->sc->parallel.tp_overlap);
 			if (overlap) {
 				/* the next segment runs alongside; the one after waits */

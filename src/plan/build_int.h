@@ -12,7 +12,7 @@
 
 /* A pass of a block, as the runner sees it: compute segments and collectives. */
 typedef struct cs_frag_item {
-	int64_t ns;        /* compute segment: duration */
+	int64_t ns;        /* compute segment: duration; userbuffers collective: its time */
 	int64_t class_ns[CS_COMPUTE_HOST]; /* compute segment: duration by class */
 	int64_t class_kernels[CS_COMPUTE_HOST]; /* compute segment: kernels by class */
 	double spare;      /* compute segment: W x ns it leaves under the power cap */
@@ -22,6 +22,9 @@ typedef struct cs_frag_item {
 	uint8_t is_comm;
 	uint8_t comm;      /* cs_comm_kind */
 	uint8_t coll;      /* cs_coll_op */
+	uint8_t ub;        /* collective: a userbuffers kernel (ns, sms), not NCCL's */
+	uint8_t sms;       /* userbuffers collective: SMs it takes from compute beside it */
+	uint8_t ub_overlap; /* userbuffers collective: the next segment runs beside it */
 } cs_frag_item;
 
 typedef struct cs_frag {
@@ -85,6 +88,22 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * GPU waits for the host to launch them; returns cs_program_add's mark. */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
 			int32_t kernels, double spare);
+/* Userbuffers (build_ubuf.c). cs__ub_comm: what becomes of ops[i], a
+ * collective: 0 NCCL's as before, 1 folded into a GEMM next to it, 2 the
+ * userbuffers collective written to *item. cs__ub_gemm: when ops[j] is a
+ * GEMM overlapped with a collective next to it, add its chunked time to
+ * the segment *cur and return true. */
+int cs__ub_comm(const cs_builder *b, const cs_layer_op *ops, int n, int i, cs_frag_item *item);
+bool cs__ub_gemm(const cs_builder *b, const cs_layer_op *ops, int n, int j, cs_frag_item *cur);
+/* The closed forms they use, ns: a ring exchange of `steps` GEMM chunks of
+ * c with hops of x, c + (steps - 1) max(c, x); a pipeline of `splits`
+ * chunks of c, each chunk's reduce-scatter of r beside the next chunk,
+ * which runs at `rho` while one does (1: on a margin of its own SMs),
+ * until all but the last reduce-scatter are done; a GEMM's rate on the SMs
+ * left when `sm_fraction` of them are held without traffic (measured). */
+int64_t cs__ub_ring_ns(int64_t c, int64_t x, int steps);
+int64_t cs__ub_pipeline_ns(int64_t c, int64_t r, int splits, double rho);
+double cs__ub_margin_rate(double sm_fraction);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 

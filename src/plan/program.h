@@ -49,7 +49,7 @@ typedef struct cs_dep {
 } cs_dep;
 
 typedef struct cs_op {
-	int64_t ns;       /* COMPUTE: duration on a nominal GPU */
+	int64_t ns;       /* COMPUTE: duration on a nominal GPU; COLL with ub: its time */
 	int64_t attn_ns;  /* COMPUTE: of it, fused attention (scaled by document masks) */
 	int64_t gemm_ns;  /* COMPUTE: of it, GEMMs as the table times them (clock model only) */
 	double spare;     /* COMPUTE: W x ns the rest leaves under the power cap (clock model) */
@@ -63,6 +63,8 @@ typedef struct cs_op {
 	uint8_t comm;     /* COLL/SEND: cs_comm_kind, for exposure accounting */
 	uint8_t phase;    /* cs_phase */
 	int8_t to;        /* SEND: +1 up the ring, -1 down the ring */
+	uint8_t ub;       /* COLL: a userbuffers kernel lasting `ns`, not NCCL's */
+	uint8_t sms;      /* COLL with ub: the SMs it takes from compute beside it */
 	int16_t vstage;   /* virtual pipeline stage (trace label) */
 	int16_t layer;    /* first layer, -1 for none (trace label) */
 	int32_t micro;    /* micro-batch, -1 for none (trace label) */

@@ -237,9 +237,18 @@ cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh,
 {
 	cs__tuned *tu = &tc->e[tc->next];
 	tc->next ^= 1;
-	tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
+	if (op->ub) {
+		/* a userbuffers kernel: the builder timed it; it holds the SMs
+		 * it was launched on (none beside a GEMM given a margin) */
+		tu->d = op->ns;
+		tu->choice = (cs_coll_choice){ .algo = CS_ALGO_RING, .proto = CS_PROTO_SIMPLE,
+					       .channels = op->sms };
+	} else {
+		tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
+	}
 	tu->coll = op->coll + 1;
 	tu->bytes = op->bytes;
+	tu->ub = op->ub ? (uint8_t)(op->sms + 1) : 0;
 	tu->plan = 0;
 	return tu;
 }
@@ -280,7 +289,7 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 	sl->arrived = 0;
 	cs_time now = cs_sim_now(r->sim), d = cs__run_coll_begin(r, t, gi, s, op, local, now);
 	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = gi, .kind = op->group, .stream = s });
-	if (!r->net) {
+	if (!r->net || op->ub) { /* userbuffers copies stay off the flow network */
 		cs__run_schedule(r, now + d, cs__run_on_coll_done, tag);
 		return;
 	}

@@ -188,6 +188,7 @@ typedef struct cs__tuned {
 	cs_coll_choice choice;
 	int32_t plan;                 /* flow fidelity: the net's plan of it + 1, 0 not
 	                               * yet asked, -1 not kept */
+	uint8_t ub;                   /* a userbuffers op's SMs + 1, 0 for NCCL's */
 } cs__tuned;
 
 typedef struct cs__tunes {
@@ -476,7 +477,8 @@ static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, comm_table *t
 					     int64_t local, const cs_op *op)
 {
 	for (int i = 0; i < 2; i++)
-		if (tc->e[i].coll == op->coll + 1 && tc->e[i].bytes == op->bytes)
+		if (tc->e[i].coll == op->coll + 1 && tc->e[i].bytes == op->bytes &&
+		    tc->e[i].ub == (op->ub ? op->sms + 1 : 0))
 			return &tc->e[i];
 	return cs__run_retune(r, tc, cs__run_group_shape(r, t, gi, op->group, local), op);
 }
