@@ -366,7 +366,7 @@ typedef struct cs_perturbation {
  * line -1 when an override (--set) gave it, col then the offset of its
  * assignment in the scenario's set_text (-1 when that was full). Indexed like
  * the key table. */
-#define CS_SCENARIO_MAX_KEYS 128
+#define CS_SCENARIO_MAX_KEYS 256
 #define CS_SCENARIO_SET_TEXT 4096
 typedef struct cs_key_pos {
 	int32_t line, col;
