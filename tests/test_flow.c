@@ -123,9 +123,10 @@ static void on_start(cs_sim *sim, void *ctx, uint64_t arg)
 		ck_assert_int_ge(plan, 0);
 		/* asked again, the same plan */
 		ck_assert_int_eq(cs_net_plan(r->net, m, j->n, j->op, j->bytes, j->algo), plan);
-		id = cs_net_start_plan(r->net, cs_sim_now(sim), plan, arg);
+		id = cs_net_start_plan(r->net, cs_sim_now(sim), plan, CS_NET_ROUTE_LATENCY, arg);
 	} else {
-		id = cs_net_start(r->net, cs_sim_now(sim), m, j->n, j->op, j->bytes, j->algo, arg);
+		id = cs_net_start(r->net, cs_sim_now(sim), m, j->n, j->op, j->bytes, j->algo,
+				  CS_NET_ROUTE_LATENCY, arg);
 	}
 	free(m);
 	ck_assert_int_ge(id, 0);
@@ -267,7 +268,8 @@ START_TEST(test_pod_uplink_caps_crossing_flows)
 	cs_net *n = cs_net_new(t, &c);
 	for (int i = 0; i < 64; i++) {
 		int64_t m[2] = {i, i + 64};
-		ck_assert_int_ge(cs_net_start(n, 0, m, 2, CS_COLL_SEND_RECV, 1e9, CS_ALGO_RING, (uint64_t)i), 0);
+		ck_assert_int_ge(cs_net_start(n, 0, m, 2, CS_COLL_SEND_RECV, 1e9, CS_ALGO_RING,
+					      CS_NET_ROUTE_LATENCY, (uint64_t)i), 0);
 	}
 	ck_assert_int_eq(cs_net_active_flows(n), 64);
 	ck_assert_int_eq(cs_net_advance(n, 10000, NULL, 0), 0);
@@ -505,10 +507,12 @@ START_TEST(test_trivial_collectives_complete_at_start)
 	cs_topo *t = cs_topo_new(&c);
 	cs_net *n = cs_net_new(t, &c);
 	int64_t bad[2] = {0, 16};
-	ck_assert_int_eq(cs_net_start(n, 0, bad, 2, CS_COLL_SEND_RECV, 1, CS_ALGO_RING, 0), -1);
+	ck_assert_int_eq(cs_net_start(n, 0, bad, 2, CS_COLL_SEND_RECV, 1, CS_ALGO_RING,
+				      CS_NET_ROUTE_LATENCY, 0), -1);
 	ck_assert_int_eq(cs_net_advance(n, 100, NULL, 0), 0);
 	ck_assert_int_eq(cs_net_advance(n, 99, NULL, 0), -1);
-	ck_assert_int_eq(cs_net_start(n, 50, bad, 1, CS_COLL_SEND_RECV, 1, CS_ALGO_RING, 0), -1);
+	ck_assert_int_eq(cs_net_start(n, 50, bad, 1, CS_COLL_SEND_RECV, 1, CS_ALGO_RING,
+				      CS_NET_ROUTE_LATENCY, 0), -1);
 	cs_net_free(n);
 	cs_topo_free(t);
 }
@@ -587,7 +591,7 @@ static void random_instance(int seed)
 			m[1] = (m[0] + 1) % 8;
 		cs_coll_op op = k == 2 ? CS_COLL_SEND_RECV : (cs_coll_op)(rnd(&s) % 4);
 		double bytes = (double)(1 + rnd(&s) % 1000) * 1e6;
-		ck_assert_int_ge(cs_net_start(n, 0, m, k, op, bytes, CS_ALGO_RING, (uint64_t)i), 0);
+		ck_assert_int_ge(cs_net_start(n, 0, m, k, op, bytes, CS_ALGO_RING, CS_NET_ROUTE_LATENCY, (uint64_t)i), 0);
 	}
 	/* check after the start and after each of the next few changes */
 	for (int step = 0; step < 6; step++) {
@@ -633,7 +637,7 @@ START_TEST(test_staggered_starts_keep_the_certificate_to_the_end)
 				cs_coll_op op = k == 2 ? CS_COLL_SEND_RECV : (cs_coll_op)(rnd(&s) % 4);
 				double bytes = (double)(1 + rnd(&s) % 200) * 1e6;
 				ck_assert_int_ge(cs_net_start(n, at, m, k, op, bytes, CS_ALGO_RING,
-							      (uint64_t)started), 0);
+							      CS_NET_ROUTE_LATENCY, (uint64_t)started), 0);
 				started++;
 				at += (cs_time)(rnd(&s) % 3000000);
 			} else if (next != CS_TIME_MAX) {
@@ -698,8 +702,8 @@ START_TEST(test_planned_starts_take_the_same_times)
 {
 	rig a, b;
 	int nj = run_mixed_twice(&a, &b, true);
-	ck_assert_int_eq(cs_net_start_plan(b.net, cs_net_now(b.net), -1, 0), -1);
-	ck_assert_int_eq(cs_net_start_plan(b.net, cs_net_now(b.net), nj, 0), -1);
+	ck_assert_int_eq(cs_net_start_plan(b.net, cs_net_now(b.net), -1, CS_NET_ROUTE_LATENCY, 0), -1);
+	ck_assert_int_eq(cs_net_start_plan(b.net, cs_net_now(b.net), nj, CS_NET_ROUTE_LATENCY, 0), -1);
 	rig_free(&a);
 	rig_free(&b);
 }

@@ -756,19 +756,20 @@ static const cs__flow_plan *plan_of(cs_net *n, const int64_t *members, int64_t n
 	return &n->plan;
 }
 
-static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, uint64_t tag);
+static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, cs_time latency, uint64_t tag);
 
 int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
-		     cs_coll_op op, double bytes, cs_coll_algo algo, uint64_t tag)
+		     cs_coll_op op, double bytes, cs_coll_algo algo, cs_time latency, uint64_t tag)
 {
-	if (now < n->now || nmembers < 0 || (nmembers > 0 && members == NULL))
+	if (now < n->now || nmembers < 0 || (nmembers > 0 && members == NULL) ||
+	    (latency < 0 && latency != CS_NET_ROUTE_LATENCY))
 		return -1;
 	if (step_to(n, now))
 		return -1;
 	/* a collective of more than two repeats: its plan is kept */
 	int32_t kept;
 	const cs__flow_plan *plan = plan_of(n, members, nmembers, op, bytes, algo, nmembers > 2, &kept);
-	return plan ? start(n, now, plan, tag) : -1;
+	return plan ? start(n, now, plan, latency, tag) : -1;
 }
 
 int32_t cs_net_plan(cs_net *n, const int64_t *members, int64_t nmembers, cs_coll_op op, double bytes,
@@ -780,17 +781,19 @@ int32_t cs_net_plan(cs_net *n, const int64_t *members, int64_t nmembers, cs_coll
 	return plan_of(n, members, nmembers, op, bytes, algo, true, &kept) ? kept : -1;
 }
 
-int64_t cs_net_start_plan(cs_net *n, cs_time now, int32_t plan, uint64_t tag)
+int64_t cs_net_start_plan(cs_net *n, cs_time now, int32_t plan, cs_time latency, uint64_t tag)
 {
-	if (now < n->now || plan < 0 || (size_t)plan >= n->plans.ne)
+	if (now < n->now || plan < 0 || (size_t)plan >= n->plans.ne ||
+	    (latency < 0 && latency != CS_NET_ROUTE_LATENCY))
 		return -1;
 	if (step_to(n, now))
 		return -1;
-	return start(n, now, cs__plan_cache_at(&n->plans, plan), tag);
+	return start(n, now, cs__plan_cache_at(&n->plans, plan), latency, tag);
 }
 
-/* Start the collective of `plan` now (the net stepped to now). */
-static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, uint64_t tag)
+/* Start the collective of `plan` now (the net stepped to now), its flows
+ * behind `latency` or their own. */
+static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, cs_time latency, uint64_t tag)
 {
 	int64_t id = n->next_id++;
 	if (plan->n == 0) {
@@ -828,7 +831,7 @@ static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, uint64_t
 		g->rem = s->bytes;
 		g->rate = 0;
 		g->set = now;
-		g->at = now + s->latency_ns;
+		g->at = cs_time_add(now, latency == CS_NET_ROUTE_LATENCY ? s->latency_ns : latency);
 		g->end = CS_TIME_MAX;
 		n->nactive++;
 		if (heap_push(n, fi, g->at))

@@ -13,7 +13,7 @@
  *
  * The runner drives it with one pending engine event:
  *
- *	at a rendezvous:  cs_net_start(net, now, ...); reschedule();
+ *	at a rendezvous:  cs_net_start(net, now, ..., latency, tag); reschedule();
  *	reschedule():     gen++; t = cs_net_next_completion(net);
  *	                  if (t != CS_TIME_MAX) cs_sim_at(sim, t, on_net, ctx, gen);
  *	on_net(arg):      if (arg != gen) return;   (a stale event)
@@ -57,11 +57,14 @@ void cs_net_free(cs_net *n);
  * case, and every other algorithm, is a ring (NVLS and hierarchical have no
  * flow model). Send/recv goes from members[0] to members[1]; all-to-all is
  * one flow per ordered pair; broadcast is a ring from members[0]. One member
- * or no bytes: the collective completes at `now`. `tag` is returned by
+ * or no bytes: the collective completes at `now`. `latency`: how long every
+ * flow of it waits before draining, or CS_NET_ROUTE_LATENCY for the plan's
+ * own (flow_plan.h: from the routes' link latencies). `tag` is returned by
  * cs_net_advance when it completes. Returns an id (>= 0, increasing), or -1
  * on out-of-memory, a time in the past or a GPU out of the topology. */
+#define CS_NET_ROUTE_LATENCY ((cs_time)-1)
 int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
-		     cs_coll_op op, double bytes, cs_coll_algo algo, uint64_t tag);
+		     cs_coll_op op, double bytes, cs_coll_algo algo, cs_time latency, uint64_t tag);
 
 /* A collective that repeats: its flows planned once and kept. Returns the
  * plan's index for cs_net_start_plan (valid while the net lives), or -1
@@ -71,7 +74,7 @@ int32_t cs_net_plan(cs_net *n, const int64_t *members, int64_t nmembers, cs_coll
 		    cs_coll_algo algo);
 /* Start the collective of cs_net_plan's `plan` now: what cs_net_start of
  * its arguments does, without looking the plan up. */
-int64_t cs_net_start_plan(cs_net *n, cs_time now, int32_t plan, uint64_t tag);
+int64_t cs_net_start_plan(cs_net *n, cs_time now, int32_t plan, cs_time latency, uint64_t tag);
 
 /* The next time the net changes state (a flow ends or leaves its latency
  * phase, or completed collectives wait to be popped: then the net's time).

@@ -446,7 +446,7 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	if (r->net) {
 		int64_t pair[2] = { rank, peer };
 		cs__run_net_start(r, pair, 2, CS_COLL_SEND_RECV, rs->p2p_net[up], CS_ALGO_RING,
-				  cs__send_tag(local, s), &rs->p2p_plan[up]);
+				  CS_NET_ROUTE_LATENCY, cs__send_tag(local, s), &rs->p2p_plan[up]);
 		return;
 	}
 	schedule_op_done(r, now + rs->p2p_ns[up], local, s);

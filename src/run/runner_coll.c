@@ -156,41 +156,49 @@ static void net_reschedule(cs_runner *r)
 }
 
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
-		       cs_coll_algo algo, uint64_t tag, int32_t *plan)
+		       cs_coll_algo algo, cs_time latency, uint64_t tag, int32_t *plan)
 {
 	if (*plan == 0) {
 		int32_t p = cs_net_plan(r->net, members, n, op, bytes, algo);
 		*plan = p >= 0 ? p + 1 : -1;
 	}
 	cs_time now = cs_sim_now(r->sim);
-	if ((*plan > 0 ? cs_net_start_plan(r->net, now, *plan - 1, tag)
-		       : cs_net_start(r->net, now, members, n, op, bytes, algo, tag)) < 0) {
+	if ((*plan > 0 ? cs_net_start_plan(r->net, now, *plan - 1, latency, tag)
+		       : cs_net_start(r->net, now, members, n, op, bytes, algo, latency, tag)) < 0) {
 		r->failed = CS_ERR_NOMEM;
 		return;
 	}
 	net_reschedule(r);
 }
 
+/* The tuner's fixed part of a collective of d ns: its latency, at most d. */
+static cs_time tuned_latency(cs_time d, const cs_coll_choice *ch)
+{
+	return ch->latency_ns < d ? ch->latency_ns : d;
+}
+
 /* The flow network moves bytes at the links' line rate; NCCL reaches only
  * part of it (protocol overheads, channel speeds: the tuner's model). Scale
  * the bytes a collective puts on the network so that, alone on the fabric,
- * it takes the tuner's time; contention then comes on top. `line_s` is the
- * time the network needs for `bytes` of it alone, bandwidth part only. */
-static double protocol_bytes(double bytes, double line_s, cs_time d, const cs_coll_choice *ch)
+ * it drains in the tuner's bandwidth time; contention then comes on top.
+ * `line_s` is the time the network needs for `bytes` of it alone,
+ * bandwidth part only. */
+static double protocol_bytes(double bytes, double line_s, cs_time d, cs_time latency)
 {
 	double t_line = line_s * 1e9;
-	double t_model = (double)(d - (ch->latency_ns < d ? ch->latency_ns : 0));
+	double t_model = (double)(d - latency);
 	if (t_line <= 0 || t_model <= 0)
 		return bytes;
 	return bytes * (t_model / t_line);
 }
 
-/* Run one collective on the idle network and return how long it took. */
+/* Run one collective on the idle network, its flows draining at once (no
+ * latency phase), and return how long it took. */
 static cs_time run_idle(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 			cs_coll_algo algo)
 {
 	cs_time t0 = cs_net_now(r->idle);
-	if (cs_net_start(r->idle, t0, members, n, op, bytes, algo, 1) < 0)
+	if (cs_net_start(r->idle, t0, members, n, op, bytes, algo, 0, 1) < 0)
 		return -1;
 	uint64_t tag;
 	for (;;) {
@@ -207,11 +215,13 @@ static cs_time run_idle(cs_runner *r, const int64_t *members, int64_t n, cs_coll
 
 /*
  * Seconds per byte the flow network needs for this collective alone on an
- * idle fabric, without its latency phase: the difference of two runs on the
- * idle network, of 2 GiB and 1 GiB. A ring over several domains runs one
- * channel per member of a domain on its own NIC, so a formula of one link's
- * line rate would be off by that many; the network itself is the measure.
- * Cached per group and op (ring and tree apart); 0 when it cannot be timed.
+ * idle fabric: one run of 1 GiB there with no latency phase. Its flows all
+ * start draining together, so every rate and every end time scales with
+ * the bytes: the drain of any size is this times its bytes. A ring over
+ * several domains runs one channel per member of a domain on its own NIC,
+ * so a formula of one link's line rate would be off by that many; the
+ * network itself is the measure. Cached per group and op (ring and tree
+ * apart); 0 when it cannot be timed.
  */
 static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *members, int64_t n,
 			cs_coll_op op, cs_coll_algo algo)
@@ -226,10 +236,9 @@ static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *
 		return t->alone[at];
 	const double gib = 1073741824.0;
 	cs_time one = run_idle(r, members, n, op, gib, algo);
-	cs_time two = run_idle(r, members, n, op, 2 * gib, algo);
-	if (one < 0 || two <= one)
+	if (one <= 0)
 		return 0;
-	t->alone[at] = 1e-9 * (double)(two - one) / gib;
+	t->alone[at] = 1e-9 * (double)one / gib;
 	return t->alone[at];
 }
 
@@ -296,8 +305,11 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 	/* the tuner's answer coll_begin read: its plan, once asked, names the
 	 * flows of this collective (same members, bytes and algorithm) */
 	cs__tuned *tu = cs__run_tune(r, &sl->tuned, t, gi, local, op);
+	/* alone on the fabric it takes the tuner's time: the tuner's latency,
+	 * then its bandwidth time (protocol_bytes) */
+	cs_time lat = tuned_latency(d, &sl->choice);
 	if (tu->plan > 0) {
-		cs__run_net_start(r, NULL, 0, (cs_coll_op)op->coll, 0, sl->choice.algo, tag, &tu->plan);
+		cs__run_net_start(r, NULL, 0, (cs_coll_op)op->coll, 0, sl->choice.algo, lat, tag, &tu->plan);
 		return;
 	}
 	/* the members' ranks: from the slot's list when every member is
@@ -313,7 +325,7 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 	}
 	double spb = alone_spb(r, t, gi, r->members, n, (cs_coll_op)op->coll, sl->choice.algo);
 	cs__run_net_start(r, r->members, n, (cs_coll_op)op->coll,
-			  protocol_bytes(op->bytes, spb * op->bytes, d, &sl->choice), sl->choice.algo, tag,
+			  protocol_bytes(op->bytes, spb * op->bytes, d, lat), sl->choice.algo, lat, tag,
 			  &tu->plan);
 }
 
@@ -360,7 +372,7 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
 	/* one flow on one route: the line rate of its narrowest hop */
 	const cs_cluster_spec *c = &r->env.sc->cluster;
 	double line = sh.nnodes > 1 ? c->scale_out.bandwidth : c->scale_up.bandwidth;
-	return protocol_bytes(bytes, line > 0 ? bytes / line : 0, d, &ch);
+	return protocol_bytes(bytes, line > 0 ? bytes / line : 0, d, tuned_latency(d, &ch));
 }
 
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier)

@@ -503,9 +503,10 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, co
 void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
 /* Start a collective on the flow net, planned once: *plan is the net's
- * plan + 1 (0 not yet asked, then set; -1 not kept). */
+ * plan + 1 (0 not yet asked, then set; -1 not kept); its flows wait
+ * `latency` (CS_NET_ROUTE_LATENCY: their routes') before they drain. */
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
-		       cs_coll_algo algo, uint64_t tag, int32_t *plan);
+		       cs_coll_algo algo, cs_time latency, uint64_t tag, int32_t *plan);
 /* Member `local` arrives at collective `op` on its stream s: the first
  * arrival at an instance lists its members, the last starts it (a call,
  * runner_coll.c). */
