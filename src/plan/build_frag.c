@@ -191,7 +191,9 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * The host issues a template's kernels in order, `launch_ns` each, starting
  * with the GPU at the template's start. A segment of n kernels lasting D on
  * the GPU cannot end before its last kernel is issued plus that kernel's
- * share of D: so the GPU idles when the host falls behind, and only then
+ * share of D, nor before its first is issued plus D (after a host
+ * synchronisation, build_edges.c): so the GPU idles when the host falls
+ * behind, and only then
  * (cross-stream waits are not counted, which can only overstate the idle).
  * A calibration adds the kernels its framework launches beyond the model's
  * (per class, rounded per segment) and a gap on the GPU after each kernel.
@@ -214,9 +216,13 @@ int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const
 	if (b->gap_ns > 0.0 && kernels > 0)
 		idle = (int64_t)((double)kernels * b->gap_ns + 0.5); /* the GPU's own gaps */
 	if (b->launch_ns > 0.0 && kernels > 0) {
+		/* nor before its first kernel is issued plus all of D */
+		int64_t first = b->host_cpu + (int64_t)(b->launch_ns + 0.5) + op->ns;
 		b->host_cpu += (int64_t)((double)kernels * b->launch_ns + 0.5);
 		int64_t end = cs_time_add(b->host_gpu, cs_time_add(op->ns, idle));
 		int64_t host_end = b->host_cpu + op->ns / kernels;
+		if (first > host_end)
+			host_end = first;
 		if (host_end > end) {
 			idle += host_end - end;
 			end = host_end;

@@ -49,6 +49,7 @@ typedef struct cs_builder {
 	double gap_ns;                       /* the calibration's GPU idle per kernel */
 	const cs_kprof *prof;                /* the caller's, or NULL */
 	double launch_ns;                    /* host time per kernel launch */
+	double sync_ns;                      /* host's return from a synchronisation */
 	int64_t host_gpu, host_cpu;          /* the template's compute stream and its
 	                                      * host's issue time, ns from its start */
 	cs_frag frag[CS_FRAG_KINDS][2][4];   /* [what][moe][pass] */
@@ -98,5 +99,19 @@ int cs__dp_after_use(cs_builder *b, int64_t layer, int64_t micro, int fwd);
 /* The gradients of `layer` (or CS_DP_EMBED / CS_DP_HEAD) are final for the step. */
 int cs__dp_grads_ready(cs_builder *b, int64_t layer);
 int cs__dp_stage_end(cs_builder *b);
+/* Local parameters of the stage the optimizer updates (its shard), and
+ * whose gradients the stage's buffer holds through the backward. */
+int64_t cs__dp_optimizer_params(const cs_builder *b);
+int64_t cs__dp_grad_buffer_params(const cs_builder *b);
+
+/* The step's edges (build_edges.c), each 0 or -1 when out of memory: at the
+ * step's start, after the loss of micro-batch `micro` (the last virtual
+ * stage's forward), and before the update of `params` local parameters
+ * (the next compute segment's pending dependencies still unconsumed). */
+int cs__edges_begin(cs_builder *b);
+int cs__edges_loss(cs_builder *b, int64_t micro);
+int cs__edges_update(cs_builder *b, int64_t params);
+/* Before the reduction of a gradient bucket of `bytes`. */
+int cs__edges_bucket(cs_builder *b, double bytes);
 
 #endif
