@@ -1,8 +1,9 @@
 /*
  * test_edges.c - the step's edges (training.step_edges, training.grad_clip):
  * the kernels' bytes and counts against their closed forms, the groups
- * their collectives use, the ops each framework adds to the programs, and
- * the GPU's idle after each host synchronisation.
+ * their collectives use, the ops each framework adds to the programs, the
+ * GPU's idle after each host synchronisation, and the host's lead a
+ * segment of kernels needs.
  */
 #include <check.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "hw/kprof.h"
 #include "model/model.h"
 #include "plan/build.h"
+#include "plan/build_int.h"
 #include "plan/mesh.h"
 #include "plan/program.h"
 #include "scenario_text.h"
@@ -216,6 +218,42 @@ START_TEST(host_syncs_idle_the_gpu_by_closed_form)
 }
 END_TEST
 
+/* A segment of a 100 us kernel then ten of 1 us, 12.5 us per launch: the
+ * GPU runs the first from 12.5 us to 112.5, the next nine back to back to
+ * 121.5, and waits for the last, issued at 137.5: the segment ends at
+ * 138.5 us, 28.5 after its 110 us of work. (Its last launch plus its mean
+ * kernel gives 147.5, its first launch plus its work 122.5.) */
+START_TEST(host_lead_inside_a_segment)
+{
+	const double L = 12500;
+	int64_t need = cs__host_need(L, 0.0, 0, 1.0, 100000), before = 100000;
+	ck_assert_int_eq(need, 12500);
+	for (int j = 1; j <= 10; j++) {
+		int64_t n = cs__host_need(L, (double)j, before, 1.0, 1000);
+		need = n > need ? n : need;
+		before += 1000;
+	}
+	ck_assert_int_eq(need, 28500);
+	/* one op of several kernels: its last kernel's launch, less the GPU
+	 * time of the kernels before it */
+	ck_assert_int_eq(cs__host_need(L, 0.0, 0, 10.0, 50000), 125000 - 45000);
+	cs_program p;
+	cs_program_init(&p);
+	cs_builder b;
+	memset(&b, 0, sizeof b);
+	b.prog = &p;
+	b.launch_ns = L;
+	int64_t cls[CS_COMPUTE_KINDS] = { 0 }, kern[CS_COMPUTE_KINDS] = { 0 };
+	cls[CS_COMPUTE_MEMBOUND] = 110000;
+	kern[CS_COMPUTE_MEMBOUND] = 11;
+	cs_op op = { .kind = CS_OP_COMPUTE, .ns = 110000 };
+	ck_assert_int_eq(cs__add_segment(&b, &op, cls, kern, 11, 0.0, need), 1);
+	ck_assert_int_eq(p.ops[CS_STREAM_COMPUTE][0].ns, 138500);
+	ck_assert_int_eq(p.class_ns[CS_COMPUTE_HOST], 28500);
+	cs_program_free(&p);
+}
+END_TEST
+
 START_TEST(bad_switch_is_refused_where_written)
 {
 	char path[] = "/tmp/cs-test-XXXXXX";
@@ -245,6 +283,7 @@ static Suite *edges_suite(void)
 	tcase_add_test(tc, model_parallel_and_world_groups);
 	tcase_add_loop_test(tc, edges_add_each_frameworks_ops, 0, N(prog_cases));
 	tcase_add_test(tc, host_syncs_idle_the_gpu_by_closed_form);
+	tcase_add_test(tc, host_lead_inside_a_segment);
 	tcase_add_test(tc, bad_switch_is_refused_where_written);
 	suite_add_tcase(s, tc);
 	return s;

@@ -17,6 +17,7 @@ typedef struct cs_frag_item {
 	int64_t class_kernels[CS_COMPUTE_HOST]; /* compute segment: kernels by class */
 	double spare;      /* compute segment: W x ns it leaves under the power cap */
 	int32_t kernels;   /* compute segment: kernels launched */
+	int64_t need;      /* compute segment: the host's lead it needs, ns (cs__add_segment) */
 	double flops;
 	double bytes;      /* collective: bytes per rank */
 	uint8_t is_comm;
@@ -86,6 +87,16 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * GPU waits for the host to launch them; returns cs_program_add's mark. */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
 			int32_t kernels, double spare);
+/* The same for a segment of several ops whose host lead `need` (ns: the
+ * most, over its kernels, of the launches up to a kernel less the GPU time
+ * before it) the fragment computed; -1 for one op. */
+int32_t cs__add_segment(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
+			int32_t kernels, double spare, int64_t need);
+/* The host lead, ns, an op of `kernels` kernels lasting `ns` needs when it
+ * follows `issued` kernels lasting `before` in its segment, `launch_ns`
+ * per launch: its first or its last kernel's launches less the GPU time
+ * before that kernel (its kernels equal shares of `ns`). */
+int64_t cs__host_need(double launch_ns, double issued, int64_t before, double kernels, int64_t ns);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 
