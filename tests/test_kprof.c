@@ -225,6 +225,7 @@ START_TEST(test_h200_membound_matches_measurement)
 	ck_assert(fabs(cs_kprof_eager_launch_ns(p) - 12530) < 1e-6);
 	ck_assert(fabs(cs_kprof_graph_launch_ns(p) - 840) < 1e-6);
 	ck_assert(fabs(cs_kprof_min_kernel_ns(p) - 840) < 1e-6);
+	ck_assert(fabs(cs_kprof_sync_ns(p) - 10310) < 1e-6); /* launch.synchronize_us */
 	cs_kprof_free(p);
 }
 END_TEST
@@ -356,6 +357,7 @@ START_TEST(test_fixture_membound_and_launch)
 	double got = cs_kprof_mem(p, fix_mem[_i].kind, fix_mem[_i].bytes) / 1e9;
 	ck_assert_msg(REL(got, fix_mem[_i].want), "case %d: %.15g", _i, got);
 	ck_assert(REL(cs_kprof_eager_launch_ns(p), 10000) && REL(cs_kprof_graph_launch_ns(p), 2000));
+	ck_assert(cs_kprof_sync_ns(p) == 0.0); /* no sync_us: none */
 	ck_assert(REL(cs_kprof_min_kernel_ns(p), 2000));
 	ck_assert_str_eq(cs_kprof_name(p), "fixture");
 	ck_assert_str_eq(cs_kprof_gpu(p), "a test GPU");
@@ -685,6 +687,9 @@ static const struct bad_case {
 	 "bad.yaml:11:9: 'gemm.fp8.NT' must be a list of rows [M, N, K, TFLOPs], not a scalar"},
 	{"negative number", NAME "launch: {eager_op_us: -10, graph_kernel_us: 1}\n" GEMM MEM,
 	 "bad.yaml:2:23: 'launch.eager_op_us' must be a positive finite number, not '-10'"},
+	{"with a sync cost", NAME "launch: {eager_op_us: 10, graph_kernel_us: 1, sync_us: 5}\n" GEMM MEM, NULL},
+	{"zero sync cost", NAME "launch: {eager_op_us: 10, graph_kernel_us: 1, sync_us: 0}\n" GEMM MEM,
+	 "bad.yaml:2:56: 'launch.sync_us' must be a positive finite number, not '0'"},
 	{"zero", NAME LAUNCH GEMM_HEAD "      - [1024, 0, 256, 10]\n" ROW7 ROW8 ROW9 MEM,
 	 "bad.yaml:6:16: 'N' in 'gemm.bf16.NN' must be a positive finite number, not '0'"},
 	{"nan", NAME LAUNCH GEMM_HEAD "      - [1024, 256, 256, .nan]\n" ROW7 ROW8 ROW9 MEM,

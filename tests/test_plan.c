@@ -300,7 +300,7 @@ START_TEST(too_many_ops_refused_at_global_batch)
 	cs_diag diag = { { 0 } };
 	ck_assert_int_eq(cs_simulate(sc, NULL, &res, &diag), CS_ERR_INPUT);
 	ck_assert_ptr_null(res);
-	ck_assert_msg(strstr(diag.msg, ":3:41: the programs would hold about 4.26e+08 ops "
+	ck_assert_msg(strstr(diag.msg, ":3:41: the programs would hold about 4.38e+08 ops "
 			  "(100000 micro-batches x 126 layers), more than the limit of 20000000"),
 		      "%s", diag.msg);
 	const char *set[] = { "training.global_batch=99984" };

@@ -23,11 +23,12 @@
 #include "run/runner.h"
 #include "scenario_text.h"
 
-/* A 7B-like model small enough to simulate quickly but with many buckets. */
+/* A 7B-like model small enough to simulate quickly but with many buckets;
+ * the reducer alone, without the step's edges (tests/test_edges.c). */
 #define DDP_BASE \
 	"cluster: {gpu: h100-sxm-80g, nodes: %d, gpus_per_node: %d}\n" \
 	"model: {preset: llama2-7b}\n" \
-	"training: {seq_len: 2048, micro_batch: 1, global_batch: %d}\n" \
+	"training: {seq_len: 2048, micro_batch: 1, global_batch: %d, step_edges: false}\n" \
 	"parallelism:\n" \
 	"  data_parallel: {overlap: %s}\n"
 

@@ -91,7 +91,8 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 	const cs_mesh *m = c->w->mesh;
 	int64_t gpn = c->w->gpus_per_node, rank = c->w->rank;
 	if (!pg) {
-		for (int k = CS_GROUP_DP; ; k = (k + 1) % CS_GROUP_KINDS) {
+		/* the groups of the parallelism's axes; not the step's edges' */
+		for (int k = CS_GROUP_DP; ; k = (k + 1) % CS_GROUP_MP) {
 			cs_group g = cs_mesh_group(m, (cs_group_kind)k, rank, gpn);
 			if (cs_group_size(&g) == m->world) {
 				*kind = (uint8_t)k;
@@ -162,10 +163,12 @@ static int direction(const ctx *c, int64_t peer, int64_t hint, int recv)
 }
 
 static const int8_t stream_of_kind[CS_GROUP_KINDS] = {
-	CS_STREAM_TP, CS_STREAM_CP, CS_STREAM_EP, CS_STREAM_PP, CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_DP
+	CS_STREAM_TP, CS_STREAM_CP, CS_STREAM_EP, CS_STREAM_PP, CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_DP,
+	CS_STREAM_DP, CS_STREAM_DP
 };
 static const uint8_t comm_of_kind[CS_GROUP_KINDS] = {
-	CS_COMM_TP, CS_COMM_CP, CS_COMM_EP, CS_COMM_PP, CS_COMM_DP, CS_COMM_DP, CS_COMM_DP
+	CS_COMM_TP, CS_COMM_CP, CS_COMM_EP, CS_COMM_PP, CS_COMM_DP, CS_COMM_DP, CS_COMM_DP,
+	CS_COMM_DP, CS_COMM_DP
 };
 
 static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)

@@ -229,6 +229,12 @@ static const cs_config_key keys[] = {
 	  "lognormal: sigma of the log of a document's length"),
 	K("training.cuda_graphs", CS_KIND_BOOL, training.cuda_graphs, 0, 0, false, NULL, "false",
 	  "kernels launched from CUDA graphs (host cost per kernel) rather than eagerly"),
+	K("training.step_edges", CS_KIND_BOOL, training.step_edges, 0, 0, false, NULL, "true",
+	  "the work the framework does around forward and backward: gradient buffers zeroed, "
+	  "the loss reduced, the host's synchronisations"),
+	K("training.grad_clip", CS_KIND_BOOL, training.grad_clip, 0, 0, false, NULL, "true",
+	  "the gradient norm (a kernel over the local gradients, an all-reduce) and clipping "
+	  "before the optimizer update"),
 
 	K("parallelism.tp", CS_KIND_INT, parallel.tp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
 	  "tensor-parallel degree"),

@@ -194,6 +194,9 @@ typedef struct cs_training_spec {
 	cs_framework framework;
 	cs_attn_kernel attention_kernel; /* fused attention implementation */
 	bool cuda_graphs;         /* kernels launched from CUDA graphs, not eagerly */
+	bool step_edges;          /* the work around forward and backward: gradient
+	                           * zeroing, loss reduction, host synchronisations */
+	bool grad_clip;           /* the gradient norm and clipping before the update */
 	int64_t doc_mean;         /* mean document length in tokens under a document
 	                           * mask; 0: one document per sequence */
 	cs_doc_dist doc_dist;

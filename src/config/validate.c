@@ -43,6 +43,8 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->training.precision = CS_PREC_BF16;
 	sc->training.grad_dtype = CS_PREC_BF16;
 	sc->training.optimizer = CS_OPT_ADAM;
+	sc->training.step_edges = true;
+	sc->training.grad_clip = true;
 
 	sc->parallel.tp = sc->parallel.pp = sc->parallel.cp = sc->parallel.ep = 1;
 	for (int a = 0; a < CS_AXIS_COUNT; a++)

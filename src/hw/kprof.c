@@ -242,6 +242,11 @@ double cs_kprof_graph_launch_ns(const cs_kprof *p)
 	return p ? p->graph_ns : 0;
 }
 
+double cs_kprof_sync_ns(const cs_kprof *p)
+{
+	return p ? p->sync_ns : 0;
+}
+
 const char *cs_kprof_mem_kind_name(cs_mem_kind kind)
 {
 	return (unsigned)kind < CS_MEM_KINDS ? mem_names[kind] : NULL;

@@ -134,6 +134,9 @@ double cs_kprof_min_kernel_ns(const cs_kprof *p);
  * graph, ns. */
 double cs_kprof_eager_launch_ns(const cs_kprof *p);
 double cs_kprof_graph_launch_ns(const cs_kprof *p);
+/* Host time from an idle GPU's last kernel to the host's return from a
+ * synchronisation (`launch.sync_us`), ns; 0 when the profile has none. */
+double cs_kprof_sync_ns(const cs_kprof *p);
 
 const char *cs_kprof_mem_kind_name(cs_mem_kind kind);
 

@@ -356,6 +356,7 @@ cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof *
 	p->has_clock = raw->has_clock;
 	p->clock = raw->clock;
 	p->graph_ns = raw->graph_us * 1e3;
+	p->sync_ns = raw->sync_us * 1e3;
 	st = build_nn(&b, &raw->gemm[CS_GEMM_BF16][CS_GEMM_NN], p);
 	for (int d = 0; d < CS_GEMM_DTYPES; d++)
 		for (int l = 0; l < CS_GEMM_LAYOUTS; l++)

@@ -34,7 +34,7 @@ typedef struct cs__kprof_table {
 typedef struct cs__kprof_raw {
 	char name[64], gpu[128];
 	bool derived;
-	double eager_us, graph_us;
+	double eager_us, graph_us, sync_us;
 	cs__kprof_table gemm[CS_GEMM_DTYPES][CS_GEMM_LAYOUTS];
 	cs__kprof_table attn[CS_ATTN_BACKENDS];
 	cs__kprof_table mem[CS_MEM_KINDS];
@@ -95,7 +95,7 @@ typedef struct cs__kprof_attn {
 struct cs_kprof {
 	char name[64], gpu[128];
 	bool derived;
-	double eager_ns, graph_ns;
+	double eager_ns, graph_ns, sync_ns;
 	/* bf16 NN: one (log n, log k) grid of TF/s per measured M */
 	size_t nm;
 	double *lm;

@@ -223,14 +223,18 @@ static cs_status table(parser *ps, const yaml_node_t *key, const yaml_node_t *no
 
 static cs_status parse_launch(parser *ps, const yaml_node_t *node)
 {
-	static const char *const keys[] = {"eager_op_us", "graph_kernel_us"};
-	double *dst[] = {&ps->raw->eager_us, &ps->raw->graph_us};
-	cs_status st = check_map(ps, node, "launch", keys, 2);
+	/* eager_op_us and graph_kernel_us required; sync_us (the host's wait for
+	 * an idle GPU) optional, 0 when absent */
+	static const char *const keys[] = {"eager_op_us", "graph_kernel_us", "sync_us"};
+	double *dst[] = {&ps->raw->eager_us, &ps->raw->graph_us, &ps->raw->sync_us};
+	cs_status st = check_map(ps, node, "launch", keys, 3);
 
-	for (size_t i = 0; st == CS_OK && i < 2; i++) {
+	for (size_t i = 0; st == CS_OK && i < 3; i++) {
 		const yaml_node_t *v = find(ps, node, keys[i]);
 		char what[64];
 		snprintf(what, sizeof what, "launch.%s", keys[i]);
+		if (!v && i == 2)
+			continue;
 		st = v ? value(ps, v, 'f', what, NULL, dst[i])
 		       : at(ps, node, "'launch' lacks '%s'", keys[i]);
 	}

@@ -109,6 +109,13 @@ int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pas
  * bound; a fused multi-tensor kernel, or PyTorch's foreach kernels). */
 cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
                                   cs_state_dtype state, cs_framework fw);
+/* The step's edges over `params` local gradients (fp32 under eager PyTorch,
+ * else grad_dtype): the gradient norm, a reduction reading each once; the
+ * clipping, a scale reading and writing each; Megatron's zeroing of its
+ * gradient buffer at the step's start, each written once. */
+cs_layer_op cs_model_grad_norm_op(int64_t params, cs_precision grad_dtype, cs_framework fw);
+cs_layer_op cs_model_grad_scale_op(int64_t params, cs_precision grad_dtype, cs_framework fw);
+cs_layer_op cs_model_grad_zero_op(int64_t params, cs_precision grad_dtype);
 
 /*
  * Model FLOPs of one step over the whole job (the MFU numerator): every

@@ -134,3 +134,61 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 	op.kernels = 1 + (int)((double)params / (320.0 * 65536.0));
 	return op;
 }
+
+/* ---- the step's edges ------------------------------------------------- */
+
+/* Bytes per local gradient element the optimizer and the gradient norm
+ * read: eager PyTorch keeps fp32 gradients of its fp32 weights. */
+static double edge_grad_bytes(cs_precision grad_dtype, cs_framework fw)
+{
+	return fw == CS_FW_PYTORCH ? 4.0 : cs_model_dtype_bytes(grad_dtype);
+}
+
+/* Kernels of one multi-tensor pass over `params` elements: at most 320
+ * blocks of 65,536 elements per launch (Apex's and PyTorch's
+ * multi_tensor_apply). */
+static int multi_tensor_kernels(int64_t params)
+{
+	return 1 + (int)((double)params / (320.0 * 65536.0));
+}
+
+cs_layer_op cs_model_grad_norm_op(int64_t params, cs_precision grad_dtype, cs_framework fw)
+{
+	cs_layer_op op = {0};
+	op.name = "grad_norm";
+	op.cls = CS_OPC_MEMBOUND;
+	op.mem = CS_MEM_COPY;
+	op.bytes = (double)params * edge_grad_bytes(grad_dtype, fw);
+	op.flops = 2.0 * (double)params;
+	/* Apex's multi_tensor_l2norm and its cleanup kernel, then the square
+	 * (Megatron's clip_grads.py); PyTorch's _foreach_norm, then stack and
+	 * vector_norm of the norms (torch.nn.utils.get_total_norm) */
+	op.kernels = multi_tensor_kernels(params) + 2;
+	return op;
+}
+
+cs_layer_op cs_model_grad_scale_op(int64_t params, cs_precision grad_dtype, cs_framework fw)
+{
+	cs_layer_op op = {0};
+	op.name = "grad_clip";
+	op.cls = CS_OPC_MEMBOUND;
+	op.mem = CS_MEM_ACT;
+	op.bytes = 2.0 * (double)params * edge_grad_bytes(grad_dtype, fw);
+	op.flops = (double)params;
+	/* Megatron's multi_tensor_scale by a coefficient the host computed;
+	 * PyTorch computes it on the GPU (divide, add, clamp) before
+	 * _foreach_mul_ (torch.nn.utils.clip_grads_with_norm_) */
+	op.kernels = multi_tensor_kernels(params) + (fw == CS_FW_MEGATRON ? 0 : 3);
+	return op;
+}
+
+cs_layer_op cs_model_grad_zero_op(int64_t params, cs_precision grad_dtype)
+{
+	cs_layer_op op = {0};
+	op.name = "zero_grad";
+	op.cls = CS_OPC_MEMBOUND;
+	op.mem = CS_MEM_COPY;
+	op.bytes = (double)params * cs_model_dtype_bytes(grad_dtype); /* written once */
+	op.kernels = 1;
+	return op;
+}

@@ -221,7 +221,8 @@ static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
 		if (cs__dp_after_use(b, l, j, 1))
 			return -1;
 	}
-	if (k == V - 1 && emit_unit(b, CS_DP_HEAD, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1))
+	if (k == V - 1 && (emit_unit(b, CS_DP_HEAD, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1) ||
+			   cs__edges_loss(b, j)))
 		return -1;
 	return send_message(b, s, j, k, 1);
 }
@@ -317,7 +318,7 @@ static int build_stage(cs_builder *b, int64_t s)
 		b->prog->profile_derived = cs_kprof_derived(b->prof);
 	}
 	memset(b->bwd_done, 0, sizeof(int64_t) * 2 * (size_t)b->lay.vstages);
-	if (cs__dp_stage_begin(b))
+	if (cs__dp_stage_begin(b) || cs__edges_begin(b))
 		return -1;
 	const cs_sched_op *ops = b->sched[s];
 	for (int64_t i = 0; i < b->nsched[s]; i++) {
@@ -352,7 +353,7 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 		maxl = b->lay.nlayers[k] > maxl ? b->lay.nlayers[k] : maxl;
 	double total = 0;
 	for (int64_t s = 0; s < b->lay.stages; s++)
-		total += (double)b->nsched[s] * (double)(maxl * (per_layer + 4) + ends + 2);
+		total += (double)b->nsched[s] * (double)(maxl * (per_layer + 4) + ends + 6);
 	if (total <= CS_BUILD_MAX_OPS)
 		return 0;
 	char where[CS_PATH_MAX + 64];
@@ -408,6 +409,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 	if (b->prof)
 		b->launch_ns = sc->training.cuda_graphs ? cs_kprof_graph_launch_ns(b->prof)
 							: cs_kprof_eager_launch_ns(b->prof);
+	b->sync_ns = cs_kprof_sync_ns(b->prof);
 	int64_t p = b->lay.stages;
 	st = CS_ERR_NOMEM;
 	b->sched = calloc((size_t)p, sizeof(*b->sched));

@@ -172,6 +172,8 @@ static int flush_bucket(cs_builder *b)
 		d->late[d->nlate++] = bytes;
 		return 0;
 	}
+	if (cs__edges_bucket(b, bytes))
+		return -1;
 	cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 	cs_coll_op op = d->mode == CS_SHARD_NONE ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
 	return add_coll(b, CS_STREAM_DP, CS_GROUP_DP, op, bytes, &dep, 1, -1) < 0 ? -1 : 0;
@@ -364,6 +366,31 @@ int cs__dp_grads_ready(cs_builder *b, int64_t layer)
 	return 0;
 }
 
+/* Ranks over which the optimizer's state and update are sharded. */
+static double optimizer_shard(const cs_builder *b)
+{
+	const cs_dp_state *d = b->dp;
+	if (!d->active || d->mode == CS_SHARD_NONE)
+		return 1.0;
+	if (d->mode == CS_SHARD_HYBRID) {
+		cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0,
+					   cs_cluster_shard_unit(&b->sc->cluster));
+		return (double)cs_group_size(&g);
+	}
+	return (double)(b->sc->parallel.dp * b->sc->parallel.cp);
+}
+
+int64_t cs__dp_optimizer_params(const cs_builder *b)
+{
+	return (int64_t)(b->dp->stage_params / optimizer_shard(b) + 0.5);
+}
+
+int64_t cs__dp_grad_buffer_params(const cs_builder *b)
+{
+	double shard = fsdp_full(b->dp) ? optimizer_shard(b) : 1.0;
+	return (int64_t)(b->dp->stage_params / shard + 0.5);
+}
+
 int cs__dp_stage_end(cs_builder *b)
 {
 	cs_dp_state *d = b->dp;
@@ -371,23 +398,20 @@ int cs__dp_stage_end(cs_builder *b)
 		return -1;
 	cs_coll_op op = d->mode == CS_SHARD_NONE ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
 	for (int i = 0; i < d->nlate; i++) {
+		if (cs__edges_bucket(b, d->late[i]))
+			return -1;
 		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 		if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP, op, d->late[i], &dep, 1, -1) < 0)
 			return -1;
 	}
-	/* the optimizer waits for every gradient collective */
-	double shard = d->active && d->mode != CS_SHARD_NONE
-		? (double)(b->sc->parallel.dp * b->sc->parallel.cp) : 1.0;
-	if (d->mode == CS_SHARD_HYBRID) {
-		cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0,
-					   cs_cluster_shard_unit(&b->sc->cluster));
-		shard = (double)cs_group_size(&g);
-	}
-	cs_layer_op opt = cs_model_optimizer_op((int64_t)(d->stage_params / shard + 0.5),
-						b->sc->training.optimizer, b->sc->training.grad_dtype,
-						b->sc->training.optimizer_dtype,
-						b->sc->training.framework);
+	/* the optimizer waits for every gradient collective, and for the
+	 * gradient norm and clipping where the step has them */
+	int64_t local = cs__dp_optimizer_params(b);
 	cs__pending(b, CS_STREAM_DP, b->prog->nops[CS_STREAM_DP]);
+	if (cs__edges_update(b, local))
+		return -1;
+	cs_layer_op opt = cs_model_optimizer_op(local, b->sc->training.optimizer, b->sc->training.grad_dtype,
+						b->sc->training.optimizer_dtype, b->sc->training.framework);
 	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
 	double spare = 0.0;
 	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &opt, class_ns, class_kernels, &spare),

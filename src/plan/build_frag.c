@@ -54,6 +54,7 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 {
 	cs_frag_item cur = { 0 };
 	int have = 0;
+	double issued = 0.0; /* kernels of the segment issued before the op */
 	for (int i = 0; i < n; i++) {
 		const cs_layer_op *op = &ops[i];
 		if (op->cls == CS_OPC_COMM) {
@@ -76,11 +77,27 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 		if (!have) {
 			memset(&cur, 0, sizeof(cur));
 			have = 1;
+			issued = 0.0;
 		}
-		if (cs__ub_gemm(b, ops, n, i, &cur))
+		int64_t before = cur.ns;
+		int32_t kbefore = cur.kernels;
+		if (cs__ub_gemm(b, ops, n, i, &cur)) { /* its chunks' host lead as well */
+			double k = (double)(cur.kernels - kbefore);
+			int64_t need = cs__host_need(b->launch_ns, issued, before, k, cur.ns - before);
+			if (kbefore == 0 || need > cur.need)
+				cur.need = need;
+			issued += k;
 			continue;
-		cur.ns = cs_time_add(cur.ns, cs__time_op(b, op, cur.class_ns, cur.class_kernels,
-							 &cur.spare));
+		}
+		int64_t ns = cs__time_op(b, op, cur.class_ns, cur.class_kernels, &cur.spare);
+		cs_compute_kind kind = cs_compute_op_class(op);
+		double k = (op->kernels > 0 ? op->kernels : 1) *
+			   (b->calib.has_kernels[kind] ? b->calib.kernels[kind] : 1.0);
+		int64_t need = cs__host_need(b->launch_ns, issued, cur.ns, k, ns);
+		if (cur.kernels == 0 || need > cur.need)
+			cur.need = need;
+		issued += k;
+		cur.ns = cs_time_add(cur.ns, ns);
 		cur.kernels += op->kernels > 0 ? op->kernels : 1;
 		cur.flops += op->flops;
 	}
@@ -169,7 +186,7 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 			op.mem = b->mem_alloc;
 			b->mem_alloc = 0;
 		}
-		if (cs__add_compute(b, &op, it->class_ns, it->class_kernels, it->kernels, it->spare) < 0)
+		if (cs__add_segment(b, &op, it->class_ns, it->class_kernels, it->kernels, it->spare, it->need) < 0)
 			return -1;
 		b->flops += it->flops;
 		if (deferred) {
@@ -195,15 +212,36 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
 
 /*
  * The host issues a template's kernels in order, `launch_ns` each, starting
- * with the GPU at the template's start. A segment of n kernels lasting D on
- * the GPU cannot end before its last kernel is issued plus that kernel's
- * share of D: so the GPU idles when the host falls behind, and only then
+ * with the GPU at the template's start. A segment lasting D on the GPU
+ * cannot end before any of its kernels is issued plus the GPU time from
+ * that kernel to the segment's end: with the host issuing the segment's
+ * first kernel at h, it ends no sooner than h + need + D, where need =
+ * max_j (L K_j - D_j), K_j the kernels issued up to kernel j, D_j the GPU
+ * time before it (each op's kernels equal shares of its time; the
+ * fragment computes it, one op's is its first or last kernel's). So the GPU
+ * idles when the host falls behind, at the start of a template, after a
+ * host synchronisation (build_edges.c) or inside a segment where short
+ * kernels follow long ones, and only then
  * (cross-stream waits are not counted, which can only overstate the idle).
  * A calibration adds the kernels its framework launches beyond the model's
  * (per class, rounded per segment) and a gap on the GPU after each kernel.
  */
+int64_t cs__host_need(double launch_ns, double issued, int64_t before, double kernels, int64_t ns)
+{
+	double L = launch_ns, d = (double)before;
+	double first = L * (issued + 1.0) - d;
+	double last = L * (issued + kernels) - (d + (kernels > 1.0 ? (double)ns * (1.0 - 1.0 / kernels) : 0.0));
+	return (int64_t)ceil(fmax(first, last));
+}
+
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
 			int32_t kernels, double spare)
+{
+	return cs__add_segment(b, op, class_ns, class_kernels, kernels, spare, -1);
+}
+
+int32_t cs__add_segment(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
+			int32_t kernels, double spare, int64_t need)
 {
 	int64_t idle = 0, scaled[CS_COMPUTE_KINDS];
 	bool rescale = false;
@@ -220,9 +258,11 @@ int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const
 	if (b->gap_ns > 0.0 && kernels > 0)
 		idle = (int64_t)((double)kernels * b->gap_ns + 0.5); /* the GPU's own gaps */
 	if (b->launch_ns > 0.0 && kernels > 0) {
+		if (need < 0) /* one op */
+			need = cs__host_need(b->launch_ns, 0.0, 0, (double)kernels, op->ns);
+		int64_t host_end = cs_time_add(b->host_cpu + need, op->ns);
 		b->host_cpu += (int64_t)((double)kernels * b->launch_ns + 0.5);
 		int64_t end = cs_time_add(b->host_gpu, cs_time_add(op->ns, idle));
-		int64_t host_end = b->host_cpu + op->ns / kernels;
 		if (host_end > end) {
 			idle += host_end - end;
 			end = host_end;

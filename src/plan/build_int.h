@@ -17,6 +17,7 @@ typedef struct cs_frag_item {
 	int64_t class_kernels[CS_COMPUTE_HOST]; /* compute segment: kernels by class */
 	double spare;      /* compute segment: W x ns it leaves under the power cap */
 	int32_t kernels;   /* compute segment: kernels launched */
+	int64_t need;      /* compute segment: the host's lead it needs, ns (cs__add_segment) */
 	double flops;
 	double bytes;      /* collective: bytes per rank */
 	uint8_t is_comm;
@@ -52,6 +53,7 @@ typedef struct cs_builder {
 	double gap_ns;                       /* the calibration's GPU idle per kernel */
 	const cs_kprof *prof;                /* the caller's, or NULL */
 	double launch_ns;                    /* host time per kernel launch */
+	double sync_ns;                      /* host's return from a synchronisation */
 	int64_t host_gpu, host_cpu;          /* the template's compute stream and its
 	                                      * host's issue time, ns from its start */
 	cs_frag frag[CS_FRAG_KINDS][2][4];   /* [what][moe][pass] */
@@ -104,6 +106,16 @@ bool cs__ub_gemm(const cs_builder *b, const cs_layer_op *ops, int n, int j, cs_f
 int64_t cs__ub_ring_ns(int64_t c, int64_t x, int steps);
 int64_t cs__ub_pipeline_ns(int64_t c, int64_t r, int splits, double rho);
 double cs__ub_margin_rate(double sm_fraction);
+/* The same for a segment of several ops whose host lead `need` (ns: the
+ * most, over its kernels, of the launches up to a kernel less the GPU time
+ * before it) the fragment computed; -1 for one op. */
+int32_t cs__add_segment(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
+			int32_t kernels, double spare, int64_t need);
+/* The host lead, ns, an op of `kernels` kernels lasting `ns` needs when it
+ * follows `issued` kernels lasting `before` in its segment, `launch_ns`
+ * per launch: its first or its last kernel's launches less the GPU time
+ * before that kernel (its kernels equal shares of `ns`). */
+int64_t cs__host_need(double launch_ns, double issued, int64_t before, double kernels, int64_t ns);
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 
@@ -117,5 +129,19 @@ int cs__dp_after_use(cs_builder *b, int64_t layer, int64_t micro, int fwd);
 /* The gradients of `layer` (or CS_DP_EMBED / CS_DP_HEAD) are final for the step. */
 int cs__dp_grads_ready(cs_builder *b, int64_t layer);
 int cs__dp_stage_end(cs_builder *b);
+/* Local parameters of the stage the optimizer updates (its shard), and
+ * whose gradients the stage's buffer holds through the backward. */
+int64_t cs__dp_optimizer_params(const cs_builder *b);
+int64_t cs__dp_grad_buffer_params(const cs_builder *b);
+
+/* The step's edges (build_edges.c), each 0 or -1 when out of memory: at the
+ * step's start, after the loss of micro-batch `micro` (the last virtual
+ * stage's forward), and before the update of `params` local parameters
+ * (the next compute segment's pending dependencies still unconsumed). */
+int cs__edges_begin(cs_builder *b);
+int cs__edges_loss(cs_builder *b, int64_t micro);
+int cs__edges_update(cs_builder *b, int64_t params);
+/* Before the reduction of a gradient bucket of `bytes`. */
+int cs__edges_bucket(cs_builder *b, double bytes);
 
 #endif

@@ -37,6 +37,11 @@ static int group_axes(cs_group_kind kind, cs_axis axes[3])
 		axes[1] = CS_AXIS_DP;
 		axes[2] = CS_AXIS_CP;
 		return 3;
+	case CS_GROUP_MP:
+		axes[0] = CS_AXIS_TP;
+		axes[1] = CS_AXIS_PP;
+		return 2;
+	case CS_GROUP_WORLD: /* every axis: one group of consecutive ranks (full_group) */
 	case CS_GROUP_KINDS: break;
 	}
 	return 0;
@@ -48,6 +53,14 @@ static cs_group full_group(const cs_mesh *m, cs_group_kind kind, int64_t rank)
 	cs_axis axes[3];
 	int na = group_axes(kind, axes);
 	cs_group g = { .base = rank, .n = { 1, 1, 1 }, .stride = { 0, 0, 0 } };
+	if (kind == CS_GROUP_WORLD) {
+		g.base = 0;
+		if (m->world > 1) {
+			g.n[0] = m->world;
+			g.stride[0] = 1;
+		}
+		return g;
+	}
 	for (int i = 0; i < na; i++)
 		g.base -= cs_mesh_coord(m, rank, axes[i]) * m->stride[axes[i]];
 	/* insertion sort by stride; axes of degree 1 drop out */
@@ -108,6 +121,8 @@ int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, 
 	cs_axis axes[3];
 	int na = group_axes(kind, axes);
 	int64_t idx = 0, mult = 1;
+	if (kind == CS_GROUP_WORLD)
+		return 0;
 	for (int a = 0; a < CS_AXIS_COUNT; a++) {
 		int in_group = 0;
 		for (int i = 0; i < na; i++)
@@ -135,7 +150,7 @@ int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, 
 const char *cs_group_kind_name(cs_group_kind kind)
 {
 	static const char *const names[CS_GROUP_KINDS] = {
-		"tp", "cp", "ep", "pp", "dp", "dp-intra", "dp-inter"
+		"tp", "cp", "ep", "pp", "dp", "dp-intra", "dp-inter", "mp", "world"
 	};
 	return (unsigned)kind < CS_GROUP_KINDS ? names[kind] : "?";
 }

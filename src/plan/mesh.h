@@ -33,6 +33,8 @@ typedef enum cs_group_kind {
 	CS_GROUP_DP,      /* gradient sync of dense weights: dp (with ep) x cp */
 	CS_GROUP_DP_INTRA,/* hybrid sharding: the part of DP inside one node */
 	CS_GROUP_DP_INTER,/* hybrid sharding: the same shard across nodes */
+	CS_GROUP_MP,      /* model parallel: tp x pp (Megatron's model-parallel group) */
+	CS_GROUP_WORLD,   /* every rank */
 	CS_GROUP_KINDS
 } cs_group_kind;
 

@@ -72,7 +72,7 @@ grep -v sim_wall_s out.txt >three.txt
 cmp -s one.txt three.txt || { echo "FAIL: --threads 3 reports otherwise than --threads 1" >&2; fail=1; }
 cmp -s one.csv three.csv || { echo "FAIL: --threads 3 gives other per-rank rows than --threads 1" >&2; fail=1; }
 [ "$(wc -l <three.csv)" -eq 65 ] || { echo "FAIL: --per-rank: not 64 ranks" >&2; fail=1; }
-grep -q '"step_time_s": 3.99' one.txt || { echo "FAIL: --threads 1: no step time" >&2; fail=1; }
+grep -q '"step_time_s": 4.02' one.txt || { echo "FAIL: --threads 1: no step time" >&2; fail=1; }
 # --no-critical-path: a straggler's run without the path, the same step
 { cat scenarios/3d-llama3-70b-64gpu.yaml; printf 'stragglers:\n  - {gpu: 3, compute: 1.3}\n'; } >slow.yaml
 expect 0 run slow.yaml --format json --no-progress
@@ -202,12 +202,15 @@ printf 'name: x\nclusterr: {}\n' | "$bin" validate - >out.txt 2>err.txt
 grep -qF -- "-:2:1: unknown key 'clusterr' (did you mean 'cluster'?)" err.txt ||
 	{ echo "FAIL: validate - with an unknown key:" >&2; cat err.txt >&2; fail=1; }
 # validate runs every check run does before simulating, and warns on memory
-expect_err 2 "the programs would hold about 3.5e+07 ops" validate scenarios/ddp-gpt-small.yaml \
+expect_err 2 "the programs would hold about 3.58e+07 ops" validate scenarios/ddp-gpt-small.yaml \
 	--set training.global_batch=3200000
 expect_err 0 "warning: the plan needs 82.1 GB per GPU, more than the 80.0 GB" validate \
 	scenarios/llama3-405b-8k.yaml
-# the timeline's title gives the run's bubble (it counted merged spans once)
-expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json
+# the timeline's title gives the run's bubble (it counted merged spans once);
+# without the step's edges, whose checks on the last stage make it the
+# critical rank, less idle than the stages' mean the timeline counts
+expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json \
+	--set training.step_edges=false
 python3 -c "
 import json, re, sys
 m = json.load(open('out.txt'))

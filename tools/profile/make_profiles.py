@@ -176,7 +176,8 @@ def measured(t, sus, hog, misc):
         "name": "h200-sxm",
         "gpu": "NVIDIA H200 SXM 141 GB, %d W, %d SMs" % (round(t["env"]["power_limit_w"]), t["env"]["sms"]),
         "derived": False,
-        "launch": (t["launch"]["eager_tiny_op_us"], t["launch"]["graph_tiny_kernel_us"]),
+        "launch": (t["launch"]["eager_tiny_op_us"], t["launch"]["graph_tiny_kernel_us"],
+                   t["launch"]["synchronize_us"]),
         "gemm": gemm_tables(t),
         "attention": attn_tables(t, sus),
         "membound": mem_tables(t),
@@ -266,7 +267,8 @@ def render(p, header):
     if p["derived"]:
         L.append("derived_from: h200-sxm")
         L.append("rule: " + json.dumps(p["rule"]))
-    L.append("launch: {eager_op_us: %s, graph_kernel_us: %s}" % (num(p["launch"][0]), num(p["launch"][1])))
+    L.append("launch: {eager_op_us: %s, graph_kernel_us: %s, sync_us: %s}"
+             % (num(p["launch"][0]), num(p["launch"][1]), num(p["launch"][2])))
     L.append("gemm:")
     for d in ("bf16", "fp8"):
         if d not in p["gemm"]:
