@@ -201,6 +201,25 @@ START_TEST(test_profile_times_ops_at_measured_points)
 }
 END_TEST
 
+/* Below the table's fewest rows (1,024) a GEMM takes the time of 1,024 rows
+ * per wave of 128 x 256 output tiles: 512 x 9216 is 4 x 36 = 144 tiles, two
+ * waves of the 132 SMs against three at 1,024 rows, so 2/3 of the time; at
+ * n = 2560 both fill one wave and take the same time. */
+START_TEST(test_gemm_below_the_table_takes_its_waves)
+{
+	cs_kprof *p = h200();
+	static const struct { double n, ratio; } cases[] = { {9216, 2.0 / 3.0}, {2560, 1.0} };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cs_layer_op small = gemm(512, (int64_t)cases[i].n, 12288, 1);
+		cs_layer_op full = gemm(1024, (int64_t)cases[i].n, 12288, 1);
+		double want = (double)prof_ns(p, CS_PREC_BF16, &full) * cases[i].ratio;
+		double got = (double)prof_ns(p, CS_PREC_BF16, &small);
+		ck_assert_msg(fabs(got - want) <= 1.0, "n %g: %g ns, want %g", cases[i].n, got, want);
+	}
+	cs_kprof_free(p);
+}
+END_TEST
+
 /* No op beats its roofline: FLOPs at the dense peak, bytes at the HBM
  * datasheet bandwidth; nor the shortest measured kernel. Random shapes,
  * classes and kinds. */
@@ -259,6 +278,7 @@ static Suite *compute_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("profile");
 	tcase_add_test(tc, test_profile_times_ops_at_measured_points);
+	tcase_add_test(tc, test_gemm_below_the_table_takes_its_waves);
 	tcase_add_test(tc, test_profile_never_beats_the_roofline);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("resolution");

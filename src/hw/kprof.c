@@ -156,6 +156,11 @@ double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layo
 	return 1e12 * fmin(s->ratio[best] * cs__kprof_nn(p, m, n, k), p->gemm_max[dtype]);
 }
 
+double cs_kprof_gemm_min_rows(const cs_kprof *p)
+{
+	return p ? p->min_m : 0.0;
+}
+
 /* ---- attention -------------------------------------------------------------- */
 
 /* The group of the mask asked for (else of the other mask) whose head_dim

@@ -87,6 +87,9 @@ const char *cs_kprof_gpu(const cs_kprof *p);
  * the profile has no table for `dtype`. */
 double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layout,
                      double m, double n, double k);
+/* The fewest rows (M) the GEMM tables measured: below it a lookup is held
+ * at that row count's time (0 without a profile). */
+double cs_kprof_gemm_min_rows(const cs_kprof *p);
 
 /* Attention throughput, FLOP/s, of the forward (bwd false) or backward of a
  * fused attention kernel over `batch_heads` (batch x query heads)

@@ -52,6 +52,13 @@ double cs_compute_wave_efficiency(const cs_gpu_spec *gpu, int64_t m, int64_t n, 
 	return (double)tiles / ((double)waves * (double)sms);
 }
 
+/* Waves of 128 x 256 output tiles an (m x n) GEMM needs on the GPU's SMs. */
+static double gemm_waves(const cs_gpu_spec *gpu, double m, double n)
+{
+	double sms = gpu->sms > 0 ? (double)gpu->sms : 1.0;
+	return ceil(ceil(m / CS_GEMM_TILE_M) * ceil(n / CS_GEMM_TILE_N) / sms);
+}
+
 static double gemm_full_wave_fraction(const cs_gpu_spec *gpu)
 {
 	double ref = cs_compute_wave_efficiency(gpu, CS__REF_GEMM, CS__REF_GEMM, 1);
@@ -112,7 +119,13 @@ static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
 					    (double)op->n, (double)op->k);
 		if (c->prec == CS_PREC_FP32)
 			thr /= 2.0; /* TF32 at half the 16-bit rate */
-		return thr > 0.0 ? op->flops / thr : -1.0;
+		if (!(thr > 0.0))
+			return -1.0;
+		/* below the table's rows the lookup holds the time of its fewest
+		 * rows; the GEMM then takes that time per wave of output tiles */
+		double rows = cs_kprof_gemm_min_rows(p);
+		return op->flops / thr * (m < rows ? gemm_waves(c->gpu, m, (double)op->n) /
+					  gemm_waves(c->gpu, rows, (double)op->n) : 1.0);
 	}
 	case CS_OPC_ATTN: {
 		if (op->head_dim <= 0 || !(op->attn_seq > 0.0) || !(op->attn_bh > 0.0))
