@@ -12,7 +12,11 @@ M in {128, 256, 512} against the same N and K as the table, NN, plus the
 NT and TN layouts of the layer shapes the chunks have, the same way
 (a back-to-back loop of at least 20 ms after warm-up, clocks and power from
 NVML), and writes $OUT/gemm_rows.json with kernels.json's `gemm_fields`,
-M = 1024 repeated so that the two tables can be put side by side.
+M = 1024 repeated so that the two tables can be put side by side. The same
+layer shapes in fp8 (`torch._scaled_mm`, e4m3, as kernels.json's
+`gemm_fp8`) at 512 to 8,192 rows go in `gemm_fp8`: the fp8 table has 8
+large shapes, and an fp8 GEMM elsewhere is timed by the bf16 grid times the
+nearest point's ratio, which small shapes may not keep.
 """
 import json
 import os
@@ -81,6 +85,14 @@ def case(layout, m, n, k):
     return [layout, "bf16", m, n, k, round(ms, 4), round(2 * m * n * k / ms / 1e9, 1)] + ck
 
 
+def case_fp8(m, n, k):
+    a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device=dev)
+    ms, ck = bench(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=bf))
+    return ["NT", "fp8e4m3", m, n, k, round(ms, 4), round(2 * m * n * k / ms / 1e9, 1)] + ck
+
+
 def main():
     x = torch.randn(8192, 8192, device=dev, dtype=bf)
     end = time.time() + 3  # the sustained state the table was measured in
@@ -97,11 +109,12 @@ def main():
             for layout in ("NT", "TN"):
                 rows.append(case(layout, m, n, k))
         print("rows", m, "done", flush=True)
+    f8 = [case_fp8(m, n, k) for m in (512, 1024, 2048, 4096, 8192) for n, k in LAYER]
     out = {"env": {"name": torch.cuda.get_device_name(0), "torch": torch.__version__,
                    "cuda": torch.version.cuda,
                    "sms": torch.cuda.get_device_properties(0).multi_processor_count},
            "gemm_fields": ["layout", "dtype", "M", "N", "K", "ms", "tflops", "sm_mhz", "power_w"],
-           "gemm": rows}
+           "gemm": rows, "gemm_fp8": f8}
     with open(os.path.join(OUT, "gemm_rows.json"), "w") as f:
         json.dump(out, f)
 
