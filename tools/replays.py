@@ -15,7 +15,12 @@ Prints a markdown table per set and the median and max |error| of each,
 or the same as JSON.
 
     tools/replays.py [--build DIR] [--only dgxc|replays] [--match TEXT]
-                     [--set KEY=VALUE]... [--jobs N] [--json]
+                     [--set KEY=VALUE]... [--jobs N] [--json] [--ledger]
+
+--ledger runs every row once per step of LEDGER below, each step adding one
+mechanism of the model to the one before (the first has them all switched
+off), and prints the simulated figure of each step and the last one's error:
+the ledger of docs/validation.md.
 
 --build defaults to build-release when it holds clustersim, else build.
 --match keeps the rows whose file name contains TEXT. Exits 1 when a run
@@ -31,6 +36,13 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The ledger: each mechanism's name and the --set that switches it off. Step
+# k of a ledger run switches off mechanisms k+1.. and keeps 1..k.
+LEDGER = [
+    ("userbuffers", "parallelism.tp_overlap_model=nccl"),
+    ("step edges", "training.step_edges=false"),
+    ("fleet", "fleet=ideal"),
+]
 SETS = {
     "dgxc": "scenarios/validation/dgxc/published.tsv",
     "replays": "scenarios/validation/published.tsv",
@@ -125,6 +137,28 @@ def print_markdown(names, rows, sums):
                   % (name, s["rows"], s["median_abs_error_pct"], s["max_abs_error_pct"]))
 
 
+def ledger_steps():
+    """The --set lists of the ledger's steps: none added, then one more each."""
+    offs = [off for _, off in LEDGER]
+    return [("before", offs)] + [("+ " + LEDGER[k][0], offs[k + 1:]) for k in range(len(LEDGER))]
+
+
+def print_ledger(names, rows, steps):
+    for name in names:
+        print("%s (%s):\n" % (name, SETS[name]))
+        print("| scenario | kind | published | " + " | ".join(s for s, _ in steps) + " | error |")
+        print("|---|---|---:|" + "---:|" * len(steps) + "---:|")
+        for r in rows:
+            if r[0]["set"] != name:
+                continue
+            cells = ["failed" if "error" in x else number(x["simulated"]) for x in r]
+            last = r[-1]
+            err = "%+.1f %%" % last["error_pct"] if "error_pct" in last else ""
+            print("| %s | %s | %s | %s | %s |" % (os.path.basename(last["file"]), last["kind"],
+                                                last["published_text"], " | ".join(cells), err))
+        print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", help="the build folder holding clustersim")
@@ -134,6 +168,7 @@ def main():
                     help="passed to every run")
     ap.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    ap.add_argument("--ledger", action="store_true", help="each mechanism added in turn")
     a = ap.parse_args()
     if a.jobs < 1:
         ap.error("--jobs must be at least 1")
@@ -149,6 +184,23 @@ def main():
     rows = [r for n in names for r in read_table(n) if a.match in os.path.basename(r["file"])]
     if not rows:
         ap.error("no row matches")
+    if a.ledger:
+        steps = ledger_steps()
+        runs = [(i, k) for i in range(len(rows)) for k in range(len(steps))]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            done = list(ex.map(lambda ik: replay(binary, dict(rows[ik[0]]), a.sets + steps[ik[1]][1]),
+                               runs))
+        table = [done[i * len(steps):(i + 1) * len(steps)] for i in range(len(rows))]
+        names = [n for n in names if any(r["set"] == n for r in rows)]
+        if a.json:
+            json.dump({"steps": [s for s, _ in steps],
+                       "rows": [{"file": r[0]["file"], "published": r[0]["published"],
+                                 "simulated": [x.get("simulated") for x in r],
+                                 "error_pct": r[-1].get("error_pct")} for r in table]}, sys.stdout, indent=2)
+            print()
+        else:
+            print_ledger(names, table, steps)
+        return 1 if any("error" in x for r in table for x in r) else 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         rows = list(ex.map(lambda r: replay(binary, r, a.sets), rows))
     names = [n for n in names if any(r["set"] == n for r in rows)]
