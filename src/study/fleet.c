@@ -150,13 +150,13 @@ cs_status cs__fleet_factors(const cs_scenario *sc, const cs__fleet *fl, const cs
 	return CS_OK;
 }
 
-void cs__fleet_finish(cs_metrics *m, const cs__fleet *fl, double none_s)
+void cs__fleet_finish(cs_metrics *m, const cs__fleet *fl, double none_s, double slow_s)
 {
 	double sim = m->step_time_s, mean = sim;
 
 	m->fleet = fl->fx;
 	if (fl->run_none)
-		mean = fl->fx.p_none * none_s + (1 - fl->fx.p_none) * sim;
+		mean = fl->fx.p_none * none_s + (1 - fl->fx.p_none) * slow_s;
 	mean += fl->fx.gc_cost_s;
 	if (mean == sim || sim <= 0)
 		return;

@@ -8,8 +8,9 @@
  *   seed only decides which GPU gets which;
  * - slow machines: the number K of slow machines among M is binomial; the
  *   step is P(K = 0) x the step without + (1 - P(K = 0)) x the step with
- *   max(1, round(E[K | K >= 1])) of them, placed by the seed (the second
- *   run is left out when P(K = 0) < 1e-4);
+ *   max(1, round(E[K | K >= 1])) of them, placed by the seed (the run
+ *   without is left out when P(K = 0) < 1e-4; the likelier of the two is
+ *   the one reported in detail);
  * - diurnal clocks: every GPU at the day's mean factor, 1 + swing / 2;
  * - garbage collection: the expected pause per step, P / N synchronised,
  *   P (1 - (1 - 1/N)^R) with R ranks each collecting at its own step (a
@@ -43,9 +44,11 @@ void cs__fleet_plan(const cs_scenario *sc, cs__fleet *fl);
 cs_status cs__fleet_factors(const cs_scenario *sc, const cs__fleet *fl, const cs_mesh *mesh,
 			    int64_t slow, float *out);
 
-/* The expectation into m: with none_s the mean step without slow machines
- * (when run_none; else ignored), and the collections' expected cost. */
-void cs__fleet_finish(cs_metrics *m, const cs__fleet *fl, double none_s);
+/* The expectation into m, the run reported in detail: with none_s and
+ * slow_s the mean steps without and with the slow machines (read when
+ * run_none), and the collections' expected cost; every step-time figure
+ * and rate is scaled to the expected step. */
+void cs__fleet_finish(cs_metrics *m, const cs__fleet *fl, double none_s, double slow_s);
 
 /* The expected collection cost per step, in seconds: pause every interval
  * steps on each of ranks ranks, synchronised or not. */
