@@ -12,9 +12,19 @@
 #include "clustersim/clustersim.h"
 
 /* Write `text` to a temporary file and load it with `nsets` overrides; the
- * test fails on a load error. The caller frees the scenario. */
+ * test fails on a load error. The caller frees the scenario. The closed
+ * forms the tests check are those of identical, ideal machines: the fleet
+ * preset is 'ideal' unless a later override says otherwise (the
+ * fleet's own tests set 'fleet.preset=production'). */
 static inline cs_scenario *cs_test_load(const char *text, const char *const *sets, size_t nsets)
 {
+	const char *all[32];
+	ck_assert_uint_lt(nsets, 31);
+	all[0] = "fleet.preset=ideal";
+	for (size_t i = 0; i < nsets; i++)
+		all[i + 1] = sets[i];
+	sets = all;
+	nsets++;
 	char path[] = "/tmp/cs-test-XXXXXX";
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);

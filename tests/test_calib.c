@@ -232,12 +232,13 @@ static cs_result *simulate_clock(const char *scenario, const char *calibration, 
 {
 	char set[600];
 	snprintf(set, sizeof set, "cluster.gpu.calibration=%s", calibration ? calibration : "");
-	const char *sets[] = { table ? "cluster.gpu.clock=table" : set, set };
+	/* identical, ideal machines: the calibration's factors alone */
+	const char *sets[] = { "fleet.preset=ideal", table ? "cluster.gpu.clock=table" : set, set };
 	cs_scenario *sc = NULL;
 	cs_result *res = NULL;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_scenario_load(scenario, sets, (table ? 1 : 0) + (calibration ? 1 : 0), &sc,
-				       &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_scenario_load(scenario, sets, 1 + (table ? 1 : 0) + (calibration ? 1 : 0),
+				       &sc, &d) == CS_OK, "%s", d.msg);
 	ck_assert_msg(cs_simulate(sc, NULL, &res, &d) == CS_OK, "%s", d.msg);
 	cs_scenario_free(sc);
 	return res;

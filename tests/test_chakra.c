@@ -122,13 +122,18 @@ static void put_trace(buf *file, const tnode *nodes)
 #define COMP(i, us) { .id = i, .type = CS_CHAKRA_COMP, .dur_us = us, .comm_type = -1, .comm_size = -1, .peer = -1 }
 #define END { .type = 0 }
 
+/* On identical, ideal machines (the fleet's effects are tested in test_fault.c). */
 static cs_scenario *load_set(const char *name, const char *const *sets, size_t nsets)
 {
 	char path[512];
+	const char *all[16] = { "fleet.preset=ideal" };
 	cs_scenario *sc = NULL;
 	cs_diag d = { { 0 } };
+	ck_assert_uint_lt(nsets, 16);
+	for (size_t i = 0; i < nsets; i++)
+		all[i + 1] = sets[i];
 	snprintf(path, sizeof path, "%s/scenarios/%s", CS_SOURCE_ROOT, name);
-	ck_assert_msg(cs_scenario_load(path, sets, nsets, &sc, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_scenario_load(path, all, nsets + 1, &sc, &d) == CS_OK, "%s", d.msg);
 	return sc;
 }
 

@@ -172,11 +172,16 @@ START_TEST(weibull_keeps_the_mean_rate)
 }
 END_TEST
 
+/* On identical, ideal machines unless a later override names a fleet. */
 static cs_scenario *load(const char *path, const char *const *sets, size_t n)
 {
+	const char *all[8] = { "fleet.preset=ideal" };
 	cs_scenario *sc = NULL;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_scenario_load(path, sets, n, &sc, &d) == CS_OK, "%s", d.msg);
+	ck_assert_uint_lt(n, 8);
+	for (size_t i = 0; i < n; i++)
+		all[i + 1] = sets[i];
+	ck_assert_msg(cs_scenario_load(path, all, n + 1, &sc, &d) == CS_OK, "%s", d.msg);
 	return sc;
 }
 
@@ -224,10 +229,12 @@ END_TEST
 
 /* The step is folded only where the scenario's checks allow it: with
  * documents drawn per micro-batch it is the unfolded run's step, and
- * without, the folded step equals the full one. */
+ * without, the folded step equals the full one; on a production fleet
+ * (per-GPU effects: not folded) it is the fleet's expected step. */
 START_TEST(step_is_the_runs_step)
 {
-	static const char *const docs[] = { "training.documents.mean=512", "training.seq_len=2048" };
+	static const char *const docs[] = { "training.documents.mean=512", "training.seq_len=2048",
+					    "fleet.preset=production" };
 	cs_scenario *sc = load(CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml", docs + _i, 1);
 	cs_result *res = NULL;
 	cs_diag d = { { 0 } };
@@ -286,7 +293,7 @@ static Suite *goodput_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, report_does_not_depend_on_threads);
 	tcase_add_test(tc, llama3_preset_reproduces_the_interruption_log);
-	tcase_add_loop_test(tc, step_is_the_runs_step, 0, 2);
+	tcase_add_loop_test(tc, step_is_the_runs_step, 0, 3);
 	tcase_add_loop_test(tc, bad_reliability_is_refused_at_its_key, 0,
 			    sizeof refusals / sizeof refusals[0]);
 	suite_add_tcase(s, tc);

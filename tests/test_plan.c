@@ -321,6 +321,8 @@ END_TEST
  * (tools/update-golden.sh rewrites them after an intended change). */
 static const struct { const char *scenario, *golden; const char *set; } golden_cases[] = {
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu", NULL },
+	/* the same on identical, ideal machines: the figures from before the fleet */
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-ideal", "fleet=ideal" },
 	/* the flagship, folded: the paper's 8-chunk split, fp32 accumulation */
 	{ "llama3-405b-16k", "llama3-405b-16k-folded", "simulate.fold=true" },
 	/* the measured H200 step: GEMMs clocked by the power-cap model */

@@ -11,6 +11,8 @@ NO_COLOR=1 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --no-progr
 	>tests/golden/3d-llama3-70b-64gpu.txt
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format csv --no-progress \
 	>tests/golden/3d-llama3-70b-64gpu.csv
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+	--set fleet=ideal >tests/golden/3d-llama3-70b-64gpu-ideal.json
 "$build"/clustersim run scenarios/ddp-gpt-small.yaml --no-progress \
 	--trace tests/golden/ddp-gpt-small.trace.json >/dev/null
 "$build"/clustersim run scenarios/llama3-405b-16k.yaml --set simulate.fold=true --format json \

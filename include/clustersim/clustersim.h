@@ -94,6 +94,23 @@ typedef struct cs_critical_path {
 	cs_path_step last[8];    /* the last hops, oldest first */
 } cs_critical_path;
 
+/* The fleet's effects in a result: each one's flag says it ran. */
+typedef struct cs_fleet_effects {
+	int spread, slow_machines, diurnal, gc;
+	int folded;                  /* per-GPU effects left out: the run folds */
+	double spread_sigma;         /* of log(compute factor) */
+	int64_t machines;            /* in the job */
+	int64_t slow;                /* slow machines in the fleet simulated */
+	double slow_factor;
+	double p_none;               /* probability that no machine is slow; the step is
+	                              * p_none x (the step without) + the rest x (with) */
+	double diurnal_factor;       /* mean compute time factor over a day */
+	double gc_cost_s;            /* expected garbage-collection cost per step */
+	double gc_pause_s;
+	int64_t gc_interval;
+	int gc_sync;
+} cs_fleet_effects;
+
 typedef struct cs_metrics {
 	double step_time_s;          /* mean over simulated steps */
 	double step_time_p50_s, step_time_p99_s, step_time_max_s;
@@ -137,6 +154,7 @@ typedef struct cs_metrics {
 	cs_critical_path path;       /* of the reported step */
 	int64_t straggler_rank;      /* the slowest-computing rank, -1 without perturbations */
 	double straggler_factor;
+	cs_fleet_effects fleet;
 } cs_metrics;
 
 enum { CS_PROGRESS_NONE, CS_PROGRESS_TERMINAL, CS_PROGRESS_LINES };

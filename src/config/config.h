@@ -154,6 +154,11 @@ const char *cs_sharding_name(cs_sharding s);     /* "none", "zero1", ..., "hybri
 const char *cs_recompute_name(cs_recompute r);   /* "none", "selective", "full" */
 const char *cs_arch_name(cs_arch_kind a);         /* "gpt", "llama" */
 const char *cs_activation_name(cs_activation a);  /* "auto", "gelu", "relu", "swiglu" */
+/* The fleet's effects with the preset filling those left unset (< 0):
+ * production values (docs/references.md, "The fleet"), or all off for
+ * 'ideal'. */
+void cs_fleet_resolve(const cs_fleet_spec *in, cs_fleet_spec *out);
+
 /* "nvlink", "nic", "leaf" or "pod": the names the stragglers take. */
 const char *cs_tier_name(cs_tier t);
 

@@ -38,6 +38,7 @@ static const char *const reliab_preset_names[] = {"none", "llama3", NULL};
 static const char *const clock_names[] = {"auto", "table", "power", NULL};
 static const char *const pos_names[] = {"auto", "learned", "rotary", "alibi", "none", NULL};
 static const char *const topo_names[] = {"fat-tree", "torus", NULL};
+static const char *const fleet_names[] = {"production", "ideal", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -316,6 +317,25 @@ static const cs_config_key keys[] = {
 	K("simulate.threads", CS_KIND_INT, sim.threads, 1, 256, false, NULL, "1",
 	  "threads to simulate one run on (the data-parallel replicas in parts); the result is "
 	  "the same for every count"),
+	K("fleet.preset", CS_KIND_ENUM, fleet.preset, 0, 0, false, fleet_names, "production",
+	  "production | ideal: the effects below at their production values, or all off; "
+	  "`fleet: ideal` is short for it; a value given here overrides it"),
+	K("fleet.spread", CS_KIND_RATIO, fleet.spread, 0, 1, false, NULL, "0.01; ideal 0",
+	  "sigma of the log of each GPU's persistent compute time factor (median 1), laid out "
+	  "as the distribution's quantiles; 0 = off"),
+	K("fleet.slow_machines", CS_KIND_RATIO, fleet.slow_machines, 0, 1, false, NULL, "0.005; ideal 0",
+	  "fraction of machines (nodes) whose GPUs all compute slower; 0 = off"),
+	K("fleet.slow_factor", CS_KIND_FLOAT, fleet.slow_factor, 1, 10, false, NULL, "1.10",
+	  "compute time factor of a slow machine"),
+	K("fleet.diurnal", CS_KIND_RATIO, fleet.diurnal, 0, 1, false, NULL, "0.01; ideal 0",
+	  "peak-to-trough swing of compute time over a day (its mean, half of it, applies); 0 = off"),
+	K("fleet.gc_pause", CS_KIND_TIME, fleet.gc_pause_ns, 0, 1e13, false, NULL, "100 ms; ideal 0",
+	  "one Python garbage collection on the forward path; 0 s = off"),
+	K("fleet.gc_interval", CS_KIND_INT, fleet.gc_interval, 1, 1e9, false, NULL, "500",
+	  "training steps between one rank's collections"),
+	K("fleet.gc_sync", CS_KIND_BOOL, fleet.gc_sync, 0, 0, false, NULL, "false",
+	  "every rank collects at the same step (Megatron-LM manual_gc, torchtitan gc_freq); "
+	  "false: each at its own step"),
 	K("reliability.preset", CS_KIND_ENUM, reliability.preset, 0, 0, false, reliab_preset_names,
 	  "none", "none | llama3: failure rates per unit derived from Llama 3 405B's 54-day "
 	  "interruption log (docs/goodput.md); rates given here override it"),

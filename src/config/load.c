@@ -165,6 +165,15 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 				return st;
 			continue;
 		}
+		if (strcmp(path, "fleet") == 0 && value->type != YAML_MAPPING_NODE) {
+			/* 'fleet: ideal' names the preset */
+			if (value->type != YAML_SCALAR_NODE)
+				return at(ld, value, "'fleet' must be a preset (production | ideal) or a "
+				          "mapping, not %s%s", type_word(value), "");
+			if ((st = set_scalar(ld, cs_config_key_find("fleet.preset"), value)) != CS_OK)
+				return st;
+			continue;
+		}
 		if ((strcmp(path, "cluster.gpu") == 0 || strcmp(path, "model") == 0) &&
 		    value->type == YAML_SCALAR_NODE) {
 			mark(ld, cs_config_key_find(path), value); /* preset set in phase one */
@@ -265,7 +274,7 @@ static cs_status override(cs_scenario *sc, const char *a, cs_diag *diag)
 	key[kl] = '\0';
 	memcpy(value, v, vl);
 	value[vl] = '\0';
-	k = cs_config_key_find(key);
+	k = cs_config_key_find(strcmp(key, "fleet") == 0 ? "fleet.preset" : key);
 	if (!k) {
 		const char *names[CS__MAX_KEYS + 2], *near;
 		size_t n = cs_config_key_count();

@@ -119,3 +119,27 @@ void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c)
 		c->pcie.bandwidth = 63e9;
 	}
 }
+
+/* Production values of the fleet's effects (docs/references.md, "The fleet"):
+ * the spread a same-SKU fleet keeps per GPU, MegaScale's slow machines,
+ * Llama 3's diurnal swing, ByteDance's unsynchronised GC pauses. */
+void cs_fleet_resolve(const cs_fleet_spec *in, cs_fleet_spec *out)
+{
+	bool ideal = in->preset == CS_FLEET_IDEAL;
+
+	*out = *in;
+	if (out->spread < 0)
+		out->spread = ideal ? 0 : 0.01;
+	if (out->slow_machines < 0)
+		out->slow_machines = ideal ? 0 : 0.005;
+	if (out->slow_factor < 0)
+		out->slow_factor = 1.10;
+	if (out->diurnal < 0)
+		out->diurnal = ideal ? 0 : 0.01;
+	if (out->gc_pause_ns < 0)
+		out->gc_pause_ns = ideal ? 0 : INT64_C(100000000);
+	if (out->gc_interval < 0)
+		out->gc_interval = 500;
+	if (out->gc_sync < 0)
+		out->gc_sync = 0;
+}

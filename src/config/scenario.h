@@ -375,6 +375,24 @@ typedef struct cs_key_pos {
 	int32_t line, col;
 } cs_key_pos;
 
+/* ---- the fleet: what a production cluster's GPUs and hosts add ---------- */
+
+/* Each effect's value < 0 is unset: the preset's (production values,
+ * cs_fleet_resolve in config.h; 'ideal': every effect off). 0 turns one off. */
+typedef enum cs_fleet_preset { CS_FLEET_PRODUCTION, CS_FLEET_IDEAL } cs_fleet_preset;
+typedef struct cs_fleet_spec {
+	cs_fleet_preset preset;
+	double spread;          /* sigma of log(compute factor) across GPUs, persistent */
+	double slow_machines;   /* fraction of machines that compute slower */
+	double slow_factor;     /* their compute time factor (> 1) */
+	double diurnal;         /* peak-to-trough swing of compute time over a day */
+	int64_t gc_pause_ns;    /* one Python garbage collection on the forward path */
+	int64_t gc_interval;    /* steps between one rank's collections */
+	int gc_sync;            /* < 0 unset; 1: every rank collects at the same step */
+	int exact;              /* no key: per-GPU factors as drawn, not shared by the
+	                         * tensor-parallel group (tests compare the two) */
+} cs_fleet_spec;
+
 typedef struct cs_scenario {
 	char name[CS_NAME_MAX];
 	char path[CS_PATH_MAX];   /* file it came from ("" for built-in) */
@@ -385,6 +403,7 @@ typedef struct cs_scenario {
 	cs_coll_spec coll;
 	cs_sim_spec sim;
 	cs_reliability_spec reliability;
+	cs_fleet_spec fleet;
 	int n_perturbations;
 	cs_perturbation perturbations[CS_MAX_PERTURBATIONS];
 	unsigned derived;         /* config bookkeeping: values cs_config_validate

@@ -79,6 +79,11 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->coll.contention = 1.0;
 	sc->training.doc_sigma = 1.0;
 
+	sc->fleet.spread = sc->fleet.slow_machines = sc->fleet.slow_factor = -1;
+	sc->fleet.diurnal = -1;
+	sc->fleet.gc_pause_ns = sc->fleet.gc_interval = -1;
+	sc->fleet.gc_sync = -1;
+
 	sc->sim.steps = 1;
 	sc->sim.threads = 1;
 	sc->sim.seed = 1;

@@ -18,6 +18,7 @@ struct cs_fault {
 	cs_link_faults lf;
 	int64_t last_step;
 	gsl_rng *rng;
+	const float *fleet;  /* persistent per-GPU factors, NULL for none */
 };
 
 static double draw(gsl_rng *r, const cs_perturbation *p)
@@ -120,6 +121,13 @@ void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
 	*lf = f->lf;  /* without GPU link faults its arrays are NULL */
 }
 
+void cs_fault_set_fleet(cs_fault *f, const float *fleet)
+{
+	f->fleet = fleet;
+	if (fleet)
+		f->any = 1;
+}
+
 int cs_fault_any(const cs_fault *f)
 {
 	return f->any;
@@ -152,13 +160,13 @@ int cs_fault_draw(cs_fault *f, int64_t step, float *factor)
 	if (!changed)
 		return 0;
 	for (int64_t r = 0; r < f->ranks; r++)
-		factor[r] = 1.0f;
+		factor[r] = f->fleet ? f->fleet[r] : 1.0f;
 	if (sc->cluster.gpu_variation > 0) {
 		/* every GPU's own speed, the same every step: a stream of its own */
 		uint64_t seed = sc->sim.seed * 0x9E3779B97F4A7C15ull + 0xD1B54A32D192ED03ull;
 		gsl_rng_set(f->rng, (unsigned long)(seed ^ (seed >> 32)));
 		for (int64_t r = 0; r < f->ranks; r++)
-			factor[r] = (float)gsl_ran_lognormal(f->rng, 0.0, sc->cluster.gpu_variation);
+			factor[r] *= (float)gsl_ran_lognormal(f->rng, 0.0, sc->cluster.gpu_variation);
 	}
 	for (int i = 0; i < sc->n_perturbations; i++) {
 		const cs_perturbation *p = &sc->perturbations[i];

@@ -8,7 +8,7 @@
  * machine); once for the run, or again every step (per_step). A
  * perturbation applies from its start_step on. With cluster.gpu_variation,
  * every GPU also has a persistent factor of its own (lognormal, median 1),
- * on which the perturbations multiply.
+ * and the fleet's (cs_fault_set_fleet), on which the perturbations multiply.
  *
  * Ownership: cs_fault_new allocates *out; free it with cs_fault_free.
  */
@@ -28,6 +28,11 @@ void cs_fault_free(cs_fault *f);
 
 /* Whether any perturbation exists at all (compute or links). */
 int cs_fault_any(const cs_fault *f);
+
+/* The fleet's persistent factors, fleet[0 .. ranks) (owned by the caller,
+ * kept until cs_fault_free), on which every other factor multiplies; NULL
+ * for none. Set before the first draw. */
+void cs_fault_set_fleet(cs_fault *f, const float *fleet);
 
 /* Fill factor[0 .. ranks) for `step`. Returns 1 when the factors may differ
  * from the previous step's, 0 when they are the same. */

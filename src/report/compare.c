@@ -21,6 +21,12 @@ cs_status cs_compare_open(const char *trace, const char *scenario, const char *c
 	if (st == CS_OK)
 		st = cs_scenario_load(scenario, sets, nsets, &c->sc, diag);
 	if (st == CS_OK) {
+		/* a trace is one GPU's kernels and gaps: set beside identical, ideal
+		 * machines, so that a calibration holds none of the fleet's effects */
+		cs_fleet_spec *fl = &c->sc->fleet;
+		fl->preset = CS_FLEET_IDEAL;
+		fl->spread = fl->slow_machines = fl->diurnal = -1;
+		fl->gc_pause_ns = -1;
 		st = cs_simulate(c->sc, NULL, &c->res, diag);
 		if (st != CS_OK) {
 			cs_compare_close(c);

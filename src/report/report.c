@@ -15,6 +15,55 @@
 static const char *b(int color) { return color ? "\033[1m" : ""; }
 static const char *e(int color) { return color ? "\033[0m" : ""; }
 
+/* Which of the fleet's effects ran, and what each took. */
+static void print_fleet(FILE *f, const cs_fleet_effects *x)
+{
+	const char *sep = "";
+	fprintf(f, "  fleet           ");
+	if (!x->spread && !x->slow_machines && !x->diurnal && !x->gc)
+		fprintf(f, " ideal");
+	if (x->spread)
+		fprintf(f, " spread %.1f %%", 100 * x->spread_sigma), sep = ";";
+	if (x->slow_machines) {
+		fprintf(f, "%s %lld of %lld machines x%.2f (none slow: p %.4f)", sep,
+			(long long)x->slow, (long long)x->machines, x->slow_factor, x->p_none);
+		sep = ";";
+	}
+	if (x->diurnal)
+		fprintf(f, "%s diurnal x%.4f", sep, x->diurnal_factor), sep = ";";
+	if (x->gc)
+		fprintf(f, "%s gc %.0f ms every %lld steps%s: +%.4f s a step", sep,
+			1e3 * x->gc_pause_s, (long long)x->gc_interval,
+			x->gc_sync ? " together" : ", each rank its own", x->gc_cost_s);
+	fprintf(f, "%s\n", x->folded ? " (folded: per-GPU effects left out)" : "");
+}
+
+static void write_fleet(cs_jw *w, const cs_fleet_effects *x)
+{
+	static const char *const names[] = {"spread", "slow_machines", "diurnal", "gc"};
+	const int ran[] = {x->spread, x->slow_machines, x->diurnal, x->gc};
+	cs_jw_key(w, "fleet");
+	cs_jw_begin_obj(w);
+	cs_jw_key(w, "effects");
+	cs_jw_begin_arr(w);
+	for (int i = 0; i < 4; i++)
+		if (ran[i])
+			cs_jw_str(w, names[i]);
+	cs_jw_end_arr(w);
+	cs_jw_kv_bool(w, "per_gpu_folded_out", x->folded);
+	cs_jw_kv_num(w, "spread_sigma", x->spread_sigma);
+	cs_jw_kv_int(w, "machines", x->machines);
+	cs_jw_kv_int(w, "slow_machines", x->slow);
+	cs_jw_kv_num(w, "slow_factor", x->slow_factor);
+	cs_jw_kv_num(w, "p_no_slow_machine", x->p_none);
+	cs_jw_kv_num(w, "diurnal_factor", x->diurnal_factor);
+	cs_jw_kv_num(w, "gc_pause_s", x->gc_pause_s);
+	cs_jw_kv_int(w, "gc_interval", x->gc_interval);
+	cs_jw_kv_bool(w, "gc_sync", x->gc_sync);
+	cs_jw_kv_num(w, "gc_cost_s", x->gc_cost_s);
+	cs_jw_end_obj(w);
+}
+
 void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 {
 	fprintf(f, "%s%s%s: %lld GPUs, %lld micro-batches per replica, %lld step%s simulated\n",
@@ -63,6 +112,7 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 	if (m->straggler_rank >= 0)
 		fprintf(f, "  straggler        rank %lld computes x%.3f\n", (long long)m->straggler_rank,
 			m->straggler_factor);
+	print_fleet(f, &m->fleet);
 	if (m->path.valid) {
 		const cs_critical_path *p = &m->path;
 		fprintf(f, "  critical path    ends on rank %lld after %lld rank changes; compute %.4f s",
@@ -155,6 +205,7 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_int(&w, "critical_rank", m->critical_rank);
 	cs_jw_kv_int(&w, "straggler_rank", m->straggler_rank);
 	cs_jw_kv_num(&w, "straggler_factor", m->straggler_factor);
+	write_fleet(&w, &m->fleet);
 	if (m->path.valid) {
 		const cs_critical_path *p = &m->path;
 		cs_jw_key(&w, "critical_path");

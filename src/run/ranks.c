@@ -77,8 +77,18 @@ int cs__run_fold_exceptions(cs_runner *r)
 	uint8_t *mark = calloc((size_t)dp, 1);
 	if (!mark)
 		return -1;
+	/* the factor most ranks share (a fleet's diurnal clock slows them all) */
+	const float *cf = r->env.compute_factor;
+	float common = 1.0f;
+	if (cf) {
+		int64_t same = 0;
+		for (int64_t g = 0; g < m->world; g++)
+			same += cf[g] == cf[0];
+		if (2 * same >= m->world)
+			common = cf[0];
+	}
 	for (int64_t g = 0; g < m->world; g++) {
-		bool odd = r->env.compute_factor && r->env.compute_factor[g] != 1.0f;
+		bool odd = cf && cf[g] != common;
 		if (lf)
 			odd = odd || (lf->nic_keep && lf->nic_keep[g] < 1.0f) ||
 			      (lf->nvl_keep && lf->nvl_keep[g] < 1.0f) ||

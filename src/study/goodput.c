@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "model/memory.h"
+#include "study/fleet.h"
 #include "study/study.h"
 
 /* Llama 3 405B, 54 days on 16,384 H100s in 2,048 servers (Dubey et al.
@@ -62,10 +63,14 @@ static cs_status simulate_step(const cs_scenario *sc, double *step_s, double *to
 		return CS_ERR_NOMEM;
 	}
 	*s = *sc;
+	cs__fleet fl;
+	cs__fleet_plan(sc, &fl);
 	s->sim.fold = true;
 	cs_diag refused;
-	if (cs_config_validate(s, &refused) != CS_OK)
-		*s = *sc;   /* the checks that refuse folding: stragglers, documents, ... */
+	/* the checks that refuse folding: stragglers, documents, ...; and a
+	 * fleet with per-GPU effects, which a folded run leaves out */
+	if (fl.fx.spread || fl.fx.slow_machines || cs_config_validate(s, &refused) != CS_OK)
+		*s = *sc;
 	cs_result *res = NULL;
 	cs_status st = cs_simulate(s, NULL, &res, diag);
 	if (st == CS_OK) {

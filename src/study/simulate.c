@@ -23,6 +23,7 @@
 #include "plan/build.h"
 #include "plan/mesh.h"
 #include "run/runner.h"
+#include "study/fleet.h"
 #include "study/study.h"
 
 struct cs_result {
@@ -83,6 +84,7 @@ typedef struct sim_ctx {
 	const cs_program *run; /* what the ranks run: progs, or imported programs */
 	const uint16_t *tmpl_of; /* per rank its program in run; NULL: its stage's */
 	int64_t nrun;
+	bool stragglers;      /* the scenario's own perturbations, not only the fleet's */
 } sim_ctx;
 
 static const cs_program *prog_of(const sim_ctx *c, int64_t rank)
@@ -236,7 +238,8 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 				? cs_kprof_clock_model(c->prof) : NULL,
 			   .fold = fold,
 			   .critical_path = !fold && want_path >= 0 &&
-				(want_path > 0 || factor != NULL || c->mesh.world <= 4096) };
+				(want_path > 0 || (factor != NULL && c->stragglers) ||
+				 c->mesh.world <= 4096) };
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",
@@ -466,13 +469,17 @@ cs_status cs__simulate_programs(const cs_scenario *sc, const cs__programs *given
 	return st;
 }
 
-static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
-			  bool want_rows, const cs_kprof *prof, const cs__programs *given,
-			  cs_result **out, cs_diag *diag)
+/* One fleet: the scenario's run with `slow` of the fleet's slow machines. */
+static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_t slow,
+			      const cs_run_opts *opts, const cs_span_sink *sink, bool want_rows,
+			      const cs_kprof *prof, const cs__programs *given, cs_result **out,
+			      cs_diag *diag)
 {
 	double t0 = now_s();
 	*out = NULL;
-	sim_ctx c = { .sc = sc, .prof = prof };
+	sim_ctx c = { .sc = sc, .prof = prof,
+		      .stragglers = sc->n_perturbations > 0 || sc->cluster.gpu_variation > 0 };
+	float *fleet = NULL;
 	cs_result *res = calloc(1, sizeof(*res));
 	float *factor = NULL;
 	double *steps = NULL;
@@ -511,6 +518,13 @@ static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const 
 		goto fail;
 	if ((st = cs_fault_new(sc, world, &fault, diag)) != CS_OK)
 		goto fail;
+	if (fl->factors) {
+		st = CS_ERR_NOMEM;
+		if (!(fleet = malloc((size_t)world * sizeof(float))) ||
+		    cs__fleet_factors(sc, fl, &c.mesh, slow, fleet) != CS_OK)
+			goto fail;
+		cs_fault_set_fleet(fault, fleet);
+	}
 	if (sink) {
 		st = CS_ERR_NOMEM;
 		if (!(traced = calloc((size_t)world, 1)))
@@ -599,6 +613,7 @@ fail:
 	free(steps);
 	free(traced);
 	cs_fault_free(fault);
+	free(fleet);
 	ctx_free(&c);
 	if (st != CS_OK) {
 		cs_result_free(res);
@@ -606,6 +621,39 @@ fail:
 	}
 	res->m.sim_wall_s = now_s() - t0;
 	*out = res;
+	return CS_OK;
+}
+
+/* The expected step on the scenario's fleet: the fleet with its slow
+ * machines, and without them where that is likely enough (fleet.h). The
+ * likelier of the two is reported in detail (traced, rows, path). */
+static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
+			  bool want_rows, const cs_kprof *prof, const cs__programs *given,
+			  cs_result **out, cs_diag *diag)
+{
+	cs__fleet fl;
+	cs_result *other = NULL;
+	cs__fleet_plan(sc, &fl);
+	int none_first = fl.run_none && fl.fx.p_none >= 0.5;
+	cs_status st = simulate_one(sc, &fl, none_first ? 0 : fl.fx.slow, opts, sink, want_rows, prof,
+				    given, out, diag);
+	if (st != CS_OK)
+		return st;
+	double t[2] = { (*out)->m.step_time_s, (*out)->m.step_time_s }; /* without, with */
+	if (fl.run_none) {
+		st = simulate_one(sc, &fl, none_first ? fl.fx.slow : 0, opts, NULL, false, prof, given,
+				  &other, diag);
+		if (st != CS_OK) {
+			cs_result_free(*out);
+			*out = NULL;
+			return st;
+		}
+		t[none_first] = other->m.step_time_s;
+		(*out)->m.sim_wall_s += other->m.sim_wall_s;
+		(*out)->m.events += other->m.events;
+		cs_result_free(other);
+	}
+	cs__fleet_finish(&(*out)->m, &fl, t[0], t[1]);
 	return CS_OK;
 }
 
