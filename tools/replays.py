@@ -156,6 +156,10 @@ def print_ledger(names, rows, steps):
             err = "%+.1f %%" % last["error_pct"] if "error_pct" in last else ""
             print("| %s | %s | %s | %s | %s |" % (os.path.basename(last["file"]), last["kind"],
                                                 last["published_text"], " | ".join(cells), err))
+        sums = [summary([r[k] for r in rows if r[0]["set"] == name]) for k in range(len(steps))]
+        print("| median / max \\|error\\| | | | %s | |" % " | ".join(
+            "%.1f / %.1f %%" % (s["median_abs_error_pct"], s["max_abs_error_pct"])
+            if s["median_abs_error_pct"] is not None else "" for s in sums))
         print()
 
 
