@@ -67,4 +67,33 @@ static inline cs_gpu_spec fx_h100(void)
 	return g;
 }
 
+/* bf16 training with Adam at sequence s and micro-batch b */
+static inline cs_training_spec fx_train(int64_t s, int64_t b)
+{
+	cs_training_spec t;
+	memset(&t, 0, sizeof(t));
+	t.seq_len = s;
+	t.micro_batch = b;
+	t.precision = CS_PREC_BF16;
+	t.grad_dtype = CS_PREC_BF16;
+	t.optimizer = CS_OPT_ADAM;
+	return t;
+}
+
+/* a tp x pp x dp plan with 1F1B and flash attention, no CP or EP */
+static inline cs_parallel_spec fx_plan(int64_t tp, int64_t pp, int64_t dp, cs_sharding sh)
+{
+	cs_parallel_spec p;
+	memset(&p, 0, sizeof(p));
+	p.tp = tp;
+	p.pp = pp;
+	p.dp = dp;
+	p.cp = 1;
+	p.ep = 1;
+	p.sharding = sh;
+	p.schedule = CS_SCHED_1F1B;
+	p.flash_attention = true;
+	return p;
+}
+
 #endif

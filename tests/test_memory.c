@@ -129,33 +129,6 @@ START_TEST(test_state_16p_in_decimal_units)
 }
 END_TEST
 
-static cs_training_spec train(int64_t s, int64_t b)
-{
-	cs_training_spec t;
-	memset(&t, 0, sizeof(t));
-	t.seq_len = s;
-	t.micro_batch = b;
-	t.precision = CS_PREC_BF16;
-	t.grad_dtype = CS_PREC_BF16;
-	t.optimizer = CS_OPT_ADAM;
-	return t;
-}
-
-static cs_parallel_spec plan(int64_t tp, int64_t pp, int64_t dp, cs_sharding sh)
-{
-	cs_parallel_spec p;
-	memset(&p, 0, sizeof(p));
-	p.tp = tp;
-	p.pp = pp;
-	p.dp = dp;
-	p.cp = 1;
-	p.ep = 1;
-	p.sharding = sh;
-	p.schedule = CS_SCHED_1F1B;
-	p.flash_attention = true;
-	return p;
-}
-
 
 /* Seed §2.5: 7B on 8 GPUs, per-GPU state in units of P. */
 static const struct { cs_sharding sh; double w, g, o; } zero_cases[] = {
@@ -170,8 +143,8 @@ static const struct { cs_sharding sh; double w, g, o; } zero_cases[] = {
 START_TEST(test_zero_stages_shard_state)
 {
 	cs_model_spec m = fx_llama2_7b();
-	cs_training_spec t = train(4096, 1);
-	cs_parallel_spec p = plan(1, 1, 8, zero_cases[_i].sh);
+	cs_training_spec t = fx_train(4096, 1);
+	cs_parallel_spec p = fx_plan(1, 1, 8, zero_cases[_i].sh);
 	cs_gpu_spec g = fx_h100();
 	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
 	double P = (double)cs_model_params(&m).total;
@@ -186,9 +159,9 @@ END_TEST
 START_TEST(test_zero_worked_numbers)
 {
 	cs_model_spec m = fx_llama2_7b();
-	cs_training_spec t = train(4096, 1);
+	cs_training_spec t = fx_train(4096, 1);
 	cs_gpu_spec g = fx_h100();
-	cs_parallel_spec p = plan(1, 1, 8, CS_SHARD_ZERO1);
+	cs_parallel_spec p = fx_plan(1, 1, 8, CS_SHARD_ZERO1);
 	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
 	ck_assert_int_eq((int)lround((r.weights + r.grads + r.optimizer) / GB), 37);
 	p.sharding = CS_SHARD_ZERO3;
@@ -208,9 +181,9 @@ static const int64_t dopt_cases[] = { 1, 8, 64 };
 START_TEST(test_distributed_optimizer_6_plus_12_over_d)
 {
 	cs_model_spec m = fx_llama3_8b();
-	cs_training_spec t = train(8192, 1);
+	cs_training_spec t = fx_train(8192, 1);
 	t.grad_dtype = CS_PREC_FP32;
-	cs_parallel_spec p = plan(1, 1, dopt_cases[_i], CS_SHARD_ZERO1);
+	cs_parallel_spec p = fx_plan(1, 1, dopt_cases[_i], CS_SHARD_ZERO1);
 	cs_gpu_spec g = fx_h100();
 	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
 	double P = (double)cs_model_params(&m).total, d = (double)dopt_cases[_i];
@@ -237,8 +210,8 @@ static const struct {
 START_TEST(test_pipeline_in_flight_activations)
 {
 	cs_model_spec m = fx_llama2_7b();
-	cs_training_spec t = train(4096, 1);
-	cs_parallel_spec p = plan(1, flight_cases[_i].pp, 2, CS_SHARD_NONE);
+	cs_training_spec t = fx_train(4096, 1);
+	cs_parallel_spec p = fx_plan(1, flight_cases[_i].pp, 2, CS_SHARD_NONE);
 	p.schedule = flight_cases[_i].sched;
 	p.virtual_stages = flight_cases[_i].v;
 	t.global_batch = flight_cases[_i].m * 2;
@@ -255,8 +228,8 @@ END_TEST
 START_TEST(test_context_parallel_divides_activations)
 {
 	cs_model_spec m = fx_llama3_405b();
-	cs_training_spec t = train(131072, 1);
-	cs_parallel_spec p = plan(8, 16, 8, CS_SHARD_ZERO2);
+	cs_training_spec t = fx_train(131072, 1);
+	cs_parallel_spec p = fx_plan(8, 16, 8, CS_SHARD_ZERO2);
 	p.sequence_parallel = true;
 	cs_gpu_spec g = fx_h100();
 	cs_mem_breakdown one = cs_mem_per_gpu(&m, &t, &p, &g, 8);
@@ -274,8 +247,8 @@ END_TEST
 START_TEST(test_exercise_1_llama3_8b_zero2)
 {
 	cs_model_spec m = fx_llama3_8b();
-	cs_training_spec t = train(8192, 2);
-	cs_parallel_spec p = plan(1, 1, 8, CS_SHARD_ZERO2);
+	cs_training_spec t = fx_train(8192, 2);
+	cs_parallel_spec p = fx_plan(1, 1, 8, CS_SHARD_ZERO2);
 	cs_gpu_spec g = fx_h100();
 	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
 	double state = r.weights + r.grads + r.optimizer;
@@ -295,8 +268,8 @@ END_TEST
 START_TEST(test_experts_divide_across_ep)
 {
 	cs_model_spec m = fx_moe();
-	cs_training_spec t = train(4096, 1);
-	cs_parallel_spec p = plan(1, 1, 1, CS_SHARD_NONE);
+	cs_training_spec t = fx_train(4096, 1);
+	cs_parallel_spec p = fx_plan(1, 1, 1, CS_SHARD_NONE);
 	cs_gpu_spec g = fx_h100();
 	cs_param_counts pc = cs_model_params(&m);
 	p.ep = 8;

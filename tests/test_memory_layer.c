@@ -15,33 +15,6 @@
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static cs_training_spec train(int64_t s, int64_t b)
-{
-	cs_training_spec t;
-	memset(&t, 0, sizeof(t));
-	t.seq_len = s;
-	t.micro_batch = b;
-	t.precision = CS_PREC_BF16;
-	t.grad_dtype = CS_PREC_BF16;
-	t.optimizer = CS_OPT_ADAM;
-	return t;
-}
-
-static cs_parallel_spec plan(int64_t tp, int64_t pp, int64_t dp, cs_sharding sh)
-{
-	cs_parallel_spec p;
-	memset(&p, 0, sizeof(p));
-	p.tp = tp;
-	p.pp = pp;
-	p.dp = dp;
-	p.cp = 1;
-	p.ep = 1;
-	p.sharding = sh;
-	p.schedule = CS_SCHED_1F1B;
-	p.flash_attention = true;
-	return p;
-}
-
 /* ---- activations for the model's own widths ----------------------------- */
 
 static cs_mem_layer_shape shape(int64_t s, int64_t h, int64_t a, int64_t kv, int64_t ffn, bool gated)
@@ -66,8 +39,8 @@ START_TEST(test_gqa_and_gated_mlp_saved_at_their_widths)
 	double sbh = 8192.0 * 16384;
 	ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_NONE, true), sbh * 31.75 / 8));
 	cs_model_spec m = fx_llama3_405b();
-	cs_training_spec t = train(8192, 1);
-	cs_parallel_spec p = plan(8, 16, 64, CS_SHARD_GRAD_OP);
+	cs_training_spec t = fx_train(8192, 1);
+	cs_parallel_spec p = fx_plan(8, 16, 64, CS_SHARD_GRAD_OP);
 	p.sequence_parallel = true;
 	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), sbh * 31.75 / 8));
 	/* the paper's layer is the special case q = kv = h, ffn = 4h, dropout */
@@ -147,10 +120,10 @@ START_TEST(test_nemotron4_340b_128_gpus)
 {
 	cs_model_spec m = fx_llama("nemotron4-340b", 96, 18432, 96, 8, 73728, 256000);
 	m.arch = CS_ARCH_GPT;
-	cs_training_spec t = train(4096, 1);
+	cs_training_spec t = fx_train(4096, 1);
 	t.global_batch = 32;
 	t.optimizer_dtype = CS_STATE_BF16;
-	cs_parallel_spec p = plan(8, 8, 2, CS_SHARD_ZERO1);
+	cs_parallel_spec p = fx_plan(8, 8, 2, CS_SHARD_ZERO1);
 	p.sequence_parallel = true;
 	p.recompute = CS_RECOMPUTE_SELECTIVE;
 	p.schedule = CS_SCHED_INTERLEAVED;
