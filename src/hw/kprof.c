@@ -222,6 +222,12 @@ double cs_kprof_contention(const cs_kprof *p, double sm_fraction)
 	return gsl_interp_eval(p->cont, p->cont_x, p->cont_rate, x, NULL);
 }
 
+double cs_kprof_contention_scaled(const cs_kprof *p, double sm_fraction, double scale)
+{
+	double rate = 1.0 - scale * (1.0 - cs_kprof_contention(p, sm_fraction));
+	return rate > 0.05 ? rate : 0.05;
+}
+
 double cs_kprof_document_floor(const cs_kprof *p)
 {
 	return p ? p->doc_floor : 0.0;

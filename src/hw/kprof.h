@@ -108,6 +108,9 @@ double cs_kprof_mem(const cs_kprof *p, cs_mem_kind kind, double bytes);
  * memory); linear between the measured points, held at the last beyond
  * them; 1 when the profile has no such table. */
 double cs_kprof_contention(const cs_kprof *p, double sm_fraction);
+/* The same with its slowdown scaled by `scale` (collectives.contention: 1
+ * the measured one, 0 none), held at 0.05 at the least. */
+double cs_kprof_contention_scaled(const cs_kprof *p, double sm_fraction, double scale);
 /* Causal attention under a document mask whose blocks hold a fraction f of
  * the causal work takes (floor + (1 - floor) f) of the unmasked time: the
  * fixed share of the mask's partial blocks (measured: FlexAttention at 8K

@@ -30,7 +30,7 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
 {
 	double wb = cs_model_dtype_bytes(weights);
 	double gb = cs_model_dtype_bytes(grads);
-	double sb = state == CS_STATE_BF16 ? 2.0 : 4.0;  /* a state element */
+	double sb = cs_model_state_bytes(state);
 	/* fp32 weights are their own master; a bf16 state still keeps its copy
 	 * (Apex DistributedFusedAdam's store_params) */
 	double mb = weights == CS_PREC_FP32 ? 0.0 : sb;

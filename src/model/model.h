@@ -34,6 +34,8 @@ int64_t cs_model_head_dim(const cs_model_spec *m);
 
 /* Bytes of one element of `p` (bf16 2, fp8 1, fp32 4). */
 double cs_model_dtype_bytes(cs_precision p);
+/* Bytes of one element of the optimizer's state (master copy, moments). */
+double cs_model_state_bytes(cs_state_dtype s);
 /* HBM bytes per weight-gradient element of a separate accumulation kernel:
  * it reads the GEMM's 16-bit (fp32 when training in fp32) gradient and reads
  * and writes the accumulator in `grad_dtype`. */

@@ -94,6 +94,21 @@ void cs__comm(cs__oplist *l, const char *name, int kind, int coll, double bytes)
 	cs__push(l, &op);
 }
 
+/* Bytes per local gradient element the optimizer and the gradient norm
+ * read: eager PyTorch keeps fp32 gradients of its fp32 weights. */
+static double grad_bytes(cs_precision grad_dtype, cs_framework fw)
+{
+	return fw == CS_FW_PYTORCH ? 4.0 : cs_model_dtype_bytes(grad_dtype);
+}
+
+/* Kernels of one multi-tensor pass over `params` elements: at most 320
+ * blocks of 65,536 elements per launch (Apex's and PyTorch's
+ * multi_tensor_apply). */
+static int multi_tensor_kernels(int64_t params)
+{
+	return 1 + (int)((double)params / (320.0 * 65536.0));
+}
+
 cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
                                   cs_state_dtype state, cs_framework fw)
 {
@@ -101,9 +116,9 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 	 * and each moment (fp32, or bf16 with a bf16 state), write the 16-bit
 	 * weight (eager PyTorch keeps no 16-bit copy: autocast casts the fp32
 	 * weight at each GEMM, and its gradients are fp32). */
-	double g = fw == CS_FW_PYTORCH ? 4.0 : cs_model_dtype_bytes(grad_dtype);
+	double g = grad_bytes(grad_dtype, fw);
 	double w16 = fw == CS_FW_PYTORCH ? 0.0 : 2.0;
-	double sb = state == CS_STATE_BF16 ? 2.0 : 4.0;
+	double sb = cs_model_state_bytes(state);
 	double moments = 0.0, flops = 2.0;
 	switch (opt) {
 	case CS_OPT_ADAM: moments = 2.0 * sb; flops = 12.0; break;
@@ -129,28 +144,11 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 		op.bytes += (double)params * (4.0 + 2.0 * 4.0 + 4.0);
 	else if (opt == CS_OPT_ADAFACTOR)
 		op.bytes += (double)params * g;
-	/* multi_tensor_apply launches at most 320 blocks of 65,536 elements
-	 * (PyTorch's MultiTensorApply.cuh) */
-	op.kernels = 1 + (int)((double)params / (320.0 * 65536.0));
+	op.kernels = multi_tensor_kernels(params); /* PyTorch's MultiTensorApply.cuh */
 	return op;
 }
 
 /* ---- the step's edges ------------------------------------------------- */
-
-/* Bytes per local gradient element the optimizer and the gradient norm
- * read: eager PyTorch keeps fp32 gradients of its fp32 weights. */
-static double edge_grad_bytes(cs_precision grad_dtype, cs_framework fw)
-{
-	return fw == CS_FW_PYTORCH ? 4.0 : cs_model_dtype_bytes(grad_dtype);
-}
-
-/* Kernels of one multi-tensor pass over `params` elements: at most 320
- * blocks of 65,536 elements per launch (Apex's and PyTorch's
- * multi_tensor_apply). */
-static int multi_tensor_kernels(int64_t params)
-{
-	return 1 + (int)((double)params / (320.0 * 65536.0));
-}
 
 cs_layer_op cs_model_grad_norm_op(int64_t params, cs_precision grad_dtype, cs_framework fw)
 {
@@ -158,7 +156,7 @@ cs_layer_op cs_model_grad_norm_op(int64_t params, cs_precision grad_dtype, cs_fr
 	op.name = "grad_norm";
 	op.cls = CS_OPC_MEMBOUND;
 	op.mem = CS_MEM_COPY;
-	op.bytes = (double)params * edge_grad_bytes(grad_dtype, fw);
+	op.bytes = (double)params * grad_bytes(grad_dtype, fw);
 	op.flops = 2.0 * (double)params;
 	/* Apex's multi_tensor_l2norm and its cleanup kernel, then the square
 	 * (Megatron's clip_grads.py); PyTorch's _foreach_norm, then stack and
@@ -173,7 +171,7 @@ cs_layer_op cs_model_grad_scale_op(int64_t params, cs_precision grad_dtype, cs_f
 	op.name = "grad_clip";
 	op.cls = CS_OPC_MEMBOUND;
 	op.mem = CS_MEM_ACT;
-	op.bytes = 2.0 * (double)params * edge_grad_bytes(grad_dtype, fw);
+	op.bytes = 2.0 * (double)params * grad_bytes(grad_dtype, fw);
 	op.flops = (double)params;
 	/* Megatron's multi_tensor_scale by a coefficient the host computed;
 	 * PyTorch computes it on the GPU (divide, add, clamp) before

@@ -55,6 +55,11 @@ bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer)
 	return m->experts > 0 && layer >= m->dense_layers && layer < m->layers;
 }
 
+double cs_model_state_bytes(cs_state_dtype s)
+{
+	return s == CS_STATE_BF16 ? 2.0 : 4.0;
+}
+
 double cs_model_dtype_bytes(cs_precision p)
 {
 	switch (p) {

@@ -271,12 +271,7 @@ static int copy_out(cs_builder *b, int64_t layer)
 		return 0;
 	cs_layer_op op = { .name = "fsdp_copy_out", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
 			   .bytes = 2.0 * tensors_sum(b, layer) * b->dp->param_bytes, .kernels = 1 };
-	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
-	double spare = 0.0;
-	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &op, class_ns, class_kernels, &spare),
-		    .phase = CS_PHASE_FWD, .vstage = (int16_t)b->vstage, .layer = (int16_t)layer,
-		    .micro = -1 };
-	return cs__add_compute(b, &o, class_ns, class_kernels, 1, spare) < 0 ? -1 : 0;
+	return cs__add_kernel(b, &op, CS_PHASE_FWD, (int)b->vstage, (int)layer, -1);
 }
 
 int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
@@ -412,11 +407,7 @@ int cs__dp_stage_end(cs_builder *b)
 		return -1;
 	cs_layer_op opt = cs_model_optimizer_op(local, b->sc->training.optimizer, b->sc->training.grad_dtype,
 						b->sc->training.optimizer_dtype, b->sc->training.framework);
-	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
-	double spare = 0.0;
-	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, &opt, class_ns, class_kernels, &spare),
-		    .phase = CS_PHASE_OPTIM, .vstage = -1, .layer = -1, .micro = -1 };
-	if (cs__add_compute(b, &o, class_ns, class_kernels, opt.kernels, spare) < 0)
+	if (cs__add_kernel(b, &opt, CS_PHASE_OPTIM, -1, -1, -1))
 		return -1;
 	/* ZeRO-1/2 without overlap: gather the updated parameters now */
 	if (d->active && (d->mode == CS_SHARD_ZERO1 || d->mode == CS_SHARD_ZERO2) && !gathers_at_start(b)) {

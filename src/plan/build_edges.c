@@ -59,12 +59,7 @@ static int64_t group_size(const cs_builder *b, cs_group_kind g)
 
 static int add_kernel(cs_builder *b, const cs_layer_op *op, cs_phase phase, int micro)
 {
-	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
-	double spare = 0.0;
-	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, op, class_ns, class_kernels, &spare),
-		    .phase = (uint8_t)phase, .vstage = (int16_t)b->vstage, .layer = -1, .micro = micro };
-	return cs__add_compute(b, &o, class_ns, class_kernels, op->kernels > 0 ? op->kernels : 1,
-			       spare) < 0 ? -1 : 0;
+	return cs__add_kernel(b, op, phase, (int)b->vstage, -1, micro);
 }
 
 /* An all-reduce of `bytes` on `g` after the compute stream's ops so far;

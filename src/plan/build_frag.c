@@ -50,6 +50,17 @@ static cs_stream comm_stream(int comm_kind)
 
 /* Convert a model op list into a fragment: merge consecutive compute ops;
  * drop collectives whose group has one member. */
+/* The segment *cur gains `kernels` kernels lasting `ns` after its first
+ * `before` ns: the host lead they need, and the kernels now issued. */
+static void add_need(const cs_builder *b, cs_frag_item *cur, double *issued, int64_t before,
+		     double kernels, int64_t ns, bool first)
+{
+	int64_t need = cs__host_need(b->launch_ns, *issued, before, kernels, ns);
+	if (first || need > cur->need)
+		cur->need = need;
+	*issued += kernels;
+}
+
 static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops, int n)
 {
 	cs_frag_item cur = { 0 };
@@ -82,21 +93,15 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 		int64_t before = cur.ns;
 		int32_t kbefore = cur.kernels;
 		if (cs__ub_gemm(b, ops, n, i, &cur)) { /* its chunks' host lead as well */
-			double k = (double)(cur.kernels - kbefore);
-			int64_t need = cs__host_need(b->launch_ns, issued, before, k, cur.ns - before);
-			if (kbefore == 0 || need > cur.need)
-				cur.need = need;
-			issued += k;
+			add_need(b, &cur, &issued, before, (double)(cur.kernels - kbefore), cur.ns - before,
+				 kbefore == 0);
 			continue;
 		}
 		int64_t ns = cs__time_op(b, op, cur.class_ns, cur.class_kernels, &cur.spare);
 		cs_compute_kind kind = cs_compute_op_class(op);
 		double k = (op->kernels > 0 ? op->kernels : 1) *
 			   (b->calib.has_kernels[kind] ? b->calib.kernels[kind] : 1.0);
-		int64_t need = cs__host_need(b->launch_ns, issued, cur.ns, k, ns);
-		if (cur.kernels == 0 || need > cur.need)
-			cur.need = need;
-		issued += k;
+		add_need(b, &cur, &issued, before, k, ns, kbefore == 0);
 		cur.ns = cs_time_add(cur.ns, ns);
 		cur.kernels += op->kernels > 0 ? op->kernels : 1;
 		cur.flops += op->flops;
@@ -232,6 +237,17 @@ int64_t cs__host_need(double launch_ns, double issued, int64_t before, double ke
 	double first = L * (issued + 1.0) - d;
 	double last = L * (issued + kernels) - (d + (kernels > 1.0 ? (double)ns * (1.0 - 1.0 / kernels) : 0.0));
 	return (int64_t)ceil(fmax(first, last));
+}
+
+int cs__add_kernel(cs_builder *b, const cs_layer_op *op, cs_phase phase, int vstage, int layer, int micro)
+{
+	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
+	double spare = 0.0;
+	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, op, class_ns, class_kernels, &spare),
+		    .phase = (uint8_t)phase, .vstage = (int16_t)vstage, .layer = (int16_t)layer,
+		    .micro = micro };
+	return cs__add_compute(b, &o, class_ns, class_kernels, op->kernels > 0 ? op->kernels : 1,
+			       spare) < 0 ? -1 : 0;
 }
 
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,

@@ -90,6 +90,10 @@ int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_n
  * GPU waits for the host to launch them; returns cs_program_add's mark. */
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
 			int32_t kernels, double spare);
+/* One op of the model's kind (an optimizer update, FSDP's copy-out, the
+ * step's edges) as a compute segment of its own, timed by the profile;
+ * 0, or -1 when out of memory. */
+int cs__add_kernel(cs_builder *b, const cs_layer_op *op, cs_phase phase, int vstage, int layer, int micro);
 /* Userbuffers (build_ubuf.c). cs__ub_comm: what becomes of ops[i], a
  * collective: 0 NCCL's as before, 1 folded into a GEMM next to it, 2 the
  * userbuffers collective written to *item. cs__ub_gemm: when ops[j] is a

@@ -187,9 +187,7 @@ static double sms_of(const cs_builder *b)
  * contention curve scaled by collectives.contention, as the runner's. */
 static double coresident_rate(const cs_builder *b, int k)
 {
-	double slow = 1.0 - cs_kprof_contention(b->prof, (double)k / sms_of(b));
-	double rate = 1.0 - b->sc->coll.contention * slow;
-	return rate > 0.05 ? rate : 0.05;
+	return cs_kprof_contention_scaled(b->prof, (double)k / sms_of(b), b->sc->coll.contention);
 }
 
 /* B/ns a userbuffers transfer moves over NVLink: a kernel on `sms` SMs at

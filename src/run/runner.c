@@ -742,9 +742,8 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	 * its slowdown scaled by collectives.contention */
 	double sms = env->sc->cluster.gpu.sms > 0 ? env->sc->cluster.gpu.sms : 1;
 	for (int k = 0; k <= CS__MAX_CTAS; k++) {
-		double slow = 1.0 - cs_kprof_contention(env->prof, (double)k / sms);
-		double rate = 1.0 - env->sc->coll.contention * slow;
-		r->rate_of[k] = (float)(rate > 0.05 ? rate : 0.05);
+		r->rate_of[k] = (float)cs_kprof_contention_scaled(env->prof, (double)k / sms,
+								  env->sc->coll.contention);
 		r->contend |= r->rate_of[k] < 1.0f;
 	}
 	const cs_mesh *m = env->mesh;
