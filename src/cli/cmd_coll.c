@@ -5,6 +5,7 @@
  */
 #include "cli/cmd_coll.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -258,6 +259,15 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	sc->cluster.gpu = *gpu;
 	cs_preset_server_defaults(gpu, &sc->cluster);
 	sc->cluster.nodes = a->nodes ? a->nodes : 1;
+	int64_t gpn = a->gpn ? a->gpn : sc->cluster.gpus_per_node;
+	if (a->gpn > INT_MAX || sc->cluster.nodes > CS_CONFIG_MAX_GPUS / (gpn > 0 ? gpn : 1))
+	{
+		char what[96], limit[32];
+		snprintf(what, sizeof what, "%lld nodes of %lld GPUs", (long long)sc->cluster.nodes,
+			 (long long)gpn);
+		snprintf(limit, sizeof limit, "%d", CS_CONFIG_MAX_GPUS);
+		return bad("%s is more than the limit of %s GPUs", what, limit);
+	}
 	if (a->gpn) {
 		sc->cluster.gpus_per_node = (int)a->gpn;
 		sc->cluster.scale_up_domain = (int)a->gpn;

@@ -90,6 +90,13 @@ for bad in 0 257 two; do
 	grep -q "'--threads' expects a number from 1 to 256, got '$bad'" err.txt ||
 		{ echo "FAIL: --threads $bad: no message" >&2; cat err.txt >&2; fail=1; }
 done
+# coll: a cluster past the scenarios' GPU limit is bad input with a message,
+# not an allocation failure
+for nodes in 1250001 99999999999; do
+	expect 2 coll --op all_reduce --nodes "$nodes" --min 8 --max 8
+	grep -q "^clustersim coll: $nodes nodes of 8 GPUs is more than the limit of 10000000 GPUs" err.txt ||
+		{ echo "FAIL: coll --nodes $nodes: no message" >&2; cat err.txt >&2; fail=1; }
+done
 # a kernel profile that cannot be read is bad input, with its location
 expect 2 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.profile=no-such-profile.yaml
 grep -q "^--set 'cluster.gpu.profile=no-such-profile.yaml': cannot open kernel profile" err.txt ||
