@@ -63,7 +63,7 @@ static int64_t gap(run *r, int c)
 		g = gsl_ran_weibull(r->rng, mean / tgamma(1.0 + 1.0 / r->j->shape), r->j->shape);
 	else
 		g = gsl_ran_exponential(r->rng, mean);
-	return g >= 9e18 ? NEVER : g < 1 ? 1 : (int64_t)llround(g);
+	return !(g < 9e18) ? NEVER : g < 1 ? 1 : (int64_t)llround(g); /* NaN never lands */
 }
 
 static int64_t at_plus(int64_t t, int64_t d)
