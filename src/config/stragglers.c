@@ -234,8 +234,11 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 		case 3:
 			has_compute = true;
 			st = get_num(c, name, val, &pt->compute);
-			if (st == CS_OK && pt->compute <= 0)
-				return err(c, val, "straggler 'compute' must be positive, got '%.40s'%s", text(val), "");
+			/* a straggler is slower; a faster GPU would run past its peak and
+			 * report an MFU above what the hardware can give */
+			if (st == CS_OK && !(pt->compute >= 1))
+				return err(c, val, "straggler 'compute' must be at least 1 (a straggler "
+				           "is slower), got '%.40s'%s", text(val), "");
 			break;
 		case 4:
 			if (!text(val) || (link = pick(text(val), link_names)) < 0)
