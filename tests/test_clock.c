@@ -15,8 +15,8 @@
 #include "hw/files.h"
 #include "hw/kprof.h"
 #include "hw/topo.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "run/runner.h"
 #include "scenario_text.h"
 

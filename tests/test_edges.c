@@ -14,10 +14,10 @@
 #include "config/scenario.h"
 #include "hw/kprof.h"
 #include "model/model.h"
-#include "plan/build.h"
-#include "plan/build_int.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/build.h"
+#include "program/build_int.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "scenario_text.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

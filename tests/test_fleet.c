@@ -13,10 +13,10 @@
 
 #include "clustersim/clustersim.h"
 #include "config/config.h"
-#include "plan/mesh.h"
+#include "program/mesh.h"
+#include "scenario_text.h"
 #include "study/fleet.h"
 #include "study/study.h"
-#include "scenario_text.h"
 
 /* TP 2 x PP 4 x DP 2 on 16 GPUs, 1F1B. */
 #define PP16 \

@@ -15,8 +15,8 @@
 #include "config/scenario.h"
 #include "core/sim.h"
 #include "hw/topo.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "run/runner.h"
 #include "scenario_text.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "report/kineto.h"
+#include "ingest/kineto.h"
 
 #define ROWS(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,5 +1,5 @@
 /*
- * test_nccltests.c - nccl-tests output (src/report/nccltests.c) and the
+ * test_nccltests.c - nccl-tests output (src/ingest/nccltests.c) and the
  * network fit (src/coll/coll_fit.c): a real-format output parses into its
  * group and rows; bad input is a file:line:col error; the op comes from
  * the header or the bus factor; outputs written from the tuner with known
@@ -16,7 +16,7 @@
 #include "coll/coll_fit.h"
 #include "config/config.h"
 #include "hw/topo.h"
-#include "report/nccltests.h"
+#include "ingest/nccltests.h"
 
 /* nccl-tests 2.x all_reduce_perf on two hosts of two GPUs, abridged, with a
  * launcher's message between the lines. */

@@ -22,8 +22,8 @@
 #include "hw/kprof.h"
 #include "hw/topo.h"
 #include "model/compute.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "run/runner.h"
 #include "scenario_text.h"
 

@@ -15,14 +15,14 @@
 #include "config/scenario.h"
 #include "hw/kprof.h"
 #include "model/model.h"
-#include "plan/build.h"
-#include "plan/build_int.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/build.h"
+#include "program/build_int.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "report/report.h"
 #include "report/trace.h"
-#include "study/study.h"
 #include "scenario_text.h"
+#include "study/study.h"
 
 #define load_text cs_test_load
 

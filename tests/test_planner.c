@@ -15,7 +15,7 @@
 #include "config/config.h"
 #include "model/compute.h"
 #include "model/model.h"
-#include "plan/planner.h"
+#include "study/planner.h"
 #include "study/search.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))

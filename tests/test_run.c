@@ -17,9 +17,9 @@
 #include "hw/files.h"
 #include "hw/topo.h"
 #include "model/compute.h"
-#include "plan/build.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/build.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "run/runner.h"
 #include "scenario_text.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_shard.c - the tensor-parallel cuts of plan/shard.h on real numbers:
+ * test_shard.c - the tensor-parallel cuts of program/shard.h on real numbers:
  * column/row-sharded MLPs (GELU and SwiGLU) and head-sharded attention
  * (with and without grouped-query attention), computed shard by shard with
  * GSL's BLAS and summed as the all-reduce would, equal the unsharded block
@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "plan/shard.h"
+#include "program/shard.h"
 
 enum { N = 6, H = 16, F = 40 };
 

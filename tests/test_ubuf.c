@@ -1,6 +1,6 @@
 /*
  * test_ubuf.c - tensor-parallel overlap as Transformer Engine's userbuffers
- * run it (src/plan/build_ubuf.c) against its closed forms: ring-exchange
+ * run it (src/program/build_ubuf.c) against its closed forms: ring-exchange
  * and pipelined GEMMs, the SM-margin rate, the userbuffers collectives'
  * times and SMs, and the programs a block makes with them.
  */
@@ -12,14 +12,14 @@
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 #include "coll/coll_op.h"
-#include "model/compute.h"
-#include "model/model.h"
-#include "plan/build.h"
-#include "plan/build_int.h"
 #include "hw/files.h"
 #include "hw/kprof.h"
 #include "hw/topo.h"
-#include "plan/mesh.h"
+#include "model/compute.h"
+#include "model/model.h"
+#include "program/build.h"
+#include "program/build_int.h"
+#include "program/mesh.h"
 #include "run/runner.h"
 #include "scenario_text.h"
 

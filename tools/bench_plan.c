@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "plan/planner.h"
+#include "study/planner.h"
 #include "study/search.h"
 
 static const char *const sets[] = {

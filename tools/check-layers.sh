@@ -9,7 +9,7 @@
 #   tools/check-layers.sh [SOURCE_ROOT]
 set -eu
 root=${1:-$(dirname "$0")/..}
-LAYERS="core config hw coll model fault plan chakra run study report cli"
+LAYERS="core config hw coll model fault program chakra run ingest study report cli"
 
 rank() {
 	i=0

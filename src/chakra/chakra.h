@@ -15,7 +15,7 @@
  * whose files decode to the same program share one template.
  *
  * Process groups are named "<kind>.<instance>" ("tp.3", "dp.0", "dp-intra.1"),
- * the group instances of the scenario's mesh (plan/mesh.h); a bare "<kind>"
+ * the group instances of the scenario's mesh (program/mesh.h); a bare "<kind>"
  * means the group of that kind that holds the rank, any other name one of a
  * comm-group file's ({"NAME": [ranks]}, matched to the mesh's groups by
  * their ranks), and no name the group spanning every rank.
@@ -29,8 +29,8 @@
 
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/mesh.h"
+#include "program/program.h"
 
 /* Chakra's NodeType values. */
 enum {

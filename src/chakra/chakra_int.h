@@ -12,7 +12,7 @@
 
 #include "clustersim/clustersim.h"
 #include "coll/coll_op.h"
-#include "plan/program.h"
+#include "program/program.h"
 
 /* Chakra's CollectiveCommType values. */
 enum {

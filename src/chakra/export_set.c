@@ -10,7 +10,7 @@
 
 #include "chakra/chakra.h"
 #include "hw/files.h"
-#include "plan/build.h"
+#include "program/build.h"
 
 static int path_of(char *buf, size_t cap, const char *dir, const char *prefix, const char *tail)
 {

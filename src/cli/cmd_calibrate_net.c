@@ -1,6 +1,6 @@
 /*
  * cmd_calibrate_net.c - `clustersim calibrate --nccl-tests FILE SCENARIO`:
- * read nccl-tests output (report/nccltests.c), place its group on the
+ * read nccl-tests output (ingest/nccltests.c), place its group on the
  * scenario's cluster, fit the tuner's bandwidth and latency factors to its
  * times (coll/coll_fit.c), print the residual of every size before and
  * after, and write the factors into the calibration file with whatever the
@@ -20,7 +20,7 @@
 #include "config/scenario.h"
 #include "hw/calib.h"
 #include "hw/files.h"
-#include "report/nccltests.h"
+#include "ingest/nccltests.h"
 
 static void print_rows(const cs_nccltests *t, const double *bytes, const double *ns,
 		       cs_coll *before, cs_coll *after, cs_coll_op op, const cs_group_shape *g)

@@ -18,8 +18,8 @@
 #include "cli/args.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
+#include "ingest/kineto.h"
 #include "report/compare.h"
-#include "report/kineto.h"
 #include "report/out.h"
 
 static const char compare_help[] =

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "cli/args.h"
-#include "plan/pipesim.h"
+#include "program/pipesim.h"
 #include "report/out.h"
 #include "report/svg.h"
 

@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "cli/args.h"
-#include "cli/progress.h"
 #include "cli/plan_out.h"
+#include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
-#include "plan/planner.h"
-#include "study/search.h"
 #include "report/out.h"
+#include "study/planner.h"
+#include "study/search.h"
 
 
 static const char plan_help[] =

@@ -14,7 +14,7 @@
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "model/memory.h"
-#include "plan/mesh.h"
+#include "program/mesh.h"
 #include "report/out.h"
 #include "report/report.h"
 #include "report/trace.h"

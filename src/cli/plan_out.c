@@ -9,8 +9,8 @@
 
 #include "clustersim/clustersim.h"
 #include "config/config.h"
-#include "plan/planner.h"
 #include "report/out.h"
+#include "study/planner.h"
 
 static void text_plan_cols(FILE *f, const cs_plan *p)
 {

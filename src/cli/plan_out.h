@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "config/scenario.h"
-#include "plan/planner.h"
+#include "study/planner.h"
 
 void cs__plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top);
 /* 0, or -1 when the JSON writer was misused. */

@@ -225,7 +225,7 @@ typedef enum cs_cp_kind { CS_CP_ALLGATHER, CS_CP_RING } cs_cp_kind;
  * userbuffers (chunked GEMMs, docs/compute-model.md), or NCCL collectives
  * beside the next compute segment. */
 typedef enum cs_tp_overlap_model { CS_TPO_USERBUFFERS, CS_TPO_NCCL } cs_tp_overlap_model;
-/* The userbuffers layer configuration (plan/ubuf.c holds each). */
+/* The userbuffers layer configuration (program/build_ubuf.c holds each). */
 typedef enum cs_ub_config {
 	CS_UB_TE_DEFAULT, CS_UB_NEMO_H12288_TP4, CS_UB_NEMO_H8192_TP4, CS_UB_NEMO_H16384_TP8_CP2,
 	CS_UB_DGXC_GPT3_175B, CS_UB_CONFIGS

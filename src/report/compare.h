@@ -17,7 +17,7 @@
 #include "clustersim/clustersim.h"
 #include "hw/calib.h"
 #include "hw/kprof.h"
-#include "report/kineto.h"
+#include "ingest/kineto.h"
 
 typedef struct cs_compare {
 	cs_kineto *trace;

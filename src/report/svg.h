@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "plan/pipesim.h"
+#include "program/pipesim.h"
 
 /* Writes the whole document to f. `ticks_per_unit` converts simulated time
  * to the axis unit named `unit` (e.g. "t_f"); both label the axis only.

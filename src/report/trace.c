@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/pipesim.h"
-#include "plan/schedule.h"
+#include "program/pipesim.h"
+#include "program/schedule.h"
 #include "report/out.h"
 #include "report/svg.h"
 

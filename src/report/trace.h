@@ -12,8 +12,8 @@
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 #include "config/scenario.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "run/runner.h"
 
 /* The largest Chrome trace written, estimated before the run at about 160

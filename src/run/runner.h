@@ -23,8 +23,8 @@
 #include "fault/fault.h"
 #include "hw/kprof.h"
 #include "hw/topo.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/mesh.h"
+#include "program/program.h"
 #include "run/path.h"
 
 typedef struct cs_runner cs_runner;

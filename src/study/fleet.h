@@ -24,7 +24,7 @@
 
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
-#include "plan/mesh.h"
+#include "program/mesh.h"
 
 /* Below this probability of no slow machine, the run without is left out. */
 #define CS_FLEET_MIN_P_NONE 1e-4

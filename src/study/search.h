@@ -1,5 +1,5 @@
 /*
- * search.h - the plan search with its simulations: plan/planner.h
+ * search.h - the plan search with its simulations: study/planner.h
  * enumerates, prunes and picks the plans; each is simulated here, folded,
  * on the job pool, and the search ranks them.
  *
@@ -13,7 +13,7 @@
 #define CS_STUDY_SEARCH_H
 
 #include "clustersim/clustersim.h"
-#include "plan/planner.h"
+#include "study/planner.h"
 #include "study/pool.h"
 
 /* Search base's plans (base is not modified). pool may be NULL; its jobs

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "hw/calib.h"
-#include "report/nccltests.h"
+#include "ingest/nccltests.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

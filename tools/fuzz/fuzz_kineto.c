@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/kineto.h"
+#include "ingest/kineto.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

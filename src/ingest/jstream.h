@@ -9,8 +9,8 @@
  * Errors are "NAME:LINE:COL: not JSON: ..." at the place in the whole text
  * (an element's own syntax errors are jansson's, moved to that place).
  */
-#ifndef CS_REPORT_JSTREAM_H
-#define CS_REPORT_JSTREAM_H
+#ifndef CS_INGEST_JSTREAM_H
+#define CS_INGEST_JSTREAM_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -6,7 +6,7 @@
  * B and BW) is offered its head op again. An op whose dependency has not
  * ended yet simply waits; a run that stops with ops left is a deadlock.
  */
-#include "plan/pipesim.h"
+#include "program/pipesim.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,8 +13,8 @@
  *
  * Nothing here keeps global state; a search owns everything it returns.
  */
-#ifndef CS_PLAN_PLANNER_H
-#define CS_PLAN_PLANNER_H
+#ifndef CS_STUDY_PLANNER_H
+#define CS_STUDY_PLANNER_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * intervals), whatever the trace's size. The returned cs_kineto holds
  * numbers only; cs_kineto_free frees it.
  */
-#include "report/kineto.h"
+#include "ingest/kineto.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -21,7 +21,7 @@
 #include <zlib.h>
 
 #include "core/file.h"
-#include "report/jstream.h"
+#include "ingest/jstream.h"
 
 struct cs_kineto {
 	int64_t ns[CS_KINETO_CLASSES], count[CS_KINETO_CLASSES];

@@ -25,15 +25,15 @@
  * it allocates; cs_pipe_result_release frees them (and is safe on a zeroed
  * or already released result).
  */
-#ifndef CS_PLAN_PIPESIM_H
-#define CS_PLAN_PIPESIM_H
+#ifndef CS_PROGRAM_PIPESIM_H
+#define CS_PROGRAM_PIPESIM_H
 
 #include <stdint.h>
 
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "core/sim.h"
-#include "plan/schedule.h"
+#include "program/schedule.h"
 
 typedef struct cs_pipe_times {
 	cs_time f, b, w;  /* per op; BW takes b + w; each >= 0 */

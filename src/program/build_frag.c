@@ -12,7 +12,7 @@
 #include "coll/coll_op.h"
 #include "core/sim.h"
 #include "model/compute.h"
-#include "plan/build_int.h"
+#include "program/build_int.h"
 
 /* ---- fragments: a pass of a block as compute segments and collectives -- */
 

@@ -4,7 +4,7 @@
  * lines that start with a digit after the header are result rows. The
  * rows are one array the caller frees with cs_nccltests_free.
  */
-#include "report/nccltests.h"
+#include "ingest/nccltests.h"
 
 #include <ctype.h>
 #include <math.h>

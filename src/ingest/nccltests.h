@@ -14,8 +14,8 @@
  * (mpirun's and NCCL's own messages) are skipped. The group is the '# Rank'
  * lines: their count and their distinct hosts.
  */
-#ifndef CS_REPORT_NCCLTESTS_H
-#define CS_REPORT_NCCLTESTS_H
+#ifndef CS_INGEST_NCCLTESTS_H
+#define CS_INGEST_NCCLTESTS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "model/memory.h"
-#include "plan/planner.h"
+#include "study/planner.h"
 
 static int64_t gcd64(int64_t a, int64_t b)
 {

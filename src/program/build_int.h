@@ -1,14 +1,14 @@
 /*
  * build_int.h - state shared by build.c (pipeline and blocks) and
- * build_dp.c (data-parallel traffic). Private to src/plan.
+ * build_dp.c (data-parallel traffic). Private to src/program.
  */
-#ifndef CS_PLAN_BUILD_INT_H
-#define CS_PLAN_BUILD_INT_H
+#ifndef CS_PROGRAM_BUILD_INT_H
+#define CS_PROGRAM_BUILD_INT_H
 
 #include "model/compute.h"
 #include "model/model.h"
-#include "plan/build.h"
-#include "plan/schedule.h"
+#include "program/build.h"
+#include "program/schedule.h"
 
 /* A pass of a block, as the runner sees it: compute segments and collectives. */
 typedef struct cs_frag_item {

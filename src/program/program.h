@@ -13,8 +13,8 @@
  * two pipeline mailboxes. Dependencies therefore need no per-op state at run
  * time: a rank carries a program counter and a completion count per stream.
  */
-#ifndef CS_PLAN_PROGRAM_H
-#define CS_PLAN_PROGRAM_H
+#ifndef CS_PROGRAM_PROGRAM_H
+#define CS_PROGRAM_PROGRAM_H
 
 #include <stdint.h>
 

@@ -1,11 +1,11 @@
 /*
  * schedule_zb.h - the list scheduler that builds the zero-bubble orders
- * (ZB-H1, ZB-V); internal to src/plan, callers use cs_sched_stage_ops.
+ * (ZB-H1, ZB-V); internal to src/program, callers use cs_sched_stage_ops.
  */
-#ifndef CS_PLAN_SCHEDULE_ZB_H
-#define CS_PLAN_SCHEDULE_ZB_H
+#ifndef CS_PROGRAM_SCHEDULE_ZB_H
+#define CS_PROGRAM_SCHEDULE_ZB_H
 
-#include "plan/schedule.h"
+#include "program/schedule.h"
 
 /* Arguments already validated by cs_sched_stage_ops. Writes min(count, cap)
  * ops of stage `stage` and returns the count (3*m*v), or -1 with a message

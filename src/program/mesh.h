@@ -11,8 +11,8 @@
  * up to three axes; its members are base + i*stride[0] + j*stride[1] +
  * k*stride[2].
  */
-#ifndef CS_PLAN_MESH_H
-#define CS_PLAN_MESH_H
+#ifndef CS_PROGRAM_MESH_H
+#define CS_PROGRAM_MESH_H
 
 #include <stdint.h>
 

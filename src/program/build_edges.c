@@ -31,7 +31,7 @@
  * GPU after their launch (cs__add_compute's host model).
  */
 #include "coll/coll_op.h"
-#include "plan/build_int.h"
+#include "program/build_int.h"
 
 enum { LOSS_BYTES = 8, NORM_BYTES = 4 }; /* fp32 [loss, tokens]; one fp32 */
 

@@ -8,7 +8,7 @@
  * (what may follow what, per open bracket) and words its errors as
  * jansson does, so a document reads the same either way.
  */
-#include "report/jstream.h"
+#include "ingest/jstream.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * stage maps, and schedules by name. The zero-bubble orders are built by the
  * list scheduler in schedule_zb.c.
  */
-#include "plan/schedule.h"
-#include "plan/schedule_zb.h"
+#include "program/schedule.h"
+#include "program/schedule_zb.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,8 +9,8 @@
  * matrices cut by them and checks that the shards' partial results sum to
  * the unsharded block.
  */
-#ifndef CS_PLAN_SHARD_H
-#define CS_PLAN_SHARD_H
+#ifndef CS_PROGRAM_SHARD_H
+#define CS_PROGRAM_SHARD_H
 
 #include <stdint.h>
 

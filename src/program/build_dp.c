@@ -26,8 +26,8 @@
 
 #include "coll/coll_op.h"
 #include "model/compute.h"
-#include "plan/build_int.h"
-#include "plan/shard.h"
+#include "program/build_int.h"
+#include "program/shard.h"
 
 #define MAX_TENSORS 16
 #define MAX_INFLIGHT 64
@@ -76,7 +76,7 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
 		return n;
 	}
 	int gated = m->arch == CS_ARCH_LLAMA;
-	/* rank 0's shard of each weight, as Megatron cuts it (plan/shard.h) */
+	/* rank 0's shard of each weight, as Megatron cuts it (program/shard.h) */
 	int64_t q0, nq, kv0, nkv, f0, nf;
 	int64_t dh = cs_model_head_dim(m);
 	cs_shard_heads(m->heads, m->kv_heads, b->sc->parallel.tp, 0, &q0, &nq, &kv0, &nkv);

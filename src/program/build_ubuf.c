@@ -30,7 +30,7 @@
 #include "core/sim.h"
 #include "hw/kprof.h"
 #include "model/compute.h"
-#include "plan/build_int.h"
+#include "program/build_int.h"
 
 enum { M_BULK, M_PIPELINE, M_RING };
 

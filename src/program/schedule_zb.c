@@ -35,7 +35,7 @@
  * paper's searched one, so its bubble at t_f = t_b = t_w is a few time units
  * over the unavoidable p-1 ramp (see the tests).
  */
-#include "plan/schedule_zb.h"
+#include "program/schedule_zb.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -29,8 +29,8 @@
  *
  * No allocation is visible to the caller: out[] is the caller's.
  */
-#ifndef CS_PLAN_SCHEDULE_H
-#define CS_PLAN_SCHEDULE_H
+#ifndef CS_PROGRAM_SCHEDULE_H
+#define CS_PROGRAM_SCHEDULE_H
 
 #include <stdint.h>
 

@@ -24,8 +24,8 @@
  * caller frees with cs_kineto_free; the handle keeps no pointer into the
  * input. No global state.
  */
-#ifndef CS_REPORT_KINETO_H
-#define CS_REPORT_KINETO_H
+#ifndef CS_INGEST_KINETO_H
+#define CS_INGEST_KINETO_H
 
 #include <stddef.h>
 #include <stdint.h>

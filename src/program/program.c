@@ -1,7 +1,7 @@
 /*
  * program.c - growable per-stream op lists with a shared dependency array.
  */
-#include "plan/program.h"
+#include "program/program.h"
 
 #include <stdlib.h>
 #include <string.h>

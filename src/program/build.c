@@ -5,7 +5,7 @@
  * Data-parallel traffic (gradient buckets, parameter gathers) is emitted by
  * build_dp.c through the cs__dp_* hooks, called as gradients become ready.
  */
-#include "plan/build.h"
+#include "program/build.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +18,8 @@
 #include "model/compute.h"
 #include "model/memory.h"
 #include "model/model.h"
-#include "plan/build_int.h"
-#include "plan/schedule.h"
+#include "program/build_int.h"
+#include "program/schedule.h"
 
 /* ---- layout ----------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * build.h - turns a scenario into one program template per pipeline stage.
  *
- * The builder walks each stage's pipeline schedule (plan/schedule.h) and,
+ * The builder walks each stage's pipeline schedule (program/schedule.h) and,
  * for every forward and backward op of it, replays the transformer blocks of
  * that virtual stage (model/model.h) as compute segments on the compute
  * stream and collectives on their streams: TP/SP inside the block, CP and EP
@@ -9,15 +9,15 @@
  * gradient and parameter traffic as the sharding mode dictates (DDP buckets,
  * the distributed optimizer, FSDP units).
  */
-#ifndef CS_PLAN_BUILD_H
-#define CS_PLAN_BUILD_H
+#ifndef CS_PROGRAM_BUILD_H
+#define CS_PROGRAM_BUILD_H
 
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "config/scenario.h"
 #include "hw/kprof.h"
-#include "plan/mesh.h"
-#include "plan/program.h"
+#include "program/mesh.h"
+#include "program/program.h"
 
 /* Upper bounds that keep a scenario inside what one machine can simulate. */
 #define CS_BUILD_MAX_MICRO_BATCHES CS_CONFIG_MAX_MICRO_BATCHES

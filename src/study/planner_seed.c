@@ -11,7 +11,7 @@
 #include "model/compute.h"
 #include "model/memory.h"
 #include "model/model.h"
-#include "plan/planner.h"
+#include "study/planner.h"
 
 static const char *const bound_names[] = {"compute", "tp", "dp", "pp", "cp", "ep", "bubble"};
 

@@ -1,7 +1,7 @@
 /*
  * mesh.c - rank coordinates and process groups, derived on demand.
  */
-#include "plan/mesh.h"
+#include "program/mesh.h"
 
 #include <string.h>
 
