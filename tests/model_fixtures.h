@@ -57,7 +57,7 @@ static inline cs_gpu_spec fx_h100(void)
 	strncpy(g.name, "h100-sxm-80g", sizeof(g.name) - 1);
 	g.peak_bf16 = 989e12;
 	g.peak_fp8 = 1979e12;
-	g.hbm_bytes = 80e9;
+	g.hbm_bytes = 81559 * 1048576.0;   /* the driver's total, 81,559 MiB */
 	g.hbm_bandwidth = 3.35e12;
 	g.sms = 132;
 	g.gemm_efficiency = 0.80;

@@ -134,13 +134,16 @@ END_TEST
 
 /* ---- presets -------------------------------------------------------------- */
 
+#define MIB 1048576.0
+
+/* HBM: the totals NVIDIA's driver reports (nvidia-smi, NVML), in MiB */
 START_TEST(presets_hold_reference_figures)
 {
 	static const struct { const char *name; double bf16, hbm, eff; int sms, arch, nvls; double nvlink, nic; } cases[] = {
-		{"a100-sxm-80g", 312e12, 80e9, 0.869, 108, 80, 0, 300e9, 25e9},
-		{"h100-sxm-80g", 989e12, 80e9, 0.80, 132, 90, 1, 450e9, 50e9},
-		{"h200-sxm-141g", 989e12, 141e9, 0.80, 132, 90, 1, 450e9, 50e9},
-		{"b200", 2250e12, 180e9, 0.776, 148, 100, 1, 900e9, 100e9},
+		{"a100-sxm-80g", 312e12, 81920 * MIB, 0.869, 108, 80, 0, 300e9, 25e9},
+		{"h100-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
+		{"h200-sxm-141g", 989e12, 143771 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
+		{"b200", 2250e12, 183359 * MIB, 0.776, 148, 100, 1, 900e9, 100e9},
 	};
 	size_t count = 0;
 

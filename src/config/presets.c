@@ -21,15 +21,21 @@
 #include "config/config.h"
 
 #define TF 1e12
+#define MIB 1048576.0
 
 static const cs_gpu_spec gpus[] = {
 	/* name, bf16, fp8, hbm, hbm bw, sms, gemm, attn, hbm eff, nvls, arch, kernel
 	 * profile (docs/kernel-profiles.md: the H200's is measured, the others are
-	 * derived from it by stated rules), calibration (none), clock (the profile's) */
-	{"a100-sxm-80g", 312 * TF, 0, 80e9, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "", CS_CLOCK_AUTO, 0, 0},
-	{"h100-sxm-80g", 989 * TF, 1979 * TF, 80e9, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm", "", CS_CLOCK_AUTO, 0, 0},
-	{"h200-sxm-141g", 989 * TF, 1979 * TF, 141e9, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm", "", CS_CLOCK_AUTO, 0, 0},
-	{"b200", 2250 * TF, 4500 * TF, 180e9, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "", CS_CLOCK_AUTO, 0, 0},
+	 * derived from it by stated rules), calibration (none), clock (the profile's).
+	 * hbm is the memory the driver reports (NVML, nvidia-smi's total), not the
+	 * datasheet's round figure, which counts about 2^30 B to its GB: 81,559
+	 * MiB (85.5e9 B) on an H100 SXM "80 GB", 81,920 on an A100 SXM 80 GB,
+	 * 143,771 on an H200 SXM "141 GB", 183,359 on a B200 "180 GB"
+	 * (docs/memory-model.md, "Capacity"). */
+	{"a100-sxm-80g", 312 * TF, 0, 81920 * MIB, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "", CS_CLOCK_AUTO, 0, 0},
+	{"h100-sxm-80g", 989 * TF, 1979 * TF, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm", "", CS_CLOCK_AUTO, 0, 0},
+	{"h200-sxm-141g", 989 * TF, 1979 * TF, 143771 * MIB, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm", "", CS_CLOCK_AUTO, 0, 0},
+	{"b200", 2250 * TF, 4500 * TF, 183359 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "", CS_CLOCK_AUTO, 0, 0},
 	/* TPU v4 (Cloud TPU v4 documentation; Jouppi et al., ISCA 2023): 275 TFLOP/s
 	 * bf16, no fp8, 32 GiB HBM2 at 1,200 GB/s, two TensorCores of four 128x128
 	 * MXUs (8 in "sms": the units a GEMM's tiles spread over), six ICI links.

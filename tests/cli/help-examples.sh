@@ -211,8 +211,8 @@ grep -qF -- "-:2:1: unknown key 'clusterr' (did you mean 'cluster'?)" err.txt ||
 # validate runs every check run does before simulating, and warns on memory
 expect_err 2 "the programs would hold about 3.58e+07 ops" validate scenarios/ddp-gpt-small.yaml \
 	--set training.global_batch=3200000
-expect_err 0 "warning: the plan needs 82.1 GB per GPU, more than the 80.0 GB" validate \
-	scenarios/llama3-405b-8k.yaml
+expect_err 0 "warning: the plan needs 125.1 GB per GPU, more than the 85.5 GB" validate \
+	scenarios/ddp-llama2-7b-2node.yaml
 # the timeline's title gives the run's bubble (it counted merged spans once);
 # without the step's edges, whose checks on the last stage make it the
 # critical rank, less idle than the stages' mean the timeline counts
