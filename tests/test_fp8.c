@@ -1,6 +1,6 @@
 /*
  * test_fp8.c - Transformer Engine's fp8 recipe as it runs (training.fp8,
- * src/plan/build_fp8.c and the recipe's parts of the model): the stage
+ * src/program/build_fp8.c and the recipe's parts of the model): the stage
  * group the amaxes are reduced over, the amax tensors and the ops each
  * autocast region adds, the fp8 all-gathers of sequence parallelism, the
  * weights' casts and transposes, fp8 parameter all-gathers, and the bound
