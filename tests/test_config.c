@@ -458,6 +458,11 @@ static const struct {
 	 "  tp_overlap_config: nemo-h100-h8192-tp4}\n",
 	 ":6:22: unknown value 'nemo-h100-h8192-tp4' for 'parallelism.tp_overlap_config' (did you "
 	 "mean 'nemo-h100-h8192-tp4-mbs1-seqlen8192'?)"},
+	{BASE "training: {precision: fp8, fp8: {amax: reduce}}\n",
+	 ":5:40: unknown value 'reduce' for 'training.fp8.amax' (did you mean 'reduced'?)"},
+	{BASE "training: {fp8: {amax_history: 0}}\n",
+	 ":5:32: 'training.fp8.amax_history' must be at least 1, got '0'"},
+	{BASE "training: {fp8: {params: yes please}}\n", "'training.fp8.params'"},
 	{BASE "parallelism: {tp: 4, tp_overlap: true, tp_overlap_model: ncl}\n",
 	 ":5:58: unknown value 'ncl' for 'parallelism.tp_overlap_model' (did you mean 'nccl'?)"},
 };
@@ -616,6 +621,36 @@ START_TEST(checks_after_an_override_keep_the_location)
 	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.nodes=3", &diag), CS_OK);
 	ck_assert_int_eq(cs_config_validate(sc, &diag), CS_ERR_INPUT);
 	ck_assert_msg(strstr(diag.msg, ":5:"), "%s", diag.msg);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(fp8_recipe_keys_default_to_what_te_runs)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+
+	ck_assert_msg(load_text(BASE "training: {precision: fp8}\n", NULL, 0, &sc, &diag) == CS_OK, "%s",
+		      diag.msg);
+	ck_assert_int_eq(sc->training.fp8.amax, CS_AMAX_REDUCED); /* TE's reduce_amax */
+	ck_assert_int_eq(sc->training.fp8.amax_history, 1024);   /* TE 1.x's amax_history_len */
+	ck_assert(!sc->training.fp8.params);
+	ck_assert(sc->training.fp8.weight_cache);
+	ck_assert(sc->training.fp8.comm);
+	ck_assert(!sc->parallel.tp_overlap_fp8_buf);
+	cs_scenario_free(sc);
+	ck_assert_msg(load_text(BASE "training:\n  precision: fp8\n  fp8: {amax: local, amax_history: 16, "
+				"params: true, weight_cache: false, comm: false}\n"
+				"parallelism: {tp_overlap_fp8_buf: true}\n", NULL, 0, &sc, &diag) == CS_OK,
+		      "%s", diag.msg);
+	ck_assert_int_eq(sc->training.fp8.amax, CS_AMAX_LOCAL);
+	ck_assert_int_eq(sc->training.fp8.amax_history, 16);
+	ck_assert(sc->training.fp8.params);
+	ck_assert(!sc->training.fp8.weight_cache);
+	ck_assert(!sc->training.fp8.comm);
+	ck_assert(sc->parallel.tp_overlap_fp8_buf);
+	ck_assert_int_eq(cs_config_apply_override(sc, "training.fp8.amax=off", &diag), CS_OK);
+	ck_assert_int_eq(sc->training.fp8.amax, CS_AMAX_OFF);
 	cs_scenario_free(sc);
 }
 END_TEST
@@ -857,6 +892,7 @@ static Suite *config_suite(void)
 	tcase_add_loop_test(tc, overrides_use_the_file_checks, 0, sizeof bad_sets / sizeof bad_sets[0]);
 	tcase_add_test(tc, overrides_apply_in_order_and_reapply_presets);
 	tcase_add_test(tc, override_after_validation_rederives);
+	tcase_add_test(tc, fp8_recipe_keys_default_to_what_te_runs);
 	tcase_add_test(tc, checks_after_an_override_keep_the_location);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("stragglers");

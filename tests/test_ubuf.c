@@ -159,27 +159,41 @@ END_TEST
 
 /* Llama 3.1 405B's NeMo config: fc2_fprop pipelined in 4 splits on 8 SMs
  * with a margin. The GEMM runs on 124 SMs throughout; each split's
- * reduce-scatter moves at 8 x 20.6 GB/s; the last, on 32 SMs, is exposed. */
+ * reduce-scatter moves at 8 x 20.6 GB/s; the last, on 32 SMs, is exposed.
+ * Under the fp8 recipe with TE's fp8_buf the GEMM writes fp8 partial sums:
+ * every split moves half the bytes; without fp8_buf, without the recipe's
+ * fp8 communication or in bf16, 16 bits. */
 START_TEST(pipeline_with_margin)
 {
-	const char *set[] = { "parallelism.tp_overlap_config=nemo-h100-h16384-tp8-cp2-mbs1-seqlen8192" };
-	cs_scenario *sc = cs_test_load(TP4, set, 1);
-	cs_builder b;
-	builder_of(&b, sc);
+	static const char *const sets[][3] = {
+		{ "training.precision=bf16", "parallelism.tp_overlap_fp8_buf=false", "training.fp8.comm=true" },
+		{ "training.precision=fp8", "parallelism.tp_overlap_fp8_buf=true", "training.fp8.comm=true" },
+		{ "training.precision=fp8", "parallelism.tp_overlap_fp8_buf=false", "training.fp8.comm=true" },
+		{ "training.precision=fp8", "parallelism.tp_overlap_fp8_buf=true", "training.fp8.comm=false" },
+		{ "training.precision=bf16", "parallelism.tp_overlap_fp8_buf=true", "training.fp8.comm=true" },
+	};
 	double bytes = 4096.0 * 4096 * 2;
-	cs_layer_op ops[] = { gemm("mlp_down", 4096, 4096, 3584),
-			      comm("tp_rs_mlp", CS_COLL_REDUCE_SCATTER, bytes) };
-	cs_frag_item it = { 0 }, cur = { 0 };
-	ck_assert(cs__ub_gemm(&b, ops, 2, 0, &cur));
-	int64_t c = llround((double)chunk_ns(&b, &ops[0], 4) / cs__ub_margin_rate(8.0 / 132));
-	int64_t r = rs_ns(sc, bytes / 4, 8 * cs_coll_nvlink_channel_bw(&sc->cluster));
-	ck_assert_int_eq(cur.ns, c + 3 * (c > r ? c : r));
-	ck_assert_int_eq(cs__ub_comm(&b, ops, 2, 1, &it), 2);
-	ck_assert(it.ub && it.is_comm && !it.ub_overlap);
-	ck_assert_int_eq(it.sms, 32);
-	ck_assert_double_eq(it.bytes, bytes / 4);
-	ck_assert_int_eq(it.ns, rs_ns(sc, bytes / 4, bus_bw(sc))); /* 32 x 20.6 > NVLink's */
-	cs_scenario_free(sc);
+	for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+		const char *set[] = { "parallelism.tp_overlap_config=nemo-h100-h16384-tp8-cp2-mbs1-seqlen8192",
+				      sets[k][0], sets[k][1], sets[k][2] };
+		cs_scenario *sc = cs_test_load(TP4, set, 4);
+		cs_builder b;
+		builder_of(&b, sc);
+		double moved = k == 1 ? bytes / 2 : bytes;
+		cs_layer_op ops[] = { gemm("mlp_down", 4096, 4096, 3584),
+				      comm("tp_rs_mlp", CS_COLL_REDUCE_SCATTER, bytes) };
+		cs_frag_item it = { 0 }, cur = { 0 };
+		ck_assert(cs__ub_gemm(&b, ops, 2, 0, &cur));
+		int64_t c = llround((double)chunk_ns(&b, &ops[0], 4) / cs__ub_margin_rate(8.0 / 132));
+		int64_t r = rs_ns(sc, moved / 4, 8 * cs_coll_nvlink_channel_bw(&sc->cluster));
+		ck_assert_int_eq(cur.ns, c + 3 * (c > r ? c : r));
+		ck_assert_int_eq(cs__ub_comm(&b, ops, 2, 1, &it), 2);
+		ck_assert(it.ub && it.is_comm && !it.ub_overlap);
+		ck_assert_int_eq(it.sms, 32);
+		ck_assert_double_eq(it.bytes, moved / 4);
+		ck_assert_int_eq(it.ns, rs_ns(sc, moved / 4, bus_bw(sc))); /* 32 x 20.6 > NVLink's */
+		cs_scenario_free(sc);
+	}
 }
 END_TEST
 

@@ -42,6 +42,9 @@ LEDGER = [
     ("userbuffers", "parallelism.tp_overlap_model=nccl"),
     ("step edges", "training.step_edges=false"),
     ("fleet", "fleet=ideal"),
+    ("fp8 amax", "training.fp8.amax=off"),
+    ("fp8 gathers", "training.fp8.comm=false"),
+    ("fp8 params", "training.fp8.params=false"),
 ]
 SETS = {
     "dgxc": "scenarios/validation/dgxc/published.tsv",

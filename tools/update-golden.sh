@@ -36,4 +36,6 @@ done
 	--set simulate.fold=true >tests/golden/palm-540b-6144tpu-folded.json
 "$build"/clustersim run scenarios/eos-gpt3-175b-fp8.yaml --format json --no-progress \
 	>tests/golden/eos-gpt3-175b-fp8.json
+"$build"/clustersim run scenarios/validation/dgxc/dgxc-llama31-70b-fp8-64gpu.yaml --format json \
+	--no-progress --set fleet=ideal >tests/golden/dgxc-llama31-70b-fp8-64gpu-ideal.json
 git diff --stat -- tests/golden

@@ -39,6 +39,7 @@ static const char *const clock_names[] = {"auto", "table", "power", NULL};
 static const char *const pos_names[] = {"auto", "learned", "rotary", "alibi", "none", NULL};
 static const char *const topo_names[] = {"fat-tree", "torus", NULL};
 static const char *const fleet_names[] = {"production", "ideal", NULL};
+static const char *const amax_names[] = {"reduced", "local", "off", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -236,6 +237,23 @@ static const cs_config_key keys[] = {
 	K("training.grad_clip", CS_KIND_BOOL, training.grad_clip, 0, 0, false, NULL, "true",
 	  "the gradient norm (a kernel over the local gradients, an all-reduce) and clipping "
 	  "before the optimizer update"),
+	K("training.fp8.amax", CS_KIND_ENUM, training.fp8.amax, 0, 0, false, amax_names, "reduced",
+	  "reduced | local | off: delayed scaling's amax bookkeeping after each virtual stage's "
+	  "forward and backward, its amaxes all-reduced over the stage's ranks (reduced), or "
+	  "not (local); off leaves it out"),
+	K("training.fp8.amax_history", CS_KIND_INT, training.fp8.amax_history, 1, 1e6, false, NULL,
+	  "1024", "entries of each fp8 tensor's amax history (the update kernel reads and "
+	  "rolls it)"),
+	K("training.fp8.params", CS_KIND_BOOL, training.fp8.params, 0, 0, false, NULL, "false",
+	  "weights kept in fp8 (NeMo's fp8_params, Megatron's --fp8-param-gather): the "
+	  "optimizer casts its shard, parameters are all-gathered in fp8, each weight is "
+	  "transposed rather than cast"),
+	K("training.fp8.weight_cache", CS_KIND_BOOL, training.fp8.weight_cache, 0, 0, false, NULL,
+	  "true", "each weight's fp8 copy (or transpose) made on a step's first micro-batch and "
+	  "kept (TE's is_first_microbatch); false: on every micro-batch"),
+	K("training.fp8.comm", CS_KIND_BOOL, training.fp8.comm, 0, 0, false, NULL, "true",
+	  "the sequence-parallel all-gathers before the fp8 GEMMs move fp8, one byte per "
+	  "element"),
 
 	K("parallelism.tp", CS_KIND_INT, parallel.tp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
 	  "tensor-parallel degree"),
@@ -259,6 +277,9 @@ static const cs_config_key keys[] = {
 	  ub_config_names, "te-default", "userbuffers layer config: te-default | "
 	  "nemo-h100-h12288-tp4-mbs1-seqlen2048 | nemo-h100-h8192-tp4-mbs1-seqlen8192 | "
 	  "nemo-h100-h16384-tp8-cp2-mbs1-seqlen8192 | dgxc-gpt3-175b"),
+	K("parallelism.tp_overlap_fp8_buf", CS_KIND_BOOL, parallel.tp_overlap_fp8_buf, 0, 0, false,
+	  NULL, "false", "under fp8, the pipelined reduce-scatters of the forward (out-projection, "
+	  "MLP down) in fp8 buffers (TE's fp8_buf, as NeMo's fp8 configs set it)"),
 	K("parallelism.pipeline.schedule", CS_KIND_ENUM, parallel.schedule, 0, 0, false,
 	  sched_names, "1f1b", "gpipe | 1f1b | interleaved | zb-h1 | zb-v"),
 	K("parallelism.pipeline.virtual_stages", CS_KIND_INT, parallel.virtual_stages, 1, 1e6,

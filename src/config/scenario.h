@@ -181,6 +181,23 @@ typedef enum cs_attn_kernel { CS_ATTNK_CUDNN, CS_ATTNK_FLASH2 } cs_attn_kernel;
 /* How document lengths are drawn when sequences pack documents. */
 typedef enum cs_doc_dist { CS_DOCS_EXPONENTIAL, CS_DOCS_LOGNORMAL, CS_DOCS_FIXED } cs_doc_dist;
 
+/* Delayed scaling's amax bookkeeping: reduced over the amax group (TE's
+ * reduce_amax), kept local, or not modelled. */
+typedef enum cs_fp8_amax { CS_AMAX_REDUCED, CS_AMAX_LOCAL, CS_AMAX_OFF } cs_fp8_amax;
+
+/* What Transformer Engine's fp8 recipe does beside its GEMMs and casts
+ * (training.fp8; docs/compute-model.md, "FP8 as Transformer Engine runs
+ * it"). Read under CS_PREC_FP8 only. */
+typedef struct cs_fp8_spec {
+	cs_fp8_amax amax;     /* per autocast region, forward and backward */
+	int64_t amax_history; /* entries of each tensor's amax history */
+	bool params;          /* weights kept in fp8 (fp8_model_init): transposed, not
+	                       * cast, once per step; fp8 parameter all-gathers */
+	bool weight_cache;    /* a weight's fp8 copy made on a step's first micro-batch
+	                       * only (TE's is_first_microbatch) */
+	bool comm;            /* sequence-parallel all-gathers of fp8 tensors in fp8 */
+} cs_fp8_spec;
+
 typedef struct cs_training_spec {
 	int64_t seq_len;
 	int64_t global_batch;   /* sequences per optimizer step */
@@ -197,6 +214,7 @@ typedef struct cs_training_spec {
 	bool step_edges;          /* the work around forward and backward: gradient
 	                           * zeroing, loss reduction, host synchronisations */
 	bool grad_clip;           /* the gradient norm and clipping before the update */
+	cs_fp8_spec fp8;          /* Transformer Engine's fp8 recipe as it runs (precision fp8) */
 	int64_t doc_mean;         /* mean document length in tokens under a document
 	                           * mask; 0: one document per sequence */
 	cs_doc_dist doc_dist;
@@ -241,6 +259,8 @@ typedef struct cs_parallel_spec {
 	bool tp_overlap;           /* overlap TP collectives with neighbouring GEMMs */
 	cs_tp_overlap_model tp_overlap_model;
 	cs_ub_config tp_overlap_config;
+	bool tp_overlap_fp8_buf;   /* userbuffers' pipelined forward reduce-scatters in fp8
+	                            * buffers under the fp8 recipe (TE's fp8_buf) */
 	cs_schedule schedule;
 	int64_t virtual_stages;    /* interleaved / zb-v chunks per stage */
 	bool account_embedding;    /* split layers as if the embedding were one more */

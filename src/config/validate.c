@@ -45,6 +45,10 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->training.optimizer = CS_OPT_ADAM;
 	sc->training.step_edges = true;
 	sc->training.grad_clip = true;
+	sc->training.fp8.amax = CS_AMAX_REDUCED;
+	sc->training.fp8.amax_history = 1024;
+	sc->training.fp8.weight_cache = true;
+	sc->training.fp8.comm = true;
 
 	sc->parallel.tp = sc->parallel.pp = sc->parallel.cp = sc->parallel.ep = 1;
 	for (int a = 0; a < CS_AXIS_COUNT; a++)

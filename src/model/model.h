@@ -59,6 +59,10 @@ typedef struct cs_layer_ctx {     /* what divides one micro-batch's work on one 
 	                           * (0: accumulated inside them) */
 	cs_framework framework;   /* which kernels the software runs around the GEMMs */
 	int64_t micro_batches;    /* per step (eager accumulation skips the first) */
+	/* Transformer Engine's fp8 recipe (precision CS_PREC_FP8) */
+	bool fp8_gather;          /* sequence-parallel all-gathers of fp8 inputs move fp8 */
+	bool fp8_params;          /* weights kept in fp8: transposed once, not cast */
+	bool fp8_recast;          /* the weight cast (or transpose) on every micro-batch */
 } cs_layer_ctx;
 
 typedef struct cs_layer_op {

@@ -152,10 +152,18 @@ static void attn_core(blk *B, bool bwd)
 
 /* ---- TP comm points ----------------------------------------------------- */
 
-static void tp_gather(blk *B, const char *name)
+/* A sequence-parallel all-gather. Under the fp8 recipe, one before an fp8
+ * GEMM (the norm's output before QKV and MLP-up, the output gradient
+ * before the row-parallel layers' backward) moves the fp8 tensor: TE
+ * (module/layernorm_linear.py, linear.py, base.py grad_output_preprocess)
+ * casts before it gathers. The MoE layer's gather feeds the router, in
+ * 16 bits. */
+static void tp_gather(blk *B, const char *name, bool fp8_gemm_next)
 {
+	bool fp8 = fp8_gemm_next && B->c->precision == CS_PREC_FP8 && B->c->fp8_gather;
 	if (B->sp)
-		cs__comm(B->l, name, CS_COMM_TP, CS_COLL_ALL_GATHER, B->d.tokens * B->d.h * B->d.ab);
+		cs__comm(B->l, name, CS_COMM_TP, CS_COLL_ALL_GATHER,
+			 B->d.tokens * B->d.h * (fp8 ? 1.0 : B->d.ab));
 }
 
 static void tp_reduce(blk *B, const char *ar_name, const char *rs_name)
@@ -332,7 +340,7 @@ static void block_fwd_parallel(blk *B, bool moe)
 	const cs__dims *d = &B->d;
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
 	cs__norm(B->l, B->m, d, "block_norm", n, false);
-	tp_gather(B, "sp_ag_block");
+	tp_gather(B, "sp_ag_block", !moe);
 	cs__cast_act(B->l, d, "block_norm_cast", full, false);
 	attn_branch_fwd(B);
 	mlp_fwd(B, moe);
@@ -345,7 +353,7 @@ static void block_bwd_input_parallel(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
-	tp_gather(B, "sp_ag_block_bwd");
+	tp_gather(B, "sp_ag_block_bwd", !moe);
 	cs__cast_act(B->l, d, "block_grad_cast", full, false);
 	mlp_bwd_input(B, moe);
 	attn_branch_bwd(B);
@@ -365,13 +373,13 @@ static void block_fwd(blk *B, bool moe)
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
 	bool drop = B->c->dropout;
 	cs__norm(B->l, B->m, d, "attn_norm", n, false);
-	tp_gather(B, "sp_ag_attn");
+	tp_gather(B, "sp_ag_attn", true);
 	cs__cast_act(B->l, d, "attn_norm_cast", full, false);
 	attn_branch_fwd(B);
 	tp_reduce(B, "tp_ar_attn", "tp_rs_attn");
 	cs__residual(B->l, d, "attn_residual", n, drop);
 	cs__norm(B->l, B->m, d, "mlp_norm", n, false);
-	tp_gather(B, "sp_ag_mlp");
+	tp_gather(B, "sp_ag_mlp", !moe);
 	cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
 	mlp_fwd(B, moe);
 	tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
@@ -386,13 +394,13 @@ static void block_bwd_input(blk *B, bool moe)
 		return;
 	}
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
-	tp_gather(B, "sp_ag_mlp_bwd");
+	tp_gather(B, "sp_ag_mlp_bwd", !moe);
 	cs__cast_act(B->l, d, "mlp_grad_cast", full, false);
 	mlp_bwd_input(B, moe);
 	tp_reduce(B, "tp_ar_mlp_bwd", "tp_rs_mlp_bwd");
 	cs__cast_act(B->l, d, "mlp_norm_cast_bwd", full, true);
 	cs__norm(B->l, B->m, d, "mlp_norm_bwd", n, true);
-	tp_gather(B, "sp_ag_attn_bwd");
+	tp_gather(B, "sp_ag_attn_bwd", true);
 	cs__cast_act(B->l, d, "attn_grad_cast", full, false);
 	attn_branch_bwd(B);
 	tp_reduce(B, "tp_ar_attn_bwd", "tp_rs_attn_bwd");
@@ -417,10 +425,15 @@ static void block_bwd_weight(blk *B, bool moe)
 	mlp_bwd_weight(B, moe);
 	wgrad(B, "out_proj_wgrad", d->q / d->tp, d->h, d->tokens, 1);
 	wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
-	/* the recipe casts each weight (with its transpose) once per step,
-	 * keeping the fp8 copy for the step's micro-batches: charged evenly */
-	int64_t mb = B->c->micro_batches > 0 ? B->c->micro_batches : 1;
-	fp8_cast(B, "fp8_weight_cast", B->wgrad_elems / (double)mb, false);
+	/* the recipe casts each weight (with its transpose) on a step's first
+	 * micro-batch and keeps the fp8 copy for the rest (TE's
+	 * is_first_microbatch): charged evenly; weights kept in fp8 are only
+	 * transposed (read 1, write 1). Without the cache, every micro-batch. */
+	int64_t mb = B->c->micro_batches > 0 && !B->c->fp8_recast ? B->c->micro_batches : 1;
+	if (B->c->fp8_params)
+		fp8_cast(B, "fp8_weight_transpose", B->wgrad_elems / (double)mb, true);
+	else
+		fp8_cast(B, "fp8_weight_cast", B->wgrad_elems / (double)mb, false);
 	if (d->fw == CS_FW_PYTORCH)
 		cs__eager_accum(B->l, B->c, B->wgrad_elems);
 	else if (B->c->grad_accum_bytes > 0.0)

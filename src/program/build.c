@@ -221,6 +221,8 @@ static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
 		if (cs__dp_after_use(b, l, j, 1))
 			return -1;
 	}
+	if (cs__fp8_amax(b, j, 1))
+		return -1;
 	if (k == V - 1 && (emit_unit(b, CS_DP_HEAD, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1) ||
 			   cs__edges_loss(b, j)))
 		return -1;
@@ -261,6 +263,8 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 				return -1;
 		}
 	}
+	if (input && cs__fp8_amax(b, j, 0))
+		return -1;
 	if (k == 0) {
 		if (emit_unit(b, CS_DP_EMBED, input ? &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_INPUT] : NULL,
 			      weight ? &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j, 0))
@@ -351,9 +355,12 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 			ends += b->frag[w][0][pass].n;
 	for (int64_t k = 0; k < b->lay.vstages; k++)
 		maxl = b->lay.nlayers[k] > maxl ? b->lay.nlayers[k] : maxl;
+	/* the fp8 recipe's amax reduction: a kernel, a collective, a kernel */
+	int64_t fp8 = b->sc->training.precision == CS_PREC_FP8 && b->sc->training.fp8.amax != CS_AMAX_OFF
+		? 3 : 0;
 	double total = 0;
 	for (int64_t s = 0; s < b->lay.stages; s++)
-		total += (double)b->nsched[s] * (double)(maxl * (per_layer + 4) + ends + 6);
+		total += (double)b->nsched[s] * (double)(maxl * (per_layer + 4) + ends + 6 + fp8);
 	if (total <= CS_BUILD_MAX_OPS)
 		return 0;
 	char where[CS_PATH_MAX + 64];
@@ -398,6 +405,8 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		.grad_accum_bytes = sc->training.grad_accum == CS_GRAD_ACCUM_SEPARATE
 			? cs_model_grad_accum_bytes(sc->training.precision, sc->training.grad_dtype) : 0.0,
 		.framework = sc->training.framework, .micro_batches = b->lay.micro_batches,
+		.fp8_gather = sc->training.fp8.comm, .fp8_params = sc->training.fp8.params,
+		.fp8_recast = !sc->training.fp8.weight_cache,
 	};
 	b->prof = prof;
 	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu, .prec = sc->training.precision, .prof = b->prof,

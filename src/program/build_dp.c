@@ -51,18 +51,23 @@ struct cs_dp_state {
 	int nuse;
 	int32_t last_rs;        /* DP mark of the latest reduce-scatter */
 	double stage_params;    /* local parameters of this stage */
+	double stage_linear;    /* of them, the blocks' linear weights */
+	double stage_gather;    /* bytes of this stage's parameters as all-gathered */
 };
 
 /* ---- parameters ------------------------------------------------------- */
 
 /* Local parameter tensors of a layer, in reverse registration order (the
- * order DDP fills buckets), as parameter counts. */
-static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
+ * order DDP fills buckets), as parameter counts; bit i of *linear set when
+ * t[i] is a block's linear weight (an fp8 GEMM's, under the fp8 recipe). */
+static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned *linear)
 {
 	const cs_model_spec *m = &b->sc->model;
 	double tp = (double)b->sc->parallel.tp, ep = (double)b->sc->parallel.ep;
 	double h = (double)m->hidden;
 	int n = 0;
+	if (linear)
+		*linear = 0;
 	if (layer == CS_DP_EMBED) {
 		t[n++] = (double)m->vocab * h / tp;
 		if (m->arch == CS_ARCH_GPT)
@@ -82,43 +87,71 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t)
 	cs_shard_heads(m->heads, m->kv_heads, b->sc->parallel.tp, 0, &q0, &nq, &kv0, &nkv);
 	cs_shard_range(m->ffn, b->sc->parallel.tp, 0, &f0, &nf);
 	t[n++] = 2.0 * h * (gated ? 1 : 2);  /* norms */
+	unsigned lin = 0;
 	if (cs_model_layer_is_moe(m, layer)) {
 		double per = (gated ? 3.0 : 2.0) * h * (double)m->expert_ffn / tp;
 		double local = (double)m->experts / ep;
+		lin |= 1u << n;
 		t[n++] = per * (local + (double)m->shared_experts);
 		t[n++] = h * (double)m->experts;  /* router */
 	} else {
+		lin |= 3u << n;
 		t[n++] = h * (double)nf;                  /* down: rows */
 		t[n++] = h * (double)nf * (gated ? 2 : 1);/* up (and gate): columns */
 	}
+	lin |= 3u << n;
 	t[n++] = h * (double)(nq * dh);                   /* out projection: rows */
 	t[n++] = h * (double)((nq + 2 * nkv) * dh);       /* q, k, v: columns */
+	if (linear)
+		*linear = lin;
 	return n;
 }
 
 static double tensors_sum(const cs_builder *b, int64_t layer)
 {
 	double t[MAX_TENSORS], s = 0;
-	int n = layer_tensors(b, layer, t);
+	int n = layer_tensors(b, layer, t, NULL);
 	for (int i = 0; i < n; i++)
 		s += t[i];
 	return s;
 }
 
-static double stage_params(const cs_builder *b)
+static double linear_sum(const cs_builder *b, int64_t layer)
+{
+	double t[MAX_TENSORS], s = 0;
+	unsigned lin;
+	int n = layer_tensors(b, layer, t, &lin);
+	for (int i = 0; i < n; i++)
+		s += lin >> i & 1u ? t[i] : 0.0;
+	return s;
+}
+
+/* Bytes of a unit's parameters as all-gathered: 16-bit, or one byte for a
+ * block's linear weights kept in fp8 (training.fp8.params; NeMo's
+ * distributed optimizer gathers their uint8 shards); the norms, the MoE
+ * router, the embedding and the LM head stay 16-bit. */
+static double gather_bytes(const cs_builder *b, int64_t layer)
+{
+	double all = tensors_sum(b, layer);
+	if (b->sc->training.precision != CS_PREC_FP8 || !b->sc->training.fp8.params)
+		return all * b->dp->param_bytes;
+	double lin = linear_sum(b, layer);
+	return lin + (all - lin) * b->dp->param_bytes;
+}
+
+/* `f` summed over this stage's units. */
+static double stage_sum(const cs_builder *b, double (*f)(const cs_builder *, int64_t))
 {
 	double s = 0;
 	for (int64_t k = 0; k < b->lay.vstages; k++) {
-		int64_t st, ch;
-		cs_sched_stage_of(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, k, &st, &ch);
-		if (st != b->stage)
+		if (!cs__runs_here(b, k))
 			continue;
 		for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++)
-			s += tensors_sum(b, l);
+			s += f(b, l);
 		if (k == 0)
-			s += tensors_sum(b, CS_DP_EMBED);
+			s += f(b, CS_DP_EMBED);
 		if (k == b->lay.vstages - 1)
-			s += tensors_sum(b, CS_DP_HEAD);
+			s += f(b, CS_DP_HEAD);
 	}
 	return s;
 }
@@ -230,7 +263,9 @@ int cs__dp_stage_begin(cs_builder *b)
 	d->nlate = 0;
 	d->nuse = 0;
 	d->last_rs = 0;
-	d->stage_params = stage_params(b);
+	d->stage_params = stage_sum(b, tensors_sum);
+	d->stage_linear = stage_sum(b, linear_sum);
+	d->stage_gather = stage_sum(b, gather_bytes);
 	memset(d->used, 0, (size_t)b->sc->model.layers + 2);
 	if (!gathers_at_start(b))
 		return 0;
@@ -239,14 +274,12 @@ int cs__dp_stage_begin(cs_builder *b)
 	 * (last), at positions -1, 0 .. n-1, n */
 	double bucket = 0;
 	for (int64_t k = 0; k < b->lay.vstages; k++) {
-		int64_t st, ch;
-		cs_sched_stage_of(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, k, &st, &ch);
-		if (st != b->stage)
+		if (!cs__runs_here(b, k))
 			continue;
 		int64_t first = b->lay.first_layer[k], n = b->lay.nlayers[k];
 		int64_t lo = k == 0 ? -1 : 0, hi = n + (k == b->lay.vstages - 1), pend = lo;
 		for (int64_t pos = lo; pos < hi; pos++) {
-			bucket += tensors_sum(b, unit_at(first, n, pos)) * d->param_bytes;
+			bucket += gather_bytes(b, unit_at(first, n, pos));
 			if (bucket < b->sc->parallel.bucket_bytes && pos < hi - 1)
 				continue;
 			int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER,
@@ -270,7 +303,7 @@ static int copy_out(cs_builder *b, int64_t layer)
 	if (b->sc->training.framework != CS_FW_FSDP)
 		return 0;
 	cs_layer_op op = { .name = "fsdp_copy_out", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
-			   .bytes = 2.0 * tensors_sum(b, layer) * b->dp->param_bytes, .kernels = 1 };
+			   .bytes = 2.0 * gather_bytes(b, layer), .kernels = 1 };
 	return cs__add_kernel(b, &op, CS_PHASE_FWD, (int)b->vstage, (int)layer, -1);
 }
 
@@ -304,7 +337,7 @@ int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
 	if (!fwd && b->sc->parallel.backward_prefetch == CS_PREFETCH_NONE && d->last_rs > 0)
 		deps[nd++] = (cs_dep){ .counter = CS_STREAM_DP, .value = d->last_rs };
 	int32_t mk = add_coll(b, CS_STREAM_DP_AG, grad_group(d), CS_COLL_ALL_GATHER,
-			      tensors_sum(b, layer) * d->param_bytes, deps, nd, layer);
+			      gather_bytes(b, layer), deps, nd, layer);
 	if (mk < 0)
 		return -1;
 	cs__pending(b, CS_STREAM_DP_AG, mk);
@@ -352,7 +385,7 @@ int cs__dp_grads_ready(cs_builder *b, int64_t layer)
 		return 0;
 	}
 	double t[MAX_TENSORS];
-	int n = layer_tensors(b, layer, t);
+	int n = layer_tensors(b, layer, t, NULL);
 	for (int i = 0; i < n; i++) {
 		d->bucket += t[i] * d->grad_bytes;
 		if (d->bucket >= d->cap && flush_bucket(b))
@@ -409,10 +442,12 @@ int cs__dp_stage_end(cs_builder *b)
 						b->sc->training.optimizer_dtype, b->sc->training.framework);
 	if (cs__add_kernel(b, &opt, CS_PHASE_OPTIM, -1, -1, -1))
 		return -1;
+	if (d->stage_params > 0 && cs__fp8_param_update(b, (double)local * d->stage_linear / d->stage_params))
+		return -1;
 	/* ZeRO-1/2 without overlap: gather the updated parameters now */
 	if (d->active && (d->mode == CS_SHARD_ZERO1 || d->mode == CS_SHARD_ZERO2) && !gathers_at_start(b)) {
 		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
-		double bytes = d->stage_params * d->param_bytes;
+		double bytes = d->stage_gather;
 		double cap = b->sc->parallel.bucket_bytes;
 		while (bytes > 0) {
 			double chunk = bytes > cap ? cap : bytes;

@@ -62,10 +62,8 @@ static int add_kernel(cs_builder *b, const cs_layer_op *op, cs_phase phase, int 
 	return cs__add_kernel(b, op, phase, (int)b->vstage, -1, micro);
 }
 
-/* An all-reduce of `bytes` on `g` after the compute stream's ops so far;
- * its mark, 0 when the group has one member, -1 when out of memory. */
-static int32_t all_reduce(cs_builder *b, cs_stream s, cs_group_kind g, cs_comm_kind comm, double bytes,
-			  int micro)
+int32_t cs__all_reduce(cs_builder *b, cs_stream s, cs_group_kind g, cs_comm_kind comm, double bytes,
+		       int micro)
 {
 	if (group_size(b, g) <= 1)
 		return 0;
@@ -103,14 +101,14 @@ int cs__edges_loss(cs_builder *b, int64_t micro)
 {
 	if (!b->sc->training.step_edges || !megatron(b))
 		return 0;
-	int32_t mk = all_reduce(b, CS_STREAM_CP, CS_GROUP_CP, CS_COMM_CP, LOSS_BYTES, (int)micro);
+	int32_t mk = cs__all_reduce(b, CS_STREAM_CP, CS_GROUP_CP, CS_COMM_CP, LOSS_BYTES, (int)micro);
 	if (mk < 0)
 		return -1;
 	if (mk > 0)
 		cs__pending(b, CS_STREAM_CP, mk);
 	if (host_checks(b, CS_PHASE_FWD, (int)micro))
 		return -1;
-	return all_reduce(b, CS_STREAM_DP, CS_GROUP_DP, CS_COMM_DP, LOSS_BYTES, (int)micro) < 0 ? -1 : 0;
+	return cs__all_reduce(b, CS_STREAM_DP, CS_GROUP_DP, CS_COMM_DP, LOSS_BYTES, (int)micro) < 0 ? -1 : 0;
 }
 
 int cs__edges_bucket(cs_builder *b, double bytes)
@@ -138,7 +136,7 @@ static cs_group_kind stats_group(const cs_builder *b)
 static int reduce_stat(cs_builder *b)
 {
 	if (megatron(b)) {
-		int32_t mk = all_reduce(b, CS_STREAM_DP, stats_group(b), CS_COMM_DP, NORM_BYTES, -1);
+		int32_t mk = cs__all_reduce(b, CS_STREAM_DP, stats_group(b), CS_COMM_DP, NORM_BYTES, -1);
 		if (mk < 0)
 			return -1;
 		if (mk > 0)
@@ -150,7 +148,7 @@ static int reduce_stat(cs_builder *b)
 	cs_group_kind groups[3] = { sh == CS_SHARD_HYBRID ? CS_GROUP_DP_INTRA : CS_GROUP_DP, CS_GROUP_TP,
 				    CS_GROUP_PP };
 	for (int i = sh == CS_SHARD_NONE ? 1 : 0; i < 3; i++) {
-		int32_t mk = all_reduce(b, CS_STREAM_DP, groups[i], CS_COMM_DP, NORM_BYTES, -1);
+		int32_t mk = cs__all_reduce(b, CS_STREAM_DP, groups[i], CS_COMM_DP, NORM_BYTES, -1);
 		if (mk < 0)
 			return -1;
 		if (mk > 0)

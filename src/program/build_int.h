@@ -120,6 +120,13 @@ int32_t cs__add_segment(cs_builder *b, cs_op *op, const int64_t *class_ns, const
  * per launch: its first or its last kernel's launches less the GPU time
  * before that kernel (its kernels equal shares of `ns`). */
 int64_t cs__host_need(double launch_ns, double issued, int64_t before, double kernels, int64_t ns);
+/* Whether virtual stage `k` runs on the stage being built. */
+static inline bool cs__runs_here(const cs_builder *b, int64_t k)
+{
+	int64_t st, ch;
+	cs_sched_stage_of(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, k, &st, &ch);
+	return st == b->stage;
+}
 /* Make the next compute segment wait until `counter` reaches `value`. */
 void cs__pending(cs_builder *b, int counter, int32_t value);
 
@@ -147,5 +154,21 @@ int cs__edges_loss(cs_builder *b, int64_t micro);
 int cs__edges_update(cs_builder *b, int64_t params);
 /* Before the reduction of a gradient bucket of `bytes`. */
 int cs__edges_bucket(cs_builder *b, double bytes);
+/* An all-reduce of `bytes` on `g`, stream `s`, after the compute stream's
+ * ops so far; its mark, 0 when the group has one member, -1 when out of
+ * memory. */
+int32_t cs__all_reduce(cs_builder *b, cs_stream s, cs_group_kind g, cs_comm_kind comm, double bytes,
+		       int micro);
+
+/* Transformer Engine's fp8 bookkeeping (build_fp8.c), each 0 or -1 when
+ * out of memory: after virtual stage b->vstage's blocks ran forward (fwd)
+ * or backward for micro-batch `micro`, delayed scaling's amax reduction
+ * and update; after the optimizer updated `shard` local parameters that
+ * are fp8 weights, their cast and amax reduction. */
+int cs__fp8_amax(cs_builder *b, int64_t micro, int fwd);
+int cs__fp8_param_update(cs_builder *b, double shard);
+/* The fp8 tensors whose amaxes layers first .. first + n - 1 keep, forward
+ * (fwd) or backward; *modules (unless NULL) the modules holding them. */
+double cs__fp8_amax_tensors(const cs_builder *b, int64_t first, int64_t n, int fwd, double *modules);
 
 #endif

@@ -215,6 +215,18 @@ static int64_t rs_ns(const cs_builder *b, double bytes, int sms)
 	return cs_time_add(latency(b), (int64_t)llround(bytes * (tp - 1.0) / tp / nvlink_bw(b, sms)));
 }
 
+/* The bytes a userbuffers reduce-scatter moves: a pipelined one in fp8
+ * buffers under the fp8 recipe (TE's initialize_ub gives fp8_buf to the
+ * pipeline method's layers a config marks; the GEMM writes fp8 partial
+ * sums, one byte per element of the 16-bit output). */
+static double rs_bytes(const cs_builder *b, const cs_layer_op *op, int kind)
+{
+	const cs_scenario *sc = b->sc;
+	bool fp8 = kind == P_PIPE_RS && sc->parallel.tp_overlap_fp8_buf &&
+		   sc->training.precision == CS_PREC_FP8 && sc->training.fp8.comm;
+	return fp8 ? op->comm_bytes / 2.0 : op->comm_bytes;
+}
+
 /* One chunk's hop to the next rank by copy engine. */
 static int64_t hop_ns(const cs_builder *b, double bytes)
 {
@@ -264,7 +276,7 @@ int cs__ub_comm(const cs_builder *b, const cs_layer_op *ops, int n, int i, cs_fr
 		item->ub_overlap = 1;
 	} else { /* the pipeline's last chunk, exposed */
 		int splits = c->num_splits > 0 ? c->num_splits : 1;
-		item->bytes = op->comm_bytes / splits;
+		item->bytes = rs_bytes(b, op, kind) / splits;
 		item->ns = rs_ns(b, item->bytes, UB_MAX_SM);
 		item->sms = UB_MAX_SM;
 	}
@@ -295,7 +307,7 @@ bool cs__ub_gemm(const cs_builder *b, const cs_layer_op *ops, int n, int j, cs_f
 	int64_t cn = (int64_t)llround((double)cs_compute_op_ns(&b->cm, &ch) / margin);
 	int64_t ns;
 	if (kind == P_PIPE_RS) {
-		int64_t r = rs_ns(b, comm->comm_bytes / chunks, c->num_sm);
+		int64_t r = rs_ns(b, rs_bytes(b, comm, kind) / chunks, c->num_sm);
 		ns = cs__ub_pipeline_ns(cn, r, chunks, c->margin ? 1.0 : coresident_rate(b, c->num_sm));
 	} else if (pairs) { /* the pair's exchange, then steps of two chunks */
 		ns = cs_time_add(hop_ns(b, comm->comm_bytes / tp),

@@ -23,7 +23,7 @@ void cs_mesh_init(cs_mesh *m, const cs_parallel_spec *p)
 }
 
 /* The axes (innermost first as listed) a group kind spans. */
-static int group_axes(cs_group_kind kind, cs_axis axes[3])
+static int group_axes(cs_group_kind kind, cs_axis axes[4])
 {
 	switch (kind) {
 	case CS_GROUP_TP: axes[0] = CS_AXIS_TP; return 1;
@@ -41,16 +41,25 @@ static int group_axes(cs_group_kind kind, cs_axis axes[3])
 		axes[0] = CS_AXIS_TP;
 		axes[1] = CS_AXIS_PP;
 		return 2;
+	case CS_GROUP_STAGE:
+		axes[0] = CS_AXIS_TP;
+		axes[1] = CS_AXIS_CP;
+		axes[2] = CS_AXIS_EP;
+		axes[3] = CS_AXIS_DP;
+		return 4;
 	case CS_GROUP_WORLD: /* every axis: one group of consecutive ranks (full_group) */
 	case CS_GROUP_KINDS: break;
 	}
 	return 0;
 }
 
-/* Sort the group's axes by stride so member 0..n-1 ascend in rank. */
+/* Sort the group's axes by stride so member 0..n-1 ascend in rank. Past
+ * three axes (the stage group), an axis whose stride continues the run
+ * before it joins that run: the axes outside the group are then only pp,
+ * so at most two runs remain. */
 static cs_group full_group(const cs_mesh *m, cs_group_kind kind, int64_t rank)
 {
-	cs_axis axes[3];
+	cs_axis axes[4];
 	int na = group_axes(kind, axes);
 	cs_group g = { .base = rank, .n = { 1, 1, 1 }, .stride = { 0, 0, 0 } };
 	if (kind == CS_GROUP_WORLD) {
@@ -61,22 +70,29 @@ static cs_group full_group(const cs_mesh *m, cs_group_kind kind, int64_t rank)
 		}
 		return g;
 	}
-	for (int i = 0; i < na; i++)
-		g.base -= cs_mesh_coord(m, rank, axes[i]) * m->stride[axes[i]];
-	/* insertion sort by stride; axes of degree 1 drop out */
+	int64_t st[4], n[4];
 	int k = 0;
 	for (int i = 0; i < na; i++) {
+		g.base -= cs_mesh_coord(m, rank, axes[i]) * m->stride[axes[i]];
 		if (m->deg[axes[i]] <= 1)
-			continue;
-		int64_t st = m->stride[axes[i]], n = m->deg[axes[i]];
+			continue; /* axes of degree 1 drop out */
 		int j = k++;
-		while (j > 0 && g.stride[j - 1] > st) {
-			g.stride[j] = g.stride[j - 1];
-			g.n[j] = g.n[j - 1];
+		while (j > 0 && st[j - 1] > m->stride[axes[i]]) { /* insertion sort by stride */
+			st[j] = st[j - 1];
+			n[j] = n[j - 1];
 			j--;
 		}
-		g.stride[j] = st;
-		g.n[j] = n;
+		st[j] = m->stride[axes[i]];
+		n[j] = m->deg[axes[i]];
+	}
+	int runs = 0;
+	for (int i = 0; i < k; i++) {
+		if (k > 3 && runs > 0 && g.stride[runs - 1] * g.n[runs - 1] == st[i]) {
+			g.n[runs - 1] *= n[i];
+			continue;
+		}
+		g.stride[runs] = st[i];
+		g.n[runs++] = n[i];
 	}
 	return g;
 }
@@ -118,7 +134,7 @@ int64_t cs_mesh_group_count(const cs_mesh *m, cs_group_kind kind, int64_t gpus_p
 
 int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64_t gpus_per_node)
 {
-	cs_axis axes[3];
+	cs_axis axes[4];
 	int na = group_axes(kind, axes);
 	int64_t idx = 0, mult = 1;
 	if (kind == CS_GROUP_WORLD)
@@ -150,7 +166,7 @@ int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, 
 const char *cs_group_kind_name(cs_group_kind kind)
 {
 	static const char *const names[CS_GROUP_KINDS] = {
-		"tp", "cp", "ep", "pp", "dp", "dp-intra", "dp-inter", "mp", "world"
+		"tp", "cp", "ep", "pp", "dp", "dp-intra", "dp-inter", "mp", "world", "stage"
 	};
 	return (unsigned)kind < CS_GROUP_KINDS ? names[kind] : "?";
 }

@@ -8,8 +8,9 @@
  * mesh keeps them as two axes so that both groups stay regular.
  *
  * A process group is every rank that differs from a given rank only along
- * up to three axes; its members are base + i*stride[0] + j*stride[1] +
- * k*stride[2].
+ * some of the axes; its members are base + i*stride[0] + j*stride[1] +
+ * k*stride[2] (axes adjacent in the order merged into one run, so that
+ * any group but the world leaves at most three).
  */
 #ifndef CS_PROGRAM_MESH_H
 #define CS_PROGRAM_MESH_H
@@ -35,6 +36,8 @@ typedef enum cs_group_kind {
 	CS_GROUP_DP_INTER,/* hybrid sharding: the same shard across nodes */
 	CS_GROUP_MP,      /* model parallel: tp x pp (Megatron's model-parallel group) */
 	CS_GROUP_WORLD,   /* every rank */
+	CS_GROUP_STAGE,   /* one pipeline stage's ranks: tp x cp x dp (with ep), Megatron's
+	                   * tensor-and-data-parallel group with CP (the fp8 amax reduction) */
 	CS_GROUP_KINDS
 } cs_group_kind;
 
