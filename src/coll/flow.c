@@ -344,7 +344,8 @@ static const cs__flow_plan *plan_of(cs_net *n, const int64_t *members, int64_t n
 	if (*kept >= 0)
 		return cs__plan_cache_at(&n->plans, *kept);
 	n->plan.n = n->plan.nl = 0;
-	if (cs__flow_plan_build(n->topo, n->domain, members, nmembers, op, bytes, algo, &n->plan))
+	if (cs__flow_plan_build(n->topo, n->domain, &n->route, members, nmembers, op, bytes, algo,
+				&n->plan))
 		return NULL;
 	if (keep && (*kept = cs__plan_cache_put(&n->plans, members, nmembers, op, bytes, algo, &n->plan)) >= 0)
 		return cs__plan_cache_at(&n->plans, *kept);
@@ -352,6 +353,14 @@ static const cs__flow_plan *plan_of(cs_net *n, const int64_t *members, int64_t n
 }
 
 static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, cs_time latency, uint64_t tag);
+
+int cs_net_route_ecmp(cs_net *n, int qps, uint64_t seed)
+{
+	if (qps < 1 || n->next_id > 0 || n->plans.ne > 0)
+		return -1;
+	n->route = (cs__flow_route){ qps, seed };
+	return 0;
+}
 
 int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
 		     cs_coll_op op, double bytes, cs_coll_algo algo, cs_time latency, uint64_t tag)

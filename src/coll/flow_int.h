@@ -114,6 +114,7 @@ struct cs_net {
 	size_t actcap, frozencap, adjcap, tcap, offcap;
 	cs__flow_plan plan;
 	cs__plan_cache plans;
+	cs__flow_route route;   /* ideal unless cs_net_route_ecmp */
 };
 
 #define CS__FLOWS(n) ((cs__flow *)(n)->flows.v)
