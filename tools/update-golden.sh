@@ -36,4 +36,7 @@ done
 	--set simulate.fold=true >tests/golden/palm-540b-6144tpu-folded.json
 "$build"/clustersim run scenarios/eos-gpt3-175b-fp8.yaml --format json --no-progress \
 	>tests/golden/eos-gpt3-175b-fp8.json
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+	--set collectives.fidelity=flow --set cluster.fabric.leaf_gpus=32 \
+	--set cluster.fabric.routing=ecmp >tests/golden/3d-llama3-70b-64gpu-flow-ecmp.json
 git diff --stat -- tests/golden
