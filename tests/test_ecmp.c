@@ -201,7 +201,7 @@ START_TEST(test_a_collision_doubles_a_flows_time)
 		send(n, 1, 9, 1e9, 1);
 		cs_net_flow f[2];
 		ck_assert_int_eq(cs_net_flows(n, f, 2), 2);
-		int32_t w0, w1;
+		int32_t w0 = 0, w1 = 0;
 		int32_t u0 = uplink_of(t, &f[0], &w0), u1 = uplink_of(t, &f[1], &w1);
 		ck_assert(u0 >= 0 && u1 >= 0 && w0 == 1 && w1 == 1);
 		cs_time done[2];
@@ -273,7 +273,7 @@ START_TEST(test_n_flows_on_k_uplinks_take_their_uplinks_load)
 		ck_assert_int_eq(cs_net_flows(n, f, N), N);
 		int load[8] = {0}, up[N], max = 0;
 		for (int i = 0; i < N; i++) {
-			int32_t w;
+			int32_t w = 0;
 			int32_t u = uplink_of(t, &f[i], &w) - first;
 			ck_assert(u >= 0 && u < 8); /* leaf 0's */
 			ck_assert_uint_eq(f[i].tag, (uint64_t)i);
