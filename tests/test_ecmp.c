@@ -87,6 +87,15 @@ static int32_t uplink_of(const cs_topo *t, const cs_net_flow *f, int32_t *weight
 	return up;
 }
 
+/* The id of the first leaf's uplink 0: uplink j of leaf 0 is first + j. */
+static int32_t first_uplink(const cs_topo *t)
+{
+	for (int32_t l = 0; l < cs_topo_nlinks(t); l++)
+		if (cs_topo_link_kind(t, l) == CS_LINK_UPLINK)
+			return l;
+	return -1;
+}
+
 /* ---- the topology ----------------------------------------------------- */
 
 /* 16 servers, leaves of 8 NICs: 2 leaves. With ECMP (or auto on RoCE) each
@@ -259,10 +268,7 @@ START_TEST(test_n_flows_on_k_uplinks_take_their_uplinks_load)
 	enum { N = 8, SEEDS = 2000 };
 	cs_cluster_spec c = cluster(16, 1, 8, 1, CS_ROUTING_ECMP);
 	cs_topo *t = cs_topo_new(&c);
-	int32_t first = -1;
-	for (int32_t l = 0; l < cs_topo_nlinks(t); l++)
-		if (first < 0 && cs_topo_link_kind(t, l) == CS_LINK_UPLINK)
-			first = l;
+	int32_t first = first_uplink(t);
 	double sum = 0, sum2 = 0;
 	for (uint64_t seed = 1; seed <= SEEDS; seed++) {
 		cs_net *n = cs_net_new(t, &c);
@@ -311,10 +317,7 @@ START_TEST(test_queue_pairs_spread_a_connection)
 {
 	cs_cluster_spec c = cluster(16, 1, 8, 1, CS_ROUTING_ECMP);
 	cs_topo *t = cs_topo_new(&c);
-	int32_t first = -1;
-	for (int32_t l = 0; l < cs_topo_nlinks(t); l++)
-		if (first < 0 && cs_topo_link_kind(t, l) == CS_LINK_UPLINK)
-			first = l;
+	int32_t first = first_uplink(t);
 	static const int qps[] = {2, 4, 16};
 	for (size_t qi = 0; qi < sizeof qps / sizeof qps[0]; qi++) {
 		int q = qps[qi];
