@@ -299,6 +299,12 @@ static const struct {
 	{BASE "simulate: {fold: true}\ncollectives: {fidelity: flow}\n",
 	 ":5:18: 'simulate.fold' cannot be combined with 'collectives.fidelity: flow'"},
 	{BASE "frobnicate: 1\n", ":5:1: unknown key 'frobnicate'"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 2, fabric: {routing: ecmpp}}\nmodel: llama2-7b\n",
+	 ":1:58: unknown value 'ecmpp' for 'cluster.fabric.routing' (did you mean 'ecmp'?)"},
+	{BASE "collectives: {qps_per_connection: 0}\n",
+	 ":5:35: 'collectives.qps_per_connection' must be at least 1, got '0'"},
+	{BASE "collectives: {qps_per_connection: 129}\n",
+	 ":5:35: 'collectives.qps_per_connection' must be at most 128, got '129'"},
 	{BASE "fleet: realistic\n", ":5:8: unknown value 'realistic' for 'fleet.preset' (expected production | ideal)"},
 	{BASE "fleet: [ideal]\n", ":5:8: 'fleet' must be a preset (production | ideal) or a mapping, not a list"},
 	{BASE "fleet: {spred: 0.02}\n", ":5:9: unknown key 'spred' in 'fleet' (did you mean 'spread'?)"},
@@ -449,6 +455,9 @@ static const struct {
 	 ":2:18: the flow fidelity follows routes of at most 24 links; the torus 64x2 has routes "
 	 "of 35"},
 	{TPU "  topology: torus}\nmodel: llama2-7b\n", "duplicate key"},
+	{TPU "  torus: {shape: 4x4x4}, fabric: {routing: ecmp}}\nmodel: llama2-7b\n",
+	 ":2:44: 'cluster.fabric.routing: ecmp' needs a fat tree: a torus has no equal-cost "
+	 "uplinks to hash onto"},
 	{TPU "  torus: {shape: 4x4x4}}\nmodel: llama2-7b\ntraining: {precision: fp8}\n",
 	 "fp8 needs a GPU with an fp8 peak ('tpu-v4' has none)"},
 #undef TPU

@@ -319,31 +319,34 @@ END_TEST
 
 /* Golden runs: a scenario's JSON report against tests/golden/NAME.json
  * (tools/update-golden.sh rewrites them after an intended change). */
-static const struct { const char *scenario, *golden; const char *set; } golden_cases[] = {
-	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu", NULL },
+static const struct { const char *scenario, *golden; const char *set[3]; } golden_cases[] = {
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu", { NULL } },
 	/* the same on identical, ideal machines: the figures from before the fleet */
-	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-ideal", "fleet=ideal" },
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-ideal", { "fleet=ideal" } },
 	/* the flagship, folded: the paper's 8-chunk split, fp32 accumulation */
-	{ "llama3-405b-16k", "llama3-405b-16k-folded", "simulate.fold=true" },
+	{ "llama3-405b-16k", "llama3-405b-16k-folded", { "simulate.fold=true" } },
 	/* the measured H200 step: GEMMs clocked by the power-cap model */
-	{ "h200-llama8l-h4096-s8192", "h200-llama8l-h4096-s8192", NULL },
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-h4096-s8192", { NULL } },
 	/* the same with a sliding window of half the sequence */
-	{ "h200-llama8l-h4096-s8192", "h200-llama8l-window4096", "model.attention_window=4096" },
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-window4096", { "model.attention_window=4096" } },
 	/* the 3D plan with PaLM's parallel block */
-	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-parallel-block", "model.parallel_block=true" },
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-parallel-block", { "model.parallel_block=true" } },
 	/* ALiBi instead of RoPE; BLOOM's norm after the embedding */
-	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-alibi", "model.positions=alibi" },
-	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-embedding-norm", "model.embedding_norm=true" },
-	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-adafactor", "training.optimizer=adafactor" },
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-alibi", { "model.positions=alibi" } },
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-embedding-norm", { "model.embedding_norm=true" } },
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-adafactor", { "training.optimizer=adafactor" } },
 	/* Transformer Engine's fp8 recipe on the measured step: the fp8 table */
-	{ "h200-llama8l-h4096-s8192", "h200-llama8l-fp8", "training.precision=fp8" },
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-fp8", { "training.precision=fp8" } },
 	/* PaLM 540B on two TPU v4 pods, folded: torus collectives, the DCN */
-	{ "palm-540b-6144tpu", "palm-540b-6144tpu-folded", "simulate.fold=true" },
+	{ "palm-540b-6144tpu", "palm-540b-6144tpu-folded", { "simulate.fold=true" } },
 	/* the MLPerf GPT-3 setup with Transformer Engine's fp8 recipe */
-	{ "eos-gpt3-175b-fp8", "eos-gpt3-175b-fp8", NULL },
+	{ "eos-gpt3-175b-fp8", "eos-gpt3-175b-fp8", { NULL } },
 	/* Transformer Engine's fp8 recipe as the dgxc Llama 3.1 70B recipe runs
 	 * it: fp8 weights and gathers, fp8 userbuffers, amax reductions */
-	{ "validation/dgxc/dgxc-llama31-70b-fp8-64gpu", "dgxc-llama31-70b-fp8-64gpu-ideal", "fleet=ideal" },
+	{ "validation/dgxc/dgxc-llama31-70b-fp8-64gpu", "dgxc-llama31-70b-fp8-64gpu-ideal", { "fleet=ideal" } },
+	/* flow fidelity with ECMP on leaves of 4 servers: queue pairs hashed onto uplinks */
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-flow-ecmp",
+	  { "collectives.fidelity=flow", "cluster.fabric.leaf_gpus=32", "cluster.fabric.routing=ecmp" } },
 };
 
 /* The MLPerf GPT-3 setup with Transformer Engine's recipe: the GEMMs gain
@@ -403,10 +406,12 @@ START_TEST(golden_run)
 	char path[512], gold[512];
 	snprintf(path, sizeof path, CS_SOURCE_ROOT "/scenarios/%s.yaml", golden_cases[_i].scenario);
 	snprintf(gold, sizeof gold, CS_SOURCE_ROOT "/tests/golden/%s.json", golden_cases[_i].golden);
-	const char *set[] = { golden_cases[_i].set };
+	int nset = 0;
+	while (nset < 3 && golden_cases[_i].set[nset])
+		nset++;
 	cs_scenario *sc = NULL;
 	cs_diag diag = { { 0 } };
-	ck_assert_int_eq(cs_scenario_load(path, set, golden_cases[_i].set ? 1 : 0, &sc, &diag), CS_OK);
+	ck_assert_int_eq(cs_scenario_load(path, golden_cases[_i].set, nset, &sc, &diag), CS_OK);
 	cs_result *res = NULL;
 	ck_assert_int_eq(cs_simulate(sc, NULL, &res, &diag), CS_OK);
 	char *got = NULL;

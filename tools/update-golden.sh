@@ -38,4 +38,7 @@ done
 	>tests/golden/eos-gpt3-175b-fp8.json
 "$build"/clustersim run scenarios/validation/dgxc/dgxc-llama31-70b-fp8-64gpu.yaml --format json \
 	--no-progress --set fleet=ideal >tests/golden/dgxc-llama31-70b-fp8-64gpu-ideal.json
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+	--set collectives.fidelity=flow --set cluster.fabric.leaf_gpus=32 \
+	--set cluster.fabric.routing=ecmp >tests/golden/3d-llama3-70b-64gpu-flow-ecmp.json
 git diff --stat -- tests/golden

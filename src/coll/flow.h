@@ -50,6 +50,14 @@ typedef struct cs_net cs_net;
 cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c);
 void cs_net_free(cs_net *n);
 
+/* Route the net's flows by ECMP from now on: over the topology's single
+ * uplinks (a topology built for ECMP routing, cs_cluster_ecmp), each
+ * network connection's `qps` queue pairs hashed with `seed` onto one path
+ * each (flow_plan.h). Without it, or on a topology without single uplinks,
+ * flows cross each tier's aggregate (adaptive routing's ideal spread).
+ * Before the first start or plan: 0, or -1 then or for qps < 1. */
+int cs_net_route_ecmp(cs_net *n, int qps, uint64_t seed);
+
 /* Start a collective at `now` (>= the net's time, i.e. the last `now` or `t`
  * given) over members[0..nmembers) (copied; their order is the ring order),
  * with op and bytes as nccl-tests count them. `algo`: CS_ALGO_TREE is a

@@ -177,9 +177,11 @@ static int open_flow(cs__flow_plan *p, double bytes)
 
 /* Append the route src -> dst, through `via` first when via >= 0 (an
  * NVLink hop inside the source's domain), to the open flow, each link of
- * weight 1; returns the route's latency, or -1. */
+ * weight 1; over path *path of the single uplinks when path is not NULL
+ * (cs_topo_route_path), else over the tiers' aggregates. Returns the
+ * route's latency, or -1. */
 static int64_t append_route(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via,
-			    int64_t dst)
+			    int64_t dst, const uint64_t *path)
 {
 	cs__flow_spec *s = &p->f[p->n - 1];
 	if (reserve_links(p, 2 * CS_NET_MAX_ROUTE))
@@ -192,7 +194,8 @@ static int64_t append_route(cs__flow_plan *p, const cs_topo *t, int64_t src, int
 			return -1;
 		src = via;
 	}
-	int r = cs_topo_route(t, src, dst, p->link + at + k, CS_NET_MAX_ROUTE - k);
+	int r = path ? cs_topo_route_path(t, src, dst, *path, p->link + at + k, CS_NET_MAX_ROUTE - k)
+		     : cs_topo_route(t, src, dst, p->link + at + k, CS_NET_MAX_ROUTE - k);
 	if (r < 0 || k + r > CS_NET_MAX_ROUTE)
 		return -1;
 	int64_t lat = 0;
@@ -205,22 +208,89 @@ static int64_t append_route(cs__flow_plan *p, const cs_topo *t, int64_t src, int
 	return lat;
 }
 
-/* A flow src -> dst (through `via` as append_route) behind its route's
- * latency. */
-static int add(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via, int64_t dst,
-	       double bytes)
+/* ---- connections and their queue pairs ------------------------------------- */
+
+enum { KIND_RING, KIND_TREE, KIND_P2P };
+
+/* The connections of the flow being built: how the plan routes, their
+ * identity for ECMP's hash, and how many QPs the open flow is counted in
+ * (1, or the route's qps when an edge of it is hashed). */
+typedef struct conn {
+	const cs_topo *t;
+	const cs__flow_route *r;
+	uint64_t comm;      /* the communicator: its member list, hashed */
+	int kind;
+	int64_t channel;
+	int32_t scale;
+} conn;
+
+/* splitmix64's finaliser: every bit of x moves every bit of the result. */
+static uint64_t mix64(uint64_t x)
 {
-	if (open_flow(p, bytes))
-		return -1;
-	int64_t lat = append_route(p, t, src, via, dst);
-	if (lat < 0)
-		return -1;
-	p->f[p->n - 1].latency_ns = lat;
-	return 0;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9u;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebu;
+	return x ^ (x >> 31);
 }
 
-/* The open flow's links each once, in the order they first appear,
- * weighted by how many of its edges cross them. */
+static uint64_t comm_hash(const int64_t *m, int64_t n)
+{
+	uint64_t h = mix64((uint64_t)n);
+	for (int64_t i = 0; i < n; i++)
+		h = mix64(h ^ (uint64_t)m[i]);
+	return h;
+}
+
+/* The path of QP q of the connection src -> dst. */
+static uint64_t qp_path(const conn *c, int64_t src, int64_t dst, int32_t q)
+{
+	uint64_t h = mix64(c->r->seed ^ 0x243f6a8885a308d3u);
+	h = mix64(h ^ c->comm);
+	h = mix64(h ^ ((uint64_t)c->kind << 56) ^ (uint64_t)c->channel);
+	h = mix64(h ^ (uint64_t)src);
+	h = mix64(h ^ (uint64_t)dst);
+	return mix64(h ^ (uint64_t)q);
+}
+
+/* Where the edge src -> dst (through via) enters the network. */
+static int64_t net_src(int64_t src, int64_t via, int64_t dst)
+{
+	return via >= 0 && via != src && via != dst ? via : src;
+}
+
+/* Whether ECMP hashes the edge src -> dst (through via): its network part
+ * has more than one path. */
+static bool hashed(const conn *c, int64_t src, int64_t via, int64_t dst)
+{
+	return c->r->qps > 0 && cs_topo_paths(c->t, net_src(src, via, dst), dst) > 1;
+}
+
+/* The edge src -> dst (through via) onto the open flow: once, each link at
+ * weight c->scale; or, hashed, once per QP over that QP's path at weight 1
+ * (the links but the uplinks are every QP's: merge_links adds them up to
+ * c->scale). The route's latency, or -1. */
+static int64_t append_edge(cs__flow_plan *p, const conn *c, int64_t src, int64_t via, int64_t dst)
+{
+	if (!hashed(c, src, via, dst)) {
+		size_t at = p->nl;
+		int64_t lat = append_route(p, c->t, src, via, dst, NULL);
+		for (size_t i = at; lat >= 0 && c->scale > 1 && i < p->nl; i++)
+			p->weight[i] = c->scale;
+		return lat;
+	}
+	int64_t lat = -1;
+	for (int32_t q = 0; q < c->scale; q++) {
+		uint64_t path = qp_path(c, net_src(src, via, dst), dst, q);
+		if ((lat = append_route(p, c->t, src, via, dst, &path)) < 0)
+			return -1;
+	}
+	return lat;
+}
+
+/* The open flow's links each once, in the order they first appear, each
+ * weighing the sum of its weights (how many of the flow's edges, or QPs,
+ * cross it). */
 static int merge_links(cs__flow_plan *p, const cs_topo *t)
 {
 	int32_t nl = cs_topo_nlinks(t);
@@ -244,18 +314,32 @@ static int merge_links(cs__flow_plan *p, const cs_topo *t)
 	int32_t *l = p->link + s->off, *w = p->weight + s->off;
 	int32_t k = 0;
 	for (int32_t i = 0; i < s->nlinks; i++) {
-		int32_t u = l[i];
+		int32_t u = l[i], wi = w[i];
 		if (p->stamp[u] == p->cur) {
-			w[p->at[u]]++;
+			w[p->at[u]] += wi;
 			continue;
 		}
 		p->stamp[u] = p->cur;
 		p->at[u] = k;
 		l[k] = u;
-		w[k++] = 1;
+		w[k++] = wi;
 	}
 	s->nlinks = k;
 	p->nl = s->off + (size_t)k;
+	return 0;
+}
+
+/* A flow src -> dst behind its route's latency, a connection of its own
+ * (kind and channel in *c), counted in QPs when hashed. */
+static int add(cs__flow_plan *p, conn *c, int64_t src, int64_t dst, double bytes)
+{
+	c->scale = hashed(c, src, -1, dst) ? c->r->qps : 1;
+	if (open_flow(p, bytes / (double)c->scale))
+		return -1;
+	int64_t lat = append_edge(p, c, src, -1, dst);
+	if (lat < 0 || (c->scale > 1 && merge_links(p, c->t)))
+		return -1;
+	p->f[p->n - 1].latency_ns = lat;
 	return 0;
 }
 
@@ -315,10 +399,22 @@ static int64_t member(const blocks *b, int64_t c, int64_t k, int64_t j)
 	return b->m[b->start[k] + (j + c * sz / b->nch) % sz];
 }
 
-static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op op,
-		double bytes, int64_t *order)
+/* Edge i of a channel's ring order (i in block k): order[i] to the next
+ * member, through the block's entry member when it leaves the domain (PXN);
+ * false when a chain (broadcast, reduce) has no such edge. */
+static bool ring_edge(const blocks *b, const int64_t *order, bool chain, int64_t k, int64_t i,
+		      int64_t *src, int64_t *via, int64_t *dst)
 {
-	int64_t n = b->n;
+	*src = order[i];
+	*dst = order[(i + 1) % b->n];
+	*via = *src / b->domain != *dst / b->domain ? order[b->start[k]] : -1;
+	return !(chain && *dst == b->m[0]);
+}
+
+static int ring(cs__flow_plan *p, conn *cn, const blocks *b, cs_coll_op op, double bytes,
+		int64_t *order)
+{
+	int64_t n = b->n, src, via, dst;
 	bool chain = op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE; /* root to all, all to root */
 	double vol = chain ? bytes : cs_coll_ring_bytes_on_wire(op, bytes, n);
 	int64_t steps = chain ? n - 1 : cs_coll_ring_steps(op, n);
@@ -326,31 +422,38 @@ static int ring(cs__flow_plan *p, const cs_topo *t, const blocks *b, cs_coll_op 
 		for (int64_t k = 0, i = 0; k < b->nb; k++)
 			for (int64_t j = 0; j < b->start[k + 1] - b->start[k]; j++)
 				order[i++] = member(b, c, k, j);
-		if (open_flow(p, vol / (double)b->nch))
+		/* counted in QPs when an edge of the channel is hashed */
+		cn->channel = c;
+		cn->scale = 1;
+		for (int64_t k = 0; k < b->nb && cn->scale == 1; k++)
+			for (int64_t i = b->start[k]; i < b->start[k + 1]; i++)
+				if (ring_edge(b, order, chain, k, i, &src, &via, &dst) &&
+				    hashed(cn, src, via, dst)) {
+					cn->scale = cn->r->qps;
+					break;
+				}
+		if (open_flow(p, vol / (double)b->nch / (double)cn->scale))
 			return -1;
 		int64_t lat = 0;
 		for (int64_t k = 0; k < b->nb; k++) {
 			for (int64_t i = b->start[k]; i < b->start[k + 1]; i++) {
-				int64_t src = order[i], dst = order[(i + 1) % n], via = -1;
-				if (chain && dst == b->m[0])
+				if (!ring_edge(b, order, chain, k, i, &src, &via, &dst))
 					continue;
-				if (src / b->domain != dst / b->domain)
-					via = order[b->start[k]];
-				int64_t l = append_route(p, t, src, via, dst);
+				int64_t l = append_edge(p, cn, src, via, dst);
 				if (l < 0)
 					return -1;
 				if (l > lat)
 					lat = l;
 			}
 		}
-		if (merge_links(p, t))
+		if (merge_links(p, cn->t))
 			return -1;
 		p->f[p->n - 1].latency_ns = steps * lat;
 	}
 	return 0;
 }
 
-static int tree(cs__flow_plan *p, const cs_topo *t, const blocks *b, double bytes)
+static int tree(cs__flow_plan *p, conn *cn, const blocks *b, double bytes)
 {
 	cs_coll_sched s = {0};
 	size_t from = p->n;
@@ -358,12 +461,13 @@ static int tree(cs__flow_plan *p, const cs_topo *t, const blocks *b, double byte
 	if (cs_coll_tree_schedule(b->nb, ppn, 2, &s))
 		return -1;
 	for (int64_t c = 0; c < b->nch; c++) {
+		cn->channel = c;
 		for (size_t i = 0; i < s.n; i++) {
 			const cs_coll_xfer *x = &s.x[i];
 			int64_t src = member(b, c, x->src / ppn, x->src % ppn);
 			int64_t dst = member(b, c, x->dst / ppn, x->dst % ppn);
 			double part = bytes * (double)x->len / 2.0 / (double)b->nch;
-			if (add(p, t, src, -1, dst, part)) {
+			if (add(p, cn, src, dst, part)) {
 				cs_coll_sched_free(&s);
 				return -1;
 			}
@@ -374,8 +478,9 @@ static int tree(cs__flow_plan *p, const cs_topo *t, const blocks *b, double byte
 	return 0;
 }
 
-int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int64_t n,
-			cs_coll_op op, double bytes, cs_coll_algo algo, cs__flow_plan *p)
+int cs__flow_plan_build(const cs_topo *t, int64_t domain, const cs__flow_route *route,
+			const int64_t *m, int64_t n, cs_coll_op op, double bytes, cs_coll_algo algo,
+			cs__flow_plan *p)
 {
 	int64_t gpus = cs_topo_gpus(t);
 	for (int64_t i = 0; i < n; i++)
@@ -383,11 +488,15 @@ int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int6
 			return -1;
 	if (n < 2 || !(bytes > 0))
 		return 0;
+	static const cs__flow_route ideal = {0};
+	conn cn = { .t = t, .r = route ? route : &ideal, .kind = KIND_P2P };
+	if (cn.r->qps > 0)
+		cn.comm = comm_hash(m, n);
 	if (op == CS_COLL_SEND_RECV)
-		return add(p, t, m[0], -1, m[1], bytes);
+		return add(p, &cn, m[0], m[1], bytes);
 	if (op == CS_COLL_GATHER || op == CS_COLL_SCATTER) {
 		for (int64_t i = 1; i < n; i++)
-			if (add(p, t, op == CS_COLL_GATHER ? m[i] : m[0], -1,
+			if (add(p, &cn, op == CS_COLL_GATHER ? m[i] : m[0],
 				op == CS_COLL_GATHER ? m[0] : m[i], bytes / (double)n))
 				return -1;
 		return 0;
@@ -395,7 +504,7 @@ int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int6
 	if (op == CS_COLL_ALL_TO_ALL) {
 		for (int64_t i = 0; i < n; i++)
 			for (int64_t j = 0; j < n; j++)
-				if (j != i && add(p, t, m[i], -1, m[j], bytes / (double)n))
+				if (j != i && add(p, &cn, m[i], m[j], bytes / (double)n))
 					return -1;
 		return 0;
 	}
@@ -404,10 +513,12 @@ int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int6
 		return -1;
 	int rc;
 	if (op == CS_COLL_ALL_REDUCE && algo == CS_ALGO_TREE && b.uniform) {
-		rc = tree(p, t, &b, bytes);
+		cn.kind = KIND_TREE;
+		rc = tree(p, &cn, &b, bytes);
 	} else {
 		int64_t *order = malloc((size_t)n * sizeof(*order));
-		rc = order == NULL ? -1 : ring(p, t, &b, op, bytes, order);
+		cn.kind = KIND_RING;
+		rc = order == NULL ? -1 : ring(p, &cn, &b, op, bytes, order);
 		free(order);
 	}
 	free(b.start);

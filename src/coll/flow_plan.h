@@ -32,6 +32,21 @@
  *
  * All-to-all: one flow per ordered pair of distinct members, bytes/n each,
  * behind its own route latency. Send/recv: one flow members[0] -> [1].
+ *
+ * ECMP (a cs__flow_route with qps > 0, on a topology with single uplinks):
+ * every network connection (a ring channel's edge, a tree edge, a
+ * point-to-point flow) has qps queue pairs, each carrying 1/qps of the
+ * connection's bytes (NCCL splits each request over its QPs, or sends
+ * requests round-robin over them: either way equal shares, and the
+ * connection moves at qps x its slowest QP's rate). QP q of the connection
+ * from src to dst on channel c takes the path cs_topo_route_path numbers
+ * hash(seed, communicator, kind, c, src, dst, q), the communicator being
+ * the member list and the kind ring, tree or point-to-point (separate
+ * connections in NCCL). A flow with an edge that climbs a tier is then
+ * counted in QPs: its bytes are 1/qps of the connection's, every link an
+ * edge crosses whole weighs qps, and a single uplink weighs the number of
+ * the edge's QPs hashed onto it; a flow that climbs no tier is as under
+ * ideal routing, bit for bit.
  */
 #ifndef CS_COLL_FLOW_PLAN_H
 #define CS_COLL_FLOW_PLAN_H
@@ -92,10 +107,19 @@ int32_t cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_co
 /* The plan kept at index i (which stays valid while the cache lives). */
 const cs__flow_plan *cs__plan_cache_at(const cs__plan_cache *c, int32_t i);
 
+/* How a plan routes over equal-cost uplinks: qps 0, over each tier's
+ * aggregate (adaptive routing's ideal spread); else ECMP, qps queue pairs
+ * per connection hashed with seed. */
+typedef struct cs__flow_route {
+	int qps;
+	uint64_t seed;
+} cs__flow_route;
+
 /* Append the flows of one collective to *p (nothing for one member or no
  * bytes). `domain` is the scale-up domain size in GPUs. 0, or -1 on
  * out-of-memory or a GPU out of the topology. */
-int cs__flow_plan_build(const cs_topo *t, int64_t domain, const int64_t *m, int64_t n,
-			cs_coll_op op, double bytes, cs_coll_algo algo, cs__flow_plan *p);
+int cs__flow_plan_build(const cs_topo *t, int64_t domain, const cs__flow_route *route,
+			const int64_t *m, int64_t n, cs_coll_op op, double bytes, cs_coll_algo algo,
+			cs__flow_plan *p);
 
 #endif

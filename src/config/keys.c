@@ -40,6 +40,7 @@ static const char *const pos_names[] = {"auto", "learned", "rotary", "alibi", "n
 static const char *const topo_names[] = {"fat-tree", "torus", NULL};
 static const char *const fleet_names[] = {"production", "ideal", NULL};
 static const char *const amax_names[] = {"reduced", "local", "off", NULL};
+static const char *const routing_names[] = {"auto", "ecmp", "adaptive", NULL};
 
 /* The tables above are the only spelling of their enums: read by the key
  * table (which also accepts '-' for '_'), printed by everyone else. */
@@ -133,6 +134,10 @@ static const cs_config_key keys[] = {
 	  1000, false, NULL, "1", "down:up bandwidth ratio between pods"),
 	K("cluster.fabric.switch_latency", CS_KIND_TIME, cluster.switch_latency_ns, 0, 1e15, false,
 	  NULL, "1 us", "latency per switch tier crossed (assumption)"),
+	K("cluster.fabric.routing", CS_KIND_ENUM, cluster.routing, 0, 0, false, routing_names,
+	  "auto", "how flows spread over equal-cost uplinks in flow fidelity: auto (adaptive on ib, "
+	  "ecmp on roce, as NCCL enables adaptive routing) | ecmp (each connection's queue pairs "
+	  "hashed onto one uplink each) | adaptive (every flow spread ideally over all)"),
 	K("cluster.topology", CS_KIND_ENUM, cluster.topology, 0, 0, false, topo_names, "fat-tree",
 	  "fat-tree (GPU servers: NVLink domains, NICs, leaf/spine/core switches) | torus (chips "
 	  "joined by direct links in a pod, pods by the data-centre network: cluster.torus, with "
@@ -326,6 +331,9 @@ static const cs_config_key keys[] = {
 	  "analytic", "analytic | flow"),
 	K("collectives.channels", CS_KIND_INT, coll.channels, 0, 1024, false, NULL, "0",
 	  "NCCL channels; 0 = NCCL's default"),
+	K("collectives.qps_per_connection", CS_KIND_INT, coll.qps, 1, 128, false, NULL, "1",
+	  "queue pairs per network connection (NCCL_IB_QPS_PER_CONNECTION), each carrying an "
+	  "equal share and hashed onto its own uplink under ecmp routing"),
 	K("collectives.contention", CS_KIND_FLOAT, coll.contention, 0, 4, false, NULL, "1",
 	  "scale of the measured compute slowdown while communication kernels hold SMs: 1 the "
 	  "kernel profile's, 0 none"),

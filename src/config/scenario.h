@@ -58,6 +58,13 @@ typedef enum cs_scale_out_kind { CS_NET_IB, CS_NET_ROCE } cs_scale_out_kind;
  * by the data-centre network (TPU pods: ICI inside, DCN between). */
 typedef enum cs_topology { CS_TOPO_FAT_TREE, CS_TOPO_TORUS } cs_topology;
 
+/* How a fat tree's switches spread flows over their equal-cost uplinks:
+ * auto is adaptive on InfiniBand and ECMP on RoCE (NCCL turns adaptive
+ * routing on by default on an InfiniBand link layer only); ecmp hashes each
+ * connection's queue pairs onto one uplink each; adaptive spreads every
+ * flow ideally over all of them (the tier as one aggregate pipe). */
+typedef enum cs_routing { CS_ROUTING_AUTO, CS_ROUTING_ECMP, CS_ROUTING_ADAPTIVE } cs_routing;
+
 #define CS_TORUS_MAX_DIMS 3
 /* Most links one flow of the flow fidelity crosses. */
 #define CS_MAX_ROUTE_LINKS 24
@@ -77,6 +84,7 @@ typedef struct cs_cluster_spec {
 	int64_t pod_gpus;            /* GPUs per pod with full bisection; 0 = one pod */
 	double pod_oversubscription; /* down:up between pods, >= 1 */
 	int64_t switch_latency_ns;   /* per switch tier crossed */
+	cs_routing routing;          /* over equal-cost uplinks (flow fidelity) */
 	double gpu_variation;        /* sigma of log(compute time factor) per GPU, persistent */
 	/* torus: chips of a pod along each dimension ("16x16x12", the first
 	 * varying fastest with the rank), parsed into torus_dim[0..torus_dims);
@@ -89,6 +97,14 @@ typedef struct cs_cluster_spec {
 	bool torus_wrap;             /* wrap-around links (a torus, not a mesh) */
 	cs_link_spec ici;
 } cs_cluster_spec;
+
+/* Whether flows are hashed onto single uplinks (cs_routing). */
+static inline bool cs_cluster_ecmp(const cs_cluster_spec *c)
+{
+	return c->topology == CS_TOPO_FAT_TREE &&
+	       (c->routing == CS_ROUTING_ECMP ||
+	        (c->routing == CS_ROUTING_AUTO && c->scale_out_kind == CS_NET_ROCE));
+}
 
 /* What hybrid sharding shards within: a server's GPUs, or on a torus a
  * pod's chips (PaLM: fully sharded inside each pod, replicated across). */
@@ -297,6 +313,8 @@ typedef struct cs_coll_spec {
 	cs_coll_proto protocol;
 	cs_fidelity fidelity;
 	int channels;             /* 0: NCCL's default for the topology */
+	int qps;                  /* queue pairs per network connection
+	                           * (NCCL_IB_QPS_PER_CONNECTION) */
 	double contention;        /* scale of the measured compute slowdown while
 	                           * communication kernels hold SMs (0: none) */
 	/* factors on the tuner's NVLink bus bandwidth, NIC rate and latencies,

@@ -81,6 +81,7 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->coll.protocol = CS_PROTO_AUTO;
 	sc->coll.fidelity = CS_FIDELITY_ANALYTIC;
 	sc->coll.contention = 1.0;
+	sc->coll.qps = 1;
 	sc->training.doc_sigma = 1.0;
 
 	sc->fleet.spread = sc->fleet.slow_machines = sc->fleet.slow_factor = -1;
@@ -159,6 +160,9 @@ static cs_status derive_torus(checker *c)
 	static const char *const torus_keys[] = {"cluster.torus.shape", "cluster.torus.wrap",
 	                                         "cluster.torus.bandwidth", "cluster.torus.latency"};
 	cl->torus_dims = 0;
+	if (cl->topology == CS_TOPO_TORUS && cl->routing == CS_ROUTING_ECMP)
+		return fail(c, "cluster.fabric.routing", "cluster.topology", "'cluster.fabric.routing: "
+		            "ecmp' needs a fat tree: a torus has no equal-cost uplinks to hash onto");
 	if (cl->topology != CS_TOPO_TORUS) {
 		for (size_t i = 0; i < sizeof torus_keys / sizeof *torus_keys; i++)
 			if (placed(c, torus_keys[i]))

@@ -3,13 +3,17 @@
  *
  * Link ids are laid out kind by kind: one NVLink up and down per GPU, one
  * PCIe up and down and one NIC up and down per NIC, one aggregated uplink
- * and downlink per leaf switch and per pod. Nothing is stored per GPU.
+ * and downlink per leaf switch and per pod; with ECMP routing then each
+ * leaf's and each pod's single uplinks and downlinks, leaf by leaf (pod by
+ * pod), after every kind of before, so the ids of those do not move.
+ * Nothing is stored per GPU.
  *
  * Terms: a scalable unit (SU) is `leaf_gpus` consecutive GPUs whose NICs
  * connect to the SU's leaf switches, one leaf per rail (NIC index within a
  * node). A pod is `pod_gpus` consecutive GPUs under one spine layer; pods
  * meet at the core tier.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@ struct cs_topo {
 	int64_t nics_per_node, nics;
 	int64_t su_gpus, nsu, nleaves;
 	int64_t pod_gpus, npods;
+	int64_t kleaf, kpod;             /* single uplinks per leaf and pod; 0 without */
 	double bw[CS_LINK_KINDS];
 	int64_t lat[CS_LINK_KINDS];
 	int32_t base[CS_LINK_KINDS + 1]; /* first id of each kind */
@@ -32,7 +37,16 @@ struct cs_topo {
 static const char *const link_kind_names[CS_LINK_KINDS] = {
 	"nvlink-up", "nvlink-down", "pcie-up", "pcie-down", "nic-up", "nic-down",
 	"leaf-up", "leaf-down", "pod-up", "pod-down", "ici",
+	"leaf-uplink", "leaf-downlink", "pod-uplink", "pod-downlink",
 };
+
+/* Single uplinks of a tier of `below` NICs at `over`: floor(below / over),
+ * at least 1 (a fraction of an uplink is not a cable). */
+static int64_t uplinks(double below, double over)
+{
+	double k = floor(below / over + 1e-9);
+	return k < 1 ? 1 : (int64_t)k;
+}
 
 static int64_t ceil_div(int64_t a, int64_t b)
 {
@@ -79,9 +93,20 @@ cs_topo *cs_topo_new(const cs_cluster_spec *c)
 	t->lat[CS_LINK_LEAF_UP] = t->lat[CS_LINK_LEAF_DOWN] = c->switch_latency_ns;
 	t->lat[CS_LINK_POD_UP] = t->lat[CS_LINK_POD_DOWN] = c->switch_latency_ns;
 
+	if (cs_cluster_ecmp(c)) {
+		t->kleaf = uplinks(nics_per_leaf, leaf_over);
+		t->kpod = uplinks(nics_per_pod, pod_over);
+		t->bw[CS_LINK_UPLINK] = t->bw[CS_LINK_DOWNLINK] =
+			t->bw[CS_LINK_LEAF_UP] / (double)t->kleaf;
+		t->bw[CS_LINK_POD_UPLINK] = t->bw[CS_LINK_POD_DOWNLINK] =
+			t->bw[CS_LINK_POD_UP] / (double)t->kpod;
+		t->lat[CS_LINK_UPLINK] = t->lat[CS_LINK_DOWNLINK] = c->switch_latency_ns;
+		t->lat[CS_LINK_POD_UPLINK] = t->lat[CS_LINK_POD_DOWNLINK] = c->switch_latency_ns;
+	}
 	int64_t count[CS_LINK_KINDS] = {
 		t->gpus, t->gpus, t->nics, t->nics, t->nics, t->nics,
 		t->nleaves, t->nleaves, t->npods, t->npods, 0,
+		t->nleaves * t->kleaf, t->nleaves * t->kleaf, t->npods * t->kpod, t->npods * t->kpod,
 	};
 	if (c->topology == CS_TOPO_TORUS && c->torus_dims > 0) {
 		/* no switches, no NVLink, no PCIe hop: ICI links and the DCN NICs */
@@ -375,6 +400,64 @@ int cs_topo_route(const cs_topo *t, int64_t src, int64_t dst, int32_t *links, in
 	put(links, cap, &n, t, CS_LINK_NIC_DOWN, dn);
 	put(links, cap, &n, t, CS_LINK_PCIE_DOWN, dn);
 	return n;
+}
+
+int64_t cs_topo_paths(const cs_topo *t, int64_t src, int64_t dst)
+{
+	if (t->kleaf == 0 || src < 0 || dst < 0 || src >= t->gpus || dst >= t->gpus ||
+	    src / t->domain == dst / t->domain || leaf_of(t, src) == leaf_of(t, dst))
+		return 1;
+	return src / t->pod_gpus == dst / t->pod_gpus ? t->kleaf : t->kleaf * t->kpod * t->kleaf;
+}
+
+int cs_topo_route_path(const cs_topo *t, int64_t src, int64_t dst, uint64_t path, int32_t *links,
+		       int cap)
+{
+	if (cs_topo_paths(t, src, dst) == 1)
+		return cs_topo_route(t, src, dst, links, cap);
+	int n = 0;
+	uint64_t kl = (uint64_t)t->kleaf, kp = (uint64_t)t->kpod;
+	int64_t sn = nic_of(t, src), dn = nic_of(t, dst);
+	int64_t sl = leaf_of(t, src), dl = leaf_of(t, dst);
+	int64_t sp = src / t->pod_gpus, dp = dst / t->pod_gpus;
+	int64_t up = (int64_t)(path % kl), down = up;
+	put(links, cap, &n, t, CS_LINK_PCIE_UP, sn);
+	put(links, cap, &n, t, CS_LINK_NIC_UP, sn);
+	put(links, cap, &n, t, CS_LINK_UPLINK, sl * t->kleaf + up);
+	if (sp != dp) {
+		int64_t u = (int64_t)(path / kl % kp);
+		down = (int64_t)(path / kl / kp % kl);
+		put(links, cap, &n, t, CS_LINK_POD_UPLINK, sp * t->kpod + u);
+		put(links, cap, &n, t, CS_LINK_POD_DOWNLINK, dp * t->kpod + u);
+	}
+	put(links, cap, &n, t, CS_LINK_DOWNLINK, dl * t->kleaf + down);
+	put(links, cap, &n, t, CS_LINK_NIC_DOWN, dn);
+	put(links, cap, &n, t, CS_LINK_PCIE_DOWN, dn);
+	return n;
+}
+
+int cs_topo_link_tier(const cs_topo *t, int32_t link)
+{
+	switch (cs_topo_link_kind(t, link)) {
+	case CS_LINK_NVL_UP:
+	case CS_LINK_NVL_DOWN:
+		return CS_TIER_NVLINK;
+	case CS_LINK_NIC_UP:
+	case CS_LINK_NIC_DOWN:
+		return CS_TIER_NIC;
+	case CS_LINK_LEAF_UP:
+	case CS_LINK_LEAF_DOWN:
+	case CS_LINK_UPLINK:
+	case CS_LINK_DOWNLINK:
+		return CS_TIER_LEAF;
+	case CS_LINK_POD_UP:
+	case CS_LINK_POD_DOWN:
+	case CS_LINK_POD_UPLINK:
+	case CS_LINK_POD_DOWNLINK:
+		return CS_TIER_POD;
+	default:
+		return -1;
+	}
 }
 
 int32_t cs_topo_gpu_link(const cs_topo *t, int64_t gpu, cs_link_kind k)

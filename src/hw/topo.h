@@ -17,6 +17,15 @@
  * network: the hosts' NICs (NIC_UP, NIC_DOWN), as scale_out describes them.
  * ICI stands in the scale-up tier (CS_TIER_NVLINK) and the DCN in the NIC
  * tier of cs_tier.
+ *
+ * A fat tree whose routing is ECMP (cs_cluster_ecmp) also has each leaf's
+ * and each pod's uplinks one by one: a leaf's k = floor(NICs below /
+ * oversubscription) uplinks (at least 1), uplink j to spine j, and the
+ * same spine's downlink j back to every leaf of the pod; a pod's uplinks
+ * to the core likewise. Each carries 1/k of the aggregate, so the tier's
+ * capacity is the aggregate's. cs_topo_route keeps the aggregates (the
+ * ideal spread of adaptive routing); cs_topo_route_path picks one uplink
+ * of each tier it climbs.
  */
 #ifndef CS_HW_TOPO_H
 #define CS_HW_TOPO_H
@@ -42,6 +51,10 @@ typedef enum cs_link_kind {
 	CS_LINK_POD_UP,   /* pod -> core, all uplinks of one pod together */
 	CS_LINK_POD_DOWN,
 	CS_LINK_ICI,      /* torus: one chip's link along one dimension, one direction */
+	CS_LINK_UPLINK,   /* ECMP: leaf -> spine j, one of a leaf's uplinks */
+	CS_LINK_DOWNLINK, /* ECMP: spine j -> leaf */
+	CS_LINK_POD_UPLINK,   /* ECMP: pod -> core, one of a pod's uplinks */
+	CS_LINK_POD_DOWNLINK,
 	CS_LINK_KINDS
 } cs_link_kind;
 
@@ -109,6 +122,24 @@ int cs_topo_max_route(const cs_topo *t);
  * Returns the number of links of the route (which may exceed cap: only the
  * first cap are written), 0 for src == dst, -1 for a GPU out of range. */
 int cs_topo_route(const cs_topo *t, int64_t src_gpu, int64_t dst_gpu, int32_t *links, int cap);
+
+/* How many equal-cost paths lead from src_gpu to dst_gpu over the single
+ * uplinks of an ECMP fat tree: the leaf's uplinks k when the route climbs
+ * to the spines, k x the pod's uplinks x k when it crosses pods (the spine
+ * it comes down from in the other pod is a choice of its own); 1 when it
+ * climbs no tier, on a topology without single uplinks, and for a bad GPU. */
+int64_t cs_topo_paths(const cs_topo *t, int64_t src_gpu, int64_t dst_gpu);
+
+/* cs_topo_route over single uplinks: path number `path` (any value, taken
+ * modulo cs_topo_paths: the leaf's uplink path mod k, then the pod's, then
+ * the other pod's spine) instead of each tier's aggregate. The same count
+ * of links as cs_topo_route; cs_topo_route itself where there is one path. */
+int cs_topo_route_path(const cs_topo *t, int64_t src_gpu, int64_t dst_gpu, uint64_t path,
+		       int32_t *links, int cap);
+
+/* The fabric tier a link belongs to (cs_tier: NVLink ports, NIC ports, the
+ * leaves' uplinks and downlinks, the pods'), -1 for PCIe, ICI and a bad id. */
+int cs_topo_link_tier(const cs_topo *t, int32_t link);
 
 /* The link of kind k that belongs to `gpu`: its NVLink port (NVL_UP,
  * NVL_DOWN), or its NIC's PCIe and network ports (PCIE_*, NIC_*); -1 for a

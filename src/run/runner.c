@@ -786,7 +786,10 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		r->net = cs_net_new(env->topo, &env->sc->cluster);
 		r->idle = cs_net_new(env->topo, &env->sc->cluster);
 		r->members = malloc((size_t)m->world * sizeof(int64_t));
-		if (!r->net || !r->idle || !r->members) {
+		/* the idle net, the measure of a collective alone, routes ideally */
+		if (!r->net || !r->idle || !r->members ||
+		    (cs_cluster_ecmp(&env->sc->cluster) &&
+		     cs_net_route_ecmp(r->net, env->sc->coll.qps, env->sc->sim.seed))) {
 			cs_runner_free(r);
 			return NULL;
 		}

@@ -499,19 +499,11 @@ void cs__run_degrade_net(cs_runner *r)
 		if (lf->nvl_keep[g] < 1.0f)
 			scale_gpu_links(r, g, CS_LINK_NVL_UP, CS_LINK_NVL_DOWN, lf->nvl_keep[g]);
 	}
-	static const cs_link_kind tier_kinds[CS_TIERS][2] = {
-		[CS_TIER_NVLINK] = { CS_LINK_NVL_UP, CS_LINK_NVL_DOWN },
-		[CS_TIER_NIC] = { CS_LINK_NIC_UP, CS_LINK_NIC_DOWN },
-		[CS_TIER_LEAF] = { CS_LINK_LEAF_UP, CS_LINK_LEAF_DOWN },
-		[CS_TIER_POD] = { CS_LINK_POD_UP, CS_LINK_POD_DOWN },
-	};
 	for (int t = 0; t < CS_TIERS; t++) {
 		if (lf->tier_keep[t] >= 1.0)
 			continue;
-		for (int32_t l = 0; l < cs_topo_nlinks(topo); l++) {
-			cs_link_kind k = cs_topo_link_kind(topo, l);
-			if (k == tier_kinds[t][0] || k == tier_kinds[t][1])
+		for (int32_t l = 0; l < cs_topo_nlinks(topo); l++)
+			if (cs_topo_link_tier(topo, l) == t)
 				cs_net_scale_link(r->net, 0, l, lf->tier_keep[t]);
-		}
 	}
 }
