@@ -99,6 +99,11 @@ static const struct {
 	{ "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>", CS_KINETO_MEMBOUND },
 	{ "NVJET_UPPER", CS_KINETO_GEMM },
 	{ "", CS_KINETO_MEMBOUND },
+	{ "void fbgemm_gpu::permute_2D_indices_weights_kernel<int>", CS_KINETO_MEMBOUND },
+	{ "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1", CS_KINETO_GEMM },
+	{ "void cudnn::detail::implicit_convolve_sgemm<float>", CS_KINETO_GEMM },
+	{ "void cudnn::winograd_nonfused::winogradForwardData4x4", CS_KINETO_GEMM },
+	{ "ampere_sgemm_128x64_nn", CS_KINETO_GEMM },
 };
 
 START_TEST(kernels_are_classified_by_name_ignoring_case)
@@ -194,6 +199,32 @@ START_TEST(steps_span_and_busy_union)
 		unlink(path);
 		free(path);
 	}
+}
+END_TEST
+
+/* PyTorch 1.8: Unix-epoch microseconds, ProfilerStep#N as "Operator". */
+static const char epoch_steps[] =
+	"{\"traceEvents\": [\n"
+	STEP("Operator", 1, 1700000000000000, 200) ",\n"
+	K("volta_sgemm_128x64_nn", 1700000000000010, 40) ",\n"
+	STEP("Operator", 2, 1700000000000200, 200) ",\n"
+	K("volta_sgemm_128x64_nn", 1700000000000210, 40) "\n"
+	"]}\n";
+
+START_TEST(epoch_times_and_operator_steps)
+{
+	char *path = temp_trace(epoch_steps, PLAIN);
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kineto_load(path, &t, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(cs_kineto_steps(t), 2);
+	ck_assert_int_eq(cs_kineto_steps_marked(t), 1);
+	ck_assert_int_eq(cs_kineto_span_ns(t), 240000);
+	ck_assert_int_eq(cs_kineto_busy_ns(t), 80000);
+	ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_GEMM), 80000);
+	cs_kineto_free(t);
+	unlink(path);
+	free(path);
 }
 END_TEST
 
@@ -349,6 +380,7 @@ static Suite *kineto_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("steps");
 	tcase_add_test(tc, steps_span_and_busy_union);
+	tcase_add_test(tc, epoch_times_and_operator_steps);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shapes");
 	tcase_add_test(tc, gemm_kernels_by_shape);

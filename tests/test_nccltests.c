@@ -69,6 +69,63 @@ START_TEST(parses_group_and_rows)
 }
 END_TEST
 
+/* Every line of `text` behind `prefix`; the caller frees the result. */
+static char *tagged(const char *text, const char *prefix)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	ck_assert_ptr_nonnull(f);
+	for (const char *s = text; *s;) {
+		const char *e = strchr(s, '\n');
+		size_t n = e ? (size_t)(e - s) + 1 : strlen(s);
+		fprintf(f, "%s%.*s", prefix, (int)n, s);
+		s += n;
+	}
+	fclose(f);
+	return out;
+}
+
+/* mpirun --tag-output, torchrun and srun -l prefix each line: the same
+ * group and rows come out, and the MPI build's test name is its op. */
+START_TEST(launcher_prefixes_are_stripped)
+{
+	static const char *const prefixes[] = { "[1,0]<stdout>:", "[default0]:", "0: ",
+						"12:", "[1,3]<stderr>:" };
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+		char *text = tagged(two_hosts, prefixes[i]);
+		cs_nccltests t;
+		cs_diag d = { { 0 } };
+		ck_assert_msg(cs_nccltests_parse(text, strlen(text), "ar.txt", &t, &d) == CS_OK,
+			      "%s: %s", prefixes[i], d.msg);
+		ck_assert_int_eq(t.nranks, 4);
+		ck_assert_int_eq(t.nhosts, 2);
+		ck_assert_str_eq(t.gpu, "NVIDIA H100 80GB HBM3");
+		ck_assert_uint_eq(t.nrows, 2);
+		ck_assert_double_eq(t.rows[0].time_us[1], 36.92);
+		ck_assert_int_eq(t.rows[0].line, 15);
+		cs_nccltests_free(&t);
+		free(text);
+	}
+}
+END_TEST
+
+START_TEST(mpi_build_names_its_op)
+{
+	static const char s[] = "# Collective test starting: all_gather_perf_mpi\n"
+		"#  Rank  0 Group 0 Pid 1 on h device 0 [0x1] GPU\n"
+		"#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+		"8 2 float none -1 1 0 0 0 1 0 0 0\n";
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(s, strlen(s), "ag.txt", &t, &d) == CS_OK, "%s", d.msg);
+	cs_coll_op op;
+	ck_assert_msg(cs_nccltests_op(&t, "ag.txt", -1, &op, &d) == CS_OK, "%s", d.msg);
+	ck_assert_int_eq(op, CS_COLL_ALL_GATHER);
+	cs_nccltests_free(&t);
+}
+END_TEST
+
 #define HDR "#  Rank  0 Group 0 Pid 1 on h device 0 [0x1] GPU\n" \
 	    "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
 
@@ -398,6 +455,8 @@ static Suite *nccltests_suite(void)
 	tcase_add_loop_test(tc, bad_input_is_an_error_at_its_place, 0,
 			    (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, nul_byte_is_refused);
+	tcase_add_test(tc, launcher_prefixes_are_stripped);
+	tcase_add_test(tc, mpi_build_names_its_op);
 	tcase_add_test(tc, root_out_of_range_is_no_root);
 	tcase_add_test(tc, op_from_the_bus_factor);
 	suite_add_tcase(s, tc);

@@ -56,17 +56,30 @@ static int has_any(const char *hay, const char *const *needles)
 	return 0;
 }
 
+/* "gemm" in `name` other than as fbgemm's (FBGEMM_GPU's permute, embedding
+ * and jagged kernels are not matrix products). */
+static int has_gemm(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (strncasecmp(p, "gemm", 4) == 0 && !(p - name >= 2 && strncasecmp(p - 2, "fb", 2) == 0))
+			return 1;
+	return 0;
+}
+
 cs_kineto_class cs_kineto_classify(const char *name)
 {
 	static const char *const attn[] = { "sdpa", "fmha", "flash", "cudnn::fusion", "attention", NULL };
-	static const char *const gemm[] = { "nvjet", "gemm", "cutlass", "xmma", "cublas", NULL };
+	/* cuBLAS/cuBLASLt (nvjet, xmma), CUTLASS, ROCm's Tensile (Cijk_) and
+	 * cuDNN's convolutions (convolve, winograd) */
+	static const char *const gemm[] = { "nvjet", "cutlass", "xmma", "cublas", "cijk_",
+					    "convolve", "winograd", NULL };
 	if (has(name, "nccl"))
 		return CS_KINETO_COMM;
 	if (has(name, "adam") || (has(name, "multi_tensor_apply") && has(name, "fusedoptimizer")))
 		return CS_KINETO_OPTIM;
 	if (has_any(name, attn))
 		return CS_KINETO_ATTN;
-	if (has_any(name, gemm))
+	if (has_gemm(name) || has_any(name, gemm))
 		return CS_KINETO_GEMM;
 	return CS_KINETO_MEMBOUND;
 }
@@ -101,6 +114,8 @@ typedef struct acc {
 	size_t nstep, stepcap;
 	int have_dev;
 	double dev;
+	int have_base;
+	double base_us;        /* the first timed event's 'ts': times are rebased to it */
 	cs_diag *diag;
 } acc;
 
@@ -134,6 +149,15 @@ static int field_ns(acc *a, const json_t *e, size_t i, const char *cat, const ch
 {
 	const json_t *v = json_object_get(e, key);
 	double us = json_is_number(v) ? json_number_value(v) : NAN;
+	/* 'ts' may be Unix-epoch microseconds (~1.7e15): rebase it to the
+	 * first event's, so only differences within the trace are kept */
+	if (strcmp(key, "ts") == 0 && isfinite(us) && fabs(us) <= 1e17) {
+		if (!a->have_base) {
+			a->have_base = 1;
+			a->base_us = us;
+		}
+		us -= a->base_us;
+	}
 	/* 1e14 us is three years: far beyond a trace, far below 2^63 ns */
 	if (!(fabs(us) <= 1e14) || (strcmp(key, "dur") == 0 && us < 0)) {
 		snprintf(a->diag->msg, sizeof a->diag->msg, "'%.400s': event %zu of 'traceEvents' "
@@ -244,6 +268,15 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 	const char *name = json_string_value(json_object_get(e, "name"));
 	if (!cat)
 		return CS_OK;
+	/* ProfilerStep#N: user_annotation in PyTorch 1.9 on, cpu_op or
+	 * Operator in 1.8 */
+	if (name && strncmp(name, "ProfilerStep#", 13) == 0 && strcasecmp(cat, "kernel") != 0) {
+		if (note_step(a, name)) {
+			snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
+			return CS_ERR_NOMEM;
+		}
+		return CS_OK;
+	}
 	cs_kineto_class c;
 	if (strcasecmp(cat, "kernel") == 0) {
 		if (!name) {
@@ -258,13 +291,6 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 		c = CS_KINETO_MEMSET;
 	} else if (name && strcasecmp(cat, "cpu_op") == 0) {
 		return note_shape(a, e, name);
-	} else if (name && (strcasecmp(cat, "user_annotation") == 0 ||
-			    strcasecmp(cat, "gpu_user_annotation") == 0)) {
-		if (note_step(a, name)) {
-			snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
-			return CS_ERR_NOMEM;
-		}
-		return CS_OK;
 	} else {
 		return CS_OK;
 	}

@@ -7,15 +7,19 @@
  * through jansson (jstream.h) and keeps only totals: kernel time and count
  * by class, the span from the first kernel's start to the last one's end,
  * the union of the kernels' busy intervals, and the number of steps
- * (ProfilerStep#N annotations; the whole trace is one step without them).
+ * (ProfilerStep#N events of any category but kernel: user_annotation,
+ * cpu_op, PyTorch 1.8's Operator; the whole trace is one step without
+ * them). Timestamps are rebased to the first timed event's, so Unix-epoch
+ * microseconds read like relative ones.
  * Memory is one event and 16 bytes per kernel, whatever the trace's size;
  * an event of more than CS_KINETO_MAX_EVENT bytes is refused.
  *
  * Kernels are classified by name, case-insensitively, in this order:
  * communication (NCCL: "nccl"), optimizer ("adam", or "multi_tensor_apply"
  * with "fusedoptimizer"), attention ("sdpa", "fmha", "flash",
- * "cudnn::fusion", "attention"), gemm ("nvjet", "gemm", "cutlass", "xmma",
- * "cublas"), memory_bound (everything else). gpu_memcpy and gpu_memset
+ * "cudnn::fusion", "attention"), gemm ("nvjet", "gemm" but not fbgemm's,
+ * "cutlass", "xmma", "cublas", ROCm's "Cijk_", cuDNN's "convolve" and
+ * "winograd"), memory_bound (everything else). gpu_memcpy and gpu_memset
  * events are counted as copy and memset, apart from the kernels. The four
  * compute classes match tools/profile/trace_classes.py wherever a trace
  * has no NCCL kernels and no Adam kernel outside multi_tensor_apply.

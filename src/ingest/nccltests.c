@@ -25,10 +25,38 @@ typedef struct line {
 	bool more;       /* more than MAX_TOKENS */
 } line;
 
-/* Split [s, e) at blanks; a leading '#' is a token of its own. */
-static void split(const char *s, const char *e, line *l)
+/* The length of a launcher's prefix at the start of [s, e), 0 if none:
+ * mpirun --tag-output's "[1,0]<stdout>:", torchrun's "[default0]:", srun
+ * -l's "0: " (digits and a colon: a result row's first number is followed
+ * by a blank). */
+static size_t launcher_prefix(const char *s, const char *e)
 {
 	const char *p = s;
+	if (p < e && *p == '[') {
+		const char *q = memchr(p, ']', (size_t)(e - p));
+		if (!q || q - p > 24)
+			return 0;
+		q++;
+		if ((size_t)(e - q) >= 9 && (memcmp(q, "<stdout>:", 9) == 0 ||
+					      memcmp(q, "<stderr>:", 9) == 0))
+			return (size_t)(q + 9 - s);
+		if (q < e && *q == ':' && q - p > 9 && memcmp(p, "[default", 8) == 0)
+			return (size_t)(q + 1 - s);
+		return 0;
+	}
+	while (p < e && isdigit((unsigned char)*p))
+		p++;
+	if (p > s && p < e && *p == ':')
+		return (size_t)(p + 1 - s);
+	return 0;
+}
+
+/* Split [s, e) at blanks after a launcher's prefix; a leading '#' is a
+ * token of its own. Columns count from s. */
+static void split(const char *s, const char *e, line *l)
+{
+	const char *p = s + launcher_prefix(s, e);
+	const char *first = p;
 	l->n = 0;
 	l->more = false;
 	while (p < e) {
@@ -37,7 +65,7 @@ static void split(const char *s, const char *e, line *l)
 		if (p == e)
 			break;
 		const char *q = p;
-		if (*q == '#' && p == s)
+		if (*q == '#' && p == first)
 			q++;
 		else
 			while (q < e && *q != ' ' && *q != '\t' && *q != '\r')
@@ -344,8 +372,12 @@ cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, c
 		return CS_OK;
 	}
 	if (t->test[0]) {
+		/* all_reduce_perf_mpi (built with MPI=1) measures what all_reduce_perf does */
+		size_t len = strlen(t->test);
+		if (len > 4 && strcmp(t->test + len - 4, "_mpi") == 0)
+			len -= 4;
 		for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-			if (strcmp(t->test, tests[i].test) == 0) {
+			if (strlen(tests[i].test) == len && strncmp(t->test, tests[i].test, len) == 0) {
 				*op = tests[i].op;
 				return CS_OK;
 			}

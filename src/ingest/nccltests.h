@@ -11,7 +11,10 @@
  *
  * Columns are found by the header's names (older versions lack 'root' or
  * say 'error' for '#wrong'); lines that start with neither '#' nor a digit
- * (mpirun's and NCCL's own messages) are skipped. The group is the '# Rank'
+ * (mpirun's and NCCL's own messages) are skipped. A launcher's prefix on a
+ * line is dropped first: mpirun --tag-output's "[1,0]<stdout>:", torchrun's
+ * "[default0]:", srun -l's "0: ". An MPI build's name (all_reduce_perf_mpi)
+ * is its test's. The group is the '# Rank'
  * lines: their count and their distinct hosts.
  */
 #ifndef CS_INGEST_NCCLTESTS_H
