@@ -1,0 +1,199 @@
+/*
+ * rank.h - a rank's state as the runner keeps it: its layout on cache
+ * lines, the template its program is dispatched from, the packing of the
+ * engine's event arguments and the flow network's tags, and what moving a
+ * counter does. Private to src/run.
+ */
+#ifndef CS_RUN_RANK_H
+#define CS_RUN_RANK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run/runner.h"
+
+#define NO_BLOCK 0xff
+
+/* busy, retry, waiters and a template's stream_mask keep a bit per stream
+ * in a byte; the engine's event args keep a stream in 4 bits */
+_Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
+/* ---- event arguments ------------------------------------------------------
+ * The engine gives each event one uint64_t and the flow network one tag per
+ * flow; what they carry is packed and unpacked here and nowhere else.
+ *
+ * A ticket names a rank (local < 2^32) and, for the compute stream, the
+ * generation of the op an event is for: an op re-timed under contention may
+ * have events for times it no longer ends at (cs__run_contend). An op event
+ * carries a ticket or a batch's index, a bit saying which, and a stream;
+ * a collective's event the slot, group kind and stream of its comm table;
+ * a flow's tag either a collective's event or a pipeline send, an op event
+ * with the top bit set.
+ */
+typedef int64_t cs__ticket;
+#define CS__GEN_MASK 0x07ffffffu   /* 27 bits: local, generation, batch bit and stream fill 64 */
+
+_Static_assert(CS_STREAMS <= 16, "an op event keeps its stream in 4 bits");
+_Static_assert(CS_GROUP_KINDS <= 256, "a collective event keeps its group kind in 8 bits");
+
+static inline cs__ticket cs__ticket_of(int64_t local, uint32_t gen)
+{
+	return local | (int64_t)((uint64_t)(gen & CS__GEN_MASK) << 32);
+}
+static inline int64_t cs__ticket_local(cs__ticket t) { return t & 0xffffffff; }
+static inline uint32_t cs__ticket_gen(cs__ticket t) { return (uint32_t)((uint64_t)t >> 32); }
+
+typedef struct cs__op_ev {
+	int64_t what;   /* a ticket, or a batch's index */
+	bool batch;     /* what is a batch's index */
+	int stream;
+} cs__op_ev;
+
+#define CS__OP_EV_STREAM 15u   /* the bits of an op event that hold its stream */
+
+static inline uint64_t cs__op_ev_pack(cs__op_ev e)
+{
+	return ((uint64_t)e.what << 5) | (uint64_t)e.batch << 4 | (uint64_t)e.stream;
+}
+static inline cs__op_ev cs__op_ev_unpack(uint64_t a)
+{
+	return (cs__op_ev){ .what = (int64_t)(a >> 5), .batch = (a >> 4) & 1,
+			    .stream = (int)(a & CS__OP_EV_STREAM) };
+}
+
+typedef struct cs__coll_ev {
+	int64_t slot;   /* in the comm table [kind][stream] */
+	int kind;       /* cs_group_kind */
+	int stream;
+} cs__coll_ev;
+
+static inline uint64_t cs__coll_ev_pack(cs__coll_ev e)
+{
+	return ((uint64_t)e.slot << 16) | ((uint64_t)e.kind << 8) | (uint64_t)e.stream;
+}
+static inline cs__coll_ev cs__coll_ev_unpack(uint64_t a)
+{
+	return (cs__coll_ev){ .slot = (int64_t)(a >> 16), .kind = (int)((a >> 8) & 0xff),
+			      .stream = (int)(a & 0xff) };
+}
+
+#define CS__SEND_TAG (1ull << 63)
+static inline uint64_t cs__send_tag(int64_t local, int stream)
+{
+	return CS__SEND_TAG | cs__op_ev_pack((cs__op_ev){ .what = local, .stream = stream });
+}
+static inline bool cs__tag_is_send(uint64_t tag) { return (tag & CS__SEND_TAG) != 0; }
+/* The sender's local and stream of a send's tag. */
+static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag & ~CS__SEND_TAG); }
+
+/* A path named by the collective it extends rather than copied: the
+ * instance's path of generation `parity` (comm_table.paths), the transfer
+ * to this member that ended at `end`, then `add` ns of compute. A
+ * member's counter that a collective moved reads as one with add 0; the
+ * compute counter keeps one in its path slot while its kernels follow
+ * such a counter, so a tensor-parallel layer's kernels copy no path. */
+typedef struct cs__cref {
+	int32_t gi;
+	uint8_t kind, stream, parity, comm, coll;
+	cs_time end, add;
+} cs__cref;
+
+/* A rank's state, what every op touches first: a large run waits on the
+ * lines of these, so what every op reads lies on the first four, what a
+ * traced run reads at every op on the fifth, and what only pipeline sends
+ * read after them; the trace's times are in rank_times. */
+typedef struct rank_state {
+	/* line 0, what every try reads: a stream's counter is also its
+	 * program counter (the ops it completed), and what waits on them */
+	_Alignas(64) int32_t cnt[CS_COUNTERS];
+	uint16_t tmpl;
+	uint8_t busy;                 /* bit per stream */
+	uint8_t retry;                /* bit per stream: try it at the next try_rank */
+	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
+	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
+	uint16_t left[CS_STREAMS];    /* moves of that counter the head still waits for
+	                               * (at most 65535: then it is tried, and waits again) */
+	/* line 1, what a compute op's start and end read: its rate, its end
+	 * and the clock model */
+	_Alignas(64) float factor;
+	float crate;                  /* rate of the running compute op (contention) */
+	uint32_t cgen;                /* compute ops started, to tell their events apart */
+	uint16_t ctas;                /* SMs held by the rank's communication kernels */
+	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
+	cs_time cend;                 /* when the running compute op ends */
+	cs_time cwake;                /* the earliest event pending for it */
+	cs_time clk_at;               /* clock model: the controller's view is up to here */
+	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
+	/* lines 2 and 3, what an op adds to and a collective looks up */
+	_Alignas(64) cs_rank_stats st;
+	double mem;
+	cs_time blocked_at;
+	cs_time wait_xfer;            /* transfer time seen while the compute stream waits */
+	int32_t gidx[CS_GROUP_KINDS]; /* group instance per kind, -1 until needed (the
+	                               * last, hybrid sharding's, lies past line 3) */
+	/* line 4, what a traced run reads at every op: per stream, the counter
+	 * whose path its op in flight extends, read in place until that path
+	 * changes (then copied to the stream's own slot: FLY_OWN) */
+	uint8_t fly_ref[CS_STREAMS];
+	bool cref;                    /* the compute counter's path is crefs[local], not its slot */
+	/* bit per counter whose path a collective set last, and is read from
+	 * the collective's (cs__run_fly_of), and the parity of its generation */
+	uint16_t lazy, parity;
+	/* what only pipeline sends read */
+	cs_time send_at;              /* when the pipeline send in flight started */
+	/* pipeline peers down [0] and up [1], and the time of the last message
+	 * size sent each way (links do not change during a run) */
+	int64_t p2p_peer[2];
+	double p2p_bytes[2];
+	cs_time p2p_ns[2];
+	double p2p_net[2];            /* flow fidelity: the bytes that message puts on the net */
+	uint8_t p2p_ch[2];            /* channels of the last message size each way */
+	uint8_t p2p_tier[2];          /* the highest tier a message crosses each way */
+	int32_t p2p_plan[2];          /* flow fidelity: the net's plan of that message + 1,
+	                               * 0 not yet asked, -1 not kept */
+} rank_state;
+
+_Static_assert(CS_COUNTERS <= 16, "lazy and parity keep a bit per counter");
+/* What a large run streams through for every op: four lines of a rank,
+ * and a fifth when traced */
+#define RANK_HOT_BYTES offsetof(rank_state, gidx[CS_GROUP_DP_INTER])
+_Static_assert(offsetof(rank_state, factor) == 64 && RANK_HOT_BYTES <= 256,
+	       "a rank's hot state lies on its first four cache lines");
+_Static_assert(offsetof(rank_state, send_at) <= 320, "its traced state on the fifth");
+
+#define FLY_OWN 0xff
+
+/* When each rank's ops began and its counters moved: kept only for the
+ * trace and the critical path (r->times). */
+typedef struct rank_times {
+	cs_time started[CS_STREAMS];  /* when the op at the head began */
+	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
+} rank_times;
+
+/* What every op's dispatch reads of its rank's program (cs_program is
+ * larger than a power of two, so indexing it multiplies), in 128 bytes. */
+typedef struct cs__tmpl {
+	_Alignas(128) const cs_op *ops[CS_STREAMS];
+	int32_t nops[CS_STREAMS];
+	const cs_dep *deps;
+	uint8_t stream_mask;          /* streams that have ops */
+} cs__tmpl;
+
+_Static_assert(sizeof(cs__tmpl) == 128, "a template's dispatch table is indexed by a shift");
+
+/* Counter c of rs moved: the streams waiting on it whose dependency it now
+ * meets are tried again (a stream waits on the first dependency its head
+ * lacks, which counters only move towards). */
+static inline void cs__run_counter_moved(rank_state *rs, int c)
+{
+	rs->cnt[c]++;
+	for (unsigned w = rs->waiters[c]; w; w &= w - 1) {
+		int s = __builtin_ctz(w);
+		if (--rs->left[s] == 0) {
+			rs->retry |= (uint8_t)(1u << s);
+			rs->waiters[c] &= (uint8_t)~(1u << s);
+		}
+	}
+}
+
+#endif

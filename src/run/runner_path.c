@@ -1,0 +1,196 @@
+/*
+ * runner_path.c - the runner's critical path: each counter's path and each
+ * op in flight's, read in place or from the collective that moved them,
+ * copied only when they change, and the run's longest.
+ */
+#include "run/runner_int.h"
+
+/* ---- critical path ---------------------------------------------------- */
+
+/* The slot of local's op in flight on `stream` once it has a copy of its own. */
+static cs_path *own_fly(const cs_runner *r, int64_t local, int stream)
+{
+	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
+}
+
+/* The whole path x names, into *tmp. */
+static const cs_path *cref_expand(const cs_runner *r, int64_t local, const cs__cref *x, cs_path *tmp)
+{
+	const comm_table *t = &r->comm[x->kind][x->stream];
+	int64_t at = 2 * (int64_t)x->gi + x->parity;
+	*tmp = t->paths[at];
+	cs_path_transfer(tmp, t->xfers[at], x->comm, x->coll, t->shapes[x->gi].tier, cs__run_rank_of(r, local),
+			 x->end);
+	if (x->add)
+		cs_path_compute(tmp, x->add);
+	return tmp;
+}
+
+/* The collective that moved counter c of rs last, as a reference (the
+ * collective is the last op done on stream c, its instance the rank's). */
+static void cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int c, cs__cref *x)
+{
+	/* field by field: a compound literal is built on the stack in parts
+	 * and read back whole, which the store buffer cannot forward */
+	const cs_op *op = &r->tmpls[rs->tmpl].ops[c][rs->cnt[c] - 1];
+	x->gi = rs->gidx[op->group];
+	x->kind = op->group;
+	x->stream = (uint8_t)c;
+	x->parity = (uint8_t)((rs->parity >> c) & 1);
+	x->comm = op->comm;
+	x->coll = op->coll;
+	x->end = r->times[local].done_at[c];
+	x->add = 0;
+}
+
+/* Counter c's path: in place, or worked out into *tmp (never the slot)
+ * from the collective it extends. */
+static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_path *tmp)
+{
+	const rank_state *rs = &r->ranks[local];
+	if (c == CS_STREAM_COMPUTE && rs->cref)
+		return cref_expand(r, local, &r->crefs[local], tmp);
+	if (!(rs->lazy & (1u << c)))
+		return &r->paths[local * NPATHS + c];
+	cs__cref x;
+	cref_of(r, local, rs, c, &x);
+	return cref_expand(r, local, &x, tmp);
+}
+
+const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_path *tmp)
+{
+	int ref = r->ranks[local].fly_ref[stream];
+	return ref != FLY_OWN ? path_read(r, local, ref, tmp) : own_fly(r, local, stream);
+}
+
+/* Give the ops in flight that read counter c's path in place a copy. */
+static void path_detach(cs_runner *r, int64_t local, rank_state *rs, int c)
+{
+	for (unsigned b = rs->busy; b; b &= b - 1) {
+		int s = __builtin_ctz(b);
+		if (s != c && rs->fly_ref[s] == c) {
+			cs_path *own = own_fly(r, local, s);
+			const cs_path *p = path_read(r, local, c, own);
+			if (p != own)
+				*own = *p;
+			rs->fly_ref[s] = FLY_OWN;
+		}
+	}
+}
+
+cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
+{
+	rank_state *rs = &r->ranks[local];
+	path_detach(r, local, rs, c);
+	rs->lazy &= (uint16_t)~(1u << c);
+	if (c == CS_STREAM_COMPUTE)
+		rs->cref = false;
+	return &r->paths[local * NPATHS + c];
+}
+
+/* A kernel of d ns on the compute stream ends: when its path extends a
+ * collective's, the compute counter names that collective (cs__cref)
+ * instead of taking a copy. Returns whether it did. */
+static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time d)
+{
+	int c = CS_STREAM_COMPUTE, ref = rs->fly_ref[c];
+	cs__cref *x = &r->crefs[local];
+	bool own = ref == c && rs->cref;
+	if (!own && !(ref != FLY_OWN && ref != c && (rs->lazy & (1u << ref))))
+		return false;
+	/* the ops in flight that read the compute counter's path in place
+	 * take a copy before it changes */
+	path_detach(r, local, rs, c);
+	if (!own)
+		cref_of(r, local, rs, ref, x);
+	rs->lazy &= (uint16_t)~(1u << c);
+	x->add += d;
+	rs->cref = true;
+	return true;
+}
+
+void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+{
+	int64_t gi = rs->gidx[op->group];
+	const cs__cref *x = &r->crefs[local];
+	if (gi < 0 || x->kind != op->group || x->stream != s || x->gi != gi ||
+	    x->parity != ((r->comm[op->group][s].slots[gi].gen + 1) & 1))
+		return;
+	cs_path tmp;
+	const cs_path *p = path_read(r, local, CS_STREAM_COMPUTE, &tmp);
+	*cs__run_path_to_write(r, local, CS_STREAM_COMPUTE) = *p;
+}
+
+/* The op at the head of stream s starts now: its path is its last
+ * predecessor's (the stream's previous op, or the latest dependency),
+ * read in place until it changes (cs__run_path_to_write): a stream's own
+ * path cannot change before this op completes, and a dependency's most
+ * often does not either, so most ops copy nothing here. */
+void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+{
+	int pred = s;
+	const cs_time *done_at = r->times[local].done_at;
+	cs_time best = done_at[s];
+	const cs_dep *d = &r->tmpls[rs->tmpl].deps[op->dep];
+	for (int i = 0; i < op->ndeps; i++)
+		if (done_at[d[i].counter] > best) {
+			best = done_at[d[i].counter];
+			pred = d[i].counter;
+		}
+	rs->fly_ref[s] = (uint8_t)pred;
+}
+
+void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
+{
+	rank_state *rs = &r->ranks[local];
+	cs_time now = cs_sim_now(r->sim);
+	if (r->env.traced) {
+		int64_t rank = cs__run_rank_of(r, local);
+		if (r->env.traced[rank])
+			r->env.on_span(r->env.span_ctx, rank, s, r->times[local].started[s], now, op, d->xfer,
+				       op->kind == CS_OP_COLL ? d->choice : NULL);
+	}
+	if (r->paths) {
+		if (op->kind == CS_OP_COLL) {
+			/* read from the collective's from now on (path_read) */
+			path_detach(r, local, rs, s);
+			rs->lazy |= (uint16_t)(1u << s);
+			rs->parity = (uint16_t)((rs->parity & ~(1u << s)) | (unsigned)(d->gen & 1) << s);
+		} else if (!(op->kind == CS_OP_COMPUTE && s == CS_STREAM_COMPUTE &&
+			     compute_to_cref(r, local, rs, now - r->times[local].started[s]))) {
+			cs_path tmp;
+			const cs_path *src = cs__run_fly_of(r, local, s, &tmp);
+			cs_path *p = cs__run_path_to_write(r, local, s);
+			if (src != p)
+				*p = *src;
+			if (op->kind == CS_OP_COMPUTE)
+				cs_path_compute(p, now - r->times[local].started[s]);
+			else
+				cs_path_transfer(p, d->xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
+		}
+	}
+	r->times[local].done_at[s] = now;
+}
+
+int cs_runner_critical_path(const cs_runner *r, cs_path *out)
+{
+	if (!r->paths)
+		return -1;
+	int64_t best_l = -1;
+	int best_c = 0;
+	cs_time best = -1;
+	for (int64_t l = 0; l < r->nlocal; l++)
+		for (int c = 0; c < CS_COUNTERS; c++)
+			if (r->times[l].done_at[c] > best) {
+				best = r->times[l].done_at[c];
+				best_l = l;
+				best_c = c;
+			}
+	if (best_l < 0)
+		return -1;
+	const cs_path *p = path_read(r, best_l, best_c, out);
+	if (p != out)
+		*out = *p;
+	cs_path_finish(out);
+	return 0;
+}
