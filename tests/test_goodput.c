@@ -12,16 +12,16 @@
 #include <string.h>
 
 #include "clustersim/clustersim.h"
-#include "fault/goodput.h"
+#include "fault/reliability.h"
 #include "study/goodput.h"
 
 #define HOUR_NS 3600e9
 
 /* One failure class (software: no spare) at mean gap m_h hours, a
  * checkpoint stall of delta_s every tau_h hours of training, restart r_s. */
-static cs_goodput_job simple_job(double m_h, double tau_h, double delta_s, double r_s)
+static cs_rel_job simple_job(double m_h, double tau_h, double delta_s, double r_s)
 {
-	cs_goodput_job j;
+	cs_rel_job j;
 	memset(&j, 0, sizeof j);
 	j.fail_per_ns[CS_FAIL_SOFTWARE] = 1.0 / (m_h * HOUR_NS);
 	j.dist = CS_FAIL_EXPONENTIAL;
@@ -39,14 +39,14 @@ typedef struct stats {
 } stats;
 
 /* The lost fraction (1 - kept / horizon) over n runs of `days`. */
-static stats lost_fraction(const cs_goodput_job *j, double days, int n, unsigned long seed)
+static stats lost_fraction(const cs_rel_job *j, double days, int n, unsigned long seed)
 {
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(rng, seed);
 	double s = 0, sq = 0, rate = j->lost_tokens_per_step[0] / (double)j->lost_step_ns[0];
 	for (int i = 0; i < n; i++) {
-		cs_goodput_run r;
-		cs_goodput_sample(j, (int64_t)llround(days * 86400e9), rng, &r, NULL, NULL);
+		cs_rel_run r;
+		cs_rel_sample(j, (int64_t)llround(days * 86400e9), rng, &r, NULL, NULL);
 		double lost = 1.0 - r.tokens / ((double)r.horizon_ns * rate);
 		s += lost;
 		sq += lost * lost;
@@ -62,7 +62,7 @@ static stats lost_fraction(const cs_goodput_job *j, double days, int n, unsigned
 START_TEST(lost_time_matches_the_first_order_closed_form)
 {
 	double m = 1000, tau = 1, delta = 3.6, r = 360;
-	cs_goodput_job j = simple_job(m, tau, delta, r);
+	cs_rel_job j = simple_job(m, tau, delta, r);
 	stats s = lost_fraction(&j, 1000, 1500, 7);
 	double closed = delta / (tau * 3600) + tau / (2 * m) + r / (m * 3600);
 	ck_assert_msg(fabs(s.mean - closed) <= s.half, "lost %.6g +- %.2g, closed form %.6g", s.mean,
@@ -81,7 +81,7 @@ START_TEST(young_daly_interval_minimises_lost_time)
 	static const double f[] = { 0.25, 0.5, 1, 2, 4 };
 	stats s[5];
 	for (int i = 0; i < 5; i++) {
-		cs_goodput_job j = simple_job(m, opt_h * f[i], delta, r);
+		cs_rel_job j = simple_job(m, opt_h * f[i], delta, r);
 		s[i] = lost_fraction(&j, 200, 300, 11);
 	}
 	for (int i = 0; i < 5; i++)
@@ -98,7 +98,7 @@ END_TEST
  * checkpoints, spares running out, elastic running. */
 START_TEST(wall_clock_is_kept_training_plus_losses)
 {
-	cs_goodput_job j;
+	cs_rel_job j;
 	memset(&j, 0, sizeof j);
 	for (int c = 0; c < CS_FAIL_CLASSES; c++) {
 		j.fail_per_ns[c] = (0.05 + 0.03 * c) / HOUR_NS;
@@ -123,8 +123,8 @@ START_TEST(wall_clock_is_kept_training_plus_losses)
 	double rate = j.lost_tokens_per_step[0] / (double)j.lost_step_ns[0];
 	int64_t waited = 0, degraded = 0;
 	for (int n = 0; n < 50; n++) {
-		cs_goodput_run r;
-		cs_goodput_sample(&j, (int64_t)(60 * 24 * HOUR_NS), rng, &r, NULL, NULL);
+		cs_rel_run r;
+		cs_rel_sample(&j, (int64_t)(60 * 24 * HOUR_NS), rng, &r, NULL, NULL);
 		double sum = r.tokens / rate;
 		for (int k = 0; k < CS_LOSS_KINDS; k++) {
 			ck_assert_int_ge(r.lost_ns[k], 0);
@@ -149,7 +149,7 @@ END_TEST
  * of the gaps (renewal theorem): Weibull k = 0.7 and exponential agree. */
 START_TEST(weibull_keeps_the_mean_rate)
 {
-	cs_goodput_job j = simple_job(10, 0, 0, 0);
+	cs_rel_job j = simple_job(10, 0, 0, 0);
 	j.interval_ns = 0;
 	double count[2];
 	for (int w = 0; w < 2; w++) {
@@ -159,8 +159,8 @@ START_TEST(weibull_keeps_the_mean_rate)
 		gsl_rng_set(rng, 5);
 		double n = 0;
 		for (int i = 0; i < 200; i++) {
-			cs_goodput_run r;
-			cs_goodput_sample(&j, (int64_t)(1000 * HOUR_NS), rng, &r, NULL, NULL);
+			cs_rel_run r;
+			cs_rel_sample(&j, (int64_t)(1000 * HOUR_NS), rng, &r, NULL, NULL);
 			n += (double)r.failures[CS_FAIL_SOFTWARE];
 		}
 		gsl_rng_free(rng);

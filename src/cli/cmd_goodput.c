@@ -143,7 +143,7 @@ static int parse(cs_args *a, goodput_args *r)
 /* Write through cs_out: 0, or 2 (1 for a timeline short of memory) after
  * printing the problem. */
 static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_report *g,
-		     int json, const cs_goodput_timeline *tl, const cs_goodput_run *run)
+		     int json, const cs_goodput_timeline *tl, const cs_rel_run *run)
 {
 	cs_diag diag = { { 0 } };
 	cs_out *o = cs_out_open(path ? path : "-", &diag);
@@ -196,7 +196,7 @@ int cs_cmd_goodput(int argc, char **argv)
 	rc = write_out(r.out, sc, &g, r.json, NULL, NULL);
 	if (rc == 0 && r.plot) {
 		cs_goodput_timeline *tl = cs_goodput_timeline_new();
-		cs_goodput_run run;
+		cs_rel_run run;
 		if (!tl || cs_study_goodput_sample(&g, 0, cs_goodput_timeline_span, tl, &run) != CS_OK) {
 			fprintf(stderr, "clustersim goodput: out of memory for the timeline\n");
 			rc = 1;

@@ -75,7 +75,7 @@ void cs_goodput_write_text(FILE *f, const char *name, const cs_goodput_report *g
 	fputc('\n', f);
 	fputs("time lost           ", f);
 	for (int k = 0; k < CS_LOSS_KINDS; k++)
-		fprintf(f, "%s %s %.2f %%", k ? "," : "", cs_goodput_loss_name((cs_goodput_loss)k),
+		fprintf(f, "%s %s %.2f %%", k ? "," : "", cs_rel_loss_name((cs_rel_loss)k),
 			100 * g->lost[k].mean);
 	fputc('\n', f);
 	if (g->ttt_ideal_days > 0)
@@ -129,7 +129,7 @@ void cs_goodput_write_json(FILE *f, const char *name, const cs_goodput_report *g
 	cs_jw_key(&w, "lost_fraction");
 	cs_jw_begin_obj(&w);
 	for (int k = 0; k < CS_LOSS_KINDS; k++)
-		kv_ci(&w, cs_goodput_loss_name((cs_goodput_loss)k), g->lost[k]);
+		kv_ci(&w, cs_rel_loss_name((cs_rel_loss)k), g->lost[k]);
 	cs_jw_end_obj(&w);
 	if (g->ttt_ideal_days > 0) {
 		kv_ci(&w, "time_to_train_days", g->ttt_days);
@@ -166,7 +166,7 @@ void cs_goodput_timeline_free(cs_goodput_timeline *tl)
 	free(tl);
 }
 
-void cs_goodput_timeline_span(void *ctx, cs_goodput_state s, int64_t t0, int64_t t1, int cls)
+void cs_goodput_timeline_span(void *ctx, cs_rel_state s, int64_t t0, int64_t t1, int cls)
 {
 	cs_goodput_timeline *tl = ctx;
 	if (tl->n && tl->v[tl->n - 1].state == (int)s && tl->v[tl->n - 1].t1 == t0 && cls < 0) {
@@ -187,7 +187,7 @@ void cs_goodput_timeline_span(void *ctx, cs_goodput_state s, int64_t t0, int64_t
 }
 
 int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
-			 const cs_goodput_timeline *tl, const cs_goodput_run *run)
+			 const cs_goodput_timeline *tl, const cs_rel_run *run)
 {
 	if (tl->failed)
 		return -1;

@@ -20,13 +20,13 @@ typedef struct cs_goodput_timeline cs_goodput_timeline;
 
 cs_goodput_timeline *cs_goodput_timeline_new(void);
 void cs_goodput_timeline_free(cs_goodput_timeline *tl);
-/* A cs_goodput_span_fn; ctx is the timeline. Stretches of one state that
+/* A cs_rel_span_fn; ctx is the timeline. Stretches of one state that
  * touch are merged. */
-void cs_goodput_timeline_span(void *ctx, cs_goodput_state s, int64_t t0, int64_t t1, int cls);
+void cs_goodput_timeline_span(void *ctx, cs_rel_state s, int64_t t0, int64_t t1, int cls);
 /* The whole SVG document of the sampled run `run` whose spans tl holds:
  * 0, or -1 (nothing written) when the timeline lost spans for want of
  * memory. */
 int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
-			 const cs_goodput_timeline *tl, const cs_goodput_run *run);
+			 const cs_goodput_timeline *tl, const cs_rel_run *run);
 
 #endif

@@ -118,7 +118,7 @@ static cs_status simulate_smaller(const cs_scenario *sc, double *step_s, double 
 }
 
 /* The job a run samples, and the report's description of it. */
-static cs_status prepare(const cs_scenario *sc, double step_s, cs_goodput_job *job,
+static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job,
 			 cs_goodput_report *g, cs_diag *diag)
 {
 	const cs_reliability_spec *rl = &sc->reliability;
@@ -164,8 +164,8 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_goodput_job *j
 		g->elastic_step_s = s1;
 		/* the step of one replica fewer stands for k fewer: a data-parallel
 		 * step hardly changes with a few replicas */
-		job->max_lost = (int)(g->replicas - 1 < CS_GOODPUT_MAX_LOST ? g->replicas - 1
-									    : CS_GOODPUT_MAX_LOST);
+		job->max_lost = (int)(g->replicas - 1 < CS_REL_MAX_LOST ? g->replicas - 1
+									    : CS_REL_MAX_LOST);
 		for (int k = 1; k <= job->max_lost; k++) {
 			job->lost_step_ns[k] = (int64_t)llround(s1 * 1e9);
 			job->lost_tokens_per_step[k] = g->tokens_per_step * (double)(g->replicas - k) /
@@ -224,10 +224,10 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_goodput_job *j
 /* ---- the runs ------------------------------------------------------------ */
 
 typedef struct sampler {
-	const cs_goodput_job *job;
+	const cs_rel_job *job;
 	int64_t horizon_ns;
 	uint64_t seed;
-	cs_goodput_run *runs;
+	cs_rel_run *runs;
 } sampler;
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -245,7 +245,7 @@ static bool sample_one(void *ctx, size_t i)
 	if (!rng)
 		return false;
 	gsl_rng_set(rng, (unsigned long)mix(S->seed, (uint64_t)i));
-	cs_goodput_sample(S->job, S->horizon_ns, rng, &S->runs[i], NULL, NULL);
+	cs_rel_sample(S->job, S->horizon_ns, rng, &S->runs[i], NULL, NULL);
 	gsl_rng_free(rng);
 	return true;
 }
@@ -307,7 +307,7 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
 	acc ett = {0}, per_day[CS_FAIL_CLASSES + 1] = {{0}}, inter = {0}, lost[CS_LOSS_KINDS] = {{0}};
 	acc ttt = {0};
 	for (int64_t i = 0; i < out->runs; i++) {
-		const cs_goodput_run *r = &S.runs[i];
+		const cs_rel_run *r = &S.runs[i];
 		double h = (double)r->horizon_ns / 1e9, total = (double)r->planned;
 		add(&ett, r->tokens / (h * full_rate));
 		for (int c = 0; c < CS_FAIL_CLASSES; c++) {
@@ -355,13 +355,13 @@ int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *v
 }
 
 cs_status cs_study_goodput_sample(const cs_goodput_report *g, int64_t which,
-				  cs_goodput_span_fn on_span, void *ctx, cs_goodput_run *out)
+				  cs_rel_span_fn on_span, void *ctx, cs_rel_run *out)
 {
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
 	if (!rng)
 		return CS_ERR_NOMEM;
 	gsl_rng_set(rng, (unsigned long)mix(g->seed, (uint64_t)which));
-	cs_goodput_sample(&g->job, (int64_t)llround(g->days * 86400e9), rng, out, on_span, ctx);
+	cs_rel_sample(&g->job, (int64_t)llround(g->days * 86400e9), rng, out, on_span, ctx);
 	gsl_rng_free(rng);
 	return CS_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * goodput.h - how much of the wall clock becomes training over a run of
  * days: the scenario's step simulated, its reliability section turned into
- * a job (fault/goodput.h), and many sampled runs on the job pool.
+ * a job (fault/reliability.h), and many sampled runs on the job pool.
  *
  *   cs_goodput_report g;
  *   if (cs_study_goodput(sc, &(cs_goodput_opts){ .days = 54, .runs = 1000 }, &g, &diag)
@@ -14,7 +14,7 @@
 #define CS_STUDY_GOODPUT_H
 
 #include "clustersim/clustersim.h"
-#include "fault/goodput.h"
+#include "fault/reliability.h"
 #include "study/pool.h"
 
 typedef struct cs_goodput_opts {
@@ -36,7 +36,7 @@ typedef struct cs_goodput_ci {
 typedef struct cs_goodput_report {
 	int64_t runs;
 	double days;
-	cs_goodput_job job;            /* what each run samples */
+	cs_rel_job job;            /* what each run samples */
 	uint64_t seed;                 /* simulate.seed: run i draws from (seed, i) */
 	/* the job */
 	double step_s, tokens_per_step;
@@ -69,6 +69,6 @@ int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *v
 /* Run number `which` of the report again, with its spans, for a timeline:
  * the same draws as in the report. CS_ERR_NOMEM without a generator. */
 cs_status cs_study_goodput_sample(const cs_goodput_report *g, int64_t which,
-				  cs_goodput_span_fn on_span, void *ctx, cs_goodput_run *out);
+				  cs_rel_span_fn on_span, void *ctx, cs_rel_run *out);
 
 #endif

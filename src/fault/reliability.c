@@ -1,5 +1,5 @@
 /*
- * goodput.c - one sampled training run (goodput.h): an event loop over the
+ * reliability.c - one sampled training run (reliability.h): an event loop over the
  * next failure of each class, the next checkpoint, an async write becoming
  * durable and the horizon, in integer nanoseconds.
  *
@@ -7,7 +7,7 @@
  * the losses: horizon = kept + checkpoint + restart + rework + wait +
  * degraded, the last two of training time counted at the full rate.
  */
-#include "fault/goodput.h"
+#include "fault/reliability.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -17,10 +17,10 @@
 #define MAX_BACK 4096   /* nodes in repair at once that are tracked */
 
 typedef struct run {
-	const cs_goodput_job *j;
+	const cs_rel_job *j;
 	gsl_rng *rng;
-	cs_goodput_run *o;
-	cs_goodput_span_fn on_span;
+	cs_rel_run *o;
+	cs_rel_span_fn on_span;
 	void *ctx;
 	int64_t t, horizon;
 	int64_t next[CS_FAIL_CLASSES + 1];  /* [CS_FAIL_CLASSES]: planned maintenance */
@@ -44,7 +44,7 @@ const char *cs_fail_class_name(int c)
 	return c >= 0 && c <= CS_FAIL_CLASSES ? names[c] : "?";
 }
 
-const char *cs_goodput_loss_name(cs_goodput_loss k)
+const char *cs_rel_loss_name(cs_rel_loss k)
 {
 	static const char *const names[CS_LOSS_KINDS] = {
 		"checkpoint", "restart", "rework", "wait", "degraded"
@@ -81,7 +81,7 @@ static int next_failure(const run *r, int64_t *when)
 	return cls;
 }
 
-static void span(run *r, cs_goodput_state s, int64_t t0, int64_t t1, int cls)
+static void span(run *r, cs_rel_state s, int64_t t0, int64_t t1, int cls)
 {
 	if (r->on_span && t1 > t0)
 		r->on_span(r->ctx, s, t0, t1, cls);
@@ -103,7 +103,7 @@ static void release(run *r)
 static void train(run *r, int64_t until)
 {
 	int64_t dt = until - r->t;
-	const cs_goodput_job *j = r->j;
+	const cs_rel_job *j = r->j;
 	double rate = j->lost_tokens_per_step[r->lost] / (double)j->lost_step_ns[r->lost];
 	r->tokens += (double)dt * rate;
 	r->since_ckpt += dt;
@@ -117,7 +117,7 @@ static void train(run *r, int64_t until)
  * replaced: by a spare, by going on smaller, or by waiting for one. */
 static void fail(run *r, int c)
 {
-	const cs_goodput_job *j = r->j;
+	const cs_rel_job *j = r->j;
 	if (c == CS_FAIL_CLASSES)
 		r->o->planned++;
 	else
@@ -230,13 +230,13 @@ static void planned_stop(run *r)
 		restart(r, CS_FAIL_CLASSES);
 }
 
-void cs_goodput_sample(const cs_goodput_job *job, int64_t horizon_ns, gsl_rng *rng,
-		       cs_goodput_run *out, cs_goodput_span_fn on_span, void *span_ctx)
+void cs_rel_sample(const cs_rel_job *job, int64_t horizon_ns, gsl_rng *rng,
+		       cs_rel_run *out, cs_rel_span_fn on_span, void *span_ctx)
 {
 	run r = { .j = job, .rng = rng, .o = out, .on_span = on_span, .ctx = span_ctx,
 		  .horizon = horizon_ns, .pending_at = NEVER, .spares = job->spares,
 		  .full_rate = job->lost_tokens_per_step[0] / (double)job->lost_step_ns[0] };
-	*out = (cs_goodput_run){ .horizon_ns = horizon_ns };
+	*out = (cs_rel_run){ .horizon_ns = horizon_ns };
 	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
 		r.next[c] = gap(&r, c);
 	while (r.t < r.horizon) {
