@@ -143,22 +143,10 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_init(&w, f, indent);
 	cs_jw_begin_obj(&w);
 	cs_jw_kv_str(&w, "name", name ? name : "");
-	cs_jw_kv_num(&w, "step_time_s", m->step_time_s);
-	cs_jw_kv_num(&w, "step_time_p50_s", m->step_time_p50_s);
-	cs_jw_kv_num(&w, "step_time_p99_s", m->step_time_p99_s);
-	cs_jw_kv_num(&w, "step_time_max_s", m->step_time_max_s);
-	cs_jw_kv_num(&w, "baseline_step_time_s", m->baseline_step_time_s);
-	cs_jw_kv_num(&w, "slowdown", m->slowdown);
-	cs_jw_kv_num(&w, "tokens_per_s", m->tokens_per_s);
-	cs_jw_kv_num(&w, "tflops_per_gpu", m->tflops_per_gpu);
-	cs_jw_kv_num(&w, "mfu", m->mfu);
-	cs_jw_kv_num(&w, "tflops_per_gpu_megatron", m->tflops_per_gpu_megatron);
-	cs_jw_kv_num(&w, "mfu_megatron", m->mfu_megatron);
-	cs_jw_kv_num(&w, "hfu", m->hfu);
-	cs_jw_kv_num(&w, "tflops_per_gpu_hardware", m->tflops_per_gpu_hardware);
-	cs_jw_kv_num(&w, "model_flops", m->model_flops);
-	cs_jw_kv_num(&w, "model_flops_megatron", m->model_flops_megatron);
-	cs_jw_kv_num(&w, "compute_s", m->compute_s);
+	int nd;
+	const cs_metric_def *t = cs_metric_table(&nd);
+	for (int i = 0; i < nd && t[i].key; i++)
+		cs_jw_kv_num(&w, t[i].key, cs_metric_value(&t[i], m));
 	cs_jw_key(&w, "compute_by_kind_s");
 	cs_jw_begin_obj(&w);
 	for (int k = 0; k < CS_COMPUTE_KINDS; k++)

@@ -69,6 +69,21 @@ cs_status cs__simulate_programs(const cs_scenario *sc, const cs__programs *given
  * limits (then they are freed). */
 cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag);
 
+/* One scalar metric of a result: its JSON key (NULL where the JSON report
+ * nests it or writes it in its own place), its CSV column (NULL where it has
+ * none), and where it lies in cs_metrics. */
+enum { CS_METRIC_F64, CS_METRIC_I64, CS_METRIC_INT };
+typedef struct cs_metric_def {
+	const char *key;
+	const char *column;
+	size_t offset;
+	int type;
+} cs_metric_def;
+/* The table, static, in its fixed order; *n its length. */
+const cs_metric_def *cs_metric_table(int *n);
+/* The metric's value in m, as a double. */
+double cs_metric_value(const cs_metric_def *d, const cs_metrics *m);
+
 /* Every scalar metric as a flat list of (column name, value), in a fixed
  * order: the columns of a sweep and of `run --format csv`. Returns the
  * number of columns (at most cap are written). */
