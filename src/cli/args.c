@@ -157,7 +157,11 @@ char *cs_cli_clean(char *msg, size_t cap)
 		else
 			out[n++] = (char)*p;
 	}
-	out[n] = 0;
-	snprintf(msg, cap, "%s", out);
+	if (cap == 0)
+		return msg;
+	if (n > cap - 1)
+		n = cap - 1;  /* truncated as snprintf would */
+	memcpy(msg, out, n);
+	msg[n] = 0;
 	return msg;
 }
