@@ -145,8 +145,9 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_str(&w, "name", name ? name : "");
 	int nd;
 	const cs_metric_def *t = cs_metric_table(&nd);
-	for (int i = 0; i < nd && t[i].key; i++)
-		cs_jw_kv_num(&w, t[i].key, cs_metric_value(&t[i], m));
+	for (int i = 0; i < nd; i++)
+		if (t[i].in & CS_METRIC_JSON)
+			cs_jw_kv_num(&w, t[i].name, cs_metric_value(&t[i], m));
 	cs_jw_key(&w, "compute_by_kind_s");
 	cs_jw_begin_obj(&w);
 	for (int k = 0; k < CS_COMPUTE_KINDS; k++)

@@ -69,13 +69,14 @@ cs_status cs__simulate_programs(const cs_scenario *sc, const cs__programs *given
  * limits (then they are freed). */
 cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag);
 
-/* One scalar metric of a result: its JSON key (NULL where the JSON report
- * nests it or writes it in its own place), its CSV column (NULL where it has
- * none), and where it lies in cs_metrics. */
+/* One scalar metric of a result: its name (the JSON key and the CSV
+ * column), where it is written (CS_METRIC_JSON: the JSON report's leading
+ * flat keys; CS_METRIC_CSV: a column), and where it lies in cs_metrics. */
 enum { CS_METRIC_F64, CS_METRIC_I64, CS_METRIC_INT };
+enum { CS_METRIC_JSON = 1, CS_METRIC_CSV = 2 };
 typedef struct cs_metric_def {
-	const char *key;
-	const char *column;
+	const char *name;
+	int in;
 	size_t offset;
 	int type;
 } cs_metric_def;
