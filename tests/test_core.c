@@ -722,55 +722,80 @@ START_TEST(slots_are_reused_and_payloads_stay_right)
 }
 END_TEST
 
-/* The next event's time and argument, as a callback may ask for them:
- * whenever the engine says it has them at hand, they are those of the
- * event that fires next, and only for the callback asked about. */
+/* The next event, as a callback may ask for it: whenever the engine says
+ * it has it at hand, it is the event that fires next, a merge of the
+ * callback asked about, at that time, with that key and first item. */
 typedef struct hint_ctx {
-	uint64_t expect;   /* what the last answer promised fires next */
+	uint64_t expect;   /* the first item the last answer promised fires next */
 	cs_time expect_at; /* and when */
+	unsigned expect_key;
 	bool promised;
 	int answered, kept;
 	uint64_t rng;
 } hint_ctx;
 
-static void hint_other(cs_sim *sim, void *ctx, uint64_t arg);
-static void hint_check_fn(cs_sim *sim, void *ctx, uint64_t arg);
+static void hint_mine(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n);
+static void hint_merge_other(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n);
+static void hint_plain(cs_sim *sim, void *ctx, uint64_t arg);
 
-static void hint_check(cs_sim *sim, void *ctx, uint64_t arg, bool mine)
+/* Schedule one more for item, now and then at the same time, on a plain
+ * callback or on another merge. */
+static void hint_spawn(cs_sim *sim, hint_ctx *h, cs_time now, uint64_t item)
 {
-	hint_ctx *h = ctx;
-	if (h->promised) {
-		EXPECT(mine);
-		EXPECT_EQ(arg, h->expect);
-		EXPECT_EQ(cs_sim_now(sim), h->expect_at);
-		h->kept++;
-	}
-	/* schedule one more, now and then at the same time or on the other
-	 * callback; then ask (what is scheduled after asking may come first) */
-	if (arg < 5000) {
-		uint64_t k = rng_next(&h->rng);
-		cs_time at = cs_sim_now(sim) + (k % 4 == 0 ? 0 : (cs_time)(k % 1000));
-		EXPECT_EQ(cs_sim_at(sim, at, k % 5 == 0 ? hint_other : hint_check_fn, h, arg + 1000), 0);
-	}
-	uint64_t next = 0;
-	cs_time at = 0;
-	h->promised = cs_sim_next_arg(sim, hint_check_fn, &at, &next) == 1;
-	h->expect = next;
-	h->expect_at = at;
+	if (item >= 5000)
+		return;
+	uint64_t k = rng_next(&h->rng);
+	cs_time at = now + (k % 4 == 0 ? 0 : (cs_time)(k % 1000));
+	unsigned key = (unsigned)((k >> 12) % 3);
+	if (k % 7 == 0)
+		EXPECT_EQ(cs_sim_at(sim, at, hint_plain, h, item + 1000), 0);
+	else
+		EXPECT_EQ(cs_sim_at_merge(sim, at, k % 5 == 0 ? hint_merge_other : hint_mine, h, key, item + 1000), 0);
+}
+
+/* Ask last: what is scheduled after asking may come first. */
+static void hint_ask(cs_sim *sim, hint_ctx *h)
+{
+	h->promised = cs_sim_next_item(sim, hint_mine, &h->expect_at, &h->expect_key, &h->expect) == 1;
 	h->answered += h->promised;
 }
 
-static void hint_check_fn(cs_sim *sim, void *ctx, uint64_t arg) { hint_check(sim, ctx, arg, true); }
-static void hint_other(cs_sim *sim, void *ctx, uint64_t arg) { hint_check(sim, ctx, arg, false); }
+static void hint_fired(cs_sim *sim, hint_ctx *h, const uint64_t *items, uint32_t n, bool mine, unsigned key)
+{
+	if (h->promised) {
+		EXPECT(mine);
+		EXPECT_EQ(items[0], h->expect);
+		EXPECT_EQ(cs_sim_now(sim), h->expect_at);
+		EXPECT_EQ(key, h->expect_key);
+		h->kept++;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		hint_spawn(sim, h, cs_sim_now(sim), items[i]);
+	hint_ask(sim, h);
+}
 
-START_TEST(next_arg_names_the_event_that_fires_next)
+static void hint_mine(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n)
+{
+	hint_fired(sim, ctx, items, n, true, key);
+}
+
+static void hint_merge_other(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n)
+{
+	hint_fired(sim, ctx, items, n, false, key);
+}
+
+static void hint_plain(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	hint_fired(sim, ctx, &arg, 1, false, 0);
+}
+
+START_TEST(next_item_names_the_merge_that_fires_next)
 {
 	hint_ctx h = { .rng = 5 };
 	cs_sim *sim = cs_sim_new();
 	ck_assert_ptr_nonnull(sim);
 	for (uint64_t i = 0; i < 1000; i++)
-		ck_assert_int_eq(cs_sim_at(sim, (cs_time)(rng_next(&h.rng) % 100000),
-					   i % 5 == 0 ? hint_other : hint_check_fn, &h, i), 0);
+		hint_spawn(sim, &h, (cs_time)(rng_next(&h.rng) % 100000), i);
 	cs_sim_run(sim, 0);
 	/* a hint that is never given would pass the loop above */
 	ck_assert_int_gt(h.answered, 1000);
@@ -779,119 +804,136 @@ START_TEST(next_arg_names_the_event_that_fires_next)
 }
 END_TEST
 
-/* -- merging what is due together (cs_sim_take_now, cs_sim_set_arg) -- */
+/* -- merging what is due together (cs_sim_at_merge) -- */
 
-/* Events carry a key in their low two bits. A merging event takes in the
- * other merging events due now with its key. Every event fired or taken
- * spawns one more: at the same time (the lane), a little later (ties in
- * the queue) or far away, some on the callback that does not merge; some
- * first rewrite the argument of the event their key scheduled last, while
- * that is pending. A reference kept in step, a list in (time, insertion) order,
- * says what must fire and what must be taken, in which order. */
+/* Items go to one of two merge callbacks, under one of four keys, or to a
+ * plain callback. Every item handed over spawns one more: at the same time
+ * (the lane), a little later (ties in the queue) or on a grid of far times,
+ * more of them than the ways an engine keeps per key. A reference kept in
+ * step, a list in (time, insertion) order, says what fires when: a merge
+ * fires at the place of its first item and carries every item of its
+ * (time, callback, key) scheduled before it fired, in that order. */
 enum { MERGE_EVENTS = 20000, MERGE_PENDING = 4096 };
 
 typedef struct merge_ref {
 	cs_time t;
-	uint64_t seq, arg;
-	bool merges;
+	uint64_t seq, item;
+	int fn;              /* 0 plain, 1 or 2 a merge callback */
+	unsigned key;
+	bool gone;
 } merge_ref;
 
 typedef struct merge_ctx {
 	cs_sim *sim;
-	uint64_t rng, spawned, fired, taken, rewritten, seq;
-	cs_sim_ref last[4];      /* the event each key scheduled last */
-	uint64_t last_seq[4];
+	uint64_t rng, spawned, items, plain, callbacks, batches, seq;
+	uint32_t widest;
 	merge_ref ref[MERGE_PENDING];
 	int nref;
+	int match[MERGE_PENDING];
 } merge_ctx;
 
-static void merge_fn(cs_sim *sim, void *ctx, uint64_t arg);
-static void plain_fn(cs_sim *sim, void *ctx, uint64_t arg);
-
-/* The reference's first pending event by (time, seq) among those that
- * match: all when key < 0, else those due at t that merge with `key`. */
-static int ref_first(const merge_ctx *m, int key, cs_time t)
-{
-	int best = -1;
-	for (int i = 0; i < m->nref; i++) {
-		const merge_ref *e = &m->ref[i];
-		if (key >= 0 && (e->t != t || !e->merges || (e->arg & 3) != (uint64_t)key))
-			continue;
-		if (best < 0 || e->t < m->ref[best].t || (e->t == m->ref[best].t && e->seq < m->ref[best].seq))
-			best = i;
-	}
-	return best;
-}
+static void merge_a(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n);
+static void merge_b(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n);
+static void merge_plain(cs_sim *sim, void *ctx, uint64_t arg);
 
 static void merge_spawn(merge_ctx *m, cs_time now)
 {
 	if (m->spawned >= MERGE_EVENTS)
 		return;
 	uint64_t k = rng_next(&m->rng);
-	int key = (int)(k & 3);
-	uint64_t arg = (m->spawned++ << 2) | (uint64_t)key;
-	if (k % 5 == 0 && m->last[key] != CS_SIM_NO_REF) {
-		for (int i = 0; i < m->nref; i++)
-			if (m->ref[i].seq == m->last_seq[key]) {   /* still pending */
-				cs_sim_set_arg(m->sim, m->last[key], arg);
-				m->ref[i].arg = arg;
-				m->rewritten++;
-				if (m->spawned >= MERGE_EVENTS)
-					return;
-				arg = (m->spawned++ << 2) | (uint64_t)key;
-				break;
-			}
-	}
+	unsigned key = (unsigned)(k & 3);
+	uint64_t item = m->spawned++;
 	uint64_t d = (k >> 8) % 8;
-	/* few distinct times, for many ties: far ones on a grid */
-	cs_time at = d < 2 ? now : d < 4 ? now + (cs_time)d - 1 : (now / 1000 + 1 + (cs_time)((k >> 16) % 4)) * 1000;
-	bool merges = (k >> 40) % 4 != 0;
-	EXPECT_EQ(cs_sim_at_ref(m->sim, at, merges ? merge_fn : plain_fn, m, arg, &m->last[key]), 0);
-	/* what fires before the caller's next call cannot be named */
-	EXPECT(m->last[key] == CS_SIM_NO_REF || at > now);
-	m->last_seq[key] = m->seq;
+	/* few distinct times, for many ties: far ones on a grid of eight */
+	cs_time at = d < 2 ? now : d < 4 ? now + (cs_time)d - 1 : (now / 1000 + 1 + (cs_time)((k >> 16) % 8)) * 1000;
+	int fn = (k >> 40) % 5 == 0 ? 0 : (k >> 44) % 4 == 0 ? 2 : 1;
+	if (fn == 0)
+		EXPECT_EQ(cs_sim_at(m->sim, at, merge_plain, m, item), 0);
+	else
+		EXPECT_EQ(cs_sim_at_merge(m->sim, at, fn == 1 ? merge_a : merge_b, m, key, item), 0);
 	EXPECT(m->nref < MERGE_PENDING);
-	m->ref[m->nref++] = (merge_ref){ at, m->seq++, arg, merges };
+	m->ref[m->nref++] = (merge_ref){ at, m->seq++, item, fn, key, false };
 }
 
-static void ref_drop(merge_ctx *m, int i)
+/* The reference's first pending entry by (time, seq). */
+static int ref_first(const merge_ctx *m)
 {
-	m->ref[i] = m->ref[--m->nref];
-}
-
-static void merge_take(void *ctx, uint64_t arg)
-{
-	merge_ctx *m = ctx;
-	int i = ref_first(m, (int)(arg & 3), cs_sim_now(m->sim));
-	EXPECT(i >= 0);
-	EXPECT_EQ(m->ref[i].arg, arg);
-	ref_drop(m, i);
-	m->taken++;
-}
-
-static void merge_fire(cs_sim *sim, merge_ctx *m, uint64_t arg, bool merges)
-{
-	int i = ref_first(m, -1, 0);
-	EXPECT(i >= 0);
-	EXPECT_EQ(m->ref[i].t, cs_sim_now(sim));
-	EXPECT_EQ(m->ref[i].arg, arg);
-	EXPECT_EQ(m->ref[i].merges, merges);
-	ref_drop(m, i);
-	m->fired++;
-	uint64_t n = 1;
-	if (merges) {
-		n += cs_sim_take_now(sim, merge_fn, arg & 3, 3, merge_take, m);
-		/* none of its peers is left behind */
-		EXPECT_EQ(ref_first(m, (int)(arg & 3), cs_sim_now(sim)), -1);
+	int best = -1;
+	for (int i = 0; i < m->nref; i++) {
+		const merge_ref *e = &m->ref[i];
+		if (best < 0 || e->t < m->ref[best].t || (e->t == m->ref[best].t && e->seq < m->ref[best].seq))
+			best = i;
 	}
-	for (uint64_t j = 0; j < n; j++)
-		merge_spawn(m, cs_sim_now(sim));
+	return best;
 }
 
-static void merge_fn(cs_sim *sim, void *ctx, uint64_t arg) { merge_fire(sim, ctx, arg, true); }
-static void plain_fn(cs_sim *sim, void *ctx, uint64_t arg) { merge_fire(sim, ctx, arg, false); }
+static void ref_compact(merge_ctx *m)
+{
+	int keep = 0;
+	for (int i = 0; i < m->nref; i++)
+		if (!m->ref[i].gone)
+			m->ref[keep++] = m->ref[i];
+	m->nref = keep;
+}
 
-START_TEST(merged_events_fire_in_the_order_they_were_due)
+static void merge_check(cs_sim *sim, merge_ctx *m, int fn, unsigned key, const uint64_t *items, uint32_t n)
+{
+	cs_time now = cs_sim_now(sim);
+	int first = ref_first(m);
+	EXPECT(first >= 0);
+	EXPECT_EQ(m->ref[first].t, now);
+	EXPECT_EQ(m->ref[first].fn, fn);
+	EXPECT_EQ(m->ref[first].item, items[0]);
+	/* every pending item of its (time, callback, key), by seq */
+	uint32_t nm = 0;
+	for (int i = 0; i < m->nref; i++) {
+		const merge_ref *e = &m->ref[i];
+		if (e->t == now && e->fn == fn && fn != 0 && e->key == key) {
+			uint32_t j = nm++;
+			while (j > 0 && m->ref[m->match[j - 1]].seq > e->seq) {
+				m->match[j] = m->match[j - 1];
+				j--;
+			}
+			m->match[j] = i;
+		}
+	}
+	if (fn == 0)
+		m->match[nm++] = first;
+	EXPECT_EQ(nm, n);
+	for (uint32_t j = 0; j < n; j++) {
+		EXPECT_EQ(m->ref[m->match[j]].item, items[j]);
+		m->ref[m->match[j]].gone = true;
+	}
+	ref_compact(m);
+	m->callbacks++;
+	if (fn == 0) {
+		m->plain++;
+	} else {
+		m->items += n;
+		m->batches += n > 1;
+		if (n > m->widest)
+			m->widest = n;
+	}
+	for (uint32_t j = 0; j < n; j++)
+		merge_spawn(m, now);
+}
+
+static void merge_a(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n)
+{
+	merge_check(sim, ctx, 1, key, items, n);
+}
+
+static void merge_b(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n)
+{
+	merge_check(sim, ctx, 2, key, items, n);
+}
+
+static void merge_plain(cs_sim *sim, void *ctx, uint64_t arg)
+{
+	merge_check(sim, ctx, 0, 0, &arg, 1);
+}
+
+START_TEST(merged_items_fire_in_the_order_they_were_due)
 {
 	merge_ctx *m = calloc(1, sizeof *m);
 	ck_assert_ptr_nonnull(m);
@@ -900,19 +942,18 @@ START_TEST(merged_events_fire_in_the_order_they_were_due)
 	m->rng = (uint64_t)_i + 11;
 	if (_i % 2)
 		cs__sim_set_lane(m->sim, false);
-	for (int i = 0; i < 4; i++)
-		m->last[i] = CS_SIM_NO_REF;
 	for (int i = 0; i < 256; i++)
 		merge_spawn(m, 0);
 	cs_sim_run(m->sim, 0);
 	ck_assert_int_eq(m->nref, 0);
 	ck_assert_uint_eq(m->spawned, MERGE_EVENTS);
-	ck_assert_uint_eq(m->fired + m->taken + m->rewritten, MERGE_EVENTS);
-	/* a taken event is not fired */
-	ck_assert_uint_eq(cs_sim_events(m->sim), m->fired);
-	/* each mechanism was exercised */
-	ck_assert_uint_gt(m->taken, MERGE_EVENTS / 20);
-	ck_assert_uint_gt(m->rewritten, MERGE_EVENTS / 20);
+	ck_assert_uint_eq(m->items + m->plain, MERGE_EVENTS);
+	/* an event that carries several items counts as one fired */
+	ck_assert_uint_eq(cs_sim_events(m->sim), m->callbacks);
+	ck_assert_uint_lt(m->callbacks, MERGE_EVENTS);
+	/* merging was exercised, and wider than a pair */
+	ck_assert_uint_gt(m->batches, MERGE_EVENTS / 20);
+	ck_assert_uint_gt(m->widest, 4);
 	cs_sim_free(m->sim);
 	free(m);
 }
@@ -945,7 +986,7 @@ static Suite *core_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("next_event_hint");
-	tcase_add_test(tc, next_arg_names_the_event_that_fires_next);
+	tcase_add_test(tc, next_item_names_the_merge_that_fires_next);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("scheduling_from_callbacks");
@@ -969,7 +1010,7 @@ static Suite *core_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("merging");
-	tcase_add_loop_test(tc, merged_events_fire_in_the_order_they_were_due, 0, 4);
+	tcase_add_loop_test(tc, merged_items_fire_in_the_order_they_were_due, 0, 4);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("slot_reuse");

@@ -14,9 +14,14 @@
  * queue entries at `now` first, then the lane, and only then lets the clock
  * advance (when the lane is empty).
  *
- * A callback may take out the other events due now that it merges with
- * (cs_sim_take_now): those in the queue lead its bucket 0, and the rest
- * are the lane, so finding them costs nothing when there are none.
+ * Merges (cs_sim_at_merge): an item joins the pending event of its
+ * (time, callback, context, key) when that is one of the last few its key
+ * scheduled in the queue (the ways), its batch holding the items after
+ * the first. Any other event of the four, in the lane or evicted from the
+ * ways, is taken in by the first of them to fire: those in the queue lead
+ * its bucket 0 and the rest are the lane, so finding them costs one
+ * comparison when there are none. Either way the items fire in the order
+ * they were scheduled, as one event.
  */
 #include "core/sim.h"
 #include "core/sim_lane.h"
@@ -25,14 +30,40 @@
 #include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SIM_MIN_CAP 64
 
 typedef struct sim_payload {
-	cs_event_fn fn;
+	union {
+		cs_event_fn event;
+		cs_merge_fn merge;
+	} fn;
 	void *ctx;
-	uint64_t arg;
+	uint64_t arg;        /* a plain event's argument, a merge's first item */
+	uint32_t batch;      /* a merge of several items: its batch + 1, else 0 */
+	uint8_t key;         /* a merge: its key + 1; 0 for a plain event */
 } sim_payload;
+
+/* The items of a merge after it took a second: items[0, n). A batch that
+ * fires goes back on the free list and keeps its array for the next. */
+typedef struct sim_batch {
+	uint64_t *items;
+	uint32_t n, cap;
+	uint32_t next_free;
+} sim_batch;
+
+/* A merge in the queue that items due with it may join. */
+#define SIM_WAYS 4
+#define SIM_NO_TIME ((cs_time)-1)
+typedef struct sim_way {
+	cs_time t;           /* SIM_NO_TIME: none */
+	cs_merge_fn fn;
+	void *ctx;
+	uint32_t index;      /* its payload */
+	uint32_t batch;      /* its payload's batch + 1, kept here so that an
+			      * item joins without reading the payload */
+} sim_way;
 
 struct cs_sim {
 	cs_time now;
@@ -59,6 +90,17 @@ struct cs_sim {
 	uint64_t lane_head;
 	uint64_t lane_len;
 	uint64_t lane_cap;
+
+	/* Merges: the last few each key put in the queue, the batches, and
+	 * room to hand a callback every item pending at once (reserved as
+	 * items are scheduled, so firing never allocates). */
+	sim_way ways[CS_SIM_MERGE_KEYS][SIM_WAYS];
+	sim_batch *batches;
+	uint32_t n_batches, batch_free;
+	uint64_t merge_items;  /* items scheduled and not yet handed over */
+	uint64_t *scratch;
+	uint64_t cap_scratch;
+	const uint64_t *reading; /* the scratch a callback reads now, else NULL */
 };
 _Static_assert(offsetof(struct cs_sim, now) == 0, "cs_sim_now reads the clock as the first member");
 
@@ -73,6 +115,10 @@ cs_sim *cs_sim_new(void)
 		return NULL;
 	}
 	sim->lane_on = true;
+	sim->batch_free = UINT32_MAX;
+	for (int k = 0; k < CS_SIM_MERGE_KEYS; k++)
+		for (int i = 0; i < SIM_WAYS; i++)
+			sim->ways[k][i].t = SIM_NO_TIME;
 	return sim;
 }
 
@@ -84,6 +130,10 @@ void cs_sim_free(cs_sim *sim)
 	free(sim->slots);
 	free(sim->free_idx);
 	free(sim->lane);
+	for (uint32_t i = 0; i < sim->n_batches; i++)
+		free(sim->batches[i].items);
+	free(sim->batches);
+	free(sim->scratch);
 	free(sim);
 }
 
@@ -143,45 +193,293 @@ static int lane_grow(cs_sim *sim)
 	return 0;
 }
 
-int cs_sim_at_ref(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg, cs_sim_ref *ref)
+/* Room for an event at `at`, for the caller to fill in (field by field:
+ * a payload built aside and copied costs a stalled store forwarding on
+ * the hottest path); NULL when out of memory. *index names it when it
+ * went to the queue at a later time (it cannot pop before the caller's
+ * next call), else it is UINT32_MAX. */
+static sim_payload *sim_push(cs_sim *sim, cs_time at, uint32_t *index)
 {
-	assert(fn != NULL);
 	assert(at >= sim->now && "event scheduled in the past");
-	sim_payload p = { .fn = fn, .ctx = ctx, .arg = arg };
-	*ref = CS_SIM_NO_REF;
+	*index = UINT32_MAX;
 	if (at == sim->now && sim->lane_on) {
 		if (sim->lane_len == sim->lane_cap && lane_grow(sim) != 0)
-			return -1;
-		sim->lane[(sim->lane_head + sim->lane_len) & (sim->lane_cap - 1)] = p;
-		sim->lane_len++;
-		return 0;
+			return NULL;
+		return &sim->lane[(sim->lane_head + sim->lane_len++) & (sim->lane_cap - 1)];
 	}
 	uint32_t idx;
 	sim->hint = false;
 	if (slot_alloc(sim, &idx) != 0)
-		return -1;
+		return NULL;
 	if (cs_eq_push(sim->eq, at, idx) != 0) {
 		sim->free_idx[sim->n_free++] = idx;
-		return -1;
+		return NULL;
 	}
-	sim->slots[idx] = p;
-	/* at `now` without the lane, it may pop before the caller's next
-	 * call: it cannot be named */
 	if (at > sim->now)
-		*ref = idx;
-	return 0;
+		*index = idx;
+	return &sim->slots[idx];
 }
 
 int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg)
 {
-	cs_sim_ref ref;
-	return cs_sim_at_ref(sim, at, fn, ctx, arg, &ref);
+	assert(fn != NULL);
+	uint32_t idx;
+	sim_payload *p = sim_push(sim, at, &idx);
+	if (!p)
+		return -1;
+	p->fn.event = fn;
+	p->ctx = ctx;
+	p->arg = arg;
+	p->batch = 0;
+	p->key = 0;
+	return 0;
 }
 
-void cs_sim_set_arg(cs_sim *sim, cs_sim_ref ref, uint64_t arg)
+/* ---- merges -------------------------------------------------------------- */
+
+/* Room in the scratch for every item not yet handed over. The array a
+ * callback reads stays until it returns; the scratch's contents need not
+ * survive a growth. */
+static int scratch_reserve(cs_sim *sim)
 {
-	assert(ref < sim->n_slots);
-	sim->slots[ref].arg = arg;
+	if (sim->merge_items <= sim->cap_scratch)
+		return 0;
+	uint64_t cap = sim->cap_scratch ? 2 * sim->cap_scratch : SIM_MIN_CAP;
+	if (cap > SIZE_MAX / sizeof(uint64_t))
+		return -1;
+	uint64_t *s = malloc((size_t)cap * sizeof *s);
+	if (!s)
+		return -1;
+	if (sim->scratch != sim->reading)
+		free(sim->scratch);
+	sim->scratch = s;
+	sim->cap_scratch = cap;
+	return 0;
+}
+
+/* A batch, empty, with room for two items: its index, or UINT32_MAX. */
+static uint32_t batch_new(cs_sim *sim)
+{
+	if (sim->batch_free == UINT32_MAX) {
+		uint32_t n = sim->n_batches ? 2 * sim->n_batches : SIM_MIN_CAP;
+		if (n <= sim->n_batches)
+			return UINT32_MAX;
+		sim_batch *nb = realloc(sim->batches, (size_t)n * sizeof *nb);
+		if (!nb)
+			return UINT32_MAX;
+		for (uint32_t i = sim->n_batches; i < n; i++)
+			nb[i] = (sim_batch){ .next_free = i + 1 < n ? i + 1 : UINT32_MAX };
+		sim->batches = nb;
+		sim->batch_free = sim->n_batches;
+		sim->n_batches = n;
+	}
+	uint32_t id = sim->batch_free;
+	sim_batch *b = &sim->batches[id];
+	if (b->cap < 2) {
+		uint64_t *items = malloc(8 * sizeof *items);
+		if (!items)
+			return UINT32_MAX;
+		b->items = items;
+		b->cap = 8;
+	}
+	sim->batch_free = b->next_free;
+	b->n = 0;
+	return id;
+}
+
+static void batch_release(cs_sim *sim, uint32_t id)
+{
+	sim->batches[id].next_free = sim->batch_free;
+	sim->batch_free = id;
+}
+
+/* Item joins the pending merge of way w. 0, or -1 when out of memory
+ * (the merge unchanged). */
+static int merge_join(cs_sim *sim, sim_way *w, uint64_t item)
+{
+	if (!w->batch) {
+		uint32_t id = batch_new(sim);
+		if (id == UINT32_MAX)
+			return -1;
+		sim_payload *p = &sim->slots[w->index];
+		sim->batches[id].items[0] = p->arg;
+		sim->batches[id].n = 1;
+		p->batch = w->batch = id + 1;
+	}
+	sim_batch *b = &sim->batches[w->batch - 1];
+	if (b->n == b->cap) {
+		uint64_t *items = b->cap <= UINT32_MAX / 2 ? realloc(b->items, 2 * (size_t)b->cap * sizeof *items)
+							   : NULL;
+		if (!items)
+			return -1;
+		b->items = items;
+		b->cap *= 2;
+	}
+	b->items[b->n++] = item;
+	return 0;
+}
+
+/* cs_sim_at_merge but for the common join: item joins way w (when not
+ * NULL) or is a new event; a batch opens or grows, the scratch grows. */
+static __attribute__((noinline)) int merge_slow(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx, unsigned key,
+						uint64_t item, sim_way *w)
+{
+	sim->merge_items++;
+	if (scratch_reserve(sim) != 0) {
+		sim->merge_items--;
+		return -1;
+	}
+	if (w) {
+		if (merge_join(sim, w, item) == 0)
+			return 0;
+		sim->merge_items--;
+		return -1;
+	}
+	uint32_t idx;
+	sim_payload *p = sim_push(sim, at, &idx);
+	if (!p) {
+		sim->merge_items--;
+		return -1;
+	}
+	p->fn.merge = fn;
+	p->ctx = ctx;
+	p->arg = item;
+	p->batch = 0;
+	p->key = (uint8_t)(key + 1);
+	if (idx != UINT32_MAX) {
+		/* the newest first (the next items most likely join it), the
+		 * oldest out */
+		sim_way *ways = sim->ways[key];
+		memmove(&ways[1], &ways[0], (SIM_WAYS - 1) * sizeof *ways);
+		ways[0] = (sim_way){ .t = at, .fn = fn, .ctx = ctx, .index = idx, .batch = 0 };
+	}
+	return 0;
+}
+
+int cs_sim_at_merge(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx, unsigned key, uint64_t item)
+{
+	assert(key < CS_SIM_MERGE_KEYS);
+	sim_way *w = sim->ways[key];
+	for (int i = 0; i < SIM_WAYS; i++)
+		if (w[i].t == at && w[i].fn == fn && w[i].ctx == ctx) {
+			/* most items join a batch with room, the scratch with room */
+			if (w[i].batch && sim->merge_items < sim->cap_scratch) {
+				sim_batch *b = &sim->batches[w[i].batch - 1];
+				if (b->n < b->cap) {
+					b->items[b->n++] = item;
+					sim->merge_items++;
+					return 0;
+				}
+			}
+			return merge_slow(sim, at, fn, ctx, key, item, &w[i]);
+		}
+	return merge_slow(sim, at, fn, ctx, key, item, NULL);
+}
+
+/* The items of merge p, appended to the scratch at *n; its batch freed. */
+static void merge_gather(cs_sim *sim, const sim_payload *p, uint64_t *n)
+{
+	if (!p->batch) {
+		sim->scratch[(*n)++] = p->arg;
+		return;
+	}
+	const sim_batch *b = &sim->batches[p->batch - 1];
+	for (uint32_t i = 0; i < b->n; i++)
+		sim->scratch[(*n)++] = b->items[i];
+	batch_release(sim, p->batch - 1);
+}
+
+typedef struct taker {
+	cs_sim *sim;
+	const sim_payload *as;
+	uint64_t n;
+} taker;
+
+static bool merges_with(const sim_payload *p, const sim_payload *as)
+{
+	return p->key == as->key && p->fn.merge == as->fn.merge && p->ctx == as->ctx;
+}
+
+static int take_queued(void *ctx, uint32_t index)
+{
+	taker *t = ctx;
+	const sim_payload *p = &t->sim->slots[index];
+	if (!merges_with(p, t->as))
+		return 0;
+	merge_gather(t->sim, p, &t->n);
+	t->sim->free_idx[t->sim->n_free++] = index;
+	return 1;
+}
+
+/* Merge p fires: its ways close, the other merges of its four due now are
+ * taken in, and its callback gets all their items at once. */
+static void merge_fire(cs_sim *sim, const sim_payload *p)
+{
+	sim_way *w = sim->ways[p->key - 1];
+	for (int i = 0; i < SIM_WAYS; i++)
+		if (w[i].t == sim->now)
+			w[i].t = SIM_NO_TIME;
+	const uint64_t *items;
+	uint64_t n;
+	uint32_t own = p->batch;
+	if (sim->lane_len == 0 && !cs_eq_has_at(sim->eq, sim->now)) {
+		/* nothing else is due now: the common case */
+		items = own ? sim->batches[own - 1].items : &p->arg;
+		n = own ? sim->batches[own - 1].n : 1;
+	} else {
+		taker t = { sim, p, 0 };
+		merge_gather(sim, p, &t.n);
+		own = 0;
+		/* the queue's events due now fire before the lane's (sim_next) */
+		uint64_t took = cs_eq_drop_last(sim->eq, take_queued, &t);
+		if (sim->lane_len > 0) {
+			uint64_t m = sim->lane_cap - 1, keep = 0;
+			for (uint64_t i = 0; i < sim->lane_len; i++) {
+				const sim_payload *q = &sim->lane[(sim->lane_head + i) & m];
+				if (merges_with(q, p))
+					merge_gather(sim, q, &t.n);
+				else
+					sim->lane[(sim->lane_head + keep++) & m] = *q;
+			}
+			took += sim->lane_len - keep;
+			sim->lane_len = keep;
+		}
+		if (took > 0)
+			sim->hint = false;
+		items = sim->reading = sim->scratch;
+		n = t.n;
+	}
+	sim->merge_items -= n;
+	p->fn.merge(sim, p->ctx, p->key - 1u, items, (uint32_t)n);
+	if (sim->reading) {
+		/* the scratch grew while the callback read it */
+		if (sim->reading != sim->scratch)
+			free((void *)sim->reading);
+		sim->reading = NULL;
+	}
+	if (own)
+		batch_release(sim, own - 1);
+}
+
+int cs_sim_next_item(const cs_sim *sim, cs_merge_fn fn, cs_time *at, unsigned *key, uint64_t *item)
+{
+	if (sim->lane_len > 0)
+		return 0;
+	cs_eq_entry next = sim->next;
+	if (!sim->hint) {
+		uint64_t n;
+		const cs_eq_entry *e = cs_eq_at_hand(sim->eq, &n);
+		if (!n)
+			return 0;
+		next = e[0];
+	}
+	const sim_payload *p = &sim->slots[next.index];
+	if (!p->key || p->fn.merge != fn)
+		return 0;
+	*at = next.time;
+	*key = p->key - 1u;
+	*item = p->arg;
+	return 1;
 }
 
 /* Take the next event's payload, if it is before `end`, and advance the
@@ -227,7 +525,10 @@ static uint64_t sim_loop(cs_sim *sim, uint64_t limit, bool bounded, cs_time end)
 	while ((limit == 0 || n < limit) && sim_next(sim, bounded, end, &p)) {
 		n++;
 		sim->fired++;
-		p.fn(sim, p.ctx, p.arg);
+		if (p.key)
+			merge_fire(sim, &p);
+		else
+			p.fn.event(sim, p.ctx, p.arg);
 		if (sim->stop)
 			break;
 	}
@@ -251,73 +552,6 @@ cs_time cs_sim_next_time(const cs_sim *sim)
 		return sim->now;
 	cs_eq_entry e;
 	return cs_eq_peek(sim->eq, &e) == 0 ? e.time : CS_TIME_MAX;
-}
-
-int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, cs_time *at, uint64_t *arg)
-{
-	if (sim->lane_len > 0)
-		return 0;
-	cs_eq_entry next = sim->next;
-	if (!sim->hint) {
-		uint64_t n;
-		const cs_eq_entry *e = cs_eq_at_hand(sim->eq, &n);
-		if (!n)
-			return 0;
-		next = e[0];
-	}
-	if (sim->slots[next.index].fn != fn)
-		return 0;
-	*at = next.time;
-	*arg = sim->slots[next.index].arg;
-	return 1;
-}
-
-typedef struct taker {
-	cs_sim *sim;
-	cs_event_fn fn;
-	uint64_t key, mask;
-	void (*take)(void *, uint64_t);
-	void *tctx;
-} taker;
-
-static bool takes(const taker *t, const sim_payload *p)
-{
-	if (p->fn != t->fn || (p->arg & t->mask) != t->key)
-		return false;
-	t->take(t->tctx, p->arg);
-	return true;
-}
-
-static int take_queued(void *ctx, uint32_t index)
-{
-	taker *t = ctx;
-	if (!takes(t, &t->sim->slots[index]))
-		return 0;
-	t->sim->free_idx[t->sim->n_free++] = index;
-	return 1;
-}
-
-uint64_t cs_sim_take_now(cs_sim *sim, cs_event_fn fn, uint64_t key, uint64_t mask,
-			 void (*take)(void *tctx, uint64_t arg), void *tctx)
-{
-	if (sim->lane_len == 0 && !cs_eq_has_at(sim->eq, sim->now))
-		return 0;   /* nothing else is due now: the common case */
-	taker t = { sim, fn, key, mask, take, tctx };
-	/* the queue's events due now fire before the lane's (sim_next) */
-	uint64_t n = cs_eq_drop_last(sim->eq, take_queued, &t);
-	if (sim->lane_len > 0) {
-		uint64_t m = sim->lane_cap - 1, keep = 0;
-		for (uint64_t i = 0; i < sim->lane_len; i++) {
-			sim_payload p = sim->lane[(sim->lane_head + i) & m];
-			if (!takes(&t, &p))
-				sim->lane[(sim->lane_head + keep++) & m] = p;
-		}
-		n += sim->lane_len - keep;
-		sim->lane_len = keep;
-	}
-	if (n > 0)
-		sim->hint = false;
-	return n;
 }
 
 void cs_sim_stop(cs_sim *sim)

@@ -51,22 +51,18 @@ void cs_sim_free(cs_sim *sim);
  * Returns 0, or -1 when out of memory. */
 int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg);
 
-/* A pending event, named so that its argument can be rewritten. */
-typedef uint32_t cs_sim_ref;
-#define CS_SIM_NO_REF UINT32_MAX
-/* cs_sim_at, and *ref names the event until it fires or is taken
- * (CS_SIM_NO_REF for an event at the current time, which cannot be
- * named). */
-int cs_sim_at_ref(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg, cs_sim_ref *ref);
-/* The argument of the pending event ref names becomes arg. */
-void cs_sim_set_arg(cs_sim *sim, cs_sim_ref ref, uint64_t arg);
-/* From a callback: take out the other pending events due now whose
- * callback is fn and whose argument has (arg & mask) == key, handing each
- * argument to take(tctx, arg) in the order they would have fired. A
- * callback merges with itself in this way what is due with it; a taken
- * event does not count as fired. take may not schedule. Returns how many. */
-uint64_t cs_sim_take_now(cs_sim *sim, cs_event_fn fn, uint64_t key, uint64_t mask,
-			 void (*take)(void *tctx, uint64_t arg), void *tctx);
+/* Merging: what is due together fires together. An item scheduled for
+ * (at, fn, ctx, key) while an event of those four is pending joins that
+ * event; when it fires, fn receives all its items, in the order they were
+ * scheduled, at the place of the first, with their key. From a callback, an item due now
+ * is a new event (the one that fires cannot take more). An event that
+ * carries several items counts as one fired. key is below
+ * CS_SIM_MERGE_KEYS (a runner's streams, say). Returns 0, or -1 when out
+ * of memory. The items passed to fn are the engine's, valid until fn
+ * returns. */
+#define CS_SIM_MERGE_KEYS 8
+typedef void (*cs_merge_fn)(cs_sim *sim, void *ctx, unsigned key, const uint64_t *items, uint32_t n);
+int cs_sim_at_merge(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx, unsigned key, uint64_t item);
 
 /* Run until the queue is empty, cs_sim_stop is called, or `limit` events
  * have fired (0: no limit). Returns the number of events fired by this call. */
@@ -79,10 +75,10 @@ void cs_sim_stop(cs_sim *sim);
 uint64_t cs_sim_run_before(cs_sim *sim, cs_time end);
 /* The time of the earliest pending event, CS_TIME_MAX when none. */
 cs_time cs_sim_next_time(const cs_sim *sim);
-/* The time and argument of the event that fires next, when it is at hand
- * and its callback is fn: 1, *at and *arg, else 0. A hint, for a callback
- * to ask the memory its next event will touch ahead of it. */
-int cs_sim_next_arg(const cs_sim *sim, cs_event_fn fn, cs_time *at, uint64_t *arg);
+/* The event that fires next, when it is at hand and is fn's merge: 1,
+ * and its time, key and first item; else 0. A hint, for a callback to ask
+ * ahead of it the memory its next event will touch. */
+int cs_sim_next_item(const cs_sim *sim, cs_merge_fn fn, cs_time *at, unsigned *key, uint64_t *item);
 
 /* The engine's clock, read inline (a runner asks for it at nearly every
  * op): it is the first member of the otherwise private struct, and a

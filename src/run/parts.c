@@ -6,8 +6,9 @@
  * context and expert collectives at zero delay, but with other replicas only
  * through data-parallel collectives, which take at least their latency. The
  * runner then splits the replicas into parts, each a copy of the runner with
- * its own engine, batches and tuner, sharing the rank state (each part
- * touches only its own ranks) and the comm tables.
+ * its own engine (which merges its same-time completions) and tuner,
+ * sharing the rank state (each part touches only its own ranks) and the
+ * comm tables.
  *
  * The parts advance in windows, as in YAWNS: every part runs its events
  * before the earliest pending time plus the lookahead, the shortest time a
@@ -30,8 +31,8 @@
 /* At most this many parts, unless the scenario says otherwise: enough for
  * 16 threads to share the work evenly in 4 parts each; a part is at least
  * one replica, and at least MIN_PART_RANKS ranks, whose state (384 bytes
- * each) then about fills a core's L2. More parts cost more events (a batch
- * of same-time completions holds one part's ranks), and parts smaller than
+ * each) then about fills a core's L2. More parts cost more events (a merged
+ * event of same-time completions holds one part's ranks), and parts smaller than
  * that gain no locality for it: the 16k replay ran 2.7-4.5 s on one thread
  * in 64 parts of 256 ranks, 1.8-2.5 s in 8 parts of 2,048. The count does
  * not depend on the threads, so neither does any figure of the report. */
@@ -409,7 +410,6 @@ static void part_free(cs_runner *p)
 	if (!p)
 		return;
 	cs_sim_free(p->sim);
-	cs__run_batching_free(p);
 	cs_coll_free(p->env.coll);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++)
@@ -419,7 +419,7 @@ static void part_free(cs_runner *p)
 }
 
 /* A part: a copy of the root that shares its tables and ranks and owns its
- * engine, batches, tuner, shares and results. */
+ * engine, tuner, shares and results. */
 static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 {
 	const cs_mesh *m = r->env.mesh;
@@ -429,7 +429,6 @@ static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 	*p = *r;
 	p->sim = cs_sim_new();
 	p->env.coll = cs_coll_clone(r->env.coll);
-	cs__run_batching_init(p);
 	memset(p->share, 0, sizeof p->share);
 	p->out = NULL;
 	p->nout = p->capout = 0;

@@ -24,16 +24,17 @@ _Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
  *
  * A ticket names a rank (local < 2^32) and, for the compute stream, the
  * generation of the op an event is for: an op re-timed under contention may
- * have events for times it no longer ends at (cs__run_contend). An op event
- * carries a ticket or a batch's index, a bit saying which, and a stream;
- * a collective's event the slot, group kind and stream of its comm table;
- * a flow's tag either a collective's event or a pipeline send, an op event
- * with the top bit set.
+ * have events for times it no longer ends at (cs__run_contend). An op's
+ * end is an item of the engine's merge of its stream (cs_sim_at_merge), a
+ * ticket; a collective's event carries the slot, group kind and stream of
+ * its comm table; a flow's tag either a collective's event or a pipeline
+ * send's local and stream with the top bit set.
  */
 typedef int64_t cs__ticket;
-#define CS__GEN_MASK 0x07ffffffu   /* 27 bits: local, generation, batch bit and stream fill 64 */
+#define CS__GEN_MASK 0x07ffffffu   /* 27 bits, as a ticket once also held a stream */
 
-_Static_assert(CS_STREAMS <= 16, "an op event keeps its stream in 4 bits");
+_Static_assert(CS_STREAMS <= CS_SIM_MERGE_KEYS, "an op's end merges by its stream");
+_Static_assert(CS_STREAMS <= 16, "a send's tag keeps its stream in 4 bits");
 _Static_assert(CS_GROUP_KINDS <= 256, "a collective event keeps its group kind in 8 bits");
 
 static inline cs__ticket cs__ticket_of(int64_t local, uint32_t gen)
@@ -42,24 +43,6 @@ static inline cs__ticket cs__ticket_of(int64_t local, uint32_t gen)
 }
 static inline int64_t cs__ticket_local(cs__ticket t) { return t & 0xffffffff; }
 static inline uint32_t cs__ticket_gen(cs__ticket t) { return (uint32_t)((uint64_t)t >> 32); }
-
-typedef struct cs__op_ev {
-	int64_t what;   /* a ticket, or a batch's index */
-	bool batch;     /* what is a batch's index */
-	int stream;
-} cs__op_ev;
-
-#define CS__OP_EV_STREAM 15u   /* the bits of an op event that hold its stream */
-
-static inline uint64_t cs__op_ev_pack(cs__op_ev e)
-{
-	return ((uint64_t)e.what << 5) | (uint64_t)e.batch << 4 | (uint64_t)e.stream;
-}
-static inline cs__op_ev cs__op_ev_unpack(uint64_t a)
-{
-	return (cs__op_ev){ .what = (int64_t)(a >> 5), .batch = (a >> 4) & 1,
-			    .stream = (int)(a & CS__OP_EV_STREAM) };
-}
 
 typedef struct cs__coll_ev {
 	int64_t slot;   /* in the comm table [kind][stream] */
@@ -77,14 +60,22 @@ static inline cs__coll_ev cs__coll_ev_unpack(uint64_t a)
 			      .stream = (int)(a & 0xff) };
 }
 
+typedef struct cs__send {
+	int64_t local;  /* the sender */
+	int stream;
+} cs__send;
+
 #define CS__SEND_TAG (1ull << 63)
 static inline uint64_t cs__send_tag(int64_t local, int stream)
 {
-	return CS__SEND_TAG | cs__op_ev_pack((cs__op_ev){ .what = local, .stream = stream });
+	return CS__SEND_TAG | (uint64_t)local << 5 | (uint64_t)stream;
 }
 static inline bool cs__tag_is_send(uint64_t tag) { return (tag & CS__SEND_TAG) != 0; }
 /* The sender's local and stream of a send's tag. */
-static inline cs__op_ev cs__send_of(uint64_t tag) { return cs__op_ev_unpack(tag & ~CS__SEND_TAG); }
+static inline cs__send cs__send_of(uint64_t tag)
+{
+	return (cs__send){ .local = (int64_t)((tag & ~CS__SEND_TAG) >> 5), .stream = (int)(tag & 15u) };
+}
 
 /* A path named by the collective it extends rather than copied: the
  * instance's path of generation `parity` (comm_table.paths), the transfer

@@ -18,137 +18,35 @@
 
 /* ---- execution -------------------------------------------------------- */
 
-static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg);
+static void on_op_done(cs_sim *sim, void *ctx, unsigned stream, const uint64_t *items, uint32_t n);
 
-/* Completions due on one stream at one time fire as one event, in the
- * order they were scheduled. The first travels in its event. While that
- * event is the last its stream scheduled, the completions due with it (a
- * collective's members starting their next kernels, identical replicas
- * ending identical kernels) join a batch, which the event names from then
- * on. Any other completion due then is an event of its own, which the
- * first of them to fire takes in (cs_sim_take_now). With jitter nearly
- * every completion is alone: it needs no batch, and finding none due with
- * it costs one comparison. */
-#define OP_LONE INT32_MAX
-#define NO_TIME ((cs_time)-1)   /* a last_op that takes nothing */
-
-static void push(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg, cs_sim_ref *ref)
+/* Schedule fn(arg) at `at`: a duration at the horizon stops the run, and
+ * says so. */
+static bool can_schedule(cs_runner *r, cs_time at)
 {
-	*ref = CS_SIM_NO_REF;
-	if (at < cs_sim_now(r->sim) || at > CS_TIME_HORIZON) {
-		/* a duration at the horizon: stop, and say so */
-		if (!r->failed)
-			r->failed = CS_ERR_SIM;
-		cs_sim_stop(r->sim);
-		return;
-	}
-	if (cs_sim_at_ref(r->sim, at, fn, r, arg, ref) != 0 && !r->failed)
-		r->failed = CS_ERR_NOMEM;
-}
-
-static int32_t batch_new(cs_runner *r)
-{
-	if (r->batch_free < 0) {
-		int32_t n = r->nbatches ? r->nbatches * 2 : 64;
-		batch *nb = realloc(r->batches, (size_t)n * sizeof(batch));
-		if (!nb)
-			return -1;
-		for (int32_t i = r->nbatches; i < n; i++)
-			nb[i] = (batch){ .next_free = i + 1 < n ? i + 1 : -1 };
-		r->batches = nb;
-		r->batch_free = r->nbatches;
-		r->nbatches = n;
-	}
-	int32_t id = r->batch_free;
-	r->batch_free = r->batches[id].next_free;
-	r->batches[id].n = 0;
-	return id;
-}
-
-/* Room for one more ticket in batch b: 0, or -1 on out-of-memory. */
-static int batch_grow(batch *b)
-{
-	int32_t nc = b->cap ? b->cap * 2 : 8;
-	cs__ticket *nt = realloc(b->more, (size_t)nc * sizeof *nt);
-	if (!nt)
-		return -1;
-	b->more = nt;
-	b->cap = nc;
-	return 0;
-}
-
-/* Inline: most tickets join a batch with room for them. */
-static inline int batch_add(cs_runner *r, int32_t id, cs__ticket tk)
-{
-	batch *b = &r->batches[id];
-	if (b->n == 0) {
-		b->one = tk;
-		b->n = 1;
-		return 0;
-	}
-	if (b->n - 1 == b->cap && batch_grow(b))
-		return -1;
-	b->more[b->n++ - 1] = tk;
-	return 0;
-}
-
-void cs__run_batching_init(cs_runner *r)
-{
-	r->batches = NULL;
-	r->nbatches = 0;
-	r->batch_free = -1;
-	for (int s = 0; s < CS_STREAMS; s++) {
-		for (int i = 0; i < CS__LAST_WAYS; i++)
-			r->last[s][i].t = NO_TIME;
-		r->last_next[s] = 0;
-	}
-	r->taken = NULL;
-	r->ntaken = r->captaken = 0;
-}
-
-void cs__run_batching_free(cs_runner *r)
-{
-	for (int32_t i = 0; i < r->nbatches; i++)
-		free(r->batches[i].more);
-	free(r->batches);
-	free(r->taken);
+	if (at >= cs_sim_now(r->sim) && at <= CS_TIME_HORIZON)
+		return true;
+	if (!r->failed)
+		r->failed = CS_ERR_SIM;
+	cs_sim_stop(r->sim);
+	return false;
 }
 
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
 {
-	cs_sim_ref ref;
-	push(r, at, fn, arg, &ref);
+	if (can_schedule(r, at) && cs_sim_at(r->sim, at, fn, r, arg) != 0 && !r->failed)
+		r->failed = CS_ERR_NOMEM;
 }
 
-/* l's event, alone so far, is to take more: it names a batch from now
- * on. 0, or -1 on out-of-memory. */
-static int open_batch(cs_runner *r, last_op *l, int s)
-{
-	int32_t id = batch_new(r);
-	if (id < 0 || batch_add(r, id, l->tk))
-		return -1;
-	cs_sim_set_arg(r->sim, l->ref, cs__op_ev_pack((cs__op_ev){ .what = id, .batch = true, .stream = s }));
-	l->id = id;
-	return 0;
-}
-
-/* Inline: a collective's members schedule their next kernels' ends one
- * after another, and most join the event the first of them scheduled. */
+/* Ops that end on one stream at one time end in one event, in the order
+ * they were scheduled (the engine merges them): a collective's members
+ * starting their next kernels, identical replicas ending identical
+ * kernels. With jitter nearly every op ends alone. */
 static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
-	last_op *w = r->last[s];
-	for (int i = 0; i < CS__LAST_WAYS; i++)
-		if (w[i].t == at) {
-			if ((w[i].id == OP_LONE && open_batch(r, &w[i], s)) || batch_add(r, w[i].id, tk))
-				r->failed = CS_ERR_NOMEM;
-			return;
-		}
-	/* the newest event of (at, s) from now on, in the place of the oldest */
-	last_op *l = &w[r->last_next[s]++ % CS__LAST_WAYS];
-	push(r, at, on_op_done, cs__op_ev_pack((cs__op_ev){ .what = tk, .stream = s }), &l->ref);
-	l->t = l->ref != CS_SIM_NO_REF ? at : NO_TIME;
-	l->id = OP_LONE;
-	l->tk = tk;
+	if (can_schedule(r, at) && cs_sim_at_merge(r->sim, at, on_op_done, r, (unsigned)s, (uint64_t)tk) != 0 &&
+	    !r->failed)
+		r->failed = CS_ERR_NOMEM;
 }
 
 /* The first dependency of op that rs lacks, -1 for none; *short_by: how
@@ -433,86 +331,40 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 
 enum { PREFETCH_AHEAD = 4 };
 
-/* The completions an op event carries, in order. A batch's ranks lie far
- * apart: ask for a few ranks ahead. */
-static void run_op_ev(cs_runner *r, cs__op_ev e)
-{
-	if (!e.batch) {
-		op_done(r, e.what, e.stream);
-		return;
-	}
-	/* try_rank may grow the batch table (moving this record), but nothing
-	 * joins a batch that fires: its tickets stay where they are */
-	int32_t id = (int32_t)e.what;
-	const batch b = r->batches[id];
-	for (int32_t i = 0; i < b.n && i < PREFETCH_AHEAD; i++)
-		cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i)));
-	for (int32_t i = 0; i < b.n; i++) {
-		if (i + PREFETCH_AHEAD < b.n)
-			cs__run_prefetch(r, cs__ticket_local(cs__batch_ticket(&b, i + PREFETCH_AHEAD)));
-		op_done(r, cs__batch_ticket(&b, i), e.stream);
-	}
-	r->batches[id].next_free = r->batch_free;
-	r->batch_free = id;
-}
-
-static void take_op_ev(void *ctx, uint64_t arg)
+/* The ops that end now on `stream`, in order. Their ranks lie far apart:
+ * ask for a few ahead; and while these run, for the rank of the event
+ * after (with jitter each event is one rank's, a cache miss each). */
+static void on_op_done(cs_sim *sim, void *ctx, unsigned stream, const uint64_t *items, uint32_t n)
 {
 	cs_runner *r = ctx;
-	if (r->ntaken == r->captaken) {
-		uint32_t cap = r->captaken ? 2 * r->captaken : 16;
-		uint64_t *t = realloc(r->taken, (size_t)cap * sizeof *t);
-		if (!t) {
-			/* the event is gone: the run cannot go on */
-			r->failed = CS_ERR_NOMEM;
-			cs_sim_stop(r->sim);
-			return;
-		}
-		r->taken = t;
-		r->captaken = cap;
-	}
-	r->taken[r->ntaken++] = arg;
-}
-
-static void on_op_done(cs_sim *sim, void *ctx, uint64_t arg)
-{
-	cs_runner *r = ctx;
-	cs__op_ev e = cs__op_ev_unpack(arg);
-	int s = e.stream;
-	cs_time now = cs_sim_now(sim);
-	/* closed: what is scheduled for now from here on is a new event */
-	for (int i = 0; i < CS__LAST_WAYS; i++)
-		if (r->last[s][i].t == now)
-			r->last[s][i].t = NO_TIME;
-	/* and what was scheduled for now apart from this event fires with it */
-	r->ntaken = 0;
-	cs_sim_take_now(sim, on_op_done, (uint64_t)s, CS__OP_EV_STREAM, take_op_ev, r);
-	/* the rank the next event completes on, while this one runs: with
-	 * jitter each event is one rank's, a cache miss each */
+	int s = (int)stream;
 	uint64_t next;
 	cs_time nat;
-	if (cs_sim_next_arg(sim, on_op_done, &nat, &next)) {
-		cs__op_ev ne = cs__op_ev_unpack(next);
-		if (!ne.batch) {
-			int64_t nl = cs__ticket_local(ne.what);
-			cs__run_prefetch(r, nl);
-			if (r->times) {
-				/* and what its completion records: its times and its path */
-				__builtin_prefetch(&r->times[nl]);
-				__builtin_prefetch(&r->times[nl].done_at[CS_STREAMS]);
-				if (r->paths) {
-					__builtin_prefetch(&r->paths[nl * NPATHS + ne.stream]);
-					if (ne.stream == CS_STREAM_COMPUTE)
-						__builtin_prefetch(&r->crefs[nl]);
-				}
+	unsigned ns;
+	if (cs_sim_next_item(sim, on_op_done, &nat, &ns, &next)) {
+		int64_t nl = cs__ticket_local((cs__ticket)next);
+		cs__run_prefetch(r, nl);
+		if (r->times) {
+			/* and what its completion records: its times and its path */
+			__builtin_prefetch(&r->times[nl]);
+			__builtin_prefetch(&r->times[nl].done_at[CS_STREAMS]);
+			if (r->paths) {
+				__builtin_prefetch(&r->paths[nl * NPATHS + ns]);
+				if (ns == CS_STREAM_COMPUTE)
+					__builtin_prefetch(&r->crefs[nl]);
 			}
 		}
 	}
-	run_op_ev(r, e);
-	for (uint32_t i = 0, n = r->ntaken; i < n; i++)
-		run_op_ev(r, cs__op_ev_unpack(r->taken[i]));
+	if (n > 1)
+		for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+			cs__run_prefetch(r, cs__ticket_local((cs__ticket)items[i]));
+	for (uint32_t i = 0; i < n; i++) {
+		if (n > 1 && i + PREFETCH_AHEAD < n)
+			cs__run_prefetch(r, cs__ticket_local((cs__ticket)items[i + PREFETCH_AHEAD]));
+		op_done(r, (cs__ticket)items[i], s);
+	}
 	if (r->env.progress)
-		cs__run_progress(r, cs_sim_events(sim), now);
+		cs__run_progress(r, cs_sim_events(sim), cs_sim_now(sim));
 }
 
 /*
@@ -629,7 +481,6 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		if (env->links)
 			cs__run_degrade_net(r);
 	}
-	cs__run_batching_init(r);
 	for (int c = 0; c < CS_COMM_KINDS; c++)
 		r->last_at[c] = -1;
 	if (!r->sim || !r->ranks || !r->tmpls || cs__run_tables(r)) {
@@ -680,7 +531,6 @@ void cs_runner_free(cs_runner *r)
 		return;
 	cs__run_parts_free(r);
 	free(r->xdp);
-	cs__run_batching_free(r);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++) {
 			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++) {

@@ -458,9 +458,9 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 	int k = cs_net_advance(r->net, cs_sim_now(sim), tags, 64);
 	for (int i = 0; i < k; i++) {
 		if (cs__tag_is_send(tags[i])) {
-			cs__op_ev e = cs__send_of(tags[i]);
-			rank_state *rs = &r->ranks[e.what];
-			cs__run_send_done(r, e.what, e.stream, cs__run_head(r, rs, e.stream));
+			cs__send e = cs__send_of(tags[i]);
+			rank_state *rs = &r->ranks[e.local];
+			cs__run_send_done(r, e.local, e.stream, cs__run_head(r, rs, e.stream));
 			continue;
 		}
 		cs__coll_ev e = cs__coll_ev_unpack(tags[i]);

@@ -97,46 +97,9 @@ typedef struct comm_table {
 	int64_t ngroups;
 } comm_table;
 
-/* Completions on the same stream at the same time share one engine event,
- * whichever callbacks scheduled them (a collective's members starting their
- * next kernel, identical replicas ending identical kernels). The first
- * travels in the event; the batch pending for that time and stream takes
- * the others in the order they come. */
-typedef struct batch {
-	cs__ticket one;               /* the first ticket of the batch: many hold just
-	                               * one, read from here */
-	cs__ticket *more;             /* the others, more[0 .. n - 1) */
-	int32_t n, cap;               /* cap: of more */
-	int32_t next_free;
-} batch;
-
-static inline cs__ticket cs__batch_ticket(const batch *b, int32_t i)
-{
-	return i ? b->more[i - 1] : b->one;
-}
-
-/* A completion event a stream scheduled, due at t while it is pending and
- * may take more (t is -1 once it fires, or when it cannot be named).
- * Each stream keeps its last few: a completion due with one of them
- * joins it. Each is the newest event of its time, since an event is only
- * scheduled for a time none of them has. */
-#define CS__LAST_WAYS 4
-typedef struct last_op {
-	cs_time t;
-	cs_sim_ref ref;
-	int32_t id;                   /* its batch, or OP_LONE while it has none */
-	cs__ticket tk;                /* the ticket it carries while alone */
-} last_op;
-
 struct cs_runner {
 	cs_run_env env;
 	cs__tmpl *tmpls;              /* per template, what the dispatch reads of it */
-	batch *batches;
-	int32_t nbatches, batch_free;
-	last_op last[CS_STREAMS][CS__LAST_WAYS];
-	uint8_t last_next[CS_STREAMS];  /* the way each stream replaces next */
-	uint64_t *taken;              /* the op events an op event takes in */
-	uint32_t ntaken, captaken;
 	cs_sim *sim;
 	rank_state *ranks;
 	rank_times *times;            /* per local, or NULL when nothing reads them */
@@ -172,7 +135,7 @@ struct cs_runner {
 
 	/* Partitioned runs (parts.c): the ranks split into parts along the
 	 * data-parallel axis, each part a copy of this runner with its own
-	 * engine, batches and tuner, sharing the ranks and comm tables. Parts
+	 * engine and tuner, sharing the ranks and comm tables. Parts
 	 * run in windows no longer than the shortest collective across parts
 	 * (the lookahead); at each window's end the root starts the collectives
 	 * whose members have all arrived. */
@@ -237,11 +200,7 @@ void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, con
  * predecessor's, read in place until that changes (runner_path.c). */
 void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
-/* A runner's completion batches, recent events and taken events: empty
- * (the runner's own, never a copy's), and freed. */
-void cs__run_batching_init(cs_runner *r);
-void cs__run_batching_free(cs_runner *r);
-/* Ask for local's state ahead of its use: a batch's ranks and a
+/* Ask for local's state ahead of its use: a merged event's ranks and a
  * collective's members lie far apart in memory, and a loop over them would
  * wait on each otherwise. */
 static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
