@@ -90,7 +90,7 @@ void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	comm_table *t = &r->comm[e.kind][e.stream];
+	comm_table *t = &r->shared.comm[e.kind][e.stream];
 	const cs__share *sh = &r->share[e.kind][e.stream][e.slot];
 	(void)sim;
 	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals + sh->off, sh->expected);
@@ -104,7 +104,7 @@ void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
 static void arrive(cs_runner *r, const cs__arrival *a)
 {
 	cs__crew *c = r->crew;
-	comm_table *t = &r->comm[a->kind][a->stream];
+	comm_table *t = &r->shared.comm[a->kind][a->stream];
 	slot *sl = &t->slots[a->gi];
 	if (sl->arrived == 0 || a->at >= sl->start) {
 		sl->start = a->at;
@@ -237,7 +237,7 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 		c->end = t < CS_TIME_MAX - c->lookahead ? t + c->lookahead : CS_TIME_MAX;
 		run_window(c);
 		settle(r);
-		if (r->env.progress) {
+		if (r->progress) {
 			r->ops_done = 0;
 			for (int32_t j = 0; j < c->nparts; j++)
 				r->ops_done += c->parts[j]->ops_done;
@@ -279,12 +279,12 @@ uint64_t cs__run_parts_events(const cs_runner *r)
  * data-parallel axis is the outermost. */
 static int32_t nparts_for(const cs_runner *r)
 {
-	const cs_mesh *m = r->env.mesh;
+	const cs_mesh *m = r->shared.env.mesh;
 	int64_t dp = m->deg[CS_AXIS_DP];
-	if (r->net || r->fold_mask || r->env.tmpl_of || r->env.first_rank != 0 || r->nlocal != m->world ||
+	if (r->net || r->shared.fold_mask || r->shared.env.tmpl_of || r->shared.env.first_rank != 0 || r->shared.nlocal != m->world ||
 	    dp < 2 || m->stride[CS_AXIS_DP] * dp != m->world)
 		return 1;
-	int64_t most = r->env.sc->sim.parts;
+	int64_t most = r->shared.env.sc->sim.parts;
 	if (most <= 0) {
 		most = m->world / MIN_PART_RANKS;
 		most = most < 1 ? 1 : most > MAX_PARTS ? MAX_PARTS : most;
@@ -302,7 +302,7 @@ static int cmp_i64(const void *a, const void *b)
  * coordinates [j dp / n, (j + 1) dp / n). */
 static int32_t part_of(const cs_runner *r, int32_t n, int64_t local)
 {
-	const cs_mesh *m = r->env.mesh;
+	const cs_mesh *m = r->shared.env.mesh;
 	int64_t d = local / m->stride[CS_AXIS_DP], dp = m->deg[CS_AXIS_DP];
 	return (int32_t)(((d + 1) * n - 1) / dp);
 }
@@ -311,40 +311,40 @@ static int32_t part_of(const cs_runner *r, int32_t n, int64_t local)
  * list those members once, sorted, with the parts they lie in. */
 static int mark_crossing(cs_runner *r, int32_t n)
 {
-	const cs_mesh *m = r->env.mesh;
+	const cs_mesh *m = r->shared.env.mesh;
 	for (int k = 0; k < CS_GROUP_KINDS; k++) {
 		int used = 0;
 		int64_t ng = 0;
 		for (int s = 0; s < CS_STREAMS; s++)
-			if (r->comm[k][s].slots) {
+			if (r->shared.comm[k][s].slots) {
 				used = 1;
-				ng = r->comm[k][s].ngroups;
+				ng = r->shared.comm[k][s].ngroups;
 			}
 		if (!used)
 			continue;
 		int64_t *first = malloc((size_t)ng * sizeof *first);
-		r->cross[k] = calloc((size_t)ng, 1);
-		if (!first || !r->cross[k]) {
+		r->shared.cross[k] = calloc((size_t)ng, 1);
+		if (!first || !r->shared.cross[k]) {
 			free(first);
 			return -1;
 		}
 		for (int64_t g = 0; g < ng; g++)
 			first[g] = -1;
 		int any = 0;
-		for (int64_t l = 0; l < r->nlocal; l++) {
-			int64_t g = cs_mesh_group_index(m, (cs_group_kind)k, l, r->gpn);
+		for (int64_t l = 0; l < r->shared.nlocal; l++) {
+			int64_t g = cs_mesh_group_index(m, (cs_group_kind)k, l, r->shared.gpn);
 			if (first[g] < 0)
 				first[g] = l;
-			else if (!r->cross[k][g] && part_of(r, n, first[g]) != part_of(r, n, l))
-				r->cross[k][g] = any = 1;
+			else if (!r->shared.cross[k][g] && part_of(r, n, first[g]) != part_of(r, n, l))
+				r->shared.cross[k][g] = any = 1;
 		}
 		for (int s = 0; s < CS_STREAMS; s++) {
-			comm_table *t = &r->comm[k][s];
+			comm_table *t = &r->shared.comm[k][s];
 			for (int64_t g = 0; t->slots && g < ng; g++) {
-				if (!r->cross[k][g])
+				if (!r->shared.cross[k][g])
 					continue;
 				slot *sl = &t->slots[g];
-				cs_group grp = cs_mesh_group(m, (cs_group_kind)k, first[g], r->gpn);
+				cs_group grp = cs_mesh_group(m, (cs_group_kind)k, first[g], r->shared.gpn);
 				int64_t size = cs_group_size(&grp);
 				sl->locals = malloc((size_t)size * sizeof *sl->locals);
 				sl->parts = malloc((size_t)n * sizeof *sl->parts);
@@ -366,8 +366,8 @@ static int mark_crossing(cs_runner *r, int32_t n)
 		}
 		free(first);
 		if (!any) {
-			free(r->cross[k]);
-			r->cross[k] = NULL;
+			free(r->shared.cross[k]);
+			r->shared.cross[k] = NULL;
 		}
 	}
 	return 0;
@@ -379,23 +379,23 @@ static int mark_crossing(cs_runner *r, int32_t n)
 static cs_time lookahead(cs_runner *r)
 {
 	cs_time best = CS_TIME_MAX;
-	int64_t ntmpl = r->env.mesh->deg[CS_AXIS_PP];
+	int64_t ntmpl = r->shared.env.mesh->deg[CS_AXIS_PP];
 	for (int k = 0; k < CS_GROUP_KINDS; k++) {
-		if (!r->cross[k])
+		if (!r->shared.cross[k])
 			continue;
 		for (int s = 0; s < CS_STREAMS; s++) {
-			const comm_table *t = &r->comm[k][s];
+			const comm_table *t = &r->shared.comm[k][s];
 			const cs_group_shape *seen = NULL;
 			for (int64_t g = 0; t->slots && g < t->ngroups; g++) {
-				if (!r->cross[k][g] || (seen && !memcmp(seen, &t->shapes[g], sizeof *seen)))
+				if (!r->shared.cross[k][g] || (seen && !memcmp(seen, &t->shapes[g], sizeof *seen)))
 					continue;
 				seen = &t->shapes[g];
 				for (int64_t p = 0; p < ntmpl; p++)
-					for (int32_t i = 0; i < r->env.progs[p].nops[s]; i++) {
-						const cs_op *op = &r->env.progs[p].ops[s][i];
+					for (int32_t i = 0; i < r->shared.env.progs[p].nops[s]; i++) {
+						const cs_op *op = &r->shared.env.progs[p].ops[s][i];
 						if (op->kind != CS_OP_COLL || op->group != k)
 							continue;
-						cs_time d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, seen,
+						cs_time d = cs_coll_time(r->coll, (cs_coll_op)op->coll, seen,
 									 op->bytes, NULL);
 						best = d < best ? d : best;
 					}
@@ -409,41 +409,27 @@ static void part_free(cs_runner *p)
 {
 	if (!p)
 		return;
-	cs_sim_free(p->sim);
-	cs_coll_free(p->env.coll);
-	for (int k = 0; k < CS_GROUP_KINDS; k++)
-		for (int s = 0; s < CS_STREAMS; s++)
-			free(p->share[k][s]);
-	free(p->out);
+	cs__run_own_free(p);
+	cs_coll_free(p->coll);
 	free(p);
 }
 
-/* A part: a copy of the root that shares its tables and ranks and owns its
- * engine, tuner, shares and results. */
+/* A part: the root's shared state and an engine, tuner, shares and
+ * results of its own. */
 static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 {
-	const cs_mesh *m = r->env.mesh;
-	cs_runner *p = malloc(sizeof *p);
+	const cs_mesh *m = r->shared.env.mesh;
+	cs_runner *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
-	*p = *r;
-	p->sim = cs_sim_new();
-	p->env.coll = cs_coll_clone(r->env.coll);
-	memset(p->share, 0, sizeof p->share);
-	p->out = NULL;
-	p->nout = p->capout = 0;
-	p->crew = NULL;
-	p->makespan = 0;
-	p->failed = 0;
-	p->ops_done = 0;
-	p->env.progress = 0;
-	int64_t dp = m->deg[CS_AXIS_DP];
-	p->lo = (int64_t)j * dp / n * m->stride[CS_AXIS_DP];
-	p->hi = (int64_t)(j + 1) * dp / n * m->stride[CS_AXIS_DP];
-	if (!p->sim || !p->env.coll) {
+	p->shared = r->shared;
+	if (cs__run_own_init(p, cs_coll_clone(r->coll), 0)) {
 		part_free(p);
 		return NULL;
 	}
+	int64_t dp = m->deg[CS_AXIS_DP];
+	p->lo = (int64_t)j * dp / n * m->stride[CS_AXIS_DP];
+	p->hi = (int64_t)(j + 1) * dp / n * m->stride[CS_AXIS_DP];
 	return p;
 }
 
@@ -469,17 +455,15 @@ int cs__run_partition(cs_runner *r)
 	for (int32_t j = 0; j < n; j++)
 		if (!(c->parts[j] = part_new(r, j, n)))
 			return -1;
-	int64_t want = r->env.sc->sim.threads > 0 ? r->env.sc->sim.threads : 1;
+	int64_t want = r->shared.env.sc->sim.threads > 0 ? r->shared.env.sc->sim.threads : 1;
 	/* spans reach the caller in one order only when one thread runs */
-	c->threads = r->env.traced ? 1 : (int)(want < n ? want : n);
+	c->threads = r->shared.env.traced ? 1 : (int)(want < n ? want : n);
 	return 0;
 }
 
 void cs__run_parts_free(cs_runner *r)
 {
 	cs__crew *c = r->crew;
-	for (int k = 0; k < CS_GROUP_KINDS; k++)
-		free(r->cross[k]);
 	if (!c)
 		return;
 	for (int32_t j = 0; c->parts && j < c->nparts; j++)

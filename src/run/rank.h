@@ -155,7 +155,7 @@ _Static_assert(offsetof(rank_state, send_at) <= 320, "its traced state on the fi
 #define FLY_OWN 0xff
 
 /* When each rank's ops began and its counters moved: kept only for the
- * trace and the critical path (r->times). */
+ * trace and the critical path (r->shared.times). */
 typedef struct rank_times {
 	cs_time started[CS_STREAMS];  /* when the op at the head began */
 	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */

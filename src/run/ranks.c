@@ -13,8 +13,8 @@
  * whole, or -1. */
 static int64_t whole_replica(const cs_runner *r, int64_t d)
 {
-	int64_t i = cs__lower_bound(r->xdp, r->nx, d);
-	return i < r->nx && r->xdp[i] == d ? i : -1;
+	int64_t i = cs__lower_bound(r->shared.xdp, r->shared.nx, d);
+	return i < r->shared.nx && r->shared.xdp[i] == d ? i : -1;
 }
 
 /* Folded locals: one rank per pipeline stage (the representatives) or,
@@ -22,9 +22,9 @@ static int64_t whole_replica(const cs_runner *r, int64_t d)
  * non-DP axes. */
 int64_t cs__run_local_of_folded(const cs_runner *r, int64_t rank)
 {
-	const cs_mesh *m = r->env.mesh;
-	int64_t x = r->nx ? whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) : 0;
-	int skip = r->nx ? 1 << CS_AXIS_DP : r->fold_mask;
+	const cs_mesh *m = r->shared.env.mesh;
+	int64_t x = r->shared.nx ? whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) : 0;
+	int skip = r->shared.nx ? 1 << CS_AXIS_DP : r->shared.fold_mask;
 	int64_t idx = 0, mult = 1;
 	for (int a = 0; a < CS_AXIS_COUNT; a++) {
 		if (skip & (1 << a))
@@ -32,17 +32,17 @@ int64_t cs__run_local_of_folded(const cs_runner *r, int64_t rank)
 		idx += cs_mesh_coord(m, rank, (cs_axis)a) * mult;
 		mult *= m->deg[a];
 	}
-	return x * r->per_replica + idx;
+	return x * r->shared.per_replica + idx;
 }
 
 int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local)
 {
-	const cs_mesh *m = r->env.mesh;
-	int skip = r->fold_mask;
+	const cs_mesh *m = r->shared.env.mesh;
+	int skip = r->shared.fold_mask;
 	int64_t rank = 0;
-	if (r->nx) {
-		rank = r->xdp[local / r->per_replica] * m->stride[CS_AXIS_DP];
-		local %= r->per_replica;
+	if (r->shared.nx) {
+		rank = r->shared.xdp[local / r->shared.per_replica] * m->stride[CS_AXIS_DP];
+		local %= r->shared.per_replica;
 		skip = 1 << CS_AXIS_DP;
 	}
 	for (int a = 0; a < CS_AXIS_COUNT; a++) {
@@ -56,11 +56,11 @@ int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local)
 
 int cs__run_simulated_folded(const cs_runner *r, int64_t rank)
 {
-	const cs_mesh *m = r->env.mesh;
-	if (r->nx)
+	const cs_mesh *m = r->shared.env.mesh;
+	if (r->shared.nx)
 		return whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) >= 0;
 	for (int a = 0; a < CS_AXIS_COUNT; a++)
-		if ((r->fold_mask & (1 << a)) && cs_mesh_coord(m, rank, (cs_axis)a) != 0)
+		if ((r->shared.fold_mask & (1 << a)) && cs_mesh_coord(m, rank, (cs_axis)a) != 0)
 			return 0;
 	return 1;
 }
@@ -71,14 +71,14 @@ int cs__run_simulated_folded(const cs_runner *r, int64_t rank)
  * so the unperturbed replicas stay copies of one another. */
 int cs__run_fold_exceptions(cs_runner *r)
 {
-	const cs_mesh *m = r->env.mesh;
-	const cs_link_faults *lf = r->env.links;
+	const cs_mesh *m = r->shared.env.mesh;
+	const cs_link_faults *lf = r->shared.env.links;
 	int64_t dp = m->deg[CS_AXIS_DP];
 	uint8_t *mark = calloc((size_t)dp, 1);
 	if (!mark)
 		return -1;
 	/* the factor most ranks share (a fleet's diurnal clock slows them all) */
-	const float *cf = r->env.compute_factor;
+	const float *cf = r->shared.env.compute_factor;
 	float common = 1.0f;
 	if (cf) {
 		int64_t same = 0;
@@ -98,12 +98,12 @@ int cs__run_fold_exceptions(cs_runner *r)
 	}
 	/* hybrid sharding's node-local groups join a few replicas: a late one
 	 * holds its neighbours back, so they go whole with it */
-	if (r->env.sc->parallel.sharding == CS_SHARD_HYBRID) {
+	if (r->shared.env.sc->parallel.sharding == CS_SHARD_HYBRID) {
 		for (int64_t d = 0; d < dp; d++) {
 			if (mark[d] != 1)
 				continue;
 			cs_group grp = cs_mesh_group(m, CS_GROUP_DP_INTRA, d * m->stride[CS_AXIS_DP],
-						     r->gpn);
+						     r->shared.gpn);
 			for (int64_t i = 0; i < cs_group_size(&grp); i++) {
 				int64_t e = cs_mesh_coord(m, cs_group_member(&grp, i), CS_AXIS_DP);
 				if (!mark[e])
@@ -111,33 +111,33 @@ int cs__run_fold_exceptions(cs_runner *r)
 			}
 		}
 	}
-	r->rep_dp = -1;
+	r->shared.rep_dp = -1;
 	for (int64_t d = 0; d < dp; d++) {
-		r->nx += mark[d] != 0;
-		if (!mark[d] && r->rep_dp < 0)
-			r->rep_dp = d;
+		r->shared.nx += mark[d] != 0;
+		if (!mark[d] && r->shared.rep_dp < 0)
+			r->shared.rep_dp = d;
 	}
-	if (r->rep_dp < 0) { /* every replica differs: nothing to fold */
+	if (r->shared.rep_dp < 0) { /* every replica differs: nothing to fold */
 		free(mark);
-		r->nx = 0;
+		r->shared.nx = 0;
 		return 1;
 	}
-	r->per_replica = m->world / dp;
-	if (r->nx == 0) {
+	r->shared.per_replica = m->world / dp;
+	if (r->shared.nx == 0) {
 		free(mark);
 		return 0;
 	}
 	/* the representative goes whole too: TP peers need not be alike once a
 	 * perturbation reaches some of their data-parallel groups and not others */
-	mark[r->rep_dp] = 1;
-	r->nx++;
-	if (!(r->xdp = malloc((size_t)r->nx * sizeof(*r->xdp)))) {
+	mark[r->shared.rep_dp] = 1;
+	r->shared.nx++;
+	if (!(r->shared.xdp = malloc((size_t)r->shared.nx * sizeof(*r->shared.xdp)))) {
 		free(mark);
 		return -1;
 	}
 	for (int64_t d = 0, k = 0; d < dp; d++)
 		if (mark[d])
-			r->xdp[k++] = d;
+			r->shared.xdp[k++] = d;
 	free(mark);
 	return 0;
 }

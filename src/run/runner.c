@@ -53,7 +53,7 @@ static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int
  * many moves of its counter it still needs. */
 static int unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op, int32_t *short_by)
 {
-	const cs_dep *d = &r->tmpls[rs->tmpl].deps[op->dep];
+	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
 	for (int i = 0; i < op->ndeps; i++)
 		if (rs->cnt[d[i].counter] < d[i].value) {
 			*short_by = d[i].value - rs->cnt[d[i].counter];
@@ -161,13 +161,13 @@ static void start_compute(cs_runner *r, int64_t local, rank_state *rs, int s, co
 	rs->crate = cs__run_rate(r, rs);
 	if (rs->crate != 1.0f)
 		f /= (double)rs->crate;
-	if (r->env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
-		int64_t dp = cs_mesh_coord(r->env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
-		double g = r->env.doc_factor[dp * r->env.doc_micro + op->micro];
+	if (r->shared.env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
+		int64_t dp = cs_mesh_coord(r->shared.env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
+		double g = r->shared.env.doc_factor[dp * r->shared.env.doc_micro + op->micro];
 		/* g <= 1 for a document mask: this takes away part of ns */
 		ns += (cs_time)((double)op->attn_ns * (g - 1.0) + (g >= 1.0 ? 0.5 : -0.5));
 	}
-	const cs_kprof_clock *clk = s == CS_STREAM_COMPUTE ? r->env.clock : NULL;
+	const cs_kprof_clock *clk = s == CS_STREAM_COMPUTE ? r->shared.env.clock : NULL;
 	double gemm_share = 0.0;
 	if (clk)
 		ns = clock_op(clk, rs, now, op, ns, f, &gemm_share);
@@ -186,9 +186,9 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 	int64_t rank = cs__run_rank_of(r, local);
 	int up = op->to > 0;
 	if (rs->p2p_peer[up] < 0) {
-		int64_t p = r->env.mesh->deg[CS_AXIS_PP];
-		int64_t st = cs_mesh_coord(r->env.mesh, rank, CS_AXIS_PP);
-		rs->p2p_peer[up] = cs_mesh_pp_peer(r->env.mesh, rank, (st + op->to + p) % p);
+		int64_t p = r->shared.env.mesh->deg[CS_AXIS_PP];
+		int64_t st = cs_mesh_coord(r->shared.env.mesh, rank, CS_AXIS_PP);
+		rs->p2p_peer[up] = cs_mesh_pp_peer(r->shared.env.mesh, rank, (st + op->to + p) % p);
 	}
 	int64_t peer = rs->p2p_peer[up];
 	if (rs->p2p_bytes[up] != op->bytes) {
@@ -201,7 +201,7 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 		if (r->net)
 			rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, op->bytes);
 	}
-	if (r->contend) {
+	if (r->shared.contend) {
 		rs->held[s] = rs->p2p_ch[up];
 		cs__run_contend(r, local, rs->held[s]);
 	}
@@ -221,9 +221,9 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 static void start_op(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	rs->busy |= (uint8_t)(1u << s);
-	if (r->times)
-		r->times[local].started[s] = cs_sim_now(r->sim);
-	if (r->paths)
+	if (r->shared.times)
+		r->shared.times[local].started[s] = cs_sim_now(r->sim);
+	if (r->shared.paths)
 		cs__run_path_begin(r, local, rs, s, op);
 	if (op->mem > 0) {
 		rs->mem += op->mem;
@@ -272,8 +272,8 @@ static inline void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s
  * did not move would wait still), in stream order. */
 void cs__run_try_rank(cs_runner *r, int64_t local)
 {
-	rank_state *rs = &r->ranks[local];
-	unsigned mask = r->tmpls[rs->tmpl].stream_mask & ~(unsigned)rs->busy & rs->retry;
+	rank_state *rs = &r->shared.ranks[local];
+	unsigned mask = r->shared.tmpls[rs->tmpl].stream_mask & ~(unsigned)rs->busy & rs->retry;
 	rs->retry &= (uint8_t)~mask;
 	for (; mask; mask &= mask - 1)
 		try_stream(r, local, rs, __builtin_ctz(mask));
@@ -288,7 +288,7 @@ void cs__run_progress(cs_runner *r, uint64_t ev, cs_time now)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	double el = (double)(t.tv_sec - r->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - r->t0.tv_nsec);
 	/* a terminal's line is rewritten; a file or pipe gets a line every 10 s */
-	bool lines = r->env.progress == CS_PROGRESS_LINES;
+	bool lines = r->progress == CS_PROGRESS_LINES;
 	if (lines && r->progress_lines > 0 && el < r->last_progress_s + 10.0)
 		return;
 	r->last_progress_s = el;
@@ -304,7 +304,7 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 {
 	int64_t local = cs__ticket_local(tk);
 	if (s == CS_STREAM_COMPUTE) {
-		rank_state *rs = &r->ranks[local];
+		rank_state *rs = &r->shared.ranks[local];
 		cs_time now = cs_sim_now(r->sim);
 		if (cs__ticket_gen(tk) != (rs->cgen & CS__GEN_MASK) ||
 		    !(rs->busy & (1u << CS_STREAM_COMPUTE)) || now > rs->cend)
@@ -319,7 +319,7 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 			return;
 		}
 	}
-	const cs_op *op = cs__run_head(r, &r->ranks[local], s);
+	const cs_op *op = cs__run_head(r, &r->shared.ranks[local], s);
 	if (op->kind == CS_OP_SEND) {
 		cs__run_send_done(r, local, s, op);
 		return;
@@ -344,14 +344,14 @@ static void on_op_done(cs_sim *sim, void *ctx, unsigned stream, const uint64_t *
 	if (cs_sim_next_item(sim, on_op_done, &nat, &ns, &next)) {
 		int64_t nl = cs__ticket_local((cs__ticket)next);
 		cs__run_prefetch(r, nl);
-		if (r->times) {
+		if (r->shared.times) {
 			/* and what its completion records: its times and its path */
-			__builtin_prefetch(&r->times[nl]);
-			__builtin_prefetch(&r->times[nl].done_at[CS_STREAMS]);
-			if (r->paths) {
-				__builtin_prefetch(&r->paths[nl * NPATHS + ns]);
+			__builtin_prefetch(&r->shared.times[nl]);
+			__builtin_prefetch(&r->shared.times[nl].done_at[CS_STREAMS]);
+			if (r->shared.paths) {
+				__builtin_prefetch(&r->shared.paths[nl * NPATHS + ns]);
 				if (ns == CS_STREAM_COMPUTE)
-					__builtin_prefetch(&r->crefs[nl]);
+					__builtin_prefetch(&r->shared.crefs[nl]);
 			}
 		}
 	}
@@ -363,7 +363,7 @@ static void on_op_done(cs_sim *sim, void *ctx, unsigned stream, const uint64_t *
 			cs__run_prefetch(r, cs__ticket_local((cs__ticket)items[i + PREFETCH_AHEAD]));
 		op_done(r, (cs__ticket)items[i], s);
 	}
-	if (r->env.progress)
+	if (r->progress)
 		cs__run_progress(r, cs_sim_events(sim), cs_sim_now(sim));
 }
 
@@ -416,80 +416,58 @@ static rank_state *alloc_ranks(size_t n)
 	return rs;
 }
 
-cs_runner *cs_runner_new(const cs_run_env *env)
+/* The shared state (cs__run_shared): the ranks, templates, comm tables
+ * and what the trace and the critical path keep. 0, or -1 when out of
+ * memory (what was made is freed by shared_free). */
+static int shared_init(cs_runner *r, const cs_run_env *env)
 {
-	cs_runner *r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	r->env = *env;
-	r->gpn = cs_cluster_shard_unit(&env->sc->cluster); /* hybrid sharding's unit */
+	cs__run_shared *sh = &r->shared;
+	sh->env = *env;
+	sh->gpn = cs_cluster_shard_unit(&env->sc->cluster); /* hybrid sharding's unit */
 	/* compute's rate while k SMs are held: the profile's measured curve,
 	 * its slowdown scaled by collectives.contention */
 	double sms = env->sc->cluster.gpu.sms > 0 ? env->sc->cluster.gpu.sms : 1;
 	for (int k = 0; k <= CS__MAX_CTAS; k++) {
-		r->rate_of[k] = (float)cs_kprof_contention_scaled(env->prof, (double)k / sms,
-								  env->sc->coll.contention);
-		r->contend |= r->rate_of[k] < 1.0f;
+		sh->rate_of[k] = (float)cs_kprof_contention_scaled(env->prof, (double)k / sms,
+								   env->sc->coll.contention);
+		sh->contend |= sh->rate_of[k] < 1.0f;
 	}
 	const cs_mesh *m = env->mesh;
 	int64_t ntmpl = env->tmpl_of ? env->ntmpl : m->deg[CS_AXIS_PP];
 	if (env->fold && !env->tmpl_of) { /* folding assumes templates by stage */
-		r->fold_mask = (1 << CS_AXIS_TP) | (1 << CS_AXIS_CP) | (1 << CS_AXIS_EP) | (1 << CS_AXIS_DP);
+		sh->fold_mask = (1 << CS_AXIS_TP) | (1 << CS_AXIS_CP) | (1 << CS_AXIS_EP) | (1 << CS_AXIS_DP);
 		int rc = cs__run_fold_exceptions(r);
-		if (rc < 0) {
-			cs_runner_free(r);
-			return NULL;
-		}
+		if (rc < 0)
+			return -1;
 		if (rc > 0)
-			r->fold_mask = 0;
-		r->nlocal = rc > 0 ? env->nranks : r->nx ? r->nx * r->per_replica : m->deg[CS_AXIS_PP];
+			sh->fold_mask = 0;
+		sh->nlocal = rc > 0 ? env->nranks : sh->nx ? sh->nx * sh->per_replica : m->deg[CS_AXIS_PP];
 	} else {
-		r->nlocal = env->nranks;
+		sh->nlocal = env->nranks;
 	}
-	r->sim = cs_sim_new();
-	r->ranks = alloc_ranks((size_t)r->nlocal);
+	sh->ranks = alloc_ranks((size_t)sh->nlocal);
+	sh->tmpls = aligned_alloc(_Alignof(cs__tmpl), (size_t)ntmpl * sizeof(cs__tmpl));
+	if (!sh->ranks || !sh->tmpls)
+		return -1;
 	if (env->critical_path || env->traced) {
-		r->times = calloc((size_t)r->nlocal, sizeof(rank_times));
-		if (!r->times) {
-			cs_runner_free(r);
-			return NULL;
-		}
+		sh->times = calloc((size_t)sh->nlocal, sizeof(rank_times));
+		if (!sh->times)
+			return -1;
 	}
-	r->tmpls = aligned_alloc(_Alignof(cs__tmpl), (size_t)ntmpl * sizeof(cs__tmpl));
 	if (env->critical_path) {
-		r->paths = malloc((size_t)r->nlocal * NPATHS * sizeof *r->paths);
-		r->crefs = malloc((size_t)r->nlocal * sizeof *r->crefs);
-		if (!r->paths || !r->crefs) {
-			cs_runner_free(r);
-			return NULL;
-		}
-		for (int64_t l = 0; l < r->nlocal; l++)
+		sh->paths = malloc((size_t)sh->nlocal * NPATHS * sizeof *sh->paths);
+		sh->crefs = malloc((size_t)sh->nlocal * sizeof *sh->crefs);
+		if (!sh->paths || !sh->crefs)
+			return -1;
+		for (int64_t l = 0; l < sh->nlocal; l++)
 			for (int c = 0; c < NPATHS; c++)
-				cs_path_start(&r->paths[l * NPATHS + c], cs__run_rank_of(r, l));
+				cs_path_start(&sh->paths[l * NPATHS + c], cs__run_rank_of(r, l));
 	}
-	if (env->sc->coll.fidelity == CS_FIDELITY_FLOW) {
-		r->net = cs_net_new(env->topo, &env->sc->cluster);
-		r->idle = cs_net_new(env->topo, &env->sc->cluster);
-		r->members = malloc((size_t)m->world * sizeof(int64_t));
-		/* the idle net, the measure of a collective alone, routes ideally */
-		if (!r->net || !r->idle || !r->members ||
-		    (cs_cluster_ecmp(&env->sc->cluster) &&
-		     cs_net_route_ecmp(r->net, env->sc->coll.qps, env->sc->sim.seed))) {
-			cs_runner_free(r);
-			return NULL;
-		}
-		if (env->links)
-			cs__run_degrade_net(r);
-	}
-	for (int c = 0; c < CS_COMM_KINDS; c++)
-		r->last_at[c] = -1;
-	if (!r->sim || !r->ranks || !r->tmpls || cs__run_tables(r)) {
-		cs_runner_free(r);
-		return NULL;
-	}
-	for (int64_t l = 0; l < r->nlocal; l++) {
+	if (cs__run_tables(r))
+		return -1;
+	for (int64_t l = 0; l < sh->nlocal; l++) {
 		int64_t rank = cs__run_rank_of(r, l);
-		rank_state *rs = &r->ranks[l];
+		rank_state *rs = &sh->ranks[l];
 		rs->tmpl = env->tmpl_of ? env->tmpl_of[rank] : (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
 		rs->factor = env->compute_factor ? env->compute_factor[rank] : 1.0f;
 		if (env->clock) { /* the step before ran the same program */
@@ -505,11 +483,9 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 		rs->p2p_bytes[0] = rs->p2p_bytes[1] = -1.0;
 		for (int k = 0; k < CS_GROUP_KINDS; k++)
 			rs->gidx[k] = -1;
-		for (int st = 0; st < CS_STREAMS; st++)
-			r->ops_total += (uint64_t)env->progs[rs->tmpl].nops[st];
 	}
 	for (int64_t t = 0; t < ntmpl; t++) {
-		cs__tmpl *tp = &r->tmpls[t];
+		cs__tmpl *tp = &sh->tmpls[t];
 		*tp = (cs__tmpl){ .deps = env->progs[t].deps };
 		for (int s = 0; s < CS_STREAMS; s++) {
 			tp->ops[s] = env->progs[t].ops[s];
@@ -518,11 +494,90 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 				tp->stream_mask |= (uint8_t)(1u << s);
 		}
 	}
-	if (cs__run_partition(r)) {
+	return 0;
+}
+
+static void shared_free(cs__run_shared *sh)
+{
+	free(sh->xdp);
+	for (int k = 0; k < CS_GROUP_KINDS; k++) {
+		free(sh->cross[k]);
+		for (int s = 0; s < CS_STREAMS; s++) {
+			comm_table *t = &sh->comm[k][s];
+			for (int64_t g = 0; t->slots && g < t->ngroups; g++) {
+				free(t->slots[g].locals);
+				free(t->slots[g].parts);
+			}
+			free(t->slots);
+			free(t->shapes);
+			free(t->shape_ok);
+			free(t->paths);
+			free(t->xfers);
+			free(t->keep);
+			free(t->lat);
+			free(t->alone);
+		}
+	}
+	free(sh->tmpls);
+	free(sh->paths);
+	free(sh->crefs);
+	free(sh->times);
+	free(sh->ranks);
+}
+
+int cs__run_own_init(cs_runner *r, cs_coll *coll, int progress)
+{
+	r->coll = coll;
+	r->progress = progress;
+	for (int c = 0; c < CS_COMM_KINDS; c++)
+		r->last_at[c] = -1;
+	r->sim = cs_sim_new();
+	return r->sim && coll ? 0 : -1;
+}
+
+/* Flow fidelity: the network collectives share, and one to time each
+ * alone. 0, or -1 when out of memory. */
+static int flow_init(cs_runner *r)
+{
+	const cs_run_env *env = &r->shared.env;
+	r->net = cs_net_new(env->topo, &env->sc->cluster);
+	r->idle = cs_net_new(env->topo, &env->sc->cluster);
+	r->members = malloc((size_t)env->mesh->world * sizeof(int64_t));
+	/* the idle net, the measure of a collective alone, routes ideally */
+	if (!r->net || !r->idle || !r->members ||
+	    (cs_cluster_ecmp(&env->sc->cluster) && cs_net_route_ecmp(r->net, env->sc->coll.qps, env->sc->sim.seed)))
+		return -1;
+	if (env->links)
+		cs__run_degrade_net(r);
+	return 0;
+}
+
+cs_runner *cs_runner_new(const cs_run_env *env)
+{
+	cs_runner *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	if (shared_init(r, env) || cs__run_own_init(r, env->coll, env->progress) ||
+	    (env->sc->coll.fidelity == CS_FIDELITY_FLOW && flow_init(r)) || cs__run_partition(r)) {
 		cs_runner_free(r);
 		return NULL;
 	}
+	for (int64_t l = 0; l < r->shared.nlocal; l++)
+		for (int st = 0; st < CS_STREAMS; st++)
+			r->ops_total += (uint64_t)env->progs[r->shared.ranks[l].tmpl].nops[st];
 	return r;
+}
+
+void cs__run_own_free(cs_runner *r)
+{
+	cs_sim_free(r->sim);
+	cs_net_free(r->net);
+	cs_net_free(r->idle);
+	free(r->members);
+	for (int k = 0; k < CS_GROUP_KINDS; k++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			free(r->share[k][s]);
+	free(r->out);
 }
 
 void cs_runner_free(cs_runner *r)
@@ -530,38 +585,15 @@ void cs_runner_free(cs_runner *r)
 	if (!r)
 		return;
 	cs__run_parts_free(r);
-	free(r->xdp);
-	for (int k = 0; k < CS_GROUP_KINDS; k++)
-		for (int s = 0; s < CS_STREAMS; s++) {
-			for (int64_t g = 0; r->comm[k][s].slots && g < r->comm[k][s].ngroups; g++) {
-				free(r->comm[k][s].slots[g].locals);
-				free(r->comm[k][s].slots[g].parts);
-			}
-			free(r->comm[k][s].slots);
-			free(r->comm[k][s].shapes);
-			free(r->comm[k][s].shape_ok);
-			free(r->comm[k][s].paths);
-			free(r->comm[k][s].xfers);
-			free(r->comm[k][s].keep);
-			free(r->comm[k][s].lat);
-			free(r->comm[k][s].alone);
-		}
-	free(r->tmpls);
-	cs_net_free(r->net);
-	cs_net_free(r->idle);
-	free(r->members);
-	free(r->paths);
-	free(r->crefs);
-	free(r->times);
-	free(r->ranks);
-	cs_sim_free(r->sim);
+	cs__run_own_free(r);
+	shared_free(&r->shared);
 	free(r);
 }
 
 static void describe_stuck(const cs_runner *r, cs_diag *diag)
 {
-	for (int64_t l = 0; l < r->nlocal; l++) {
-		const rank_state *rs = &r->ranks[l];
+	for (int64_t l = 0; l < r->shared.nlocal; l++) {
+		const rank_state *rs = &r->shared.ranks[l];
 		for (int s = 0; s < CS_STREAMS; s++) {
 			const cs_op *op = cs__run_head(r, rs, s);
 			if (!op)
@@ -572,7 +604,7 @@ static void describe_stuck(const cs_runner *r, cs_diag *diag)
 				 "simulation deadlocked: rank %lld stream '%s' stopped at op %d of %d "
 				 "(micro-batch %d, %s)",
 				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->cnt[s],
-				 r->env.progs[rs->tmpl].nops[s], op->micro,
+				 r->shared.env.progs[rs->tmpl].nops[s], op->micro,
 				 c >= 0 ? "waiting on a dependency" : "waiting for its group's other members");
 			return;
 		}
@@ -589,11 +621,11 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 		if (st != CS_OK)
 			return st;
 	} else {
-		for (int64_t l = 0; l < r->nlocal; l++)
+		for (int64_t l = 0; l < r->shared.nlocal; l++)
 			cs__run_try_rank(r, l);
 		cs_sim_run(r->sim, 0);
 	}
-	if (r->env.progress == CS_PROGRESS_TERMINAL)
+	if (r->progress == CS_PROGRESS_TERMINAL)
 		fputs("\r\033[K", stderr);
 	if (r->failed == CS_ERR_SIM) {
 		snprintf(diag->msg, sizeof(diag->msg), "simulated time exceeds 2^61 ns (73 years): an op or "
@@ -605,9 +637,9 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory while simulating");
 		return CS_ERR_NOMEM;
 	}
-	for (int64_t l = 0; l < r->nlocal; l++)
+	for (int64_t l = 0; l < r->shared.nlocal; l++)
 		for (int s = 0; s < CS_STREAMS; s++)
-			if (cs__run_head(r, &r->ranks[l], s)) {
+			if (cs__run_head(r, &r->shared.ranks[l], s)) {
 				describe_stuck(r, diag);
 				return CS_ERR_SIM;
 			}
@@ -616,24 +648,24 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 
 int64_t cs_runner_representative(const cs_runner *r, int64_t rank)
 {
-	if (!r->fold_mask || cs__run_simulated(r, rank))
+	if (!r->shared.fold_mask || cs__run_simulated(r, rank))
 		return rank;
-	const cs_mesh *m = r->env.mesh;
-	if (r->nx)
-		return rank + (r->rep_dp - cs_mesh_coord(m, rank, CS_AXIS_DP)) * m->stride[CS_AXIS_DP];
+	const cs_mesh *m = r->shared.env.mesh;
+	if (r->shared.nx)
+		return rank + (r->shared.rep_dp - cs_mesh_coord(m, rank, CS_AXIS_DP)) * m->stride[CS_AXIS_DP];
 	return cs_mesh_coord(m, rank, CS_AXIS_PP) * m->stride[CS_AXIS_PP];
 }
 
 int64_t cs_runner_whole_replicas(const cs_runner *r)
 {
-	return r->fold_mask ? r->nx : 0;
+	return r->shared.fold_mask ? r->shared.nx : 0;
 }
 
 const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
 {
 	if (!cs__run_simulated(r, rank))
 		return NULL;
-	return &r->ranks[cs__run_local_of(r, rank)].st;
+	return &r->shared.ranks[cs__run_local_of(r, rank)].st;
 }
 
 cs_time cs_runner_makespan(const cs_runner *r)

@@ -16,20 +16,20 @@
 
 static int table_alloc(cs_runner *r, comm_table *t, int kind)
 {
-	t->ngroups = cs_mesh_group_count(r->env.mesh, (cs_group_kind)kind, r->gpn);
+	t->ngroups = cs_mesh_group_count(r->shared.env.mesh, (cs_group_kind)kind, r->shared.gpn);
 	size_t n = (size_t)t->ngroups;
 	t->slots = calloc(n, sizeof(slot));
 	t->shapes = calloc(n, sizeof(cs_group_shape));
 	t->shape_ok = calloc(n, 1);
 	if (!t->slots || !t->shapes || !t->shape_ok)
 		return -1;
-	if (r->paths) { /* two generations per instance */
+	if (r->shared.paths) { /* two generations per instance */
 		t->paths = calloc(2 * n, sizeof(cs_path));
 		t->xfers = calloc(2 * n, sizeof(cs_time));
 		if (!t->paths || !t->xfers)
 			return -1;
 	}
-	if (r->env.links && !r->net) {
+	if (r->shared.env.links && !r->net) {
 		t->keep = malloc(n * sizeof(float));
 		t->lat = malloc(n * sizeof(cs_time));
 		if (!t->keep || !t->lat)
@@ -44,12 +44,12 @@ static int table_alloc(cs_runner *r, comm_table *t, int kind)
  * partitioned run, copies of this runner, share them. */
 int cs__run_tables(cs_runner *r)
 {
-	int64_t ntmpl = r->env.tmpl_of ? r->env.ntmpl : r->env.mesh->deg[CS_AXIS_PP];
+	int64_t ntmpl = r->shared.env.tmpl_of ? r->shared.env.ntmpl : r->shared.env.mesh->deg[CS_AXIS_PP];
 	for (int64_t p = 0; p < ntmpl; p++)
 		for (int s = 0; s < CS_STREAMS; s++)
-			for (int32_t i = 0; i < r->env.progs[p].nops[s]; i++) {
-				const cs_op *op = &r->env.progs[p].ops[s][i];
-				comm_table *t = &r->comm[op->group][s];
+			for (int32_t i = 0; i < r->shared.env.progs[p].nops[s]; i++) {
+				const cs_op *op = &r->shared.env.progs[p].ops[s][i];
+				comm_table *t = &r->shared.comm[op->group][s];
 				if (op->kind == CS_OP_COLL && !t->slots && table_alloc(r, t, op->group))
 					return -1;
 			}
@@ -61,15 +61,15 @@ int cs__run_tables(cs_runner *r)
  * inside one node add members per node; otherwise they add nodes. */
 static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 {
-	if (cs_topo_is_torus(r->env.topo))
-		return cs_topo_torus_group(r->env.topo, g->base, g->n, g->stride);
-	cs_group_shape s = cs_topo_group(r->env.topo, g->base, g->stride[0] ? g->stride[0] : 1, g->n[0]);
+	if (cs_topo_is_torus(r->shared.env.topo))
+		return cs_topo_torus_group(r->shared.env.topo, g->base, g->n, g->stride);
+	cs_group_shape s = cs_topo_group(r->shared.env.topo, g->base, g->stride[0] ? g->stride[0] : 1, g->n[0]);
 	int64_t outer = g->n[1] * g->n[2];
 	if (outer == 1)
 		return s;
-	cs_group_shape far = cs_topo_group(r->env.topo, g->base, g->stride[1] ? g->stride[1] : 1, g->n[1]);
+	cs_group_shape far = cs_topo_group(r->shared.env.topo, g->base, g->stride[1] ? g->stride[1] : 1, g->n[1]);
 	if (g->n[2] > 1) {
-		cs_group_shape far2 = cs_topo_group(r->env.topo, g->base, g->stride[2], g->n[2]);
+		cs_group_shape far2 = cs_topo_group(r->shared.env.topo, g->base, g->stride[2], g->n[2]);
 		far.nnodes *= far2.nnodes;
 		far.ndomains *= far2.ndomains;
 		far.ranks_per_node *= far2.ranks_per_node;
@@ -84,8 +84,8 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 	s.ndomains *= far.ndomains;
 	s.nleaves *= far.nleaves;
 	s.npods *= far.npods;
-	int64_t pods = r->env.sc->cluster.pod_gpus > 0
-		? (cs_scenario_gpus(r->env.sc) + r->env.sc->cluster.pod_gpus - 1) / r->env.sc->cluster.pod_gpus
+	int64_t pods = r->shared.env.sc->cluster.pod_gpus > 0
+		? (cs_scenario_gpus(r->shared.env.sc) + r->shared.env.sc->cluster.pod_gpus - 1) / r->shared.env.sc->cluster.pod_gpus
 		: 1;
 	if (s.npods > pods)
 		s.npods = pods;
@@ -96,7 +96,7 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 
 const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t local)
 {
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)kind, cs__run_rank_of(r, local), r->gpn);
+	cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)kind, cs__run_rank_of(r, local), r->shared.gpn);
 	t->shapes[gi] = group_shape(r, &g);
 	t->shape_ok[gi] = 1;
 	return &t->shapes[gi];
@@ -107,7 +107,7 @@ const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, 
 static void link_fault(const cs_runner *r, const cs_group *g, const cs_group_shape *sh, float *keep,
 		       cs_time *lat)
 {
-	const cs_link_faults *lf = r->env.links;
+	const cs_link_faults *lf = r->shared.env.links;
 	double k = 1.0;
 	cs_time l = 0;
 	int inter = sh->nnodes > 1, intra = sh->ranks_per_node > 1;
@@ -253,7 +253,7 @@ cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh,
 		tu->choice = (cs_coll_choice){ .algo = CS_ALGO_RING, .proto = CS_PROTO_SIMPLE,
 					       .channels = op->sms };
 	} else {
-		tu->d = cs_coll_time(r->env.coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
+		tu->d = cs_coll_time(r->coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
 	}
 	tu->coll = op->coll + 1;
 	tu->bytes = op->bytes;
@@ -264,19 +264,19 @@ cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh,
 
 void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
-	comm_table *t = &r->comm[op->group][s];
+	comm_table *t = &r->shared.comm[op->group][s];
 	int64_t gi = rs->gidx[op->group];
 	if (gi < 0) {
-		gi = cs_mesh_group_index(r->env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->gpn);
+		gi = cs_mesh_group_index(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
 		rs->gidx[op->group] = (int32_t)gi;
 	}
-	if (r->cross[op->group] && r->cross[op->group][gi]) {
+	if (r->shared.cross[op->group] && r->shared.cross[op->group][gi]) {
 		cs__run_cross_arrive(r, local, rs, s, op, t, gi);
 		return;
 	}
 	slot *sl = &t->slots[gi];
 	if (sl->expected == 0) {
-		cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->gpn);
+		cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
 		int64_t n = cs_group_size(&g), e = 0;
 		for (int64_t i = 0; i < n; i++)
 			e += cs__run_simulated(r, cs_group_member(&g, i));
@@ -314,7 +314,7 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 	}
 	/* the members' ranks: from the slot's list when every member is
 	 * simulated here (in the group's order), else from the mesh */
-	cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->gpn);
+	cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
 	int64_t n = cs_group_size(&g);
 	if (sl->expected == n) {
 		for (int64_t i = 0; i < n; i++)
@@ -334,7 +334,7 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 {
 	slot *sl = &t->slots[gi];
 	sl->gen++;
-	if (r->paths) {
+	if (r->shared.paths) {
 		/* no member's counter reads the generation before the last one
 		 * (comm_table.paths): the last arriver's path may be worked out
 		 * right into its buffer */
@@ -345,10 +345,10 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 	}
 	const cs__tuned *tu = cs__run_tune(r, &sl->tuned, t, gi, last_local, op);
 	cs_time d = tu->d;
-	if (r->env.links && !r->net) {
+	if (r->shared.env.links && !r->net) {
 		if (t->keep[gi] < 0) {
-			cs_group g = cs_mesh_group(r->env.mesh, (cs_group_kind)op->group,
-						   cs__run_rank_of(r, last_local), r->gpn);
+			cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group,
+						   cs__run_rank_of(r, last_local), r->shared.gpn);
 			link_fault(r, &g, &t->shapes[gi], &t->keep[gi], &t->lat[gi]);
 		}
 		d = degrade(d, &tu->choice, t->keep[gi], t->lat[gi]);
@@ -358,7 +358,7 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 	sl->choice = tu->choice;
 	sl->dur = d;
 	sl->start = now;
-	if (r->paths)
+	if (r->shared.paths)
 		t->xfers[2 * gi + (sl->gen & 1)] = d;
 	return d;
 }
@@ -366,11 +366,11 @@ cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes)
 {
 	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
-	cs_group_shape sh = cs_topo_group(r->env.topo, lo, hi - lo, 2);
+	cs_group_shape sh = cs_topo_group(r->shared.env.topo, lo, hi - lo, 2);
 	cs_coll_choice ch;
-	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &sh, bytes, &ch);
+	cs_time d = cs_coll_time(r->coll, CS_COLL_SEND_RECV, &sh, bytes, &ch);
 	/* one flow on one route: the line rate of its narrowest hop */
-	const cs_cluster_spec *c = &r->env.sc->cluster;
+	const cs_cluster_spec *c = &r->shared.env.sc->cluster;
 	double line = sh.nnodes > 1 ? c->scale_out.bandwidth : c->scale_up.bandwidth;
 	return protocol_bytes(bytes, line > 0 ? bytes / line : 0, d, tuned_latency(d, &ch));
 }
@@ -378,12 +378,12 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier)
 {
 	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
-	cs_group_shape s = cs_topo_group(r->env.topo, lo, hi - lo, 2);
+	cs_group_shape s = cs_topo_group(r->shared.env.topo, lo, hi - lo, 2);
 	cs_coll_choice ch;
-	cs_time d = cs_coll_time(r->env.coll, CS_COLL_SEND_RECV, &s, bytes, &ch);
+	cs_time d = cs_coll_time(r->coll, CS_COLL_SEND_RECV, &s, bytes, &ch);
 	*channels = ch.channels;
 	*tier = (int)s.tier;
-	if (r->env.links) {
+	if (r->shared.env.links) {
 		cs_group g = { .base = lo, .n = { 2, 1, 1 }, .stride = { hi - lo, 0, 0 } };
 		float keep;
 		cs_time lat;
@@ -395,14 +395,14 @@ cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, i
 
 void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 {
-	rank_state *rs = &r->ranks[local];
+	rank_state *rs = &r->shared.ranks[local];
 	int64_t peer = rs->p2p_peer[op->to > 0];  /* set when the send started */
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = cs_sim_now(r->sim) - rs->send_at;
 	int sim_peer = cs__run_simulated(r, peer);
 	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
 	cs__done d = { .xfer = xfer };
-	if (r->paths) {
+	if (r->shared.paths) {
 		d.tier = rs->p2p_tier[op->to > 0];
 		/* the receiver's path, from the sender's before completing the send
 		 * extends it */
@@ -417,10 +417,10 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 	}
 	cs__run_complete(r, local, s, op, &d);
 	if (sim_peer) {
-		if (r->times)
-			r->times[pl].done_at[mbox] = cs_sim_now(r->sim);
-		cs__run_counter_moved(&r->ranks[pl], mbox);
-		cs__run_note_transfer(r, &r->ranks[pl], mbox, xfer);
+		if (r->shared.times)
+			r->shared.times[pl].done_at[mbox] = cs_sim_now(r->sim);
+		cs__run_counter_moved(&r->shared.ranks[pl], mbox);
+		cs__run_note_transfer(r, &r->shared.ranks[pl], mbox, xfer);
 		cs__run_try_rank(r, pl);
 	}
 	cs__run_try_rank(r, local);
@@ -434,7 +434,7 @@ void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int6
 	for (int64_t i = 0; i < n; i++) {
 		if (i + 4 < n)
 			cs__run_prefetch(r, locals[i + 4]);
-		cs__run_complete(r, locals[i], s, cs__run_head(r, &r->ranks[locals[i]], s), &d);
+		cs__run_complete(r, locals[i], s, cs__run_head(r, &r->shared.ranks[locals[i]], s), &d);
 	}
 	for (int64_t i = 0; i < n; i++)
 		cs__run_try_rank(r, locals[i]);
@@ -444,7 +444,7 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	comm_table *t = &r->comm[e.kind][e.stream];
+	comm_table *t = &r->shared.comm[e.kind][e.stream];
 	(void)sim;
 	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals, t->slots[e.slot].expected);
 }
@@ -459,15 +459,15 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 	for (int i = 0; i < k; i++) {
 		if (cs__tag_is_send(tags[i])) {
 			cs__send e = cs__send_of(tags[i]);
-			rank_state *rs = &r->ranks[e.local];
+			rank_state *rs = &r->shared.ranks[e.local];
 			cs__run_send_done(r, e.local, e.stream, cs__run_head(r, rs, e.stream));
 			continue;
 		}
 		cs__coll_ev e = cs__coll_ev_unpack(tags[i]);
-		slot *sl = &r->comm[e.kind][e.stream].slots[e.slot];
+		slot *sl = &r->shared.comm[e.kind][e.stream].slots[e.slot];
 		sl->dur = cs_sim_now(sim) - sl->start;
-		if (r->paths)
-			r->comm[e.kind][e.stream].xfers[2 * e.slot + (sl->gen & 1)] = sl->dur;
+		if (r->shared.paths)
+			r->shared.comm[e.kind][e.stream].xfers[2 * e.slot + (sl->gen & 1)] = sl->dur;
 		cs__run_on_coll_done(sim, ctx, tags[i]);
 	}
 	net_reschedule(r);
@@ -478,7 +478,7 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 /* Flow fidelity: degraded links lose capacity in the network itself. */
 static void scale_gpu_links(cs_runner *r, int64_t gpu, cs_link_kind a, cs_link_kind b, double keep)
 {
-	int32_t la = cs_topo_gpu_link(r->env.topo, gpu, a), lb = cs_topo_gpu_link(r->env.topo, gpu, b);
+	int32_t la = cs_topo_gpu_link(r->shared.env.topo, gpu, a), lb = cs_topo_gpu_link(r->shared.env.topo, gpu, b);
 	if (la >= 0)
 		cs_net_scale_link(r->net, 0, la, keep);
 	if (lb >= 0)
@@ -487,9 +487,9 @@ static void scale_gpu_links(cs_runner *r, int64_t gpu, cs_link_kind a, cs_link_k
 
 void cs__run_degrade_net(cs_runner *r)
 {
-	const cs_link_faults *lf = r->env.links;
-	const cs_topo *topo = r->env.topo;
-	int64_t world = r->env.mesh->world;
+	const cs_link_faults *lf = r->shared.env.links;
+	const cs_topo *topo = r->shared.env.topo;
+	int64_t world = r->shared.env.mesh->world;
 	for (int64_t g = 0; lf->nic_keep && g < world; g++) {
 		if (lf->nic_keep[g] < 1.0f) {
 			/* the NIC's network ports and its PCIe path, both ways */

@@ -97,51 +97,69 @@ typedef struct comm_table {
 	int64_t ngroups;
 } comm_table;
 
-struct cs_runner {
-	cs_run_env env;
+/* What every engine of a run reads: built once by the root
+ * (cs_runner_new, runner.c) and shared by its parts (parts.c), which write
+ * only their own ranks' entries and, under parts.c's rules, the comm
+ * tables. */
+typedef struct cs__run_shared {
+	cs_run_env env;               /* the caller's; its tuner and progress are the root's
+	                               * (cs_runner.coll, cs_runner.progress) */
 	cs__tmpl *tmpls;              /* per template, what the dispatch reads of it */
-	cs_sim *sim;
 	rank_state *ranks;
 	rank_times *times;            /* per local, or NULL when nothing reads them */
 	int64_t nlocal;
 	int fold_mask;                /* bit per axis not simulated beyond coordinate 0 */
-	/* Folded runs with perturbations: the data-parallel replicas holding a
-	 * perturbed rank and one unperturbed replica, rep_dp, are simulated
-	 * whole (xdp[0..nx), sorted); the other replicas are copies of rep_dp. */
+	/* Folded runs with perturbations (ranks.c): the data-parallel replicas
+	 * holding a perturbed rank and one unperturbed replica, rep_dp, are
+	 * simulated whole (xdp[0..nx), sorted); the other replicas are copies
+	 * of rep_dp. */
 	int64_t *xdp, nx, rep_dp;
 	int64_t per_replica;          /* ranks of one data-parallel replica */
 	int64_t gpn;
-	comm_table comm[CS_GROUP_KINDS][CS_STREAMS];
-	cs_coll_choice last_choice[CS_COMM_KINDS];
-	cs_time makespan;
-	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight */
+	comm_table comm[CS_GROUP_KINDS][CS_STREAMS]; /* runner_coll.c */
+	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight
+	                               * (runner_path.c) */
 	cs__cref *crefs;              /* per rank: the compute counter's path while it names a
 	                               * collective's (rank_state.cref); 32 bytes a rank, where
 	                               * its slot in paths would cost a cache miss each op */
-	cs_net *net;                  /* flow fidelity: the shared network, else NULL */
-	cs_net *idle;                 /* flow fidelity: a network that runs one collective
-	                               * at a time, to time it alone */
 	float rate_of[CS__MAX_CTAS + 1]; /* compute's rate while k SMs are held */
 	bool contend;                 /* some rate is below 1: track the SMs held */
-	uint64_t net_gen;             /* only the newest net event is live */
-	int64_t *members;             /* scratch: a group's GPUs */
+	uint8_t *cross[CS_GROUP_KINDS]; /* per group instance: 1 when it spans parts (parts.c) */
+} cs__run_shared;
+
+struct cs_runner {
+	cs__run_shared shared;
+
+	/* What this engine owns: the root's in a whole run, each part's its
+	 * own (part_new, parts.c), made by own_init (runner.c). */
+	cs_sim *sim;
+	cs_coll *coll;                /* the tuner it asks: the caller's for the root, a copy for
+	                               * a part (its cache is the part's) */
+	int progress;                 /* CS_PROGRESS_*: the root's, 0 for a part */
+	cs_coll_choice last_choice[CS_COMM_KINDS];
+	cs_time last_at[CS_COMM_KINDS]; /* when last_choice was set, -1 never */
+	cs_time makespan;
 	int failed;
+	uint64_t ops_done, ops_total;
+	/* progress lines (the root's) */
 	uint64_t next_progress_events;
 	double last_progress_s;       /* elapsed at the last progress line */
 	int64_t progress_lines;
-	uint64_t ops_done, ops_total;
 	struct timespec t0;
-	cs_time last_at[CS_COMM_KINDS]; /* when last_choice was set, -1 never */
+	/* flow fidelity (a whole run's, runner_coll.c) */
+	cs_net *net;                  /* the shared network, else NULL */
+	cs_net *idle;                 /* a network that runs one collective at a time, to time
+	                               * it alone */
+	uint64_t net_gen;             /* only the newest net event is live */
+	int64_t *members;             /* scratch: a group's GPUs */
 
 	/* Partitioned runs (parts.c): the ranks split into parts along the
-	 * data-parallel axis, each part a copy of this runner with its own
-	 * engine and tuner, sharing the ranks and comm tables. Parts
-	 * run in windows no longer than the shortest collective across parts
-	 * (the lookahead); at each window's end the root starts the collectives
-	 * whose members have all arrived. */
+	 * data-parallel axis, each part an engine of its own over the shared
+	 * state. Parts run in windows no longer than the shortest collective
+	 * across parts (the lookahead); at each window's end the root starts
+	 * the collectives whose members have all arrived. */
 	struct cs__crew *crew;        /* root: its parts and threads, NULL for a whole run */
 	int64_t lo, hi;               /* a part: its locals */
-	uint8_t *cross[CS_GROUP_KINDS]; /* per group instance: 1 when it spans parts */
 	cs__share *share[CS_GROUP_KINDS][CS_STREAMS]; /* a part: its shares, by instance */
 	cs__arrival *out;             /* a part: shares complete in this window */
 	int32_t nout, capout;
@@ -174,17 +192,17 @@ int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local);
 int cs__run_simulated_folded(const cs_runner *r, int64_t rank);
 static inline int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
 {
-	return r->fold_mask ? cs__run_local_of_folded(r, rank) : rank - r->env.first_rank;
+	return r->shared.fold_mask ? cs__run_local_of_folded(r, rank) : rank - r->shared.env.first_rank;
 }
 static inline int64_t cs__run_rank_of(const cs_runner *r, int64_t local)
 {
-	return r->fold_mask ? cs__run_rank_of_folded(r, local) : local + r->env.first_rank;
+	return r->shared.fold_mask ? cs__run_rank_of_folded(r, local) : local + r->shared.env.first_rank;
 }
 static inline int cs__run_simulated(const cs_runner *r, int64_t rank)
 {
-	if (r->fold_mask)
+	if (r->shared.fold_mask)
 		return cs__run_simulated_folded(r, rank);
-	return rank >= r->env.first_rank && rank < r->env.first_rank + r->env.nranks;
+	return rank >= r->shared.env.first_rank && rank < r->shared.env.first_rank + r->shared.env.nranks;
 }
 /* The path of local's op in flight on `stream`, to read: in place, or
  * worked out into *tmp. */
@@ -205,16 +223,16 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
  * wait on each otherwise. */
 static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
 {
-	const char *p = (const char *)&r->ranks[local];
+	const char *p = (const char *)&r->shared.ranks[local];
 	for (size_t o = 0; o < RANK_HOT_BYTES; o += 64)
 		__builtin_prefetch(p + o);
-	if (r->paths)
+	if (r->shared.paths)
 		__builtin_prefetch(p + offsetof(rank_state, fly_ref));
 }
 /* The op at the head of rs's stream s, NULL when the stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
 {
-	const cs__tmpl *p = &r->tmpls[rs->tmpl];
+	const cs__tmpl *p = &r->shared.tmpls[rs->tmpl];
 	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
 }
 /* A transfer of `xfer` ns ended now on counter c: the part of it inside the
@@ -239,7 +257,7 @@ typedef struct cs__done {
 } cs__done;
 
 /* What completing an op records when the trace or the critical path
- * reads it (r->times is kept): its span, its path, when it ended. */
+ * reads it (r->shared.times is kept): its span, its path, when it ended. */
 void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d);
 /* The shape of instance gi of a group kind, `local` one of its members:
  * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
@@ -272,6 +290,11 @@ void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int6
 /* The comm tables of every group kind and stream the programs use. */
 int cs__run_tables(cs_runner *r);
 
+/* What this engine owns (runner.c): made with the tuner it asks and its
+ * progress (CS_PROGRESS_*), 0 or -1 when out of memory; freed (all but
+ * the tuner, which the caller keeps). */
+int cs__run_own_init(cs_runner *r, cs_coll *coll, int progress);
+void cs__run_own_free(cs_runner *r);
 /* parts.c: split a runner into parts (0, or -1 on out-of-memory; a run
  * that cannot be split stays whole), run them, free them. */
 int cs__run_partition(cs_runner *r);
@@ -305,7 +328,7 @@ void cs__run_degrade_net(cs_runner *r);
  * SMs they do. */
 static inline float cs__run_rate(const cs_runner *r, const rank_state *rs)
 {
-	return r->rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
+	return r->shared.rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
 }
 /* The rate of local's running compute op changed: re-time it (runner.c). */
 void cs__run_retime(cs_runner *r, int64_t local, rank_state *rs, float rate);
@@ -313,7 +336,7 @@ void cs__run_retime(cs_runner *r, int64_t local, rank_state *rs, float rate);
  * a compute op running there continues at the rate the GPU now gives it. */
 static inline void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 {
-	rank_state *rs = &r->ranks[local];
+	rank_state *rs = &r->shared.ranks[local];
 	int k = (int)rs->ctas + ctas;
 	rs->ctas = (uint16_t)(k < 0 ? 0 : k > 0xffff ? 0xffff : k);
 	if (!(rs->busy & (1u << CS_STREAM_COMPUTE)))
@@ -329,7 +352,7 @@ static inline void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 static inline void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
 				comm_table *t, int64_t gi, cs__tunes *tc)
 {
-	if (!r->contend)
+	if (!r->shared.contend)
 		return;
 	int channels = cs__run_tune(r, tc, t, gi, local, op)->choice.channels;
 	if (channels <= 0)
@@ -342,14 +365,14 @@ static inline void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int
  * op ends here, most with nothing to record. */
 static inline void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
 {
-	rank_state *rs = &r->ranks[local];
+	rank_state *rs = &r->shared.ranks[local];
 	if (rs->held[s]) {
 		cs__run_contend(r, local, -(int)rs->held[s]);
 		rs->held[s] = 0;
 	}
 	if (op->mem < 0)
 		rs->mem += op->mem;
-	if (r->times)
+	if (r->shared.times)
 		cs__run_complete_times(r, local, s, op, d);
 	rs->busy &= (uint8_t)~(1u << s);
 	rs->retry |= (uint8_t)(1u << s);
@@ -367,11 +390,11 @@ static inline void cs__run_complete(cs_runner *r, int64_t local, int s, const cs
  * most arrivals only count themselves (and take their SMs). */
 static inline void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
-	if (r->paths && rs->cref)
+	if (r->shared.paths && rs->cref)
 		cs__run_cref_arrive(r, local, rs, s, op);
 	int64_t gi = rs->gidx[op->group];
-	comm_table *t = &r->comm[op->group][s];
-	slot *sl = gi >= 0 && !(r->cross[op->group] && r->cross[op->group][gi]) ? &t->slots[gi] : NULL;
+	comm_table *t = &r->shared.comm[op->group][s];
+	slot *sl = gi >= 0 && !(r->shared.cross[op->group] && r->shared.cross[op->group][gi]) ? &t->slots[gi] : NULL;
 	if (!sl || sl->expected == 0 || sl->arrived + 1 >= sl->expected) {
 		cs__run_arrive(r, local, rs, s, op);
 		return;

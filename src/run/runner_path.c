@@ -10,13 +10,13 @@
 /* The slot of local's op in flight on `stream` once it has a copy of its own. */
 static cs_path *own_fly(const cs_runner *r, int64_t local, int stream)
 {
-	return &r->paths[local * NPATHS + CS_COUNTERS + stream];
+	return &r->shared.paths[local * NPATHS + CS_COUNTERS + stream];
 }
 
 /* The whole path x names, into *tmp. */
 static const cs_path *cref_expand(const cs_runner *r, int64_t local, const cs__cref *x, cs_path *tmp)
 {
-	const comm_table *t = &r->comm[x->kind][x->stream];
+	const comm_table *t = &r->shared.comm[x->kind][x->stream];
 	int64_t at = 2 * (int64_t)x->gi + x->parity;
 	*tmp = t->paths[at];
 	cs_path_transfer(tmp, t->xfers[at], x->comm, x->coll, t->shapes[x->gi].tier, cs__run_rank_of(r, local),
@@ -32,14 +32,14 @@ static void cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int
 {
 	/* field by field: a compound literal is built on the stack in parts
 	 * and read back whole, which the store buffer cannot forward */
-	const cs_op *op = &r->tmpls[rs->tmpl].ops[c][rs->cnt[c] - 1];
+	const cs_op *op = &r->shared.tmpls[rs->tmpl].ops[c][rs->cnt[c] - 1];
 	x->gi = rs->gidx[op->group];
 	x->kind = op->group;
 	x->stream = (uint8_t)c;
 	x->parity = (uint8_t)((rs->parity >> c) & 1);
 	x->comm = op->comm;
 	x->coll = op->coll;
-	x->end = r->times[local].done_at[c];
+	x->end = r->shared.times[local].done_at[c];
 	x->add = 0;
 }
 
@@ -47,11 +47,11 @@ static void cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int
  * from the collective it extends. */
 static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_path *tmp)
 {
-	const rank_state *rs = &r->ranks[local];
+	const rank_state *rs = &r->shared.ranks[local];
 	if (c == CS_STREAM_COMPUTE && rs->cref)
-		return cref_expand(r, local, &r->crefs[local], tmp);
+		return cref_expand(r, local, &r->shared.crefs[local], tmp);
 	if (!(rs->lazy & (1u << c)))
-		return &r->paths[local * NPATHS + c];
+		return &r->shared.paths[local * NPATHS + c];
 	cs__cref x;
 	cref_of(r, local, rs, c, &x);
 	return cref_expand(r, local, &x, tmp);
@@ -59,7 +59,7 @@ static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_pat
 
 const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_path *tmp)
 {
-	int ref = r->ranks[local].fly_ref[stream];
+	int ref = r->shared.ranks[local].fly_ref[stream];
 	return ref != FLY_OWN ? path_read(r, local, ref, tmp) : own_fly(r, local, stream);
 }
 
@@ -80,12 +80,12 @@ static void path_detach(cs_runner *r, int64_t local, rank_state *rs, int c)
 
 cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 {
-	rank_state *rs = &r->ranks[local];
+	rank_state *rs = &r->shared.ranks[local];
 	path_detach(r, local, rs, c);
 	rs->lazy &= (uint16_t)~(1u << c);
 	if (c == CS_STREAM_COMPUTE)
 		rs->cref = false;
-	return &r->paths[local * NPATHS + c];
+	return &r->shared.paths[local * NPATHS + c];
 }
 
 /* A kernel of d ns on the compute stream ends: when its path extends a
@@ -94,7 +94,7 @@ cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time d)
 {
 	int c = CS_STREAM_COMPUTE, ref = rs->fly_ref[c];
-	cs__cref *x = &r->crefs[local];
+	cs__cref *x = &r->shared.crefs[local];
 	bool own = ref == c && rs->cref;
 	if (!own && !(ref != FLY_OWN && ref != c && (rs->lazy & (1u << ref))))
 		return false;
@@ -112,9 +112,9 @@ static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time
 void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int64_t gi = rs->gidx[op->group];
-	const cs__cref *x = &r->crefs[local];
+	const cs__cref *x = &r->shared.crefs[local];
 	if (gi < 0 || x->kind != op->group || x->stream != s || x->gi != gi ||
-	    x->parity != ((r->comm[op->group][s].slots[gi].gen + 1) & 1))
+	    x->parity != ((r->shared.comm[op->group][s].slots[gi].gen + 1) & 1))
 		return;
 	cs_path tmp;
 	const cs_path *p = path_read(r, local, CS_STREAM_COMPUTE, &tmp);
@@ -129,9 +129,9 @@ void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, con
 void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
 {
 	int pred = s;
-	const cs_time *done_at = r->times[local].done_at;
+	const cs_time *done_at = r->shared.times[local].done_at;
 	cs_time best = done_at[s];
-	const cs_dep *d = &r->tmpls[rs->tmpl].deps[op->dep];
+	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
 	for (int i = 0; i < op->ndeps; i++)
 		if (done_at[d[i].counter] > best) {
 			best = done_at[d[i].counter];
@@ -142,47 +142,47 @@ void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 
 void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
 {
-	rank_state *rs = &r->ranks[local];
+	rank_state *rs = &r->shared.ranks[local];
 	cs_time now = cs_sim_now(r->sim);
-	if (r->env.traced) {
+	if (r->shared.env.traced) {
 		int64_t rank = cs__run_rank_of(r, local);
-		if (r->env.traced[rank])
-			r->env.on_span(r->env.span_ctx, rank, s, r->times[local].started[s], now, op, d->xfer,
+		if (r->shared.env.traced[rank])
+			r->shared.env.on_span(r->shared.env.span_ctx, rank, s, r->shared.times[local].started[s], now, op, d->xfer,
 				       op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
-	if (r->paths) {
+	if (r->shared.paths) {
 		if (op->kind == CS_OP_COLL) {
 			/* read from the collective's from now on (path_read) */
 			path_detach(r, local, rs, s);
 			rs->lazy |= (uint16_t)(1u << s);
 			rs->parity = (uint16_t)((rs->parity & ~(1u << s)) | (unsigned)(d->gen & 1) << s);
 		} else if (!(op->kind == CS_OP_COMPUTE && s == CS_STREAM_COMPUTE &&
-			     compute_to_cref(r, local, rs, now - r->times[local].started[s]))) {
+			     compute_to_cref(r, local, rs, now - r->shared.times[local].started[s]))) {
 			cs_path tmp;
 			const cs_path *src = cs__run_fly_of(r, local, s, &tmp);
 			cs_path *p = cs__run_path_to_write(r, local, s);
 			if (src != p)
 				*p = *src;
 			if (op->kind == CS_OP_COMPUTE)
-				cs_path_compute(p, now - r->times[local].started[s]);
+				cs_path_compute(p, now - r->shared.times[local].started[s]);
 			else
 				cs_path_transfer(p, d->xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
 		}
 	}
-	r->times[local].done_at[s] = now;
+	r->shared.times[local].done_at[s] = now;
 }
 
 int cs_runner_critical_path(const cs_runner *r, cs_path *out)
 {
-	if (!r->paths)
+	if (!r->shared.paths)
 		return -1;
 	int64_t best_l = -1;
 	int best_c = 0;
 	cs_time best = -1;
-	for (int64_t l = 0; l < r->nlocal; l++)
+	for (int64_t l = 0; l < r->shared.nlocal; l++)
 		for (int c = 0; c < CS_COUNTERS; c++)
-			if (r->times[l].done_at[c] > best) {
-				best = r->times[l].done_at[c];
+			if (r->shared.times[l].done_at[c] > best) {
+				best = r->shared.times[l].done_at[c];
 				best_l = l;
 				best_c = c;
 			}
