@@ -218,34 +218,16 @@ void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, con
  * predecessor's, read in place until that changes (runner_path.c). */
 void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
-/* Ask for local's state ahead of its use: a merged event's ranks and a
- * collective's members lie far apart in memory, and a loop over them would
- * wait on each otherwise. */
-static inline void cs__run_prefetch(const cs_runner *r, int64_t local)
-{
-	const char *p = (const char *)&r->shared.ranks[local];
-	for (size_t o = 0; o < RANK_HOT_BYTES; o += 64)
-		__builtin_prefetch(p + o);
-	if (r->shared.paths)
-		__builtin_prefetch(p + offsetof(rank_state, fly_ref));
-}
 /* The op at the head of rs's stream s, NULL when the stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
 {
 	const cs__tmpl *p = &r->shared.tmpls[rs->tmpl];
 	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
 }
-/* A transfer of `xfer` ns ended now on counter c: the part of it inside the
- * compute stream's current wait on c is exposed. Transfers on one counter do
- * not overlap, so the parts add up. */
-static inline void cs__run_note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
-{
-	if (rs->blockc != (uint8_t)c || xfer <= 0)
-		return;
-	cs_time in_wait = cs_sim_now(r->sim) - rs->blocked_at;
-	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
-}
+/* step.c: try local's streams; the first dependency of op that rs lacks,
+ * -1 for none (*short_by: how far its counter is behind). */
 void cs__run_try_rank(cs_runner *r, int64_t local);
+int cs__run_unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op, int32_t *short_by);
 /* What ends an op, for the trace and the critical path: the transfer time
  * (-1 for compute), and for a collective the tuner's choice and its
  * generation, for a transfer the tier it crossed (paths only). */
@@ -306,6 +288,12 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, co
 			  comm_table *t, int64_t gi);
 void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
+/* runner_flow.c: the flow network of a run in flow fidelity (0, or -1
+ * when out of memory), and a collective whose members have all arrived
+ * started there (d its tuner's time, tag its event). */
+int cs__run_flow_init(cs_runner *r);
+void cs__run_flow_coll(cs_runner *r, comm_table *t, int64_t gi, const cs_op *op, int64_t local, cs_time d,
+		       uint64_t tag);
 /* Start a collective on the flow net, planned once: *plan is the net's
  * plan + 1 (0 not yet asked, then set; -1 not kept); its flows wait
  * `latency` (CS_NET_ROUTE_LATENCY: their routes') before they drain. */
@@ -323,7 +311,6 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
  * complete it, deliver it to the peer's mailbox, and try both ranks. */
 void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
-void cs__run_degrade_net(cs_runner *r);
 /* Compute's rate on rs's GPU while its communication kernels hold the
  * SMs they do. */
 static inline float cs__run_rate(const cs_runner *r, const rank_state *rs)
@@ -359,48 +346,6 @@ static inline void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int
 		return;
 	rs->held[s] = (uint8_t)(channels > 255 ? 255 : channels);
 	cs__run_contend(r, local, rs->held[s]);
-}
-
-/* The op at the head of local's stream s, `op`, ends now. Inline: every
- * op ends here, most with nothing to record. */
-static inline void cs__run_complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
-{
-	rank_state *rs = &r->shared.ranks[local];
-	if (rs->held[s]) {
-		cs__run_contend(r, local, -(int)rs->held[s]);
-		rs->held[s] = 0;
-	}
-	if (op->mem < 0)
-		rs->mem += op->mem;
-	if (r->shared.times)
-		cs__run_complete_times(r, local, s, op, d);
-	rs->busy &= (uint8_t)~(1u << s);
-	rs->retry |= (uint8_t)(1u << s);
-	cs__run_counter_moved(rs, s);
-	r->ops_done++;
-	if (d->xfer >= 0)
-		cs__run_note_transfer(r, rs, s, d->xfer);
-	cs_time now = cs_sim_now(r->sim);
-	rs->st.end = now;
-	if (now > r->makespan)
-		r->makespan = now;
-}
-
-/* Collective op starts on local's stream s: the member arrives. Inline:
- * most arrivals only count themselves (and take their SMs). */
-static inline void cs__run_start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
-{
-	if (r->shared.paths && rs->cref)
-		cs__run_cref_arrive(r, local, rs, s, op);
-	int64_t gi = rs->gidx[op->group];
-	comm_table *t = &r->shared.comm[op->group][s];
-	slot *sl = gi >= 0 && !(r->shared.cross[op->group] && r->shared.cross[op->group][gi]) ? &t->slots[gi] : NULL;
-	if (!sl || sl->expected == 0 || sl->arrived + 1 >= sl->expected) {
-		cs__run_arrive(r, local, rs, s, op);
-		return;
-	}
-	cs__run_hold(r, local, rs, s, op, t, gi, &sl->tuned);
-	sl->arrived++;
 }
 
 #endif
