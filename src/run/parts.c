@@ -38,8 +38,8 @@
  * not depend on the threads, so neither does any figure of the report. */
 enum { MAX_PARTS = 64, MIN_PART_RANKS = 2048 };
 
-typedef struct cs__crew {
-	cs_runner **parts;
+typedef struct cs__parts {
+	cs_runner **part;
 	int32_t nparts;
 	int threads;                  /* the root's thread and threads - 1 workers */
 	cs_time lookahead;
@@ -50,28 +50,28 @@ typedef struct cs__crew {
 	atomic_int done;              /* workers through the current window */
 	atomic_int next;              /* the next part to run in this window */
 	atomic_bool quit;
-} cs__crew;
+} cs__parts;
 
 /* ---- the parts' side ---------------------------------------------------- */
 
-void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
-			  comm_table *t, int64_t gi)
+void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
+			  cs__comm_table *t, int64_t gi)
 {
-	cs__share **tab = &r->share[op->group][s];
+	cs__part_group **tab = &r->part_groups[op->group][s];
 	if (!*tab && !(*tab = calloc((size_t)t->ngroups, sizeof **tab))) {
 		r->failed = CS_ERR_NOMEM;
 		return;
 	}
-	cs__share *sh = &(*tab)[gi];
-	const slot *sl = &t->slots[gi];
-	if (sh->expected == 0) {
-		sh->off = cs__lower_bound(sl->locals, sl->expected, r->lo);
-		sh->expected = (int32_t)(cs__lower_bound(sl->locals, sl->expected, r->hi) - sh->off);
+	cs__part_group *pg = &(*tab)[gi];
+	const cs__slot *sl = &t->slots[gi];
+	if (pg->expected == 0) {
+		pg->off = cs__lower_bound(sl->locals, sl->expected, r->lo);
+		pg->expected = (int32_t)(cs__lower_bound(sl->locals, sl->expected, r->hi) - pg->off);
 	}
-	cs__run_hold(r, local, rs, s, op, t, gi, &sh->tuned);
-	if (++sh->arrived < sh->expected)
+	cs__run_hold(r, local, rs, s, op, t, gi, &pg->tuned);
+	if (++pg->arrived < pg->expected)
 		return;
-	sh->arrived = 0;
+	pg->arrived = 0;
 	if (r->nout == r->capout) {
 		int32_t cap = r->capout ? 2 * r->capout : 64;
 		cs__arrival *o = realloc(r->out, (size_t)cap * sizeof *o);
@@ -90,10 +90,10 @@ void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	comm_table *t = &r->shared.comm[e.kind][e.stream];
-	const cs__share *sh = &r->share[e.kind][e.stream][e.slot];
+	cs__comm_table *t = &r->shared.comm[e.kind][e.stream];
+	const cs__part_group *pg = &r->part_groups[e.kind][e.stream][e.slot];
 	(void)sim;
-	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals + sh->off, sh->expected);
+	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals + pg->off, pg->expected);
 }
 
 /* ---- the root's side ----------------------------------------------------- */
@@ -103,9 +103,9 @@ void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
  * and ends in each part that holds members. */
 static void arrive(cs_runner *r, const cs__arrival *a)
 {
-	cs__crew *c = r->crew;
-	comm_table *t = &r->shared.comm[a->kind][a->stream];
-	slot *sl = &t->slots[a->gi];
+	cs__parts *c = r->parts;
+	cs__comm_table *t = &r->shared.comm[a->kind][a->stream];
+	cs__slot *sl = &t->slots[a->gi];
 	if (sl->arrived == 0 || a->at >= sl->start) {
 		sl->start = a->at;
 		sl->last = a->local;
@@ -122,17 +122,17 @@ static void arrive(cs_runner *r, const cs__arrival *a)
 		c->lost = 1;
 	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = a->gi, .kind = a->kind, .stream = a->stream });
 	for (int32_t i = 0; i < sl->nparts; i++) {
-		cs_runner *p = c->parts[sl->parts[i]];
+		cs_runner *p = c->part[sl->parts[i]];
 		if (cs_sim_at(p->sim, at + d, cs__run_on_cross_done, p, tag) != 0)
 			r->failed = CS_ERR_NOMEM;
 	}
 }
 
-static void settle(cs_runner *r)
+static void collect_arrivals(cs_runner *r)
 {
-	cs__crew *c = r->crew;
+	cs__parts *c = r->parts;
 	for (int32_t j = 0; j < c->nparts; j++) {
-		cs_runner *p = c->parts[j];
+		cs_runner *p = c->part[j];
 		for (int32_t i = 0; i < p->nout; i++)
 			arrive(r, &p->out[i]);
 		p->nout = 0;
@@ -146,13 +146,13 @@ static void settle(cs_runner *r)
 /* Run parts before the window's end until none is left: each thread takes
  * the next part not yet taken, so a thread that the machine slows does
  * less (the parts are independent within a window). */
-static void run_share(cs__crew *c)
+static void run_share(cs__parts *c)
 {
 	for (;;) {
 		int32_t j = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
 		if (j >= c->nparts)
 			return;
-		cs_sim_run_before(c->parts[j]->sim, c->end);
+		cs_sim_run_before(c->part[j]->sim, c->end);
 	}
 }
 
@@ -171,7 +171,7 @@ static void pause_briefly(unsigned *spins)
 
 static void *work(void *arg)
 {
-	cs__crew *c = arg;
+	cs__parts *c = arg;
 	unsigned seen = 0;
 	for (;;) {
 		unsigned spins = 0, g;
@@ -185,7 +185,7 @@ static void *work(void *arg)
 	}
 }
 
-static void run_window(cs__crew *c)
+static void run_window(cs__parts *c)
 {
 	atomic_store_explicit(&c->next, 0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->go, 1, memory_order_acq_rel);
@@ -196,7 +196,7 @@ static void run_window(cs__crew *c)
 	atomic_store_explicit(&c->done, 0, memory_order_relaxed);
 }
 
-static void start_threads(cs__crew *c)
+static void start_threads(cs__parts *c)
 {
 	c->tid = malloc((size_t)c->threads * sizeof *c->tid);
 	int started = 1;
@@ -208,7 +208,7 @@ static void start_threads(cs__crew *c)
 	c->threads = started;
 }
 
-static void stop_threads(cs__crew *c)
+static void stop_threads(cs__parts *c)
 {
 	atomic_store_explicit(&c->quit, true, memory_order_release);
 	atomic_fetch_add_explicit(&c->go, 1, memory_order_acq_rel);
@@ -219,35 +219,35 @@ static void stop_threads(cs__crew *c)
 
 cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 {
-	cs__crew *c = r->crew;
+	cs__parts *c = r->parts;
 	for (int32_t j = 0; j < c->nparts; j++)
-		for (int64_t l = c->parts[j]->lo; l < c->parts[j]->hi; l++)
-			cs__run_try_rank(c->parts[j], l);
+		for (int64_t l = c->part[j]->lo; l < c->part[j]->hi; l++)
+			cs__run_try_rank(c->part[j], l);
 	c->end = 0;
-	settle(r);
+	collect_arrivals(r);
 	start_threads(c);
 	while (!r->failed && !c->lost) {
 		cs_time t = CS_TIME_MAX;
 		for (int32_t j = 0; j < c->nparts; j++) {
-			cs_time n = cs_sim_next_time(c->parts[j]->sim);
+			cs_time n = cs_sim_next_time(c->part[j]->sim);
 			t = n < t ? n : t;
 		}
 		if (t == CS_TIME_MAX)
 			break;
 		c->end = t < CS_TIME_MAX - c->lookahead ? t + c->lookahead : CS_TIME_MAX;
 		run_window(c);
-		settle(r);
+		collect_arrivals(r);
 		if (r->progress) {
 			r->ops_done = 0;
 			for (int32_t j = 0; j < c->nparts; j++)
-				r->ops_done += c->parts[j]->ops_done;
+				r->ops_done += c->part[j]->ops_done;
 			cs__run_progress(r, cs__run_parts_events(r), t);
 		}
 	}
 	stop_threads(c);
 	/* the parts' results: the last op's end, the last choice of each kind */
 	for (int32_t j = 0; j < c->nparts; j++) {
-		const cs_runner *p = c->parts[j];
+		const cs_runner *p = c->part[j];
 		if (p->makespan > r->makespan)
 			r->makespan = p->makespan;
 		for (int k = 0; k < CS_COMM_KINDS; k++)
@@ -267,8 +267,8 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 uint64_t cs__run_parts_events(const cs_runner *r)
 {
 	uint64_t n = 0;
-	for (int32_t j = 0; j < r->crew->nparts; j++)
-		n += cs_sim_events(r->crew->parts[j]->sim);
+	for (int32_t j = 0; j < r->parts->nparts; j++)
+		n += cs_sim_events(r->parts->part[j]->sim);
 	return n;
 }
 
@@ -339,11 +339,11 @@ static int mark_crossing(cs_runner *r, int32_t n)
 				r->shared.cross[k][g] = any = 1;
 		}
 		for (int s = 0; s < CS_STREAMS; s++) {
-			comm_table *t = &r->shared.comm[k][s];
+			cs__comm_table *t = &r->shared.comm[k][s];
 			for (int64_t g = 0; t->slots && g < ng; g++) {
 				if (!r->shared.cross[k][g])
 					continue;
-				slot *sl = &t->slots[g];
+				cs__slot *sl = &t->slots[g];
 				cs_group grp = cs_mesh_group(m, (cs_group_kind)k, first[g], r->shared.gpn);
 				int64_t size = cs_group_size(&grp);
 				sl->locals = malloc((size_t)size * sizeof *sl->locals);
@@ -384,7 +384,7 @@ static cs_time lookahead(cs_runner *r)
 		if (!r->shared.cross[k])
 			continue;
 		for (int s = 0; s < CS_STREAMS; s++) {
-			const comm_table *t = &r->shared.comm[k][s];
+			const cs__comm_table *t = &r->shared.comm[k][s];
 			const cs_group_shape *seen = NULL;
 			for (int64_t g = 0; t->slots && g < t->ngroups; g++) {
 				if (!r->shared.cross[k][g] || (seen && !memcmp(seen, &t->shapes[g], sizeof *seen)))
@@ -443,17 +443,17 @@ int cs__run_partition(cs_runner *r)
 	cs_time la = lookahead(r);
 	if (la <= 0)
 		return 0; /* a collective across parts may take no time: run whole */
-	cs__crew *c = calloc(1, sizeof *c);
+	cs__parts *c = calloc(1, sizeof *c);
 	if (!c)
 		return -1;
-	r->crew = c;
+	r->parts = c;
 	c->lookahead = la;
-	c->parts = calloc((size_t)n, sizeof *c->parts);
-	if (!c->parts)
+	c->part = calloc((size_t)n, sizeof *c->part);
+	if (!c->part)
 		return -1;
 	c->nparts = n;
 	for (int32_t j = 0; j < n; j++)
-		if (!(c->parts[j] = part_new(r, j, n)))
+		if (!(c->part[j] = part_new(r, j, n)))
 			return -1;
 	int64_t want = r->shared.env.sc->sim.threads > 0 ? r->shared.env.sc->sim.threads : 1;
 	/* spans reach the caller in one order only when one thread runs */
@@ -463,13 +463,13 @@ int cs__run_partition(cs_runner *r)
 
 void cs__run_parts_free(cs_runner *r)
 {
-	cs__crew *c = r->crew;
+	cs__parts *c = r->parts;
 	if (!c)
 		return;
-	for (int32_t j = 0; c->parts && j < c->nparts; j++)
-		part_free(c->parts[j]);
-	free(c->parts);
+	for (int32_t j = 0; c->part && j < c->nparts; j++)
+		part_free(c->part[j]);
+	free(c->part);
 	free(c->tid);
 	free(c);
-	r->crew = NULL;
+	r->parts = NULL;
 }

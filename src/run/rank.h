@@ -13,7 +13,7 @@
 
 #include "run/runner.h"
 
-#define NO_BLOCK 0xff
+#define CS__NO_COUNTER 0xff
 
 /* busy, retry, waiters and a template's stream_mask keep a bit per stream
  * in a byte; the engine's event args keep a stream in 4 bits */
@@ -78,22 +78,22 @@ static inline cs__send cs__send_of(uint64_t tag)
 }
 
 /* A path named by the collective it extends rather than copied: the
- * instance's path of generation `parity` (comm_table.paths), the transfer
+ * instance's path of generation `parity` (cs__comm_table.paths), the transfer
  * to this member that ended at `end`, then `add` ns of compute. A
  * member's counter that a collective moved reads as one with add 0; the
  * compute counter keeps one in its path slot while its kernels follow
  * such a counter, so a tensor-parallel layer's kernels copy no path. */
-typedef struct cs__cref {
+typedef struct cs__path_ref {
 	int32_t gi;
 	uint8_t kind, stream, parity, comm, coll;
 	cs_time end, add;
-} cs__cref;
+} cs__path_ref;
 
 /* A rank's state, what every op touches first: a large run waits on the
  * lines of these, so what every op reads lies on the first four, what a
  * traced run reads at every op on the fifth, and what only pipeline sends
- * read after them; the trace's times are in rank_times. */
-typedef struct rank_state {
+ * read after them; the trace's times are in cs__rank_times. */
+typedef struct cs__rank {
 	/* line 0, what every try reads: a stream's counter is also its
 	 * program counter (the ops it completed), and what waits on them */
 	_Alignas(64) int32_t cnt[CS_COUNTERS];
@@ -101,18 +101,18 @@ typedef struct rank_state {
 	uint8_t busy;                 /* bit per stream */
 	uint8_t retry;                /* bit per stream: try it at the next try_rank */
 	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
-	uint8_t blockc;               /* counter the compute stream waits on, or NO_BLOCK */
+	uint8_t wait_counter;               /* counter the compute stream waits on, or CS__NO_COUNTER */
 	uint16_t left[CS_STREAMS];    /* moves of that counter the head still waits for
 	                               * (at most 65535: then it is tried, and waits again) */
 	/* line 1, what a compute op's start and end read: its rate, its end
 	 * and the clock model */
 	_Alignas(64) float factor;
-	float crate;                  /* rate of the running compute op (contention) */
-	uint32_t cgen;                /* compute ops started, to tell their events apart */
+	float comp_rate;                  /* rate of the running compute op (contention) */
+	uint32_t comp_gen;                /* compute ops started, to tell their events apart */
 	uint16_t ctas;                /* SMs held by the rank's communication kernels */
 	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
-	cs_time cend;                 /* when the running compute op ends */
-	cs_time cwake;                /* the earliest event pending for it */
+	cs_time comp_end;                 /* when the running compute op ends */
+	cs_time comp_wake;                /* the earliest event pending for it */
 	cs_time clk_at;               /* clock model: the controller's view is up to here */
 	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
 	/* lines 2 and 3, what an op adds to and a collective looks up */
@@ -124,12 +124,12 @@ typedef struct rank_state {
 	                               * last, hybrid sharding's, lies past line 3) */
 	/* line 4, what a traced run reads at every op: per stream, the counter
 	 * whose path its op in flight extends, read in place until that path
-	 * changes (then copied to the stream's own slot: FLY_OWN) */
-	uint8_t fly_ref[CS_STREAMS];
-	bool cref;                    /* the compute counter's path is crefs[local], not its slot */
+	 * changes (then copied to the stream's own slot: CS__PATH_OWN) */
+	uint8_t path_from[CS_STREAMS];
+	bool comp_path_ref;                    /* the compute counter's path is path_refs[local], not its cs__slot */
 	/* bit per counter whose path a collective set last, and is read from
-	 * the collective's (cs__run_fly_of), and the parity of its generation */
-	uint16_t lazy, parity;
+	 * the collective's (cs__run_flying_path), and the parity of its generation */
+	uint16_t coll_paths, parity;
 	/* what only pipeline sends read */
 	cs_time send_at;              /* when the pipeline send in flight started */
 	/* pipeline peers down [0] and up [1], and the time of the last message
@@ -142,24 +142,24 @@ typedef struct rank_state {
 	uint8_t p2p_tier[2];          /* the highest tier a message crosses each way */
 	int32_t p2p_plan[2];          /* flow fidelity: the net's plan of that message + 1,
 	                               * 0 not yet asked, -1 not kept */
-} rank_state;
+} cs__rank;
 
-_Static_assert(CS_COUNTERS <= 16, "lazy and parity keep a bit per counter");
+_Static_assert(CS_COUNTERS <= 16, "coll_paths and parity keep a bit per counter");
 /* What a large run streams through for every op: four lines of a rank,
  * and a fifth when traced */
-#define RANK_HOT_BYTES offsetof(rank_state, gidx[CS_GROUP_DP_INTER])
-_Static_assert(offsetof(rank_state, factor) == 64 && RANK_HOT_BYTES <= 256,
+#define CS__RANK_HOT_BYTES offsetof(cs__rank, gidx[CS_GROUP_DP_INTER])
+_Static_assert(offsetof(cs__rank, factor) == 64 && CS__RANK_HOT_BYTES <= 256,
 	       "a rank's hot state lies on its first four cache lines");
-_Static_assert(offsetof(rank_state, send_at) <= 320, "its traced state on the fifth");
+_Static_assert(offsetof(cs__rank, send_at) <= 320, "its traced state on the fifth");
 
-#define FLY_OWN 0xff
+#define CS__PATH_OWN 0xff
 
 /* When each rank's ops began and its counters moved: kept only for the
  * trace and the critical path (r->shared.times). */
-typedef struct rank_times {
+typedef struct cs__rank_times {
 	cs_time started[CS_STREAMS];  /* when the op at the head began */
 	cs_time done_at[CS_COUNTERS]; /* when each counter last moved */
-} rank_times;
+} cs__rank_times;
 
 /* What every op's dispatch reads of its rank's program (cs_program is
  * larger than a power of two, so indexing it multiplies), in 128 bytes. */
@@ -175,7 +175,7 @@ _Static_assert(sizeof(cs__tmpl) == 128, "a template's dispatch table is indexed 
 /* Counter c of rs moved: the streams waiting on it whose dependency it now
  * meets are tried again (a stream waits on the first dependency its head
  * lacks, which counters only move towards). */
-static inline void cs__run_counter_moved(rank_state *rs, int c)
+static inline void cs__run_counter_moved(cs__rank *rs, int c)
 {
 	rs->cnt[c]++;
 	for (unsigned w = rs->waiters[c]; w; w &= w - 1) {

@@ -40,9 +40,9 @@ void cs__run_progress(cs_runner *r, uint64_t ev, cs_time now)
 /* The ranks' state, zeroed. Ops visit ranks in no order a cache can
  * follow, so a large array is asked for on huge pages, where the TLB
  * covers it (an advice the kernel may ignore). */
-static rank_state *alloc_ranks(size_t n)
+static cs__rank *alloc_ranks(size_t n)
 {
-	size_t size = n * sizeof(rank_state), align = _Alignof(rank_state);
+	size_t size = n * sizeof(cs__rank), align = _Alignof(cs__rank);
 #ifdef MADV_HUGEPAGE
 	const size_t huge = (size_t)2 << 20;
 	if (size >= huge) {
@@ -50,11 +50,11 @@ static rank_state *alloc_ranks(size_t n)
 		size = (size + huge - 1) / huge * huge;
 	}
 #endif
-	rank_state *rs = aligned_alloc(align, size);
+	cs__rank *rs = aligned_alloc(align, size);
 	if (!rs)
 		return NULL;
 #ifdef MADV_HUGEPAGE
-	if (align > _Alignof(rank_state))
+	if (align > _Alignof(cs__rank))
 		(void)madvise(rs, size, MADV_HUGEPAGE);
 #endif
 	memset(rs, 0, size);
@@ -95,24 +95,24 @@ static int shared_init(cs_runner *r, const cs_run_env *env)
 	if (!sh->ranks || !sh->tmpls)
 		return -1;
 	if (env->critical_path || env->traced) {
-		sh->times = calloc((size_t)sh->nlocal, sizeof(rank_times));
+		sh->times = calloc((size_t)sh->nlocal, sizeof(cs__rank_times));
 		if (!sh->times)
 			return -1;
 	}
 	if (env->critical_path) {
-		sh->paths = malloc((size_t)sh->nlocal * NPATHS * sizeof *sh->paths);
-		sh->crefs = malloc((size_t)sh->nlocal * sizeof *sh->crefs);
-		if (!sh->paths || !sh->crefs)
+		sh->paths = malloc((size_t)sh->nlocal * CS__PATHS_PER_RANK * sizeof *sh->paths);
+		sh->path_refs = malloc((size_t)sh->nlocal * sizeof *sh->path_refs);
+		if (!sh->paths || !sh->path_refs)
 			return -1;
 		for (int64_t l = 0; l < sh->nlocal; l++)
-			for (int c = 0; c < NPATHS; c++)
-				cs_path_start(&sh->paths[l * NPATHS + c], cs__run_rank_of(r, l));
+			for (int c = 0; c < CS__PATHS_PER_RANK; c++)
+				cs_path_start(&sh->paths[l * CS__PATHS_PER_RANK + c], cs__run_rank_of(r, l));
 	}
 	if (cs__run_tables(r))
 		return -1;
 	for (int64_t l = 0; l < sh->nlocal; l++) {
 		int64_t rank = cs__run_rank_of(r, l);
-		rank_state *rs = &sh->ranks[l];
+		cs__rank *rs = &sh->ranks[l];
 		rs->tmpl = env->tmpl_of ? env->tmpl_of[rank] : (uint16_t)cs_mesh_coord(m, rank, CS_AXIS_PP);
 		rs->factor = env->compute_factor ? env->compute_factor[rank] : 1.0f;
 		if (env->clock) { /* the step before ran the same program */
@@ -121,9 +121,9 @@ static int shared_init(cs_runner *r, const cs_run_env *env)
 			rs->clk_g = (double)pg->class_ns[CS_COMPUTE_GEMM] / all;
 			rs->clk_h = pg->spare / all;
 		}
-		rs->blockc = NO_BLOCK;
+		rs->wait_counter = CS__NO_COUNTER;
 		rs->retry = 0xff;
-		memset(rs->fly_ref, FLY_OWN, sizeof rs->fly_ref);
+		memset(rs->path_from, CS__PATH_OWN, sizeof rs->path_from);
 		rs->p2p_peer[0] = rs->p2p_peer[1] = -1;
 		rs->p2p_bytes[0] = rs->p2p_bytes[1] = -1.0;
 		for (int k = 0; k < CS_GROUP_KINDS; k++)
@@ -148,7 +148,7 @@ static void shared_free(cs__run_shared *sh)
 	for (int k = 0; k < CS_GROUP_KINDS; k++) {
 		free(sh->cross[k]);
 		for (int s = 0; s < CS_STREAMS; s++) {
-			comm_table *t = &sh->comm[k][s];
+			cs__comm_table *t = &sh->comm[k][s];
 			for (int64_t g = 0; t->slots && g < t->ngroups; g++) {
 				free(t->slots[g].locals);
 				free(t->slots[g].parts);
@@ -165,7 +165,7 @@ static void shared_free(cs__run_shared *sh)
 	}
 	free(sh->tmpls);
 	free(sh->paths);
-	free(sh->crefs);
+	free(sh->path_refs);
 	free(sh->times);
 	free(sh->ranks);
 }
@@ -204,7 +204,7 @@ void cs__run_own_free(cs_runner *r)
 	free(r->members);
 	for (int k = 0; k < CS_GROUP_KINDS; k++)
 		for (int s = 0; s < CS_STREAMS; s++)
-			free(r->share[k][s]);
+			free(r->part_groups[k][s]);
 	free(r->out);
 }
 
@@ -221,7 +221,7 @@ void cs_runner_free(cs_runner *r)
 static void describe_stuck(const cs_runner *r, cs_diag *diag)
 {
 	for (int64_t l = 0; l < r->shared.nlocal; l++) {
-		const rank_state *rs = &r->shared.ranks[l];
+		const cs__rank *rs = &r->shared.ranks[l];
 		for (int s = 0; s < CS_STREAMS; s++) {
 			const cs_op *op = cs__run_head(r, rs, s);
 			if (!op)
@@ -244,7 +244,7 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 {
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	r->next_progress_events = 1u << 20;
-	if (r->crew) {
+	if (r->parts) {
 		cs_status st = cs__run_parts(r, diag);
 		if (st != CS_OK)
 			return st;
@@ -303,7 +303,7 @@ cs_time cs_runner_makespan(const cs_runner *r)
 
 uint64_t cs_runner_events(const cs_runner *r)
 {
-	return r->crew ? cs__run_parts_events(r) : cs_sim_events(r->sim);
+	return r->parts ? cs__run_parts_events(r) : cs_sim_events(r->sim);
 }
 
 const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind)

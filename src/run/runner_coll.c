@@ -14,11 +14,11 @@
 
 /* ---- groups ----------------------------------------------------------- */
 
-static int table_alloc(cs_runner *r, comm_table *t, int kind)
+static int table_alloc(cs_runner *r, cs__comm_table *t, int kind)
 {
 	t->ngroups = cs_mesh_group_count(r->shared.env.mesh, (cs_group_kind)kind, r->shared.gpn);
 	size_t n = (size_t)t->ngroups;
-	t->slots = calloc(n, sizeof(slot));
+	t->slots = calloc(n, sizeof(cs__slot));
 	t->shapes = calloc(n, sizeof(cs_group_shape));
 	t->shape_ok = calloc(n, 1);
 	if (!t->slots || !t->shapes || !t->shape_ok)
@@ -49,7 +49,7 @@ int cs__run_tables(cs_runner *r)
 		for (int s = 0; s < CS_STREAMS; s++)
 			for (int32_t i = 0; i < r->shared.env.progs[p].nops[s]; i++) {
 				const cs_op *op = &r->shared.env.progs[p].ops[s][i];
-				comm_table *t = &r->shared.comm[op->group][s];
+				cs__comm_table *t = &r->shared.comm[op->group][s];
 				if (op->kind == CS_OP_COLL && !t->slots && table_alloc(r, t, op->group))
 					return -1;
 			}
@@ -94,7 +94,7 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 	return s;
 }
 
-const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t local)
+const cs_group_shape *cs__run_shape_of(cs_runner *r, cs__comm_table *t, int64_t gi, int kind, int64_t local)
 {
 	cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)kind, cs__run_rank_of(r, local), r->shared.gpn);
 	t->shapes[gi] = group_shape(r, &g);
@@ -162,9 +162,9 @@ cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh,
 	return tu;
 }
 
-void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
 {
-	comm_table *t = &r->shared.comm[op->group][s];
+	cs__comm_table *t = &r->shared.comm[op->group][s];
 	int64_t gi = rs->gidx[op->group];
 	if (gi < 0) {
 		gi = cs_mesh_group_index(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
@@ -174,7 +174,7 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 		cs__run_cross_arrive(r, local, rs, s, op, t, gi);
 		return;
 	}
-	slot *sl = &t->slots[gi];
+	cs__slot *sl = &t->slots[gi];
 	if (sl->expected == 0) {
 		cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
 		int64_t n = cs_group_size(&g), e = 0;
@@ -204,17 +204,17 @@ void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs
 		cs__run_flow_coll(r, t, gi, op, local, d, tag);
 }
 
-cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const cs_op *op,
+cs_time cs__run_coll_begin(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const cs_op *op,
 			   int64_t last_local, cs_time now)
 {
-	slot *sl = &t->slots[gi];
+	cs__slot *sl = &t->slots[gi];
 	sl->gen++;
 	if (r->shared.paths) {
 		/* no member's counter reads the generation before the last one
-		 * (comm_table.paths): the last arriver's path may be worked out
+		 * (cs__comm_table.paths): the last arriver's path may be worked out
 		 * right into its buffer */
 		cs_path *dst = &t->paths[2 * gi + (sl->gen & 1)];
-		const cs_path *src = cs__run_fly_of(r, last_local, s, dst);
+		const cs_path *src = cs__run_flying_path(r, last_local, s, dst);
 		if (src != dst)
 			*dst = *src;
 	}

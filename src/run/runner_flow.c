@@ -89,7 +89,7 @@ static cs_time run_idle(cs_runner *r, const int64_t *members, int64_t n, cs_coll
  * network itself is the measure. Cached per group and op (ring and tree
  * apart); 0 when it cannot be timed.
  */
-static double alone_spb(cs_runner *r, comm_table *t, int64_t gi, const int64_t *members, int64_t n,
+static double alone_spb(cs_runner *r, cs__comm_table *t, int64_t gi, const int64_t *members, int64_t n,
 			cs_coll_op op, cs_coll_algo algo)
 {
 	int tree = algo == CS_ALGO_TREE && op == CS_COLL_ALL_REDUCE;
@@ -120,10 +120,10 @@ double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double byte
 	return protocol_bytes(bytes, line > 0 ? bytes / line : 0, d, tuned_latency(d, &ch));
 }
 
-void cs__run_flow_coll(cs_runner *r, comm_table *t, int64_t gi, const cs_op *op, int64_t local, cs_time d,
+void cs__run_flow_coll(cs_runner *r, cs__comm_table *t, int64_t gi, const cs_op *op, int64_t local, cs_time d,
 		       uint64_t tag)
 {
-	slot *sl = &t->slots[gi];
+	cs__slot *sl = &t->slots[gi];
 	/* the tuner's answer coll_begin read: its plan, once asked, names the
 	 * flows of this collective (same members, bytes and algorithm) */
 	cs__tuned *tu = cs__run_tune(r, &sl->tuned, t, gi, local, op);
@@ -161,12 +161,12 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 	for (int i = 0; i < k; i++) {
 		if (cs__tag_is_send(tags[i])) {
 			cs__send e = cs__send_of(tags[i]);
-			rank_state *rs = &r->shared.ranks[e.local];
+			cs__rank *rs = &r->shared.ranks[e.local];
 			cs__run_send_done(r, e.local, e.stream, cs__run_head(r, rs, e.stream));
 			continue;
 		}
 		cs__coll_ev e = cs__coll_ev_unpack(tags[i]);
-		slot *sl = &r->shared.comm[e.kind][e.stream].slots[e.slot];
+		cs__slot *sl = &r->shared.comm[e.kind][e.stream].slots[e.slot];
 		sl->dur = cs_sim_now(sim) - sl->start;
 		if (r->shared.paths)
 			r->shared.comm[e.kind][e.stream].xfers[2 * e.slot + (sl->gen & 1)] = sl->dur;

@@ -1,9 +1,9 @@
 /*
- * runner_int.h - the runner's state, shared by runner.c (streams,
- * dependencies, completions, lifecycle) and runner_coll.c (rendezvous,
- * collectives on the analytic model or the flow network, pipeline sends,
- * degraded links) and ranks.c (the ranks a folded run simulates). Private
- * to src/run.
+ * runner_int.h - the runner: what its engines share and what each owns,
+ * its comm tables, and the calls between its files (runner.c its life,
+ * step.c the steps of an op, runner_coll.c the work per collective,
+ * runner_flow.c the flow network, runner_path.c the critical path,
+ * ranks.c folding, parts.c parts). Private to src/run.
  */
 #ifndef CS_RUN_RUNNER_INT_H
 #define CS_RUN_RUNNER_INT_H
@@ -40,7 +40,7 @@ typedef struct cs__tunes {
 	int32_t next;                 /* the entry a new answer replaces */
 } cs__tunes;
 
-typedef struct slot {
+typedef struct cs__slot {
 	int32_t arrived;              /* members; across parts, the parts whose members all did */
 	int32_t expected;             /* 0 until first use */
 	cs_time dur;                  /* transfer time of the collective in flight */
@@ -56,17 +56,17 @@ typedef struct slot {
 	int32_t nparts;
 	int64_t last;
 	uint32_t gen;                 /* collectives started */
-} slot;
+} cs__slot;
 
-/* A part's share of a group across parts: its members are
- * slot.locals[off, off + expected). */
-typedef struct cs__share {
+/* A part's members of a group instance that spans parts: they are
+ * cs__slot.locals[off, off + expected). */
+typedef struct cs__part_group {
 	int32_t arrived, expected;    /* expected 0 until first use */
 	int64_t off;
 	cs__tunes tuned;
-} cs__share;
+} cs__part_group;
 
-/* A part's share whose members have all arrived, for the root to count
+/* A part's group whose members have all arrived, for the root to count
  * when the window ends. */
 typedef struct cs__arrival {
 	const cs_op *op;
@@ -76,8 +76,8 @@ typedef struct cs__arrival {
 	int kind, stream;
 } cs__arrival;
 
-typedef struct comm_table {
-	slot *slots;                  /* one per group instance (cs__run_tables) */
+typedef struct cs__comm_table {
+	cs__slot *slots;                  /* one per group instance (cs__run_tables) */
 	/* Critical path: the last arriver's path and the transfer time, per
 	 * instance and generation ([2 gi + (gen & 1)]). A member's counter
 	 * moved by a collective keeps no copy: its path is the collective's
@@ -95,7 +95,7 @@ typedef struct comm_table {
 	double *alone;                /* flow fidelity: seconds per byte of each op (ring and
 	                               * tree apart) alone on an idle fabric, 0 unknown */
 	int64_t ngroups;
-} comm_table;
+} cs__comm_table;
 
 /* What every engine of a run reads: built once by the root
  * (cs_runner_new, runner.c) and shared by its parts (parts.c), which write
@@ -105,8 +105,8 @@ typedef struct cs__run_shared {
 	cs_run_env env;               /* the caller's; its tuner and progress are the root's
 	                               * (cs_runner.coll, cs_runner.progress) */
 	cs__tmpl *tmpls;              /* per template, what the dispatch reads of it */
-	rank_state *ranks;
-	rank_times *times;            /* per local, or NULL when nothing reads them */
+	cs__rank *ranks;
+	cs__rank_times *times;            /* per local, or NULL when nothing reads them */
 	int64_t nlocal;
 	int fold_mask;                /* bit per axis not simulated beyond coordinate 0 */
 	/* Folded runs with perturbations (ranks.c): the data-parallel replicas
@@ -116,11 +116,11 @@ typedef struct cs__run_shared {
 	int64_t *xdp, nx, rep_dp;
 	int64_t per_replica;          /* ranks of one data-parallel replica */
 	int64_t gpn;
-	comm_table comm[CS_GROUP_KINDS][CS_STREAMS]; /* runner_coll.c */
+	cs__comm_table comm[CS_GROUP_KINDS][CS_STREAMS]; /* runner_coll.c */
 	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight
 	                               * (runner_path.c) */
-	cs__cref *crefs;              /* per rank: the compute counter's path while it names a
-	                               * collective's (rank_state.cref); 32 bytes a rank, where
+	cs__path_ref *path_refs;              /* per rank: the compute counter's path while it names a
+	                               * collective's (cs__rank.comp_path_ref); 32 bytes a rank, where
 	                               * its slot in paths would cost a cache miss each op */
 	float rate_of[CS__MAX_CTAS + 1]; /* compute's rate while k SMs are held */
 	bool contend;                 /* some rate is below 1: track the SMs held */
@@ -158,14 +158,15 @@ struct cs_runner {
 	 * state. Parts run in windows no longer than the shortest collective
 	 * across parts (the lookahead); at each window's end the root starts
 	 * the collectives whose members have all arrived. */
-	struct cs__crew *crew;        /* root: its parts and threads, NULL for a whole run */
+	struct cs__parts *parts;        /* root: its parts and threads, NULL for a whole run */
 	int64_t lo, hi;               /* a part: its locals */
-	cs__share *share[CS_GROUP_KINDS][CS_STREAMS]; /* a part: its shares, by instance */
-	cs__arrival *out;             /* a part: shares complete in this window */
+	cs__part_group *part_groups[CS_GROUP_KINDS][CS_STREAMS]; /* a part: its members of groups
+	                               * across parts, by instance */
+	cs__arrival *out;             /* a part: its groups complete in this window */
 	int32_t nout, capout;
 };
 
-#define NPATHS (CS_COUNTERS + CS_STREAMS)
+#define CS__PATHS_PER_RANK (CS_COUNTERS + CS_STREAMS)
 
 /* The first index of sorted v[0, n) whose value is not below x (n if none). */
 static inline int64_t cs__lower_bound(const int64_t *v, int64_t n, int64_t x)
@@ -206,20 +207,20 @@ static inline int cs__run_simulated(const cs_runner *r, int64_t rank)
 }
 /* The path of local's op in flight on `stream`, to read: in place, or
  * worked out into *tmp. */
-const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_path *tmp);
+const cs_path *cs__run_flying_path(const cs_runner *r, int64_t local, int stream, cs_path *tmp);
 /* Counter c's path, to write whole: the ops in flight that read it are
  * given a copy first. */
 cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c);
 /* local arrives at collective op on stream s while its compute counter
- * names a collective's path (cs__cref): if the collective about to start
+ * names a collective's path (cs__path_ref): if the collective about to start
  * overwrites that path, the counter takes a copy first. */
-void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
+void cs__run_path_ref_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
 /* A traced op starts on local's stream s: its path in flight names its
  * predecessor's, read in place until that changes (runner_path.c). */
-void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
+void cs__run_path_begin(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 /* The op at the head of rs's stream s, NULL when the stream is done. */
-static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs, int s)
+static inline const cs_op *cs__run_head(const cs_runner *r, const cs__rank *rs, int s)
 {
 	const cs__tmpl *p = &r->shared.tmpls[rs->tmpl];
 	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
@@ -227,7 +228,7 @@ static inline const cs_op *cs__run_head(const cs_runner *r, const rank_state *rs
 /* step.c: try local's streams; the first dependency of op that rs lacks,
  * -1 for none (*short_by: how far its counter is behind). */
 void cs__run_try_rank(cs_runner *r, int64_t local);
-int cs__run_unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op, int32_t *short_by);
+int cs__run_unmet_dep(const cs_runner *r, const cs__rank *rs, const cs_op *op, int32_t *short_by);
 /* What ends an op, for the trace and the critical path: the transfer time
  * (-1 for compute), and for a collective the tuner's choice and its
  * generation, for a transfer the tier it crossed (paths only). */
@@ -243,8 +244,8 @@ typedef struct cs__done {
 void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d);
 /* The shape of instance gi of a group kind, `local` one of its members:
  * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
-const cs_group_shape *cs__run_shape_of(cs_runner *r, comm_table *t, int64_t gi, int kind, int64_t local);
-static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table *t, int64_t gi,
+const cs_group_shape *cs__run_shape_of(cs_runner *r, cs__comm_table *t, int64_t gi, int kind, int64_t local);
+static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, cs__comm_table *t, int64_t gi,
 							int kind, int64_t local)
 {
 	return t->shape_ok[gi] ? &t->shapes[gi] : cs__run_shape_of(r, t, gi, kind, local);
@@ -254,7 +255,7 @@ static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, comm_table
  * latest kinds (asked anew by cs__run_retune, runner_coll.c, on the
  * group's shape, which only then is looked up). */
 cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
-static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, comm_table *t, int64_t gi,
+static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, cs__comm_table *t, int64_t gi,
 					     int64_t local, const cs_op *op)
 {
 	for (int i = 0; i < 2; i++)
@@ -265,10 +266,10 @@ static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, comm_table *t
 }
 /* The last member of instance gi arrived at `now` (last_local): the
  * collective starts; returns its time (runner_coll.c). */
-cs_time cs__run_coll_begin(cs_runner *r, comm_table *t, int64_t gi, int s, const cs_op *op,
+cs_time cs__run_coll_begin(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const cs_op *op,
 			   int64_t last_local, cs_time now);
 /* Complete a collective on `n` of its members and try them. */
-void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n);
+void cs__run_coll_end(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n);
 /* The comm tables of every group kind and stream the programs use. */
 int cs__run_tables(cs_runner *r);
 
@@ -284,15 +285,15 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag);
 void cs__run_parts_free(cs_runner *r);
 uint64_t cs__run_parts_events(const cs_runner *r);
 /* A part's member arrives at a collective across parts. */
-void cs__run_cross_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
-			  comm_table *t, int64_t gi);
+void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
+			  cs__comm_table *t, int64_t gi);
 void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
 /* runner_flow.c: the flow network of a run in flow fidelity (0, or -1
  * when out of memory), and a collective whose members have all arrived
  * started there (d its tuner's time, tag its event). */
 int cs__run_flow_init(cs_runner *r);
-void cs__run_flow_coll(cs_runner *r, comm_table *t, int64_t gi, const cs_op *op, int64_t local, cs_time d,
+void cs__run_flow_coll(cs_runner *r, cs__comm_table *t, int64_t gi, const cs_op *op, int64_t local, cs_time d,
 		       uint64_t tag);
 /* Start a collective on the flow net, planned once: *plan is the net's
  * plan + 1 (0 not yet asked, then set; -1 not kept); its flows wait
@@ -302,7 +303,7 @@ void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_
 /* Member `local` arrives at collective `op` on its stream s: the first
  * arrival at an instance lists its members, the last starts it (a call,
  * runner_coll.c). */
-void cs__run_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op);
+void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
 /* A pipeline message's time; *channels: the tuner's, *tier: the highest
  * tier it crosses. */
 cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier);
@@ -313,31 +314,31 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 /* Compute's rate on rs's GPU while its communication kernels hold the
  * SMs they do. */
-static inline float cs__run_rate(const cs_runner *r, const rank_state *rs)
+static inline float cs__run_rate(const cs_runner *r, const cs__rank *rs)
 {
 	return r->shared.rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
 }
 /* The rate of local's running compute op changed: re-time it (runner.c). */
-void cs__run_retime(cs_runner *r, int64_t local, rank_state *rs, float rate);
+void cs__run_retime(cs_runner *r, int64_t local, cs__rank *rs, float rate);
 /* Communication kernels on `local` take (ctas > 0) or give back (< 0) SMs:
  * a compute op running there continues at the rate the GPU now gives it. */
 static inline void cs__run_contend(cs_runner *r, int64_t local, int ctas)
 {
-	rank_state *rs = &r->shared.ranks[local];
+	cs__rank *rs = &r->shared.ranks[local];
 	int k = (int)rs->ctas + ctas;
 	rs->ctas = (uint16_t)(k < 0 ? 0 : k > 0xffff ? 0xffff : k);
 	if (!(rs->busy & (1u << CS_STREAM_COMPUTE)))
 		return;
 	float rate = cs__run_rate(r, rs);
-	if (rate != rs->crate)
+	if (rate != rs->comp_rate)
 		cs__run_retime(r, local, rs, rate);
 }
 /* Member `local` arrives at op on instance gi: with contention, its NCCL
  * kernel runs from now on, one CTA per channel, spinning on its SMs until
  * the others arrive, and holds them until it completes (the tuner's answer
  * kept in tc). */
-static inline void cs__run_hold(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
-				comm_table *t, int64_t gi, cs__tunes *tc)
+static inline void cs__run_hold(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
+				cs__comm_table *t, int64_t gi, cs__tunes *tc)
 {
 	if (!r->shared.contend)
 		return;

@@ -8,15 +8,15 @@
 /* ---- critical path ---------------------------------------------------- */
 
 /* The slot of local's op in flight on `stream` once it has a copy of its own. */
-static cs_path *own_fly(const cs_runner *r, int64_t local, int stream)
+static cs_path *own_flying_path(const cs_runner *r, int64_t local, int stream)
 {
-	return &r->shared.paths[local * NPATHS + CS_COUNTERS + stream];
+	return &r->shared.paths[local * CS__PATHS_PER_RANK + CS_COUNTERS + stream];
 }
 
 /* The whole path x names, into *tmp. */
-static const cs_path *cref_expand(const cs_runner *r, int64_t local, const cs__cref *x, cs_path *tmp)
+static const cs_path *path_ref_expand(const cs_runner *r, int64_t local, const cs__path_ref *x, cs_path *tmp)
 {
-	const comm_table *t = &r->shared.comm[x->kind][x->stream];
+	const cs__comm_table *t = &r->shared.comm[x->kind][x->stream];
 	int64_t at = 2 * (int64_t)x->gi + x->parity;
 	*tmp = t->paths[at];
 	cs_path_transfer(tmp, t->xfers[at], x->comm, x->coll, t->shapes[x->gi].tier, cs__run_rank_of(r, local),
@@ -28,7 +28,7 @@ static const cs_path *cref_expand(const cs_runner *r, int64_t local, const cs__c
 
 /* The collective that moved counter c of rs last, as a reference (the
  * collective is the last op done on stream c, its instance the rank's). */
-static void cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int c, cs__cref *x)
+static void path_ref_of(const cs_runner *r, int64_t local, const cs__rank *rs, int c, cs__path_ref *x)
 {
 	/* field by field: a compound literal is built on the stack in parts
 	 * and read back whole, which the store buffer cannot forward */
@@ -47,72 +47,72 @@ static void cref_of(const cs_runner *r, int64_t local, const rank_state *rs, int
  * from the collective it extends. */
 static const cs_path *path_read(const cs_runner *r, int64_t local, int c, cs_path *tmp)
 {
-	const rank_state *rs = &r->shared.ranks[local];
-	if (c == CS_STREAM_COMPUTE && rs->cref)
-		return cref_expand(r, local, &r->shared.crefs[local], tmp);
-	if (!(rs->lazy & (1u << c)))
-		return &r->shared.paths[local * NPATHS + c];
-	cs__cref x;
-	cref_of(r, local, rs, c, &x);
-	return cref_expand(r, local, &x, tmp);
+	const cs__rank *rs = &r->shared.ranks[local];
+	if (c == CS_STREAM_COMPUTE && rs->comp_path_ref)
+		return path_ref_expand(r, local, &r->shared.path_refs[local], tmp);
+	if (!(rs->coll_paths & (1u << c)))
+		return &r->shared.paths[local * CS__PATHS_PER_RANK + c];
+	cs__path_ref x;
+	path_ref_of(r, local, rs, c, &x);
+	return path_ref_expand(r, local, &x, tmp);
 }
 
-const cs_path *cs__run_fly_of(const cs_runner *r, int64_t local, int stream, cs_path *tmp)
+const cs_path *cs__run_flying_path(const cs_runner *r, int64_t local, int stream, cs_path *tmp)
 {
-	int ref = r->shared.ranks[local].fly_ref[stream];
-	return ref != FLY_OWN ? path_read(r, local, ref, tmp) : own_fly(r, local, stream);
+	int ref = r->shared.ranks[local].path_from[stream];
+	return ref != CS__PATH_OWN ? path_read(r, local, ref, tmp) : own_flying_path(r, local, stream);
 }
 
 /* Give the ops in flight that read counter c's path in place a copy. */
-static void path_detach(cs_runner *r, int64_t local, rank_state *rs, int c)
+static void path_detach(cs_runner *r, int64_t local, cs__rank *rs, int c)
 {
 	for (unsigned b = rs->busy; b; b &= b - 1) {
 		int s = __builtin_ctz(b);
-		if (s != c && rs->fly_ref[s] == c) {
-			cs_path *own = own_fly(r, local, s);
+		if (s != c && rs->path_from[s] == c) {
+			cs_path *own = own_flying_path(r, local, s);
 			const cs_path *p = path_read(r, local, c, own);
 			if (p != own)
 				*own = *p;
-			rs->fly_ref[s] = FLY_OWN;
+			rs->path_from[s] = CS__PATH_OWN;
 		}
 	}
 }
 
 cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 {
-	rank_state *rs = &r->shared.ranks[local];
+	cs__rank *rs = &r->shared.ranks[local];
 	path_detach(r, local, rs, c);
-	rs->lazy &= (uint16_t)~(1u << c);
+	rs->coll_paths &= (uint16_t)~(1u << c);
 	if (c == CS_STREAM_COMPUTE)
-		rs->cref = false;
-	return &r->shared.paths[local * NPATHS + c];
+		rs->comp_path_ref = false;
+	return &r->shared.paths[local * CS__PATHS_PER_RANK + c];
 }
 
 /* A kernel of d ns on the compute stream ends: when its path extends a
- * collective's, the compute counter names that collective (cs__cref)
+ * collective's, the compute counter names that collective (cs__path_ref)
  * instead of taking a copy. Returns whether it did. */
-static bool compute_to_cref(cs_runner *r, int64_t local, rank_state *rs, cs_time d)
+static bool compute_to_path_ref(cs_runner *r, int64_t local, cs__rank *rs, cs_time d)
 {
-	int c = CS_STREAM_COMPUTE, ref = rs->fly_ref[c];
-	cs__cref *x = &r->shared.crefs[local];
-	bool own = ref == c && rs->cref;
-	if (!own && !(ref != FLY_OWN && ref != c && (rs->lazy & (1u << ref))))
+	int c = CS_STREAM_COMPUTE, ref = rs->path_from[c];
+	cs__path_ref *x = &r->shared.path_refs[local];
+	bool own = ref == c && rs->comp_path_ref;
+	if (!own && !(ref != CS__PATH_OWN && ref != c && (rs->coll_paths & (1u << ref))))
 		return false;
 	/* the ops in flight that read the compute counter's path in place
 	 * take a copy before it changes */
 	path_detach(r, local, rs, c);
 	if (!own)
-		cref_of(r, local, rs, ref, x);
-	rs->lazy &= (uint16_t)~(1u << c);
+		path_ref_of(r, local, rs, ref, x);
+	rs->coll_paths &= (uint16_t)~(1u << c);
 	x->add += d;
-	rs->cref = true;
+	rs->comp_path_ref = true;
 	return true;
 }
 
-void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+void cs__run_path_ref_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
 {
 	int64_t gi = rs->gidx[op->group];
-	const cs__cref *x = &r->shared.crefs[local];
+	const cs__path_ref *x = &r->shared.path_refs[local];
 	if (gi < 0 || x->kind != op->group || x->stream != s || x->gi != gi ||
 	    x->parity != ((r->shared.comm[op->group][s].slots[gi].gen + 1) & 1))
 		return;
@@ -126,7 +126,7 @@ void cs__run_cref_arrive(cs_runner *r, int64_t local, rank_state *rs, int s, con
  * read in place until it changes (cs__run_path_to_write): a stream's own
  * path cannot change before this op completes, and a dependency's most
  * often does not either, so most ops copy nothing here. */
-void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+void cs__run_path_begin(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
 {
 	int pred = s;
 	const cs_time *done_at = r->shared.times[local].done_at;
@@ -137,12 +137,12 @@ void cs__run_path_begin(cs_runner *r, int64_t local, rank_state *rs, int s, cons
 			best = done_at[d[i].counter];
 			pred = d[i].counter;
 		}
-	rs->fly_ref[s] = (uint8_t)pred;
+	rs->path_from[s] = (uint8_t)pred;
 }
 
 void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
 {
-	rank_state *rs = &r->shared.ranks[local];
+	cs__rank *rs = &r->shared.ranks[local];
 	cs_time now = cs_sim_now(r->sim);
 	if (r->shared.env.traced) {
 		int64_t rank = cs__run_rank_of(r, local);
@@ -154,12 +154,12 @@ void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op,
 		if (op->kind == CS_OP_COLL) {
 			/* read from the collective's from now on (path_read) */
 			path_detach(r, local, rs, s);
-			rs->lazy |= (uint16_t)(1u << s);
+			rs->coll_paths |= (uint16_t)(1u << s);
 			rs->parity = (uint16_t)((rs->parity & ~(1u << s)) | (unsigned)(d->gen & 1) << s);
 		} else if (!(op->kind == CS_OP_COMPUTE && s == CS_STREAM_COMPUTE &&
-			     compute_to_cref(r, local, rs, now - r->shared.times[local].started[s]))) {
+			     compute_to_path_ref(r, local, rs, now - r->shared.times[local].started[s]))) {
 			cs_path tmp;
-			const cs_path *src = cs__run_fly_of(r, local, s, &tmp);
+			const cs_path *src = cs__run_flying_path(r, local, s, &tmp);
 			cs_path *p = cs__run_path_to_write(r, local, s);
 			if (src != p)
 				*p = *src;

@@ -18,18 +18,18 @@
 static inline void prefetch_rank(const cs_runner *r, int64_t local)
 {
 	const char *p = (const char *)&r->shared.ranks[local];
-	for (size_t o = 0; o < RANK_HOT_BYTES; o += 64)
+	for (size_t o = 0; o < CS__RANK_HOT_BYTES; o += 64)
 		__builtin_prefetch(p + o);
 	if (r->shared.paths)
-		__builtin_prefetch(p + offsetof(rank_state, fly_ref));
+		__builtin_prefetch(p + offsetof(cs__rank, path_from));
 }
 
 /* A transfer of `xfer` ns ended now on counter c: the part of it inside the
  * compute stream's current wait on c is exposed. Transfers on one counter do
  * not overlap, so the parts add up. */
-static inline void note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xfer)
+static inline void note_transfer(cs_runner *r, cs__rank *rs, int c, cs_time xfer)
 {
-	if (rs->blockc != (uint8_t)c || xfer <= 0)
+	if (rs->wait_counter != (uint8_t)c || xfer <= 0)
 		return;
 	cs_time in_wait = cs_sim_now(r->sim) - rs->blocked_at;
 	rs->wait_xfer += xfer < in_wait ? xfer : in_wait;
@@ -39,7 +39,7 @@ static inline void note_transfer(cs_runner *r, rank_state *rs, int c, cs_time xf
  * op ends here, most with nothing to record. */
 static inline void complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
 {
-	rank_state *rs = &r->shared.ranks[local];
+	cs__rank *rs = &r->shared.ranks[local];
 	if (rs->held[s]) {
 		cs__run_contend(r, local, -(int)rs->held[s]);
 		rs->held[s] = 0;
@@ -62,13 +62,13 @@ static inline void complete(cs_runner *r, int64_t local, int s, const cs_op *op,
 
 /* Collective op starts on local's stream s: the member arrives. Inline:
  * most arrivals only count themselves (and take their SMs). */
-static inline void start_coll(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+static inline void start_coll(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
 {
-	if (r->shared.paths && rs->cref)
-		cs__run_cref_arrive(r, local, rs, s, op);
+	if (r->shared.paths && rs->comp_path_ref)
+		cs__run_path_ref_arrive(r, local, rs, s, op);
 	int64_t gi = rs->gidx[op->group];
-	comm_table *t = &r->shared.comm[op->group][s];
-	slot *sl = gi >= 0 && !(r->shared.cross[op->group] && r->shared.cross[op->group][gi]) ? &t->slots[gi] : NULL;
+	cs__comm_table *t = &r->shared.comm[op->group][s];
+	cs__slot *sl = gi >= 0 && !(r->shared.cross[op->group] && r->shared.cross[op->group][gi]) ? &t->slots[gi] : NULL;
 	if (!sl || sl->expected == 0 || sl->arrived + 1 >= sl->expected) {
 		cs__run_arrive(r, local, rs, s, op);
 		return;
@@ -110,7 +110,7 @@ static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int
 
 /* The first dependency of op that rs lacks, -1 for none; *short_by: how
  * many moves of its counter it still needs. */
-int cs__run_unmet_dep(const cs_runner *r, const rank_state *rs, const cs_op *op, int32_t *short_by)
+int cs__run_unmet_dep(const cs_runner *r, const cs__rank *rs, const cs_op *op, int32_t *short_by)
 {
 	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
 	for (int i = 0; i < op->ndeps; i++)
@@ -136,15 +136,15 @@ static cs_comm_kind counter_kind(int c)
 /* The compute stream waited from blocked_at to now: the part during which
  * the awaited transfer was in flight is exposed communication; the rest is
  * idle time accounted as bubble when the step ends. */
-static void account_wait(cs_runner *r, rank_state *rs)
+static void account_wait(cs_runner *r, cs__rank *rs)
 {
-	if (rs->blockc == NO_BLOCK)
+	if (rs->wait_counter == CS__NO_COUNTER)
 		return;
 	cs_time wait = cs_sim_now(r->sim) - rs->blocked_at;
-	if (rs->blockc != CS_STREAM_COMPUTE)
-		rs->st.exposed[counter_kind(rs->blockc)] += rs->wait_xfer < wait ? rs->wait_xfer : wait;
+	if (rs->wait_counter != CS_STREAM_COMPUTE)
+		rs->st.exposed[counter_kind(rs->wait_counter)] += rs->wait_xfer < wait ? rs->wait_xfer : wait;
 	rs->wait_xfer = 0;
-	rs->blockc = NO_BLOCK;
+	rs->wait_counter = CS__NO_COUNTER;
 }
 
 /*
@@ -155,7 +155,7 @@ static void account_wait(cs_runner *r, rank_state *rs)
  * cap, H = clk_h / clk_g the headroom per unit of GEMM time; the table's
  * GEMMs ran gemm_table times that speed. Idle time counts at idle_w.
  */
-static void clock_idle_to(const cs_kprof_clock *k, rank_state *rs, cs_time now)
+static void clock_idle_to(const cs_kprof_clock *k, cs__rank *rs, cs_time now)
 {
 	if (now <= rs->clk_at)
 		return;
@@ -167,7 +167,7 @@ static void clock_idle_to(const cs_kprof_clock *k, rank_state *rs, cs_time now)
 
 /* An op from `from` for dt: its GEMM share g and the W h it leaves enter
  * the averages, after the idle stretch before it. */
-static void clock_run(const cs_kprof_clock *k, rank_state *rs, cs_time from, cs_time dt,
+static void clock_run(const cs_kprof_clock *k, cs__rank *rs, cs_time from, cs_time dt,
 		      double g, double h)
 {
 	clock_idle_to(k, rs, from);
@@ -191,7 +191,7 @@ static double clock_speedup(const cs_kprof_clock *k, double g, double h)
 /* The duration of compute op `op` (ns, as the table times it) at the clock
  * the rank's recent work leaves it; *gemm_share: its GEMMs' share of that.
  * f is the rank's own slowness, for the statistics. */
-static cs_time clock_op(const cs_kprof_clock *k, rank_state *rs, cs_time now, const cs_op *op,
+static cs_time clock_op(const cs_kprof_clock *k, cs__rank *rs, cs_time now, const cs_op *op,
 			cs_time ns, double f, double *gemm_share)
 {
 	if (op->gemm_ns <= 0)
@@ -210,16 +210,16 @@ static cs_time clock_op(const cs_kprof_clock *k, rank_state *rs, cs_time now, co
 /* Compute op `op` starts now on local's stream s: its duration at the
  * rank's speed, the GPU's share left by communication kernels and the
  * clock the rank's recent work leaves it. */
-static void start_compute(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op,
+static void start_compute(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
 			  cs_time now)
 {
 	cs_time ns = op->ns;
 	if (s == CS_STREAM_COMPUTE)
 		account_wait(r, rs);
 	double f = rs->factor;
-	rs->crate = cs__run_rate(r, rs);
-	if (rs->crate != 1.0f)
-		f /= (double)rs->crate;
+	rs->comp_rate = cs__run_rate(r, rs);
+	if (rs->comp_rate != 1.0f)
+		f /= (double)rs->comp_rate;
 	if (r->shared.env.doc_factor && op->attn_ns > 0 && op->micro >= 0) {
 		int64_t dp = cs_mesh_coord(r->shared.env.mesh, cs__run_rank_of(r, local), CS_AXIS_DP);
 		double g = r->shared.env.doc_factor[dp * r->shared.env.doc_micro + op->micro];
@@ -234,13 +234,13 @@ static void start_compute(cs_runner *r, int64_t local, rank_state *rs, int s, co
 	if (clk)
 		clock_run(clk, rs, now, d, gemm_share, op->spare / (double)(ns > 0 ? ns : 1));
 	rs->st.busy += d;
-	rs->cend = rs->cwake = now + d;
-	rs->cgen++;
-	schedule_op_done(r, now + d, cs__ticket_of(local, rs->cgen), s);
+	rs->comp_end = rs->comp_wake = now + d;
+	rs->comp_gen++;
+	schedule_op_done(r, now + d, cs__ticket_of(local, rs->comp_gen), s);
 }
 
 /* Pipeline send `op` starts now on local's stream s. */
-static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op, cs_time now)
+static void start_send(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op, cs_time now)
 {
 	int64_t rank = cs__run_rank_of(r, local);
 	int up = op->to > 0;
@@ -277,7 +277,7 @@ static void start_send(cs_runner *r, int64_t local, rank_state *rs, int s, const
 /* Op `op`, its dependencies met, starts on local's stream s. Apart from
  * the check that comes first: half the tries of a run find a dependency
  * unmet, and need none of this. */
-static void start_op(cs_runner *r, int64_t local, rank_state *rs, int s, const cs_op *op)
+static void start_op(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
 {
 	rs->busy |= (uint8_t)(1u << s);
 	if (r->shared.times)
@@ -304,7 +304,7 @@ static void start_op(cs_runner *r, int64_t local, rank_state *rs, int s, const c
 
 /* Stream s, not busy, starts its head op if its dependencies are met, or
  * waits on the first it lacks. */
-static inline void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s)
+static inline void try_stream(cs_runner *r, int64_t local, cs__rank *rs, int s)
 {
 	const cs_op *op = cs__run_head(r, rs, s);
 	if (!op)
@@ -318,11 +318,11 @@ static inline void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s
 	rs->waiters[c] |= (uint8_t)(1u << s);
 	rs->left[s] = (uint16_t)(short_by < 0xffff ? short_by : 0xffff);
 	if (s == CS_STREAM_COMPUTE) {
-		if (rs->blockc == NO_BLOCK) {
+		if (rs->wait_counter == CS__NO_COUNTER) {
 			rs->blocked_at = cs_sim_now(r->sim);
 			rs->wait_xfer = 0;
 		}
-		rs->blockc = (uint8_t)c;
+		rs->wait_counter = (uint8_t)c;
 	}
 }
 
@@ -331,7 +331,7 @@ static inline void try_stream(cs_runner *r, int64_t local, rank_state *rs, int s
  * did not move would wait still), in stream order. */
 void cs__run_try_rank(cs_runner *r, int64_t local)
 {
-	rank_state *rs = &r->shared.ranks[local];
+	cs__rank *rs = &r->shared.ranks[local];
 	unsigned mask = r->shared.tmpls[rs->tmpl].stream_mask & ~(unsigned)rs->busy & rs->retry;
 	rs->retry &= (uint8_t)~mask;
 	for (; mask; mask &= mask - 1)
@@ -344,17 +344,17 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 {
 	int64_t local = cs__ticket_local(tk);
 	if (s == CS_STREAM_COMPUTE) {
-		rank_state *rs = &r->shared.ranks[local];
+		cs__rank *rs = &r->shared.ranks[local];
 		cs_time now = cs_sim_now(r->sim);
-		if (cs__ticket_gen(tk) != (rs->cgen & CS__GEN_MASK) ||
-		    !(rs->busy & (1u << CS_STREAM_COMPUTE)) || now > rs->cend)
+		if (cs__ticket_gen(tk) != (rs->comp_gen & CS__GEN_MASK) ||
+		    !(rs->busy & (1u << CS_STREAM_COMPUTE)) || now > rs->comp_end)
 			return; /* an event of an op already done */
-		if (now < rs->cend) {
+		if (now < rs->comp_end) {
 			/* slowed since it was scheduled: wake again at the new end,
 			 * unless an earlier wake is still to come */
-			if (now == rs->cwake) {
-				rs->cwake = rs->cend;
-				schedule_op_done(r, rs->cend, tk, CS_STREAM_COMPUTE);
+			if (now == rs->comp_wake) {
+				rs->comp_wake = rs->comp_end;
+				schedule_op_done(r, rs->comp_end, tk, CS_STREAM_COMPUTE);
 			}
 			return;
 		}
@@ -389,9 +389,9 @@ static void on_op_done(cs_sim *sim, void *ctx, unsigned stream, const uint64_t *
 			__builtin_prefetch(&r->shared.times[nl]);
 			__builtin_prefetch(&r->shared.times[nl].done_at[CS_STREAMS]);
 			if (r->shared.paths) {
-				__builtin_prefetch(&r->shared.paths[nl * NPATHS + ns]);
+				__builtin_prefetch(&r->shared.paths[nl * CS__PATHS_PER_RANK + ns]);
 				if (ns == CS_STREAM_COMPUTE)
-					__builtin_prefetch(&r->shared.crefs[nl]);
+					__builtin_prefetch(&r->shared.path_refs[nl]);
 			}
 		}
 	}
@@ -416,25 +416,25 @@ static void on_op_done(cs_sim *sim, void *ctx, unsigned stream, const uint64_t *
  * overlapped part is slowed. No change of rate, no event; a slower rate
  * costs at most one more event (at the old end, to wake again at the new).
  */
-void cs__run_retime(cs_runner *r, int64_t local, rank_state *rs, float rate)
+void cs__run_retime(cs_runner *r, int64_t local, cs__rank *rs, float rate)
 {
 	cs_time now = cs_sim_now(r->sim);
-	double work = (double)(rs->cend - now) * (double)rs->crate;
+	double work = (double)(rs->comp_end - now) * (double)rs->comp_rate;
 	cs_time end = now + cs_time_of(work / (double)rate);
-	rs->crate = rate;
-	rs->st.busy += end - rs->cend;
-	rs->cend = end;
+	rs->comp_rate = rate;
+	rs->st.busy += end - rs->comp_end;
+	rs->comp_end = end;
 	/* a later end is reached by waking at the pending event and again then;
 	 * an earlier one needs an event of its own */
-	if (end < rs->cwake) {
-		rs->cwake = end;
-		schedule_op_done(r, end, cs__ticket_of(local, rs->cgen), CS_STREAM_COMPUTE);
+	if (end < rs->comp_wake) {
+		rs->comp_wake = end;
+		schedule_op_done(r, end, cs__ticket_of(local, rs->comp_gen), CS_STREAM_COMPUTE);
 	}
 }
 
 void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 {
-	rank_state *rs = &r->shared.ranks[local];
+	cs__rank *rs = &r->shared.ranks[local];
 	int64_t peer = rs->p2p_peer[op->to > 0];  /* set when the send started */
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = cs_sim_now(r->sim) - rs->send_at;
@@ -447,7 +447,7 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 		 * extends it */
 		if (sim_peer) {
 			cs_path tmp;
-			const cs_path *src = cs__run_fly_of(r, local, s, &tmp);
+			const cs_path *src = cs__run_flying_path(r, local, s, &tmp);
 			cs_path *rp = cs__run_path_to_write(r, pl, mbox);
 			*rp = *src;
 			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d.tier, peer,
@@ -465,9 +465,9 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 	cs__run_try_rank(r, local);
 }
 
-void cs__run_coll_end(cs_runner *r, comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n)
+void cs__run_coll_end(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n)
 {
-	const slot *sl = &t->slots[gi];
+	const cs__slot *sl = &t->slots[gi];
 	cs__done d = { .xfer = sl->dur, .choice = &sl->choice, .gen = sl->gen };
 	/* members lie far apart in memory: fetch each four ahead */
 	for (int64_t i = 0; i < n; i++) {
@@ -483,7 +483,7 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	comm_table *t = &r->shared.comm[e.kind][e.stream];
+	cs__comm_table *t = &r->shared.comm[e.kind][e.stream];
 	(void)sim;
 	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals, t->slots[e.slot].expected);
 }
