@@ -723,7 +723,7 @@ START_TEST(slots_are_reused_and_payloads_stay_right)
 END_TEST
 
 /* The next event, as a callback may ask for it: whenever the engine says
- * it has it at hand, it is the event that fires next, a merge of the
+ * it has it sorted already, it is the event that fires next, a merge of the
  * callback asked about, at that time, with that key and first item. */
 typedef struct hint_ctx {
 	uint64_t expect;   /* the first item the last answer promised fires next */

@@ -319,7 +319,7 @@ int cs_eq_peek(const cs_eq *q, cs_eq_entry *out)
 	return 0;
 }
 
-const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t *n)
+const cs_eq_entry *cs_eq_sorted_next(const cs_eq *q, uint64_t *n)
 {
 	*n = q->b[0].n - q->head;
 	return *n ? &q->b[0].v[q->head] : NULL;

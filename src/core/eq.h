@@ -39,14 +39,14 @@ uint64_t cs_eq_size(const cs_eq *q);
 /* Whether the least entry is at `time`; cheap when `time` is the last time
  * popped. */
 int cs_eq_has_at(const cs_eq *q, int64_t time);
-/* The entries that pop next, in order, as far as they are at hand (no
- * refill needed to find them): *n of them from the returned pointer, NULL
- * and 0 when none is. A hint, for prefetching what they index. The queue
+/* The entries that pop next, in order, as far as they are already
+ * sorted (no refill needed to find them): *n of them from the returned
+ * pointer, NULL and 0 when none is. A hint, for prefetching what they index. The queue
  * owns them; any push or pop may move them. */
-const cs_eq_entry *cs_eq_at_hand(const cs_eq *q, uint64_t *n);
+const cs_eq_entry *cs_eq_sorted_next(const cs_eq *q, uint64_t *n);
 /* Remove the pending entries at the time popped last for which
  * drop(ctx, index) is true, asking in the order they would pop and keeping
- * the others in theirs; returns how many. They are at hand: this costs
+ * the others in theirs; returns how many. They are sorted already: this costs
  * one comparison when there are none. drop may not push or pop. */
 uint64_t cs_eq_drop_last(cs_eq *q, int (*drop)(void *ctx, uint32_t index), void *ctx);
 

@@ -16,12 +16,12 @@
  *
  * Merges (cs_sim_at_merge): an item joins the pending event of its
  * (time, callback, context, key) when that is one of the last few its key
- * scheduled in the queue (the ways), its batch holding the items after
- * the first. Any other event of the four, in the lane or evicted from the
- * ways, is taken in by the first of them to fire: those in the queue lead
- * its bucket 0 and the rest are the lane, so finding them costs one
- * comparison when there are none. Either way the items fire in the order
- * they were scheduled, as one event.
+ * scheduled in the queue (its joinable merges, the newest first), the
+ * event's batch holding the items after the first. Any other event of the
+ * four, in the lane or no longer joinable, is gathered in by the first of
+ * them to fire: those in the queue lead its bucket 0 and the rest are the
+ * lane, so finding them costs one comparison when there are none. Either
+ * way the items fire in the order they were scheduled, as one event.
  */
 #include "core/sim.h"
 #include "core/sim_lane.h"
@@ -53,17 +53,18 @@ typedef struct sim_batch {
 	uint32_t next_free;
 } sim_batch;
 
-/* A merge in the queue that items due with it may join. */
-#define SIM_WAYS 4
+/* A merge in the queue that items due with it may join: a key keeps its
+ * last few. */
+#define SIM_JOINABLE 4
 #define SIM_NO_TIME ((cs_time)-1)
-typedef struct sim_way {
+typedef struct sim_joinable {
 	cs_time t;           /* SIM_NO_TIME: none */
 	cs_merge_fn fn;
 	void *ctx;
 	uint32_t index;      /* its payload */
 	uint32_t batch;      /* its payload's batch + 1, kept here so that an
 			      * item joins without reading the payload */
-} sim_way;
+} sim_joinable;
 
 struct cs_sim {
 	cs_time now;
@@ -94,7 +95,7 @@ struct cs_sim {
 	/* Merges: the last few each key put in the queue, the batches, and
 	 * room to hand a callback every item pending at once (reserved as
 	 * items are scheduled, so firing never allocates). */
-	sim_way ways[CS_SIM_MERGE_KEYS][SIM_WAYS];
+	sim_joinable joinable[CS_SIM_MERGE_KEYS][SIM_JOINABLE];
 	sim_batch *batches;
 	uint32_t n_batches, batch_free;
 	uint64_t merge_items;  /* items scheduled and not yet handed over */
@@ -117,8 +118,8 @@ cs_sim *cs_sim_new(void)
 	sim->lane_on = true;
 	sim->batch_free = UINT32_MAX;
 	for (int k = 0; k < CS_SIM_MERGE_KEYS; k++)
-		for (int i = 0; i < SIM_WAYS; i++)
-			sim->ways[k][i].t = SIM_NO_TIME;
+		for (int i = 0; i < SIM_JOINABLE; i++)
+			sim->joinable[k][i].t = SIM_NO_TIME;
 	return sim;
 }
 
@@ -295,7 +296,7 @@ static void batch_release(cs_sim *sim, uint32_t id)
 
 /* Item joins the pending merge of way w. 0, or -1 when out of memory
  * (the merge unchanged). */
-static int merge_join(cs_sim *sim, sim_way *w, uint64_t item)
+static int merge_join(cs_sim *sim, sim_joinable *w, uint64_t item)
 {
 	if (!w->batch) {
 		uint32_t id = batch_new(sim);
@@ -322,7 +323,7 @@ static int merge_join(cs_sim *sim, sim_way *w, uint64_t item)
 /* cs_sim_at_merge but for the common join: item joins way w (when not
  * NULL) or is a new event; a batch opens or grows, the scratch grows. */
 static __attribute__((noinline)) int merge_slow(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx, unsigned key,
-						uint64_t item, sim_way *w)
+						uint64_t item, sim_joinable *w)
 {
 	sim->merge_items++;
 	if (scratch_reserve(sim) != 0) {
@@ -349,9 +350,9 @@ static __attribute__((noinline)) int merge_slow(cs_sim *sim, cs_time at, cs_merg
 	if (idx != UINT32_MAX) {
 		/* the newest first (the next items most likely join it), the
 		 * oldest out */
-		sim_way *ways = sim->ways[key];
-		memmove(&ways[1], &ways[0], (SIM_WAYS - 1) * sizeof *ways);
-		ways[0] = (sim_way){ .t = at, .fn = fn, .ctx = ctx, .index = idx, .batch = 0 };
+		sim_joinable *joinable = sim->joinable[key];
+		memmove(&joinable[1], &joinable[0], (SIM_JOINABLE - 1) * sizeof *joinable);
+		joinable[0] = (sim_joinable){ .t = at, .fn = fn, .ctx = ctx, .index = idx, .batch = 0 };
 	}
 	return 0;
 }
@@ -359,8 +360,8 @@ static __attribute__((noinline)) int merge_slow(cs_sim *sim, cs_time at, cs_merg
 int cs_sim_at_merge(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx, unsigned key, uint64_t item)
 {
 	assert(key < CS_SIM_MERGE_KEYS);
-	sim_way *w = sim->ways[key];
-	for (int i = 0; i < SIM_WAYS; i++)
+	sim_joinable *w = sim->joinable[key];
+	for (int i = 0; i < SIM_JOINABLE; i++)
 		if (w[i].t == at && w[i].fn == fn && w[i].ctx == ctx) {
 			/* most items join a batch with room, the scratch with room */
 			if (w[i].batch && sim->merge_items < sim->cap_scratch) {
@@ -389,20 +390,20 @@ static void merge_gather(cs_sim *sim, const sim_payload *p, uint64_t *n)
 	batch_release(sim, p->batch - 1);
 }
 
-typedef struct taker {
+typedef struct gatherer {
 	cs_sim *sim;
 	const sim_payload *as;
 	uint64_t n;
-} taker;
+} gatherer;
 
 static bool merges_with(const sim_payload *p, const sim_payload *as)
 {
 	return p->key == as->key && p->fn.merge == as->fn.merge && p->ctx == as->ctx;
 }
 
-static int take_queued(void *ctx, uint32_t index)
+static int gather_queued(void *ctx, uint32_t index)
 {
-	taker *t = ctx;
+	gatherer *t = ctx;
 	const sim_payload *p = &t->sim->slots[index];
 	if (!merges_with(p, t->as))
 		return 0;
@@ -411,12 +412,13 @@ static int take_queued(void *ctx, uint32_t index)
 	return 1;
 }
 
-/* Merge p fires: its ways close, the other merges of its four due now are
- * taken in, and its callback gets all their items at once. */
+/* Merge p fires: its key's merges at now are no longer joinable, the
+ * other merges of its four due now are gathered in, and its callback gets
+ * all their items at once. */
 static void merge_fire(cs_sim *sim, const sim_payload *p)
 {
-	sim_way *w = sim->ways[p->key - 1];
-	for (int i = 0; i < SIM_WAYS; i++)
+	sim_joinable *w = sim->joinable[p->key - 1];
+	for (int i = 0; i < SIM_JOINABLE; i++)
 		if (w[i].t == sim->now)
 			w[i].t = SIM_NO_TIME;
 	const uint64_t *items;
@@ -427,11 +429,11 @@ static void merge_fire(cs_sim *sim, const sim_payload *p)
 		items = own ? sim->batches[own - 1].items : &p->arg;
 		n = own ? sim->batches[own - 1].n : 1;
 	} else {
-		taker t = { sim, p, 0 };
+		gatherer t = { sim, p, 0 };
 		merge_gather(sim, p, &t.n);
 		own = 0;
 		/* the queue's events due now fire before the lane's (sim_next) */
-		uint64_t took = cs_eq_drop_last(sim->eq, take_queued, &t);
+		uint64_t took = cs_eq_drop_last(sim->eq, gather_queued, &t);
 		if (sim->lane_len > 0) {
 			uint64_t m = sim->lane_cap - 1, keep = 0;
 			for (uint64_t i = 0; i < sim->lane_len; i++) {
@@ -468,7 +470,7 @@ int cs_sim_next_item(const cs_sim *sim, cs_merge_fn fn, cs_time *at, unsigned *k
 	cs_eq_entry next = sim->next;
 	if (!sim->hint) {
 		uint64_t n;
-		const cs_eq_entry *e = cs_eq_at_hand(sim->eq, &n);
+		const cs_eq_entry *e = cs_eq_sorted_next(sim->eq, &n);
 		if (!n)
 			return 0;
 		next = e[0];
@@ -506,7 +508,7 @@ static bool sim_next(cs_sim *sim, bool bounded, cs_time end, sim_payload *out)
 	 * long ago in a large run: ask for them while this one runs (the
 	 * one after next, for a callback reads the next one's as a hint) */
 	uint64_t n;
-	const cs_eq_entry *next = cs_eq_at_hand(sim->eq, &n);
+	const cs_eq_entry *next = cs_eq_sorted_next(sim->eq, &n);
 	sim->hint = n > 0;
 	if (n > 0) {
 		sim->next = next[0];

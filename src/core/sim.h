@@ -75,7 +75,7 @@ void cs_sim_stop(cs_sim *sim);
 uint64_t cs_sim_run_before(cs_sim *sim, cs_time end);
 /* The time of the earliest pending event, CS_TIME_MAX when none. */
 cs_time cs_sim_next_time(const cs_sim *sim);
-/* The event that fires next, when it is at hand and is fn's merge: 1,
+/* The event that fires next, when the engine has it sorted already and is fn's merge: 1,
  * and its time, key and first item; else 0. A hint, for a callback to ask
  * ahead of it the memory its next event will touch. */
 int cs_sim_next_item(const cs_sim *sim, cs_merge_fn fn, cs_time *at, unsigned *key, uint64_t *item);
