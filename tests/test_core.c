@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/eq.h"
+#include "core/invariant.h"
 #include "core/sim.h"
 #include "core/sim_lane.h"
 
@@ -651,6 +652,21 @@ START_TEST(scheduling_in_the_past_aborts)
 END_TEST
 #endif
 
+/* CS_ASSERT checks in a checked build and aborts on the first false
+ * invariant; a release build compiles it out, so the test is a checked
+ * build's. */
+#ifdef CS_CHECKED
+START_TEST(a_false_invariant_aborts)
+{
+	int evaluated = 0;
+	CS_ASSERT(++evaluated == 1);
+	ck_assert_int_eq(evaluated, 1);
+	CS_ASSERT(evaluated == 2);
+	ck_abort_msg("CS_ASSERT let a false invariant pass");
+}
+END_TEST
+#endif
+
 /* -- (f) slot reuse under churn -- */
 
 typedef struct churn_rec {
@@ -1006,6 +1022,9 @@ static Suite *core_suite(void)
 	                    (int)(sizeof(stop_rows) / sizeof(stop_rows[0])));
 #ifndef NDEBUG
 	tcase_add_test_raise_signal(tc, scheduling_in_the_past_aborts, SIGABRT);
+#endif
+#ifdef CS_CHECKED
+	tcase_add_test_raise_signal(tc, a_false_invariant_aborts, SIGABRT);
 #endif
 	suite_add_tcase(s, tc);
 

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "run/runner_int.h"
 
 /* Ask for local's state ahead of its use: a merged event's ranks and a
@@ -40,6 +41,7 @@ static inline void note_transfer(cs_runner *r, cs__rank *rs, int c, cs_time xfer
 static inline void complete(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
 {
 	cs__rank *rs = &r->shared.ranks[local];
+	CS_ASSERT((rs->busy & (1u << s)) && op == cs__run_head(r, rs, s));
 	if (rs->held[s]) {
 		cs__run_contend(r, local, -(int)rs->held[s]);
 		rs->held[s] = 0;
@@ -279,6 +281,7 @@ static void start_send(cs_runner *r, int64_t local, cs__rank *rs, int s, const c
  * unmet, and need none of this. */
 static void start_op(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
 {
+	CS_ASSERT(!(rs->busy & (1u << s)));
 	rs->busy |= (uint8_t)(1u << s);
 	if (r->shared.times)
 		r->shared.times[local].started[s] = cs_sim_now(r->sim);
@@ -331,6 +334,9 @@ static inline void try_stream(cs_runner *r, int64_t local, cs__rank *rs, int s)
  * did not move would wait still), in stream order. */
 void cs__run_try_rank(cs_runner *r, int64_t local)
 {
+	/* a part touches its own ranks alone: what makes its windows run
+	 * apart from the others' (parts.c) */
+	CS_ASSERT(local >= 0 && local < r->shared.nlocal && (r->hi == 0 || (local >= r->lo && local < r->hi)));
 	cs__rank *rs = &r->shared.ranks[local];
 	unsigned mask = r->shared.tmpls[rs->tmpl].stream_mask & ~(unsigned)rs->busy & rs->retry;
 	rs->retry &= (uint8_t)~mask;
@@ -360,6 +366,8 @@ static void op_done(cs_runner *r, cs__ticket tk, int s)
 		}
 	}
 	const cs_op *op = cs__run_head(r, &r->shared.ranks[local], s);
+	/* only the compute stream's ends may be stale (re-timed ops) */
+	CS_ASSERT(op && (r->shared.ranks[local].busy & (1u << s)));
 	if (op->kind == CS_OP_SEND) {
 		cs__run_send_done(r, local, s, op);
 		return;
@@ -378,6 +386,7 @@ static void on_op_done(cs_sim *sim, void *ctx, unsigned stream, const uint64_t *
 {
 	cs_runner *r = ctx;
 	int s = (int)stream;
+	CS_ASSERT(n > 0 && s < CS_STREAMS);
 	uint64_t next;
 	cs_time nat;
 	unsigned ns;
