@@ -86,7 +86,8 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, cons
 					   .kind = op->group, .stream = s };
 }
 
-void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
+/* A collective across parts ended: this part's members leave it. */
+static void on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
 	cs_runner *r = ctx;
 	cs__coll_ev e = cs__coll_ev_unpack(arg);
@@ -123,7 +124,7 @@ static void arrive(cs_runner *r, const cs__arrival *a)
 	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = a->gi, .kind = a->kind, .stream = a->stream });
 	for (int32_t i = 0; i < sl->nparts; i++) {
 		cs_runner *p = c->part[sl->parts[i]];
-		if (cs_sim_at(p->sim, at + d, cs__run_on_cross_done, p, tag) != 0)
+		if (cs_sim_at(p->sim, at + d, on_cross_done, p, tag) != 0)
 			r->failed = CS_ERR_NOMEM;
 	}
 }

@@ -287,7 +287,6 @@ uint64_t cs__run_parts_events(const cs_runner *r);
 /* A part's member arrives at a collective across parts. */
 void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
 			  cs__comm_table *t, int64_t gi);
-void cs__run_on_cross_done(cs_sim *sim, void *ctx, uint64_t arg);
 void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
 /* runner_flow.c: the flow network of a run in flow fidelity (0, or -1
  * when out of memory), and a collective whose members have all arrived
