@@ -238,7 +238,9 @@ cs_time cs__run_coll_begin(cs_runner *r, cs__comm_table *t, int64_t gi, int s, c
 	return d;
 }
 
-cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier)
+/* A pipeline message's time; *channels: the tuner's, *tier: the highest
+ * tier it crosses. */
+static cs_time p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier)
 {
 	int64_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
 	cs_group_shape s = cs_topo_group(r->shared.env.topo, lo, hi - lo, 2);
@@ -254,4 +256,17 @@ cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, i
 		d = degrade(d, &ch, keep, lat);
 	}
 	return d;
+}
+
+void cs__run_p2p_route(cs_runner *r, cs__rank *rs, int up, int64_t rank, double bytes)
+{
+	int64_t peer = rs->p2p_peer[up];
+	int ch = 0, tier = 0;
+	rs->p2p_bytes[up] = bytes;
+	rs->p2p_ns[up] = p2p_time(r, rank, peer, bytes, &ch, &tier);
+	rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
+	rs->p2p_tier[up] = (uint8_t)tier;
+	rs->p2p_plan[up] = 0;
+	if (r->net)
+		rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, bytes);
 }

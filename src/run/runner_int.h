@@ -303,9 +303,12 @@ void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_
  * arrival at an instance lists its members, the last starts it (a call,
  * runner_coll.c). */
 void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
-/* A pipeline message's time; *channels: the tuner's, *tier: the highest
- * tier it crosses. */
-cs_time cs__run_p2p_time(cs_runner *r, int64_t src, int64_t dst, double bytes, int *channels, int *tier);
+/* The route of rank's pipeline messages of `bytes` down (up 0) or up (1)
+ * to its peer there (rs->p2p_peer[up]): their time, channels and highest
+ * tier, and in flow fidelity the bytes each puts on the net
+ * (runner_coll.c). */
+void cs__run_p2p_route(cs_runner *r, cs__rank *rs, int up, int64_t rank, double bytes);
+/* runner_flow.c: the bytes a message of `bytes` puts on the flow network. */
 double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
 /* A pipeline send of `local`'s stream s (op, its head) has arrived:
  * complete it, deliver it to the peer's mailbox, and try both ranks. */

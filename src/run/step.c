@@ -252,16 +252,8 @@ static void start_send(cs_runner *r, int64_t local, cs__rank *rs, int s, const c
 		rs->p2p_peer[up] = cs_mesh_pp_peer(r->shared.env.mesh, rank, (st + op->to + p) % p);
 	}
 	int64_t peer = rs->p2p_peer[up];
-	if (rs->p2p_bytes[up] != op->bytes) {
-		int ch = 0, tier = 0;
-		rs->p2p_bytes[up] = op->bytes;
-		rs->p2p_ns[up] = cs__run_p2p_time(r, rank, peer, op->bytes, &ch, &tier);
-		rs->p2p_ch[up] = (uint8_t)(ch < 0 ? 0 : ch > 255 ? 255 : ch);
-		rs->p2p_tier[up] = (uint8_t)tier;
-		rs->p2p_plan[up] = 0;
-		if (r->net)
-			rs->p2p_net[up] = cs__run_p2p_net_bytes(r, rank, peer, op->bytes);
-	}
+	if (rs->p2p_bytes[up] != op->bytes)
+		cs__run_p2p_route(r, rs, up, rank, op->bytes);
 	if (r->shared.contend) {
 		rs->held[s] = rs->p2p_ch[up];
 		cs__run_contend(r, local, rs->held[s]);
