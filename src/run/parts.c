@@ -31,11 +31,11 @@
 /* At most this many parts, unless the scenario says otherwise: enough for
  * 16 threads to share the work evenly in 4 parts each; a part is at least
  * one replica, and at least MIN_PART_RANKS ranks, whose state (384 bytes
- * each) then about fills a core's L2. More parts cost more events (a merged
- * event of same-time completions holds one part's ranks), and parts smaller than
- * that gain no locality for it: the 16k replay ran 2.7-4.5 s on one thread
- * in 64 parts of 256 ranks, 1.8-2.5 s in 8 parts of 2,048. The count does
- * not depend on the threads, so neither does any figure of the report. */
+ * each) then about fills a core's L2. More parts cost more events (a
+ * merged event of same-time completions holds one part's ranks), and parts
+ * smaller than that gain no locality for it (docs/performance.md measures
+ * both). The count does not depend on the threads, so neither does any
+ * figure of the report. */
 enum { MAX_PARTS = 64, MIN_PART_RANKS = 2048 };
 
 typedef struct cs__parts {

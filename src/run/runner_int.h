@@ -84,8 +84,8 @@ typedef struct cs__comm_table {
 	 * and the transfer to it, worked out when read. A member's stream
 	 * reaches the next collective of the instance only after this one, so
 	 * the counter moves on before the generation after that overwrites
-	 * the path it reads; a collective used to write the path (216 bytes,
-	 * at scale a cache miss each) to every member. */
+	 * the path it reads. Writing the path (216 bytes) to every member
+	 * instead would cost a cache miss a member at scale. */
 	cs_path *paths;
 	cs_time *xfers;
 	cs_group_shape *shapes;
