@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
-#include "cli/plan_out.h"
+#include "report/plan_out.h"
 #include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
@@ -216,13 +216,13 @@ int cs_cmd_plan(int argc, char **argv)
 	}
 	FILE *f = cs_out_file(o);
 	if (r.format == F_JSON)
-		cs__plan_write_json(f, sc, s, r.top);
+		cs_plan_write_json(f, sc, s, r.top);
 	else if (r.format == F_CSV)
-		cs__plan_write_csv(f, s);
+		cs_plan_write_csv(f, s);
 	else if (r.format == F_MEGATRON)
-		cs__plan_write_megatron(f, sc, s, r.top);
+		cs_plan_write_megatron(f, sc, s, r.top);
 	else
-		cs__plan_write_text(f, sc, s, r.top);
+		cs_plan_write_text(f, sc, s, r.top);
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
 		rc = 2;
