@@ -16,7 +16,7 @@
 #include "hw/calib.h"
 #include "hw/files.h"
 #include "model/compute.h"
-#include "report/compare.h"
+#include "study/compare.h"
 
 #define ROOT CS_SOURCE_ROOT "/"
 #define GPT_SC ROOT "scenarios/h200-gpt-h5120-8l-s2048-mb4.yaml"

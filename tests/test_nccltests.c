@@ -1,6 +1,6 @@
 /*
  * test_nccltests.c - nccl-tests output (src/ingest/nccltests.c) and the
- * network fit (src/coll/coll_fit.c): a real-format output parses into its
+ * network fit (src/study/net_fit.c): a real-format output parses into its
  * group and rows; bad input is a file:line:col error; the op comes from
  * the header or the bus factor; outputs written from the tuner with known
  * factors give those factors back within 1 %, on one node and across
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/coll_fit.h"
+#include "study/net_fit.h"
 #include "config/config.h"
 #include "hw/topo.h"
 #include "ingest/nccltests.h"
@@ -296,7 +296,7 @@ static char *synthetic(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_co
 }
 
 /* Fit the synthetic output; the factors must come back within 1 %. */
-static cs_coll_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, double up, double out,
+static cs_net_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, double up, double out,
 			   double lat)
 {
 	cs_cluster_spec c = h100_cluster(nodes);
@@ -319,8 +319,8 @@ static cs_coll_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, doubl
 		ns[i] = 1e3 * t.rows[i].time_us[0];
 	}
 	cs_coll_spec start = { .contention = 1 };
-	cs_coll_fit fit;
-	ck_assert_msg(cs_coll_fit_network(&c, &start, op, &g, bytes, ns, t.nrows, &fit, &d) == CS_OK,
+	cs_net_fit fit;
+	ck_assert_msg(cs_net_fit_times(&c, &start, op, &g, bytes, ns, t.nrows, &fit, &d) == CS_OK,
 		      "%s", d.msg);
 	cs_nccltests_free(&t);
 	return fit;
@@ -328,7 +328,7 @@ static cs_coll_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, doubl
 
 START_TEST(recovers_nvlink_factors_on_one_node)
 {
-	cs_coll_fit f = recover(1, 8, CS_COLL_ALL_REDUCE, 0.85, 0, 1.3);
+	cs_net_fit f = recover(1, 8, CS_COLL_ALL_REDUCE, 0.85, 0, 1.3);
 	ck_assert(!f.nic && f.bandwidth_fit && f.latency_fit);
 	ck_assert_msg(fabs(f.bandwidth / 0.85 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
 	ck_assert_msg(fabs(f.latency / 1.3 - 1) < 0.01, "latency %.5f", f.latency);
@@ -342,7 +342,7 @@ END_TEST
 START_TEST(recovers_nic_factors_across_nodes)
 {
 	/* one GPU per node: the NIC alone carries the ring and the tree */
-	cs_coll_fit f = recover(16, 1, CS_COLL_ALL_REDUCE, 0, 0.8, 1.5);
+	cs_net_fit f = recover(16, 1, CS_COLL_ALL_REDUCE, 0, 0.8, 1.5);
 	ck_assert(f.nic && f.bandwidth_fit && f.latency_fit);
 	ck_assert_msg(fabs(f.bandwidth / 0.8 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
 	ck_assert_msg(fabs(f.latency / 1.5 - 1) < 0.01, "latency %.5f", f.latency);
@@ -359,7 +359,7 @@ END_TEST
  * the NIC, so the fit moves to NVLink. */
 START_TEST(moves_to_nvlink_when_the_nic_does_not_bind)
 {
-	cs_coll_fit f = recover(2, 8, CS_COLL_ALL_GATHER, 1.03, 0, 1.0);
+	cs_net_fit f = recover(2, 8, CS_COLL_ALL_GATHER, 1.03, 0, 1.0);
 	ck_assert(!f.nic && f.bandwidth_fit);
 	ck_assert_msg(fabs(f.bandwidth / 1.03 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
 }
@@ -401,11 +401,11 @@ START_TEST(published_points_within_5_percent)
 		bytes[i] = t.rows[i].bytes;
 		ns[i] = 1e3 * t.rows[i].time_us[0];
 	}
-	cs_coll_fit fit;
-	ck_assert_int_eq(cs_coll_fit_network(&sc->cluster, &sc->coll, op, &g, bytes, ns, t.nrows, &fit,
-					     &d), CS_OK);
+	cs_net_fit fit;
+	ck_assert_int_eq(cs_net_fit_times(&sc->cluster, &sc->coll, op, &g, bytes, ns, t.nrows, &fit,
+					  &d), CS_OK);
 	ck_assert(fit.bandwidth_fit);
-	cs_coll_spec fitted = cs_coll_fit_apply(&sc->coll, &fit);
+	cs_coll_spec fitted = cs_net_fit_apply(&sc->coll, &fit);
 	cs_coll *co = cs_coll_new(&sc->cluster, &fitted);
 	ck_assert_ptr_nonnull(co);
 	for (size_t i = 0; i < t.nrows; i++) {
@@ -439,9 +439,9 @@ START_TEST(nothing_to_fit)
 	cs_coll_spec s = { .contention = 1 };
 	cs_group_shape g = { .nranks = 1, .nnodes = 1, .ranks_per_node = 1, .ndomains = 1 };
 	double b = 8, t = 1e4;
-	cs_coll_fit f;
+	cs_net_fit f;
 	cs_diag d = { { 0 } };
-	ck_assert_int_eq(cs_coll_fit_network(&c, &s, CS_COLL_ALL_REDUCE, &g, &b, &t, 1, &f, &d),
+	ck_assert_int_eq(cs_net_fit_times(&c, &s, CS_COLL_ALL_REDUCE, &g, &b, &t, 1, &f, &d),
 			 CS_ERR_INPUT);
 	ck_assert_str_eq(d.msg, "nothing to fit: a group of one rank does not communicate");
 }

@@ -25,7 +25,7 @@
 #include "config/scenario.h"
 #include "hw/calib.h"
 #include "hw/files.h"
-#include "report/compare.h"
+#include "study/compare.h"
 #include "report/out.h"
 
 static const char calibrate_help[] =

@@ -19,7 +19,7 @@
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "ingest/kineto.h"
-#include "report/compare.h"
+#include "study/compare.h"
 #include "report/out.h"
 
 static const char compare_help[] =
