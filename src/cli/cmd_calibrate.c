@@ -1,6 +1,6 @@
 /*
  * cmd_calibrate.c - `clustersim calibrate`: run the comparison of
- * `clustersim compare` (src/report/compare.c), fit one factor per compute
+ * `clustersim compare` (src/study/compare.c), fit one factor per compute
  * class (trace time / simulated time per step), write them as a
  * calibration file (hw/calib.h) through cs_out, then simulate the scenario
  * again with that file as cluster.gpu.calibration and print the fit.
@@ -25,8 +25,8 @@
 #include "config/scenario.h"
 #include "hw/calib.h"
 #include "hw/files.h"
-#include "study/compare.h"
 #include "report/out.h"
+#include "study/compare.h"
 
 static const char calibrate_help[] =
 "usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"

@@ -3,7 +3,7 @@
  * of one GPU's training steps beside the simulation of a scenario, per
  * class of kernel: time and kernels per step, measured and simulated.
  *
- * The trace and the simulation come from src/report/compare.c (shared with
+ * The trace and the simulation come from src/study/compare.c (shared with
  * `clustersim calibrate`): the trace summarised by kineto.c, the scenario
  * loaded with the --set overrides and simulated as `clustersim run` does.
  * Everything allocated here is freed here.
@@ -19,8 +19,8 @@
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "ingest/kineto.h"
-#include "study/compare.h"
 #include "report/out.h"
+#include "study/compare.h"
 
 static const char compare_help[] =
 "usage: clustersim compare TRACE.json[.gz] SCENARIO.yaml [options]\n"

@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "cli/args.h"
-#include "report/plan_out.h"
 #include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "report/out.h"
+#include "report/plan_out.h"
 #include "study/planner.h"
 #include "study/search.h"
 
@@ -169,8 +169,6 @@ static int parse(cs_args *a, plan_args *r)
 		return cs_args_fail(a, "no scenario file given");
 	return 0;
 }
-
-/* ---- text --------------------------------------------------------------- */
 
 int cs_cmd_plan(int argc, char **argv)
 {
