@@ -9,7 +9,7 @@
  * file written holds the product, so it replaces the old one. Everything
  * allocated here is freed here.
  */
-#include "cli/cmd_calibrate.h"
+#include "cli/commands.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
-#include "cli/cmd_compare.h"
+#include "cli/calibrate_int.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "coll/coll.h"

@@ -7,7 +7,7 @@
  * scenario's calibration already held. Everything allocated here is freed
  * here.
  */
-#include "cli/cmd_calibrate.h"
+#include "cli/calibrate_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * collective over a range of sizes, on a scenario's cluster or on a preset
  * server.
  */
-#include "cli/cmd_coll.h"
+#include "cli/commands.h"
 
 #include <limits.h>
 #include <math.h>

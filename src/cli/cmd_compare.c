@@ -8,7 +8,7 @@
  * loaded with the --set overrides and simulated as `clustersim run` does.
  * Everything allocated here is freed here.
  */
-#include "cli/cmd_compare.h"
+#include "cli/commands.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -84,36 +84,6 @@ typedef struct row {
 
 /* the classes' rows, then the compute sum, then the trace-only classes */
 enum { ROWS = CS_KINETO_CLASSES + 3, R_COMPUTE = CS_KINETO_COMM, R_IDLE = ROWS - 2, R_STEP = ROWS - 1 };
-
-int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps,
-                       cs_trace_args *t)
-{
-	if (id == CS_ARGS_POSITIONAL) {
-		if (!t->trace)
-			t->trace = val;
-		else if (cs_args_scenario(a, &t->sc, 0, val))
-			return 2;
-		return 1;
-	}
-	if (id == o_set)
-		return cs_args_scenario(a, &t->sc, 1, val) ? 2 : 1;
-	if (id == o_steps) {
-		if (cs_args_parse_int(val, 1, 1000000, &t->steps))
-			return cs_args_fail(a, "'--steps' needs a whole number from 1 to 1000000 "
-					    "(got '%s')", val);
-		return 1;
-	}
-	return 0;
-}
-
-int cs_trace_args_check(cs_args *a, const cs_trace_args *t)
-{
-	if (!t->trace)
-		return cs_args_fail(a, "no trace file given");
-	if (!t->sc.file)
-		return cs_args_fail(a, "no scenario file given");
-	return 0;
-}
 
 static int parse(cs_args *a, compare_args *r)
 {

@@ -1,11 +1,12 @@
 /*
- * cmd_memory.c - `clustersim memory` (see cmd_memory.h).
+ * cmd_memory.c - `clustersim memory`: the per-GPU training-memory
+ * breakdown of a model under a parallel plan, and whether it fits the GPU.
  *
  * Starts from a scenario file (cs_scenario_load) or from the defaults, then
  * applies the flags, and prints cs_mem_per_gpu's breakdown for the worst
  * rank (the first pipeline stage) with report/memory_out.h.
  */
-#include "cli/cmd_memory.h"
+#include "cli/commands.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -271,13 +272,13 @@ static int check_plan(mem_cmd *c)
 	return 0;
 }
 
-int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
+int cs_cmd_memory(int argc, char **argv)
 {
-	mem_cmd c = { .out = out, .err = err };
+	mem_cmd c = { .out = stdout, .err = stderr };
 	bool help = false;
 	int rc = parse(&c, argc, argv, &help);
 	if (help && rc == 0) {
-		fputs(usage, out);
+		fputs(usage, stdout);
 		cs_scenario_free(c.sc);
 		return 0;
 	}
@@ -294,9 +295,4 @@ int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
 	}
 	cs_scenario_free(c.sc);
 	return rc;
-}
-
-int cs_cmd_memory(int argc, char **argv)
-{
-	return cs_cmd_memory_to(argc, argv, stdout, stderr);
 }

@@ -1,5 +1,6 @@
 /*
- * cmd_pipeline.c - `clustersim pipeline` (see cmd_pipeline.h).
+ * cmd_pipeline.c - `clustersim pipeline`: one pipeline schedule with per-op
+ * times, its makespan, bubble and in-flight peaks.
  *
  * Times. --tf, --tb and --tw are per micro-batch per stage (all of a
  * stage's layers), in any unit (the output uses the same one), decimals
@@ -12,7 +13,7 @@
  * unit, so a chunk op of x units lasts round(x * 1e6) ticks and
  * everything down to 1e-6 of the unit is exact.
  */
-#include "cli/cmd_pipeline.h"
+#include "cli/commands.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * the classic heuristic choice (the distributed-training chapter's
  * choose_parallelism) ranks among them.
  */
-#include "cli/cmd_plan.h"
+#include "cli/commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * cmd_run.c - `clustersim run`: simulate a scenario and report; and
  * `clustersim validate`: load and check a scenario without running it.
  */
-#include "cli/cmd_run.h"
+#include "cli/commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
