@@ -4,7 +4,8 @@
  * group and rows; bad input is a file:line:col error; the op comes from
  * the header or the bus factor; outputs written from the tuner with known
  * factors give those factors back within 1 %, on one node and across
- * nodes; a factor the times do not depend on is reported as such.
+ * nodes; a factor the times do not depend on is reported as such; what
+ * `clustersim coll` writes (src/report/nccl_out.c) reads back.
  */
 #include <check.h>
 #include <math.h>
@@ -13,10 +14,11 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "study/net_fit.h"
 #include "config/config.h"
 #include "hw/topo.h"
 #include "ingest/nccltests.h"
+#include "report/nccl_out.h"
+#include "study/net_fit.h"
 
 /* nccl-tests 2.x all_reduce_perf on two hosts of two GPUs, abridged, with a
  * launcher's message between the lines. */
@@ -447,6 +449,50 @@ START_TEST(nothing_to_fit)
 }
 END_TEST
 
+/* What `clustersim coll` writes (report/nccl_out.h) reads back as
+ * nccl-tests output: its test, its ranks and hosts, every size with the
+ * tuner's time. */
+START_TEST(predicted_output_reads_back)
+{
+	static const cs_coll_op ops[] = { CS_COLL_ALL_REDUCE, CS_COLL_ALL_GATHER, CS_COLL_BROADCAST };
+	cs_cluster_spec c = h100_cluster(2);
+	cs_coll_spec spec = { .contention = 1 };
+	cs_topo *topo = cs_topo_new(&c);
+	cs_coll *co = cs_coll_new(&c, &spec);
+	ck_assert(topo && co);
+	cs_group_shape g = cs_topo_group(topo, 0, 1, 16);
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		cs_nccl_run r = { .c = &c, .op = ops[i], .g = &g, .n = 16, .min = 1024,
+				  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = "sum" };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		ck_assert_ptr_nonnull(f);
+		ck_assert(!cs_nccl_write(f, false, &r, co, CS_ALGO_AUTO));
+		fclose(f);
+		cs_nccltests t;
+		cs_diag d = { { 0 } };
+		ck_assert_msg(cs_nccltests_parse(text, len, "coll.txt", &t, &d) == CS_OK, "%s", d.msg);
+		free(text);
+		ck_assert_str_eq(t.test, cs_nccl_test_name(ops[i]));
+		cs_coll_op op;
+		ck_assert_int_eq(cs_nccltests_op(&t, "coll.txt", -1, &op, &d), CS_OK);
+		ck_assert_int_eq(op, ops[i]);
+		ck_assert_int_eq(t.nranks, 16);
+		ck_assert_int_eq(t.nhosts, 2);
+		ck_assert_uint_eq(t.nrows, 11);   /* 1 KiB to 1 GiB by 4 */
+		for (size_t k = 0; k < t.nrows; k++) {
+			double us = 1e-3 * (double)cs_coll_time(co, ops[i], &g, t.rows[k].bytes, NULL);
+			ck_assert_double_eq_tol(t.rows[k].time_us[0], us, 0.005 + 1e-9);
+			ck_assert_double_eq_tol(t.rows[k].time_us[1], us, 0.005 + 1e-9);
+		}
+		cs_nccltests_free(&t);
+	}
+	cs_coll_free(co);
+	cs_topo_free(topo);
+}
+END_TEST
+
 static Suite *nccltests_suite(void)
 {
 	Suite *s = suite_create("nccltests");
@@ -459,6 +505,7 @@ static Suite *nccltests_suite(void)
 	tcase_add_test(tc, mpi_build_names_its_op);
 	tcase_add_test(tc, root_out_of_range_is_no_root);
 	tcase_add_test(tc, op_from_the_bus_factor);
+	tcase_add_test(tc, predicted_output_reads_back);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fit");
 	tcase_set_timeout(tc, 60);
