@@ -2,11 +2,13 @@
  * test_calib.c - calibration files (src/hw/calib.c) and their use:
  * the parser's good and bad cases, a missing file named by a scenario,
  * a calibrated run (gemm doubled), calibrating from the measured llama
- * trace reproducing its class times, and cross-prediction of the other
- * measured setup's step from each trace's calibration.
+ * trace reproducing its class times, the comparison as `compare` prints
+ * it, and cross-prediction of the other measured setup's step from each
+ * trace's calibration.
  */
 #include <check.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,8 @@
 #include "hw/calib.h"
 #include "hw/files.h"
 #include "model/compute.h"
-#include "report/compare.h"
+#include "report/compare_out.h"
+#include "study/compare.h"
 
 #define ROOT CS_SOURCE_ROOT "/"
 #define GPT_SC ROOT "scenarios/h200-gpt-h5120-8l-s2048-mb4.yaml"
@@ -341,6 +344,50 @@ START_TEST(reproduces_trace)
 }
 END_TEST
 
+/* The comparison as `clustersim compare` prints it (report/compare_out.h):
+ * a row per class, the compute sum, GPU idle and the step; where the
+ * step count came from. */
+static char *written(const cs_compare *c, int format, bool steps_given)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	if (format == 0)
+		cs_compare_write_text(f, c, "t.json", steps_given);
+	else if (format == 1)
+		cs_compare_write_json(f, c, "t.json", steps_given);
+	else
+		cs_compare_write_csv(f, c);
+	fclose(f);
+	return text;
+}
+
+START_TEST(comparison_is_written)
+{
+	cs_compare c;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_compare_open(LLAMA_TRACE, LLAMA_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
+	char *text = written(&c, 0, false), *json = written(&c, 1, true), *csv = written(&c, 2, false);
+	ck_assert_msg(strncmp(text, "trace      t.json: ", 19) == 0, "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "ProfilerStep annotations"));
+	ck_assert_ptr_nonnull(strstr(text, "\ncompute "));
+	ck_assert_ptr_nonnull(strstr(json, "\"steps_from\": \"option\""));
+	ck_assert_ptr_nonnull(strstr(json, "\"gpu_idle\": {"));
+	ck_assert_msg(strncmp(csv, "class,trace_s,trace_kernels,sim_s,sim_kernels,rel_error\n", 56) == 0,
+		      "%s", csv);
+	int lines = 0;
+	for (const char *p = csv; *p; p++)
+		lines += *p == '\n';
+	ck_assert_int_eq(lines, 1 + CS_KINETO_CLASSES + 3);
+	ck_assert_ptr_nonnull(strstr(csv, "\nstep,"));
+	free(text);
+	free(json);
+	free(csv);
+	cs_compare_close(&c);
+}
+END_TEST
+
 /* The step of `scenario` calibrated on the other setup's trace, against its
  * measured step: (predicted - measured) / measured. */
 static double cross_error(const char *trace, const char *trace_sc, const char *scenario,
@@ -384,6 +431,7 @@ static Suite *calib_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, gemm_doubled);
 	tcase_add_test(tc, reproduces_trace);
+	tcase_add_test(tc, comparison_is_written);
 	tcase_add_test(tc, cross_prediction);
 	suite_add_tcase(s, tc);
 	return s;

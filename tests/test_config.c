@@ -13,6 +13,7 @@
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "config/config_int.h"
+#include "config/yaml_node.h"
 
 #define BASE "cluster:\n  gpu: h100-sxm-80g\n  nodes: 2\nmodel: {preset: llama2-7b}\n"
 
@@ -530,6 +531,32 @@ START_TEST(kernel_profile_is_resolved_and_checked)
 }
 END_TEST
 
+/* libyaml's errors as every YAML reader words them: a syntax error is bad
+ * input at its place, running out of memory is out of memory. */
+START_TEST(yaml_errors_keep_their_status)
+{
+	yaml_parser_t yp;
+	cs_diag diag;
+
+	memset(&yp, 0, sizeof yp);
+	yp.error = YAML_SCANNER_ERROR;
+	yp.problem = "found character that cannot start any token";
+	yp.problem_mark.line = 2;
+	yp.problem_mark.column = 4;
+	ck_assert_int_eq(cs__yaml_error(&yp, "a.yaml", &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "a.yaml:3:5: yaml: found character that cannot start any token");
+	yp.context = "while scanning a plain scalar";
+	yp.context_mark.line = 1;
+	ck_assert_int_eq(cs__yaml_error(&yp, "a.yaml", &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "a.yaml:3:5: yaml: found character that cannot start any token "
+	                           "(while scanning a plain scalar, line 2)");
+	memset(&yp, 0, sizeof yp);
+	yp.error = YAML_MEMORY_ERROR;
+	ck_assert_int_eq(cs__yaml_error(&yp, "a.yaml", &diag), CS_ERR_NOMEM);
+	ck_assert_str_eq(diag.msg, "out of memory parsing 'a.yaml'");
+}
+END_TEST
+
 START_TEST(file_problems_are_refused)
 {
 	cs_scenario *sc = NULL;
@@ -895,6 +922,7 @@ static Suite *config_suite(void)
 	tcase_add_loop_test(tc, bad_scenarios_are_refused_with_location, 0,
 	                    sizeof bad_cases / sizeof bad_cases[0]);
 	tcase_add_test(tc, file_problems_are_refused);
+	tcase_add_test(tc, yaml_errors_keep_their_status);
 	tcase_add_test(tc, kernel_profile_is_resolved_and_checked);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("overrides");

@@ -12,6 +12,7 @@
 
 #include "clustersim/clustersim.h"
 #include "fault/fault.h"
+#include "report/report.h"
 #include "study/study.h"
 #include "scenario_text.h"
 
@@ -272,7 +273,7 @@ END_TEST
 
 /* --per-rank rows are those of the reported step, the slowest of the steps
  * drawn, not of the last one: the latest end among them is that step's
- * time. */
+ * time; and they are written one line a rank. */
 START_TEST(per_rank_rows_are_the_reported_steps)
 {
 	cs_scenario *sc = cs_test_load(JITTER(7), NULL, 0);
@@ -290,6 +291,20 @@ START_TEST(per_rank_rows_are_the_reported_steps)
 			last = rows[i].end_s;
 	ck_assert_msg(fabs(last - m->step_time_max_s) < 1e-9, "rows end at %.9f, the reported step at %.9f",
 		      last, m->step_time_max_s);
+	/* as `run --per-rank` writes them (report/report.h): a header and a line a rank */
+	char *csv = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&csv, &len);
+	ck_assert_ptr_nonnull(f);
+	cs_report_ranks_csv(f, rows, n);
+	fclose(f);
+	ck_assert_msg(strncmp(csv, "rank,end_s,busy_s,idle_s,", 25) == 0, "%s", csv);
+	ck_assert_ptr_nonnull(strstr(csv, ",activation_peak_bytes,compute_factor\n0,"));
+	int lines = 0;
+	for (const char *c = csv; *c; c++)
+		lines += *c == '\n';
+	ck_assert_int_eq(lines, 1 + 16);
+	free(csv);
 	cs_result_free(res);
 	cs_scenario_free(sc);
 }

@@ -1,6 +1,8 @@
 /*
  * test_memory.c - the seed's memory accounting: bytes per parameter, ZeRO,
- * Korthikanti activations, pipeline in-flight micro-batches, exercise 1.
+ * Korthikanti activations, pipeline in-flight micro-batches, exercise 1,
+ * and the report `clustersim memory` prints (its options and messages are
+ * tests/cli/commands.sh's).
  *
  * Units: GiB = 2^30 B for the per-layer activation table (as the seed's
  * memory_calc prints it), GB = 1e9 B for state and exercise 1 (as its text
@@ -8,12 +10,15 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cmd_memory.h"
+#include "config/config.h"
 #include "model/memory.h"
 #include "model/model.h"
+#include "report/memory_out.h"
 #include "model_fixtures.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -294,7 +299,7 @@ START_TEST(test_kv_cache_bytes_per_token)
 }
 END_TEST
 
-/* ---- the `memory` subcommand --------------------------------------------- */
+/* ---- the report (report/memory_out.h) ------------------------------------ */
 
 static char *slurp(FILE *f)
 {
@@ -305,94 +310,55 @@ static char *slurp(FILE *f)
 	return buf;
 }
 
-typedef struct cli_run {
-	int rc;
-	char *out, *err;
-} cli_run;
-
-static cli_run run_cli(const char *const *args)
+/* Exercise 1's plan as `clustersim memory --model llama3-8b --seq-len 8192
+ * --dp 8 --zero 2` sets it on the defaults (GPU h100-sxm-80g), with
+ * micro-batch `mb`, written as JSON or text. */
+static char *exercise_1_report(int64_t mb, bool json)
 {
-	char *argv[32];
-	int argc = 0;
-	argv[argc++] = (char *)"memory";
-	for (; args[argc - 1]; argc++)
-		argv[argc] = (char *)args[argc - 1];
-	FILE *out = tmpfile(), *err = tmpfile();
-	cli_run r;
-	r.rc = cs_cmd_memory_to(argc, argv, out, err);
-	r.out = slurp(out);
-	r.err = slurp(err);
-	fclose(out);
-	fclose(err);
-	return r;
+	cs_scenario *sc = calloc(1, sizeof *sc);
+	ck_assert_ptr_nonnull(sc);
+	ck_assert_int_eq(cs_config_defaults(sc), CS_OK);
+	sc->cluster.gpu = *cs_preset_gpu("h100-sxm-80g");
+	sc->model = *cs_preset_model("llama3-8b");
+	sc->training.seq_len = 8192;
+	sc->training.micro_batch = mb;
+	sc->parallel.dp = 8;
+	sc->parallel.sharding = CS_SHARD_ZERO2;
+	sc->parallel.flash_attention = true;
+	cs_mem_breakdown r = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
+					    &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
+	FILE *f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	if (json)
+		cs_mem_write_json(f, sc, &r);
+	else
+		cs_mem_write_text(f, sc, &r);
+	char *out = slurp(f);
+	fclose(f);
+	free(sc);
+	return out;
 }
 
-static void cli_free(cli_run *r)
+START_TEST(test_report_exercise_1_json)
 {
-	free(r->out);
-	free(r->err);
-}
-
-START_TEST(test_cli_exercise_1_json)
-{
-	const char *args[] = { "--model", "llama3-8b", "--seq-len", "8192", "--micro-batch=2",
-			       "--dp", "8", "--zero", "2", "--flash", "--format", "json", NULL };
-	cli_run r = run_cli(args);
-	ck_assert_msg(r.rc == 0, "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, "\"fits\": false"));
-	ck_assert_ptr_nonnull(strstr(r.out, "\"params\": 8030261248"));
-	ck_assert_ptr_nonnull(strstr(r.out, "\"per_gpu_bytes\""));
-	const char *tot = strstr(strstr(r.out, "\"per_gpu_bytes\""), "\"total\": ");
+	char *out = exercise_1_report(2, true);
+	ck_assert_ptr_nonnull(strstr(out, "\"fits\": false"));
+	ck_assert_ptr_nonnull(strstr(out, "\"params\": 8030261248"));
+	ck_assert_ptr_nonnull(strstr(out, "\"per_gpu_bytes\""));
+	const char *tot = strstr(strstr(out, "\"per_gpu_bytes\""), "\"total\": ");
 	ck_assert_ptr_nonnull(tot);
 	ck_assert_int_eq((int)lround(strtod(tot + 9, NULL) / GB), 103);
-	cli_free(&r);
+	free(out);
 }
 END_TEST
 
-START_TEST(test_cli_text_has_units_and_verdict)
+START_TEST(test_report_text_has_units_and_verdict)
 {
-	const char *args[] = { "--model", "llama3-8b", "--seq-len", "8192", "--micro-batch", "1",
-			       "--dp", "8", "--zero", "2", NULL };
-	cli_run r = run_cli(args);
-	ck_assert_int_eq(r.rc, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "GB (1e9 B)"));
-	ck_assert_ptr_nonnull(strstr(r.out, "GiB (2^30 B)"));
-	ck_assert_ptr_nonnull(strstr(r.out, "verdict: fits"));
-	cli_free(&r);
-}
-END_TEST
-
-static const struct {
-	const char *args[6];
-	const char *needle;
-} bad_cli_cases[] = {
-	{ { "--model", "llama3-8b", "--seq-lem", "4096", NULL }, "did you mean '--seq-len'?" },
-	{ { "--model", "llama3-8", NULL }, "unknown model preset 'llama3-8'; did you mean 'llama3-8b'?" },
-	{ { "--model", "llama3-8b", "--gpu", "h100", NULL }, "unknown gpu preset 'h100'" },
-	{ { "--model", "llama3-8b", "--zero", "4", NULL }, "bad value '4' for '--zero'" },
-	{ { "--model", "llama3-8b", "--recompute", "some", NULL }, "bad value 'some' for '--recompute'" },
-	{ { "--model", "llama3-8b", "--tp", NULL }, "option '--tp' needs a value" },
-	{ { "--seq-len", "4096", NULL }, "no model" },
-	{ { "--model", "llama3-8b", "--format", "xml", NULL }, "bad value 'xml' for '--format'" },
-};
-
-START_TEST(test_cli_bad_input_exits_2_with_a_message)
-{
-	cli_run r = run_cli(bad_cli_cases[_i].args);
-	ck_assert_int_eq(r.rc, 2);
-	ck_assert_msg(strstr(r.err, bad_cli_cases[_i].needle) != NULL, "stderr: %s", r.err);
-	ck_assert_str_eq(r.out, "");
-	cli_free(&r);
-}
-END_TEST
-
-START_TEST(test_cli_help_shows_an_example)
-{
-	const char *args[] = { "--help", NULL };
-	cli_run r = run_cli(args);
-	ck_assert_int_eq(r.rc, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "example:\n  clustersim memory --model"));
-	cli_free(&r);
+	char *out = exercise_1_report(1, false);
+	ck_assert_ptr_nonnull(strstr(out, "GB (1e9 B)"));
+	ck_assert_ptr_nonnull(strstr(out, "GiB (2^30 B)"));
+	ck_assert_ptr_nonnull(strstr(out, "verdict: fits"));
+	free(out);
 }
 END_TEST
 
@@ -422,11 +388,9 @@ static Suite *memory_suite(void)
 	tc = tcase_create("kv_cache");
 	tcase_add_loop_test(tc, test_kv_cache_bytes_per_token, 0, N(kv_cases));
 	suite_add_tcase(s, tc);
-	tc = tcase_create("cli");
-	tcase_add_test(tc, test_cli_exercise_1_json);
-	tcase_add_test(tc, test_cli_text_has_units_and_verdict);
-	tcase_add_loop_test(tc, test_cli_bad_input_exits_2_with_a_message, 0, N(bad_cli_cases));
-	tcase_add_test(tc, test_cli_help_shows_an_example);
+	tc = tcase_create("report");
+	tcase_add_test(tc, test_report_exercise_1_json);
+	tcase_add_test(tc, test_report_text_has_units_and_verdict);
 	suite_add_tcase(s, tc);
 	return s;
 }

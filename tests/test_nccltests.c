@@ -1,10 +1,11 @@
 /*
  * test_nccltests.c - nccl-tests output (src/ingest/nccltests.c) and the
- * network fit (src/coll/coll_fit.c): a real-format output parses into its
+ * network fit (src/study/net_fit.c): a real-format output parses into its
  * group and rows; bad input is a file:line:col error; the op comes from
  * the header or the bus factor; outputs written from the tuner with known
  * factors give those factors back within 1 %, on one node and across
- * nodes; a factor the times do not depend on is reported as such.
+ * nodes; a factor the times do not depend on is reported as such; what
+ * `clustersim coll` writes (src/report/nccl_out.c) reads back.
  */
 #include <check.h>
 #include <math.h>
@@ -13,10 +14,11 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/coll_fit.h"
 #include "config/config.h"
 #include "hw/topo.h"
 #include "ingest/nccltests.h"
+#include "report/nccl_out.h"
+#include "study/net_fit.h"
 
 /* nccl-tests 2.x all_reduce_perf on two hosts of two GPUs, abridged, with a
  * launcher's message between the lines. */
@@ -296,7 +298,7 @@ static char *synthetic(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_co
 }
 
 /* Fit the synthetic output; the factors must come back within 1 %. */
-static cs_coll_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, double up, double out,
+static cs_net_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, double up, double out,
 			   double lat)
 {
 	cs_cluster_spec c = h100_cluster(nodes);
@@ -319,8 +321,8 @@ static cs_coll_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, doubl
 		ns[i] = 1e3 * t.rows[i].time_us[0];
 	}
 	cs_coll_spec start = { .contention = 1 };
-	cs_coll_fit fit;
-	ck_assert_msg(cs_coll_fit_network(&c, &start, op, &g, bytes, ns, t.nrows, &fit, &d) == CS_OK,
+	cs_net_fit fit;
+	ck_assert_msg(cs_net_fit_times(&c, &start, op, &g, bytes, ns, t.nrows, &fit, &d) == CS_OK,
 		      "%s", d.msg);
 	cs_nccltests_free(&t);
 	return fit;
@@ -328,7 +330,7 @@ static cs_coll_fit recover(int64_t nodes, int64_t per_host, cs_coll_op op, doubl
 
 START_TEST(recovers_nvlink_factors_on_one_node)
 {
-	cs_coll_fit f = recover(1, 8, CS_COLL_ALL_REDUCE, 0.85, 0, 1.3);
+	cs_net_fit f = recover(1, 8, CS_COLL_ALL_REDUCE, 0.85, 0, 1.3);
 	ck_assert(!f.nic && f.bandwidth_fit && f.latency_fit);
 	ck_assert_msg(fabs(f.bandwidth / 0.85 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
 	ck_assert_msg(fabs(f.latency / 1.3 - 1) < 0.01, "latency %.5f", f.latency);
@@ -342,7 +344,7 @@ END_TEST
 START_TEST(recovers_nic_factors_across_nodes)
 {
 	/* one GPU per node: the NIC alone carries the ring and the tree */
-	cs_coll_fit f = recover(16, 1, CS_COLL_ALL_REDUCE, 0, 0.8, 1.5);
+	cs_net_fit f = recover(16, 1, CS_COLL_ALL_REDUCE, 0, 0.8, 1.5);
 	ck_assert(f.nic && f.bandwidth_fit && f.latency_fit);
 	ck_assert_msg(fabs(f.bandwidth / 0.8 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
 	ck_assert_msg(fabs(f.latency / 1.5 - 1) < 0.01, "latency %.5f", f.latency);
@@ -359,7 +361,7 @@ END_TEST
  * the NIC, so the fit moves to NVLink. */
 START_TEST(moves_to_nvlink_when_the_nic_does_not_bind)
 {
-	cs_coll_fit f = recover(2, 8, CS_COLL_ALL_GATHER, 1.03, 0, 1.0);
+	cs_net_fit f = recover(2, 8, CS_COLL_ALL_GATHER, 1.03, 0, 1.0);
 	ck_assert(!f.nic && f.bandwidth_fit);
 	ck_assert_msg(fabs(f.bandwidth / 1.03 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
 }
@@ -401,11 +403,11 @@ START_TEST(published_points_within_5_percent)
 		bytes[i] = t.rows[i].bytes;
 		ns[i] = 1e3 * t.rows[i].time_us[0];
 	}
-	cs_coll_fit fit;
-	ck_assert_int_eq(cs_coll_fit_network(&sc->cluster, &sc->coll, op, &g, bytes, ns, t.nrows, &fit,
-					     &d), CS_OK);
+	cs_net_fit fit;
+	ck_assert_int_eq(cs_net_fit_times(&sc->cluster, &sc->coll, op, &g, bytes, ns, t.nrows, &fit,
+					  &d), CS_OK);
 	ck_assert(fit.bandwidth_fit);
-	cs_coll_spec fitted = cs_coll_fit_apply(&sc->coll, &fit);
+	cs_coll_spec fitted = cs_net_fit_apply(&sc->coll, &fit);
 	cs_coll *co = cs_coll_new(&sc->cluster, &fitted);
 	ck_assert_ptr_nonnull(co);
 	for (size_t i = 0; i < t.nrows; i++) {
@@ -439,11 +441,55 @@ START_TEST(nothing_to_fit)
 	cs_coll_spec s = { .contention = 1 };
 	cs_group_shape g = { .nranks = 1, .nnodes = 1, .ranks_per_node = 1, .ndomains = 1 };
 	double b = 8, t = 1e4;
-	cs_coll_fit f;
+	cs_net_fit f;
 	cs_diag d = { { 0 } };
-	ck_assert_int_eq(cs_coll_fit_network(&c, &s, CS_COLL_ALL_REDUCE, &g, &b, &t, 1, &f, &d),
+	ck_assert_int_eq(cs_net_fit_times(&c, &s, CS_COLL_ALL_REDUCE, &g, &b, &t, 1, &f, &d),
 			 CS_ERR_INPUT);
 	ck_assert_str_eq(d.msg, "nothing to fit: a group of one rank does not communicate");
+}
+END_TEST
+
+/* What `clustersim coll` writes (report/nccl_out.h) reads back as
+ * nccl-tests output: its test, its ranks and hosts, every size with the
+ * tuner's time. */
+START_TEST(predicted_output_reads_back)
+{
+	static const cs_coll_op ops[] = { CS_COLL_ALL_REDUCE, CS_COLL_ALL_GATHER, CS_COLL_BROADCAST };
+	cs_cluster_spec c = h100_cluster(2);
+	cs_coll_spec spec = { .contention = 1 };
+	cs_topo *topo = cs_topo_new(&c);
+	cs_coll *co = cs_coll_new(&c, &spec);
+	ck_assert(topo && co);
+	cs_group_shape g = cs_topo_group(topo, 0, 1, 16);
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		cs_nccl_run r = { .c = &c, .op = ops[i], .g = &g, .n = 16, .min = 1024,
+				  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = "sum" };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		ck_assert_ptr_nonnull(f);
+		ck_assert(!cs_nccl_write(f, false, &r, co, CS_ALGO_AUTO));
+		fclose(f);
+		cs_nccltests t;
+		cs_diag d = { { 0 } };
+		ck_assert_msg(cs_nccltests_parse(text, len, "coll.txt", &t, &d) == CS_OK, "%s", d.msg);
+		free(text);
+		ck_assert_str_eq(t.test, cs_nccl_test_name(ops[i]));
+		cs_coll_op op;
+		ck_assert_int_eq(cs_nccltests_op(&t, "coll.txt", -1, &op, &d), CS_OK);
+		ck_assert_int_eq(op, ops[i]);
+		ck_assert_int_eq(t.nranks, 16);
+		ck_assert_int_eq(t.nhosts, 2);
+		ck_assert_uint_eq(t.nrows, 11);   /* 1 KiB to 1 GiB by 4 */
+		for (size_t k = 0; k < t.nrows; k++) {
+			double us = 1e-3 * (double)cs_coll_time(co, ops[i], &g, t.rows[k].bytes, NULL);
+			ck_assert_double_eq_tol(t.rows[k].time_us[0], us, 0.005 + 1e-9);
+			ck_assert_double_eq_tol(t.rows[k].time_us[1], us, 0.005 + 1e-9);
+		}
+		cs_nccltests_free(&t);
+	}
+	cs_coll_free(co);
+	cs_topo_free(topo);
 }
 END_TEST
 
@@ -459,6 +505,7 @@ static Suite *nccltests_suite(void)
 	tcase_add_test(tc, mpi_build_names_its_op);
 	tcase_add_test(tc, root_out_of_range_is_no_root);
 	tcase_add_test(tc, op_from_the_bus_factor);
+	tcase_add_test(tc, predicted_output_reads_back);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fit");
 	tcase_set_timeout(tc, 60);

@@ -2,19 +2,20 @@
  * test_planner.c - the plan search: the seed's heuristic against its rule
  * and closed-form memory, the enumeration counts of a small cluster, the
  * simulation cap, resizing, determinism across threads, the best plan
- * against the heuristic's choice, and the command's output and errors.
+ * against the heuristic's choice, and what `clustersim plan` writes (its
+ * options and messages are tests/cli/commands.sh's).
  */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cli/cmd_plan.h"
+#include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "model/compute.h"
 #include "model/model.h"
+#include "report/plan_out.h"
 #include "study/planner.h"
 #include "study/search.h"
 
@@ -347,133 +348,76 @@ START_TEST(test_threads_do_not_change_the_ranking)
 }
 END_TEST
 
-/* ---- the command --------------------------------------------------------- */
+/* ---- what `clustersim plan` writes (report/plan_out.h) -------------------- */
 
-typedef struct cli_run {
-	int rc;
-	char *out, *err;
-} cli_run;
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_ptr_nonnull(f);
-	char *buf = calloc(1, 1 << 20);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-/* Run `plan ARGS --out TMP` with stderr captured. */
-static cli_run run_cli(const char *const *args, bool with_out)
-{
-	char out[] = "/tmp/cs-plan-out-XXXXXX", err[] = "/tmp/cs-plan-err-XXXXXX";
-	int fo = mkstemp(out), fe = mkstemp(err);
-	char *argv[32];
-	int argc = 0;
-	ck_assert(fo >= 0 && fe >= 0);
-	close(fo);
-	argv[argc++] = (char *)"plan";
-	for (; *args; args++)
-		argv[argc++] = (char *)*args;
-	if (with_out) {
-		argv[argc++] = (char *)"--out";
-		argv[argc++] = out;
-	}
-	argv[argc] = NULL;
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(fe, 2);
-	cli_run r;
-	r.rc = cs_cmd_plan(argc, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(fe);
-	r.out = slurp(out);
-	r.err = slurp(err);
-	unlink(out);
-	unlink(err);
-	return r;
-}
-
-static void cli_free(cli_run *r)
-{
-	free(r->out);
-	free(r->err);
-}
+enum { W_TEXT, W_JSON, W_CSV };
 
 #define GPT_YAML CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml"
 
-START_TEST(test_cli_csv_has_one_row_per_simulated_plan)
+/* The plans of ddp-gpt-small.yaml for `gpus` GPUs, searched as `clustersim
+ * plan` searches them and written in `format`, the first `top` of them. */
+static char *written(int format, int64_t gpus, int jobs, int64_t top, int64_t cap)
 {
-	const char *args[] = {GPT_YAML, "--gpus", "4", "--format", "csv", "--jobs", "2",
-			      "--max-sims", "1000", NULL};
-	cli_run r = run_cli(args, true);
-	ck_assert_msg(r.rc == 0, "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, "rank,tp,cp,pp,virtual_stages,dp,"));
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+	ck_assert_msg(cs_scenario_load(GPT_YAML, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+	cs_plan_search *s = search(sc, gpus, jobs, cap);
+	ck_assert_msg(cs_plan_resize(sc, gpus, &diag) == CS_OK, "%s", diag.msg);
+	FILE *f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	if (format == W_JSON)
+		ck_assert_int_eq(cs_plan_write_json(f, sc, s, top), 0);
+	else if (format == W_CSV)
+		cs_plan_write_csv(f, s);
+	else
+		cs_plan_write_text(f, sc, s, top);
+	long n = ftell(f);
+	char *buf = calloc(1, (size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	rewind(f);
+	ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	cs_plan_search_free(s);
+	cs_scenario_free(sc);
+	return buf;
+}
+
+START_TEST(test_csv_has_one_row_per_simulated_plan)
+{
+	char *out = written(W_CSV, 4, 2, 10, 1000);
+	ck_assert_ptr_nonnull(strstr(out, "rank,tp,cp,pp,virtual_stages,dp,"));
 	int lines = 0;
-	for (const char *c = r.out; *c; c++)
+	for (const char *c = out; *c; c++)
 		lines += *c == '\n';
 	/* 4 GPUs: (tp,pp) = (1,1) (1,2) (1,4) (2,1) (2,2) (4,1); see
 	 * test_counts_of_a_small_cluster for the rule: 36+108+27+36+27+9 = 243,
 	 * none invalid (pp 4 x v 4 = 16 <= 24 layers). */
 	ck_assert_int_eq(lines, 1 + 243);
-	cli_free(&r);
+	free(out);
 }
 END_TEST
 
-START_TEST(test_cli_json_has_plans_and_search)
+START_TEST(test_json_has_plans_and_search)
 {
-	const char *args[] = {GPT_YAML, "--gpus", "2", "--format", "json", "--top", "3", NULL};
-	cli_run r = run_cli(args, true);
-	ck_assert_msg(r.rc == 0, "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, "\"plans\": ["));
-	ck_assert_ptr_nonnull(strstr(r.out, "\"rank\": 3"));
-	ck_assert_ptr_null(strstr(r.out, "\"rank\": 4"));
-	ck_assert_ptr_nonnull(strstr(r.out, "\"search\": {"));
-	ck_assert_ptr_nonnull(strstr(r.out, "\"heuristic_rank\": "));
-	ck_assert_ptr_nonnull(strstr(r.out, "\"considered\": "));
-	cli_free(&r);
+	char *out = written(W_JSON, 2, 2, 3, 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"plans\": ["));
+	ck_assert_ptr_nonnull(strstr(out, "\"rank\": 3"));
+	ck_assert_ptr_null(strstr(out, "\"rank\": 4"));
+	ck_assert_ptr_nonnull(strstr(out, "\"search\": {"));
+	ck_assert_ptr_nonnull(strstr(out, "\"heuristic_rank\": "));
+	ck_assert_ptr_nonnull(strstr(out, "\"considered\": "));
+	free(out);
 }
 END_TEST
 
-START_TEST(test_cli_text_table_and_heuristic_line)
+START_TEST(test_text_table_and_heuristic_line)
 {
-	const char *args[] = {GPT_YAML, "--gpus", "2", "--top", "2", NULL};
-	cli_run r = run_cli(args, true);
-	ck_assert_msg(r.rc == 0, "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, "searched "));
-	ck_assert_ptr_nonnull(strstr(r.out, " rank    step s"));
-	ck_assert_ptr_nonnull(strstr(r.out, "heuristic choice (smallest tp x pp"));
-	ck_assert_ptr_nonnull(strstr(r.out, "simulated"));
-	cli_free(&r);
-}
-END_TEST
-
-static const struct {
-	const char *args[8];
-	const char *needle;
-} bad_cli_cases[] = {
-	{ {GPT_YAML, "--gpu", "4", NULL}, "did you mean '--gpus'?" },
-	{ {GPT_YAML, "--job", "4", NULL}, "did you mean '--jobs'?" },
-	{ {GPT_YAML, "--gpus", "3", NULL}, "'--gpus' (3) must be a multiple" },
-	{ {GPT_YAML, "--gpus", "four", NULL}, "'--gpus' needs a whole number" },
-	{ {GPT_YAML, "--top", "0", NULL}, "'--top' needs a whole number" },
-	{ {GPT_YAML, "--format", "xml", NULL}, "unknown format 'xml'" },
-	{ {GPT_YAML, "--headroom", "1.5", NULL}, "'--headroom' needs a fraction" },
-	{ {GPT_YAML, "--set", "parallelism.tq=2", NULL}, "parallelism.tq" },
-	{ {CS_SOURCE_ROOT "/no/such.yaml", NULL}, "such.yaml" },
-	{ {NULL}, "no scenario file given" },
-};
-
-START_TEST(test_cli_bad_input_exits_2_with_a_message)
-{
-	cli_run r = run_cli(bad_cli_cases[_i].args, false);
-	ck_assert_int_eq(r.rc, 2);
-	ck_assert_msg(strstr(r.err, bad_cli_cases[_i].needle) != NULL, "stderr: %s", r.err);
-	cli_free(&r);
+	char *out = written(W_TEXT, 2, 2, 2, 0);
+	ck_assert_ptr_nonnull(strstr(out, "searched "));
+	ck_assert_ptr_nonnull(strstr(out, " rank    step s"));
+	ck_assert_ptr_nonnull(strstr(out, "heuristic choice (smallest tp x pp"));
+	ck_assert_ptr_nonnull(strstr(out, "simulated"));
+	free(out);
 }
 END_TEST
 
@@ -500,11 +444,10 @@ static Suite *planner_suite(void)
 	tcase_add_test(tc, test_heuristic_over_the_budget_is_not_ranked);
 	tcase_add_test(tc, test_threads_do_not_change_the_ranking);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("cli");
-	tcase_add_test(tc, test_cli_csv_has_one_row_per_simulated_plan);
-	tcase_add_test(tc, test_cli_json_has_plans_and_search);
-	tcase_add_test(tc, test_cli_text_table_and_heuristic_line);
-	tcase_add_loop_test(tc, test_cli_bad_input_exits_2_with_a_message, 0, N(bad_cli_cases));
+	tc = tcase_create("written");
+	tcase_add_test(tc, test_csv_has_one_row_per_simulated_plan);
+	tcase_add_test(tc, test_json_has_plans_and_search);
+	tcase_add_test(tc, test_text_table_and_heuristic_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

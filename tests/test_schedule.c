@@ -10,6 +10,7 @@
 
 #include "program/pipesim.h"
 #include "program/schedule.h"
+#include "report/pipe_out.h"
 #include "report/svg.h"
 
 #define EXPECT(cond) do { \
@@ -357,6 +358,34 @@ START_TEST(timeline_has_one_box_per_op)
 }
 END_TEST
 
+/* What `clustersim pipeline` prints (report/pipe_out.h): the seed's 1F1B
+ * figure, 4 stages and 8 micro-batches at t_b = 2 t_f. */
+START_TEST(report_has_the_run)
+{
+	cs_pipe_result res = run_ok(CS_SCHED_1F1B, 4, 8, 1, 1, 2, 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	cs_pipe_write_text(f, &res, 1.0);
+	fclose(f);
+	ck_assert_str_eq(buf, "schedule         1f1b\nstages           4\nmicro_batches    8\n"
+	                      "virtual_stages   1\nmakespan         33\nbubble_fraction  0.272727\n"
+	                      "peak_in_flight   4 3 2 1\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(cs_pipe_write_json(f, &res, 1.0), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"schedule\": \"1f1b\""));
+	ck_assert_ptr_nonnull(strstr(buf, "\"makespan\": 33,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"peak_in_flight\": ["));
+	free(buf);
+	cs_pipe_result_release(&res);
+}
+END_TEST
+
 static Suite *schedule_suite(void)
 {
 	Suite *s = suite_create("schedule");
@@ -394,6 +423,7 @@ static Suite *schedule_suite(void)
 
 	tc = tcase_create("svg_timeline");
 	tcase_add_test(tc, timeline_has_one_box_per_op);
+	tcase_add_test(tc, report_has_the_run);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -118,6 +118,36 @@ int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const c
 	return 0;
 }
 
+int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps,
+                       cs_trace_args *t)
+{
+	if (id == CS_ARGS_POSITIONAL) {
+		if (!t->trace)
+			t->trace = val;
+		else if (cs_args_scenario(a, &t->sc, 0, val))
+			return 2;
+		return 1;
+	}
+	if (id == o_set)
+		return cs_args_scenario(a, &t->sc, 1, val) ? 2 : 1;
+	if (id == o_steps) {
+		if (cs_args_parse_int(val, 1, 1000000, &t->steps))
+			return cs_args_fail(a, "'--steps' needs a whole number from 1 to 1000000 "
+					    "(got '%s')", val);
+		return 1;
+	}
+	return 0;
+}
+
+int cs_trace_args_check(cs_args *a, const cs_trace_args *t)
+{
+	if (!t->trace)
+		return cs_args_fail(a, "no trace file given");
+	if (!t->sc.file)
+		return cs_args_fail(a, "no scenario file given");
+	return 0;
+}
+
 int cs_cli_color(int fd)
 {
 	const char *nc = getenv("NO_COLOR");

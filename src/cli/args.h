@@ -50,6 +50,22 @@ typedef struct cs_scenario_args {
  * `is_set`, a --set value. 0, or 2 after printing the problem. */
 int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const char *val);
 
+/* What compare and calibrate both take: a trace and a scenario, given in
+ * that order, the scenario's --set overrides and --steps. */
+typedef struct cs_trace_args {
+	const char *trace;
+	cs_scenario_args sc;
+	int64_t steps;        /* 0: the trace's */
+} cs_trace_args;
+
+/* Take cs_args_next's `id` when it is one of those (o_set, o_steps: the
+ * command's ids for --set and --steps): 1 when taken, 0 when not, 2 after
+ * printing the problem. */
+int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps,
+                       cs_trace_args *t);
+/* 0 when the trace and the scenario were given, else 2 after saying so. */
+int cs_trace_args_check(cs_args *a, const cs_trace_args *t);
+
 /* A whole number from lo to hi in *out: 0, or -1 when `s` is not one (the
  * caller words the message). */
 int cs_args_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);

@@ -1,6 +1,6 @@
 /*
  * cmd_calibrate.c - `clustersim calibrate`: run the comparison of
- * `clustersim compare` (src/report/compare.c), fit one factor per compute
+ * `clustersim compare` (src/study/compare.c), fit one factor per compute
  * class (trace time / simulated time per step), write them as a
  * calibration file (hw/calib.h) through cs_out, then simulate the scenario
  * again with that file as cluster.gpu.calibration and print the fit.
@@ -9,7 +9,7 @@
  * file written holds the product, so it replaces the old one. Everything
  * allocated here is freed here.
  */
-#include "cli/cmd_calibrate.h"
+#include "cli/commands.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #include "cli/args.h"
-#include "cli/cmd_compare.h"
+#include "cli/calibrate_int.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "coll/coll.h"
 #include "config/scenario.h"
 #include "hw/calib.h"
 #include "hw/files.h"
-#include "report/compare.h"
 #include "report/out.h"
+#include "study/compare.h"
 
 static const char calibrate_help[] =
 "usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"

@@ -2,12 +2,12 @@
  * cmd_calibrate_net.c - `clustersim calibrate --nccl-tests FILE SCENARIO`:
  * read nccl-tests output (ingest/nccltests.c), place its group on the
  * scenario's cluster, fit the tuner's bandwidth and latency factors to its
- * times (coll/coll_fit.c), print the residual of every size before and
+ * times (study/net_fit.c), print the residual of every size before and
  * after, and write the factors into the calibration file with whatever the
  * scenario's calibration already held. Everything allocated here is freed
  * here.
  */
-#include "cli/cmd_calibrate.h"
+#include "cli/calibrate_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/coll_fit.h"
+#include "study/net_fit.h"
 #include "config/config.h"
 #include "config/scenario.h"
 #include "hw/calib.h"
@@ -83,13 +83,13 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 		bytes[i] = r->bytes;
 		ns[i] = 1e3 * (isnan(r->time_us[0]) ? r->time_us[1] : r->time_us[0]);
 	}
-	cs_coll_fit fit;
-	if (cs_coll_fit_network(&sc->cluster, &spec, op, &g, bytes, ns, t.nrows, &fit, &diag) !=
+	cs_net_fit fit;
+	if (cs_net_fit_times(&sc->cluster, &spec, op, &g, bytes, ns, t.nrows, &fit, &diag) !=
 	    CS_OK) {
 		fprintf(stderr, "clustersim calibrate: %s: %s\n", file, CS_CLEAN(diag));
 		goto done;
 	}
-	cs_coll_spec fitted = cs_coll_fit_apply(&spec, &fit);
+	cs_coll_spec fitted = cs_net_fit_apply(&spec, &fit);
 	before = cs_coll_new(&sc->cluster, &spec);
 	after = cs_coll_new(&sc->cluster, &fitted);
 	if (!before || !after) {

@@ -3,7 +3,7 @@
  * Chakra execution traces, one per rank; and `clustersim run-chakra`: a set
  * of Chakra traces simulated on a scenario's cluster.
  */
-#include "cli/cmd_chakra.h"
+#include "cli/commands.h"
 
 #include <errno.h>
 #include <stdio.h>

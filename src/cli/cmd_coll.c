@@ -3,7 +3,7 @@
  * collective over a range of sizes, on a scenario's cluster or on a preset
  * server.
  */
-#include "cli/cmd_coll.h"
+#include "cli/commands.h"
 
 #include <limits.h>
 #include <math.h>
@@ -20,6 +20,7 @@
 #include "hw/files.h"
 #include "config/scenario.h"
 #include "hw/topo.h"
+#include "report/nccl_out.h"
 
 static const char usage[] =
 	"usage: clustersim coll [SCENARIO.yaml] [--op OP] [-b SIZE] [-e SIZE] [-f F]\n"
@@ -134,9 +135,9 @@ static int parse(int argc, char **argv, args *a)
 					  "scatter", "alltoall", "sendrecv"};
 	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
 	const char *dnames[32];
-	int ndtypes = cs__nccl_dtypes();
+	int ndtypes = cs_nccl_dtypes();
 	for (int i = 0; i < ndtypes; i++)
-		dnames[i] = cs__nccl_dtype_name(i);
+		dnames[i] = cs_nccl_dtype_name(i);
 	const char *algos[CS_ALGO_COUNT], *protos[CS_PROTO_COUNT];
 	for (int i = 0; i < CS_ALGO_COUNT; i++)
 		algos[i] = cs_coll_algo_name((cs_coll_algo)i);
@@ -276,28 +277,6 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	return 0;
 }
 
-/* nccl-tests' header block: the test, its parameters, the ranks. */
-static void print_header(const args *a, const cs_scenario *sc, cs_coll_op op, int64_t n)
-{
-	const cs_cluster_spec *c = &sc->cluster;
-	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
-	printf("# predicted by clustersim from NCCL's tuning model; nothing was measured\n"
-	       "# Collective test starting: %s\n"
-	       "# nThread 1 nGpus %lld minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
-	       "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
-	       cs__nccl_test_name(op), (long long)n, a->min, a->max, a->factor);
-	for (int64_t r = 0; r < n; r++)
-		printf("#  Rank %3lld Group  0 Pid %6lld on %10s%lld device %2lld [0x%02llx] %s\n",
-		       (long long)r, (long long)(r / gpn + 1), "node-", (long long)(r / gpn),
-		       (long long)(r % gpn), (long long)(r % gpn), c->gpu.name);
-	printf("#\n#%74s%35s\n", "out-of-place", "in-place");
-	printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s  %-10s %s\n", "size", "count",
-	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-	       "#wrong", "algorithm", "protocol");
-	printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s\n", "(B)", "(elements)", "", "", "",
-	       "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
-}
-
 int cs_cmd_coll(int argc, char **argv)
 {
 	args a = {0};
@@ -349,47 +328,13 @@ int cs_cmd_coll(int argc, char **argv)
 	int64_t n = a.gpus ? a.gpus : gpus;
 	cs_group_shape g = cs_topo_group(topo, 0, 1, n);
 	cs_coll_op op = (cs_coll_op)a.op;
-	double factor = cs_coll_bus_factor(op, n), bus_sum = 0;
-	int word = cs__nccl_dtype_bytes(a.dtype), rows = 0;
 	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
-	const char *redop = cs__nccl_reduces(op) ? redops[a.redop] : "none";
-	int root = cs__nccl_rooted(op) ? 0 : -1;
-	bool substituted = false, p2p = op == CS_COLL_ALL_TO_ALL || op == CS_COLL_SEND_RECV ||
-					 op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
-	if (a.json)
-		printf("[");
-	else
-		print_header(&a, sc, op, n);
-	for (double size = a.min; size <= a.max * (1 + 1e-12); size *= a.factor) {
-		double count, bytes;
-		cs__nccl_count(op, size, word, n, &count, &bytes);
-		if (!(bytes > 0))
-			continue;
-		cs_coll_choice ch;
-		int64_t ns = cs_coll_time(coll, op, &g, bytes, &ch);
-		double us = (double)ns / 1e3;
-		double algbw = ns > 0 ? bytes / (double)ns : 0; /* GB/s */
-		const char *an = cs_coll_choice_name(op, &ch), *pn = cs_coll_proto_name(ch.proto);
-		substituted |= !p2p && a.algo && ch.algo != (cs_coll_algo)a.algo;
-		bus_sum += algbw * factor;
-		if (a.json) {
-			printf("%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", \"redop\": \"%s\", "
-			       "\"root\": %d, \"time_us\": %.3f, \"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, "
-			       "\"algorithm\": \"%s\", \"protocol\": \"%s\"}",
-			       rows ? "," : "", bytes, count, cs__nccl_dtype_name(a.dtype), redop, root, us, algbw,
-			       algbw * factor, an, pn);
-		} else {
-			printf("%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f %6s %8.2f %7.2f %7.2f %6s  %-10s %s\n",
-			       bytes, count, cs__nccl_dtype_name(a.dtype), redop, root, us, algbw, algbw * factor,
-			       "N/A", us, algbw, algbw * factor, "N/A", an, pn);
-		}
-		rows++;
-	}
-	if (a.json)
-		printf("\n]\n");
-	else
-		printf("# Avg bus bandwidth    : %g\n#\n# Collective test concluded: %s\n#\n",
-		       rows ? bus_sum / rows : 0.0, cs__nccl_test_name(op));
+	bool p2p = op == CS_COLL_ALL_TO_ALL || op == CS_COLL_SEND_RECV || op == CS_COLL_GATHER ||
+		   op == CS_COLL_SCATTER;
+	cs_nccl_run run = { .c = &sc->cluster, .op = op, .g = &g, .n = n, .min = a.min, .max = a.max,
+			    .factor = a.factor, .dtype = a.dtype, .redop = redops[a.redop] };
+	bool substituted = cs_nccl_write(stdout, a.json, &run, coll,
+					 p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo);
 	if (a.algo && p2p)
 		fprintf(stderr, "clustersim coll: warning: '--algo' does not apply to %s (point to point)\n",
 			cs_coll_op_name(op));

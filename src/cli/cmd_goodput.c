@@ -3,7 +3,7 @@
  * over a run of days, sampled many times (study/goodput.h), as text or
  * JSON, with an optional SVG timeline of one sampled run.
  */
-#include "cli/cmd_goodput.h"
+#include "cli/commands.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * scenario can name, with their key figures, and the scenarios shipped
  * (the working directory's scenarios/, else the installed ones).
  */
-#include "cli/cmd_list.h"
+#include "cli/commands.h"
 
 #include <dirent.h>
 #include <stdio.h>

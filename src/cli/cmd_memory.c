@@ -1,11 +1,12 @@
 /*
- * cmd_memory.c - `clustersim memory` (see cmd_memory.h).
+ * cmd_memory.c - `clustersim memory`: the per-GPU training-memory
+ * breakdown of a model under a parallel plan, and whether it fits the GPU.
  *
  * Starts from a scenario file (cs_scenario_load) or from the defaults, then
  * applies the flags, and prints cs_mem_per_gpu's breakdown for the worst
- * rank (the first pipeline stage).
+ * rank (the first pipeline stage) with report/memory_out.h.
  */
-#include "cli/cmd_memory.h"
+#include "cli/commands.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #include "config/config.h"
 #include "model/memory.h"
 #include "model/model.h"
-#include "report/out.h"
+#include "report/memory_out.h"
 
 static const char usage[] =
 	"usage: clustersim memory [SCENARIO.yaml] [--model PRESET] [--gpu PRESET]\n"
@@ -237,65 +238,6 @@ static int parse(mem_cmd *c, int argc, char **argv, bool *help)
 	return rc;
 }
 
-
-static void print_text(mem_cmd *c, const cs_mem_breakdown *r)
-{
-	const cs_scenario *sc = c->sc;
-	const cs_parallel_spec *p = &sc->parallel;
-	FILE *f = c->out;
-	const double gb = 1e9, gib = 1024.0 * 1024.0 * 1024.0;
-	fprintf(f, "model %s: %.4g B parameters (%lld), %.0f bytes/param of training state\n",
-		sc->model.name, (double)r->params / 1e9, (long long)r->params,
-		r->state_bytes_per_param);
-	fprintf(f, "plan: tp %lld, pp %lld, dp %lld, cp %lld; sharding %s%s; recompute %s; "
-		   "flash %s; sequence parallel %s\n",
-		(long long)p->tp, (long long)p->pp, (long long)p->dp, (long long)p->cp,
-		cs_sharding_name(p->sharding), p->sharding == CS_SHARD_NONE ? " (DDP)" : "",
-		cs_recompute_name(p->recompute),
-		p->flash_attention ? "on" : "off", p->sequence_parallel ? "on" : "off");
-	fprintf(f, "batch: seq_len %lld, micro_batch %lld\n", (long long)sc->training.seq_len,
-		(long long)sc->training.micro_batch);
-	fprintf(f, "activations: %.4g GB (%.4g GiB) per layer per micro-batch, %.4g layers in flight\n\n",
-		r->activation_bytes_per_layer / gb, r->activation_bytes_per_layer / gib,
-		r->layers_in_flight);
-	fprintf(f, "%-34s %12s %14s\n", "per GPU (first pipeline stage)", "GB (1e9 B)", "GiB (2^30 B)");
-	const struct { const char *name; double v; } rows[] = {
-		{ "weights", r->weights }, { "gradients", r->grads },
-		{ "optimizer state", r->optimizer }, { "activations", r->activations },
-		{ "total", r->total }, { "capacity", r->capacity },
-	};
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		fprintf(f, "  %-32s %12.2f %14.2f\n", rows[i].name, rows[i].v / gb, rows[i].v / gib);
-	fprintf(f, "\nverdict: %s (%.2f GB %s %.2f GB of %s)\n", r->fits ? "fits" : "does not fit",
-		r->total / gb, r->fits ? "<=" : ">", r->capacity / gb, sc->cluster.gpu.name);
-}
-
-static void print_json(mem_cmd *c, const cs_mem_breakdown *r)
-{
-	cs_jw w;
-	cs_jw_init(&w, c->out, 2);
-	cs_jw_begin_obj(&w);
-	cs_jw_kv_str(&w, "model", c->sc->model.name);
-	cs_jw_kv_str(&w, "gpu", c->sc->cluster.gpu.name);
-	cs_jw_kv_int(&w, "params", r->params);
-	cs_jw_kv_num(&w, "state_bytes_per_param", r->state_bytes_per_param);
-	cs_jw_kv_num(&w, "state_bytes", r->state_bytes_per_param * (double)r->params);
-	cs_jw_kv_num(&w, "activation_bytes_per_layer", r->activation_bytes_per_layer);
-	cs_jw_kv_num(&w, "layers_in_flight", r->layers_in_flight);
-	cs_jw_key(&w, "per_gpu_bytes");
-	cs_jw_begin_obj(&w);
-	cs_jw_kv_num(&w, "weights", r->weights);
-	cs_jw_kv_num(&w, "grads", r->grads);
-	cs_jw_kv_num(&w, "optimizer", r->optimizer);
-	cs_jw_kv_num(&w, "activations", r->activations);
-	cs_jw_kv_num(&w, "total", r->total);
-	cs_jw_end_obj(&w);
-	cs_jw_kv_num(&w, "capacity_bytes", r->capacity);
-	cs_jw_kv_bool(&w, "fits", r->fits);
-	cs_jw_end_obj(&w);
-	cs_jw_finish(&w);
-}
-
 /* The plan checked as `run` checks it: on a copy whose cluster holds
  * exactly its GPUs and whose batch fills every replica (neither changes
  * the memory per GPU). 0, or 2 after printing the problem. */
@@ -330,13 +272,13 @@ static int check_plan(mem_cmd *c)
 	return 0;
 }
 
-int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
+int cs_cmd_memory(int argc, char **argv)
 {
-	mem_cmd c = { .out = out, .err = err };
+	mem_cmd c = { .out = stdout, .err = stderr };
 	bool help = false;
 	int rc = parse(&c, argc, argv, &help);
 	if (help && rc == 0) {
-		fputs(usage, out);
+		fputs(usage, stdout);
 		cs_scenario_free(c.sc);
 		return 0;
 	}
@@ -347,15 +289,10 @@ int cs_cmd_memory_to(int argc, char **argv, FILE *out, FILE *err)
 		cs_mem_breakdown r = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
 						    &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
 		if (c.json)
-			print_json(&c, &r);
+			cs_mem_write_json(c.out, sc, &r);
 		else
-			print_text(&c, &r);
+			cs_mem_write_text(c.out, sc, &r);
 	}
 	cs_scenario_free(c.sc);
 	return rc;
-}
-
-int cs_cmd_memory(int argc, char **argv)
-{
-	return cs_cmd_memory_to(argc, argv, stdout, stderr);
 }

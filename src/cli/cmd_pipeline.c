@@ -1,5 +1,6 @@
 /*
- * cmd_pipeline.c - `clustersim pipeline` (see cmd_pipeline.h).
+ * cmd_pipeline.c - `clustersim pipeline`: one pipeline schedule with per-op
+ * times, its makespan, bubble and in-flight peaks.
  *
  * Times. --tf, --tb and --tw are per micro-batch per stage (all of a
  * stage's layers), in any unit (the output uses the same one), decimals
@@ -12,7 +13,7 @@
  * unit, so a chunk op of x units lasts round(x * 1e6) ticks and
  * everything down to 1e-6 of the unit is exact.
  */
-#include "cli/cmd_pipeline.h"
+#include "cli/commands.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include "cli/args.h"
 #include "program/pipesim.h"
 #include "report/out.h"
+#include "report/pipe_out.h"
 #include "report/svg.h"
 
 #define TICKS_PER_UNIT 1e6
@@ -152,40 +154,6 @@ static int parse(pipe_args *a, int argc, char **argv)
 	return 0;
 }
 
-static void print_text(const pipe_args *a, const cs_pipe_result *r, double tpu)
-{
-	printf("schedule         %s\n", cs_sched_name(a->sched));
-	printf("stages           %lld\n", (long long)a->p);
-	printf("micro_batches    %lld\n", (long long)a->m);
-	printf("virtual_stages   %lld\n", (long long)a->v);
-	printf("makespan         %.10g\n", (double)r->makespan / tpu);
-	printf("bubble_fraction  %.6f\n", r->bubble_fraction);
-	printf("peak_in_flight  ");
-	for (int64_t s = 0; s < a->p; s++)
-		printf(" %g", r->peak_in_flight[s]);
-	printf("\n");
-}
-
-static int print_json(const pipe_args *a, const cs_pipe_result *r, double tpu)
-{
-	cs_jw w;
-	cs_jw_init(&w, stdout, 2);
-	cs_jw_begin_obj(&w);
-	cs_jw_kv_str(&w, "schedule", cs_sched_name(a->sched));
-	cs_jw_kv_int(&w, "stages", a->p);
-	cs_jw_kv_int(&w, "micro_batches", a->m);
-	cs_jw_kv_int(&w, "virtual_stages", a->v);
-	cs_jw_kv_num(&w, "makespan", (double)r->makespan / tpu);
-	cs_jw_kv_num(&w, "bubble_fraction", r->bubble_fraction);
-	cs_jw_key(&w, "peak_in_flight");
-	cs_jw_begin_arr(&w);
-	for (int64_t s = 0; s < a->p; s++)
-		cs_jw_num(&w, r->peak_in_flight[s]);
-	cs_jw_end_arr(&w);
-	cs_jw_end_obj(&w);
-	return cs_jw_finish(&w);
-}
-
 static int write_timeline(const char *path, const cs_pipe_result *r, double tpu)
 {
 	cs_diag diag = { "" };
@@ -242,9 +210,9 @@ int cs_cmd_pipeline(int argc, char **argv)
 	if (a.timeline)
 		rc = write_timeline(a.timeline, &res, tpu);
 	if (rc == 0 && a.json)
-		rc = print_json(&a, &res, tpu) != 0 ? 1 : 0;
+		rc = cs_pipe_write_json(stdout, &res, tpu) != 0 ? 1 : 0;
 	else if (rc == 0)
-		print_text(&a, &res, tpu);
+		cs_pipe_write_text(stdout, &res, tpu);
 	cs_pipe_result_release(&res);
 	if (fflush(stdout) != 0)
 		rc = 1;

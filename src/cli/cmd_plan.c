@@ -4,7 +4,7 @@
  * the classic heuristic choice (the distributed-training chapter's
  * choose_parallelism) ranks among them.
  */
-#include "cli/cmd_plan.h"
+#include "cli/commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "cli/args.h"
-#include "cli/plan_out.h"
 #include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "config/scenario.h"
 #include "report/out.h"
+#include "report/plan_out.h"
 #include "study/planner.h"
 #include "study/search.h"
 
@@ -170,8 +170,6 @@ static int parse(cs_args *a, plan_args *r)
 	return 0;
 }
 
-/* ---- text --------------------------------------------------------------- */
-
 int cs_cmd_plan(int argc, char **argv)
 {
 	cs_args a;
@@ -216,13 +214,13 @@ int cs_cmd_plan(int argc, char **argv)
 	}
 	FILE *f = cs_out_file(o);
 	if (r.format == F_JSON)
-		cs__plan_write_json(f, sc, s, r.top);
+		cs_plan_write_json(f, sc, s, r.top);
 	else if (r.format == F_CSV)
-		cs__plan_write_csv(f, s);
+		cs_plan_write_csv(f, s);
 	else if (r.format == F_MEGATRON)
-		cs__plan_write_megatron(f, sc, s, r.top);
+		cs_plan_write_megatron(f, sc, s, r.top);
 	else
-		cs__plan_write_text(f, sc, s, r.top);
+		cs_plan_write_text(f, sc, s, r.top);
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
 		rc = 2;

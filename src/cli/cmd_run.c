@@ -2,7 +2,7 @@
  * cmd_run.c - `clustersim run`: simulate a scenario and report; and
  * `clustersim validate`: load and check a scenario without running it.
  */
-#include "cli/cmd_run.h"
+#include "cli/commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,38 +199,9 @@ static int write_per_rank(const char *path, const cs_result *res)
 		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
 		return 2;
 	}
-	FILE *f = cs_out_file(o);
 	int64_t n;
 	const cs_rank_row *rows = cs__result_rows(res, &n);
-	fputs("rank,end_s,busy_s,idle_s", f);
-	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
-		fprintf(f, ",%s_s", cs_compute_kind_name((cs_compute_kind)k));
-	for (int k = 0; k < CS_COMM_KINDS; k++)
-		fprintf(f, ",exposed_%s_s", cs_comm_kind_name((cs_comm_kind)k));
-	fputs(",activation_peak_bytes,compute_factor\n", f);
-	for (int64_t i = 0; i < n; i++) {
-		const cs_rank_row *r = &rows[i];
-		fprintf(f, "%lld", (long long)r->rank);
-		fputc(',', f);
-		cs_csv_num(f, r->end_s);
-		fputc(',', f);
-		cs_csv_num(f, r->busy_s);
-		fputc(',', f);
-		cs_csv_num(f, r->idle_s);
-		for (int k = 0; k < CS_COMPUTE_KINDS; k++) {
-			fputc(',', f);
-			cs_csv_num(f, r->kind_s[k]);
-		}
-		for (int k = 0; k < CS_COMM_KINDS; k++) {
-			fputc(',', f);
-			cs_csv_num(f, r->exposed_s[k]);
-		}
-		fputc(',', f);
-		cs_csv_num(f, r->act_peak);
-		fputc(',', f);
-		cs_csv_num(f, r->compute_factor);
-		fputc('\n', f);
-	}
+	cs_report_ranks_csv(cs_out_file(o), rows, n);
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
 		return 2;

@@ -8,7 +8,7 @@
  * Ctrl-C stops handing out points: running points finish, the rows done so
  * far are written (in point order) and the exit status is 130.
  */
-#include "cli/cmd_sweep.h"
+#include "cli/commands.h"
 
 #include <limits.h>
 #include <signal.h>

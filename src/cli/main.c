@@ -5,17 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cmd_calibrate.h"
-#include "cli/cmd_chakra.h"
-#include "cli/cmd_goodput.h"
-#include "cli/cmd_list.h"
-#include "cli/cmd_coll.h"
-#include "cli/cmd_compare.h"
-#include "cli/cmd_memory.h"
-#include "cli/cmd_pipeline.h"
-#include "cli/cmd_plan.h"
-#include "cli/cmd_run.h"
-#include "cli/cmd_sweep.h"
+#include "cli/commands.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 

@@ -1,7 +1,6 @@
 /*
- * nccl_style.c - nccl-tests' conventions for `clustersim coll`: its short
- * options, its sizes, its data types, its tests' names, what its count,
- * redop and root columns hold per collective.
+ * nccl_style.c - nccl-tests' options for `clustersim coll`: its short
+ * options and its sizes (what it prints is report/nccl_out.c's).
  */
 #include "cli/nccl_style.h"
 
@@ -20,31 +19,6 @@ static const struct {
 	{ 'd', "--dtype" }, { 'o', "--redop" }, { 'n', "--iters" }, { 'w', "--warmup-iters" },
 	{ 'c', "--check" },
 };
-
-/* nccl-tests' data types and their sizes. */
-static const struct {
-	const char *name;
-	int bytes;
-} dtypes[] = {
-	{ "float", 4 }, { "half", 2 }, { "bfloat16", 2 }, { "double", 8 }, { "int8", 1 },
-	{ "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 }, { "uint64", 8 },
-	{ "f8e4m3", 1 }, { "f8e5m2", 1 },
-};
-
-int cs__nccl_dtypes(void)
-{
-	return (int)(sizeof dtypes / sizeof dtypes[0]);
-}
-
-const char *cs__nccl_dtype_name(int i)
-{
-	return dtypes[i].name;
-}
-
-int cs__nccl_dtype_bytes(int i)
-{
-	return dtypes[i].bytes;
-}
 
 /* A size as nccl-tests reads it (a bare K, M, G or T suffix is binary) or
  * as the scenario units do (8KB, 1MiB). */
@@ -94,35 +68,4 @@ char **cs__nccl_translate(int argc, char **argv, int *out_argc)
 	v[n] = NULL;
 	*out_argc = n;
 	return v;
-}
-
-const char *cs__nccl_test_name(cs_coll_op op)
-{
-	static const char *const names[CS_COLL_OPS] = {
-		"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "alltoall_perf",
-		"broadcast_perf", "sendrecv_perf", "reduce_perf", "gather_perf", "scatter_perf",
-	};
-	return names[op];
-}
-
-/* nccl-tests' count column (elements per rank for the ops whose size is
- * the whole buffer over the ranks) and the bytes it then moves. */
-void cs__nccl_count(cs_coll_op op, double size, int word, int64_t n, double *count, double *bytes)
-{
-	bool per_rank = op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_ALL_GATHER ||
-			op == CS_COLL_ALL_TO_ALL || op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
-	double div = per_rank ? (double)n : 1.0;
-	*count = floor(size / word / div);
-	*bytes = *count * word * div;
-}
-
-bool cs__nccl_reduces(cs_coll_op op)
-{
-	return op == CS_COLL_ALL_REDUCE || op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_REDUCE;
-}
-
-bool cs__nccl_rooted(cs_coll_op op)
-{
-	return op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE || op == CS_COLL_GATHER ||
-	       op == CS_COLL_SCATTER;
 }

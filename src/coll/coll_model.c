@@ -23,7 +23,7 @@
  *    sends the fraction of its bytes leaving a pod through the pod uplinks,
  *    shared by the group's members in that pod.
  * NCCL's "node" is a scale-up domain here (NVL72 is one node, as MNNVL).
- * A calibration (hw/calib.h, fitted to nccl-tests output by coll_fit.c)
+ * A calibration (hw/calib.h, fitted to nccl-tests output by study/net_fit.c)
  * scales the NVLink bus bandwidth, the NIC rate and every latency.
  */
 #include <math.h>

@@ -25,12 +25,9 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 size_t cs__config_children(const char *section, const char **names, char (*buf)[48], size_t max);
 bool cs__config_is_section(const char *path);
 
-/* scan.c: libyaml's parse error as "file:line:col: yaml: ..." (CS_ERR_INPUT,
- * or CS_ERR_NOMEM); and the event pass over buf[len] before the tree is
- * built: aliases, more than one document, the nesting, node and key limits
- * of config.h, an unknown top-level key (after any syntax error). */
-struct yaml_parser_s;
-cs_status cs__config_yaml_error(const struct yaml_parser_s *parser, const char *file, cs_diag *diag);
+/* scan.c: the event pass over buf[len] before the tree is built: aliases,
+ * more than one document, the nesting, node and key limits of config.h, an
+ * unknown top-level key (after any syntax error). */
 cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file, cs_diag *diag);
 
 /* validate.c */

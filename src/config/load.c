@@ -17,6 +17,7 @@
 
 #include "core/file.h"
 #include "config/config_int.h"
+#include "config/yaml_node.h"
 
 typedef struct loader {
 	cs_scenario *sc;
@@ -25,25 +26,9 @@ typedef struct loader {
 	cs_diag *diag;
 } loader;
 
-static cs_status at(loader *ld, const yaml_node_t *node, const char *fmt, const char *a,
-                    const char *b)
-{
-	char body[700];
+#define at(ld, node, ...) cs__yaml_at((ld)->diag, (ld)->file, (node), __VA_ARGS__)
 
-	snprintf(body, sizeof body, fmt, a, b);
-	snprintf(ld->diag->msg, sizeof ld->diag->msg, "%.300s:%d:%d: %.680s", ld->file,
-	         (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, body);
-	return CS_ERR_INPUT;
-}
-
-static const char *type_word(const yaml_node_t *node)
-{
-	switch (node->type) {
-	case YAML_MAPPING_NODE: return "a mapping";
-	case YAML_SEQUENCE_NODE: return "a list";
-	default: return node->data.scalar.length ? "a scalar" : "an empty value";
-	}
-}
+#define type_word cs__yaml_type_word
 
 static yaml_node_t *find(loader *ld, yaml_node_t *map, const char *key)
 {
@@ -67,13 +52,11 @@ static cs_status set_scalar(loader *ld, const cs_config_key *k, yaml_node_t *val
 {
 	char msg[700];
 
-	if (value->type != YAML_SCALAR_NODE) {
-		snprintf(msg, sizeof msg, "'%s' expects a %s, not %s", k->path,
-		         cs_config_kind_name(k->kind), type_word(value));
-		return at(ld, value, "%s%s", msg, "");
-	}
+	if (value->type != YAML_SCALAR_NODE)
+		return at(ld, value, "'%s' expects a %s, not %s", k->path, cs_config_kind_name(k->kind),
+		          type_word(value));
 	if (cs__config_set(ld->sc, k, (const char *)value->data.scalar.value, msg, sizeof msg) != CS_OK)
-		return at(ld, value, "%s%s", msg, "");
+		return at(ld, value, "%s", msg);
 	mark(ld, k, value);
 	return CS_OK;
 }
@@ -110,12 +93,8 @@ static cs_status unknown_key(loader *ld, yaml_node_t *key, const char *prefix, c
 		snprintf(where, sizeof where, " in '%.200s'", prefix);
 	else
 		where[0] = '\0';
-	if (near) {
-		char body[640];
-		snprintf(body, sizeof body, "unknown key '%.100s'%s (did you mean '%.60s'?)", name, where,
-		         near);
-		return at(ld, key, "%s%s", body, "");
-	}
+	if (near)
+		return at(ld, key, "unknown key '%.100s'%s (did you mean '%.60s'?)", name, where, near);
 	return at(ld, key, "unknown key '%.100s'%s", name, where);
 }
 
@@ -134,16 +113,14 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 		if (!key || !value)
 			continue;
 		if (key->type != YAML_SCALAR_NODE)
-			return at(ld, key, "keys must be plain names, not %s%s", type_word(key), "");
+			return at(ld, key, "keys must be plain names, not %s", type_word(key));
 		name = (const char *)key->data.scalar.value;
 		for (yaml_node_pair_t *q = start; q < p; q++) {
 			yaml_node_t *other = yaml_document_get_node(&ld->doc, q->key);
 			if (other && other->type == YAML_SCALAR_NODE &&
-			    strcmp((const char *)other->data.scalar.value, name) == 0) {
-				char line[32];
-				snprintf(line, sizeof line, "%d", (int)other->start_mark.line + 1);
-				return at(ld, key, "duplicate key '%.100s' (first given on line %s)", name, line);
-			}
+			    strcmp((const char *)other->data.scalar.value, name) == 0)
+				return at(ld, key, "duplicate key '%.100s' (first given on line %d)", name,
+				          (int)other->start_mark.line + 1);
 		}
 		if (strchr(name, '.') || strlen(prefix) + strlen(name) + 2 > sizeof path)
 			return unknown_key(ld, key, prefix, name);
@@ -159,7 +136,7 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 			if (value->type == YAML_SCALAR_NODE && value->data.scalar.length == 0)
 				continue; /* an empty list */
 			if (value->type != YAML_SEQUENCE_NODE)
-				return at(ld, value, "'stragglers' must be a list, not %s%s", type_word(value), "");
+				return at(ld, value, "'stragglers' must be a list, not %s", type_word(value));
 			st = cs__config_stragglers(ld->sc, &ld->doc, value, ld->file, ld->diag);
 			if (st != CS_OK)
 				return st;
@@ -169,7 +146,7 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 			/* 'fleet: ideal' names the preset */
 			if (value->type != YAML_SCALAR_NODE)
 				return at(ld, value, "'fleet' must be a preset (production | ideal) or a "
-				          "mapping, not %s%s", type_word(value), "");
+				          "mapping, not %s", type_word(value));
 			if ((st = set_scalar(ld, cs_config_key_find("fleet.preset"), value)) != CS_OK)
 				return st;
 			continue;
@@ -216,7 +193,7 @@ static cs_status load_doc(loader *ld, const unsigned char *buf, size_t len)
 	}
 	yaml_parser_set_input_string(&parser, buf, len);
 	if (!yaml_parser_load(&parser, &ld->doc)) {
-		st = cs__config_yaml_error(&parser, ld->file, ld->diag);
+		st = cs__yaml_error(&parser, ld->file, ld->diag);
 		yaml_parser_delete(&parser);
 		return st;
 	}
@@ -227,7 +204,7 @@ static cs_status load_doc(loader *ld, const unsigned char *buf, size_t len)
 		st = (snprintf(ld->diag->msg, sizeof ld->diag->msg, "%.400s:1:1: empty scenario "
 		               "(expected a mapping with 'cluster' and 'model')", ld->file), CS_ERR_INPUT);
 	else if (root->type != YAML_MAPPING_NODE)
-		st = at(ld, root, "the top level must be a mapping, not %s%s", type_word(root), "");
+		st = at(ld, root, "the top level must be a mapping, not %s", type_word(root));
 	else if ((st = load_presets(ld, root)) == CS_OK)
 		st = walk(ld, root, "");
 	yaml_document_delete(&ld->doc);

@@ -10,21 +10,7 @@
 #include <yaml.h>
 
 #include "config/config_int.h"
-
-cs_status cs__config_yaml_error(const yaml_parser_t *parser, const char *file, cs_diag *diag)
-{
-	const char *problem = parser->problem ? parser->problem : "cannot parse";
-
-	if (parser->context)
-		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s (%s, line %d)", file,
-		         (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
-		         problem, parser->context, (int)parser->context_mark.line + 1);
-	else
-		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s", file,
-		         (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1,
-		         problem);
-	return CS_ERR_INPUT;
-}
+#include "config/yaml_node.h"
 
 /* Whether `name` is a top-level key; if not, the nearest one in *near. */
 static bool top_level_known(const char *name, char near[48])
@@ -78,7 +64,7 @@ cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file
 	for (;;) {
 		yaml_event_type_t type;
 		if (!yaml_parser_parse(&parser, &ev)) {
-			st = cs__config_yaml_error(&parser, file, diag);
+			st = cs__yaml_error(&parser, file, diag);
 			break;
 		}
 		type = ev.type;

@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "config/config_int.h"
+#include "config/yaml_node.h"
 
 typedef struct ctx {
 	yaml_document_t *doc;
@@ -20,16 +21,7 @@ typedef struct ctx {
 	cs_diag *diag;
 } ctx;
 
-static cs_status err(const ctx *c, const yaml_node_t *n, const char *fmt, const char *a,
-                     const char *b)
-{
-	char body[600];
-
-	snprintf(body, sizeof body, fmt, a, b);
-	snprintf(c->diag->msg, sizeof c->diag->msg, "%.300s:%d:%d: %s", c->file,
-	         (int)n->start_mark.line + 1, (int)n->start_mark.column + 1, body);
-	return CS_ERR_INPUT;
-}
+#define err(c, node, ...) cs__yaml_at((c)->diag, (c)->file, (node), __VA_ARGS__)
 
 static const char *text(const yaml_node_t *n)
 {
@@ -85,7 +77,7 @@ static cs_status bad_name(const ctx *c, const yaml_node_t *n, const char *what,
 		         text(n), near);
 	else
 		snprintf(body, sizeof body, "unknown %s '%.40s'", what, text(n) ? text(n) : "");
-	return err(c, n, "%s%s", body, "");
+	return err(c, n, "%s", body);
 }
 
 /* ---- random draws ------------------------------------------------------- */
@@ -107,15 +99,15 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 
 	if (map->type != YAML_MAPPING_NODE)
 		return err(c, map, "straggler 'random' must be a mapping with fraction and "
-		           "distribution%s%s", "", "");
+		           "distribution");
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
 		if (k && text(k) && strcmp(text(k), "distribution") == 0)
 			dist = yaml_document_get_node(c->doc, p->value);
 	}
 	if (!dist)
-		return err(c, map, "straggler 'random' needs a 'distribution' (%s)%s",
-		           "normal | lognormal | gamma | uniform | exponential", "");
+		return err(c, map, "straggler 'random' needs a 'distribution' (%s)",
+		           "normal | lognormal | gamma | uniform | exponential");
 	if (!text(dist) || (d = pick(text(dist), dist_names)) < 0)
 		return bad_name(c, dist, "distribution", dist_names, 5);
 	pt->dist = (cs_dist)(CS_DIST_NORMAL + d);
@@ -126,7 +118,7 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 		const char *name = k ? text(k) : NULL;
 		cs_status st = CS_OK;
 		if (!name)
-			return err(c, k ? k : map, "keys must be plain names%s%s", "", "");
+			return err(c, k ? k : map, "keys must be plain names");
 		if (strcmp(name, "distribution") == 0)
 			continue;
 		if (strcmp(name, "fraction") == 0)
@@ -149,7 +141,7 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 			return st;
 	}
 	if (pt->fraction == 0)
-		return err(c, map, "straggler 'random' needs a 'fraction' in (0, 1]%s%s", "", "");
+		return err(c, map, "straggler 'random' needs a 'fraction' in (0, 1]");
 	if (!p1 && isnan(dist_params[d].d1))
 		return err(c, map, "the '%s' distribution needs '%s'", dist_names[d], dist_params[d].p1);
 	if (!p2 && isnan(dist_params[d].d2))
@@ -160,13 +152,13 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 		pt->p2 = dist_params[d].d2;
 	/* spread parameters must be positive; uniform draws must stay positive */
 	if ((pt->dist == CS_DIST_NORMAL || pt->dist == CS_DIST_LOGNORMAL) && pt->p2 <= 0)
-		return err(c, p2, "'%s' must be positive%s", dist_params[d].p2, "");
+		return err(c, p2, "'%s' must be positive", dist_params[d].p2);
 	if ((pt->dist == CS_DIST_GAMMA || pt->dist == CS_DIST_EXPONENTIAL) && pt->p1 <= 0)
-		return err(c, p1, "'%s' must be positive%s", dist_params[d].p1, "");
+		return err(c, p1, "'%s' must be positive", dist_params[d].p1);
 	if (pt->dist == CS_DIST_GAMMA && pt->p2 <= 0)
-		return err(c, p2, "'scale' must be positive%s%s", "", "");
+		return err(c, p2, "'scale' must be positive");
 	if (pt->dist == CS_DIST_UNIFORM && (pt->p1 <= 0 || pt->p2 <= pt->p1))
-		return err(c, map, "the 'uniform' distribution needs 0 < low < high%s%s", "", "");
+		return err(c, map, "the 'uniform' distribution needs 0 < low < high");
 	return CS_OK;
 }
 
@@ -204,11 +196,11 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 		cs_status st = CS_OK;
 		int which;
 		if (!name)
-			return err(c, k ? k : item, "keys must be plain names%s%s", "", "");
+			return err(c, k ? k : item, "keys must be plain names");
 		for (yaml_node_pair_t *q = start; q < p; q++) {
 			yaml_node_t *o = yaml_document_get_node(c->doc, q->key);
 			if (o && text(o) && strcmp(text(o), name) == 0)
-				return err(c, k, "duplicate key '%.40s' in a straggler%s", name, "");
+				return err(c, k, "duplicate key '%.40s' in a straggler", name);
 		}
 		which = pick(name, entry_keys);
 		if (which < 0)
@@ -222,14 +214,14 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 			pt->target = CS_PERT_RANKS;
 			if (val->type != YAML_SEQUENCE_NODE ||
 			    val->data.sequence.items.top - val->data.sequence.items.start != 2)
-				return err(c, val, "straggler 'ranks' expects a list [first, last]%s%s", "", "");
+				return err(c, val, "straggler 'ranks' expects a list [first, last]");
 			st = get_index(c, name, yaml_document_get_node(c->doc, val->data.sequence.items.start[0]),
 			               &pt->first);
 			if (st == CS_OK)
 				st = get_index(c, name, yaml_document_get_node(c->doc,
 				               val->data.sequence.items.start[1]), &pt->last);
 			if (st == CS_OK && pt->last < pt->first)
-				return err(c, val, "straggler 'ranks' must be [first, last] with first <= last%s%s", "", "");
+				return err(c, val, "straggler 'ranks' must be [first, last] with first <= last");
 			break;
 		case 3:
 			has_compute = true;
@@ -238,7 +230,7 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 			 * report an MFU above what the hardware can give */
 			if (st == CS_OK && !(pt->compute >= 1))
 				return err(c, val, "straggler 'compute' must be at least 1 (a straggler "
-				           "is slower), got '%.40s'%s", text(val), "");
+				           "is slower), got '%.40s'", text(val));
 			break;
 		case 4:
 			if (!text(val) || (link = pick(text(val), link_names)) < 0)
@@ -248,7 +240,7 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 		case 6:
 			has_lat = true;
 			if (!text(val) || cs_parse_time(text(val), &pt->extra_latency_ns, msg, sizeof msg) != CS_OK)
-				return err(c, val, "straggler 'latency': %s%s", text(val) ? msg : "expects a time", "");
+				return err(c, val, "straggler 'latency': %s", text(val) ? msg : "expects a time");
 			break;
 		case 7: {
 			int t;
@@ -268,8 +260,8 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 		case 10:
 			has_per_step = true;
 			if (!text(val) || (strcasecmp(text(val), "true") && strcasecmp(text(val), "false")))
-				return err(c, val, "straggler 'per_step' expects true or false, got '%.40s'%s",
-				           text(val) ? text(val) : "", "");
+				return err(c, val, "straggler 'per_step' expects true or false, got '%.40s'",
+				           text(val) ? text(val) : "");
 			pt->per_step = strcasecmp(text(val), "true") == 0;
 			break;
 		default: st = get_index(c, name, val, &pt->start_step); break;
@@ -279,30 +271,30 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 	}
 	if (targets != 1)
 		return err(c, item, "a straggler names exactly one target: gpu, node, ranks, tier or "
-		           "random%s%s", "", "");
+		           "random");
 	if (link >= 0) {
 		if (pt->target != CS_PERT_GPU)
-			return err(c, item, "straggler 'link' applies to one 'gpu'%s%s", "", "");
+			return err(c, item, "straggler 'link' applies to one 'gpu'");
 		pt->target = CS_PERT_LINK;
 		pt->tier = (cs_tier)link; /* link_names are the first of tier_names */
 	}
 	if (pt->target == CS_PERT_LINK || pt->target == CS_PERT_TIER) {
 		if (has_compute)
 			return err(c, item, "straggler 'compute' applies to gpu, node, ranks or random, "
-			           "not to links%s%s", "", "");
+			           "not to links");
 		if (!has_bw && !has_lat)
-			return err(c, item, "a link or tier straggler needs 'bandwidth' or 'latency'%s%s", "", "");
+			return err(c, item, "a link or tier straggler needs 'bandwidth' or 'latency'");
 	} else {
 		if (has_bw || has_lat)
 			return err(c, item, "'bandwidth' and 'latency' need 'link' (nic or nvlink) or "
-			           "'tier'%s%s", "", "");
+			           "'tier'");
 		if (pt->target == CS_PERT_RANDOM && has_compute)
-			return err(c, item, "a random straggler draws its compute factor; drop 'compute'%s%s", "", "");
+			return err(c, item, "a random straggler draws its compute factor; drop 'compute'");
 		if (pt->target != CS_PERT_RANDOM && !has_compute)
-			return err(c, item, "a gpu, node or ranks straggler needs 'compute'%s%s", "", "");
+			return err(c, item, "a gpu, node or ranks straggler needs 'compute'");
 	}
 	if (has_per_step && pt->target != CS_PERT_RANDOM)
-		return err(c, item, "straggler 'per_step' applies to random stragglers%s%s", "", "");
+		return err(c, item, "straggler 'per_step' applies to random stragglers");
 	return CS_OK;
 }
 
@@ -323,8 +315,8 @@ cs_status cs__config_stragglers(cs_scenario *sc, yaml_document_t *doc, yaml_node
 			return err(&c, item, "more than %s stragglers (the limit is %s)", lim, lim);
 		}
 		if (item->type != YAML_MAPPING_NODE)
-			return err(&c, item, "each straggler must be a mapping, not a %s%s",
-			           item->type == YAML_SEQUENCE_NODE ? "list" : "scalar", "");
+			return err(&c, item, "each straggler must be a mapping, not a %s",
+			           item->type == YAML_SEQUENCE_NODE ? "list" : "scalar");
 		if ((st = parse_entry(&c, item, &sc->perturbations[n])) != CS_OK)
 			return st;
 		n++;

@@ -15,7 +15,7 @@
 
 #include "config/config.h"
 #include "core/file.h"
-#include "hw/yaml_node.h"
+#include "config/yaml_node.h"
 #include "hw/calib.h"
 
 #define CS__CALIB_MAX_BYTES ((size_t)1 << 20)

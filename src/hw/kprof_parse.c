@@ -16,7 +16,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
-#include "hw/yaml_node.h"
+#include "config/yaml_node.h"
 #include "hw/kprof_int.h"
 
 typedef struct parser {

@@ -253,3 +253,36 @@ void cs_report_csv(FILE *f, const char *name, const cs_metrics *m)
 	}
 	fputc('\n', f);
 }
+
+void cs_report_ranks_csv(FILE *f, const cs_rank_row *rows, int64_t n)
+{
+	fputs("rank,end_s,busy_s,idle_s", f);
+	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+		fprintf(f, ",%s_s", cs_compute_kind_name((cs_compute_kind)k));
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		fprintf(f, ",exposed_%s_s", cs_comm_kind_name((cs_comm_kind)k));
+	fputs(",activation_peak_bytes,compute_factor\n", f);
+	for (int64_t i = 0; i < n; i++) {
+		const cs_rank_row *r = &rows[i];
+		fprintf(f, "%lld", (long long)r->rank);
+		fputc(',', f);
+		cs_csv_num(f, r->end_s);
+		fputc(',', f);
+		cs_csv_num(f, r->busy_s);
+		fputc(',', f);
+		cs_csv_num(f, r->idle_s);
+		for (int k = 0; k < CS_COMPUTE_KINDS; k++) {
+			fputc(',', f);
+			cs_csv_num(f, r->kind_s[k]);
+		}
+		for (int k = 0; k < CS_COMM_KINDS; k++) {
+			fputc(',', f);
+			cs_csv_num(f, r->exposed_s[k]);
+		}
+		fputc(',', f);
+		cs_csv_num(f, r->act_peak);
+		fputc(',', f);
+		cs_csv_num(f, r->compute_factor);
+		fputc('\n', f);
+	}
+}

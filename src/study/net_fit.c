@@ -1,13 +1,13 @@
 /*
- * coll_fit.c - the tuner's network factors fitted to measured collective
- * times (coll_fit.h). The model is the tuner itself (coll_model.c): each
+ * net_fit.c - the tuner's network factors fitted to measured collective
+ * times (net_fit.h). The model is the tuner itself (coll/coll_model.c): each
  * trial pair of factors builds a tuner and times every measured size, so
  * the fit sees the same algorithm and protocol switches as a simulation.
  * The objective, sum of ln(model / measured)^2, weighs a 15 us small
  * message as much as a 20 ms large one; it is piecewise smooth, so a grid
  * finds the basin and GSL's Nelder-Mead simplex refines it.
  */
-#include "coll/coll_fit.h"
+#include "study/net_fit.h"
 
 #include <gsl/gsl_multimin.h>
 #include <math.h>
@@ -211,9 +211,9 @@ static void fit(problem *p, bool *bw_fit, bool *lat_fit)
 	minimise(p);
 }
 
-cs_status cs_coll_fit_network(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
-			      const cs_group_shape *g, const double *bytes, const double *time_ns,
-			      size_t n, cs_coll_fit *out, cs_diag *diag)
+cs_status cs_net_fit_times(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+			   const cs_group_shape *g, const double *bytes, const double *time_ns,
+			   size_t n, cs_net_fit *out, cs_diag *diag)
 {
 	if (n == 0 || g->nranks < 2) {
 		snprintf(diag->msg, sizeof diag->msg, "nothing to fit: %s",
@@ -233,13 +233,13 @@ cs_status cs_coll_fit_network(const cs_cluster_spec *c, const cs_coll_spec *spec
 		snprintf(diag->msg, sizeof diag->msg, "out of memory");
 		return CS_ERR_NOMEM;
 	}
-	*out = (cs_coll_fit){ .bandwidth = exp(p.lb0), .nic = p.nic, .latency = exp(p.ll0),
+	*out = (cs_net_fit){ .bandwidth = exp(p.lb0), .nic = p.nic, .latency = exp(p.ll0),
 			      .bandwidth_fit = bw_fit, .latency_fit = lat_fit,
 			      .rms = sqrt(cost(&p, p.lb0, p.ll0) / (double)n) };
 	return CS_OK;
 }
 
-cs_coll_spec cs_coll_fit_apply(const cs_coll_spec *spec, const cs_coll_fit *fit)
+cs_coll_spec cs_net_fit_apply(const cs_coll_spec *spec, const cs_net_fit *fit)
 {
 	cs_coll_spec s = *spec;
 	if (fit->nic)

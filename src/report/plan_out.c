@@ -2,7 +2,7 @@
  * plan_out.c - what `clustersim plan` writes (plan_out.h): the ranked plans
  * as text, JSON, CSV, or the torchrun and Megatron-LM flags that run them.
  */
-#include "cli/plan_out.h"
+#include "report/plan_out.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +39,7 @@ static void text_row(FILE *f, const char *rank, const cs_plan *p)
 		p->step_time_s > 0 ? 100.0 * bound_s(p) / p->step_time_s : 0.0);
 }
 
-void cs__plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
 {
 	bool beyond = false;
 
@@ -131,7 +131,7 @@ static void json_plan(cs_jw *w, const cs_plan *p, int64_t rank)
 	cs_jw_end_obj(w);
 }
 
-int cs__plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+int cs_plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
 {
 	cs_jw w;
 	cs_jw_init(&w, f, 2);
@@ -181,7 +181,7 @@ int cs__plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s,
 /* Each ranked plan as the command line that runs it: torchrun's node and
  * process counts and Megatron-LM's parallelism, batch, recompute and
  * sharding flags (the model's own flags are the user's). */
-void cs__plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+void cs_plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
 {
 	const cs_cluster_spec *c = &sc->cluster;
 	for (int64_t i = 0; i < s->nplans && i < top; i++) {
@@ -217,7 +217,7 @@ void cs__plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_searc
 	}
 }
 
-void cs__plan_write_csv(FILE *f, const cs_plan_search *s)
+void cs_plan_write_csv(FILE *f, const cs_plan_search *s)
 {
 	fputs("rank,tp,cp,pp,virtual_stages,dp,ep,micro_batch,sequence_parallel,sharding,"
 	      "recompute,tp_beyond_domain,memory_bytes,estimate_s,step_time_s,mfu,tflops_per_gpu,"

@@ -7,8 +7,8 @@
  * it owns; cs_compare_close frees them (and is safe on a zeroed or failed
  * one).
  */
-#ifndef CS_REPORT_COMPARE_H
-#define CS_REPORT_COMPARE_H
+#ifndef CS_STUDY_COMPARE_H
+#define CS_STUDY_COMPARE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,25 +1,27 @@
 /*
- * yaml_node.h - what the YAML readers of src/hw (kernel profiles,
- * calibrations) share: messages at a node, node types in words, libyaml's
- * own errors, plain scalars as numbers. Private to src/hw.
+ * yaml_node.h - what the library's YAML readers (scenarios here; kernel
+ * profiles and calibrations in src/hw) share: messages at a node, node
+ * types in words, libyaml's own errors, plain scalars as numbers. Internal
+ * to the library.
  */
-#ifndef CS_HW_YAML_NODE_H
-#define CS_HW_YAML_NODE_H
+#ifndef CS_CONFIG_YAML_NODE_H
+#define CS_CONFIG_YAML_NODE_H
 
 #include <stdbool.h>
 #include <yaml.h>
 
 #include "clustersim/clustersim.h"
 
-/* "file:line:col: message" at `node` into diag; returns CS_ERR_INPUT. */
+/* "file:line:col: message" at `node` into diag (the file's first 300 bytes,
+ * the message's first 680); returns CS_ERR_INPUT. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
 cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, const char *fmt, ...);
 /* "a mapping", "a list", "a scalar" or "an empty value". */
 const char *cs__yaml_type_word(const yaml_node_t *node);
-/* libyaml's parse error as "file:line:col: yaml: problem" (CS_ERR_INPUT), or
- * out of memory (CS_ERR_NOMEM). */
+/* libyaml's parse error as "file:line:col: yaml: problem (context, line
+ * n)" (CS_ERR_INPUT), or "out of memory parsing 'file'" (CS_ERR_NOMEM). */
 cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *diag);
 /* The keys of mapping `map` in `doc`: plain scalars, each once; else the
  * message at the offending key (CS_ERR_INPUT). */

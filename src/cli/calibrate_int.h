@@ -1,15 +1,12 @@
 /*
- * cmd_calibrate.h - `clustersim calibrate`: per-class factors that make a
- * simulation reproduce a profiler trace, or network factors that make the
- * collective tuner reproduce nccl-tests output, written as a calibration
- * file.
+ * calibrate_int.h - what the two halves of `clustersim calibrate` share:
+ * cmd_calibrate.c (a profiler trace) and cmd_calibrate_net.c (nccl-tests
+ * output).
  */
-#ifndef CS_CLI_CMD_CALIBRATE_H
-#define CS_CLI_CMD_CALIBRATE_H
+#ifndef CS_CLI_CALIBRATE_INT_H
+#define CS_CLI_CALIBRATE_INT_H
 
 #include "cli/args.h"
-
-int cs_cmd_calibrate(int argc, char **argv);
 
 /* Write the calibration *cal to `path` atomically, after a comment naming
  * the scenario and the measurement; 0, or 2 after printing the problem. */

@@ -1,10 +1,12 @@
 /*
- * coll_fit.h - fit the tuner's link bandwidth and latency factors (the
+ * net_fit.h - fit the tuner's link bandwidth and latency factors (the
  * 'network' of a calibration file, hw/calib.h) to measured times of one
- * collective on one group: nccl-tests output.
+ * collective on one group: nccl-tests output (ingest/nccltests.h). A study
+ * of the tuner (coll/coll.h) against measurements, as compare.h is one of
+ * the simulation against a trace.
  */
-#ifndef CS_COLL_COLL_FIT_H
-#define CS_COLL_COLL_FIT_H
+#ifndef CS_STUDY_NET_FIT_H
+#define CS_STUDY_NET_FIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,7 +14,7 @@
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 
-typedef struct cs_coll_fit {
+typedef struct cs_net_fit {
 	double bandwidth;   /* the factor on the group's link: NVLink within one
 	                     * scale-up domain, the NIC across domains */
 	bool nic;           /* which link: false NVLink, true NIC */
@@ -20,7 +22,7 @@ typedef struct cs_coll_fit {
 	bool bandwidth_fit, latency_fit; /* false: the times do not depend on it;
 	                                  * the factor is left as given */
 	double rms;         /* root mean square of ln(model / measured) */
-} cs_coll_fit;
+} cs_net_fit;
 
 /* Fit the factor on the bandwidth of the link that carries `op` on the
  * group *g, and the factor on the latencies, starting from spec's (which
@@ -33,11 +35,11 @@ typedef struct cs_coll_fit {
  * group that NVLink limits: then the NVLink factor is fitted). CS_OK, or
  * CS_ERR_INPUT with a message when n is 0 or the group has one rank;
  * CS_ERR_NOMEM. */
-cs_status cs_coll_fit_network(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
-			      const cs_group_shape *g, const double *bytes, const double *time_ns,
-			      size_t n, cs_coll_fit *out, cs_diag *diag);
+cs_status cs_net_fit_times(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+			   const cs_group_shape *g, const double *bytes, const double *time_ns,
+			   size_t n, cs_net_fit *out, cs_diag *diag);
 
 /* spec with the fit's factors in place. */
-cs_coll_spec cs_coll_fit_apply(const cs_coll_spec *spec, const cs_coll_fit *fit);
+cs_coll_spec cs_net_fit_apply(const cs_coll_spec *spec, const cs_net_fit *fit);
 
 #endif

@@ -4,7 +4,7 @@
  * summarised by kineto.c; the scenario is loaded and simulated as
  * `clustersim run` does. cs_compare_close frees what cs_compare_open made.
  */
-#include "report/compare.h"
+#include "study/compare.h"
 
 #include <math.h>
 #include <string.h>

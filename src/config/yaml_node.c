@@ -1,5 +1,6 @@
 /*
- * yaml_node.c - messages and numbers for the YAML readers of src/hw.
+ * yaml_node.c - messages and numbers for the library's YAML readers
+ * (yaml_node.h).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hw/yaml_node.h"
+#include "config/yaml_node.h"
 
 cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, const char *fmt, ...)
 {
@@ -18,7 +19,7 @@ cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, 
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof body, fmt, ap);
 	va_end(ap);
-	snprintf(diag->msg, sizeof diag->msg, "%.200s:%d:%d: %.760s", file,
+	snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: %.680s", file,
 	         (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, body);
 	return CS_ERR_INPUT;
 }
@@ -37,15 +38,15 @@ cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *dia
 	const char *problem = yp->problem ? yp->problem : "cannot parse";
 
 	if (yp->error == YAML_MEMORY_ERROR) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.300s'", file);
+		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.400s'", file);
 		return CS_ERR_NOMEM;
 	}
 	if (yp->context)
-		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: yaml: %s (%s, line %d)", file,
+		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s (%s, line %d)", file,
 		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem,
 		         yp->context, (int)yp->context_mark.line + 1);
 	else
-		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: yaml: %s", file,
+		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s", file,
 		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem);
 	return CS_ERR_INPUT;
 }

@@ -1,0 +1,165 @@
+/*
+ * compare_out.c - a profiler trace beside a simulation, per class of
+ * kernel and per step, as text, JSON or CSV (compare_out.h).
+ */
+#include "report/compare_out.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "config/scenario.h"
+#include "ingest/kineto.h"
+#include "report/out.h"
+
+/* One line of the comparison, per step; NAN where a side has no figure. */
+typedef struct row {
+	const char *name;
+	double trace_s, trace_kernels;
+	double sim_s, sim_kernels;
+} row;
+
+/* the classes' rows, then the compute sum, then the trace-only classes */
+enum { ROWS = CS_KINETO_CLASSES + 3, R_COMPUTE = CS_KINETO_COMM, R_IDLE = ROWS - 2, R_STEP = ROWS - 1 };
+
+/* The rows: the four compute classes, their sum, what only the trace has,
+ * GPU idle and the step. */
+static void make_rows(const cs_compare *cmp, row *rows)
+{
+	const cs_kineto *t = cmp->trace;
+	const cs_metrics *m = cmp->m;
+	double per = 1.0 / (double)cmp->steps;
+	double tsum = 0, tk = 0, ssum = 0, sk = 0;
+	for (int c = 0; c < CS_KINETO_CLASSES; c++) {
+		double ts = 1e-9 * (double)cs_kineto_class_ns(t, (cs_kineto_class)c) * per;
+		double tn = (double)cs_kineto_class_count(t, (cs_kineto_class)c) * per;
+		int compute = c < CS_KINETO_COMM;
+		int at = compute ? c : c + 1;   /* the compute sum comes after the classes */
+		rows[at] = (row){ cs_kineto_class_name((cs_kineto_class)c), ts, tn, NAN, NAN };
+		if (compute) {
+			rows[at].sim_s = m->compute_kind_s[c];
+			rows[at].sim_kernels = (double)m->compute_kind_kernels[c];
+			tsum += ts;
+			tk += tn;
+			ssum += rows[at].sim_s;
+			sk += rows[at].sim_kernels;
+		}
+	}
+	rows[R_COMPUTE] = (row){ "compute", tsum, tk, ssum, sk };
+	double span = 1e-9 * (double)cs_kineto_span_ns(t) * per;
+	double idle = 1e-9 * (double)(cs_kineto_span_ns(t) - cs_kineto_busy_ns(t)) * per;
+	rows[R_IDLE] = (row){ "gpu_idle", idle, NAN, m->bubble_s + m->compute_kind_s[CS_COMPUTE_HOST], NAN };
+	rows[R_STEP] = (row){ "step", span, NAN, m->step_time_s, NAN };
+}
+
+/* (sim - trace) / trace, NAN without both. */
+static double rel_error(const row *r)
+{
+	if (isnan(r->sim_s) || !(r->trace_s > 0))
+		return NAN;
+	return (r->sim_s - r->trace_s) / r->trace_s;
+}
+
+static void text_num(char *buf, size_t n, double v, int kernels)
+{
+	if (isnan(v))
+		snprintf(buf, n, "-");
+	else if (!kernels)
+		snprintf(buf, n, "%.2f", 1e3 * v);
+	else if (v == floor(v))
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, "%.1f", v);
+}
+
+void cs_compare_write_text(FILE *f, const cs_compare *c, const char *trace, bool steps_given)
+{
+	const cs_kineto *t = c->trace;
+	const cs_metrics *m = c->m;
+	int64_t steps = c->steps;
+	row rows[ROWS];
+	make_rows(c, rows);
+	fprintf(f, "trace      %s: %lld step%s (%s), %lld kernels\n", trace, (long long)steps,
+		steps == 1 ? "" : "s",
+		steps_given ? "--steps" : cs_kineto_steps_marked(t) ? "ProfilerStep annotations"
+							: "no ProfilerStep annotations: the whole trace",
+		(long long)cs_kineto_kernels(t));
+	fprintf(f, "simulated  %s: %lld GPU%s, critical rank %lld, %s%s\n", c->sc->name,
+		(long long)m->gpus,
+		m->gpus == 1 ? "" : "s", (long long)m->critical_rank,
+		m->profile[0] ? "kernel profile " : "flat efficiencies", m->profile);
+	fprintf(f, "\n%-14s %13s %9s %13s %9s %10s\n", "per step", "trace ms", "kernels", "simulated ms",
+		"kernels", "error");
+	for (int i = 0; i < ROWS; i++) {
+		char a[32], b[32], s[32], d[32], e[32] = "-";
+		text_num(a, sizeof a, rows[i].trace_s, 0);
+		text_num(b, sizeof b, rows[i].trace_kernels, 1);
+		text_num(s, sizeof s, rows[i].sim_s, 0);
+		text_num(d, sizeof d, rows[i].sim_kernels, 1);
+		double err = rel_error(&rows[i]);
+		if (!isnan(err))
+			snprintf(e, sizeof e, "%+.1f %%", 100 * err);
+		fprintf(f, "%-14s %13s %9s %13s %9s %10s\n", rows[i].name, a, b, s, d, e);
+	}
+}
+
+static void jw_num_or_null(cs_jw *w, const char *key, double v)
+{
+	cs_jw_key(w, key);
+	if (isnan(v))
+		cs_jw_null(w);
+	else
+		cs_jw_num(w, v);
+}
+
+void cs_compare_write_json(FILE *f, const cs_compare *c, const char *trace, bool steps_given)
+{
+	const cs_kineto *t = c->trace;
+	const cs_metrics *m = c->m;
+	int64_t steps = c->steps;
+	row rows[ROWS];
+	make_rows(c, rows);
+	cs_jw w;
+	cs_jw_init(&w, f, 2);
+	cs_jw_begin_obj(&w);
+	cs_jw_kv_str(&w, "trace", trace);
+	cs_jw_kv_int(&w, "steps", steps);
+	cs_jw_kv_str(&w, "steps_from", steps_given ? "option" : cs_kineto_steps_marked(t) ? "profiler_steps"
+										: "whole_trace");
+	cs_jw_kv_int(&w, "trace_kernels", cs_kineto_kernels(t));
+	cs_jw_kv_str(&w, "scenario", c->sc->name);
+	cs_jw_kv_int(&w, "gpus", m->gpus);
+	cs_jw_kv_int(&w, "critical_rank", m->critical_rank);
+	cs_jw_kv_str(&w, "kernel_profile", m->profile[0] ? m->profile : "none");
+	cs_jw_key(&w, "per_step");
+	cs_jw_begin_obj(&w);
+	for (int i = 0; i < ROWS; i++) {
+		cs_jw_key(&w, rows[i].name);
+		cs_jw_begin_obj(&w);
+		jw_num_or_null(&w, "trace_s", rows[i].trace_s);
+		jw_num_or_null(&w, "trace_kernels", rows[i].trace_kernels);
+		jw_num_or_null(&w, "sim_s", rows[i].sim_s);
+		jw_num_or_null(&w, "sim_kernels", rows[i].sim_kernels);
+		jw_num_or_null(&w, "rel_error", rel_error(&rows[i]));
+		cs_jw_end_obj(&w);
+	}
+	cs_jw_end_obj(&w);
+	cs_jw_end_obj(&w);
+	cs_jw_finish(&w);
+}
+
+void cs_compare_write_csv(FILE *f, const cs_compare *c)
+{
+	row rows[ROWS];
+	make_rows(c, rows);
+	fputs("class,trace_s,trace_kernels,sim_s,sim_kernels,rel_error\n", f);
+	for (int i = 0; i < ROWS; i++) {
+		double v[5] = { rows[i].trace_s, rows[i].trace_kernels, rows[i].sim_s, rows[i].sim_kernels,
+				rel_error(&rows[i]) };
+		cs_csv_field(f, rows[i].name);
+		for (int k = 0; k < 5; k++) {
+			fputc(',', f);
+			cs_csv_num(f, v[k]);
+		}
+		fputc('\n', f);
+	}
+}

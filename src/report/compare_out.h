@@ -1,0 +1,22 @@
+/*
+ * compare_out.h - what `clustersim compare` prints of a comparison
+ * (study/compare.h): per class of kernel, per step, the trace's time and
+ * kernels beside the simulation's and the relative error, then the
+ * compute sum, the trace-only classes, GPU idle and the step; as text,
+ * JSON or CSV.
+ */
+#ifndef CS_REPORT_COMPARE_OUT_H
+#define CS_REPORT_COMPARE_OUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "study/compare.h"
+
+/* `trace` is the trace's path as given; `steps_given` says the step count
+ * came from the caller, not from the trace. */
+void cs_compare_write_text(FILE *f, const cs_compare *c, const char *trace, bool steps_given);
+void cs_compare_write_json(FILE *f, const cs_compare *c, const char *trace, bool steps_given);
+void cs_compare_write_csv(FILE *f, const cs_compare *c);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * plan_out.h - what `clustersim plan` writes: a plan search's ranked plans
+ * (study/planner.h), the first `top` of them (CSV: all).
+ */
+#ifndef CS_REPORT_PLAN_OUT_H
+#define CS_REPORT_PLAN_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config/scenario.h"
+#include "study/planner.h"
+
+void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top);
+/* 0, or -1 when the JSON writer was misused. */
+int cs_plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top);
+void cs_plan_write_csv(FILE *f, const cs_plan_search *s);
+void cs_plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top);
+
+#endif

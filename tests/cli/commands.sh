@@ -1,0 +1,97 @@
+#!/bin/sh
+# The options and messages of `clustersim memory` and `clustersim plan`,
+# through the binary (their reports' content is tests/test_memory.c's and
+# tests/test_planner.c's): a report for good input, exit status 2 with the
+# message for bad input (and nothing on standard output for memory), and
+# memory's --help example.
+#   tests/cli/commands.sh CLUSTERSIM SOURCE_ROOT
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+root=$2
+gpt=$root/scenarios/ddp-gpt-small.yaml
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cd "$tmp" || exit 1
+
+fail=0
+# has FILE NEEDLE...: each needle is part of a line of FILE
+has() {
+	file=$1
+	shift
+	for needle in "$@"; do
+		grep -qF -e "$needle" "$file" || { echo "FAIL: no '$needle' in $file:" >&2;
+			sed 's/^/  /' "$file" >&2; fail=1; }
+	done
+}
+
+# run WANT ARGS...: clustersim ARGS exits WANT, out.txt and err.txt its outputs
+run() {
+	want=$1
+	shift
+	"$bin" "$@" >out.txt 2>err.txt
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "FAIL: clustersim $* exited $got, expected $want" >&2
+		sed 's/^/  /' err.txt >&2
+		fail=1
+	fi
+}
+
+# bad NEEDLE ARGS...: clustersim ARGS exits 2 with NEEDLE on standard error
+bad() {
+	needle=$1
+	shift
+	run 2 "$@"
+	has err.txt "$needle"
+}
+
+# ---- memory ----------------------------------------------------------------
+run 0 memory --model llama3-8b --seq-len 8192 --micro-batch=2 --dp 8 --zero 2 --flash --format json
+has out.txt '"fits": false' '"params": 8030261248' '"per_gpu_bytes"'
+total=$(awk '/"per_gpu_bytes"/ { in_gpu = 1 } in_gpu && /"total": / { sub(/.*"total": /, "");
+	printf "%.0f", $0 / 1e9; exit }' out.txt)
+[ "$total" = 103 ] || { echo "FAIL: memory's total is '$total' GB, expected 103" >&2; fail=1; }
+run 0 memory --model llama3-8b --seq-len 8192 --micro-batch 1 --dp 8 --zero 2
+has out.txt 'GB (1e9 B)' 'GiB (2^30 B)' 'verdict: fits'
+
+# bad_memory NEEDLE ARGS...: bad input, and no report
+bad_memory() {
+	bad "$@"
+	[ -s out.txt ] && { echo "FAIL: clustersim $* wrote a report" >&2; fail=1; }
+}
+bad_memory "did you mean '--seq-len'?" memory --model llama3-8b --seq-lem 4096
+bad_memory "unknown model preset 'llama3-8'; did you mean 'llama3-8b'?" memory --model llama3-8
+bad_memory "unknown gpu preset 'h100'" memory --model llama3-8b --gpu h100
+bad_memory "bad value '4' for '--zero'" memory --model llama3-8b --zero 4
+bad_memory "bad value 'some' for '--recompute'" memory --model llama3-8b --recompute some
+bad_memory "option '--tp' needs a value" memory --model llama3-8b --tp
+bad_memory "no model" memory --seq-len 4096
+bad_memory "bad value 'xml' for '--format'" memory --model llama3-8b --format xml
+
+run 0 memory --help
+grep -A1 '^example:$' out.txt | grep -q '^  clustersim memory --model' ||
+	{ echo "FAIL: memory --help shows no example" >&2; fail=1; }
+
+# ---- plan ------------------------------------------------------------------
+run 0 plan "$gpt" --gpus 4 --format csv --jobs 2 --max-sims 1000 --out plans.csv
+has plans.csv 'rank,tp,cp,pp,virtual_stages,dp,'
+# 243 plans for 4 GPUs (tests/test_planner.c counts them), and the header
+[ "$(wc -l <plans.csv)" -eq 244 ] || { echo "FAIL: plan --format csv: not 243 rows" >&2; fail=1; }
+run 0 plan "$gpt" --gpus 2 --format json --top 3 --out plans.json
+has plans.json '"plans": [' '"rank": 3' '"search": {' '"heuristic_rank": ' '"considered": '
+grep -qF '"rank": 4' plans.json && { echo "FAIL: plan --top 3 wrote a fourth plan" >&2; fail=1; }
+run 0 plan "$gpt" --gpus 2 --top 2 --out plans.txt
+has plans.txt 'searched ' ' rank    step s' 'heuristic choice (smallest tp x pp' 'simulated'
+
+bad "did you mean '--gpus'?" plan "$gpt" --gpu 4
+bad "did you mean '--jobs'?" plan "$gpt" --job 4
+bad "'--gpus' (3) must be a multiple" plan "$gpt" --gpus 3
+bad "'--gpus' needs a whole number" plan "$gpt" --gpus four
+bad "'--top' needs a whole number" plan "$gpt" --top 0
+bad "unknown format 'xml'" plan "$gpt" --format xml
+bad "'--headroom' needs a fraction" plan "$gpt" --headroom 1.5
+bad "parallelism.tq" plan "$gpt" --set parallelism.tq=2
+bad "such.yaml" plan "$root/no/such.yaml"
+bad "no scenario file given" plan
+
+exit $fail
