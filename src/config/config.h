@@ -121,6 +121,8 @@ cs_status cs_config_validate(cs_scenario *sc, cs_diag *diag);
  * names. Same ownership and errors. */
 cs_status cs_config_load(const char *path, const char *const *overrides, size_t n_overrides,
 			 cs_scenario **out, cs_diag *diag);
+/* Free a scenario cs_config_load made (NULL is fine). */
+void cs_config_free(cs_scenario *sc);
 
 /* ---- units (also for the command line) ---------------------------------- */
 

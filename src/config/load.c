@@ -380,7 +380,7 @@ cs_status cs_config_load(const char *path, const char *const *overrides, size_t 
 	return st;
 }
 
-void cs_scenario_free(cs_scenario *sc)
+void cs_config_free(cs_scenario *sc)
 {
 	free(sc);
 }

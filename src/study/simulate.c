@@ -25,45 +25,7 @@
 #include "run/runner.h"
 #include "study/fleet.h"
 #include "study/study.h"
-
-struct cs_result {
-	cs_metrics m;
-	cs_rank_row *rows;   /* per rank, when asked for */
-	int64_t nrows;
-};
-
-const cs_metrics *cs_result_metrics(const cs_result *res)
-{
-	return &res->m;
-}
-
-void cs_result_free(cs_result *res)
-{
-	if (!res)
-		return;
-	free(res->rows);
-	free(res);
-}
-
-const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n)
-{
-	*n = res->nrows;
-	return res->rows;
-}
-
-const char *cs_compute_kind_name(cs_compute_kind kind)
-{
-	static const char *const names[CS_COMPUTE_KINDS] = {
-		"gemm", "attention", "memory_bound", "optimizer", "host_idle"
-	};
-	return (unsigned)kind < CS_COMPUTE_KINDS ? names[kind] : "?";
-}
-
-const char *cs_comm_kind_name(cs_comm_kind kind)
-{
-	static const char *const names[CS_COMM_KINDS] = { "tp", "dp", "pp", "cp", "ep" };
-	return (unsigned)kind < CS_COMM_KINDS ? names[kind] : "?";
-}
+#include "study/study_int.h"
 
 static double now_s(void)
 {
@@ -655,21 +617,4 @@ static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const 
 	}
 	cs__fleet_finish(&(*out)->m, &fl, t[0], t[1]);
 	return CS_OK;
-}
-
-cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out, cs_diag *diag)
-{
-	cs_diag scratch;
-	if (!diag)
-		diag = &scratch; /* the message is dropped, the status still says */
-	if (!out) {
-		snprintf(diag->msg, sizeof(diag->msg), "no place for the result");
-		return CS_ERR_INPUT;
-	}
-	*out = NULL;
-	if (!sc) {
-		snprintf(diag->msg, sizeof(diag->msg), "no scenario to simulate");
-		return CS_ERR_INPUT;
-	}
-	return cs__simulate(sc, opts, NULL, false, out, diag);
 }
