@@ -455,6 +455,8 @@ END_TEST
 START_TEST(predicted_output_reads_back)
 {
 	static const cs_coll_op ops[] = { CS_COLL_ALL_REDUCE, CS_COLL_ALL_GATHER, CS_COLL_BROADCAST };
+	for (int op = 0; op < CS_COLL_OPS; op++)
+		ck_assert_ptr_nonnull(cs_nccltests_name((cs_coll_op)op));
 	cs_cluster_spec c = h100_cluster(2);
 	cs_coll_spec spec = { .contention = 1 };
 	cs_topo *topo = cs_topo_new(&c);
@@ -474,7 +476,7 @@ START_TEST(predicted_output_reads_back)
 		cs_diag d = { { 0 } };
 		ck_assert_msg(cs_nccltests_parse(text, len, "coll.txt", &t, &d) == CS_OK, "%s", d.msg);
 		free(text);
-		ck_assert_str_eq(t.test, cs_nccl_test_name(ops[i]));
+		ck_assert_str_eq(t.test, cs_nccltests_name(ops[i]));
 		cs_coll_op op;
 		ck_assert_int_eq(cs_nccltests_op(&t, "coll.txt", -1, &op, &d), CS_OK);
 		ck_assert_int_eq(op, ops[i]);

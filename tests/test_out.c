@@ -1,5 +1,6 @@
 /*
- * test_out.c - atomic output files and the JSON/CSV formatters.
+ * test_out.c - atomic output files, the JSON/CSV formatters, and the
+ * preset tables of `clustersim list`.
  */
 #include <check.h>
 #include <dirent.h>
@@ -9,10 +10,14 @@
 #include <sys/wait.h>
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config.h"
+#include "report/list_out.h"
 #include "report/out.h"
 
 /* Capture what a formatter writes. */
@@ -554,6 +559,40 @@ END_TEST
 
 #define ROWS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* `clustersim list gpus|models` (report/list_out.h): a header, then a line
+ * per preset, each starting with its name. */
+static void preset_table(bool gpus)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	if (gpus)
+		cs_list_write_gpus(f);
+	else
+		cs_list_write_models(f);
+	fclose(f);
+	ck_assert_msg(strncmp(text, gpus ? "gpu " : "model ", gpus ? 4 : 6) == 0, "%s", text);
+	const char *line = strchr(text, '\n') + 1;
+	size_t i = 0;
+	for (; *line; i++) {
+		const char *name = gpus ? cs_preset_gpu_name(i) : cs_preset_model_name(i);
+		ck_assert_ptr_nonnull(name);
+		ck_assert_msg(strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == ' ',
+		              "line %zu: %.60s", i, line);
+		line = strchr(line, '\n') + 1;
+	}
+	ck_assert_ptr_null(gpus ? cs_preset_gpu_name(i) : cs_preset_model_name(i));
+	free(text);
+}
+
+START_TEST(preset_tables_have_a_line_per_preset)
+{
+	preset_table(true);
+	preset_table(false);
+}
+END_TEST
+
 static Suite *out_suite(void)
 {
 	Suite *s = suite_create("out");
@@ -589,6 +628,10 @@ static Suite *out_suite(void)
 	tcase_add_test(tc, pipe_is_written_in_place);
 	tcase_add_test(tc, check_refuses_an_input_and_a_missing_directory);
 	tcase_add_test(tc, signal_removes_the_temporary_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("tables");
+	tcase_add_test(tc, preset_tables_have_a_line_per_preset);
 	suite_add_tcase(s, tc);
 
 	return s;

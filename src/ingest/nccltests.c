@@ -364,6 +364,14 @@ static const struct {
 	{ "scatter_perf", CS_COLL_SCATTER },
 };
 
+const char *cs_nccltests_name(cs_coll_op op)
+{
+	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+		if (tests[i].op == op)
+			return tests[i].test;
+	return NULL;
+}
+
 cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op,
 			  cs_diag *diag)
 {

@@ -76,4 +76,7 @@ cs_status cs_nccltests_group(const cs_nccltests *t, const char *file, const cs_c
 cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op,
 			  cs_diag *diag);
 
+/* The test that measures `op` ("all_reduce_perf", ...). */
+const char *cs_nccltests_name(cs_coll_op op);
+
 #endif

@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+#include "ingest/nccltests.h"
+
 /* nccl-tests' data types and their sizes. */
 static const struct {
 	const char *name;
@@ -28,15 +30,6 @@ const char *cs_nccl_dtype_name(int i)
 int cs_nccl_dtype_bytes(int i)
 {
 	return dtypes[i].bytes;
-}
-
-const char *cs_nccl_test_name(cs_coll_op op)
-{
-	static const char *const names[CS_COLL_OPS] = {
-		"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "alltoall_perf",
-		"broadcast_perf", "sendrecv_perf", "reduce_perf", "gather_perf", "scatter_perf",
-	};
-	return names[op];
 }
 
 /* nccl-tests' count column (elements per rank for the ops whose size is
@@ -70,7 +63,7 @@ static void header(FILE *f, const cs_nccl_run *r)
 		   "# Collective test starting: %s\n"
 		   "# nThread 1 nGpus %lld minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
 		   "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
-		cs_nccl_test_name(r->op), (long long)r->n, r->min, r->max, r->factor);
+		cs_nccltests_name(r->op), (long long)r->n, r->min, r->max, r->factor);
 	for (int64_t i = 0; i < r->n; i++)
 		fprintf(f, "#  Rank %3lld Group  0 Pid %6lld on %10s%lld device %2lld [0x%02llx] %s\n",
 			(long long)i, (long long)(i / gpn + 1), "node-", (long long)(i / gpn),
@@ -126,6 +119,6 @@ bool cs_nccl_write(FILE *f, bool json, const cs_nccl_run *r, cs_coll *coll, cs_c
 		fprintf(f, "\n]\n");
 	else
 		fprintf(f, "# Avg bus bandwidth    : %g\n#\n# Collective test concluded: %s\n#\n",
-			rows ? bus_sum / rows : 0.0, cs_nccl_test_name(op));
+			rows ? bus_sum / rows : 0.0, cs_nccltests_name(op));
 	return other;
 }

@@ -4,7 +4,8 @@
  * out-of-place and in-place alike and the algorithm and protocol NCCL's
  * tuner picks as two more columns, and the average bus bandwidth; or the
  * rows as a JSON array. Also what nccl-tests prints per collective: its
- * data types, its tests' names, its count, redop and root columns.
+ * data types, its count, redop and root columns (its tests' names are the
+ * reader's, ingest/nccltests.h).
  */
 #ifndef CS_REPORT_NCCL_OUT_H
 #define CS_REPORT_NCCL_OUT_H
@@ -21,8 +22,6 @@ int cs_nccl_dtypes(void);
 const char *cs_nccl_dtype_name(int i);
 int cs_nccl_dtype_bytes(int i);
 
-/* The test that measures `op` ("all_reduce_perf", ...). */
-const char *cs_nccl_test_name(cs_coll_op op);
 /* The count column (elements per rank for the ops whose size is the whole
  * buffer over the ranks) and the bytes the op then moves. */
 void cs_nccl_count(cs_coll_op op, double size, int word, int64_t n, double *count, double *bytes);

@@ -7,6 +7,7 @@
 #   tests/cli/commands.sh CLUSTERSIM SOURCE_ROOT
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+lib=$(cd "$(dirname "$0")" && pwd)/lib.sh
 root=$2
 gpt=$root/scenarios/ddp-gpt-small.yaml
 tmp=$(mktemp -d)
@@ -14,6 +15,9 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 cd "$tmp" || exit 1
 
 fail=0
+# shellcheck source=tests/cli/lib.sh
+. "$lib"
+
 # has FILE NEEDLE...: each needle is part of a line of FILE
 has() {
 	file=$1
@@ -24,34 +28,21 @@ has() {
 	done
 }
 
-# run WANT ARGS...: clustersim ARGS exits WANT, out.txt and err.txt its outputs
-run() {
-	want=$1
-	shift
-	"$bin" "$@" >out.txt 2>err.txt
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "FAIL: clustersim $* exited $got, expected $want" >&2
-		sed 's/^/  /' err.txt >&2
-		fail=1
-	fi
-}
-
 # bad NEEDLE ARGS...: clustersim ARGS exits 2 with NEEDLE on standard error
 bad() {
 	needle=$1
 	shift
-	run 2 "$@"
+	expect 2 "$@"
 	has err.txt "$needle"
 }
 
 # ---- memory ----------------------------------------------------------------
-run 0 memory --model llama3-8b --seq-len 8192 --micro-batch=2 --dp 8 --zero 2 --flash --format json
+expect 0 memory --model llama3-8b --seq-len 8192 --micro-batch=2 --dp 8 --zero 2 --flash --format json
 has out.txt '"fits": false' '"params": 8030261248' '"per_gpu_bytes"'
 total=$(awk '/"per_gpu_bytes"/ { in_gpu = 1 } in_gpu && /"total": / { sub(/.*"total": /, "");
 	printf "%.0f", $0 / 1e9; exit }' out.txt)
 [ "$total" = 103 ] || { echo "FAIL: memory's total is '$total' GB, expected 103" >&2; fail=1; }
-run 0 memory --model llama3-8b --seq-len 8192 --micro-batch 1 --dp 8 --zero 2
+expect 0 memory --model llama3-8b --seq-len 8192 --micro-batch 1 --dp 8 --zero 2
 has out.txt 'GB (1e9 B)' 'GiB (2^30 B)' 'verdict: fits'
 
 # bad_memory NEEDLE ARGS...: bad input, and no report
@@ -68,19 +59,19 @@ bad_memory "option '--tp' needs a value" memory --model llama3-8b --tp
 bad_memory "no model" memory --seq-len 4096
 bad_memory "bad value 'xml' for '--format'" memory --model llama3-8b --format xml
 
-run 0 memory --help
+expect 0 memory --help
 grep -A1 '^example:$' out.txt | grep -q '^  clustersim memory --model' ||
 	{ echo "FAIL: memory --help shows no example" >&2; fail=1; }
 
 # ---- plan ------------------------------------------------------------------
-run 0 plan "$gpt" --gpus 4 --format csv --jobs 2 --max-sims 1000 --out plans.csv
+expect 0 plan "$gpt" --gpus 4 --format csv --jobs 2 --max-sims 1000 --out plans.csv
 has plans.csv 'rank,tp,cp,pp,virtual_stages,dp,'
 # 243 plans for 4 GPUs (tests/test_planner.c counts them), and the header
 [ "$(wc -l <plans.csv)" -eq 244 ] || { echo "FAIL: plan --format csv: not 243 rows" >&2; fail=1; }
-run 0 plan "$gpt" --gpus 2 --format json --top 3 --out plans.json
+expect 0 plan "$gpt" --gpus 2 --format json --top 3 --out plans.json
 has plans.json '"plans": [' '"rank": 3' '"search": {' '"heuristic_rank": ' '"considered": '
 grep -qF '"rank": 4' plans.json && { echo "FAIL: plan --top 3 wrote a fourth plan" >&2; fail=1; }
-run 0 plan "$gpt" --gpus 2 --top 2 --out plans.txt
+expect 0 plan "$gpt" --gpus 2 --top 2 --out plans.txt
 has plans.txt 'searched ' ' rank    step s' 'heuristic choice (smallest tp x pp' 'simulated'
 
 bad "did you mean '--gpus'?" plan "$gpt" --gpu 4

@@ -6,6 +6,7 @@
 #   tests/cli/help-examples.sh CLUSTERSIM SOURCE_ROOT
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+lib=$(cd "$(dirname "$0")" && pwd)/lib.sh
 root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -14,17 +15,8 @@ ln -s "$root/tests" "$tmp/tests"
 cd "$tmp" || exit 1
 
 fail=0
-expect() {
-	want=$1
-	shift
-	"$bin" "$@" >out.txt 2>err.txt
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "FAIL: clustersim $* exited $got, expected $want" >&2
-		sed 's/^/  /' err.txt >&2
-		fail=1
-	fi
-}
+# shellcheck source=tests/cli/lib.sh
+. "$lib"
 
 expect 2
 expect 2 runn
