@@ -175,7 +175,7 @@ static double run_traces(const char *dir, const cs_scenario *sc, int64_t *decode
 			       .tmpl_of = cs_chakra_set_template_of(set) };
 	cs_chakra_set_files(set, decoded);
 	*templates = given.n;
-	ck_assert_msg(cs__simulate_programs(sc, &given, NULL, NULL, false, &res, &d) == CS_OK, "%s",
+	ck_assert_msg(cs__simulate(sc, &(cs__sim_request){ .given = &given }, &res, &d) == CS_OK, "%s",
 		      d.msg);
 	double t = cs_result_metrics(res)->step_time_s;
 	cs_result_free(res);

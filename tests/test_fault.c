@@ -279,7 +279,7 @@ START_TEST(per_rank_rows_are_the_reported_steps)
 	cs_scenario *sc = cs_test_load(JITTER(7), NULL, 0);
 	cs_result *res = NULL;
 	cs_diag d;
-	ck_assert_int_eq(cs__simulate(sc, NULL, NULL, true, &res, &d), CS_OK);
+	ck_assert_int_eq(cs__simulate(sc, &(cs__sim_request){ .want_rows = true }, &res, &d), CS_OK);
 	const cs_metrics *m = cs_result_metrics(res);
 	ck_assert(m->step_time_p50_s < m->step_time_max_s);
 	int64_t n = 0;

@@ -468,7 +468,7 @@ START_TEST(golden_trace)
 	cs_trace *trace = cs_trace_new();
 	cs_span_sink sink = { .on_span = cs_trace_span, .ctx = trace, .admit = cs_trace_admit };
 	cs_result *res = NULL;
-	ck_assert_msg(cs__simulate(sc, NULL, &sink, false, &res, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_msg(cs__simulate(sc, &(cs__sim_request){ .sink = &sink }, &res, &diag) == CS_OK, "%s", diag.msg);
 	ck_assert_msg(cs_trace_write_chrome(trace, out, &diag) == 0, "%s", diag.msg);
 	cs_trace_free(trace);
 	char *got = slurp(out), *want = slurp(CS_SOURCE_ROOT "/tests/golden/ddp-gpt-small.trace.json");

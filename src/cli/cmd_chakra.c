@@ -239,7 +239,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 			(long long)files, (long long)decoded, (long long)given.n,
 			given.n == 1 ? "" : "s", now_s() - t0);
 		cs_run_opts opts = { .progress = progress };
-		st = cs__simulate_programs(sc, &given, &opts, NULL, false, &res, &diag);
+		st = cs__simulate(sc, &(cs__sim_request){ .opts = &opts, .given = &given }, &res, &diag);
 	}
 	cs_chakra_set_free(set);
 	if (st != CS_OK) {

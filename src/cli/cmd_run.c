@@ -252,7 +252,8 @@ int cs_cmd_run(int argc, char **argv)
 		snprintf(diag.msg, sizeof diag.msg, "out of memory for the trace");
 		st = CS_ERR_NOMEM;
 	} else {
-		st = cs__simulate(sc, &opts, trace ? &sink : NULL, r.per_rank != NULL, &res, &diag);
+		cs__sim_request rq = { .opts = &opts, .sink = trace ? &sink : NULL, .want_rows = r.per_rank != NULL };
+		st = cs__simulate(sc, &rq, &res, &diag);
 	}
 	if (st == CS_OK && trace) {
 		cs_mesh mesh;

@@ -47,7 +47,7 @@ cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result 
 		snprintf(diag->msg, sizeof(diag->msg), "no scenario to simulate");
 		return CS_ERR_INPUT;
 	}
-	return cs__simulate(sc, opts, NULL, false, out, diag);
+	return cs__simulate(sc, &(cs__sim_request){ .opts = opts }, out, diag);
 }
 
 const cs_metrics *cs_result_metrics(const cs_result *res)

@@ -66,7 +66,7 @@ static bool simulate_plan(void *ctx, size_t i)
 		return false;
 	}
 	if (cs_plan_apply(J->s->base, p, sc, &diag) != CS_OK ||
-	    cs__simulate_prof(sc, NULL, NULL, false, J->prof, &res, &diag) != CS_OK) {
+	    cs__simulate(sc, &(cs__sim_request){ .have_prof = true, .prof = J->prof }, &res, &diag) != CS_OK) {
 		failed(J, p, diag.msg);
 		cs_result_free(res);
 		free(sc);

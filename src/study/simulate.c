@@ -399,34 +399,15 @@ cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag)
 	return st;
 }
 
-cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
-		       bool want_rows, cs_result **out, cs_diag *diag)
+cs_status cs__simulate(const cs_scenario *sc, const cs__sim_request *rq, cs_result **out, cs_diag *diag)
 {
-	cs_kprof *prof = NULL;
 	*out = NULL;
+	if (rq->have_prof)
+		return simulate(sc, rq->opts, rq->sink, rq->want_rows, rq->prof, rq->given, out, diag);
+	cs_kprof *prof = NULL;
 	cs_status st = cs_hw_load_profile(sc, &prof, diag);
 	if (st == CS_OK)
-		st = cs__simulate_prof(sc, opts, sink, want_rows, prof, out, diag);
-	cs_kprof_free(prof);
-	return st;
-}
-
-cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
-			    const cs_span_sink *sink, bool want_rows, const cs_kprof *prof,
-			    cs_result **out, cs_diag *diag)
-{
-	return simulate(sc, opts, sink, want_rows, prof, NULL, out, diag);
-}
-
-cs_status cs__simulate_programs(const cs_scenario *sc, const cs__programs *given,
-				const cs_run_opts *opts, const cs_span_sink *sink, bool want_rows,
-				cs_result **out, cs_diag *diag)
-{
-	cs_kprof *prof = NULL;
-	*out = NULL;
-	cs_status st = cs_hw_load_profile(sc, &prof, diag);
-	if (st == CS_OK)
-		st = simulate(sc, opts, sink, want_rows, prof, given, out, diag);
+		st = simulate(sc, rq->opts, rq->sink, rq->want_rows, prof, rq->given, out, diag);
 	cs_kprof_free(prof);
 	return st;
 }

@@ -40,18 +40,6 @@ typedef struct cs_span_sink {
 	cs_status (*admit)(void *ctx, int64_t ranks, double spans, cs_diag *diag);
 } cs_span_sink;
 
-/* cs_simulate with a span sink (NULL: nothing traced), keeping one row per
- * rank (of the worst perturbed step) when want_rows; read them with
- * cs__result_rows (owned by the result). */
-cs_status cs__simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
-		       bool want_rows, cs_result **out, cs_diag *diag);
-const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n);
-/* The same with the kernel profile loaded by the caller (who keeps it; NULL
- * for the flat efficiencies), for callers that simulate many variants of
- * one scenario on the same GPU. */
-cs_status cs__simulate_prof(const cs_scenario *sc, const cs_run_opts *opts,
-			    const cs_span_sink *sink, bool want_rows, const cs_kprof *prof,
-			    cs_result **out, cs_diag *diag);
 /* Programs given instead of built from the scenario (imported traces):
  * rank r runs progs[tmpl_of[r]], of n; the caller keeps them alive. */
 typedef struct cs__programs {
@@ -59,11 +47,27 @@ typedef struct cs__programs {
 	int64_t n;
 	const uint16_t *tmpl_of;
 } cs__programs;
-/* cs__simulate with the given programs in place of the scenario's own; the
- * scenario gives the cluster, the process groups and the run's settings. */
-cs_status cs__simulate_programs(const cs_scenario *sc, const cs__programs *given,
-				const cs_run_opts *opts, const cs_span_sink *sink, bool want_rows,
-				cs_result **out, cs_diag *diag);
+
+/* What the study's callers may ask of a simulation beyond cs_simulate:
+ * every field may be left zero. */
+typedef struct cs__sim_request {
+	const cs_run_opts *opts;      /* NULL: the defaults */
+	const cs_span_sink *sink;     /* NULL: nothing traced */
+	bool want_rows;               /* one row per rank (of the worst perturbed step),
+	                               * read with cs__result_rows (owned by the result) */
+	bool have_prof;               /* prof is the kernel profile, loaded by the caller, who
+	                               * keeps it (NULL: the flat efficiencies), for callers
+	                               * that simulate many variants on one GPU; else the
+	                               * scenario's is loaded here */
+	const cs_kprof *prof;
+	const cs__programs *given;    /* programs in place of the scenario's own; the
+	                               * scenario gives the cluster, the process groups and
+	                               * the run's settings */
+} cs__sim_request;
+
+/* cs_simulate as the request asks. */
+cs_status cs__simulate(const cs_scenario *sc, const cs__sim_request *rq, cs_result **out, cs_diag *diag);
+const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n);
 /* What `run` checks before it simulates, without simulating: the kernel
  * profile and calibration load, and the programs build within their
  * limits (then they are freed). */
