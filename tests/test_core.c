@@ -638,7 +638,7 @@ START_TEST(run_limit_and_stop)
 }
 END_TEST
 
-#ifndef NDEBUG
+#ifdef CS_CHECKED
 START_TEST(scheduling_in_the_past_aborts)
 {
 	stop_ctx c = { 0 };
@@ -1020,7 +1020,7 @@ static Suite *core_suite(void)
 	tc = tcase_create("limit_and_stop");
 	tcase_add_loop_test(tc, run_limit_and_stop, 0,
 	                    (int)(sizeof(stop_rows) / sizeof(stop_rows[0])));
-#ifndef NDEBUG
+#ifdef CS_CHECKED
 	tcase_add_test_raise_signal(tc, scheduling_in_the_past_aborts, SIGABRT);
 #endif
 #ifdef CS_CHECKED

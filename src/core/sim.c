@@ -26,8 +26,8 @@
 #include "core/sim.h"
 #include "core/sim_lane.h"
 #include "core/eq.h"
+#include "core/invariant.h"
 
-#include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +141,7 @@ void cs_sim_free(cs_sim *sim)
 void cs__sim_set_lane(cs_sim *sim, bool on)
 {
 	/* Only while the lane is empty, so no event changes its path midway. */
-	assert(sim->lane_len == 0);
+	CS_ASSERT(sim->lane_len == 0);
 	sim->lane_on = on;
 }
 
@@ -201,7 +201,7 @@ static int lane_grow(cs_sim *sim)
  * next call), else it is UINT32_MAX. */
 static sim_payload *sim_push(cs_sim *sim, cs_time at, uint32_t *index)
 {
-	assert(at >= sim->now && "event scheduled in the past");
+	CS_ASSERT(at >= sim->now && "event scheduled in the past");
 	*index = UINT32_MAX;
 	if (at == sim->now && sim->lane_on) {
 		if (sim->lane_len == sim->lane_cap && lane_grow(sim) != 0)
@@ -223,7 +223,7 @@ static sim_payload *sim_push(cs_sim *sim, cs_time at, uint32_t *index)
 
 int cs_sim_at(cs_sim *sim, cs_time at, cs_event_fn fn, void *ctx, uint64_t arg)
 {
-	assert(fn != NULL);
+	CS_ASSERT(fn != NULL);
 	uint32_t idx;
 	sim_payload *p = sim_push(sim, at, &idx);
 	if (!p)
@@ -359,7 +359,7 @@ static __attribute__((noinline)) int merge_slow(cs_sim *sim, cs_time at, cs_merg
 
 int cs_sim_at_merge(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx, unsigned key, uint64_t item)
 {
-	assert(key < CS_SIM_MERGE_KEYS);
+	CS_ASSERT(key < CS_SIM_MERGE_KEYS);
 	sim_joinable *w = sim->joinable[key];
 	for (int i = 0; i < SIM_JOINABLE; i++)
 		if (w[i].t == at && w[i].fn == fn && w[i].ctx == ctx) {
