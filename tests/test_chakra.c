@@ -83,13 +83,29 @@ typedef struct tnode {
 	int64_t comm_type, comm_size; /* collectives, sends, receives (-1: left out) */
 	const char *pg;
 	int64_t peer;                 /* sends: comm_dst, receives: comm_src; -1 none */
+	const char *name;
+	int cpu;                      /* is_cpu_op: 0 left out, 1 false, 2 true */
+	uint64_t ctrl[2];
+	int nctrl;
 } tnode;
+
+static void attr_bool(buf *node, const char *name, int v)
+{
+	buf a = { .n = 0 };
+	f_bytes(&a, 1, name, strlen(name));
+	f_varint(&a, 27, (uint64_t)v); /* bool_val */
+	f_bytes(node, 10, a.b, a.n);
+}
 
 static void put_node(buf *file, const tnode *t)
 {
 	buf n = { .n = 0 };
 	f_varint(&n, 1, t->id);
+	if (t->name)
+		f_bytes(&n, 2, t->name, strlen(t->name));
 	f_varint(&n, 3, t->type);
+	for (int i = 0; i < t->nctrl; i++)
+		f_varint(&n, 4, t->ctrl[i]); /* ctrl_deps, unpacked */
 	if (t->ndeps) {
 		buf d = { .n = 0 };
 		for (int i = 0; i < t->ndeps; i++)
@@ -105,6 +121,8 @@ static void put_node(buf *file, const tnode *t)
 		attr_str(&n, "pg_name", t->pg);
 	if (t->peer >= 0)
 		attr_int(&n, t->type == CS_CHAKRA_SEND ? "comm_dst" : "comm_src", t->peer);
+	if (t->cpu)
+		attr_bool(&n, "is_cpu_op", t->cpu - 1);
 	varint(file, n.n);
 	memcpy(file->b + file->n, n.b, n.n);
 	file->n += n.n;
@@ -162,6 +180,24 @@ static void write_file(const char *path, const buf *b)
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(fwrite(b->b, 1, b->n, f), b->n);
 	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Rank r's trace `nodes` as DIR/PREFIX.r.et. */
+static void write_rank(const char *dir, const char *prefix, int r, const tnode *nodes)
+{
+	char path[128];
+	buf b;
+	put_trace(&b, nodes);
+	snprintf(path, sizeof path, "%s/%s.%d.et", dir, prefix, r);
+	write_file(path, &b);
 }
 
 /* Import `dir` for `sc` and simulate it: the step time. */
@@ -350,15 +386,144 @@ START_TEST(a_lone_collective_takes_what_coll_says)
 }
 END_TEST
 
-/* ---- named process groups ----------------------------------------------------- */
+/* ---- messages between any two ranks ----------------------------------------- */
 
-static void write_text(const char *path, const char *text)
+/* Per rank: 10 us of compute, a send of `bytes` to rank r + offset, a
+ * receive from r - offset, 5 us of compute after it; the ranks are data
+ * parallel, no pipeline neighbours. */
+static const struct { int offset; int64_t bytes; } far_sends[] = {
+	{ 1, 1 << 20 },   /* a ring, as ASTRA-sim's custom ring all-reduce runs it */
+	{ 3, 1 << 20 },
+	{ 7, 64 << 10 },  /* the ring the other way round */
+	{ 4, 8 << 20 },   /* halfway: each rank sends to the rank it receives from */
+};
+
+START_TEST(a_message_to_any_rank_takes_the_links_time)
 {
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
+	cs_scenario *sc = load("ddp-gpt-small.yaml"); /* 8 GPUs on one machine, dp 8 */
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	int off = far_sends[_i].offset;
+	for (int r = 0; r < 8; r++) {
+		tnode nodes[] = {
+			COMP(1, 10),
+			{ .id = 2, .type = CS_CHAKRA_SEND, .dep = { 1 }, .ndeps = 1, .comm_type = -1,
+			  .comm_size = far_sends[_i].bytes, .peer = (r + off) % 8 },
+			{ .id = 3, .type = CS_CHAKRA_RECV, .comm_type = -1,
+			  .comm_size = far_sends[_i].bytes, .peer = (r - off + 8) % 8 },
+			{ .id = 4, .type = CS_CHAKRA_COMP, .dur_us = 5, .dep = { 3 }, .ndeps = 1,
+			  .comm_type = -1, .comm_size = -1, .peer = -1 },
+			END,
+		};
+		write_rank(dir, "far", r, nodes);
+	}
+	int64_t decoded, templates;
+	double got = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_int_eq(decoded, 8);
+	cs_coll_spec spec;
+	cs_diag d = { { 0 } };
+	ck_assert(cs_hw_coll_spec(sc, &spec, &d) == CS_OK);
+	cs_topo *topo = cs_topo_new(&sc->cluster);
+	cs_coll *coll = cs_coll_new(&sc->cluster, &spec);
+	cs_group_shape g = cs_topo_group(topo, 0, off, 2);
+	cs_coll_choice ch;
+	double want = 15e-6 + 1e-9 * (double)cs_coll_time(coll, CS_COLL_SEND_RECV, &g,
+							  (double)far_sends[_i].bytes, &ch);
+	ck_assert_msg(fabs(got - want) <= 1e-6 * want, "offset %d: %.9f s, want %.9f s", off, got, want);
+	cs_coll_free(coll);
+	cs_topo_free(topo);
+	rm_dir(dir);
+	cs_scenario_free(sc);
 }
+END_TEST
+
+/* ---- what PyTorch's converter writes ------------------------------------------ */
+
+/* 100 us of compute, then what the row puts between it and 50 us more. */
+static const struct host_side {
+	tnode mid[3];
+	int64_t skipped, ctrl_dropped;
+	double want_us;
+	const char *names;
+} host_side[] = {
+	/* the host's side of a collective: no comm_type */
+	{ { { .id = 2, .type = CS_CHAKRA_COLL, .name = "c10d::allreduce_(0)", .cpu = 2, .dep = { 1 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  1, 0, 150, "c10d::allreduce_" },
+	/* with comm_type, but on the CPU; twice, named once */
+	{ { { .id = 2, .type = CS_CHAKRA_COLL, .name = "c10d::broadcast_(0)", .cpu = 2, .dep = { 1 },
+	      .ndeps = 1, .comm_type = 5, .comm_size = 64, .pg = "dp", .peer = -1 },
+	    { .id = 5, .type = CS_CHAKRA_COLL, .name = "c10d::broadcast_(1)", .cpu = 2, .dep = { 2 },
+	      .ndeps = 1, .comm_size = -1, .comm_type = -1, .peer = -1 }, END },
+	  2, 0, 150, "c10d::broadcast_" },
+	/* a control dependency on a node the converter left out */
+	{ { { .id = 2, .type = CS_CHAKRA_COMP, .dur_us = 20, .ctrl = { 77 }, .nctrl = 1, .dep = { 1 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  0, 1, 170, "" },
+	/* control dependencies that close a cycle: the data dependencies order */
+	{ { { .id = 2, .type = CS_CHAKRA_COMP, .dur_us = 20, .ctrl = { 5 }, .nctrl = 1, .dep = { 1 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 },
+	    { .id = 5, .type = CS_CHAKRA_COMP, .dur_us = 30, .ctrl = { 1 }, .nctrl = 1, .dep = { 2 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  0, 2, 200, "" },
+};
+
+START_TEST(host_side_nodes_are_left_out_and_named)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	tnode nodes[6] = { COMP(1, 100) };
+	int k = 1;
+	for (const tnode *t = host_side[_i].mid; t->type; t++)
+		nodes[k++] = *t;
+	nodes[k] = (tnode){ .id = 9, .type = CS_CHAKRA_COMP, .dur_us = 50, .dep = { nodes[k - 1].id },
+			    .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 };
+	nodes[k + 1] = (tnode)END;
+	for (int r = 0; r < 8; r++)
+		write_rank(dir, "pt", r, nodes);
+	cs_chakra_set *set = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	const cs_chakra_skipped *sk = cs_chakra_set_skipped(set);
+	ck_assert_int_eq(sk->nodes, host_side[_i].skipped);
+	ck_assert_int_eq(sk->files, host_side[_i].skipped ? 1 : 0);
+	ck_assert_int_eq(sk->ctrl_deps, host_side[_i].ctrl_dropped);
+	ck_assert_str_eq(sk->names, host_side[_i].names);
+	cs_chakra_set_free(set);
+	int64_t decoded, templates;
+	double got = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_msg(fabs(got - 1e-6 * host_side[_i].want_us) < 1e-9, "%.9f s", got);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* A PyTorch execution trace (the JSON the converter reads) is named as
+ * one, with the command that converts it. */
+START_TEST(a_pytorch_execution_trace_is_named_with_the_converter)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/rank0.json", dir);
+	write_text(path, "{\n  \"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1,\n  \"nodes\": [\n");
+	const char *asked[2] = { dir, path };
+	for (int i = 0; i < 2; i++) {
+		cs_chakra_set *set = NULL;
+		cs_diag d = { { 0 } };
+		ck_assert_int_eq(cs_chakra_load(asked[i], NULL, sc, &set, &d), CS_ERR_INPUT);
+		char want[400];
+		snprintf(want, sizeof want, "'%s' is a PyTorch execution trace (JSON), not a Chakra trace: "
+			 "convert each rank's with Chakra's converter, 'chakra_converter PyTorch", path);
+		ck_assert_msg(strncmp(d.msg, want, strlen(want)) == 0, "%s", d.msg);
+	}
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- named process groups ----------------------------------------------------- */
 
 /* Per rank: compute, an all-reduce on its TP pair, one on its DP group,
  * compute; the groups named as `tp_names`/`dp_names` give them. */
@@ -378,10 +543,7 @@ static double run_named(const cs_scenario *sc, const char *const *tp_names,
 			  .comm_type = -1, .comm_size = -1, .peer = -1 },
 			END,
 		};
-		buf b;
-		put_trace(&b, nodes);
-		snprintf(path, sizeof path, "%s/n.%d.et", dir, r);
-		write_file(path, &b);
+		write_rank(dir, "n", r, nodes);
 	}
 	if (groups_json) {
 		snprintf(path, sizeof path, "%s/n.comm_group.json", dir);
@@ -447,7 +609,7 @@ START_TEST(a_bad_named_group_is_refused)
 		cs_program prog;
 		cs_program_init(&prog);
 		int rank_free;
-		st = cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, &d);
+		st = cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, NULL, &d);
 		cs_program_free(&prog);
 		snprintf(want, sizeof want, "%s", bad_groups[_i].msg);
 	} else {
@@ -502,9 +664,12 @@ static const struct bad {
 		       .comm_size = -1, .peer = -1 }, END },
 	  .msg = "x.et: node 1: its dependencies form a cycle" },
 	{ .nodes = { COMP(9, 1), COMP(9, 2), END }, .msg = "x.et: node 9: id used by two nodes" },
-	{ .nodes = { { .id = 8, .type = CS_CHAKRA_SEND, .comm_type = -1, .comm_size = 64, .peer = 1 },
+	{ .nodes = { { .id = 8, .type = CS_CHAKRA_SEND, .comm_type = -1, .comm_size = 64, .peer = 8 },
 		     END },
-	  .msg = "x.et: node 8: a send to rank 1, which is not a pipeline neighbour of rank 0" },
+	  .msg = "x.et: node 8: a send to rank 8, which is not one of the scenario's 8 ranks" },
+	{ .nodes = { { .id = 8, .type = CS_CHAKRA_RECV, .comm_type = -1, .comm_size = 64, .peer = 0 },
+		     END },
+	  .msg = "x.et: node 8: a receive from rank 0, the rank itself, of the scenario's 8 ranks" },
 	{ .nodes = { { .id = 8, .type = CS_CHAKRA_RECV, .comm_type = -1, .comm_size = 64, .peer = -1 },
 		     END },
 	  .msg = "x.et: node 8: a receive without 'comm_src' or 'comm_size'" },
@@ -529,7 +694,7 @@ START_TEST(a_bad_trace_is_refused_with_file_and_node)
 	cs_program_init(&prog);
 	cs_diag d = { { 0 } };
 	int rank_free;
-	ck_assert_int_eq(cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, &d), CS_ERR_INPUT);
+	ck_assert_int_eq(cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, NULL, &d), CS_ERR_INPUT);
 	ck_assert_msg(strncmp(d.msg, bad[_i].msg, strlen(bad[_i].msg)) == 0, "got '%s', want '%s...'",
 		      d.msg, bad[_i].msg);
 	cs_program_free(&prog);
@@ -570,6 +735,11 @@ static Suite *chakra_suite(void)
 			    sizeof round_trips / sizeof round_trips[0]);
 	tcase_add_test(tc, identical_rank_free_traces_decode_once);
 	tcase_add_loop_test(tc, a_lone_collective_takes_what_coll_says, 0, sizeof micro / sizeof micro[0]);
+	tcase_add_loop_test(tc, a_message_to_any_rank_takes_the_links_time, 0,
+			    sizeof far_sends / sizeof far_sends[0]);
+	tcase_add_loop_test(tc, host_side_nodes_are_left_out_and_named, 0,
+			    sizeof host_side / sizeof host_side[0]);
+	tcase_add_test(tc, a_pytorch_execution_trace_is_named_with_the_converter);
 	tcase_add_loop_test(tc, a_bad_trace_is_refused_with_file_and_node, 0, sizeof bad / sizeof bad[0]);
 	tcase_add_test(tc, a_missing_rank_file_is_named);
 	tcase_add_test(tc, named_groups_resolve_by_their_ranks);

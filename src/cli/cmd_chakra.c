@@ -238,6 +238,17 @@ int cs_cmd_run_chakra(int argc, char **argv)
 		fprintf(stderr, "imported %lld traces (%lld decoded, %lld distinct program%s) in %.2f s\n",
 			(long long)files, (long long)decoded, (long long)given.n,
 			given.n == 1 ? "" : "s", now_s() - t0);
+		const cs_chakra_skipped *sk = cs_chakra_set_skipped(set);
+		if (sk->nodes)
+			fprintf(stderr, "note: skipped %lld CPU-side communication node%s (no 'comm_type', or "
+				"'is_cpu_op' true) in %lld trace%s: %s%s\n", (long long)sk->nodes,
+				sk->nodes == 1 ? "" : "s", (long long)sk->files, sk->files == 1 ? "" : "s",
+				sk->names, sk->more ? ", ..." : "");
+		if (sk->ctrl_deps)
+			fprintf(stderr, "note: left out %lld control dependenc%s (on nodes not in the traces%s); "
+				"data dependencies order the nodes, as Chakra's feeder takes them\n",
+				(long long)sk->ctrl_deps, sk->ctrl_deps == 1 ? "y" : "ies",
+				sk->ctrl_cycles ? ", or closing a cycle" : "");
 		cs_run_opts opts = { .progress = progress };
 		st = cs__simulate_programs(sc, &given, &opts, NULL, false, &res, &diag);
 	}

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cs_program_init(&prog);
 	cs_diag diag = { { 0 } };
 	int rank_free;
-	if (cs_chakra_decode(data + 1, size - 1, "fuzz.et", &w, &prog, &rank_free, &diag) == CS_OK)
+	if (cs_chakra_decode(data + 1, size - 1, "fuzz.et", &w, &prog, &rank_free, NULL, &diag) == CS_OK)
 		for (int32_t i = 0; i < prog.ndeps; i++)
 			if (prog.deps[i].counter >= CS_COUNTERS || prog.deps[i].value <= 0)
 				abort(); /* the decoder promised waits on counters that exist */
