@@ -141,4 +141,23 @@ const cs_chakra_skipped *cs_chakra_set_skipped(const cs_chakra_set *s);
  * file's bytes). */
 int64_t cs_chakra_set_files(const cs_chakra_set *s, int64_t *decoded);
 
+/* ASTRA-sim's analytical network (network.yml) and system (system.json)
+ * as scenario overrides ("key=value", as --set takes them): the topology
+ * dimensions, NPUs, link bandwidths and latencies as the cluster (rings in
+ * every dimension a torus; Switch or FullyConnected, then Switch, a
+ * server's NVLink domain and the network between servers), the all-reduce
+ * implementation as the collective algorithm. What has no counterpart is
+ * refused (a Ring between servers, a third mixed dimension, an
+ * implementation clustersim has not) with "FILE:LINE:COL: ..."; the system
+ * keys left unmapped are listed in `unmapped`. Either file may be NULL. */
+#define CS_CHAKRA_ASTRA_SETS 16
+typedef struct cs_chakra_astra {
+	char sets[CS_CHAKRA_ASTRA_SETS][96];
+	int nsets;
+	char unmapped[512];
+} cs_chakra_astra;
+
+cs_status cs_chakra_astra_read(const char *network, const char *system, cs_chakra_astra *out,
+			       cs_diag *diag);
+
 #endif
