@@ -9,7 +9,11 @@
  * completed that many ops"; a receive is no op but a mailbox counter, so a
  * dependency on the k-th receive from a neighbour waits for that neighbour's
  * k-th message. What a receive itself depends on is not modelled (clustersim
- * delivers a message whenever it is sent).
+ * delivers a message whenever it is sent). A message to or from a rank that
+ * is no pipeline neighbour takes the mailbox of its way round the ring of
+ * ranks, and then every send of the trace names its receiver (cs_op_peer).
+ * The host's side of a collective (PyTorch's c10d::allreduce_ beside its
+ * NCCL kernel) is an op of no time, counted and named.
  */
 #include <inttypes.h>
 #include <stdarg.h>
