@@ -83,13 +83,29 @@ typedef struct tnode {
 	int64_t comm_type, comm_size; /* collectives, sends, receives (-1: left out) */
 	const char *pg;
 	int64_t peer;                 /* sends: comm_dst, receives: comm_src; -1 none */
+	const char *name;
+	int cpu;                      /* is_cpu_op: 0 left out, 1 false, 2 true */
+	uint64_t ctrl[2];
+	int nctrl;
 } tnode;
+
+static void attr_bool(buf *node, const char *name, int v)
+{
+	buf a = { .n = 0 };
+	f_bytes(&a, 1, name, strlen(name));
+	f_varint(&a, 27, (uint64_t)v); /* bool_val */
+	f_bytes(node, 10, a.b, a.n);
+}
 
 static void put_node(buf *file, const tnode *t)
 {
 	buf n = { .n = 0 };
 	f_varint(&n, 1, t->id);
+	if (t->name)
+		f_bytes(&n, 2, t->name, strlen(t->name));
 	f_varint(&n, 3, t->type);
+	for (int i = 0; i < t->nctrl; i++)
+		f_varint(&n, 4, t->ctrl[i]); /* ctrl_deps, unpacked */
 	if (t->ndeps) {
 		buf d = { .n = 0 };
 		for (int i = 0; i < t->ndeps; i++)
@@ -105,6 +121,8 @@ static void put_node(buf *file, const tnode *t)
 		attr_str(&n, "pg_name", t->pg);
 	if (t->peer >= 0)
 		attr_int(&n, t->type == CS_CHAKRA_SEND ? "comm_dst" : "comm_src", t->peer);
+	if (t->cpu)
+		attr_bool(&n, "is_cpu_op", t->cpu - 1);
 	varint(file, n.n);
 	memcpy(file->b + file->n, n.b, n.n);
 	file->n += n.n;
@@ -164,6 +182,24 @@ static void write_file(const char *path, const buf *b)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Rank r's trace `nodes` as DIR/PREFIX.r.et. */
+static void write_rank(const char *dir, const char *prefix, int r, const tnode *nodes)
+{
+	char path[128];
+	buf b;
+	put_trace(&b, nodes);
+	snprintf(path, sizeof path, "%s/%s.%d.et", dir, prefix, r);
+	write_file(path, &b);
+}
+
 /* Import `dir` for `sc` and simulate it: the step time. */
 static double run_traces(const char *dir, const cs_scenario *sc, int64_t *decoded, int64_t *templates)
 {
@@ -180,6 +216,23 @@ static double run_traces(const char *dir, const cs_scenario *sc, int64_t *decode
 	double t = cs_result_metrics(res)->step_time_s;
 	cs_result_free(res);
 	cs_chakra_set_free(set);
+	return t;
+}
+
+/* What `clustersim coll` says op `op` of `bytes` takes on the n ranks
+ * base, base + stride, ... of the scenario's cluster. */
+static double coll_s(const cs_scenario *sc, cs_coll_op op, int64_t base, int64_t stride, int64_t n,
+		     double bytes, cs_coll_choice *ch)
+{
+	cs_coll_spec spec;
+	cs_diag d = { { 0 } };
+	ck_assert(cs_hw_coll_spec(sc, &spec, &d) == CS_OK);
+	cs_topo *topo = cs_topo_new(&sc->cluster);
+	cs_coll *coll = cs_coll_new(&sc->cluster, &spec);
+	cs_group_shape g = cs_topo_group(topo, base, stride, n);
+	double t = 1e-9 * (double)cs_coll_time(coll, op, &g, bytes, ch);
+	cs_coll_free(coll);
+	cs_topo_free(topo);
 	return t;
 }
 
@@ -333,32 +386,302 @@ START_TEST(a_lone_collective_takes_what_coll_says)
 	double got = run_traces(dir, sc, &decoded, &templates);
 	ck_assert_int_eq(templates, 1); /* the ids differ, the programs do not */
 	/* `clustersim coll`'s time for the op on the first 8 GPUs */
-	cs_coll_spec spec;
-	cs_diag d = { { 0 } };
-	ck_assert(cs_hw_coll_spec(sc, &spec, &d) == CS_OK);
-	cs_topo *topo = cs_topo_new(&sc->cluster);
-	cs_coll *coll = cs_coll_new(&sc->cluster, &spec);
-	cs_group_shape g = cs_topo_group(topo, 0, 1, 8);
 	cs_coll_choice ch;
-	double want = 1e-9 * (double)cs_coll_time(coll, micro[_i].op, &g, bytes, &ch);
+	double want = coll_s(sc, micro[_i].op, 0, 1, 8, bytes, &ch);
 	ck_assert_msg(fabs(got - want) <= 1e-3 * want, "%s: imported %.9f s, coll %.9f s",
 		      cs_coll_op_name(micro[_i].op), got, want);
-	cs_coll_free(coll);
-	cs_topo_free(topo);
 	rm_dir(dir);
 	cs_scenario_free(sc);
 }
 END_TEST
 
-/* ---- named process groups ----------------------------------------------------- */
+/* ---- messages between any two ranks ----------------------------------------- */
 
-static void write_text(const char *path, const char *text)
+/* Per rank: 10 us of compute, a send of `bytes` to rank r + offset, a
+ * receive from r - offset, 5 us of compute after it; the ranks are data
+ * parallel, no pipeline neighbours. */
+static const struct { int offset; int64_t bytes; } far_sends[] = {
+	{ 1, 1 << 20 },   /* a ring, as ASTRA-sim's custom ring all-reduce runs it */
+	{ 3, 1 << 20 },
+	{ 7, 64 << 10 },  /* the ring the other way round */
+	{ 4, 8 << 20 },   /* halfway: each rank sends to the rank it receives from */
+};
+
+START_TEST(a_message_to_any_rank_takes_the_links_time)
 {
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
+	cs_scenario *sc = load("ddp-gpt-small.yaml"); /* 8 GPUs on one machine, dp 8 */
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	int off = far_sends[_i].offset;
+	for (int r = 0; r < 8; r++) {
+		tnode nodes[] = {
+			COMP(1, 10),
+			{ .id = 2, .type = CS_CHAKRA_SEND, .dep = { 1 }, .ndeps = 1, .comm_type = -1,
+			  .comm_size = far_sends[_i].bytes, .peer = (r + off) % 8 },
+			{ .id = 3, .type = CS_CHAKRA_RECV, .comm_type = -1,
+			  .comm_size = far_sends[_i].bytes, .peer = (r - off + 8) % 8 },
+			{ .id = 4, .type = CS_CHAKRA_COMP, .dur_us = 5, .dep = { 3 }, .ndeps = 1,
+			  .comm_type = -1, .comm_size = -1, .peer = -1 },
+			END,
+		};
+		write_rank(dir, "far", r, nodes);
+	}
+	int64_t decoded, templates;
+	double got = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_int_eq(decoded, 8);
+	cs_coll_choice ch;
+	double want = 15e-6 + coll_s(sc, CS_COLL_SEND_RECV, 0, off, 2, (double)far_sends[_i].bytes, &ch);
+	ck_assert_msg(fabs(got - want) <= 1e-6 * want, "offset %d: %.9f s, want %.9f s", off, got, want);
+	rm_dir(dir);
+	cs_scenario_free(sc);
 }
+END_TEST
+
+/* ---- what PyTorch's converter writes ------------------------------------------ */
+
+/* 100 us of compute, then what the row puts between it and 50 us more. */
+static const struct host_side {
+	tnode mid[3];
+	int64_t skipped, ctrl_dropped;
+	double want_us;
+	const char *names;
+} host_side[] = {
+	/* the host's side of a collective: no comm_type */
+	{ { { .id = 2, .type = CS_CHAKRA_COLL, .name = "c10d::allreduce_(0)", .cpu = 2, .dep = { 1 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  1, 0, 150, "c10d::allreduce_" },
+	/* with comm_type, but on the CPU; twice, named once */
+	{ { { .id = 2, .type = CS_CHAKRA_COLL, .name = "c10d::broadcast_(0)", .cpu = 2, .dep = { 1 },
+	      .ndeps = 1, .comm_type = 5, .comm_size = 64, .pg = "dp", .peer = -1 },
+	    { .id = 5, .type = CS_CHAKRA_COLL, .name = "c10d::broadcast_(1)", .cpu = 2, .dep = { 2 },
+	      .ndeps = 1, .comm_size = -1, .comm_type = -1, .peer = -1 }, END },
+	  2, 0, 150, "c10d::broadcast_" },
+	/* a control dependency on a node the converter left out */
+	{ { { .id = 2, .type = CS_CHAKRA_COMP, .dur_us = 20, .ctrl = { 77 }, .nctrl = 1, .dep = { 1 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  0, 1, 170, "" },
+	/* control dependencies that close a cycle: the data dependencies order */
+	{ { { .id = 2, .type = CS_CHAKRA_COMP, .dur_us = 20, .ctrl = { 5 }, .nctrl = 1, .dep = { 1 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 },
+	    { .id = 5, .type = CS_CHAKRA_COMP, .dur_us = 30, .ctrl = { 1 }, .nctrl = 1, .dep = { 2 },
+	      .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  0, 2, 200, "" },
+};
+
+START_TEST(host_side_nodes_are_left_out_and_named)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	tnode nodes[6] = { COMP(1, 100) };
+	int k = 1;
+	for (const tnode *t = host_side[_i].mid; t->type; t++)
+		nodes[k++] = *t;
+	nodes[k] = (tnode){ .id = 9, .type = CS_CHAKRA_COMP, .dur_us = 50, .dep = { nodes[k - 1].id },
+			    .ndeps = 1, .comm_type = -1, .comm_size = -1, .peer = -1 };
+	nodes[k + 1] = (tnode)END;
+	for (int r = 0; r < 8; r++)
+		write_rank(dir, "pt", r, nodes);
+	cs_chakra_set *set = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	const cs_chakra_skipped *sk = cs_chakra_set_skipped(set);
+	ck_assert_int_eq(sk->nodes, host_side[_i].skipped);
+	ck_assert_int_eq(sk->files, host_side[_i].skipped ? 1 : 0);
+	ck_assert_int_eq(sk->ctrl_deps, host_side[_i].ctrl_dropped);
+	ck_assert_str_eq(sk->names, host_side[_i].names);
+	cs_chakra_set_free(set);
+	int64_t decoded, templates;
+	double got = run_traces(dir, sc, &decoded, &templates);
+	ck_assert_msg(fabs(got - 1e-6 * host_side[_i].want_us) < 1e-9, "%.9f s", got);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* A PyTorch execution trace (the JSON the converter reads) is named as
+ * one, with the command that converts it. */
+START_TEST(a_pytorch_execution_trace_is_named_with_the_converter)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/rank0.json", dir);
+	write_text(path, "{\n  \"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1,\n  \"nodes\": [\n");
+	const char *asked[2] = { dir, path };
+	for (int i = 0; i < 2; i++) {
+		cs_chakra_set *set = NULL;
+		cs_diag d = { { 0 } };
+		ck_assert_int_eq(cs_chakra_load(asked[i], NULL, sc, &set, &d), CS_ERR_INPUT);
+		char want[400];
+		snprintf(want, sizeof want, "'%s' is a PyTorch execution trace (JSON), not a Chakra trace: "
+			 "convert each rank's with Chakra's converter, 'chakra_converter PyTorch", path);
+		ck_assert_msg(strncmp(d.msg, want, strlen(want)) == 0, "%s", d.msg);
+	}
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- ASTRA-sim's network and system files --------------------------------------- */
+
+static const struct astra_case {
+	const char *network, *system;  /* file texts, NULL for none */
+	const char *want;              /* the overrides, joined by ' ', or the message's start */
+	const char *unmapped;
+} astra[] = {
+	/* examples/network/analytical/Ring_8npus.yml: a torus of one dimension */
+	{ "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]  # GB/s\nlatency: [ 500.0 ]  # ns\n",
+	  NULL, "cluster.gpus_per_node=8 cluster.nodes=1 cluster.topology=torus cluster.torus.shape=8 "
+	  "cluster.torus.wrap=true cluster.torus.bandwidth=50 GiB/s cluster.torus.latency=500 ns", "" },
+	/* HGX-H100-validated: one switch; a message crosses two links */
+	{ "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\nlatency: [ 936.25 ]\n",
+	  "{\"all-reduce-implementation\": [\"ring\"], \"all-to-all-implementation\": [\"direct\"],"
+	  " \"endpoint-delay\": 10}",
+	  "cluster.gpus_per_node=8 cluster.nodes=1 cluster.scale_up.bandwidth=400 GiB/s "
+	  "cluster.scale_up.latency=1872.5 ns collectives.algorithm=ring",
+	  "all-to-all-implementation, endpoint-delay" },
+	/* servers on a switched network; a tree all-reduce */
+	{ "topology: [ FullyConnected, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 150, 25 ]\n"
+	  "latency: [ 700, 1500 ]\n", "{\"all-reduce-implementation\": [\"doubleBinaryTree\", "
+	  "\"doubleBinaryTree\"]}",
+	  "cluster.gpus_per_node=4 cluster.nodes=2 cluster.scale_up.bandwidth=150 GiB/s "
+	  "cluster.scale_up.latency=700 ns cluster.scale_out.nics_per_node=4 "
+	  "cluster.scale_out.bandwidth=25 GiB/s cluster.scale_out.latency=3000 ns "
+	  "collectives.algorithm=tree", "" },
+	/* a 2D torus */
+	{ "topology: [ Ring, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n",
+	  NULL, "cluster.gpus_per_node=8 cluster.nodes=2 cluster.topology=torus cluster.torus.shape=4x4 "
+	  "cluster.torus.wrap=true cluster.torus.bandwidth=50 GiB/s cluster.torus.latency=500 ns", "" },
+	/* refused: inputs/network/hgx_h100_16gpu.yml, a ring between servers */
+	{ "topology: [ Switch, Ring ]\nnpus_count: [ 8, 2 ]\nbandwidth: [400, 50 ]\nlatency: [ 936.25, 1000 ]\n",
+	  NULL, "NET:1:21: 'Ring' between servers: clustersim's network beyond the server is switched", "" },
+	{ "topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n", NULL,
+	  "NET:1:13: unknown topology 'Torus' (Ring, Switch or FullyConnected)", "" },
+	{ "topology: [ Ring ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n", NULL,
+	  "NET:2:15: 1 topology dimensions but 2 in 'npus_count'", "" },
+	{ "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\n", NULL, "NET:1:1: no 'latency'", "" },
+	{ "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ fast ]\nlatency: [ 500 ]\n", NULL,
+	  "NET:3:14: bandwidth 'fast' is not a positive GB/s", "" },
+	{ "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n",
+	  NULL, "NET:3:18: rings of different links", "" },
+	{ "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400 ]\nlatency: [ 900 ]\n",
+	  "{\"all-reduce-implementation\": [\"halvingDoubling\"]}",
+	  "SYS: 'all-reduce-implementation': clustersim runs 'ring' or 'doubleBinaryTree'", "" },
+	{ "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400 ]\nlatency: [ 900 ]\n",
+	  "{\"all-reduce-implementation\": [\"ring\"],}", "SYS:1:40: string or '}' expected", "" },
+};
+
+/* "NET" and "SYS" in a message stand for the files' paths. */
+static void expand(char *out, size_t cap, const char *want, const char *net, const char *sys)
+{
+	size_t n = 0;
+	for (const char *p = want; *p && n + 1 < cap; ) {
+		const char *rep = strncmp(p, "NET", 3) == 0 ? net : strncmp(p, "SYS", 3) == 0 ? sys : NULL;
+		if (rep) {
+			n += (size_t)snprintf(out + n, cap - n, "%s", rep);
+			p += 3;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n < cap ? n : cap - 1] = 0;
+}
+
+START_TEST(astra_sim_network_and_system_map_to_the_cluster)
+{
+	char dir[64], net[128], sys[128];
+	make_dir(dir, sizeof dir);
+	snprintf(net, sizeof net, "%s/network.yml", dir);
+	snprintf(sys, sizeof sys, "%s/system.json", dir);
+	write_text(net, astra[_i].network);
+	if (astra[_i].system)
+		write_text(sys, astra[_i].system);
+	cs_chakra_astra as;
+	cs_diag d = { { 0 } };
+	cs_status st = cs_chakra_astra_read(net, astra[_i].system ? sys : NULL, &as, &d);
+	char want[600], got[2048] = "";
+	expand(want, sizeof want, astra[_i].want, net, sys);
+	if (st == CS_OK) {
+		for (int i = 0; i < as.nsets; i++)
+			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", as.sets[i]);
+		ck_assert_str_eq(got, want);
+		ck_assert_str_eq(as.unmapped, astra[_i].unmapped);
+	} else {
+		ck_assert_int_eq(st, CS_ERR_INPUT);
+		ck_assert_msg(strncmp(d.msg, want, strlen(want)) == 0, "got '%s', want '%s...'", d.msg, want);
+	}
+	rm_dir(dir);
+}
+END_TEST
+
+/* The public examples of tests/data/chakra (README.md there): each loads
+ * on its own cluster and gives what its cluster says. */
+#define DATA CS_SOURCE_ROOT "/tests/data/chakra/"
+
+static cs_scenario *astra_cluster(const char *net, const char *sys)
+{
+	cs_chakra_astra as;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_astra_read(net, sys, &as, &d) == CS_OK, "%s", d.msg);
+	const char *sets[CS_CHAKRA_ASTRA_SETS];
+	for (int i = 0; i < as.nsets; i++)
+		sets[i] = as.sets[i];
+	return load_set("ddp-gpt-small.yaml", sets, (size_t)as.nsets);
+}
+
+START_TEST(astra_sim_h100_all_reduce_takes_what_coll_says)
+{
+	cs_scenario *sc = astra_cluster(DATA "astra-sim/HGX-H100-validated.yml",
+					DATA "astra-sim/HGX-H100-validated.json");
+	int64_t decoded, templates;
+	double got = run_traces(DATA "astra-sim/all_reduce_8npus_1MB", sc, &decoded, &templates);
+	cs_coll_choice ch;
+	double want = coll_s(sc, CS_COLL_ALL_REDUCE, 0, 1, 8, 1 << 20, &ch);
+	ck_assert_msg(fabs(got - want) <= 1e-6 * want, "%.9f s, coll %.9f s", got, want);
+	ck_assert_str_eq(cs_coll_algo_name(ch.algo), "ring"); /* as its system file asks */
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(astra_sim_custom_ring_all_reduce_runs_on_its_ring)
+{
+	cs_scenario *sc = astra_cluster(DATA "astra-sim/Ring_8npus.yml",
+					DATA "astra-sim/custom_collective.json");
+	int64_t decoded, templates;
+	double got = run_traces(DATA "astra-sim/custom_ring_allreduce_8npus_1MB", sc, &decoded, &templates);
+	ck_assert_int_eq(decoded, 8);
+	/* 14 steps of 128 KiB to the next rank on a 50 GiB/s link, and the
+	 * seven 7 us reductions between them */
+	double step = 131072.0 / (50.0 * 1073741824.0);
+	ck_assert_msg(got > 49e-6 + 14 * step && got < 49e-6 + 14 * (step + 3e-6), "%.9f s", got);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(chakra_feeder_trace_loads_without_its_host_side)
+{
+	static const char *const sets[] = { "parallelism.dp=1", "cluster.gpus_per_node=1" };
+	cs_scenario *sc = load_set("ddp-gpt-small.yaml", sets, 2);
+	cs_chakra_set *set = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_load(DATA "feeder", NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	const cs_chakra_skipped *sk = cs_chakra_set_skipped(set);
+	ck_assert_int_eq(sk->nodes, 4);
+	ck_assert_str_eq(sk->names, "c10d::broadcast_");
+	ck_assert_int_eq(sk->ctrl_deps, 12); /* on the host's parent ops, not in the trace */
+	cs_chakra_set_free(set);
+	int64_t decoded, templates;
+	double got = run_traces(DATA "feeder", sc, &decoded, &templates);
+	ck_assert_msg(got > 0 && got < 1e-3, "%.9f s", got);
+	d.msg[0] = 0;
+	ck_assert_int_eq(cs_chakra_load(DATA "pytorch-et", NULL, sc, &set, &d), CS_ERR_INPUT);
+	ck_assert_msg(strstr(d.msg, "1.0.2-chakra.0.0.4.json' is a PyTorch execution trace"), "%s", d.msg);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- named process groups ----------------------------------------------------- */
 
 /* Per rank: compute, an all-reduce on its TP pair, one on its DP group,
  * compute; the groups named as `tp_names`/`dp_names` give them. */
@@ -378,10 +701,7 @@ static double run_named(const cs_scenario *sc, const char *const *tp_names,
 			  .comm_type = -1, .comm_size = -1, .peer = -1 },
 			END,
 		};
-		buf b;
-		put_trace(&b, nodes);
-		snprintf(path, sizeof path, "%s/n.%d.et", dir, r);
-		write_file(path, &b);
+		write_rank(dir, "n", r, nodes);
 	}
 	if (groups_json) {
 		snprintf(path, sizeof path, "%s/n.comm_group.json", dir);
@@ -447,7 +767,7 @@ START_TEST(a_bad_named_group_is_refused)
 		cs_program prog;
 		cs_program_init(&prog);
 		int rank_free;
-		st = cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, &d);
+		st = cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, NULL, &d);
 		cs_program_free(&prog);
 		snprintf(want, sizeof want, "%s", bad_groups[_i].msg);
 	} else {
@@ -502,9 +822,12 @@ static const struct bad {
 		       .comm_size = -1, .peer = -1 }, END },
 	  .msg = "x.et: node 1: its dependencies form a cycle" },
 	{ .nodes = { COMP(9, 1), COMP(9, 2), END }, .msg = "x.et: node 9: id used by two nodes" },
-	{ .nodes = { { .id = 8, .type = CS_CHAKRA_SEND, .comm_type = -1, .comm_size = 64, .peer = 1 },
+	{ .nodes = { { .id = 8, .type = CS_CHAKRA_SEND, .comm_type = -1, .comm_size = 64, .peer = 8 },
 		     END },
-	  .msg = "x.et: node 8: a send to rank 1, which is not a pipeline neighbour of rank 0" },
+	  .msg = "x.et: node 8: a send to rank 8, which is not one of the scenario's 8 ranks" },
+	{ .nodes = { { .id = 8, .type = CS_CHAKRA_RECV, .comm_type = -1, .comm_size = 64, .peer = 0 },
+		     END },
+	  .msg = "x.et: node 8: a receive from rank 0, the rank itself, of the scenario's 8 ranks" },
 	{ .nodes = { { .id = 8, .type = CS_CHAKRA_RECV, .comm_type = -1, .comm_size = 64, .peer = -1 },
 		     END },
 	  .msg = "x.et: node 8: a receive without 'comm_src' or 'comm_size'" },
@@ -529,7 +852,7 @@ START_TEST(a_bad_trace_is_refused_with_file_and_node)
 	cs_program_init(&prog);
 	cs_diag d = { { 0 } };
 	int rank_free;
-	ck_assert_int_eq(cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, &d), CS_ERR_INPUT);
+	ck_assert_int_eq(cs_chakra_decode(b.b, b.n, "x.et", &w, &prog, &rank_free, NULL, &d), CS_ERR_INPUT);
 	ck_assert_msg(strncmp(d.msg, bad[_i].msg, strlen(bad[_i].msg)) == 0, "got '%s', want '%s...'",
 		      d.msg, bad[_i].msg);
 	cs_program_free(&prog);
@@ -570,6 +893,16 @@ static Suite *chakra_suite(void)
 			    sizeof round_trips / sizeof round_trips[0]);
 	tcase_add_test(tc, identical_rank_free_traces_decode_once);
 	tcase_add_loop_test(tc, a_lone_collective_takes_what_coll_says, 0, sizeof micro / sizeof micro[0]);
+	tcase_add_loop_test(tc, a_message_to_any_rank_takes_the_links_time, 0,
+			    sizeof far_sends / sizeof far_sends[0]);
+	tcase_add_loop_test(tc, host_side_nodes_are_left_out_and_named, 0,
+			    sizeof host_side / sizeof host_side[0]);
+	tcase_add_test(tc, a_pytorch_execution_trace_is_named_with_the_converter);
+	tcase_add_loop_test(tc, astra_sim_network_and_system_map_to_the_cluster, 0,
+			    sizeof astra / sizeof astra[0]);
+	tcase_add_test(tc, astra_sim_h100_all_reduce_takes_what_coll_says);
+	tcase_add_test(tc, astra_sim_custom_ring_all_reduce_runs_on_its_ring);
+	tcase_add_test(tc, chakra_feeder_trace_loads_without_its_host_side);
 	tcase_add_loop_test(tc, a_bad_trace_is_refused_with_file_and_node, 0, sizeof bad / sizeof bad[0]);
 	tcase_add_test(tc, a_missing_rank_file_is_named);
 	tcase_add_test(tc, named_groups_resolve_by_their_ranks);

@@ -93,15 +93,30 @@ typedef struct cs_chakra_where {
 	const cs_chakra_groups *groups;
 } cs_chakra_where;
 
+/* The host's side of collectives a decode skipped (PyTorch's
+ * c10d::broadcast_ beside its NCCL kernel: a collective node without
+ * 'comm_type', or with 'is_cpu_op' true): how many, and their distinct
+ * names ("(k)" suffixes cut), comma-separated, as far as they fit. */
+typedef struct cs_chakra_skipped {
+	int64_t nodes;
+	int64_t files;   /* decoded files that had any (cs_chakra_load) */
+	int64_t ctrl_deps; /* control dependencies left out: on nodes not in the trace, */
+	int64_t ctrl_cycles; /* or all of a trace's, for they closed a cycle (traces) */
+	int more;        /* names left out */
+	char names[256];
+} cs_chakra_skipped;
+
 /* Decode one rank's trace `buf` (`len` bytes; `name` for messages) into
  * `out`, which the caller has cs_program_init'ed and frees, also on error.
  * Errors are CS_ERR_INPUT with "NAME: node ID: ...", or "NAME: ..." for the
  * framing. *rank_free is set when the program does not depend on the rank
  * (no instance names, no point-to-point peers), so another rank with the
- * same bytes may share it without decoding. */
+ * same bytes may share it without decoding. The host's side of a
+ * collective becomes an op of no time, counted in *skipped (NULL: not
+ * counted). */
 cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name,
 			   const cs_chakra_where *where, cs_program *out, int *rank_free,
-			   cs_diag *diag);
+			   cs_chakra_skipped *skipped, cs_diag *diag);
 
 /* A set of imported traces: templates and which one each rank runs. */
 typedef struct cs_chakra_set cs_chakra_set;
@@ -120,8 +135,29 @@ void cs_chakra_set_free(cs_chakra_set *s);
 const cs_program *cs_chakra_set_programs(const cs_chakra_set *s, int64_t *n);
 /* Per rank, the template it runs. */
 const uint16_t *cs_chakra_set_template_of(const cs_chakra_set *s);
+/* The host's side of collectives skipped, over the files decoded. */
+const cs_chakra_skipped *cs_chakra_set_skipped(const cs_chakra_set *s);
 /* Files read, and of them the ones decoded (the rest shared a decoded
  * file's bytes). */
 int64_t cs_chakra_set_files(const cs_chakra_set *s, int64_t *decoded);
+
+/* ASTRA-sim's analytical network (network.yml) and system (system.json)
+ * as scenario overrides ("key=value", as --set takes them): the topology
+ * dimensions, NPUs, link bandwidths and latencies as the cluster (rings in
+ * every dimension a torus; Switch or FullyConnected, then Switch, a
+ * server's NVLink domain and the network between servers), the all-reduce
+ * implementation as the collective algorithm. What has no counterpart is
+ * refused (a Ring between servers, a third mixed dimension, an
+ * implementation clustersim has not) with "FILE:LINE:COL: ..."; the system
+ * keys left unmapped are listed in `unmapped`. Either file may be NULL. */
+#define CS_CHAKRA_ASTRA_SETS 16
+typedef struct cs_chakra_astra {
+	char sets[CS_CHAKRA_ASTRA_SETS][96];
+	int nsets;
+	char unmapped[512];
+} cs_chakra_astra;
+
+cs_status cs_chakra_astra_read(const char *network, const char *system, cs_chakra_astra *out,
+			       cs_diag *diag);
 
 #endif

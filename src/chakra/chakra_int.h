@@ -57,6 +57,7 @@ typedef struct cs__chakra_node {
 	uint64_t id;
 	int64_t dep0;      /* its first dependency in the graph's deps */
 	int32_t ndeps;
+	int32_t nctrl;     /* of them, control dependencies (the first ones) */
 	int8_t stream;     /* -1: a receive, which is no op */
 	uint8_t mbox;      /* a receive's mailbox counter */
 	cs_op op;
@@ -69,12 +70,19 @@ typedef struct cs__chakra_graph {
 	int64_t n;
 	uint64_t *deps;
 	int64_t ndeps;
+	int64_t dropped;   /* control dependencies left out */
+	int ctrl_cycle;    /* all of them, for they formed a cycle */
 } cs__chakra_graph;
 
 /* Append the graph's nodes to `p` in a dependency order (file order where
  * it allows), each on its stream, waits as counters. The graph's deps are
- * rewritten in place. CS_ERR_INPUT with "NAME: node ID: ..." for a
- * dependency on a node that is not there, an id used twice or a cycle. */
+ * rewritten in place. A control dependency on a node that is not there is
+ * left out (counted in g->dropped: PyTorch's converter keeps them on the
+ * host's parent ops, and Chakra's feeder follows data dependencies only);
+ * CS_ERR_INPUT with "NAME: node ID: ..." for a data dependency on a node
+ * that is not there, an id used twice or a cycle. When the control
+ * dependencies close a cycle, they are all left out (g->ctrl_cycle) and
+ * the data dependencies alone order the nodes, as Chakra's feeder does. */
 cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag);
 
 #endif

@@ -9,7 +9,11 @@
  * completed that many ops"; a receive is no op but a mailbox counter, so a
  * dependency on the k-th receive from a neighbour waits for that neighbour's
  * k-th message. What a receive itself depends on is not modelled (clustersim
- * delivers a message whenever it is sent).
+ * delivers a message whenever it is sent). A message to or from a rank that
+ * is no pipeline neighbour takes the mailbox of its way round the ring of
+ * ranks, and then every send of the trace names its receiver (cs_op_peer).
+ * The host's side of a collective (PyTorch's c10d::allreduce_ beside its
+ * NCCL kernel) is an op of no time, counted and named.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -27,11 +31,11 @@ typedef cs__chakra_node inode;
 
 /* The attributes a node may carry, by name. */
 enum { A_COMM_TYPE, A_COMM_SIZE, A_PG, A_SRC, A_DST, A_NS, A_STREAM, A_PHASE, A_ATTN, A_GEMM, A_SPARE,
-       A_COLL, A_COMM, A_TO, A_BYTES, A_MEM, A_MICRO, A_LAYER, A_VSTAGE, A_UB_NS, A_UB_SMS, A_N };
+       A_COLL, A_COMM, A_TO, A_BYTES, A_MEM, A_MICRO, A_LAYER, A_VSTAGE, A_UB_NS, A_UB_SMS, A_CPU, A_N };
 static const char *const attr_names[A_N] = {
 	"comm_type", "comm_size", "pg_name", "comm_src", "comm_dst", "cs_ns", "cs_stream", "cs_phase",
 	"cs_attn_ns", "cs_gemm_ns", "cs_spare", "cs_coll", "cs_comm", "cs_to", "cs_bytes", "cs_mem",
-	"cs_micro", "cs_layer", "cs_vstage", "cs_ub_ns", "cs_ub_sms"
+	"cs_micro", "cs_layer", "cs_vstage", "cs_ub_ns", "cs_ub_sms", "is_cpu_op"
 };
 
 typedef struct ctx {
@@ -40,6 +44,8 @@ typedef struct ctx {
 	cs_diag *diag;
 	int64_t cap, depcap;
 	int rank_free;
+	int far;               /* a message to or from a rank that is no pipeline neighbour */
+	cs_chakra_skipped *skipped;
 	size_t attr_len[A_N];  /* of attr_names */
 } ctx;
 
@@ -171,6 +177,35 @@ static const uint8_t comm_of_kind[CS_GROUP_KINDS] = {
 	CS_COMM_DP, CS_COMM_DP, CS_COMM_DP
 };
 
+/* Note a skipped node: counted, and its name without a "(k)" suffix added
+ * to the list when it is not there yet and the list has room. */
+static void skip(ctx *c, const char *name)
+{
+	cs_chakra_skipped *sk = c->skipped;
+	if (!sk)
+		return;
+	sk->nodes++;
+	if (!name || !*name)
+		name = "(unnamed)";
+	size_t n = strlen(name);
+	if (n > 2 && name[n - 1] == ')') {
+		size_t i = n - 1;
+		while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+			i--;
+		if (i > 0 && i < n - 1 && name[i - 1] == '(')
+			n = i - 1;
+	}
+	size_t have = strlen(sk->names);
+	for (const char *p = sk->names; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] ? 2 : 0))
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
+			return;
+	if (sk->more || have + n + 3 >= sizeof sk->names) {
+		sk->more = 1;
+		return;
+	}
+	snprintf(sk->names + have, sizeof sk->names - have, "%s%.*s", have ? ", " : "", (int)n, name);
+}
+
 static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 {
 	const attr_t *a[A_N] = { 0 };
@@ -223,8 +258,15 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 		return CS_OK;
 	case CS_CHAKRA_COLL: {
 		cs_coll_op co;
-		if (!a[A_COMM_TYPE])
-			return fail(c, id, "a collective without 'comm_type'");
+		if (!a[A_COMM_TYPE] || (a[A_CPU] && v[A_CPU])) {
+			/* the host's side of a collective (PyTorch's c10d::allreduce_):
+			 * no kernel, kept as an op of no time for what depends on it */
+			skip(c, n->name);
+			op->kind = CS_OP_COMPUTE;
+			op->phase = CS_PHASE_FWD;
+			x->stream = CS_STREAM_COMPUTE;
+			return CS_OK;
+		}
 		if (cs__chakra_coll_of(v[A_COMM_TYPE], &co))
 			return fail(c, id, "unknown collective type %" PRId64, v[A_COMM_TYPE]);
 		if (a[A_COLL] && (v[A_COLL] < 0 || v[A_COLL] >= CS_COLL_OPS))
@@ -260,12 +302,19 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 		if (!a[k] || !a[A_COMM_SIZE])
 			return fail(c, id, "a %s without '%s' or 'comm_size'", recv ? "receive" : "send",
 				    attr_names[k]);
-		int dir = direction(c, v[k], v[A_TO], recv);
+		int64_t world = c->w->mesh->world, peer = v[k];
+		if (peer < 0 || peer >= world || peer == c->w->rank)
+			return fail(c, id, "a %s rank %" PRId64 ", %s %" PRId64 " ranks",
+				    recv ? "receive from" : "send to", peer, peer == c->w->rank ?
+				    "the rank itself, of the scenario's" : "which is not one of the scenario's",
+				    world);
+		int dir = direction(c, peer, v[A_TO], recv);
 		c->rank_free = 0;
-		if (!dir)
-			return fail(c, id, "a %s rank %" PRId64 ", which is not a pipeline neighbour of "
-				    "rank %" PRId64 " in the scenario's parallelism",
-				    recv ? "receive from" : "send to", v[k], c->w->rank);
+		if (!dir) { /* any other rank: the mailbox of the way round the ring of ranks */
+			int64_t src = recv ? peer : c->w->rank, dst = recv ? c->w->rank : peer;
+			dir = 2 * ((dst - src + world) % world) <= world ? 1 : -1;
+			c->far = 1;
+		}
 		op->bytes = a[A_BYTES] ? d[A_BYTES] : (double)v[A_COMM_SIZE];
 		if (recv) {
 			x->stream = -1;
@@ -275,6 +324,7 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 		op->kind = CS_OP_SEND;
 		op->comm = CS_COMM_PP;
 		op->to = (int8_t)dir;
+		op->ns = peer + 1; /* kept only when some send goes beyond the neighbours */
 		x->stream = a[A_STREAM] ? (int8_t)v[A_STREAM] : CS_STREAM_PP;
 		return CS_OK;
 	}
@@ -317,6 +367,7 @@ static cs_status add_node(ctx *c, const ChakraProtoMsg__Node *n)
 		return st;
 	x->dep0 = c->g.ndeps;
 	x->ndeps = (int32_t)nd;
+	x->nctrl = (int32_t)n->n_ctrl_deps;
 	if (n->n_ctrl_deps) /* (no deps array yet while no node has had one) */
 		memcpy(c->g.deps + c->g.ndeps, n->ctrl_deps, n->n_ctrl_deps * sizeof(uint64_t));
 	if (n->n_data_deps)
@@ -412,14 +463,22 @@ bad:
 
 cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name,
 			   const cs_chakra_where *where, cs_program *out, int *rank_free,
-			   cs_diag *diag)
+			   cs_chakra_skipped *skipped, cs_diag *diag)
 {
-	ctx c = { .g = { .name = name }, .w = where, .diag = diag, .rank_free = 1 };
+	ctx c = { .g = { .name = name }, .w = where, .diag = diag, .rank_free = 1, .skipped = skipped };
 	for (int k = 0; k < A_N; k++)
 		c.attr_len[k] = strlen(attr_names[k]);
 	cs_status st = read_messages(&c, buf, len, out);
+	if (st == CS_OK && !c.far) /* pipeline messages only: the runner finds the neighbours */
+		for (int64_t i = 0; i < c.g.n; i++)
+			if (c.g.nodes[i].op.kind == CS_OP_SEND)
+				c.g.nodes[i].op.ns = 0;
 	if (st == CS_OK)
 		st = cs__chakra_place(&c.g, out, diag);
+	if (skipped) {
+		skipped->ctrl_deps += c.g.dropped;
+		skipped->ctrl_cycles += c.g.ctrl_cycle;
+	}
 	free(c.g.nodes);
 	free(c.g.deps);
 	*rank_free = c.rank_free;

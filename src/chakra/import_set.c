@@ -27,6 +27,7 @@ struct cs_chakra_set {
 	int64_t nprogs, cap;
 	uint16_t *tmpl_of;
 	int64_t files, decoded;
+	cs_chakra_skipped skipped;
 };
 
 /* A table of (hash -> template) with linear probing; 0 marks a free slot. */
@@ -170,6 +171,32 @@ static int64_t find_or_add(cs_chakra_set *s, table *t, cs_program *p, cs_diag *d
 	return s->nprogs++;
 }
 
+/* Whether the file at `path` opens as a PyTorch execution trace (JSON, as
+ * torch.profiler.ExecutionTraceObserver writes it: a "schema" and then
+ * "nodes"), which Chakra's converter turns into a Chakra trace. */
+static int pytorch_et(const char *path)
+{
+	char head[4097];
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	size_t n = fread(head, 1, sizeof head - 1, f);
+	fclose(f);
+	head[n] = 0;
+	size_t i = strspn(head, " \t\r\n");
+	return head[i] == '{' && strstr(head, "\"schema\"") && strstr(head, "\"nodes\"");
+}
+
+/* The message for a PyTorch execution trace given as Chakra traces. */
+static cs_status pytorch_hint(const char *path, cs_diag *diag)
+{
+	snprintf(diag->msg, sizeof diag->msg,
+		 "'%.700s' is a PyTorch execution trace (JSON), not a Chakra trace: convert each rank's "
+		 "with Chakra's converter, 'chakra_converter PyTorch --input FILE --output DIR/PREFIX.RANK.et' "
+		 "(after 'chakra_trace_link' to join it with its Kineto trace), then run DIR", path);
+	return CS_ERR_INPUT;
+}
+
 /* Split `path` into the directory and the prefix of its <prefix>.<rank>.et
  * files: a directory names the one prefix its files share, anything else is
  * DIR/prefix. Counts the files and the highest rank. */
@@ -189,6 +216,9 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 		snprintf(dir, dcap, ".");
 		snprintf(prefix, pcap, "%s", path);
 	}
+	size_t plen0 = strlen(path);
+	if (!is_dir && plen0 > 5 && strcmp(path + plen0 - 5, ".json") == 0 && pytorch_et(path))
+		return pytorch_hint(path, diag);
 	DIR *d = opendir(dir);
 	if (!d) {
 		snprintf(diag->msg, sizeof diag->msg, "cannot open trace directory '%.900s'", dir);
@@ -197,8 +227,14 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 	*nfiles = 0;
 	*maxrank = -1;
 	struct dirent *e;
+	char json[4200] = "";
 	while ((e = readdir(d)) != NULL) {
 		size_t n = strlen(e->d_name);
+		if (is_dir && !json[0] && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0) {
+			snprintf(json, sizeof json, "%s/%s", dir, e->d_name);
+			if (!pytorch_et(json))
+				json[0] = 0;
+		}
 		if (n < 5 || strcmp(e->d_name + n - 3, ".et") != 0)
 			continue;
 		size_t end = n - 3, i = end;
@@ -226,6 +262,8 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 	}
 	closedir(d);
 	if (*nfiles == 0) {
+		if (json[0])
+			return pytorch_hint(json, diag);
 		if (is_dir)
 			snprintf(diag->msg, sizeof diag->msg,
 				 "no Chakra traces ('<prefix>.<rank>.et') in '%.900s'", dir);
@@ -274,7 +312,10 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 		int rank_free = 0;
 		cs_chakra_where w = { .mesh = &mesh, .gpus_per_node = sc->cluster.gpus_per_node,
 				      .rank = r, .groups = groups };
-		st = cs_chakra_decode((const uint8_t *)buf, len, path, &w, &p, &rank_free, diag);
+		int64_t before = s->skipped.nodes;
+		st = cs_chakra_decode((const uint8_t *)buf, len, path, &w, &p, &rank_free, &s->skipped,
+				      diag);
+		s->skipped.files += s->skipped.nodes > before;
 		free(buf);
 		s->decoded++;
 		if (st != CS_OK) {
@@ -376,6 +417,11 @@ const cs_program *cs_chakra_set_programs(const cs_chakra_set *s, int64_t *n)
 const uint16_t *cs_chakra_set_template_of(const cs_chakra_set *s)
 {
 	return s->tmpl_of;
+}
+
+const cs_chakra_skipped *cs_chakra_set_skipped(const cs_chakra_set *s)
+{
+	return &s->skipped;
 }
 
 int64_t cs_chakra_set_files(const cs_chakra_set *s, int64_t *decoded)

@@ -77,7 +77,8 @@ static cs_status resolve(cs__chakra_graph *g, cs_diag *diag)
 			st = CS_ERR_INPUT;
 		}
 	for (int64_t i = 0; i < g->n && st == CS_OK; i++) {
-		const cs__chakra_node *x = &g->nodes[i];
+		cs__chakra_node *x = &g->nodes[i];
+		int32_t kept = 0, ctrl = x->nctrl;
 		for (int32_t k = 0; k < x->ndeps; k++) {
 			idpos key = { g->deps[x->dep0 + k], -1 };
 			int64_t lo = 0, hi = g->n; /* the first entry with that id */
@@ -88,6 +89,11 @@ static cs_status resolve(cs__chakra_graph *g, cs_diag *diag)
 				else
 					hi = mid;
 			}
+			if ((lo == g->n || map[lo].id != key.id) && k < x->nctrl) {
+				g->dropped++;
+				ctrl--;
+				continue;
+			}
 			if (lo == g->n || map[lo].id != key.id) {
 				snprintf(diag->msg, sizeof diag->msg,
 					 "%s: node %" PRIu64 ": depends on node %" PRIu64
@@ -95,30 +101,30 @@ static cs_status resolve(cs__chakra_graph *g, cs_diag *diag)
 				st = CS_ERR_INPUT;
 				break;
 			}
-			g->deps[x->dep0 + k] = (uint64_t)map[lo].idx;
+			g->deps[x->dep0 + kept++] = (uint64_t)map[lo].idx;
 		}
+		x->ndeps = kept;
+		x->nctrl = ctrl;
 	}
 	free(map);
 	return st;
 }
 
-cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag)
+/* Kahn's algorithm over the graph's (resolved) dependencies, the ready
+ * node earliest in the file first: the order into `order`, and how many
+ * nodes it holds (fewer than g->n when they form a cycle), or -1 when out
+ * of memory. */
+static int64_t order_nodes(const cs__chakra_graph *g, int64_t *order)
 {
-	cs_status st = resolve(g, diag);
-	if (st != CS_OK)
-		return st;
 	int64_t n = g->n, nh = 0, placed = 0;
 	int64_t *indeg = calloc((size_t)n + 1, sizeof *indeg);
 	int64_t *off = calloc((size_t)n + 2, sizeof *off);
 	int64_t *succ = malloc(((size_t)g->ndeps + 1) * sizeof *succ);
 	int64_t *heap = malloc(((size_t)n + 1) * sizeof *heap);
-	int32_t *value = malloc(((size_t)n + 1) * sizeof *value);
-	uint8_t *counter = malloc((size_t)n + 1);
-	int32_t ord[2] = { 0, 0 };
-	st = CS_ERR_NOMEM;
-	snprintf(diag->msg, sizeof diag->msg, "out of memory");
-	if (!indeg || !off || !succ || !heap || !value || !counter)
+	if (!indeg || !off || !succ || !heap) {
+		placed = -1;
 		goto out;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		indeg[i] = g->nodes[i].ndeps;
 		for (int32_t k = 0; k < g->nodes[i].ndeps; k++)
@@ -134,16 +140,85 @@ cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag)
 			heap_push(heap, &nh, i);
 	while (nh > 0) {
 		int64_t i = heap_pop(heap, &nh);
+		order[placed++] = i;
+		for (int64_t k = off[i]; k < off[i + 1]; k++)
+			if (--indeg[succ[k]] == 0)
+				heap_push(heap, &nh, succ[k]);
+	}
+out:
+	free(indeg);
+	free(off);
+	free(succ);
+	free(heap);
+	return placed;
+}
+
+/* Leave out every node's control dependencies. */
+static void drop_ctrl(cs__chakra_graph *g)
+{
+	for (int64_t i = 0; i < g->n; i++) {
+		cs__chakra_node *x = &g->nodes[i];
+		memmove(g->deps + x->dep0, g->deps + x->dep0 + x->nctrl,
+			(size_t)(x->ndeps - x->nctrl) * sizeof *g->deps);
+		g->dropped += x->nctrl;
+		x->ndeps -= x->nctrl;
+		x->nctrl = 0;
+	}
+}
+
+cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag)
+{
+	cs_status st = resolve(g, diag);
+	if (st != CS_OK)
+		return st;
+	int64_t n = g->n;
+	int64_t *order = malloc(((size_t)n + 1) * sizeof *order);
+	int32_t *value = malloc(((size_t)n + 1) * sizeof *value);
+	uint8_t *counter = malloc((size_t)n + 1);
+	int32_t ord[2] = { 0, 0 };
+	st = CS_ERR_NOMEM;
+	snprintf(diag->msg, sizeof diag->msg, "out of memory");
+	if (!order || !value || !counter)
+		goto out;
+	int64_t placed = order_nodes(g, order);
+	int ctrl = 0;
+	for (int64_t i = 0; i < n && !ctrl; i++)
+		ctrl = g->nodes[i].nctrl > 0;
+	if (placed >= 0 && placed < n && ctrl) {
+		/* PyTorch's converter writes control dependencies that close
+		 * cycles; data dependencies alone are what Chakra's feeder follows */
+		drop_ctrl(g);
+		g->ctrl_cycle = 1;
+		placed = order_nodes(g, order);
+	}
+	if (placed < 0)
+		goto out;
+	if (placed < n) {
+		uint8_t *in = calloc((size_t)n + 1, 1);
+		if (!in)
+			goto out;
+		for (int64_t k = 0; k < placed; k++)
+			in[order[k]] = 1;
+		int64_t i = 0;
+		while (in[i])
+			i++;
+		free(in);
+		snprintf(diag->msg, sizeof diag->msg, "%s: node %" PRIu64 ": its dependencies form a cycle",
+			 g->name, g->nodes[i].id);
+		st = CS_ERR_INPUT;
+		goto out;
+	}
+	for (int64_t k = 0; k < n; k++) {
+		int64_t i = order[k];
 		const cs__chakra_node *x = &g->nodes[i];
-		placed++;
 		if (x->stream < 0) {
 			counter[i] = x->mbox;
 			value[i] = ++ord[x->mbox - CS_MBOX_UP];
 		} else {
 			cs_dep best[CS_COUNTERS] = { { 0, 0 } }, list[CS_COUNTERS];
 			int nl = 0;
-			for (int32_t k = 0; k < x->ndeps; k++) {
-				int64_t j = (int64_t)g->deps[x->dep0 + k];
+			for (int32_t d = 0; d < x->ndeps; d++) {
+				int64_t j = (int64_t)g->deps[x->dep0 + d];
 				if (value[j] > best[counter[j]].value)
 					best[counter[j]] = (cs_dep){ .value = value[j], .counter = counter[j] };
 			}
@@ -156,25 +231,11 @@ cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag)
 			counter[i] = (uint8_t)x->stream;
 			value[i] = at;
 		}
-		for (int64_t k = off[i]; k < off[i + 1]; k++)
-			if (--indeg[succ[k]] == 0)
-				heap_push(heap, &nh, succ[k]);
 	}
 	st = CS_OK;
 	diag->msg[0] = 0;
-	for (int64_t i = 0; i < n && placed < n; i++)
-		if (indeg[i] > 0) {
-			snprintf(diag->msg, sizeof diag->msg,
-				 "%s: node %" PRIu64 ": its dependencies form a cycle", g->name,
-				 g->nodes[i].id);
-			st = CS_ERR_INPUT;
-			break;
-		}
 out:
-	free(indeg);
-	free(off);
-	free(succ);
-	free(heap);
+	free(order);
 	free(value);
 	free(counter);
 	return st;

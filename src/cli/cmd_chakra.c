@@ -7,15 +7,20 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "chakra/chakra.h"
 #include "cli/args.h"
 #include "cli/progress.h"
 #include "clustersim/clustersim.h"
+#include "coll/coll.h"
 #include "config/scenario.h"
+#include "program/mesh.h"
+#include "report/chakra_out.h"
 #include "report/report.h"
 #include "study/study.h"
 
@@ -58,7 +63,12 @@ static const char run_help[] =
 "ranks) or absent (all ranks).\n"
 "\n"
 "options:\n"
-"  --cluster FILE      the scenario whose cluster runs the traces (required)\n"
+"  --cluster FILE      the scenario whose cluster runs the traces (required\n"
+"                      unless --astra-network gives the cluster)\n"
+"  --astra-network FILE  ASTRA-sim's analytical network.yml as the cluster:\n"
+"                      its dimensions, NPUs, link bandwidths and latencies\n"
+"                      (over --cluster's, or an H100 cluster on ideal machines)\n"
+"  --astra-system FILE   ASTRA-sim's system.json: its all-reduce algorithm\n"
 "  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
 "  --comm-groups FILE  named process groups, {\"NAME\": [ranks], ...} as for\n"
 "                      ASTRA-sim (default: PREFIX.comm_group.json beside the\n"
@@ -72,11 +82,14 @@ static const char run_help[] =
 "example:\n"
 "  clustersim export-chakra scenarios/ddp-gpt-small.yaml --out et/\n"
 "  clustersim run-chakra et/ --cluster scenarios/ddp-gpt-small.yaml\n"
+"  clustersim run-chakra tests/data/chakra/astra-sim/all_reduce_8npus_1MB \\\n"
+"      --astra-network tests/data/chakra/astra-sim/HGX-H100-validated.yml \\\n"
+"      --astra-system tests/data/chakra/astra-sim/HGX-H100-validated.json\n"
 "\n"
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
 enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT, O_PROGRESS, O_NO_PROGRESS,
-       O_GROUPS, O_ASTRA };
+       O_GROUPS, O_ASTRA, O_ASTRA_NET, O_ASTRA_SYS };
 
 static const cs_opt export_opts[] = {
 	{ "out", 1, O_OUT }, { "prefix", 1, O_PREFIX }, { "set", 1, O_SET }, { "help", 0, O_HELP },
@@ -87,7 +100,8 @@ static const cs_opt export_opts[] = {
 static const cs_opt run_opts[] = {
 	{ "cluster", 1, O_CLUSTER }, { "set", 1, O_SET }, { "format", 1, O_FORMAT },
 	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
-	{ "comm-groups", 1, O_GROUPS },
+	{ "comm-groups", 1, O_GROUPS }, { "astra-network", 1, O_ASTRA_NET },
+	{ "astra-system", 1, O_ASTRA_SYS },
 	{ 0, 0, 0 },
 };
 
@@ -113,6 +127,91 @@ static int load(const cs_scenario_args *sa, cs_scenario **sc)
 		return 0;
 	fprintf(stderr, "%s\n", CS_CLEAN(diag));
 	return st == CS_ERR_INPUT ? 2 : 1;
+}
+
+/* The cluster of ASTRA-sim's network and system files, over the
+ * scenario's (or, without one, a cluster of H100s on ideal machines): 0,
+ * or the exit status after printing the problem. */
+static int load_astra(const cs_scenario_args *sa, const char *net, const char *sys, cs_scenario **sc)
+{
+	static const char base[] =
+		"cluster: {gpu: h100-sxm-80g}\n"
+		"model: {arch: gpt, layers: 1, hidden: 1024, heads: 16, ffn: 4096, vocab: 32000}\n"
+		"training: {seq_len: 2048, micro_batch: 1}\n"
+		"fleet: ideal\n";
+	cs_chakra_astra as;
+	cs_diag diag = { { 0 } };
+	if (cs_chakra_astra_read(net, sys, &as, &diag) != CS_OK) {
+		fprintf(stderr, "clustersim run-chakra: %s\n", CS_CLEAN(diag));
+		return 2;
+	}
+	cs_scenario_args all = { .file = sa->file };
+	for (int i = 0; i < as.nsets && all.nsets < CS_ARGS_MAX_SETS; i++)
+		all.sets[all.nsets++] = as.sets[i];
+	for (size_t i = 0; i < sa->nsets && all.nsets < CS_ARGS_MAX_SETS; i++)
+		all.sets[all.nsets++] = sa->sets[i];
+	char tmp[] = "/tmp/clustersim-astra-XXXXXX";
+	int rc;
+	if (!sa->file) {
+		int fd = mkstemp(tmp);
+		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+		char name[128];
+		const char *slash = net ? strrchr(net, '/') : NULL;
+		default_prefix(net ? (slash ? slash + 1 : net) : "astra-sim", name, sizeof name);
+		char *dot = strrchr(name, '_'); /* the file's extension, made a '_' */
+		if (dot && (strcmp(dot, "_yml") == 0 || strcmp(dot, "_yaml") == 0))
+			*dot = 0;
+		if (!f || fprintf(f, "name: %s\n%s", name, base) < 0 || fclose(f) != 0) {
+			fprintf(stderr, "clustersim run-chakra: cannot write '%s': %s\n", tmp, strerror(errno));
+			return 1;
+		}
+		all.file = tmp;
+	}
+	rc = load(&all, sc);
+	if (!sa->file)
+		unlink(tmp);
+	if (rc == 0 && as.unmapped[0])
+		fprintf(stderr, "note: ASTRA-sim system keys without a counterpart here, not mapped: %s\n",
+			as.unmapped);
+	return rc;
+}
+
+/* What rank 0's program communicates; 0 when some program carries model
+ * FLOPs (clustersim's own traces, reported as `run` reports them). */
+static int trace_comm(const cs_scenario *sc, const cs__programs *given, cs_trace_comm *c)
+{
+	memset(c, 0, sizeof *c);
+	c->comm_only = 1;
+	for (int64_t t = 0; t < given->n; t++) {
+		if (given->progs[t].model_flops > 0)
+			return 0;
+		if (given->progs[t].compute_ns > 0)
+			c->comm_only = 0;
+	}
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	const cs_program *p = &given->progs[given->tmpl_of[0]];
+	int seen[CS_COLL_OPS] = { 0 };
+	for (int s = 0; s < CS_STREAMS; s++)
+		for (int32_t i = 0; i < p->nops[s]; i++) {
+			const cs_op *op = &p->ops[s][i];
+			if (op->kind == CS_OP_SEND) {
+				c->sends++;
+				c->send_bytes += op->bytes;
+			}
+			if (op->kind != CS_OP_COLL)
+				continue;
+			cs_group g = cs_mesh_group(&mesh, (cs_group_kind)op->group, 0, sc->cluster.gpus_per_node);
+			c->colls++;
+			c->coll_bytes += op->bytes;
+			c->bus_bytes += op->bytes * cs_coll_bus_factor((cs_coll_op)op->coll, cs_group_size(&g));
+			if (!seen[op->coll]++) {
+				size_t n = strlen(c->ops);
+				snprintf(c->ops + n, sizeof c->ops - n, "%s%s", n ? ", " : "",
+					 cs_coll_op_name((cs_coll_op)op->coll));
+			}
+		}
+	return 1;
 }
 
 static double now_s(void)
@@ -187,7 +286,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 {
 	cs_args a;
 	cs_scenario_args sa = { 0 };
-	const char *traces = NULL, *groups = NULL, *val;
+	const char *traces = NULL, *groups = NULL, *astra_net = NULL, *astra_sys = NULL, *val;
 	int id, format = 0, progress = cs_cli_progress_default();
 	cs_args_init(&a, "run-chakra", argc, argv);
 	while ((id = cs_args_next(&a, run_opts, &val)) != CS_ARGS_END) {
@@ -205,6 +304,8 @@ int cs_cmd_run_chakra(int argc, char **argv)
 				return 2;
 			break;
 		case O_GROUPS: groups = val; break;
+		case O_ASTRA_NET: astra_net = val; break;
+		case O_ASTRA_SYS: astra_sys = val; break;
 		case O_FORMAT:
 			if (strcmp(val, "text") && strcmp(val, "json") && strcmp(val, "csv"))
 				return cs_args_fail(&a, "unknown format '%s' (text, json or csv)", val);
@@ -219,10 +320,11 @@ int cs_cmd_run_chakra(int argc, char **argv)
 	}
 	if (!traces)
 		return cs_args_fail(&a, "no traces given (a directory, or DIR/PREFIX)");
-	if (!sa.file)
-		return cs_args_fail(&a, "no cluster given (--cluster SCENARIO.yaml)");
+	if (!sa.file && !astra_net)
+		return cs_args_fail(&a, "no cluster given (--cluster SCENARIO.yaml, or --astra-network "
+				    "network.yml)");
 	cs_scenario *sc = NULL;
-	int rc = load(&sa, &sc);
+	int rc = astra_net || astra_sys ? load_astra(&sa, astra_net, astra_sys, &sc) : load(&sa, &sc);
 	if (rc)
 		return rc;
 	cs_diag diag = { { 0 } };
@@ -230,6 +332,8 @@ int cs_cmd_run_chakra(int argc, char **argv)
 	double t0 = now_s();
 	cs_chakra_set *set = NULL;
 	cs_result *res = NULL;
+	cs_trace_comm comm;
+	int foreign = 0;
 	st = cs_chakra_load(traces, groups, sc, &set, &diag);
 	if (st == CS_OK) {
 		int64_t decoded, files = cs_chakra_set_files(set, &decoded);
@@ -238,7 +342,19 @@ int cs_cmd_run_chakra(int argc, char **argv)
 		fprintf(stderr, "imported %lld traces (%lld decoded, %lld distinct program%s) in %.2f s\n",
 			(long long)files, (long long)decoded, (long long)given.n,
 			given.n == 1 ? "" : "s", now_s() - t0);
+		const cs_chakra_skipped *sk = cs_chakra_set_skipped(set);
+		if (sk->nodes)
+			fprintf(stderr, "note: skipped %lld CPU-side communication node%s (no 'comm_type', or "
+				"'is_cpu_op' true) in %lld trace%s: %s%s\n", (long long)sk->nodes,
+				sk->nodes == 1 ? "" : "s", (long long)sk->files, sk->files == 1 ? "" : "s",
+				sk->names, sk->more ? ", ..." : "");
+		if (sk->ctrl_deps)
+			fprintf(stderr, "note: left out %lld control dependenc%s (on nodes not in the traces%s); "
+				"data dependencies order the nodes, as Chakra's feeder takes them\n",
+				(long long)sk->ctrl_deps, sk->ctrl_deps == 1 ? "y" : "ies",
+				sk->ctrl_cycles ? ", or closing a cycle" : "");
 		cs_run_opts opts = { .progress = progress };
+		foreign = trace_comm(sc, &given, &comm);
 		st = cs__simulate(sc, &(cs__sim_request){ .opts = &opts, .given = &given }, &res, &diag);
 	}
 	cs_chakra_set_free(set);
@@ -248,7 +364,13 @@ int cs_cmd_run_chakra(int argc, char **argv)
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
 	const cs_metrics *m = cs_result_metrics(res);
-	if (format == 2)
+	if (foreign && format == 2)
+		cs_report_trace_csv(stdout, sc->name, m, &comm);
+	else if (foreign && format)
+		cs_report_trace_json(stdout, sc->name, m, &comm);
+	else if (foreign)
+		cs_report_trace_text(stdout, sc->name, m, &comm);
+	else if (format == 2)
 		cs_report_csv(stdout, sc->name, m);
 	else if (format)
 		cs_report_json(stdout, sc->name, m, 2);

@@ -49,7 +49,9 @@ typedef struct cs_dep {
 } cs_dep;
 
 typedef struct cs_op {
-	int64_t ns;       /* COMPUTE: duration on a nominal GPU; COLL with ub: its time */
+	int64_t ns;       /* COMPUTE: duration on a nominal GPU; COLL with ub: its time; SEND:
+	                   * the receiving rank + 1 when the op names it, 0 for the
+	                   * pipeline neighbour `to` points at (cs_op_peer) */
 	int64_t attn_ns;  /* COMPUTE: of it, fused attention (scaled by document masks) */
 	int64_t gemm_ns;  /* COMPUTE: of it, GEMMs as the table times them (clock model only) */
 	double spare;     /* COMPUTE: W x ns the rest leaves under the power cap (clock model) */
@@ -62,7 +64,7 @@ typedef struct cs_op {
 	uint8_t coll;     /* COLL: cs_coll_op */
 	uint8_t comm;     /* COLL/SEND: cs_comm_kind, for exposure accounting */
 	uint8_t phase;    /* cs_phase */
-	int8_t to;        /* SEND: +1 up the ring, -1 down the ring */
+	int8_t to;        /* SEND: +1 up the ring, -1 down the ring (the receiver's mailbox) */
 	uint8_t ub;       /* COLL: a userbuffers kernel lasting `ns`, not NCCL's */
 	uint8_t sms;      /* COLL with ub: the SMs it takes from compute beside it */
 	int16_t vstage;   /* virtual pipeline stage (trace label) */
@@ -84,6 +86,14 @@ typedef struct cs_program {
 	char profile[64];     /* the kernel profile that timed it, "" for none */
 	int profile_derived;
 } cs_program;
+
+/* The rank a send goes to when the op names it (an imported trace's
+ * message to any rank), else -1: the pipeline neighbour `to` points at. A
+ * program's sends all name their peer or none does. */
+static inline int64_t cs_op_peer(const cs_op *op)
+{
+	return op->ns - 1;
+}
 
 /* Program storage; cs_program_free releases what cs_program_add allocated. */
 void cs_program_init(cs_program *p);

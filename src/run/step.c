@@ -247,7 +247,11 @@ static void start_send(cs_runner *r, int64_t local, cs__rank *rs, int s, const c
 {
 	int64_t rank = cs__run_rank_of(r, local);
 	int up = op->to > 0;
-	if (rs->p2p_peer[up] < 0) {
+	if (op->ns && cs_op_peer(op) != rs->p2p_peer[up]) {
+		/* a send to a rank the op names: routed anew when that rank changes */
+		rs->p2p_peer[up] = cs_op_peer(op);
+		rs->p2p_bytes[up] = -1.0;
+	} else if (rs->p2p_peer[up] < 0) {
 		int64_t p = r->shared.env.mesh->deg[CS_AXIS_PP];
 		int64_t st = cs_mesh_coord(r->shared.env.mesh, rank, CS_AXIS_PP);
 		rs->p2p_peer[up] = cs_mesh_pp_peer(r->shared.env.mesh, rank, (st + op->to + p) % p);

@@ -332,6 +332,28 @@ expect 0 export-chakra scenarios/ddp-gpt-small.yaml --out et8 --prefix p
 rm et8/p.7.et
 expect_err 2 "missing trace 'et8/p.7.et' of rank 7 (the scenario has 8 ranks)" \
 	run-chakra et8 --cluster scenarios/ddp-gpt-small.yaml
+# other tools' Chakra files: ASTRA-sim's examples on their own network and
+# system, reported without a model; what cannot map is bad input with its place
+astra=tests/data/chakra/astra-sim
+expect 0 run-chakra $astra/all_reduce_8npus_1MB --astra-network $astra/HGX-H100-validated.yml \
+	--astra-system $astra/HGX-H100-validated.json
+grep -q '^HGX-H100-validated: 8 GPUs, communication only, 1 step simulated' out.txt &&
+	grep -Eq '^  collective time  [0-9.]+ us$' out.txt &&
+	grep -Eq '^  collectives      1 per rank \(all_reduce\), 1.049 MB; bus bandwidth [0-9.]+ GB/s' out.txt &&
+	! grep -q -e MFU -e memory out.txt ||
+	{ echo "FAIL: run-chakra of a lone all-reduce:" >&2; cat out.txt >&2; fail=1; }
+expect 0 run-chakra $astra/custom_ring_allreduce_8npus_1MB --astra-network $astra/Ring_8npus.yml \
+	--astra-system $astra/custom_collective.json --format csv
+grep -q '^Ring_8npus,8,0,' out.txt && grep -q 'all-reduce-implementation-custom' err.txt ||
+	{ echo "FAIL: run-chakra of the custom ring all-reduce:" >&2; cat out.txt err.txt >&2; fail=1; }
+expect_err 2 "$astra/hgx_h100_16gpu.yml:4:21: 'Ring' between servers" \
+	run-chakra $astra/all_reduce_8npus_1MB --astra-network $astra/hgx_h100_16gpu.yml
+expect_err 2 "is a PyTorch execution trace (JSON), not a Chakra trace: convert each rank's with" \
+	run-chakra tests/data/chakra/pytorch-et --cluster scenarios/ddp-gpt-small.yaml
+expect 0 run-chakra tests/data/chakra/feeder --cluster scenarios/ddp-gpt-small.yaml \
+	--set parallelism.dp=1 --set cluster.gpus_per_node=1
+grep -q "^note: skipped 4 CPU-side communication nodes .* in 1 trace: c10d::broadcast_$" err.txt ||
+	{ echo "FAIL: run-chakra of the feeder trace: no note" >&2; cat err.txt >&2; fail=1; }
 # bash completion: commands, a command's options, enum values, lists
 complete_with() {
 	PATH=$(dirname "$bin"):$PATH bash -c '. "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
