@@ -416,6 +416,121 @@ START_TEST(cross_prediction)
 }
 END_TEST
 
+/* ---- guardrails ----------------------------------------------------------- */
+
+#define GPT125M_SC ROOT "scenarios/h200-gpt125m-s1024-mb8.yaml"
+#define KX(name, ts) "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" name "\", \"ts\": " #ts \
+	", \"dur\": 100, \"args\": {\"device\": 0}}"
+
+/* a trace of two kernels is no training step of these scenarios */
+#define TINY "cannot be the same job", "is outside 0.2 to 5"
+
+/* A trace of another GPU (deviceProperties, or its kernels' names), of
+ * another job (its kernels and GEMM time), or of this one: what the checks
+ * say, and whether a fit from it holds an implausible factor. */
+static const struct guard_row {
+	const char *trace;      /* a file, or "{...": the text of one */
+	const char *scenario;
+	const char *set;        /* NULL: none */
+	const char *device;     /* part of the device message; NULL: none */
+	const char *workload;   /* part of the workload message; NULL: none */
+	const char *implausible;/* part of the implausible factors; NULL: none */
+} guard_rows[] = {
+	{ LLAMA_TRACE, LLAMA_SC, NULL, NULL, NULL, NULL },
+	{ GPT_TRACE, GPT_SC, NULL, NULL, NULL, NULL },
+	{ LLAMA_TRACE, GPT125M_SC, NULL, NULL, "cannot be the same job: 1504 compute kernels a step "
+	  "against 2412 simulated (x0.624), GEMM time 295.38 ms a step against 42.10 ms simulated "
+	  "(x7.02)", "the gemm factor 7.017 (trace 295.38 ms a step, simulated 42.10 ms before "
+	  "calibration) is outside 0.2 to 5; the attention factor 6.064" },
+	{ LLAMA_TRACE, LLAMA_SC, "cluster.gpu=a100-sxm-80g", "the trace was measured on 'NVIDIA "
+	  "H200', sm90 (Hopper), and the scenario's GPU 'a100-sxm-80g' is sm80 (Ampere)", NULL, NULL },
+	{ LLAMA_TRACE, LLAMA_SC, "cluster.gpu=h100-sxm-80g", "the trace was measured on 'NVIDIA "
+	  "H200', not the scenario's GPU 'h100-sxm-80g'", NULL, NULL },
+	{ "{\"traceEvents\": [" KX("sm80_xmma_gemm_bf16", 0) "," KX("ampere_sgemm_nn", 200) "]}",
+	  LLAMA_SC, NULL, "the trace's kernels name no architecture newer than sm80 (Ampere) (2 of its "
+	  "kernels name one), and the scenario's GPU 'h200-sxm-141g' is sm90 (Hopper)",
+	  TINY },
+	{ "{\"traceEvents\": [" KX("sm80_xmma_gemm_bf16", 0) "," KX("sm90_xmma_gemm_bf16", 200) "]}",
+	  LLAMA_SC, "cluster.gpu=a100-sxm-80g", "1 of the trace's kernels are built for sm90 (Hopper), "
+	  "which the scenario's GPU 'a100-sxm-80g', sm80 (Ampere), cannot run", TINY },
+	{ "{\"traceEvents\": [" KX("sm80_xmma_gemm_bf16", 0) "," KX("nvjet_tst_128x256", 200) "]}",
+	  LLAMA_SC, NULL, NULL, TINY },
+	{ "{\"traceEvents\": [" KX("nvjet_tst_128x256", 0) "]}", LLAMA_SC,
+	  "cluster.gpu=a100-sxm-80g", "1 of the trace's kernels are cuBLASLt's nvjet kernels, of Hopper "
+	  "and later, and the scenario's GPU 'a100-sxm-80g' is sm80 (Ampere)", TINY },
+	{ "{\"traceEvents\": [" KX("Cijk_Alik_Bljk_HHS_BH_MT128x128x32", 0) "]}", LLAMA_SC, NULL,
+	  "the trace's kernels are ROCm (AMD) builds (1 ROCm GEMMs), and the scenario's GPU "
+	  "'h200-sxm-141g' is sm90 (Hopper)", TINY },
+	{ "{\"deviceProperties\": [{\"name\": \"AMD Instinct MI250X\"}], \"traceEvents\": ["
+	  KX("Cijk_Alik_Bljk_HHS_BH_MT128x128x32", 0) "]}", LLAMA_SC, NULL, "the trace was measured "
+	  "on 'AMD Instinct MI250X', ROCm (AMD), and the scenario's GPU 'h200-sxm-141g' is sm90 "
+	  "(Hopper)", TINY },
+};
+
+START_TEST(guardrails_say_what_does_not_match)
+{
+	const struct guard_row *g = &guard_rows[_i];
+	char path[64] = "";
+	const char *trace = g->trace;
+	if (trace[0] == '{') {
+		temp_file(path, sizeof path, trace);
+		trace = path;
+	}
+	const char *sets[] = { g->set };
+	cs_compare c;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_compare_open(trace, g->scenario, sets, g->set ? 1 : 0, 0, &c, &d) == CS_OK,
+		      "%s", d.msg);
+	char msg[2048];
+	ck_assert_int_eq(cs_compare_device(&c, msg, sizeof msg), g->device != NULL);
+	ck_assert_msg(g->device ? strstr(msg, g->device) != NULL : !msg[0], "device: '%s'", msg);
+	ck_assert_int_eq(cs_compare_workload(&c, msg, sizeof msg), g->workload != NULL);
+	ck_assert_msg(g->workload ? strstr(msg, g->workload) != NULL : !msg[0], "workload: '%s'", msg);
+	/* the first fit, as calibrate makes it */
+	cs_calib cal;
+	cs_calib_init(&cal);
+	cs_compare_fit(&c, cal.factor, cal.has_factor);
+	cs_compare_fit_host(&c, &cal);
+	int nbad = cs_compare_implausible(&c, &cal, msg, sizeof msg);
+	ck_assert_int_eq(nbad > 0, g->implausible != NULL);
+	ck_assert_msg(g->implausible ? strstr(msg, g->implausible) != NULL : !msg[0], "factors: '%s'",
+		      msg);
+	cs_compare_close(&c);
+	if (path[0])
+		unlink(path);
+}
+END_TEST
+
+/* Every factor outside 0.2 to 5 is named, a shape's too, and the edges
+ * are plausible. */
+START_TEST(implausible_factors_are_named)
+{
+	cs_compare c;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_compare_open(LLAMA_TRACE, LLAMA_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
+	cs_calib cal;
+	cs_calib_init(&cal);
+	char msg[2048];
+	cal.factor[CS_COMPUTE_GEMM] = CS_COMPARE_FACTOR_MIN;
+	cal.factor[CS_COMPUTE_ATTN] = CS_COMPARE_FACTOR_MAX;
+	cal.has_factor[CS_COMPUTE_GEMM] = cal.has_factor[CS_COMPUTE_ATTN] = true;
+	ck_assert_int_eq(cs_compare_implausible(&c, &cal, msg, sizeof msg), 0);
+	ck_assert_str_eq(msg, "");
+	cal.factor[CS_COMPUTE_OPTIM] = 5.01;
+	cal.has_factor[CS_COMPUTE_OPTIM] = true;
+	cal.kernels[CS_COMPUTE_MEMBOUND] = 0.1;
+	cal.has_kernels[CS_COMPUTE_MEMBOUND] = true;
+	cs_calib_shape sh = { 8192, 4096, 4096, 1, 2.238e-14 };
+	ck_assert_int_eq(cs_calib_set_shape(&cal, &sh), 0);
+	ck_assert_int_eq(cs_compare_implausible(&c, &cal, msg, sizeof msg), 3);
+	ck_assert_msg(strstr(msg, "the memory_bound_kernels factor 0.1 (1076 kernels a step in the "
+			      "trace, 906 simulated) is outside 0.2 to 5; the optimizer factor 5.01") &&
+		      strstr(msg, "; the factor 2.238e-14 of GEMM shape [8192, 4096, 4096, 1] is outside "
+			      "0.2 to 5"), "%s", msg);
+	cs_compare_close(&c);
+}
+END_TEST
+
 static Suite *calib_suite(void)
 {
 	Suite *s = suite_create("calib");
@@ -433,6 +548,9 @@ static Suite *calib_suite(void)
 	tcase_add_test(tc, reproduces_trace);
 	tcase_add_test(tc, comparison_is_written);
 	tcase_add_test(tc, cross_prediction);
+	tcase_add_loop_test(tc, guardrails_say_what_does_not_match, 0,
+			    (int)(sizeof guard_rows / sizeof guard_rows[0]));
+	tcase_add_test(tc, implausible_factors_are_named);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -113,6 +113,35 @@ START_TEST(kernels_are_classified_by_name_ignoring_case)
 }
 END_TEST
 
+/* What architecture a kernel's name says it was built for. */
+static const struct { const char *name; int want; } arch_rows[] = {
+	{ "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", 90 },
+	{ "sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize96x128x32_stage4_warpsize2x2x1", 80 },
+	{ "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn>", 80 },
+	{ "void cutlass::device_kernel<cutlass3x_sm90_tensorop_gemm_bf16_128x256x64>", 90 },
+	{ "sm100_xmma_gemm_bf16bf16_bf16f32", 100 },
+	{ "cudnn_generated_fort_native_sdpa_sm90a_flash_fprop", 90 },
+	{ "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn", 80 },
+	{ "volta_sgemm_128x64_nn", 70 },
+	{ "turing_fp16_s1688gemm_fp16_128x128_ldg8_f2f_nn", 75 },
+	{ "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1", CS_KINETO_ARCH_ROCM },
+	{ "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", CS_KINETO_ARCH_NVJET },
+	{ "void at::native::vectorized_elementwise_kernel<4, at::native::smem_kernel>", 0 },
+	{ "softmax_warp_forward", 0 },
+	{ "asm90_kernel", 0 },
+	{ "sm9_kernel", 0 },
+	{ "sm900_kernel", 0 },
+	{ "sm90x_kernel", 0 },
+	{ "", 0 },
+};
+
+START_TEST(kernel_names_say_their_architecture)
+{
+	ck_assert_msg(cs_kineto_kernel_arch(arch_rows[_i].name) == arch_rows[_i].want, "'%s': %d, not %d",
+		      arch_rows[_i].name, cs_kineto_kernel_arch(arch_rows[_i].name), arch_rows[_i].want);
+}
+END_TEST
+
 /* ---- small traces in temporary files ------------------------------------ */
 
 enum { PLAIN, GZIP, GZIP_TRUNCATED, GZIP_CORRUPT };
@@ -369,6 +398,38 @@ START_TEST(files_that_cannot_be_read)
 }
 END_TEST
 
+/* The GPU's name from 'deviceProperties', before or after the events, and
+ * the kernels by architecture; the events read the same either way. */
+static const struct { const char *text; const char *device; } device_rows[] = {
+	{ "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\"}, {\"name\": \"B\"}], "
+	  "\"traceEvents\": [" K("sm80_xmma_gemm_bf16", 10, 5) "," K("ampere_sgemm_nn", 20, 5) ","
+	  K("elementwise", 30, 5) "]}", "NVIDIA A100-SXM4-80GB" },
+	{ "{\"traceEvents\": [" K("sm80_xmma_gemm_bf16", 10, 5) "," K("ampere_sgemm_nn", 20, 5) ","
+	  K("elementwise", 30, 5) "], \"deviceProperties\": [{\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
+	  "NVIDIA H100 80GB HBM3" },
+	{ "{\"traceEvents\": [" K("sm80_xmma_gemm_bf16", 10, 5) "," K("ampere_sgemm_nn", 20, 5) ","
+	  K("elementwise", 30, 5) "]}", "" },
+	{ "{\"deviceProperties\": {\"name\": \"not an array\"}, \"traceEvents\": ["
+	  K("sm80_xmma_gemm_bf16", 10, 5) "," K("ampere_sgemm_nn", 20, 5) "," K("elementwise", 30, 5)
+	  "]}", "" },
+};
+
+START_TEST(device_properties_name_the_gpu)
+{
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	const char *text = device_rows[_i].text;
+	ck_assert_msg(cs_kineto_parse("t.json", text, strlen(text), &t, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_str_eq(cs_kineto_device(t), device_rows[_i].device);
+	ck_assert_int_eq(cs_kineto_kernels(t), 3);
+	ck_assert_int_eq(cs_kineto_arch_kernels(t, 80), 2);
+	ck_assert_int_eq(cs_kineto_arch_kernels(t, 0), 1);
+	ck_assert_int_eq(cs_kineto_arch_kernels(t, 90), 0);
+	ck_assert_int_eq(cs_kineto_arch_kernels(t, -1), 0);
+	cs_kineto_free(t);
+}
+END_TEST
+
 static Suite *kineto_suite(void)
 {
 	Suite *s = suite_create("kineto");
@@ -377,6 +438,8 @@ static Suite *kineto_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("classify");
 	tcase_add_loop_test(tc, kernels_are_classified_by_name_ignoring_case, 0, ROWS(name_rows));
+	tcase_add_loop_test(tc, kernel_names_say_their_architecture, 0, ROWS(arch_rows));
+	tcase_add_loop_test(tc, device_properties_name_the_gpu, 0, ROWS(device_rows));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("steps");
 	tcase_add_test(tc, steps_span_and_busy_union);

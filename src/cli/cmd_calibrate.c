@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,12 @@ static const char calibrate_help[] =
 "the trace's time, the simulated time before and after calibration, and\n"
 "the step before and after are printed. A scenario that already has a\n"
 "calibration is fitted on top of it (FILE holds the product). The flat\n"
-"efficiencies (cluster.gpu.profile: none) are not calibrated.\n"
+"efficiencies (cluster.gpu.profile: none) are not calibrated. A trace of\n"
+"another GPU (its deviceProperties, its kernels' sm80/sm90 tags) or of\n"
+"another job (its kernels a step, its GEMM time) is warned of; a factor\n"
+"outside 0.2 to 5 is not written without --force; a refit that does not\n"
+"converge says so; the rms error over the classes is printed before and\n"
+"after.\n"
 "\n"
 "With --nccl-tests, fit the collective tuner to nccl-tests' text output\n"
 "(all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf,\n"
@@ -68,6 +74,9 @@ static const char calibrate_help[] =
 "  --op OP             the collective FILE measured, when its header does not\n"
 "                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
 "                      broadcast, send_recv)\n"
+"  --force             write class, kernel and shape factors outside the\n"
+"                      plausible 0.2 to 5 (refused without it: the trace is\n"
+"                      not of this scenario's job)\n"
 "  -h, --help          this help\n"
 "\n"
 "examples:\n"
@@ -78,11 +87,12 @@ static const char calibrate_help[] =
 "\n"
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_OUT, O_NCCL, O_OP, O_HELP };
+enum { O_SET = 1, O_STEPS, O_OUT, O_NCCL, O_OP, O_FORCE, O_HELP };
 
 static const cs_opt calibrate_opts[] = {
 	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT },
-	{ "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP }, { "force", 0, O_FORCE },
+	{ "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
 typedef struct calibrate_args {
@@ -90,6 +100,7 @@ typedef struct calibrate_args {
 	const char *out;
 	const char *nccl;    /* --nccl-tests FILE: calibrate the network */
 	int op;              /* --op, -1: the file's */
+	bool force;          /* write factors outside the plausible range */
 } calibrate_args;
 
 static int parse(cs_args *a, calibrate_args *r)
@@ -114,6 +125,9 @@ static int parse(cs_args *a, calibrate_args *r)
 			break;
 		case O_NCCL:
 			r->nccl = val;
+			break;
+		case O_FORCE:
+			r->force = true;
 			break;
 		case O_OP:
 			for (r->op = 0; r->op < CS_COLL_OPS; r->op++)
@@ -184,9 +198,16 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 	       (long long)before->steps, before->steps == 1 ? "" : "s");
 	printf("\n%-14s %10s %13s %9s %13s %10s\n", "per step", "trace ms", "simulated ms", "factor",
 	       "calibrated ms", "error");
+	double sq0 = 0, sq1 = 0;
+	int nrms = 0;
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
 		double t = cs_compare_trace_s(before, (cs_kineto_class)k);
 		double s0 = before->m->compute_kind_s[k], s1 = after->m->compute_kind_s[k];
+		if (t > 0.0 && s0 > 0.0) {
+			sq0 += (s0 - t) * (s0 - t) / (t * t);
+			sq1 += (s1 - t) * (s1 - t) / (t * t);
+			nrms++;
+		}
 		char fs[32] = "-", es[32] = "-";
 		if (have[k])
 			snprintf(fs, sizeof fs, "%.4g", factor[k]);
@@ -204,6 +225,9 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 	double span = 1e-9 * (double)cs_kineto_span_ns(before->trace) / (double)before->steps;
 	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "step", 1e3 * span,
 	       1e3 * before->m->step_time_s, "", 1e3 * after->m->step_time_s, "");
+	if (nrms > 0)
+		printf("%-14s %.2f %% before, %.2f %% after (root mean square of the %d classes' "
+		       "errors)\n", "rms error", 100 * sqrt(sq0 / nrms), 100 * sqrt(sq1 / nrms), nrms);
 	printf("\n%-14s %10s %13s %9s %13s\n", "kernels", "trace", "simulated", "factor", "calibrated");
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
 		double t = (double)cs_kineto_class_count(before->trace, (cs_kineto_class)k) /
@@ -256,6 +280,11 @@ int cs_cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", CS_CLEAN(diag));
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 	}
+	char why[2048];
+	if (cs_compare_device(&before, why, sizeof why))
+		fprintf(stderr, "clustersim calibrate: warning: %s: %s\n", r.in.trace, why);
+	if (cs_compare_workload(&before, why, sizeof why))
+		fprintf(stderr, "clustersim calibrate: warning: %s: %s\n", r.in.trace, why);
 	double factor[CS_COMPUTE_KINDS];
 	bool have[CS_COMPUTE_KINDS];
 	cs_calib cal;
@@ -291,6 +320,16 @@ int cs_cmd_calibrate(int argc, char **argv)
 		cs_compare_close(&before);
 		return 2;
 	}
+	int bad = cs_compare_implausible(&before, &cal, why, sizeof why);
+	if (bad && !r.force) {
+		fprintf(stderr, "%s: %s: the trace is not of this scenario's job, or the profile is "
+			"wrong; '%s' not written ('--force' writes it)\n", r.in.trace, why, r.out);
+		cs_compare_close(&before);
+		return 2;
+	}
+	if (bad)
+		fprintf(stderr, "clustersim calibrate: warning: %s: %s; written for '--force'\n",
+			r.in.trace, why);
 	int rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
 	/* the fit: the scenario again, with the file just written */
 	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
@@ -315,8 +354,18 @@ int cs_cmd_calibrate(int argc, char **argv)
 		cs_calib next = cal;
 		double f[CS_COMPUTE_KINDS];
 		memcpy(f, factor, sizeof f);
-		if (cs_compare_refine(&after, &next, f) <= CALIB_TOLERANCE || pass == CALIB_PASSES) {
+		double worst = cs_compare_refine(&after, &next, f);
+		bool drifts = !r.force && cs_compare_implausible(&before, &next, why, sizeof why) > 0;
+		if (worst <= CALIB_TOLERANCE || pass == CALIB_PASSES || drifts) {
 			print_fit(&r, &before, &after, factor, have, &cal);
+			if (drifts)
+				fprintf(stderr, "clustersim calibrate: warning: the refit did not converge: "
+					"its next pass would write %s; '%s' keeps the last fit, whose largest "
+					"class error is %.2f %%\n", why, r.out, 100 * worst);
+			else if (worst > CALIB_TOLERANCE)
+				fprintf(stderr, "clustersim calibrate: warning: the refit did not converge: "
+					"after %d passes the largest class error is %.2f %% (it stops at "
+					"%.2f %%)\n", CALIB_PASSES + 1, 100 * worst, 100 * CALIB_TOLERANCE);
 			cs_compare_close(&after);
 			break;
 		}

@@ -49,12 +49,16 @@ typedef struct scan {
 	bool target_next;           /* the next value is the streamed array's member's */
 	bool streaming;             /* inside the streamed array */
 	bool done_target;
+	bool second_next;           /* ... the second array's (o->key2) member's */
+	bool second;                /* the array streamed is o->key2's */
+	bool done_second;
 	bool *found;
 	char *el;                   /* the element being copied */
 	size_t nel, capel;
 	bool in_el;
 	long el_line, el_col;
 	size_t index;
+	size_t nfirst;              /* elements of the first array, once it has ended */
 	long line, col;             /* of the current byte (a newline ends its line) */
 } scan;
 
@@ -97,7 +101,8 @@ static cs_status copy(scan *s, char c)
 	if (s->nel == s->capel) {
 		if (s->capel >= s->o->max_element) {
 			snprintf(s->diag->msg, sizeof s->diag->msg, "'%.400s': element %zu of '%.60s' is "
-				 "larger than the limit of %zu bytes", s->o->name, s->index, s->o->key,
+				 "larger than the limit of %zu bytes", s->o->name, s->index,
+				 s->second ? s->o->key2 : s->o->key,
 				 s->o->max_element);
 			return CS_ERR_INPUT;
 		}
@@ -130,7 +135,7 @@ static cs_status element_done(scan *s)
 			 line, col, err.text);
 		return CS_ERR_INPUT;
 	}
-	cs_status st = s->each(s->arg, v, s->index++);
+	cs_status st = s->second ? s->o->each2(s->arg, v, s->index++) : s->each(s->arg, v, s->index++);
 	json_decref(v);
 	return st;
 }
@@ -217,6 +222,7 @@ static cs_status token_done(scan *s)
 		s->target_next = false;
 		s->done_target = true;
 	}
+	s->second_next = false;
 	return value_ends(s);
 }
 
@@ -239,7 +245,16 @@ static cs_status open_bracket(scan *s, char c)
 		s->done_target = true;
 		if (c == '[') {
 			s->streaming = true;
+			s->second = false;
 			*s->found = true;
+		}
+	} else if (s->second_next) {
+		s->second_next = false;
+		s->done_second = true;
+		if (c == '[') {
+			s->streaming = true;
+			s->second = true;
+			s->index = 0;
 		}
 	}
 	if (s->in_el && (st = copy(s, c)) != CS_OK)
@@ -262,8 +277,13 @@ static cs_status close_bracket(scan *s, char c)
 	if (s->in_el && (st = copy(s, c)) != CS_OK)
 		return st;
 	s->depth--;
-	if (s->streaming && s->depth == 1)
+	if (s->streaming && s->depth == 1) {
 		s->streaming = false;
+		if (s->second)
+			s->index = s->nfirst;
+		else
+			s->nfirst = s->index;
+	}
 	return value_ends(s);
 }
 
@@ -302,16 +322,21 @@ static cs_status string_ends(scan *s)
 	s->in_string = false;
 	if (s->is_key) {
 		s->want[s->depth] = W_COLON;
-		if (s->depth == 1)
+		if (s->depth == 1) {
 			s->target_next = !s->done_target && !s->key_long &&
 					 (size_t)s->nkey == strlen(s->o->key) &&
 					 memcmp(s->key, s->o->key, (size_t)s->nkey) == 0;
+			s->second_next = s->o->key2 && s->o->each2 && !s->done_second && !s->key_long &&
+					 (size_t)s->nkey == strlen(s->o->key2) &&
+					 memcmp(s->key, s->o->key2, (size_t)s->nkey) == 0;
+		}
 		return CS_OK;
 	}
 	if (s->target_next) {
 		s->target_next = false;
 		s->done_target = true;
 	}
+	s->second_next = false;
 	return value_ends(s);
 }
 

@@ -33,6 +33,10 @@ typedef struct cs_jstream_opts {
 	const char *name;     /* the document, for messages */
 	const char *key;      /* the top-level object's member whose array is streamed */
 	size_t max_element;   /* bytes; a larger element is an error */
+	/* optional: a second member whose array's elements go to each2 (numbered
+	 * from 0; the first array's numbering goes on after it) */
+	const char *key2;
+	cs_jstream_each each2;
 } cs_jstream_opts;
 
 /* Scan the document that `rd` reads; call `each` for every element of the

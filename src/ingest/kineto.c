@@ -9,10 +9,12 @@
  */
 #include "ingest/kineto.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,8 @@ struct cs_kineto {
 	int64_t kernels, span_ns, busy_ns;
 	cs_kineto_shape *shapes;
 	size_t nshapes;
+	char device[128];          /* deviceProperties[0].name */
+	int64_t arch[CS_KINETO_ARCH_CODES]; /* kernels by the architecture their names say */
 };
 
 /* ---- classification ----------------------------------------------------- */
@@ -82,6 +86,44 @@ cs_kineto_class cs_kineto_classify(const char *name)
 	if (has_gemm(name) || has_any(name, gemm))
 		return CS_KINETO_GEMM;
 	return CS_KINETO_MEMBOUND;
+}
+
+/* The digits at p as a number in [lo, hi], where the tag ends after them:
+ * at the name's end, a byte that is no letter or digit, or one of `ends`;
+ * 0 when it does not. */
+static int tag_number(const char *p, int lo, int hi, const char *ends)
+{
+	int v = 0, n = 0;
+	for (; *p >= '0' && *p <= '9' && n < 4; p++, n++)
+		v = 10 * v + (*p - '0');
+	if (n < 2 || v < lo || v > hi)
+		return 0;
+	return !isalnum((unsigned char)*p) || strchr(ends, *p) ? v : 0;
+}
+
+int cs_kineto_kernel_arch(const char *name)
+{
+	static const struct { const char *prefix; int arch; } legacy[] = {
+		{ "volta_", 70 }, { "turing_", 75 }, { "ampere_", 80 },
+	};
+	for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++)
+		if (strncmp(name, legacy[i].prefix, strlen(legacy[i].prefix)) == 0)
+			return legacy[i].arch;
+	for (const char *p = name; *p; p++) {
+		bool start = p == name || !isalnum((unsigned char)p[-1]);
+		int v = 0;
+		if (start && p[0] == 's' && p[1] == 'm')
+			v = tag_number(p + 2, 60, 130, "a_");
+		else if (start && strncmp(p, "cutlass_", 8) == 0)
+			v = tag_number(p + 8, 60, 130, "_");
+		if (v)
+			return v;
+	}
+	if (strncmp(name, "Cijk_", 5) == 0 || strstr(name, " Cijk_"))
+		return CS_KINETO_ARCH_ROCM;
+	if (strncmp(name, "nvjet_", 6) == 0)
+		return CS_KINETO_ARCH_NVJET;
+	return 0;
 }
 
 const char *cs_kineto_class_name(cs_kineto_class c)
@@ -301,6 +343,7 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 	a->t->count[c]++;
 	if (c == CS_KINETO_COPY || c == CS_KINETO_MEMSET)
 		return CS_OK;
+	a->t->arch[cs_kineto_kernel_arch(name)]++;
 	if (check_device(a, e))
 		return CS_ERR_INPUT;
 	if (grow((void **)&a->iv, &a->cap, a->niv, sizeof(span))) {
@@ -418,12 +461,24 @@ static cs_status each_event(void *arg, const json_t *e, size_t i)
 	return json_is_object(e) ? take_event(arg, e, i) : CS_OK;
 }
 
+/* An element of 'deviceProperties': the first device's name. */
+static cs_status each_device(void *arg, const json_t *e, size_t i)
+{
+	acc *a = arg;
+	const char *name = json_string_value(json_object_get(e, "name"));
+	(void)i;
+	if (name && !a->t->device[0])
+		snprintf(a->t->device, sizeof a->t->device, "%s", name);
+	return CS_OK;
+}
+
 /* Stream the events of the text `rd` reads into *t. */
 static cs_status summarise(const char *name, size_t max_event, cs_jstream_read rd, void *rctx,
 			   cs_kineto *t, cs_diag *diag)
 {
 	acc a = { .name = name, .t = t, .diag = diag };
-	cs_jstream_opts o = { .name = name, .key = "traceEvents", .max_element = max_event };
+	cs_jstream_opts o = { .name = name, .key = "traceEvents", .max_element = max_event,
+			      .key2 = "deviceProperties", .each2 = each_device };
 	bool found;
 	cs_status st = cs_jstream_array(&o, rd, rctx, each_event, &a, &found, diag);
 	if (st == CS_OK && !found) {
@@ -528,6 +583,13 @@ int64_t cs_kineto_class_ns(const cs_kineto *t, cs_kineto_class c)
 int64_t cs_kineto_class_count(const cs_kineto *t, cs_kineto_class c)
 {
 	return (unsigned)c < CS_KINETO_CLASSES ? t->count[c] : 0;
+}
+
+const char *cs_kineto_device(const cs_kineto *t) { return t->device; }
+
+int64_t cs_kineto_arch_kernels(const cs_kineto *t, int arch)
+{
+	return arch >= 0 && arch < CS_KINETO_ARCH_CODES ? t->arch[arch] : 0;
 }
 
 int64_t cs_kineto_steps(const cs_kineto *t) { return t->steps; }

@@ -4,8 +4,9 @@
  *
  * cs_kineto_load reads TRACE.json or TRACE.json.gz (zlib's gzread reads
  * both), streams the events of its 'traceEvents' array one at a time
- * through jansson (jstream.h) and keeps only totals: kernel time and count
- * by class, the span from the first kernel's start to the last one's end,
+ * through jansson (jstream.h), and its 'deviceProperties', and keeps only
+ * totals: the GPU's name, kernel time and count by class and by the
+ * architecture their names say, the span from the first kernel's start to the last one's end,
  * the union of the kernels' busy intervals, and the number of steps
  * (ProfilerStep#N events of any category but kernel: user_annotation,
  * cpu_op, PyTorch 1.8's Operator; the whole trace is one step without
@@ -86,6 +87,24 @@ int cs_kineto_steps_marked(const cs_kineto *t);
 int64_t cs_kineto_kernels(const cs_kineto *t);
 int64_t cs_kineto_span_ns(const cs_kineto *t);
 int64_t cs_kineto_busy_ns(const cs_kineto *t);
+
+/* The GPU named by the trace's 'deviceProperties' (the first device's
+ * "name", as "NVIDIA H100 80GB HBM3"); "" without them. */
+const char *cs_kineto_device(const cs_kineto *t);
+
+/* The GPU architecture a kernel's name says it was built for: the sm tag
+ * of cuBLAS's and CUTLASS's kernels ("sm90_xmma_gemm_...",
+ * "cutlass3x_sm90_...", "sm100_...", "cutlass_80_tensorop_...") and the
+ * prefixes of cuBLAS's older ones ("volta_" 70, "turing_" 75, "ampere_" 80)
+ * as 70, 75, 80, 86, 89, 90, 100, 120; CS_KINETO_ARCH_ROCM for ROCm's
+ * Tensile GEMMs (Cijk_); CS_KINETO_ARCH_NVJET for cuBLASLt's nvjet kernels,
+ * built for Hopper and later; 0 when the name says nothing. */
+#define CS_KINETO_ARCH_ROCM 1
+#define CS_KINETO_ARCH_NVJET 2
+#define CS_KINETO_ARCH_CODES 131
+int cs_kineto_kernel_arch(const char *name);
+/* The trace's kernels whose names say architecture `arch`. */
+int64_t cs_kineto_arch_kernels(const cs_kineto *t, int arch);
 
 /* GEMM kernels by shape, where the trace records shapes (torch.profiler's
  * record_shapes=True: "Input Dims" on the CPU ops): each GEMM kernel joined

@@ -1,6 +1,6 @@
 /*
  * plan_out.c - what `clustersim plan` writes (plan_out.h): the ranked plans
- * as text, JSON, CSV, or the torchrun and Megatron-LM flags that run them.
+ * as text, JSON or CSV (the Megatron-LM command lines are megatron_out.c's).
  */
 #include "report/plan_out.h"
 
@@ -177,45 +177,6 @@ int cs_plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, 
 }
 
 /* ---- csv ---------------------------------------------------------------- */
-
-/* Each ranked plan as the command line that runs it: torchrun's node and
- * process counts and Megatron-LM's parallelism, batch, recompute and
- * sharding flags (the model's own flags are the user's). */
-void cs_plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
-{
-	const cs_cluster_spec *c = &sc->cluster;
-	for (int64_t i = 0; i < s->nplans && i < top; i++) {
-		const cs_plan *p = &s->plans[i];
-		fprintf(f, "# %lld: %.4g s per step, MFU %.1f %%, %.1f GB per GPU, sharding %s%s\n",
-			(long long)(i + 1), p->step_time_s, 100.0 * p->mfu, p->mem_bytes / 1e9,
-			cs_sharding_name(p->sharding), p->sharding == CS_SHARD_NONE ? " (DDP)" : "");
-		fprintf(f, "torchrun --nnodes %lld --nproc-per-node %d pretrain_gpt.py \\\n",
-			(long long)c->nodes, c->gpus_per_node);
-		fprintf(f, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld",
-			(long long)p->tp, (long long)p->pp);
-		if (p->cp > 1)
-			fprintf(f, " --context-parallel-size %lld", (long long)p->cp);
-		if (p->ep > 1)
-			fprintf(f, " --expert-model-parallel-size %lld", (long long)p->ep);
-		if (p->vstages > 1)
-			fprintf(f, " --num-virtual-stages-per-pipeline-rank %lld", (long long)p->vstages);
-		if (p->sequence_parallel)
-			fprintf(f, " --sequence-parallel");
-		fprintf(f, " \\\n    --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
-			(long long)p->micro_batch, (long long)sc->training.global_batch,
-			(long long)sc->training.seq_len);
-		if (p->recompute == CS_RECOMPUTE_SELECTIVE)
-			fprintf(f, " --recompute-granularity selective");
-		else if (p->recompute == CS_RECOMPUTE_FULL)
-			fprintf(f, " --recompute-granularity full --recompute-method uniform "
-				"--recompute-num-layers 1");
-		if (p->sharding == CS_SHARD_ZERO1 || p->sharding == CS_SHARD_ZERO2)
-			fprintf(f, " --use-distributed-optimizer");
-		else if (p->sharding != CS_SHARD_NONE)
-			fprintf(f, " --use-torch-fsdp2");
-		fputs("\n", f);
-	}
-}
 
 void cs_plan_write_csv(FILE *f, const cs_plan_search *s)
 {

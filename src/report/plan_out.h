@@ -15,6 +15,7 @@ void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s,
 /* 0, or -1 when the JSON writer was misused. */
 int cs_plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top);
 void cs_plan_write_csv(FILE *f, const cs_plan_search *s);
+/* Each plan as the Megatron-LM command line that runs it (megatron_out.c). */
 void cs_plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top);
 
 #endif

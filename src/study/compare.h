@@ -70,4 +70,29 @@ double cs_compare_refine(const cs_compare *after, cs_calib *cal, double factor[C
  * time are left out). Returns the shapes set, or -1 when the table is
  * full. */
 int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *cal);
+/* What a calibration may hold: a factor outside [CS_COMPARE_FACTOR_MIN,
+ * CS_COMPARE_FACTOR_MAX] says that the trace and the scenario are not the
+ * same job (or that the profile is broken), not how fast the GPU runs it. */
+#define CS_COMPARE_FACTOR_MIN 0.2
+#define CS_COMPARE_FACTOR_MAX 5.0
+
+/* The factors of *cal (class times, kernels per kernel modelled, GEMM
+ * shapes) outside that range, each with what it came from, as sentences
+ * into msg[n] ("" when none); returns how many. */
+int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, size_t n);
+
+/* Whether the trace was measured on the scenario's GPU: by the name in
+ * its deviceProperties (its architecture, then its product), else by the
+ * architectures its kernels' names say (ingest/kineto.h). 1 with a
+ * sentence in msg[n] when they differ; 0 (msg "") when they agree or the
+ * trace says nothing. */
+int cs_compare_device(const cs_compare *c, char *msg, size_t n);
+
+/* Whether the trace and the scenario can be one job: compute kernels a
+ * step within a factor of CS_COMPARE_KERNELS_RATIO of the simulated, and
+ * GEMM time a step within the plausible factors above. 1 with a sentence
+ * in msg[n] when they cannot; else 0 (msg ""). */
+#define CS_COMPARE_KERNELS_RATIO 3.0
+int cs_compare_workload(const cs_compare *c, char *msg, size_t n);
+
 #endif

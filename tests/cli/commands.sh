@@ -1,6 +1,6 @@
 #!/bin/sh
-# The options and messages of `clustersim memory` and `clustersim plan`,
-# through the binary (their reports' content is tests/test_memory.c's and
+# The options and messages of `clustersim memory`, `clustersim plan` and
+# the guardrails of `clustersim calibrate`, through the binary (their reports' content is tests/test_memory.c's and
 # tests/test_planner.c's): a report for good input, exit status 2 with the
 # message for bad input (and nothing on standard output for memory), and
 # memory's --help example.
@@ -84,5 +84,30 @@ bad "'--headroom' needs a fraction" plan "$gpt" --headroom 1.5
 bad "parallelism.tq" plan "$gpt" --set parallelism.tq=2
 bad "such.yaml" plan "$root/no/such.yaml"
 bad "no scenario file given" plan
+
+# ---- calibrate's guardrails --------------------------------------------------
+llama_trace=$root/tests/data/trace_llama8l-h4096-s8192.json.gz
+# the trace of its own job: written, with the rms before and after
+expect 0 calibrate "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --out own.yaml
+has out.txt 'rms error      5.04 % before, 0.03 % after'
+[ -s err.txt ] && { echo "FAIL: calibrate on its own trace warned:" >&2; cat err.txt >&2; fail=1; }
+# the trace of another job: warned, refused with the factors named, nothing written
+bad "trace_llama8l-h4096-s8192.json.gz: the gemm factor 7.017 (trace 295.38 ms a step, simulated" \
+	calibrate "$llama_trace" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml" --out other.yaml
+has err.txt 'warning: ' 'the trace and the scenario cannot be the same job: 1504 compute kernels a step' \
+	"'other.yaml' not written ('--force' writes it)"
+[ -e other.yaml ] && { echo "FAIL: calibrate wrote a refused calibration" >&2; fail=1; }
+# --force writes it, and says so
+expect 0 calibrate "$llama_trace" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml" --out other.yaml --force
+has err.txt 'written for '"'"'--force'"'"
+[ -s other.yaml ] || { echo "FAIL: calibrate --force wrote nothing" >&2; fail=1; }
+# a trace of another GPU is warned of: the H200's trace against an A100 scenario
+expect 0 calibrate "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --out a100.yaml \
+	--set cluster.gpu=a100-sxm-80g
+has err.txt "warning: $llama_trace: the trace was measured on 'NVIDIA H200', sm90 (Hopper), and the scenario's GPU 'a100-sxm-80g' is sm80 (Ampere)"
+# the network fit: the rms before and after
+expect 0 calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
+	"$root/scenarios/3d-llama3-70b-64gpu.yaml" --out net.yaml
+has out.txt 'rms error            ' '% before, ' '% after (root mean square of ln(model / measured))'
 
 exit $fail

@@ -61,6 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!t || cs_kineto_kernels(t) < 1 || cs_kineto_steps(t) < 1 ||
 		    cs_kineto_busy_ns(t) < 0 || cs_kineto_busy_ns(t) > cs_kineto_span_ns(t))
 			abort();   /* success must hand back sane totals */
+		int64_t named = 0;
+		for (int a = 0; a < CS_KINETO_ARCH_CODES; a++)
+			named += cs_kineto_arch_kernels(t, a);
+		if (named != cs_kineto_kernels(t) || strlen(cs_kineto_device(t)) >= 128)
+			abort();   /* every kernel counted once by architecture; a bounded name */
 		cs_kineto_free(t);
 	} else {
 		if (t || diag.msg[0] == '\0' || !memchr(diag.msg, '\0', sizeof diag.msg))
