@@ -31,7 +31,7 @@
 static const char calibrate_help[] =
 "usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"
 "   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
-"                            [--op OP] [--set KEY=VALUE]\n"
+"                            [--op OP] [--set KEY=VALUE] [--force]\n"
 "\n"
 "Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
 "trace of one GPU's training steps. For each compute class that both the\n"
@@ -49,15 +49,21 @@ static const char calibrate_help[] =
 "calibration is fitted on top of it (FILE holds the product). The flat\n"
 "efficiencies (cluster.gpu.profile: none) are not calibrated.\n"
 "\n"
-"With --nccl-tests, fit the collective tuner to nccl-tests' text output\n"
-"(all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf,\n"
-"broadcast_perf or sendrecv_perf, as printed): its '# Rank' lines place the\n"
+"With --nccl-tests, fit the collective tuner to nccl-tests' output (the\n"
+"text of all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+"alltoall_perf, broadcast_perf or sendrecv_perf, or of their _mpi builds,\n"
+"as printed, behind mpirun's, srun's or torchrun's prefixes, several runs\n"
+"in one file; or the JSON of -J FILE.json): its '# Rank' lines place the\n"
 "group on SCENARIO's cluster (hosts as nodes), and two factors are fitted\n"
 "to its times, least squares in ln(time): one on the bandwidth of the link\n"
 "that carries the group (NVLink on one node, the NIC across nodes) and one\n"
 "on every latency. FILE gets them under 'network:', with the rest of the\n"
 "scenario's calibration; every size is printed with its error before and\n"
-"after.\n"
+"after, and each test's rms error before and after. One pair of factors is\n"
+"fitted to every test of the file. A device other than the scenario's GPU\n"
+"and ranks per host other than its GPUs per node are warned of; a factor\n"
+"outside 0.2 to 5 (the test cannot be of this network) is refused without\n"
+"--force.\n"
 "\n"
 "options:\n"
 "  --out FILE          the calibration file to write (required; atomically)\n"
@@ -68,6 +74,7 @@ static const char calibrate_help[] =
 "  --op OP             the collective FILE measured, when its header does not\n"
 "                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
 "                      broadcast, send_recv)\n"
+"  --force             write network factors outside 0.2 to 5 all the same\n"
 "  -h, --help          this help\n"
 "\n"
 "examples:\n"
@@ -78,11 +85,12 @@ static const char calibrate_help[] =
 "\n"
 "exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_OUT, O_NCCL, O_OP, O_HELP };
+enum { O_SET = 1, O_STEPS, O_OUT, O_NCCL, O_OP, O_FORCE, O_HELP };
 
 static const cs_opt calibrate_opts[] = {
 	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT },
-	{ "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP }, { "force", 0, O_FORCE },
+	{ "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
 typedef struct calibrate_args {
@@ -90,6 +98,7 @@ typedef struct calibrate_args {
 	const char *out;
 	const char *nccl;    /* --nccl-tests FILE: calibrate the network */
 	int op;              /* --op, -1: the file's */
+	bool force;          /* --force: write implausible network factors */
 } calibrate_args;
 
 static int parse(cs_args *a, calibrate_args *r)
@@ -114,6 +123,9 @@ static int parse(cs_args *a, calibrate_args *r)
 			break;
 		case O_NCCL:
 			r->nccl = val;
+			break;
+		case O_FORCE:
+			r->force = true;
 			break;
 		case O_OP:
 			for (r->op = 0; r->op < CS_COLL_OPS; r->op++)
@@ -142,6 +154,8 @@ static int parse(cs_args *a, calibrate_args *r)
 		r->in.trace = NULL;
 	} else if (r->op >= 0) {
 		return cs_args_fail(a, "'--op' is for '--nccl-tests'");
+	} else if (r->force) {
+		return cs_args_fail(a, "'--force' is for '--nccl-tests'");
 	} else if (cs_trace_args_check(a, &r->in)) {
 		return 2;
 	}
@@ -247,7 +261,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 3) != 0)
 		return 2;
 	if (r.nccl)
-		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out);
+		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
 	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &before,

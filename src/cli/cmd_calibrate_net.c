@@ -7,7 +7,7 @@
  * test before and after, and write the factors into the calibration file
  * with whatever the scenario's calibration already held. A device that is
  * not the scenario's GPU, or ranks per host that are not its GPUs per node,
- * are warned of. Everything allocated here is freed here.
+ * are warned of, and implausible factors refused without --force. Everything allocated here is freed here.
  */
 #include "cli/calibrate_int.h"
 
@@ -127,8 +127,9 @@ static void print_fit(const char *file, const char *out, const cs_scenario *sc,
 		       t->nhosts == 1 ? "" : "s", (long long)t->ranks_per_host, t->gpu[0] ? ", " : "",
 		       t->gpu, t->nrows);
 		print_rows(&m[k], before, after);
-		printf("%-20s %.2f %% before, %.2f %% fitted\n", "rms error", 100 * rms(&m[k], before),
-		       100 * rms(&m[k], after));
+		if (set->n > 1)
+			printf("%-20s %.2f %% before, %.2f %% fitted\n", "rms error",
+			       100 * rms(&m[k], before), 100 * rms(&m[k], after));
 	}
 	printf("\n");
 	print_factor(cs_calib_net_key(bw), fit->bandwidth, fit->bandwidth_fit);
@@ -137,8 +138,38 @@ static void print_fit(const char *file, const char *out, const cs_scenario *sc,
 	       "rms error", 100 * fit->rms_before, 100 * fit->rms, set->n > 1 ? ", every test" : "");
 }
 
+/* A fitted factor out of this range says the test is not of this network
+ * (another GPU, another transport, a shared GPU): no link is 5 times
+ * faster or slower than its scenario says. */
+#define PLAUSIBLE_LO 0.2
+#define PLAUSIBLE_HI 5.0
+/* An rms error left above this: the model does not describe the test. */
+#define RMS_WARN 0.10
+
+/* 0 when the fitted factors are plausible or `force` is given (then with a
+ * warning), else 2 after saying which is not. */
+static int plausible(const char *file, const cs_net_fit *fit, cs_calib_net bw, bool force)
+{
+	const char *key = NULL;
+	double f = 0;
+	if (fit->bandwidth_fit && !(fit->bandwidth >= PLAUSIBLE_LO && fit->bandwidth <= PLAUSIBLE_HI)) {
+		key = cs_calib_net_key(bw);
+		f = fit->bandwidth;
+	} else if (fit->latency_fit && !(fit->latency >= PLAUSIBLE_LO && fit->latency <= PLAUSIBLE_HI)) {
+		key = cs_calib_net_key(CS_CALIB_LATENCY);
+		f = fit->latency;
+	}
+	if (!key)
+		return 0;
+	fprintf(stderr, "clustersim calibrate: %s%s: the fitted '%s' factor %.4g is outside %g to %g: "
+		"the test cannot be of this scenario's network (another GPU, transport or placement?)%s\n",
+		force ? "warning: " : "", file, key, f, PLAUSIBLE_LO, PLAUSIBLE_HI,
+		force ? "; written as '--force' asks" : "; '--force' writes it all the same");
+	return force ? 0 : 2;
+}
+
 int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_op,
-		       const char *out)
+		       const char *out, bool force)
 {
 	cs_diag diag = { { 0 } };
 	cs_scenario *sc = NULL;
@@ -180,6 +211,12 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 		goto done;
 	}
 	cs_calib_net bw = fit.nic ? CS_CALIB_SCALE_OUT_BW : CS_CALIB_SCALE_UP_BW;
+	if (plausible(file, &fit, bw, force) != 0)
+		goto done;
+	if (fit.rms > RMS_WARN)
+		fprintf(stderr, "clustersim calibrate: warning: %s: the fit leaves %.1f %% rms error: the "
+			"tuner does not describe these times well (each size's error is printed)\n", file,
+			100 * fit.rms);
 	if (fit.bandwidth_fit) {
 		cal.net[bw] = fit.bandwidth;
 		cal.has_net[bw] = true;

@@ -267,7 +267,7 @@ static void sect_start(sect *x, int lineno)
 {
 	memset(x, 0, sizeof *x);
 	x->t.root = -1;
-	x->t.line = lineno;
+	x->t.line = lineno; /* 0: at its first '#' line */
 	x->c.n = -1;
 }
 
@@ -302,7 +302,7 @@ static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_se
 		st = fail(diag, file, x->last ? x->last : x->c.line, 1,
 			  "no result rows of a nonzero size");
 	else if (x->t.nranks == 0)
-		st = fail(diag, file, x->t.line, 1, "no '# Rank' lines: the group's size and hosts are "
+		st = fail(diag, file, x->t.line ? x->t.line : 1, 1, "no '# Rank' lines: the group's size and hosts are "
 			  "unknown (keep the header nccl-tests prints)");
 	if (st == CS_OK)
 		st = push(set, &x->t, diag);
@@ -314,6 +314,7 @@ static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_se
 static bool opens_test(const line *l)
 {
 	return (is(l, 1, "Collective") && find(l, "starting:", 2) > 0) || is(l, 1, "nThread") ||
+	       (is(l, 1, "nccl-tests") && is(l, 2, "version")) ||
 	       (is(l, 1, "Using") && is(l, 2, "devices")) || is(l, 1, "Rank") ||
 	       (find(l, "size", 1) > 0 && (find(l, "time", 1) > 0 || find(l, "cputime", 1) > 0));
 }
@@ -322,7 +323,7 @@ static cs_status parse_text(const char *buf, size_t len, const char *file, cs_nc
 			    cs_diag *diag)
 {
 	sect x;
-	sect_start(&x, 1);
+	sect_start(&x, 0);
 	int lineno = 0;
 	cs_status st = CS_OK;
 	line l;
@@ -342,6 +343,8 @@ static cs_status parse_text(const char *buf, size_t len, const char *file, cs_nc
 				if (st != CS_OK)
 					break;
 			}
+			if (!x.t.line)
+				x.t.line = lineno;
 			int start = find(&l, "starting:", 1);
 			if (is(&l, 1, "Collective") && start > 0 && start + 1 < l.n)
 				copy_token(x.t.test, sizeof x.t.test, &l, start + 1);
@@ -670,7 +673,6 @@ int cs_nccltests_same_gpu(const char *device, const char *gpu)
 	char want[32], tok[64];
 	if (!device || !device[0] || !family(gpu, want, sizeof want))
 		return -1;
-	bool any = false;
 	for (const char *p = device; *p;) {
 		while (*p && !isalnum((unsigned char)*p))
 			p++;
@@ -683,12 +685,10 @@ int cs_nccltests_same_gpu(const char *device, const char *gpu)
 			tok[len] = 0;
 			if (strcmp(tok, want) == 0)
 				return 1;
-			char f[32];
-			any |= family(tok, f, sizeof f);
 		}
 		p += len;
 	}
-	return any ? 0 : -1;
+	return 0;
 }
 
 cs_status cs_nccltests_group(const cs_nccltests *t, const char *file, const cs_cluster_spec *c,

@@ -91,7 +91,7 @@ void cs_nccltests_set_free(cs_nccltests_set *s);
  * names the family of the GPU `gpu` (a preset's name, "h100-sxm-80g", or a
  * scenario's own): 1 when the family's token (letters then digits: a100,
  * h100, gb200, mi300x) is one of the device name's, 0 when it is not, -1
- * when either name has none to compare. */
+ * when the device has no name or the GPU's name no such token. */
 int cs_nccltests_same_gpu(const char *device, const char *gpu);
 
 /* The output's group on the cluster *c: its hosts are nodes, its ranks the

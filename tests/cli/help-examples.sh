@@ -145,6 +145,28 @@ grep -Eq '^scale_out_bandwidth +1\.02' out.txt && grep -q '^  scale_out_bandwidt
 	{ echo "FAIL: calibrate --nccl-tests:" >&2; cat out.txt net.yaml >&2; fail=1; }
 expect 0 coll scenarios/megatron-1t-3072gpu.yaml --gpus 32 --min 1GB --max 1GB
 expect 0 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.calibration="$tmp/net.yaml"
+# nccl-tests' -J JSON reads as its text and fits the same factors
+expect 0 calibrate --nccl-tests tests/data/nccl-tests/h100-nvls-all_reduce.json \
+	scenarios/3d-llama3-70b-64gpu.yaml --out json.yaml
+grep -Eq '^scale_up_bandwidth +1\.05' out.txt && grep -Eq '^rms error +5\.11 % before, 1\.19 % fitted' out.txt ||
+	{ echo "FAIL: calibrate --nccl-tests from -J JSON:" >&2; cat out.txt >&2; fail=1; }
+# another GPU's test is warned of; a tagged log of two MPI tests on a shared
+# GPU is read, test by test, and its absurd factors are refused without --force
+expect_err 2 "warning: tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt:1: the test ran on 'NVIDIA A100-SXM4-80GB', the scenario's GPU is 'h100-sxm-80g'" \
+	calibrate --nccl-tests tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt \
+	scenarios/3d-llama3-70b-64gpu.yaml --out a100.yaml
+two=tests/data/nccl-tests/rtx5090-tagged-mpi-two-tests.txt
+expect_err 2 "$two: the fitted 'scale_up_bandwidth' factor 0.007731 is outside 0.2 to 5" \
+	calibrate --nccl-tests $two scenarios/3d-llama3-70b-64gpu.yaml --out two.yaml
+grep -qF "$two:42: the test ran on 'NVIDIA GeForce RTX 5090'" err.txt &&
+	grep -qF "$two:9: the test ran 2 ranks per host, the scenario's nodes have 8 GPUs" err.txt &&
+	[ ! -e two.yaml ] || { echo "FAIL: calibrate of two tagged tests:" >&2; cat err.txt >&2; fail=1; }
+expect_err 0 "the fit leaves 26.6 % rms error" calibrate --nccl-tests $two \
+	scenarios/3d-llama3-70b-64gpu.yaml --out two.yaml --force
+grep -q '^all_reduce_perf_mpi (line 9)$' out.txt && grep -q '^all_gather_perf_mpi (line 42)$' out.txt &&
+	[ "$(grep -c '^rms error ' out.txt)" -eq 3 ] && [ -e two.yaml ] ||
+	{ echo "FAIL: calibrate --force of two tagged tests:" >&2; cat out.txt >&2; fail=1; }
+expect_err 2 "'--force' is for '--nccl-tests'" calibrate $llama --force --out x.yaml
 printf '# size count type redop root time algbw busbw\n8 2 float sum -1 x 0 0\n' >bad-nccl.txt
 expect_err 2 "bad-nccl.txt:2:18: expected a positive number of microseconds in column 'time'" \
 	calibrate --nccl-tests bad-nccl.txt scenarios/ddp-gpt-small.yaml --out x.yaml
