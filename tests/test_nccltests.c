@@ -733,7 +733,7 @@ START_TEST(predicted_output_reads_back)
 	cs_group_shape g = cs_topo_group(topo, 0, 1, 16);
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		cs_nccl_run r = { .c = &c, .op = ops[i], .g = &g, .n = 16, .min = 1024,
-				  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = "sum" };
+				  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = 0 };
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);

@@ -51,7 +51,7 @@ done
 if [ -w /dev/full ]; then
 	for args in "--help" "--version" "validate scenarios/ddp-gpt-small.yaml" \
 		"run scenarios/ddp-gpt-small.yaml --format json" "run --help" \
-		"coll --gpu h100-sxm-80g --nodes 1 --op all_reduce --min 8B --max 1MB" \
+		"coll all_reduce_perf --gpu h100-sxm-80g --nodes 1 --min 8B --max 1MB" \
 		"memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2" \
 		"pipeline --schedule 1f1b --stages 4 --micro-batches 8"; do
 		# shellcheck disable=SC2086
@@ -93,7 +93,7 @@ done
 # coll: a cluster past the scenarios' GPU limit is bad input with a message,
 # not an allocation failure
 for nodes in 1250001 99999999999; do
-	expect 2 coll --op all_reduce --nodes "$nodes" --min 8 --max 8
+	expect 2 coll all_reduce_perf --nodes "$nodes" --min 8 --max 8
 	grep -q "^clustersim coll: $nodes nodes of 8 GPUs is more than the limit of 10000000 GPUs" err.txt ||
 		{ echo "FAIL: coll --nodes $nodes: no message" >&2; cat err.txt >&2; fail=1; }
 done
@@ -213,7 +213,7 @@ printf 'stragglers:\n  - {random: {fraction: 0.5, distribution: lognormal, mu: 0
 	cat scenarios/ddp-gpt-small.yaml - >wild.yaml
 expect_err 1 "$horizon" run wild.yaml
 # sizes and row counts that would overflow or flood
-expect_err 2 "'--max' must be at most 1 PiB" coll --min 1000000TB --max 1000000TB
+expect_err 2 "'--maxbytes' must be at most 1 PiB" coll --min 1000000TB --max 1000000TB
 expect_err 2 "more than 10000 rows" coll --factor 1.000001 --max 1GB
 expect_err 1 "no plan could be simulated" plan scenarios/ddp-gpt-small.yaml --headroom 0.0001
 # input that would exhaust: deep nesting and huge mappings stop at once; a pipe
@@ -312,10 +312,10 @@ awk '
 		m = sum / cnt
 		exit (m - avg > 0.01 * avg + 0.01 || avg - m > 0.01 * avg + 0.01)
 	}' coll.txt || { echo "FAIL: an nccl-tests parser could not read coll's output:" >&2; cat coll.txt >&2; fail=1; }
-expect 0 coll --op alltoall -b 1M -e 4M -d half -o max
+expect 0 coll alltoall_perf -b 1M -e 4M -d half -o max
 grep -q '^     1048576         65536      half    none      -1 ' out.txt ||
 	{ echo "FAIL: coll alltoall -d half:" >&2; cat out.txt >&2; fail=1; }
-expect_err 0 "warning: nvls is not available for all_gather" coll --op all_gather --algo nvls -b 1G -e 1G
+expect_err 0 "warning: nvls is not available for all_gather" coll all_gather_perf --algo nvls -b 1G -e 1G
 # goodput: a report, its JSON, a timeline; bad reliability values at their place
 gp=scenarios/llama3-405b-16k-goodput.yaml
 expect 0 goodput $gp --runs 50 --days 10
@@ -367,7 +367,10 @@ complete_with() {
 	PATH=$(dirname "$bin"):$PATH bash -c '. "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
 		_clustersim; echo "${COMPREPLY[*]}"' "$root/tools/completion/clustersim.bash" "$@"
 }
-for c in "run run-chakra:clustersim ru" "all_gather:clustersim coll --op all_g" "--algo:clustersim coll --al" \
+for c in "run run-chakra:clustersim ru" "all_gather:clustersim coll --collective all_g" \
+	"mulsum:clustersim coll --op mu" "all_gather:clustersim calibrate --op all_g" \
+	"all_gather_perf:clustersim coll all_gather_p" "--warmup-iters --warmup_iters:clustersim coll --warmup" \
+	"--algo:clustersim coll --al" \
 	"scenarios:clustersim list sc" "h100-sxm-80g:clustersim coll --gpu h1"; do
 	want=${c%%:*}
 	# shellcheck disable=SC2086
