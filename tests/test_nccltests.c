@@ -763,6 +763,113 @@ START_TEST(predicted_output_reads_back)
 }
 END_TEST
 
+/* nccl-tests' -J JSON as coll writes it (report/nccl_out.h) reads back:
+ * its test, its ranks as processes of -t x -g GPUs, every size with the
+ * tuner's time; and the text's rows keep nccl-tests' widths: every time 7
+ * characters and every row as long as the first, whatever the size. */
+START_TEST(predicted_json_reads_back)
+{
+	cs_cluster_spec c = h100_cluster(4);
+	cs_coll_spec spec = { .contention = 1 };
+	cs_topo *topo = cs_topo_new(&c);
+	cs_coll *co = cs_coll_new(&c, &spec);
+	ck_assert(topo && co);
+	cs_group_shape g = cs_topo_group(topo, 0, 1, 32);
+	static const struct {
+		int64_t threads, gpus;
+	} shapes[] = { { 1, 1 }, { 1, 8 }, { 2, 4 } };
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		cs_nccl_run r = { .c = &c, .op = CS_COLL_REDUCE_SCATTER, .g = &g, .n = 32, .min = 8,
+				  .max = 16.0 * (1 << 30), .factor = 8, .nthreads = shapes[i].threads,
+				  .ngpus = shapes[i].gpus, .iters = 20 };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		ck_assert_ptr_nonnull(f);
+		ck_assert_int_eq(cs_nccl_write_json(f, &r, co, "2026-01-01 00:00:00"), 0);
+		fclose(f);
+		cs_nccltests t;
+		cs_diag d = { { 0 } };
+		ck_assert_msg(cs_nccltests_parse(text, len, "coll.json", &t, &d) == CS_OK, "%s", d.msg);
+		free(text);
+		ck_assert_str_eq(t.test, "reduce_scatter_perf");
+		ck_assert_int_eq(t.nranks, 32);
+		ck_assert_int_eq(t.nhosts, 4);
+		ck_assert_int_eq(t.ranks_per_host, 8);
+		ck_assert_str_eq(t.gpu, "h100-sxm-80g");
+		ck_assert_str_eq(t.redop, "sum");
+		ck_assert_uint_eq(t.nrows, 9); /* 512 B (8 and 64 B hold no element per rank) to 8 GiB by 8 */
+		for (size_t k = 0; k < t.nrows; k++) {
+			double us = 1e-3 * (double)cs_coll_time(co, CS_COLL_REDUCE_SCATTER, &g,
+							       t.rows[k].bytes, NULL);
+			ck_assert_double_eq_tol(t.rows[k].time_us[0], us, 1e-6 + 1e-9);
+			ck_assert_double_eq_tol(t.rows[k].time_us[1], us, 1e-6 + 1e-9);
+		}
+		cs_nccltests_free(&t);
+		/* the text of the same run */
+		f = open_memstream(&text, &len);
+		ck_assert_ptr_nonnull(f);
+		cs_nccl_write(f, false, &r, co, CS_ALGO_AUTO);
+		fclose(f);
+		size_t width = 0, rows = 0;
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+			if (line[0] == '#')
+				continue;
+			char *proto = strrchr(line, ' '); /* the protocol's width varies */
+			size_t w = (size_t)(proto - line);
+			if (!width)
+				width = w;
+			ck_assert_msg(w == width, "'%s' is %zu wide, the first row %zu", line, w, width);
+			/* 52 characters of size, count, type, redop and root, 2 blanks, the time */
+			ck_assert_msg(line[53] == ' ' && line[60] != ' ' && line[61] == ' ',
+				      "the time of '%s' does not end at column 61", line);
+			rows++;
+		}
+		ck_assert_uint_eq(rows, 9);
+		free(text);
+	}
+	cs_coll_free(co);
+	cs_topo_free(topo);
+}
+END_TEST
+
+/* -d all and -o all run every data type and reduction in nccl-tests' order. */
+START_TEST(all_types_and_reductions_in_order)
+{
+	cs_cluster_spec c = h100_cluster(1);
+	cs_coll_spec spec = { .contention = 1 };
+	cs_topo *topo = cs_topo_new(&c);
+	cs_coll *co = cs_coll_new(&c, &spec);
+	ck_assert(topo && co);
+	cs_group_shape g = cs_topo_group(topo, 0, 1, 8);
+	cs_nccl_run r = { .c = &c, .op = CS_COLL_ALL_REDUCE, .g = &g, .n = 8, .min = 1024,
+			  .max = 1024, .factor = 2, .all_dtypes = true, .all_redops = true };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	cs_nccl_write(f, false, &r, co, CS_ALGO_AUTO);
+	fclose(f);
+	static const char *const types[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
+					     "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2" };
+	static const char *const ops[] = { "sum", "prod", "max", "min", "avg", "mulsum" };
+	size_t k = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#')
+			continue;
+		char type[16], op[16];
+		ck_assert_int_eq(sscanf(line, "%*s %*s %15s %15s", type, op), 2);
+		ck_assert_str_eq(type, types[k / 6]);
+		ck_assert_str_eq(op, ops[k % 6]);
+		k++;
+	}
+	ck_assert_uint_eq(k, 72);
+	free(text);
+	cs_coll_free(co);
+	cs_topo_free(topo);
+}
+END_TEST
+
 static Suite *nccltests_suite(void)
 {
 	Suite *s = suite_create("nccltests");
@@ -776,6 +883,8 @@ static Suite *nccltests_suite(void)
 	tcase_add_test(tc, root_out_of_range_is_no_root);
 	tcase_add_test(tc, op_from_the_bus_factor);
 	tcase_add_test(tc, predicted_output_reads_back);
+	tcase_add_test(tc, predicted_json_reads_back);
+	tcase_add_test(tc, all_types_and_reductions_in_order);
 	tcase_add_test(tc, collapsed_whitespace_reads_the_same);
 	tcase_add_test(tc, cputime_columns_are_the_times);
 	tcase_add_test(tc, several_tests_in_one_file);
