@@ -94,7 +94,7 @@ static char *tagged(const char *text, const char *prefix)
 START_TEST(launcher_prefixes_are_stripped)
 {
 	static const char *const prefixes[] = { "[1,0]<stdout>:", "[default0]:", "0: ",
-						"12:", "[1,3]<stderr>:" };
+						"12:", "[1,3]<stderr>:", "[0] ", "[15] " };
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
 		char *text = tagged(two_hosts, prefixes[i]);
 		cs_nccltests t;
@@ -240,6 +240,22 @@ START_TEST(collapsed_whitespace_reads_the_same)
 		cs_nccltests_free(&t);
 		free(text);
 	}
+}
+END_TEST
+
+/* -S 1 adds a timestamp column, a date and a time in each row. */
+START_TEST(timestamp_column_is_two_tokens)
+{
+	static const char s[] = "#  Rank  0 Group 0 Pid 1 on h device 0 [0x1] GPU\n"
+		"#  Rank  1 Group 0 Pid 2 on h device 1 [0x2] GPU\n"
+		"#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong timestamp\n"
+		"1024 256 float sum -1 12.5 0.08 0.08 0 11.5 0.09 0.09 0 2026-07-10 09:00:00\n";
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(s, sizeof s - 1, "s.txt", &t, &d) == CS_OK, "%s", d.msg);
+	ck_assert_uint_eq(t.nrows, 1);
+	ck_assert_double_eq(t.rows[0].time_us[1], 11.5);
+	cs_nccltests_free(&t);
 }
 END_TEST
 
@@ -887,6 +903,7 @@ static Suite *nccltests_suite(void)
 	tcase_add_test(tc, all_types_and_reductions_in_order);
 	tcase_add_test(tc, collapsed_whitespace_reads_the_same);
 	tcase_add_test(tc, cputime_columns_are_the_times);
+	tcase_add_test(tc, timestamp_column_is_two_tokens);
 	tcase_add_test(tc, several_tests_in_one_file);
 	tcase_add_test(tc, json_output_reads_as_the_text);
 	tcase_add_loop_test(tc, bad_json_is_an_error_at_its_place, 0,

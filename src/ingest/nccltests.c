@@ -32,7 +32,7 @@ typedef struct line {
 /* The length of a launcher's prefix at the start of [s, e), 0 if none:
  * mpirun --tag-output's "[1,0]<stdout>:", torchrun's "[default0]:", srun
  * -l's "0: " (digits and a colon: a result row's first number is followed
- * by a blank). */
+ * by a blank), Intel MPI -prepend-rank's "[0] " (digits in brackets). */
 static size_t launcher_prefix(const char *s, const char *e)
 {
 	const char *p = s;
@@ -45,6 +45,11 @@ static size_t launcher_prefix(const char *s, const char *e)
 					      memcmp(q, "<stderr>:", 9) == 0))
 			return (size_t)(q + 9 - s);
 		if (q < e && *q == ':' && q - p > 9 && memcmp(p, "[default", 8) == 0)
+			return (size_t)(q + 1 - s);
+		const char *d = p + 1;
+		while (d < q - 1 && isdigit((unsigned char)*d))
+			d++;
+		if (d == q - 1 && d > p + 1 && q < e && *q == ' ')
 			return (size_t)(q + 1 - s);
 		return 0;
 	}
@@ -118,6 +123,7 @@ static bool number(const line *l, int i, double *v)
 
 typedef struct cols {
 	int n;                 /* tokens of a result row */
+	bool stamped;          /* -S 1: a timestamp column, two tokens in a row */
 	int size, redop, root; /* -1 when absent */
 	int time[2], busbw[2];
 	int line;
@@ -128,6 +134,9 @@ static int header(const line *l, const char *file, int lineno, cols *c, cs_diag 
 {
 	c->n = l->n - 1;
 	c->line = lineno;
+	c->stamped = find(l, "timestamp", 1) == l->n - 1;
+	if (c->stamped)
+		c->n++; /* "2026-07-10 09:00:00" */
 	c->size = find(l, "size", 1) - 1;
 	c->redop = find(l, "redop", 1) - 1;
 	c->root = find(l, "root", 1) - 1;

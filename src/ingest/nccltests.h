@@ -13,7 +13,8 @@
  * say 'error' for '#wrong'); lines that start with neither '#' nor a digit
  * (mpirun's and NCCL's own messages) are skipped. A launcher's prefix on a
  * line is dropped first: mpirun --tag-output's "[1,0]<stdout>:", torchrun's
- * "[default0]:", srun -l's "0: ". An MPI build's name (all_reduce_perf_mpi)
+ * "[default0]:", srun -l's "0: ", Intel MPI -prepend-rank's "[0] ". An
+ * MPI build's name (all_reduce_perf_mpi)
  * is its test's. The group is the '# Rank'
  * lines: their count and their distinct hosts. Tokens are split at any run
  * of blanks, so output whose spaces were collapsed (or turned into tabs)
