@@ -179,7 +179,7 @@ static int parse_count(const char *opt, const char *s, int64_t *out)
 }
 
 typedef struct args {
-	const char *scenario, *gpu, *json_file;
+	const char *scenario, *gpu, *json_file, *test; /* test: the TEST argument */
 	const char *sets[CS_ARGS_MAX_SETS];
 	size_t nsets;
 	int op, algo, proto, json, dtype, redop;
@@ -207,6 +207,7 @@ static int positional(args *a, const char *v)
 			return bad("'%s': the collective is already chosen%s", v, "");
 		a->op = t;
 		a->op_given = true;
+		a->test = v;
 		return 0;
 	}
 	if (a->scenario)
@@ -575,9 +576,20 @@ int cs_cmd_coll(int argc, char **argv)
 			    .root = a.root, .nthreads = a.nthreads, .ngpus = a.ngpus,
 			    .warmup = a.warmup, .iters = a.iters, .agg = a.agg, .check = a.check,
 			    .graph = a.graph, .unalign = a.unalign, .blocking = a.blocking,
-			    .cycles = a.cycles, .parallel_init = a.parallel, .cputime = a.cputime,
-			    .argc = argc - 1, .argv = argv + 1 };
-	if (a.json_file && (rc = write_json(a.json_file, &run, coll)) != 0)
+			    .cycles = a.cycles, .parallel_init = a.parallel, .cputime = a.cputime };
+	/* the JSON's args: the test, then the options (the TEST argument is args[0]) */
+	char **opts = malloc((size_t)argc * sizeof *opts);
+	if (!opts) {
+		rc = CS_ERR_NOMEM;
+		goto out;
+	}
+	for (int i = 1; i < argc; i++)
+		if (argv[i] != a.test)
+			opts[run.argc++] = argv[i];
+	run.argv = opts;
+	rc = a.json_file ? write_json(a.json_file, &run, coll) : 0;
+	free(opts);
+	if (rc)
 		goto out;
 	bool substituted = cs_nccl_write(stdout, a.json, &run, coll,
 					 p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo);
