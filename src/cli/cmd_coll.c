@@ -243,8 +243,9 @@ static int parse_int_opt(int id, const char *name, const char *v, int64_t *out)
 			if (cs_args_parse_int(v, ranges[i].lo, ranges[i].hi, out) == 0)
 				return 0;
 			char msg[160];
-			snprintf(msg, sizeof msg, "'--%s' needs a whole number from %lld to %lld, got '%%s'%%s",
-				 name, (long long)ranges[i].lo, (long long)ranges[i].hi);
+			snprintf(msg, sizeof msg,
+				 "'--%s' needs a whole number from %lld to %lld, got '%%s'%%s", name,
+				 (long long)ranges[i].lo, (long long)ranges[i].hi);
 			if (id == O_CYCLES && strcmp(v, "0") == 0)
 				return bad("'--run_cycles 0' runs for ever in nccl-tests; give a number of "
 					   "cycles%s%s", "", "");

@@ -311,8 +311,8 @@ static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_se
 		st = fail(diag, file, x->last ? x->last : x->c.line, 1,
 			  "no result rows of a nonzero size");
 	else if (x->t.nranks == 0)
-		st = fail(diag, file, x->t.line ? x->t.line : 1, 1, "no '# Rank' lines: the group's size and hosts are "
-			  "unknown (keep the header nccl-tests prints)");
+		st = fail(diag, file, x->t.line ? x->t.line : 1, 1, "no '# Rank' lines: the group's size "
+			  "and hosts are unknown (keep the header nccl-tests prints)");
 	if (st == CS_OK)
 		st = push(set, &x->t, diag);
 	cs_nccltests_free(&x->t);

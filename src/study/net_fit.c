@@ -1,8 +1,9 @@
 /*
  * net_fit.c - the tuner's network factors fitted to measured collective
- * times (net_fit.h), of one collective or of several at once. The model is the tuner itself (coll/coll_model.c): each
- * trial pair of factors builds a tuner and times every measured size, so
- * the fit sees the same algorithm and protocol switches as a simulation.
+ * times (net_fit.h), of one collective or of several at once. The model
+ * is the tuner itself (coll/coll_model.c): each trial pair of factors
+ * builds a tuner and times every measured size, so the fit sees the same
+ * algorithm and protocol switches as a simulation.
  * The objective, sum of ln(model / measured)^2, weighs a 15 us small
  * message as much as a 20 ms large one; it is piecewise smooth, so a grid
  * finds the basin and GSL's Nelder-Mead simplex refines it.
