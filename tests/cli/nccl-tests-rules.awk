@@ -22,7 +22,8 @@
 #     algbw x the test's bus factor (2(n-1)/n all-reduce, (n-1)/n
 #     reduce-scatter, all-gather, all-to-all, gather, scatter; 1 the rest),
 #     within their printed precision, n the '# Rank' lines
-#   - sizes from minBytes up to maxBytes by the step
+#   - sizes from minBytes (less what a count rounds off) up to maxBytes,
+#     growing by the step
 #   - "# Out of bounds values : K OK|FAILED" (the pass/fail line) and
 #     "# Avg bus bandwidth    : X" with X the mean of the busbw columns
 #
@@ -127,8 +128,13 @@ $1 ~ /^[0-9]+$/ {
 		if ($(c + 2) - f > 0.011 + f * 0.002 || f - $(c + 2) > 0.011 + f * 0.002) fail("busbw " $(c + 2) " is not algbw x the bus factor (" f ")")
 		bsum += $(c + 2); bcnt++
 	}
-	if (rows == 0 || $1 < last) expect = minb
-	if ($1 + 0 < minb + 0 || $1 + 0 > maxb + 0) fail("size " $1 " outside minBytes to maxBytes")
+	# sizes grow by the step (a count rounds them down), and start again for
+	# the next type, reduction, root or cycle
+	if (rows > 0 && $1 + 0 > last + 0) {
+		if (byfactor && $1 / last > stepv * 1.01) fail("size " $1 " after " last " is more than a step of " stepv)
+		if (!byfactor && $1 - last > stepv * 1.01) fail("size " $1 " after " last " is more than a step of " stepv)
+	}
+	if ($1 + 0 < minb * 0.5 || $1 + 0 > maxb + 0) fail("size " $1 " outside minBytes to maxBytes")
 	last = $1
 	rows++
 	next
