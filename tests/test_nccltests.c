@@ -9,6 +9,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,7 @@ static char *tagged(const char *text, const char *prefix)
 START_TEST(launcher_prefixes_are_stripped)
 {
 	static const char *const prefixes[] = { "[1,0]<stdout>:", "[default0]:", "0: ",
-						"12:", "[1,3]<stderr>:" };
+						"12:", "[1,3]<stderr>:", "[0] ", "[15] " };
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
 		char *text = tagged(two_hosts, prefixes[i]);
 		cs_nccltests t;
@@ -194,6 +195,241 @@ START_TEST(nul_byte_is_refused)
 	ck_assert_int_eq(cs_nccltests_parse(s, sizeof s - 1, "t.txt", &t, &d), CS_ERR_INPUT);
 	cs_nccltests_free(&t);
 	ck_assert_str_eq(d.msg, "t.txt:1:1: not nccl-tests output: the file holds a NUL byte");
+}
+END_TEST
+
+/* A log whose runs of blanks were collapsed to one (or turned into tabs),
+ * as text pasted into an issue or a chat comes back, reads the same. */
+static char *collapsed(const char *text, char blank)
+{
+	char *out = malloc(strlen(text) + 1), *o = out;
+	ck_assert_ptr_nonnull(out);
+	bool start = true;
+	for (const char *p = text; *p; p++) {
+		if (*p == ' ') {
+			while (p[1] == ' ')
+				p++;
+			if (!start)
+				*o++ = blank;
+			continue;
+		}
+		start = *p == '\n';
+		*o++ = *p;
+	}
+	*o = 0;
+	return out;
+}
+
+START_TEST(collapsed_whitespace_reads_the_same)
+{
+	static const char blanks[] = { ' ', '\t' };
+	for (size_t i = 0; i < sizeof blanks; i++) {
+		char *text = collapsed(two_hosts, blanks[i]);
+		cs_nccltests t;
+		cs_diag d = { { 0 } };
+		ck_assert_msg(cs_nccltests_parse(text, strlen(text), "ar.txt", &t, &d) == CS_OK, "%s",
+			      d.msg);
+		ck_assert_str_eq(t.test, "all_reduce_perf");
+		ck_assert_int_eq(t.nranks, 4);
+		ck_assert_int_eq(t.nhosts, 2);
+		ck_assert_str_eq(t.gpu, blanks[i] == ' ' ? "NVIDIA H100 80GB HBM3"
+							 : "NVIDIA\tH100\t80GB\tHBM3");
+		ck_assert_uint_eq(t.nrows, 2);
+		ck_assert_double_eq(t.rows[0].time_us[1], 36.92);
+		ck_assert(isnan(t.rows[1].time_us[1]));
+		cs_nccltests_free(&t);
+		free(text);
+	}
+}
+END_TEST
+
+/* -S 1 adds a timestamp column, a date and a time in each row. */
+START_TEST(timestamp_column_is_two_tokens)
+{
+	static const char s[] = "#  Rank  0 Group 0 Pid 1 on h device 0 [0x1] GPU\n"
+		"#  Rank  1 Group 0 Pid 2 on h device 1 [0x2] GPU\n"
+		"#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong timestamp\n"
+		"1024 256 float sum -1 12.5 0.08 0.08 0 11.5 0.09 0.09 0 2026-07-10 09:00:00\n";
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(s, sizeof s - 1, "s.txt", &t, &d) == CS_OK, "%s", d.msg);
+	ck_assert_uint_eq(t.nrows, 1);
+	ck_assert_double_eq(t.rows[0].time_us[1], 11.5);
+	cs_nccltests_free(&t);
+}
+END_TEST
+
+/* -C 1 names the time columns 'cputime'. */
+START_TEST(cputime_columns_are_the_times)
+{
+	static const char s[] = "#  Rank  0 Group 0 Pid 1 on h device 0 [0x1] GPU\n"
+		"#  Rank  1 Group 0 Pid 2 on h device 1 [0x2] GPU\n"
+		"#  size count type redop root cputime algbw busbw #wrong cputime algbw busbw #wrong\n"
+		"1024 256 float sum -1 12.5 0.08 0.08 0 11.5 0.09 0.09 0\n";
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(s, sizeof s - 1, "c.txt", &t, &d) == CS_OK, "%s", d.msg);
+	ck_assert_double_eq(t.rows[0].time_us[0], 12.5);
+	ck_assert_double_eq(t.rows[0].time_us[1], 11.5);
+	cs_nccltests_free(&t);
+}
+END_TEST
+
+/* mpirun --tag-output around two MPI builds' runs in one log (a public
+ * log, tests/data/README.md): two tests, each with its op, ranks and
+ * rows, the launcher's lines between them skipped. */
+START_TEST(several_tests_in_one_file)
+{
+	char file[512];
+	snprintf(file, sizeof file, "%s/tests/data/nccl-tests/rtx5090-tagged-mpi-two-tests.txt",
+		 CS_SOURCE_ROOT);
+	cs_nccltests_set set;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_load_set(file, &set, &d) == CS_OK, "%s", d.msg);
+	ck_assert_uint_eq(set.n, 2);
+	static const char *const names[] = { "all_reduce_perf_mpi", "all_gather_perf_mpi" };
+	static const cs_coll_op ops[] = { CS_COLL_ALL_REDUCE, CS_COLL_ALL_GATHER };
+	static const int lines[] = { 9, 42 };
+	static const double first_us[] = { 4366.46, 2191.72 }, last_us[] = { 58055.4, 29349.9 };
+	for (size_t k = 0; k < 2; k++) {
+		const cs_nccltests *t = &set.tests[k];
+		ck_assert_str_eq(t->test, names[k]);
+		ck_assert_int_eq(t->line, lines[k]);
+		ck_assert_int_eq(t->nranks, 2);
+		ck_assert_int_eq(t->nhosts, 1);
+		ck_assert_int_eq(t->ranks_per_host, 2);
+		ck_assert_str_eq(t->gpu, "NVIDIA GeForce RTX 5090");
+		ck_assert_uint_eq(t->nrows, 8);
+		ck_assert_double_eq(t->rows[0].bytes, 1048576);
+		ck_assert_double_eq(t->rows[0].time_us[0], first_us[k]);
+		ck_assert_double_eq(t->rows[7].time_us[1], last_us[k]);
+		cs_coll_op op;
+		ck_assert_int_eq(cs_nccltests_op(t, file, -1, &op, &d), CS_OK);
+		ck_assert_int_eq(op, ops[k]);
+	}
+	cs_nccltests_set_free(&set);
+	/* the one-test reader takes the first */
+	cs_nccltests t;
+	ck_assert_int_eq(cs_nccltests_load(file, &t, &d), CS_OK);
+	ck_assert_str_eq(t.test, "all_reduce_perf_mpi");
+	cs_nccltests_free(&t);
+}
+END_TEST
+
+/* nccl-tests' -J JSON of the published NVLS points reads as their text:
+ * the test from args[0], 8 ranks from one process's device times -g 8,
+ * the same rows. */
+START_TEST(json_output_reads_as_the_text)
+{
+	char json[512], text[512];
+	snprintf(json, sizeof json, "%s/tests/data/nccl-tests/h100-nvls-all_reduce.json",
+		 CS_SOURCE_ROOT);
+	snprintf(text, sizeof text, "%s/tests/data/nccl-tests/h100-nvls-all_reduce.txt",
+		 CS_SOURCE_ROOT);
+	cs_nccltests j, t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_load(json, &j, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_nccltests_load(text, &t, &d) == CS_OK, "%s", d.msg);
+	ck_assert_str_eq(j.test, "all_reduce_perf");
+	ck_assert_int_eq(j.nranks, t.nranks);
+	ck_assert_int_eq(j.nhosts, t.nhosts);
+	ck_assert_int_eq(j.ranks_per_host, t.ranks_per_host);
+	ck_assert_str_eq(j.gpu, t.gpu);
+	ck_assert_str_eq(j.redop, "sum");
+	ck_assert_int_eq(j.root, -1);
+	ck_assert_uint_eq(j.nrows, t.nrows);
+	for (size_t i = 0; i < j.nrows; i++) {
+		ck_assert_double_eq(j.rows[i].bytes, t.rows[i].bytes);
+		ck_assert_double_eq_tol(j.rows[i].time_us[0], t.rows[i].time_us[0], 1e-9);
+		ck_assert_double_eq_tol(j.rows[i].time_us[1], t.rows[i].time_us[1], 1e-9);
+		ck_assert_double_eq_tol(j.rows[i].busbw[0], t.rows[i].busbw[0], 1e-9);
+	}
+	cs_coll_op op;
+	ck_assert_int_eq(cs_nccltests_op(&j, json, -1, &op, &d), CS_OK);
+	ck_assert_int_eq(op, CS_COLL_ALL_REDUCE);
+	cs_nccltests_free(&j);
+	cs_nccltests_free(&t);
+}
+END_TEST
+
+#define JCFG "{\"config\":{\"nthreads\":1,\"ngpus\":2,\"devices\":[{\"hostname\":\"h\"," \
+	     "\"device_info\":\"GPU\"}]},\"results\":"
+#define JROW(t) "{\"size\":8,\"redop\":\"sum\",\"root\":\"    -1\",\"out_of_place\":" \
+		"{\"time\":" t ",\"alg_bw\":0,\"bus_bw\":0,\"nwrong\":null},\"in_place\":null}"
+
+static const struct {
+	const char *text, *msg;
+} bad_json[] = {
+	{ "{\"results\": [", "t.json:1:13: not nccl-tests output: bad JSON" },
+	{ "{\n  \"config\": {} x\n}", "t.json:2:16: not nccl-tests output: bad JSON" },
+	{ "{\"traceEvents\": []}", "t.json:1:1: not nccl-tests output: no column header" },
+	{ "{\"config\":{\"devices\":[]},\"results\":[]}",
+	  "t.json: config.devices: no devices: the group's size and hosts are unknown" },
+	{ "{\"config\":{\"ngpus\":0,\"devices\":[{}]},\"results\":[]}",
+	  "t.json: config.ngpus: expected a whole number from 1 to 65536" },
+	{ "{\"config\":{\"devices\":[{\"device\":0}]},\"results\":[]}",
+	  "t.json: config.devices[0].hostname: expected the host's name" },
+	{ JCFG "[]}", "t.json: results: no result rows of a nonzero size" },
+	{ JCFG "[7]}", "t.json: results[0]: expected an object" },
+	{ JCFG "[{\"size\":1.5}]}", "t.json: results[0].size: expected a whole number of bytes" },
+	{ JCFG "[" JROW("1") "," JROW("-2") "]}",
+	  "t.json: results[1].out_of_place.time: expected a positive number of microseconds" },
+	{ JCFG "[" JROW("\"nan\"") "]}",
+	  "t.json: results[0]: no time in either 'out_of_place' or 'in_place'" },
+};
+
+START_TEST(bad_json_is_an_error_at_its_place)
+{
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	const char *s = bad_json[_i].text;
+	ck_assert_int_eq(cs_nccltests_parse(s, strlen(s), "t.json", &t, &d), CS_ERR_INPUT);
+	cs_nccltests_free(&t);
+	ck_assert_msg(strncmp(d.msg, bad_json[_i].msg, strlen(bad_json[_i].msg)) == 0,
+		      "case %d: '%s'", _i, d.msg);
+}
+END_TEST
+
+START_TEST(json_group_is_processes_times_gpus)
+{
+	static const char s[] = "{\"config\":{\"nthreads\":2,\"ngpus\":4,\"devices\":["
+		"{\"hostname\":\"a\",\"device_info\":\"NVIDIA B200\"},{\"hostname\":\"b\"},"
+		"{\"hostname\":\"a\"}]},\"results\":[" JROW("5.5") "]}";
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(s, sizeof s - 1, "t.json", &t, &d) == CS_OK, "%s", d.msg);
+	ck_assert_int_eq(t.nranks, 24);
+	ck_assert_int_eq(t.nhosts, 2);
+	ck_assert_int_eq(t.ranks_per_host, 16);
+	ck_assert_str_eq(t.gpu, "NVIDIA B200");
+	ck_assert_str_eq(t.test, "");
+	ck_assert_double_eq(t.rows[0].time_us[0], 5.5);
+	ck_assert(isnan(t.rows[0].time_us[1]));
+	cs_nccltests_free(&t);
+}
+END_TEST
+
+/* A device name against a scenario's GPU: the family token decides. */
+START_TEST(gpu_family_match)
+{
+	static const struct {
+		const char *device, *gpu;
+		int want;
+	} cases[] = {
+		{ "NVIDIA H100 80GB HBM3", "h100-sxm-80g", 1 },
+		{ "NVIDIA A100-SXM4-40GB", "a100-sxm-80g", 1 },
+		{ "NVIDIA A100-SXM4-40GB", "h100-sxm-80g", 0 },
+		{ "NVIDIA H200", "h200-sxm-141g", 1 },
+		{ "NVIDIA B200", "b200", 1 },
+		{ "NVIDIA GH200 480GB", "h100-sxm-80g", 0 },
+		{ "AMD Instinct MI300X", "mi300x", 1 },
+		{ "NVIDIA GeForce RTX 5090", "h100-sxm-80g", 0 },
+		{ "NVIDIA H100 80GB HBM3", "my-accelerator", -1 },
+		{ "", "h100-sxm-80g", -1 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		ck_assert_msg(cs_nccltests_same_gpu(cases[i].device, cases[i].gpu) == cases[i].want,
+			      "'%s' against '%s'", cases[i].device, cases[i].gpu);
 }
 END_TEST
 
@@ -435,6 +671,56 @@ START_TEST(published_points_within_5_percent)
 }
 END_TEST
 
+/* Two tests of one file (all-reduce, then all-gather, as a script runs them
+ * into one log) fitted at once give the factors back, and the rms before
+ * the fit is the start's misfit. */
+START_TEST(fits_several_tests_at_once)
+{
+	cs_cluster_spec c = h100_cluster(1);
+	cs_coll_spec truth = { .contention = 1, .scale_up_bw = 0.9, .latency = 1.25 };
+	cs_group_shape g;
+	char *ar = synthetic(&c, &truth, CS_COLL_ALL_REDUCE, 1, 8, &g);
+	char *ag = synthetic(&c, &truth, CS_COLL_ALL_GATHER, 1, 8, &g);
+	size_t na = strlen(ar), ng = strlen(ag);
+	char *both = malloc(na + ng + 1);
+	ck_assert_ptr_nonnull(both);
+	memcpy(both, ar, na);
+	memcpy(both + na, ag, ng + 1);
+	free(ar);
+	free(ag);
+	cs_nccltests_set set;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse_set(both, na + ng, "two.txt", &set, &d) == CS_OK, "%s",
+		      d.msg);
+	free(both);
+	ck_assert_uint_eq(set.n, 2);
+	cs_net_series series[2];
+	double bytes[2][64], ns[2][64];
+	for (size_t k = 0; k < 2; k++) {
+		const cs_nccltests *t = &set.tests[k];
+		cs_coll_op op;
+		ck_assert_int_eq(cs_nccltests_op(t, "two.txt", -1, &op, &d), CS_OK);
+		ck_assert_int_eq(op, k ? CS_COLL_ALL_GATHER : CS_COLL_ALL_REDUCE);
+		ck_assert_uint_le(t->nrows, 64);
+		for (size_t i = 0; i < t->nrows; i++) {
+			bytes[k][i] = t->rows[i].bytes;
+			ns[k][i] = 1e3 * t->rows[i].time_us[0];
+		}
+		series[k] = (cs_net_series){ .op = op, .g = &g, .bytes = bytes[k], .time_ns = ns[k],
+					     .n = t->nrows };
+	}
+	cs_coll_spec start = { .contention = 1 };
+	cs_net_fit f;
+	ck_assert_msg(cs_net_fit_series(&c, &start, series, 2, &f, &d) == CS_OK, "%s", d.msg);
+	ck_assert(!f.nic && f.bandwidth_fit && f.latency_fit);
+	ck_assert_msg(fabs(f.bandwidth / 0.9 - 1) < 0.01, "bandwidth %.5f", f.bandwidth);
+	ck_assert_msg(fabs(f.latency / 1.25 - 1) < 0.01, "latency %.5f", f.latency);
+	ck_assert_msg(f.rms < 0.005 && f.rms_before > 0.05, "rms %.5f, before %.5f", f.rms,
+		      f.rms_before);
+	cs_nccltests_set_free(&set);
+}
+END_TEST
+
 START_TEST(nothing_to_fit)
 {
 	cs_cluster_spec c = h100_cluster(1);
@@ -465,7 +751,7 @@ START_TEST(predicted_output_reads_back)
 	cs_group_shape g = cs_topo_group(topo, 0, 1, 16);
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		cs_nccl_run r = { .c = &c, .op = ops[i], .g = &g, .n = 16, .min = 1024,
-				  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = "sum" };
+				  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = 0 };
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
@@ -495,6 +781,113 @@ START_TEST(predicted_output_reads_back)
 }
 END_TEST
 
+/* nccl-tests' -J JSON as coll writes it (report/nccl_out.h) reads back:
+ * its test, its ranks as processes of -t x -g GPUs, every size with the
+ * tuner's time; and the text's rows keep nccl-tests' widths: every time 7
+ * characters and every row as long as the first, whatever the size. */
+START_TEST(predicted_json_reads_back)
+{
+	cs_cluster_spec c = h100_cluster(4);
+	cs_coll_spec spec = { .contention = 1 };
+	cs_topo *topo = cs_topo_new(&c);
+	cs_coll *co = cs_coll_new(&c, &spec);
+	ck_assert(topo && co);
+	cs_group_shape g = cs_topo_group(topo, 0, 1, 32);
+	static const struct {
+		int64_t threads, gpus;
+	} shapes[] = { { 1, 1 }, { 1, 8 }, { 2, 4 } };
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		cs_nccl_run r = { .c = &c, .op = CS_COLL_REDUCE_SCATTER, .g = &g, .n = 32, .min = 8,
+				  .max = 16.0 * (1 << 30), .factor = 8, .nthreads = shapes[i].threads,
+				  .ngpus = shapes[i].gpus, .iters = 20 };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		ck_assert_ptr_nonnull(f);
+		ck_assert_int_eq(cs_nccl_write_json(f, &r, co, "2026-01-01 00:00:00"), 0);
+		fclose(f);
+		cs_nccltests t;
+		cs_diag d = { { 0 } };
+		ck_assert_msg(cs_nccltests_parse(text, len, "coll.json", &t, &d) == CS_OK, "%s", d.msg);
+		free(text);
+		ck_assert_str_eq(t.test, "reduce_scatter_perf");
+		ck_assert_int_eq(t.nranks, 32);
+		ck_assert_int_eq(t.nhosts, 4);
+		ck_assert_int_eq(t.ranks_per_host, 8);
+		ck_assert_str_eq(t.gpu, "h100-sxm-80g");
+		ck_assert_str_eq(t.redop, "sum");
+		ck_assert_uint_eq(t.nrows, 9); /* 512 B (8 and 64 B hold no element per rank) to 8 GiB by 8 */
+		for (size_t k = 0; k < t.nrows; k++) {
+			double us = 1e-3 * (double)cs_coll_time(co, CS_COLL_REDUCE_SCATTER, &g,
+							       t.rows[k].bytes, NULL);
+			ck_assert_double_eq_tol(t.rows[k].time_us[0], us, 1e-6 + 1e-9);
+			ck_assert_double_eq_tol(t.rows[k].time_us[1], us, 1e-6 + 1e-9);
+		}
+		cs_nccltests_free(&t);
+		/* the text of the same run */
+		f = open_memstream(&text, &len);
+		ck_assert_ptr_nonnull(f);
+		cs_nccl_write(f, false, &r, co, CS_ALGO_AUTO);
+		fclose(f);
+		size_t width = 0, rows = 0;
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+			if (line[0] == '#')
+				continue;
+			char *proto = strrchr(line, ' '); /* the protocol's width varies */
+			size_t w = (size_t)(proto - line);
+			if (!width)
+				width = w;
+			ck_assert_msg(w == width, "'%s' is %zu wide, the first row %zu", line, w, width);
+			/* 52 characters of size, count, type, redop and root, 2 blanks, the time */
+			ck_assert_msg(line[53] == ' ' && line[60] != ' ' && line[61] == ' ',
+				      "the time of '%s' does not end at column 61", line);
+			rows++;
+		}
+		ck_assert_uint_eq(rows, 9);
+		free(text);
+	}
+	cs_coll_free(co);
+	cs_topo_free(topo);
+}
+END_TEST
+
+/* -d all and -o all run every data type and reduction in nccl-tests' order. */
+START_TEST(all_types_and_reductions_in_order)
+{
+	cs_cluster_spec c = h100_cluster(1);
+	cs_coll_spec spec = { .contention = 1 };
+	cs_topo *topo = cs_topo_new(&c);
+	cs_coll *co = cs_coll_new(&c, &spec);
+	ck_assert(topo && co);
+	cs_group_shape g = cs_topo_group(topo, 0, 1, 8);
+	cs_nccl_run r = { .c = &c, .op = CS_COLL_ALL_REDUCE, .g = &g, .n = 8, .min = 1024,
+			  .max = 1024, .factor = 2, .all_dtypes = true, .all_redops = true };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	cs_nccl_write(f, false, &r, co, CS_ALGO_AUTO);
+	fclose(f);
+	static const char *const types[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
+					     "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2" };
+	static const char *const ops[] = { "sum", "prod", "max", "min", "avg", "mulsum" };
+	size_t k = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#')
+			continue;
+		char type[16], op[16];
+		ck_assert_int_eq(sscanf(line, "%*s %*s %15s %15s", type, op), 2);
+		ck_assert_str_eq(type, types[k / 6]);
+		ck_assert_str_eq(op, ops[k % 6]);
+		k++;
+	}
+	ck_assert_uint_eq(k, 72);
+	free(text);
+	cs_coll_free(co);
+	cs_topo_free(topo);
+}
+END_TEST
+
 static Suite *nccltests_suite(void)
 {
 	Suite *s = suite_create("nccltests");
@@ -508,6 +901,17 @@ static Suite *nccltests_suite(void)
 	tcase_add_test(tc, root_out_of_range_is_no_root);
 	tcase_add_test(tc, op_from_the_bus_factor);
 	tcase_add_test(tc, predicted_output_reads_back);
+	tcase_add_test(tc, predicted_json_reads_back);
+	tcase_add_test(tc, all_types_and_reductions_in_order);
+	tcase_add_test(tc, collapsed_whitespace_reads_the_same);
+	tcase_add_test(tc, cputime_columns_are_the_times);
+	tcase_add_test(tc, timestamp_column_is_two_tokens);
+	tcase_add_test(tc, several_tests_in_one_file);
+	tcase_add_test(tc, json_output_reads_as_the_text);
+	tcase_add_loop_test(tc, bad_json_is_an_error_at_its_place, 0,
+			    (int)(sizeof bad_json / sizeof bad_json[0]));
+	tcase_add_test(tc, json_group_is_processes_times_gpus);
+	tcase_add_test(tc, gpu_family_match);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fit");
 	tcase_set_timeout(tc, 60);
@@ -515,6 +919,7 @@ static Suite *nccltests_suite(void)
 	tcase_add_test(tc, recovers_nic_factors_across_nodes);
 	tcase_add_test(tc, moves_to_nvlink_when_the_nic_does_not_bind);
 	tcase_add_test(tc, nothing_to_fit);
+	tcase_add_test(tc, fits_several_tests_at_once);
 	tcase_add_loop_test(tc, published_points_within_5_percent, 0,
 			    (int)(sizeof published / sizeof published[0]));
 	suite_add_tcase(s, tc);

@@ -101,10 +101,10 @@ simulate: {steps: 2}
 YAML
 check 0 run-stragglers run --no-progress "$out/stragglers.yaml" --format json
 
-check 0 coll-all-reduce coll --gpu h100-sxm-80g --nodes 2 --op all_reduce --min 8B --max 8GB
-check 0 coll-scenario coll scenarios/ddp-llama2-7b-2node.yaml --op all_gather --algo ring \
+check 0 coll-all-reduce coll all_reduce_perf --gpu h100-sxm-80g --nodes 2 -b 8 -e 8G
+check 0 coll-scenario coll all_gather_perf scenarios/ddp-llama2-7b-2node.yaml --algo ring \
 	--proto simple --max 64MB --format json
-check 0 coll-all-to-all coll --gpu a100-sxm-80g --nodes 4 --op all_to_all --factor 4
+check 0 coll-all-to-all coll alltoall_perf --gpu a100-sxm-80g --nodes 4 --factor 4
 check 0 memory-flags memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2
 check 0 memory-scenario memory "$pp" --recompute selective --sequence-parallel --format json
 for sch in gpipe 1f1b zb-h1; do

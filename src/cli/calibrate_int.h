@@ -6,6 +6,8 @@
 #ifndef CS_CLI_CALIBRATE_INT_H
 #define CS_CLI_CALIBRATE_INT_H
 
+#include <stdbool.h>
+
 #include "cli/args.h"
 
 /* Write the calibration *cal to `path` atomically, after a comment naming
@@ -15,8 +17,9 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 			const struct cs_calib *cal);
 
 /* `calibrate --nccl-tests FILE SCENARIO --out OUT` (cmd_calibrate_net.c):
- * forced_op < 0 takes the op from the file. Returns the exit status. */
+ * forced_op < 0 takes the op from the file; `force` writes factors outside
+ * the plausible range. Returns the exit status. */
 int cs__calibrate_nccl(const char *file, const cs_scenario_args *sc, int forced_op,
-		       const char *out);
+		       const char *out, bool force);
 
 #endif

@@ -32,7 +32,7 @@
 static const char calibrate_help[] =
 "usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"
 "   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
-"                            [--op OP] [--set KEY=VALUE]\n"
+"                            [--op OP] [--set KEY=VALUE] [--force]\n"
 "\n"
 "Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
 "trace of one GPU's training steps. For each compute class that both the\n"
@@ -55,15 +55,21 @@ static const char calibrate_help[] =
 "converge says so; the rms error over the classes is printed before and\n"
 "after.\n"
 "\n"
-"With --nccl-tests, fit the collective tuner to nccl-tests' text output\n"
-"(all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf,\n"
-"broadcast_perf or sendrecv_perf, as printed): its '# Rank' lines place the\n"
+"With --nccl-tests, fit the collective tuner to nccl-tests' output (the\n"
+"text of all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+"alltoall_perf, broadcast_perf or sendrecv_perf, or of their _mpi builds,\n"
+"as printed, behind mpirun's, srun's or torchrun's prefixes, several runs\n"
+"in one file; or the JSON of -J FILE.json): its '# Rank' lines place the\n"
 "group on SCENARIO's cluster (hosts as nodes), and two factors are fitted\n"
 "to its times, least squares in ln(time): one on the bandwidth of the link\n"
 "that carries the group (NVLink on one node, the NIC across nodes) and one\n"
 "on every latency. FILE gets them under 'network:', with the rest of the\n"
 "scenario's calibration; every size is printed with its error before and\n"
-"after.\n"
+"after, and each test's rms error before and after. One pair of factors is\n"
+"fitted to every test of the file. A device other than the scenario's GPU\n"
+"and ranks per host other than its GPUs per node are warned of; a factor\n"
+"outside 0.2 to 5 (the test cannot be of this network) is refused without\n"
+"--force.\n"
 "\n"
 "options:\n"
 "  --out FILE          the calibration file to write (required; atomically)\n"
@@ -74,9 +80,9 @@ static const char calibrate_help[] =
 "  --op OP             the collective FILE measured, when its header does not\n"
 "                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
 "                      broadcast, send_recv)\n"
-"  --force             write class, kernel and shape factors outside the\n"
-"                      plausible 0.2 to 5 (refused without it: the trace is\n"
-"                      not of this scenario's job)\n"
+"  --force             write factors outside the plausible 0.2 to 5: class,\n"
+"                      kernel and shape factors (refused without it: the\n"
+"                      trace is not of this scenario's job) and network ones\n"
 "  -h, --help          this help\n"
 "\n"
 "examples:\n"
@@ -271,7 +277,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 3) != 0)
 		return 2;
 	if (r.nccl)
-		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out);
+		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
 	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &before,

@@ -1,11 +1,13 @@
 /*
  * cmd_calibrate_net.c - `clustersim calibrate --nccl-tests FILE SCENARIO`:
- * read nccl-tests output (ingest/nccltests.c), place its group on the
- * scenario's cluster, fit the tuner's bandwidth and latency factors to its
- * times (study/net_fit.c), print the residual of every size before and
- * after, and write the factors into the calibration file with whatever the
- * scenario's calibration already held. Everything allocated here is freed
- * here.
+ * read nccl-tests output (ingest/nccltests.c), every test the file holds,
+ * place each test's group on the scenario's cluster, fit the tuner's
+ * bandwidth and latency factors to all their times at once
+ * (study/net_fit.c), print the residual of every size and the rms of each
+ * test before and after, and write the factors into the calibration file
+ * with whatever the scenario's calibration already held. A device that is
+ * not the scenario's GPU, or ranks per host that are not its GPUs per node,
+ * are warned of, and implausible factors refused without --force. Everything allocated here is freed here.
  */
 #include "cli/calibrate_int.h"
 
@@ -22,25 +24,39 @@
 #include "hw/files.h"
 #include "ingest/nccltests.h"
 
-/* The rows, before and after the fit; returns the root mean square of
- * ln(model / measured) before it. */
-static double print_rows(const cs_nccltests *t, const double *bytes, const double *ns,
-			 cs_coll *before, cs_coll *after, cs_coll_op op, const cs_group_shape *g)
+/* One test of the file with what the fit needs. */
+typedef struct measured {
+	const cs_nccltests *t;
+	cs_coll_op op;
+	cs_group_shape g;
+	double *bytes, *ns;
+} measured;
+
+/* Root mean square of ln(model / measured) over the test's sizes. */
+static double rms(const measured *m, cs_coll *co)
 {
-	double sq = 0;
+	double sum = 0;
+	for (size_t i = 0; i < m->t->nrows; i++) {
+		double t = (double)cs_coll_time(co, m->op, &m->g, m->bytes[i], NULL);
+		double d = log((t > 0 ? t : 1) / m->ns[i]);
+		sum += d * d;
+	}
+	return sqrt(sum / (double)m->t->nrows);
+}
+
+static void print_rows(const measured *m, cs_coll *before, cs_coll *after)
+{
 	printf("\n%12s %12s %12s %9s %12s %9s  %s\n", "size(B)", "measured us", "model us", "error",
 	       "fitted us", "error", "algorithm/protocol");
-	for (size_t i = 0; i < t->nrows; i++) {
+	for (size_t i = 0; i < m->t->nrows; i++) {
 		cs_coll_choice ch;
-		double b = 1e-3 * (double)cs_coll_time(before, op, g, bytes[i], NULL);
-		double a = 1e-3 * (double)cs_coll_time(after, op, g, bytes[i], &ch);
-		double m = 1e-3 * ns[i];
-		sq += log(b / m) * log(b / m);
-		printf("%12.0f %12.2f %12.2f %+8.1f%% %12.2f %+8.1f%%  %s/%s\n", bytes[i], m, b,
-		       100 * (b - m) / m, a, 100 * (a - m) / m, cs_coll_choice_name(op, &ch),
+		double b = 1e-3 * (double)cs_coll_time(before, m->op, &m->g, m->bytes[i], NULL);
+		double a = 1e-3 * (double)cs_coll_time(after, m->op, &m->g, m->bytes[i], &ch);
+		double t = 1e-3 * m->ns[i];
+		printf("%12.0f %12.2f %12.2f %+8.1f%% %12.2f %+8.1f%%  %s/%s\n", m->bytes[i], t, b,
+		       100 * (b - t) / t, a, 100 * (a - t) / t, cs_coll_choice_name(m->op, &ch),
 		       cs_coll_proto_name(ch.proto));
 	}
-	return t->nrows ? sqrt(sq / (double)t->nrows) : 0.0;
 }
 
 static void print_factor(const char *key, double f, bool fitted)
@@ -51,46 +67,139 @@ static void print_factor(const char *key, double f, bool fitted)
 		printf("%-20s %.4g, kept: these times do not depend on it\n", key, f);
 }
 
+/* The warnings of a test that may not be the scenario's hardware. */
+static void warn_mismatch(const char *file, const cs_nccltests *t, const cs_cluster_spec *c)
+{
+	if (cs_nccltests_same_gpu(t->gpu, c->gpu.name) == 0)
+		fprintf(stderr, "clustersim calibrate: warning: %s:%d: the test ran on '%s', the "
+			"scenario's GPU is '%s': the factors fit that GPU's network, not this one's\n",
+			file, t->line, t->gpu, c->gpu.name);
+	if (t->ranks_per_host != c->gpus_per_node)
+		fprintf(stderr, "clustersim calibrate: warning: %s:%d: the test ran %lld rank%s per host, "
+			"the scenario's nodes have %d GPUs: the factors fit the test's placement\n",
+			file, t->line, (long long)t->ranks_per_host, t->ranks_per_host == 1 ? "" : "s",
+			c->gpus_per_node);
+}
+
+/* Each test's op, group and sizes, or 2 after printing the problem. */
+static int place(const char *file, const cs_nccltests_set *set, const cs_scenario *sc,
+		 int forced_op, measured *m)
+{
+	cs_diag diag = { { 0 } };
+	for (size_t k = 0; k < set->n; k++) {
+		const cs_nccltests *t = &set->tests[k];
+		m[k].t = t;
+		if (cs_nccltests_op(t, file, forced_op, &m[k].op, &diag) != CS_OK) {
+			fprintf(stderr, "%s\n", CS_CLEAN(diag));
+			return 2;
+		}
+		if (cs_nccltests_group(t, file, &sc->cluster, &m[k].g, &diag) != CS_OK) {
+			fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
+			return 2;
+		}
+		warn_mismatch(file, t, &sc->cluster);
+		m[k].bytes = malloc(t->nrows * sizeof *m[k].bytes);
+		m[k].ns = malloc(t->nrows * sizeof *m[k].ns);
+		if (!m[k].bytes || !m[k].ns) {
+			fprintf(stderr, "clustersim calibrate: out of memory\n");
+			return 2;
+		}
+		for (size_t i = 0; i < t->nrows; i++) {
+			const cs_nccl_row *r = &t->rows[i];
+			m[k].bytes[i] = r->bytes;
+			m[k].ns[i] = 1e3 * (isnan(r->time_us[0]) ? r->time_us[1] : r->time_us[0]);
+		}
+	}
+	return 0;
+}
+
+static void print_fit(const char *file, const char *out, const cs_scenario *sc,
+		      const cs_nccltests_set *set, const measured *m, cs_coll *before,
+		      cs_coll *after, const cs_net_fit *fit, cs_calib_net bw)
+{
+	printf("calibration  %s: %s from %s\n", out, sc->name, file);
+	for (size_t k = 0; k < set->n; k++) {
+		const cs_nccltests *t = m[k].t;
+		if (set->n > 1)
+			printf("%s%s (line %d)\n", k ? "\n" : "", t->test[0] ? t->test : "test", t->line);
+		printf("measured     %s on %lld ranks, %lld host%s (%lld per host)%s%s, %zu sizes\n",
+		       cs_coll_op_name(m[k].op), (long long)t->nranks, (long long)t->nhosts,
+		       t->nhosts == 1 ? "" : "s", (long long)t->ranks_per_host, t->gpu[0] ? ", " : "",
+		       t->gpu, t->nrows);
+		print_rows(&m[k], before, after);
+		if (set->n > 1)
+			printf("%-20s %.2f %% before, %.2f %% fitted\n", "rms error",
+			       100 * rms(&m[k], before), 100 * rms(&m[k], after));
+	}
+	printf("\n");
+	print_factor(cs_calib_net_key(bw), fit->bandwidth, fit->bandwidth_fit);
+	print_factor(cs_calib_net_key(CS_CALIB_LATENCY), fit->latency, fit->latency_fit);
+	printf("%-20s %.2f %% before, %.2f %% fitted (root mean square of ln(model / measured)%s)\n",
+	       "rms error", 100 * fit->rms_before, 100 * fit->rms, set->n > 1 ? ", every test" : "");
+}
+
+/* A fitted factor out of this range says the test is not of this network
+ * (another GPU, another transport, a shared GPU): no link is 5 times
+ * faster or slower than its scenario says. */
+#define PLAUSIBLE_LO 0.2
+#define PLAUSIBLE_HI 5.0
+/* An rms error left above this: the model does not describe the test. */
+#define RMS_WARN 0.10
+
+/* 0 when the fitted factors are plausible or `force` is given (then with a
+ * warning), else 2 after saying which is not. */
+static int plausible(const char *file, const cs_net_fit *fit, cs_calib_net bw, bool force)
+{
+	const char *key = NULL;
+	double f = 0;
+	if (fit->bandwidth_fit && !(fit->bandwidth >= PLAUSIBLE_LO && fit->bandwidth <= PLAUSIBLE_HI)) {
+		key = cs_calib_net_key(bw);
+		f = fit->bandwidth;
+	} else if (fit->latency_fit && !(fit->latency >= PLAUSIBLE_LO && fit->latency <= PLAUSIBLE_HI)) {
+		key = cs_calib_net_key(CS_CALIB_LATENCY);
+		f = fit->latency;
+	}
+	if (!key)
+		return 0;
+	fprintf(stderr, "clustersim calibrate: %s%s: the fitted '%s' factor %.4g is outside %g to %g: "
+		"the test cannot be of this scenario's network (another GPU, transport or placement?)%s\n",
+		force ? "warning: " : "", file, key, f, PLAUSIBLE_LO, PLAUSIBLE_HI,
+		force ? "; written as '--force' asks" : "; '--force' writes it all the same");
+	return force ? 0 : 2;
+}
+
 int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_op,
-		       const char *out)
+		       const char *out, bool force)
 {
 	cs_diag diag = { { 0 } };
 	cs_scenario *sc = NULL;
-	cs_nccltests t;
+	cs_nccltests_set set = { 0 };
 	cs_calib cal;
 	cs_coll_spec spec;
-	cs_coll_op op;
-	cs_group_shape g;
 	cs_coll *before = NULL, *after = NULL;
-	double *bytes = NULL, *ns = NULL;
+	measured *m = NULL;
+	cs_net_series *series = NULL;
 	int rc = 2;
-	memset(&t, 0, sizeof t);
 	if (cs_scenario_load(sa->file, sa->sets, sa->nsets, &sc, &diag) != CS_OK ||
-	    cs_nccltests_load(file, &t, &diag) != CS_OK ||
-	    cs_nccltests_op(&t, file, forced_op, &op, &diag) != CS_OK ||
+	    cs_nccltests_load_set(file, &set, &diag) != CS_OK ||
 	    cs_hw_load_calibration(sc, &cal, &diag) != CS_OK ||
 	    cs_hw_coll_spec(sc, &spec, &diag) != CS_OK) {
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		goto done;
 	}
-	if (cs_nccltests_group(&t, file, &sc->cluster, &g, &diag) != CS_OK) {
-		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
-		goto done;
-	}
-	bytes = malloc(t.nrows * sizeof *bytes);
-	ns = malloc(t.nrows * sizeof *ns);
-	if (!bytes || !ns) {
+	m = calloc(set.n, sizeof *m);
+	series = calloc(set.n, sizeof *series);
+	if (!m || !series) {
 		fprintf(stderr, "clustersim calibrate: out of memory\n");
 		goto done;
 	}
-	for (size_t i = 0; i < t.nrows; i++) {
-		const cs_nccl_row *r = &t.rows[i];
-		bytes[i] = r->bytes;
-		ns[i] = 1e3 * (isnan(r->time_us[0]) ? r->time_us[1] : r->time_us[0]);
-	}
+	if (place(file, &set, sc, forced_op, m) != 0)
+		goto done;
+	for (size_t k = 0; k < set.n; k++)
+		series[k] = (cs_net_series){ .op = m[k].op, .g = &m[k].g, .bytes = m[k].bytes,
+					     .time_ns = m[k].ns, .n = m[k].t->nrows };
 	cs_net_fit fit;
-	if (cs_net_fit_times(&sc->cluster, &spec, op, &g, bytes, ns, t.nrows, &fit, &diag) !=
-	    CS_OK) {
+	if (cs_net_fit_series(&sc->cluster, &spec, series, set.n, &fit, &diag) != CS_OK) {
 		fprintf(stderr, "clustersim calibrate: %s: %s\n", file, CS_CLEAN(diag));
 		goto done;
 	}
@@ -102,6 +211,12 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 		goto done;
 	}
 	cs_calib_net bw = fit.nic ? CS_CALIB_SCALE_OUT_BW : CS_CALIB_SCALE_UP_BW;
+	if (plausible(file, &fit, bw, force) != 0)
+		goto done;
+	if (fit.rms > RMS_WARN)
+		fprintf(stderr, "clustersim calibrate: warning: %s: the fit leaves %.1f %% rms error: the "
+			"tuner does not describe these times well (each size's error is printed)\n", file,
+			100 * fit.rms);
 	if (fit.bandwidth_fit) {
 		cal.net[bw] = fit.bandwidth;
 		cal.has_net[bw] = true;
@@ -112,24 +227,18 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	}
 	if ((rc = cs__calibrate_write(out, sc->name, file, &cal)) != 0)
 		goto done;
-	printf("calibration  %s: %s from %s\n", out, sc->name, file);
-	printf("measured     %s on %lld ranks, %lld host%s (%lld per host)%s%s, %zu sizes\n",
-	       cs_coll_op_name(op), (long long)t.nranks, (long long)t.nhosts,
-	       t.nhosts == 1 ? "" : "s", (long long)t.ranks_per_host, t.gpu[0] ? ", " : "", t.gpu,
-	       t.nrows);
-	double rms_before = print_rows(&t, bytes, ns, before, after, op, &g);
-	printf("\n");
-	print_factor(cs_calib_net_key(bw), fit.bandwidth, fit.bandwidth_fit);
-	print_factor(cs_calib_net_key(CS_CALIB_LATENCY), fit.latency, fit.latency_fit);
-	printf("%-20s %.2f %% before, %.2f %% after (root mean square of ln(model / measured))\n",
-	       "rms error", 100 * rms_before, 100 * fit.rms);
+	print_fit(file, out, sc, &set, m, before, after, &fit, bw);
 	rc = 0;
 done:
 	cs_coll_free(before);
 	cs_coll_free(after);
-	free(bytes);
-	free(ns);
-	cs_nccltests_free(&t);
+	for (size_t k = 0; m && k < set.n; k++) {
+		free(m[k].bytes);
+		free(m[k].ns);
+	}
+	free(m);
+	free(series);
+	cs_nccltests_set_free(&set);
 	cs_scenario_free(sc);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /*
- * cmd_coll.c - `clustersim coll`: predicted nccl-tests rows for one
+ * cmd_coll.c - `clustersim coll`: predicted nccl-tests output for one
  * collective over a range of sizes, on a scenario's cluster or on a preset
- * server.
+ * server, invoked as nccl-tests is (the test's name, its short and long
+ * options) and written as it writes (report/nccl_out.c), with -J its JSON.
  */
 #include "cli/commands.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/args.h"
 #include "cli/nccl_style.h"
@@ -21,50 +23,81 @@
 #include "config/scenario.h"
 #include "hw/topo.h"
 #include "report/nccl_out.h"
+#include "report/out.h"
 
 static const char usage[] =
-	"usage: clustersim coll [SCENARIO.yaml] [--op OP] [-b SIZE] [-e SIZE] [-f F]\n"
-	"                       [-g N] [-d TYPE] [-o REDOP] [--algo ALGO] [--proto PROTO]\n"
+	"usage: clustersim coll [TEST] [SCENARIO.yaml] [nccl-tests' options]\n"
+	"                       [--collective OP] [--gpus N] [--algo ALGO] [--proto PROTO]\n"
 	"                       [--gpu PRESET --nodes N --gpus-per-node G]\n"
 	"                       [--set KEY=VALUE] [--format text|json]\n"
 	"\n"
-	"Predicts nccl-tests' output for one collective on GPUs 0..N-1, in its\n"
-	"format: the header, one row per size from -b to -e multiplying by -f\n"
-	"(out-of-place and in-place alike), the average bus bandwidth, and the\n"
-	"algorithm and protocol NCCL's tuner picks as two more columns. Scripts\n"
-	"that read nccl-tests output read this, and 'clustersim calibrate\n"
-	"--nccl-tests' reads it back.\n"
+	"Predicts nccl-tests' output for one collective on GPUs 0..N-1, as\n"
+	"nccl-tests 2.19 prints it: its version line, the test and its parameters,\n"
+	"the ranks, one row per size from -b to -e multiplying by -f\n"
+	"(out-of-place and in-place alike; 7-character times), the algorithm and\n"
+	"protocol NCCL's tuner picks as two more columns, and the '# Out of bounds\n"
+	"values' and '# Avg bus bandwidth' footer. Scripts that read nccl-tests\n"
+	"output read this, and 'clustersim calibrate --nccl-tests' reads it back.\n"
 	"\n"
-	"  --op OP             all_reduce (default), reduce_scatter, all_gather,\n"
-	"                      all_to_all (alltoall), broadcast, reduce, gather,\n"
-	"                      scatter or send_recv (sendrecv)\n"
-	"  -b, --min SIZE      bytes as nccl-tests counts them; a bare K, M, G or T\n"
-	"                      is binary as in nccl-tests (8K = 8192), or 8KB, 1MiB\n"
-	"                      (default 8)\n"
-	"  -e, --max SIZE      the largest size (default 128M)\n"
-	"  -f, --factor F      size multiplier between rows, > 1 (default 2)\n"
-	"  -g, --gpus N        group size (default: every GPU of the cluster)\n"
-	"  -d, --dtype TYPE    float (default), half, bfloat16, double, int8, uint8,\n"
-	"                      int32, uint32, int64, uint64, f8e4m3, f8e5m2\n"
-	"  -o, --redop OP      sum (default), prod, min, max, avg: the redop column\n"
-	"  -n, -w, -c N        nccl-tests' iterations, warm-up and check: accepted,\n"
-	"                      no effect (nothing is measured)\n"
-	"  --algo ALGO         ring, tree, nvls, nvls_tree, hierarchical, torus (a\n"
-	"                      scenario with a torus) or auto; where it does not\n"
-	"                      apply, a warning names what is used instead\n"
-	"  --proto PROTO       ll, ll128, simple or auto\n"
-	"  --gpu PRESET        without a scenario: the GPU's standard 8-GPU server\n"
-	"                      (default h100-sxm-80g)\n"
-	"  --nodes N           without a scenario: nodes (default 1)\n"
-	"  --gpus-per-node G   without a scenario: GPUs per node (default 8)\n"
-	"  --set KEY=VALUE     with a scenario: override one of its scalars, such as\n"
-	"                      cluster.gpu.calibration (repeatable)\n"
-	"  --format text|json  output format (default text)\n"
+	"TEST is the nccl-tests binary, as nccl-tests is run: all_reduce_perf\n"
+	"(the default), reduce_scatter_perf, all_gather_perf, alltoall_perf,\n"
+	"broadcast_perf, sendrecv_perf, reduce_perf, gather_perf or scatter_perf,\n"
+	"with or without a directory and the _mpi suffix.\n"
+	"\n"
+	"nccl-tests' options, short and long, with their meanings:\n"
+	"  -b, --minbytes SIZE   smallest size (default 8); a bare K, M, G or T is\n"
+	"                        binary as in nccl-tests (8K = 8192), or 8KB, 1MiB\n"
+	"  -e, --maxbytes SIZE   largest size (default 128M)\n"
+	"  -f, --stepfactor F    size multiplier between rows, > 1 (default 2)\n"
+	"  -i, --stepbytes SIZE  size increment between rows, instead of -f\n"
+	"  -t, --nthreads N      threads per process (default 1)\n"
+	"  -g, --ngpus N         GPUs per thread (default 1); without --gpus the\n"
+	"                        ranks are -t x -g, one process; with neither,\n"
+	"                        every GPU of the cluster, one process per GPU\n"
+	"  -o, --op OP           the reduction: sum (default), prod, max, min, avg,\n"
+	"                        mulsum, or all (each in turn)\n"
+	"  -d, --datatype TYPE   float (default), half, bfloat16, double, int8,\n"
+	"                        uint8, int32, uint32, int64, uint64, f8e4m3,\n"
+	"                        f8e5m2, or all (each in turn)\n"
+	"  -r, --root R          root of broadcast, reduce, gather, scatter\n"
+	"                        (default 0; -1 or all: each rank in turn)\n"
+	"  -N, --run_cycles N    print the rows N times (default 1)\n"
+	"  -C, --report_cputime 0|1  name the time columns 'cputime'\n"
+	"  -J, --output_file FILE.json  also write nccl-tests' JSON to FILE\n"
+	"  -n, --iters, -w, --warmup_iters, -m, --agg_iters, -c, --check,\n"
+	"  -G, --cudagraph, -u, --unalign, -z, --blocking, -p, --parallel_init N\n"
+	"                        accepted and echoed in the header; they change no\n"
+	"                        time (nothing is measured; #wrong is N/A)\n"
+	"  -a, -R, -T, -y, -x, -D, -V, -M, -S, -I, -K (and their long names) N\n"
+	"                        accepted, no effect\n"
+	"\n";
+
+/* The rest of the help (one literal would pass C's 4095 characters). */
+static const char usage_own[] =
+	"clustersim's own:\n"
+	"  --collective OP       the collective, instead of TEST: all_reduce,\n"
+	"                        reduce_scatter, all_gather, all_to_all (alltoall),\n"
+	"                        broadcast, reduce, gather, scatter or send_recv\n"
+	"  --gpus N              the ranks, as mpirun -np N x -t x -g\n"
+	"  --min, --max, --factor, --dtype, --redop, --warmup-iters\n"
+	"                        -b, -e, -f, -d, -o and -w\n"
+	"  --algo ALGO           ring, tree, nvls, nvls_tree, hierarchical, torus (a\n"
+	"                        scenario with a torus) or auto; where it does not\n"
+	"                        apply, a warning names what is used instead\n"
+	"  --proto PROTO         ll, ll128, simple or auto\n"
+	"  --gpu PRESET          without a scenario: the GPU's standard 8-GPU server\n"
+	"                        (default h100-sxm-80g)\n"
+	"  --nodes N             without a scenario: nodes (default 1)\n"
+	"  --gpus-per-node G     without a scenario: GPUs per node (default 8)\n"
+	"  --set KEY=VALUE       with a scenario: override one of its scalars, such\n"
+	"                        as cluster.gpu.calibration (repeatable)\n"
+	"  --format text|json    output format (default text; json: one object a row)\n"
 	"\n"
 	"examples:\n"
 	"  clustersim coll -b 8 -e 8G -f 2\n"
-	"  clustersim coll --gpu a100-sxm-80g --nodes 4 -b 1G -e 1G --algo ring\n"
-	"  clustersim coll scenarios/3d-llama3-70b-64gpu.yaml --op all_gather -g 16 --format json\n"
+	"  clustersim coll all_reduce_perf --gpu a100-sxm-80g --nodes 4 -b 1G -e 1G --algo ring\n"
+	"  clustersim coll all_gather_perf scenarios/3d-llama3-70b-64gpu.yaml --gpus 16 --format json\n"
+	"  clustersim coll reduce_scatter_perf -g 8 -b 1M -e 1G -f 4 -o avg -d bfloat16 -n 50 -w 5\n"
 	"\n"
 	"exit status: 0 success, 2 bad input\n";
 
@@ -72,17 +105,44 @@ static const char usage[] =
 #define CS_COLL_MAX_ROWS 10000
 
 enum {
-	O_OP = 1, O_MIN, O_MAX, O_FACTOR, O_ALGO, O_PROTO, O_GPUS, O_GPU, O_NODES, O_GPN, O_FORMAT,
-	O_SET, O_DTYPE, O_REDOP, O_ITERS, O_WARMUP, O_CHECK, O_HELP
+	O_COLLECTIVE = 1, O_MIN, O_MAX, O_FACTOR, O_STEPBYTES, O_ALGO, O_PROTO, O_GPUS, O_NTHREADS,
+	O_NGPUS, O_GPU, O_NODES, O_GPN, O_FORMAT, O_SET, O_DTYPE, O_REDOP, O_ROOT, O_ITERS, O_WARMUP,
+	O_CHECK, O_AGG, O_GRAPH, O_UNALIGN, O_BLOCKING, O_PARALLEL, O_CYCLES, O_CPUTIME, O_JSON,
+	O_NOEFFECT, O_HELP
 };
 
 static const cs_opt coll_opts[] = {
-	{ "op", 1, O_OP }, { "min", 1, O_MIN }, { "max", 1, O_MAX }, { "factor", 1, O_FACTOR },
-	{ "algo", 1, O_ALGO }, { "proto", 1, O_PROTO }, { "gpus", 1, O_GPUS }, { "gpu", 1, O_GPU },
-	{ "nodes", 1, O_NODES }, { "gpus-per-node", 1, O_GPN }, { "format", 1, O_FORMAT },
-	{ "set", 1, O_SET }, { "dtype", 1, O_DTYPE }, { "redop", 1, O_REDOP },
-	{ "iters", 1, O_ITERS }, { "warmup-iters", 1, O_WARMUP }, { "check", 1, O_CHECK },
+	{ "collective", 1, O_COLLECTIVE }, { "minbytes", 1, O_MIN }, { "min", 1, O_MIN },
+	{ "maxbytes", 1, O_MAX }, { "max", 1, O_MAX }, { "stepfactor", 1, O_FACTOR },
+	{ "factor", 1, O_FACTOR }, { "stepbytes", 1, O_STEPBYTES }, { "algo", 1, O_ALGO },
+	{ "proto", 1, O_PROTO }, { "gpus", 1, O_GPUS }, { "nthreads", 1, O_NTHREADS },
+	{ "ngpus", 1, O_NGPUS }, { "gpu", 1, O_GPU }, { "nodes", 1, O_NODES },
+	{ "gpus-per-node", 1, O_GPN }, { "format", 1, O_FORMAT }, { "set", 1, O_SET },
+	{ "datatype", 1, O_DTYPE }, { "dtype", 1, O_DTYPE }, { "op", 1, O_REDOP },
+	{ "redop", 1, O_REDOP }, { "root", 1, O_ROOT }, { "iters", 1, O_ITERS },
+	{ "warmup_iters", 1, O_WARMUP }, { "warmup-iters", 1, O_WARMUP }, { "check", 1, O_CHECK },
+	{ "agg_iters", 1, O_AGG }, { "cudagraph", 1, O_GRAPH }, { "unalign", 1, O_UNALIGN },
+	{ "blocking", 1, O_BLOCKING }, { "parallel_init", 1, O_PARALLEL },
+	{ "run_cycles", 1, O_CYCLES }, { "report_cputime", 1, O_CPUTIME },
+	{ "output_file", 1, O_JSON }, { "average", 1, O_NOEFFECT },
+	{ "local_register", 1, O_NOEFFECT }, { "timeout", 1, O_NOEFFECT },
+	{ "stream_null", 1, O_NOEFFECT }, { "cta_policy", 1, O_NOEFFECT },
+	{ "device_implementation", 1, O_NOEFFECT }, { "device_cta_count", 1, O_NOEFFECT },
+	{ "memory", 1, O_NOEFFECT }, { "report_timestamps", 1, O_NOEFFECT },
+	{ "per_iter_timing", 1, O_NOEFFECT }, { "per_iter_skip", 1, O_NOEFFECT },
 	{ "help", 0, O_HELP }, { 0, 0, 0 },
+};
+
+/* The whole-number options: their least and greatest values. */
+static const struct {
+	int id;
+	int64_t lo, hi;
+} ranges[] = {
+	{ O_NTHREADS, 1, 1024 }, { O_NGPUS, 1, 1024 }, { O_ITERS, 0, INT32_MAX },
+	{ O_WARMUP, 0, INT32_MAX }, { O_CHECK, 0, INT32_MAX }, { O_AGG, 1, INT32_MAX },
+	{ O_GRAPH, 0, INT32_MAX }, { O_UNALIGN, 0, INT32_MAX }, { O_BLOCKING, 0, 3 },
+	{ O_PARALLEL, 0, 1 }, { O_CYCLES, 1, 1000 }, { O_CPUTIME, 0, 1 },
+	{ O_NOEFFECT, -1, INT32_MAX },
 };
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -119,110 +179,227 @@ static int parse_count(const char *opt, const char *s, int64_t *out)
 }
 
 typedef struct args {
-	const char *scenario, *gpu;
+	const char *scenario, *gpu, *json_file, *test; /* test: the TEST argument */
 	const char *sets[CS_ARGS_MAX_SETS];
 	size_t nsets;
 	int op, algo, proto, json, dtype, redop;
-	double min, max, factor;
-	int64_t gpus, nodes, gpn;
+	bool op_given, all_dtypes, all_redops, factor_given;
+	double min, max, factor, stepbytes;
+	int64_t gpus, nodes, gpn, nthreads, ngpus, root;
+	int64_t iters, warmup, check, agg, graph, unalign, blocking, parallel, cycles, cputime;
 } args;
+
+/* cs_coll_op's order, then nccl-tests' spellings of two. */
+static const char *const ops[] = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
+				  "broadcast", "send_recv", "reduce", "gather", "scatter",
+				  "alltoall", "sendrecv"};
+
+/* TEST or SCENARIO. */
+static int positional(args *a, const char *v)
+{
+	int t = cs__nccl_test(v);
+	if (t == -2)
+		return bad("'%s' is an nccl-tests test clustersim has no model for (all_reduce_perf, "
+			   "reduce_scatter_perf, all_gather_perf, alltoall_perf, broadcast_perf, "
+			   "sendrecv_perf, reduce_perf, gather_perf, scatter_perf)%s", v, "");
+	if (t >= 0) {
+		if (a->op_given)
+			return bad("'%s': the collective is already chosen%s", v, "");
+		a->op = t;
+		a->op_given = true;
+		a->test = v;
+		return 0;
+	}
+	if (a->scenario)
+		return bad("unexpected argument '%s' (scenario already '%s')", v, a->scenario);
+	a->scenario = v;
+	return 0;
+}
+
+/* -o: nccl-tests' reduction, or all of them. */
+static int parse_redop(args *a, const char *v)
+{
+	if (cs_name_eq(v, "all")) {
+		a->all_redops = true;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (cs_name_eq(v, ops[i]))
+			return bad("'--op %s': '--op' is the reduction, as in nccl-tests (sum, prod, max, "
+				   "min, avg, mulsum or all); name the collective as nccl-tests does "
+				   "('clustersim coll %s_perf') or with '--collective'", v,
+				   i == 3 || i == 9 ? "alltoall" : i == 5 || i == 10 ? "sendrecv" : v);
+	const char *names[8];
+	int n = cs_nccl_redops();
+	for (int i = 0; i < n; i++)
+		names[i] = cs_nccl_redop_name(i);
+	return pick("reduction", v, names, n, &a->redop) ? CS_ERR_INPUT : 0;
+}
+
+static int parse_int_opt(int id, const char *name, const char *v, int64_t *out)
+{
+	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+		if (ranges[i].id == id) {
+			if (cs_args_parse_int(v, ranges[i].lo, ranges[i].hi, out) == 0)
+				return 0;
+			char msg[160];
+			snprintf(msg, sizeof msg,
+				 "'--%s' needs a whole number from %lld to %lld, got '%%s'%%s", name,
+				 (long long)ranges[i].lo, (long long)ranges[i].hi);
+			if (id == O_CYCLES && strcmp(v, "0") == 0)
+				return bad("'--run_cycles 0' runs for ever in nccl-tests; give a number of "
+					   "cycles%s%s", "", "");
+			return bad(msg, v, "");
+		}
+	return 0;
+}
+
+static int take(args *a, int id, const char *v)
+{
+	char msg[256];
+	int rc = 0;
+	switch (id) {
+	case O_COLLECTIVE:
+		if (a->op_given)
+			return bad("'--collective %s': the collective is already chosen%s", v, "");
+		rc = pick("collective", v, ops, 11, &a->op);
+		if (a->op == 9)
+			a->op = CS_COLL_ALL_TO_ALL;
+		else if (a->op == 10)
+			a->op = CS_COLL_SEND_RECV;
+		a->op_given = true;
+		break;
+	case O_DTYPE: {
+		const char *dnames[32];
+		int ndtypes = cs_nccl_dtypes();
+		for (int i = 0; i < ndtypes; i++)
+			dnames[i] = cs_nccl_dtype_name(i);
+		if (cs_name_eq(v, "all"))
+			a->all_dtypes = true;
+		else
+			rc = pick("data type", v, dnames, ndtypes, &a->dtype);
+		break;
+	}
+	case O_REDOP:
+		return parse_redop(a, v);
+	case O_ROOT:
+		if (cs_name_eq(v, "all"))
+			a->root = -1;
+		else if (cs_args_parse_int(v, -1, INT32_MAX, &a->root))
+			return bad("'--root' needs a rank, -1 or all, got '%s'%s", v, "");
+		break;
+	case O_ALGO: {
+		const char *algos[CS_ALGO_COUNT];
+		for (int i = 0; i < CS_ALGO_COUNT; i++)
+			algos[i] = cs_coll_algo_name((cs_coll_algo)i);
+		rc = pick("algorithm", v, algos, CS_ALGO_COUNT, &a->algo);
+		break;
+	}
+	case O_PROTO: {
+		const char *protos[CS_PROTO_COUNT];
+		for (int i = 0; i < CS_PROTO_COUNT; i++)
+			protos[i] = cs_coll_proto_name((cs_coll_proto)i);
+		rc = pick("protocol", v, protos, CS_PROTO_COUNT, &a->proto);
+		break;
+	}
+	case O_FORMAT: {
+		static const char *const formats[] = {"text", "json"};
+		rc = pick("format", v, formats, 2, &a->json);
+		break;
+	}
+	case O_MIN:
+	case O_MAX:
+	case O_STEPBYTES: {
+		double *dst = id == O_MIN ? &a->min : id == O_MAX ? &a->max : &a->stepbytes;
+		if (cs__nccl_size(v, dst, msg, sizeof(msg)))
+			return bad("'--%s': %s", id == O_MIN ? "minbytes" : id == O_MAX ? "maxbytes"
+				   : "stepbytes", msg);
+		if (id == O_STEPBYTES && !(a->stepbytes >= 1))
+			return bad("'--stepbytes' must be at least 1 byte, got '%s'%s", v, "");
+		break;
+	}
+	case O_FACTOR: {
+		char *end;
+		a->factor = strtod(v, &end);
+		if (*end || end == v || !(a->factor > 1) || a->factor > 1e6)
+			return bad("'--stepfactor' needs a number > 1, got '%s'%s", v, "");
+		a->factor_given = true;
+		break;
+	}
+	case O_GPUS: rc = parse_count("--gpus", v, &a->gpus); break;
+	case O_NODES: rc = parse_count("--nodes", v, &a->nodes); break;
+	case O_GPN: rc = parse_count("--gpus-per-node", v, &a->gpn); break;
+	case O_GPU: a->gpu = v; break;
+	case O_JSON:
+		if (!v[0] || strcmp(v, "-") == 0)
+			return bad("'--output_file' needs a file name (got '%s')%s", v, "");
+		a->json_file = v;
+		break;
+	case O_SET:
+		if (a->nsets == CS_ARGS_MAX_SETS)
+			return bad("more than %s '--set' options%s", "256", "");
+		a->sets[a->nsets++] = v;
+		break;
+	default: {
+		int64_t x, *dst = id == O_NTHREADS ? &a->nthreads : id == O_NGPUS ? &a->ngpus
+				 : id == O_ITERS ? &a->iters : id == O_WARMUP ? &a->warmup
+				 : id == O_CHECK ? &a->check : id == O_AGG ? &a->agg
+				 : id == O_GRAPH ? &a->graph : id == O_UNALIGN ? &a->unalign
+				 : id == O_BLOCKING ? &a->blocking : id == O_PARALLEL ? &a->parallel
+				 : id == O_CYCLES ? &a->cycles : id == O_CPUTIME ? &a->cputime : &x;
+		const char *name = "option";
+		for (const cs_opt *o = coll_opts; o->name; o++)
+			if (o->id == id) {
+				name = o->name;
+				break;
+			}
+		return parse_int_opt(id, name, v, dst);
+	}
+	}
+	return rc ? CS_ERR_INPUT : 0;
+}
 
 static int parse(int argc, char **argv, args *a)
 {
-	/* cs_coll_op's order, then nccl-tests' spellings of two */
-	static const char *const ops[] = {"all_reduce", "reduce_scatter", "all_gather",
-					  "all_to_all", "broadcast", "send_recv", "reduce", "gather",
-					  "scatter", "alltoall", "sendrecv"};
-	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
-	const char *dnames[32];
-	int ndtypes = cs_nccl_dtypes();
-	for (int i = 0; i < ndtypes; i++)
-		dnames[i] = cs_nccl_dtype_name(i);
-	const char *algos[CS_ALGO_COUNT], *protos[CS_PROTO_COUNT];
-	for (int i = 0; i < CS_ALGO_COUNT; i++)
-		algos[i] = cs_coll_algo_name((cs_coll_algo)i);
-	for (int i = 0; i < CS_PROTO_COUNT; i++)
-		protos[i] = cs_coll_proto_name((cs_coll_proto)i);
-	static const char *const formats[] = {"text", "json"};
-	char msg[256];
 	cs_args ca;
 	const char *v;
 	int id;
 	cs_args_init(&ca, "coll", argc, argv);
 	while ((id = cs_args_next(&ca, coll_opts, &v)) != CS_ARGS_END) {
 		int rc = 0;
-		switch (id) {
-		case CS_ARGS_ERROR:
+		if (id == CS_ARGS_ERROR)
 			return CS_ERR_INPUT;
-		case O_HELP:
+		if (id == O_HELP) {
 			fputs(usage, stdout);
+			fputs(usage_own, stdout);
 			return 1;
-		case CS_ARGS_POSITIONAL:
-			if (a->scenario)
-				return bad("unexpected argument '%s' (scenario already '%s')", v, a->scenario);
-			a->scenario = v;
-			break;
-		case O_OP:
-			rc = pick("operation", v, ops, 11, &a->op);
-			if (a->op == 9)
-				a->op = CS_COLL_ALL_TO_ALL;
-			else if (a->op == 10)
-				a->op = CS_COLL_SEND_RECV;
-			break;
-		case O_DTYPE: rc = pick("data type", v, dnames, ndtypes, &a->dtype); break;
-		case O_REDOP: rc = pick("reduction", v, redops, 5, &a->redop); break;
-		case O_ITERS:
-		case O_WARMUP:
-		case O_CHECK: {
-			int64_t ignored;
-			if (cs_args_parse_int(v, 0, INT64_MAX, &ignored))
-				return bad("'%s' needs a whole number, got '%s'",
-					   id == O_ITERS ? "-n" : id == O_WARMUP ? "-w" : "-c", v);
-			break;
 		}
-		case O_ALGO: rc = pick("algorithm", v, algos, CS_ALGO_COUNT, &a->algo); break;
-		case O_PROTO: rc = pick("protocol", v, protos, CS_PROTO_COUNT, &a->proto); break;
-		case O_FORMAT: rc = pick("format", v, formats, 2, &a->json); break;
-		case O_MIN:
-		case O_MAX:
-			if (cs__nccl_size(v, id == O_MIN ? &a->min : &a->max, msg, sizeof(msg)))
-				return bad("'--%s': %s", coll_opts[id - 1].name, msg);
-			break;
-		case O_FACTOR: {
-			char *end;
-			a->factor = strtod(v, &end);
-			if (*end || end == v || !(a->factor > 1) || a->factor > 1e6)
-				return bad("'--factor' needs a number > 1, got '%s'%s", v, "");
-			break;
-		}
-		case O_GPUS: rc = parse_count("--gpus", v, &a->gpus); break;
-		case O_NODES: rc = parse_count("--nodes", v, &a->nodes); break;
-		case O_GPN: rc = parse_count("--gpus-per-node", v, &a->gpn); break;
-		case O_GPU: a->gpu = v; break;
-		case O_SET:
-			if (a->nsets == CS_ARGS_MAX_SETS)
-				return bad("more than %s '--set' options%s", "256", "");
-			a->sets[a->nsets++] = v;
-			break;
-		}
+		rc = id == CS_ARGS_POSITIONAL ? positional(a, v) : take(a, id, v);
 		if (rc)
 			return CS_ERR_INPUT;
 	}
+	if (a->stepbytes > 0 && !a->factor_given)
+		a->factor = 0; /* -i alone: step by bytes, as nccl-tests does when -f is not > 1 */
 	if (a->min > a->max)
-		return bad("'--min' is larger than '--max'%s%s", "", "");
+		return bad("'--minbytes' is larger than '--maxbytes'%s%s", "", "");
 	if (a->max > CS_COLL_MAX_BYTES) {
 		char got[48];
 		snprintf(got, sizeof got, "%.4g", a->max);
-		return bad("'--max' must be at most 1 PiB (1125899906842624 bytes), got %s bytes%s",
+		return bad("'--maxbytes' must be at most 1 PiB (1125899906842624 bytes), got %s bytes%s",
 			   got, "");
 	}
-	if (log(a->max / a->min) / log(a->factor) + 1 > CS_COLL_MAX_ROWS)
-		return bad("more than 10000 rows from '--min' to '--max' by '--factor'; raise the "
-			   "factor or narrow the range%s%s", "", "");
+	if (a->min < 1)
+		return bad("'--minbytes' must be at least 1 byte%s%s", "", "");
+	double steps = a->factor > 1 ? log(a->max / a->min) / log(a->factor) + 1
+				     : (a->max - a->min) / a->stepbytes + 1;
+	double per_size = (a->all_dtypes ? cs_nccl_dtypes() : 1) * (a->all_redops ? cs_nccl_redops() : 1) *
+			  (double)(a->cycles ? a->cycles : 1);
+	if (steps * per_size > CS_COLL_MAX_ROWS)
+		return bad("more than 10000 rows from '--minbytes' to '--maxbytes' by the step (with "
+			   "each data type, reduction and cycle); raise the step or narrow the range%s%s",
+			   "", "");
 	if (a->nsets && !a->scenario)
 		return bad("'--set' needs a scenario to override%s%s", "", "");
-	if (a->min < 1)
-		return bad("'--min' must be at least 1 byte%s%s", "", "");
 	return 0;
 }
 
@@ -277,12 +454,76 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	return 0;
 }
 
+/* The ranks and their processes: --gpus, else -t x -g (one process), else
+ * every GPU (one process each, as mpirun -np N ... -g 1 runs them). 0, or
+ * 2 after saying why they cannot be. */
+static int ranks(args *a, int64_t gpus, int gpn, int64_t *n)
+{
+	char x[64], y[64];
+	if (a->gpus > gpus) {
+		snprintf(x, sizeof x, "%lld", (long long)gpus);
+		return bad("'--gpus' exceeds the cluster's %s GPUs%s", x, "");
+	}
+	int64_t t = a->nthreads ? a->nthreads : 1, g = a->ngpus ? a->ngpus : 1;
+	*n = a->gpus ? a->gpus : a->nthreads || a->ngpus ? t * g : gpus;
+	if (t * g > gpn) {
+		snprintf(x, sizeof x, "%lld", (long long)(t * g));
+		snprintf(y, sizeof y, "%d", gpn);
+		return bad("a process's -t x -g = %s GPUs are more than a node has (%s)", x, y);
+	}
+	if (*n > gpus) {
+		snprintf(x, sizeof x, "%lld", (long long)*n);
+		snprintf(y, sizeof y, "%lld", (long long)gpus);
+		return bad("-t x -g = %s ranks are more than the cluster's %s GPUs", x, y);
+	}
+	if (*n % (t * g) != 0) {
+		snprintf(x, sizeof x, "%lld", (long long)*n);
+		snprintf(y, sizeof y, "%lld", (long long)(t * g));
+		return bad("'--gpus %s' is not a whole number of processes of -t x -g = %s GPUs", x, y);
+	}
+	if (a->root >= *n) {
+		snprintf(x, sizeof x, "%lld", (long long)a->root);
+		snprintf(y, sizeof y, "%lld", (long long)*n);
+		return bad("'--root %s' is not one of the %s ranks", x, y);
+	}
+	a->nthreads = t;
+	a->ngpus = g;
+	return 0;
+}
+
+/* nccl-tests' -J FILE: its JSON, written atomically. */
+static int write_json(const char *path, const cs_nccl_run *run, cs_coll *coll)
+{
+	cs_diag diag = { { 0 } };
+	cs_out *o = cs_out_open(path, &diag);
+	if (!o) {
+		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
+		return CS_ERR_INPUT;
+	}
+	char now[64];
+	time_t t = time(NULL);
+	struct tm tm;
+	strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+	if (cs_nccl_write_json(cs_out_file(o), run, coll, now) != 0) {
+		cs_out_abort(o);
+		return bad("cannot write '%s'%s", path, "");
+	}
+	if (cs_out_commit(o, &diag) != 0) {
+		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
+		return CS_ERR_INPUT;
+	}
+	return 0;
+}
+
 int cs_cmd_coll(int argc, char **argv)
 {
 	args a = {0};
 	a.min = 8;
 	a.max = 128.0 * 1024 * 1024;
 	a.factor = 2;
+	a.warmup = 1; /* nccl-tests' defaults, echoed */
+	a.iters = 20;
+	a.agg = 1;
 	int targc;
 	char **targv = cs__nccl_translate(argc, argv, &targc);
 	if (!targv)
@@ -291,6 +532,11 @@ int cs_cmd_coll(int argc, char **argv)
 	free(targv);
 	if (rc)
 		return rc == 1 ? 0 : rc;
+	cs_diag diag = { { 0 } };
+	if (a.json_file && cs_out_check(a.json_file, (const char *const *)&a.scenario, 1, &diag) != 0) {
+		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
+		return CS_ERR_INPUT;
+	}
 	cs_scenario *sc = calloc(1, sizeof(*sc));
 	if (sc == NULL)
 		return CS_ERR_NOMEM;
@@ -300,7 +546,6 @@ int cs_cmd_coll(int argc, char **argv)
 		return rc;
 	}
 	cs_coll_spec spec;
-	cs_diag diag;
 	if (cs_hw_coll_spec(sc, &spec, &diag) != CS_OK) { /* the calibration's network */
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		free(sc);
@@ -318,21 +563,35 @@ int cs_cmd_coll(int argc, char **argv)
 		free(sc);
 		return CS_ERR_NOMEM;
 	}
-	int64_t gpus = cs_topo_gpus(topo);
-	if (a.gpus > gpus) {
-		char have[32];
-		snprintf(have, sizeof(have), "%lld", (long long)gpus);
-		rc = bad("'--gpus' exceeds the cluster's %s GPUs%s", have, "");
+	int64_t n;
+	rc = ranks(&a, cs_topo_gpus(topo), sc->cluster.gpus_per_node, &n);
+	if (rc)
 		goto out;
-	}
-	int64_t n = a.gpus ? a.gpus : gpus;
 	cs_group_shape g = cs_topo_group(topo, 0, 1, n);
 	cs_coll_op op = (cs_coll_op)a.op;
-	static const char *const redops[] = {"sum", "prod", "min", "max", "avg"};
 	bool p2p = op == CS_COLL_ALL_TO_ALL || op == CS_COLL_SEND_RECV || op == CS_COLL_GATHER ||
 		   op == CS_COLL_SCATTER;
 	cs_nccl_run run = { .c = &sc->cluster, .op = op, .g = &g, .n = n, .min = a.min, .max = a.max,
-			    .factor = a.factor, .dtype = a.dtype, .redop = redops[a.redop] };
+			    .factor = a.factor, .stepbytes = a.stepbytes, .dtype = a.dtype,
+			    .redop = a.redop, .all_dtypes = a.all_dtypes, .all_redops = a.all_redops,
+			    .root = a.root, .nthreads = a.nthreads, .ngpus = a.ngpus,
+			    .warmup = a.warmup, .iters = a.iters, .agg = a.agg, .check = a.check,
+			    .graph = a.graph, .unalign = a.unalign, .blocking = a.blocking,
+			    .cycles = a.cycles, .parallel_init = a.parallel, .cputime = a.cputime };
+	/* the JSON's args: the test, then the options (the TEST argument is args[0]) */
+	char **opts = malloc((size_t)argc * sizeof *opts);
+	if (!opts) {
+		rc = CS_ERR_NOMEM;
+		goto out;
+	}
+	for (int i = 1; i < argc; i++)
+		if (argv[i] != a.test)
+			opts[run.argc++] = argv[i];
+	run.argv = opts;
+	rc = a.json_file ? write_json(a.json_file, &run, coll) : 0;
+	free(opts);
+	if (rc)
+		goto out;
 	bool substituted = cs_nccl_write(stdout, a.json, &run, coll,
 					 p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo);
 	if (a.algo && p2p)

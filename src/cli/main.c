@@ -47,7 +47,7 @@ static void usage(FILE *f)
 	      "examples:\n"
 	      "  clustersim run scenarios/llama3-405b-16k.yaml\n"
 	      "  clustersim validate scenarios/ddp-gpt-small.yaml --set cluster.nodes=2\n"
-	      "  clustersim coll --gpu h100-sxm-80g --nodes 1 --op all_reduce --min 8B --max 8GB\n"
+	      "  clustersim coll all_reduce_perf --gpu h100-sxm-80g --nodes 1 -b 8 -e 8G\n"
 	      "\n"
 	      "exit status: 0 success, 1 simulation failure, 2 bad input\n", f);
 }

@@ -1,8 +1,10 @@
 /*
- * nccltests.c - nccl-tests' text output (nccltests.h). One pass over the
+ * nccltests.c - nccl-tests' output (nccltests.h). Text: one pass over the
  * lines: '#' lines give the test's name, the ranks and the column header;
- * lines that start with a digit after the header are result rows. The
- * rows are one array the caller frees with cs_nccltests_free.
+ * lines that start with a digit after the header are result rows, and a
+ * test's opening lines after rows start the next test. JSON (-J): one
+ * document, read whole with jansson. Each test's rows are one array the
+ * caller frees with cs_nccltests_set_free.
  */
 #include "ingest/nccltests.h"
 
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "core/file.h"
 
@@ -28,7 +32,7 @@ typedef struct line {
 /* The length of a launcher's prefix at the start of [s, e), 0 if none:
  * mpirun --tag-output's "[1,0]<stdout>:", torchrun's "[default0]:", srun
  * -l's "0: " (digits and a colon: a result row's first number is followed
- * by a blank). */
+ * by a blank), Intel MPI -prepend-rank's "[0] " (digits in brackets). */
 static size_t launcher_prefix(const char *s, const char *e)
 {
 	const char *p = s;
@@ -41,6 +45,11 @@ static size_t launcher_prefix(const char *s, const char *e)
 					      memcmp(q, "<stderr>:", 9) == 0))
 			return (size_t)(q + 9 - s);
 		if (q < e && *q == ':' && q - p > 9 && memcmp(p, "[default", 8) == 0)
+			return (size_t)(q + 1 - s);
+		const char *d = p + 1;
+		while (d < q - 1 && isdigit((unsigned char)*d))
+			d++;
+		if (d == q - 1 && d > p + 1 && q < e && *q == ' ')
 			return (size_t)(q + 1 - s);
 		return 0;
 	}
@@ -114,6 +123,7 @@ static bool number(const line *l, int i, double *v)
 
 typedef struct cols {
 	int n;                 /* tokens of a result row */
+	bool stamped;          /* -S 1: a timestamp column, two tokens in a row */
 	int size, redop, root; /* -1 when absent */
 	int time[2], busbw[2];
 	int line;
@@ -124,10 +134,14 @@ static int header(const line *l, const char *file, int lineno, cols *c, cs_diag 
 {
 	c->n = l->n - 1;
 	c->line = lineno;
+	c->stamped = find(l, "timestamp", 1) == l->n - 1;
+	if (c->stamped)
+		c->n++; /* "2026-07-10 09:00:00" */
 	c->size = find(l, "size", 1) - 1;
 	c->redop = find(l, "redop", 1) - 1;
 	c->root = find(l, "root", 1) - 1;
-	int t0 = find(l, "time", 1), b0 = find(l, "busbw", 1), a0 = find(l, "algbw", 1);
+	const char *tname = find(l, "time", 1) > 0 ? "time" : "cputime"; /* -C 1: cputime */
+	int t0 = find(l, tname, 1), b0 = find(l, "busbw", 1), a0 = find(l, "algbw", 1);
 	const char *missing = c->size < 0 ? "size" : t0 < 0 ? "time" : a0 < 0 ? "algbw"
 			      : b0 < 0 ? "busbw" : NULL;
 	if (missing) {
@@ -136,7 +150,7 @@ static int header(const line *l, const char *file, int lineno, cols *c, cs_diag 
 			 file, lineno, missing);
 		return -1;
 	}
-	int t1 = find(l, "time", t0 + 1), b1 = find(l, "busbw", b0 + 1);
+	int t1 = find(l, tname, t0 + 1), b1 = find(l, "busbw", b0 + 1);
 	c->time[0] = t0 - 1;
 	c->busbw[0] = b0 - 1;
 	c->time[1] = t1 > 0 ? t1 - 1 : -1;
@@ -248,17 +262,78 @@ static cs_status row(const line *l, const cols *c, const char *file, int lineno,
 	return CS_OK;
 }
 
-cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out,
-			     cs_diag *diag)
+/* One test's output being read: its rows, hosts and column header. */
+typedef struct sect {
+	cs_nccltests t;
+	host *hosts;
+	size_t host_cap, row_cap;
+	cols c;
+	int last;         /* the last result row's line */
+	bool rows_seen;   /* a result row, of any size */
+} sect;
+
+static void sect_start(sect *x, int lineno)
 {
-	memset(out, 0, sizeof *out);
-	out->root = -1;
-	if (memchr(buf, 0, len))
-		return fail(diag, file, 1, 1, "not nccl-tests output: the file holds a NUL byte");
-	host *hosts = NULL;
-	size_t host_cap = 0, row_cap = 0;
-	cols c = { .n = -1 };
-	int lineno = 0, last = 0;
+	memset(x, 0, sizeof *x);
+	x->t.root = -1;
+	x->t.line = lineno; /* 0: at its first '#' line */
+	x->c.n = -1;
+}
+
+static cs_status push(cs_nccltests_set *set, cs_nccltests *t, cs_diag *diag)
+{
+	cs_nccltests *grown = realloc(set->tests, (set->n + 1) * sizeof *grown);
+	if (!grown) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	set->tests = grown;
+	set->tests[set->n++] = *t;
+	memset(t, 0, sizeof *t);
+	return CS_OK;
+}
+
+/* The test read into *x is complete at line `lineno`: check it and add it
+ * to the set (x is left empty either way). */
+static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_set *set,
+			  cs_diag *diag)
+{
+	for (int64_t h = 0; h < x->t.nhosts; h++)
+		if (x->hosts[h].ranks > x->t.ranks_per_host)
+			x->t.ranks_per_host = x->hosts[h].ranks;
+	free(x->hosts);
+	x->hosts = NULL;
+	cs_status st = CS_OK;
+	if (x->c.n < 0)
+		st = fail(diag, file, lineno ? lineno : 1, 1, "not nccl-tests output: no column header "
+			  "('# size count type ... time algbw busbw')");
+	else if (x->t.nrows == 0)
+		st = fail(diag, file, x->last ? x->last : x->c.line, 1,
+			  "no result rows of a nonzero size");
+	else if (x->t.nranks == 0)
+		st = fail(diag, file, x->t.line ? x->t.line : 1, 1, "no '# Rank' lines: the group's size "
+			  "and hosts are unknown (keep the header nccl-tests prints)");
+	if (st == CS_OK)
+		st = push(set, &x->t, diag);
+	cs_nccltests_free(&x->t);
+	return st;
+}
+
+/* Whether a '#' line is one a test prints before its rows. */
+static bool opens_test(const line *l)
+{
+	return (is(l, 1, "Collective") && find(l, "starting:", 2) > 0) || is(l, 1, "nThread") ||
+	       (is(l, 1, "nccl-tests") && is(l, 2, "version")) ||
+	       (is(l, 1, "Using") && is(l, 2, "devices")) || is(l, 1, "Rank") ||
+	       (find(l, "size", 1) > 0 && (find(l, "time", 1) > 0 || find(l, "cputime", 1) > 0));
+}
+
+static cs_status parse_text(const char *buf, size_t len, const char *file, cs_nccltests_set *set,
+			    cs_diag *diag)
+{
+	sect x;
+	sect_start(&x, 0);
+	int lineno = 0;
 	cs_status st = CS_OK;
 	line l;
 	for (const char *s = buf, *end = buf + len; s < end && st == CS_OK;) {
@@ -271,39 +346,273 @@ cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_n
 		if (l.n == 0)
 			continue;
 		if (is(&l, 0, "#")) {
+			if (x.rows_seen && opens_test(&l)) {
+				st = sect_end(&x, file, lineno - 1, set, diag);
+				sect_start(&x, lineno);
+				if (st != CS_OK)
+					break;
+			}
+			if (!x.t.line)
+				x.t.line = lineno;
 			int start = find(&l, "starting:", 1);
 			if (is(&l, 1, "Collective") && start > 0 && start + 1 < l.n)
-				copy_token(out->test, sizeof out->test, &l, start + 1);
+				copy_token(x.t.test, sizeof x.t.test, &l, start + 1);
 			else if (is(&l, 1, "Rank"))
-				rank_line(&l, out, &hosts, &host_cap);
-			else if (c.n < 0 && find(&l, "size", 1) > 0 && find(&l, "time", 1) > 0)
-				st = header(&l, file, lineno, &c, diag) ? CS_ERR_INPUT : CS_OK;
+				rank_line(&l, &x.t, &x.hosts, &x.host_cap);
+			else if (x.c.n < 0 && find(&l, "size", 1) > 0 &&
+				 (find(&l, "time", 1) > 0 || find(&l, "cputime", 1) > 0))
+				st = header(&l, file, lineno, &x.c, diag) ? CS_ERR_INPUT : CS_OK;
 			continue;
 		}
 		if (!isdigit((unsigned char)l.tok[0][0]))
 			continue; /* a launcher's or NCCL's own message */
-		if (c.n < 0)
+		if (x.c.n < 0)
 			st = fail(diag, file, lineno, 1, "a result row before the column header ('# size "
 				  "count type ... time algbw busbw'): not nccl-tests output?");
 		else
-			st = row(&l, &c, file, lineno, out, &row_cap, diag);
-		last = lineno;
+			st = row(&l, &x.c, file, lineno, &x.t, &x.row_cap, diag);
+		x.last = lineno;
+		x.rows_seen = true;
 	}
-	for (int64_t h = 0; h < out->nhosts; h++)
-		if (hosts[h].ranks > out->ranks_per_host)
-			out->ranks_per_host = hosts[h].ranks;
-	free(hosts);
+	if (st == CS_OK)
+		return sect_end(&x, file, lineno, set, diag);
+	free(x.hosts);
+	cs_nccltests_free(&x.t);
+	return st;
+}
+
+/* ---- nccl-tests' -J JSON (util.cu) -------------------------------------- */
+
+static cs_status jfail(cs_diag *diag, const char *file, const char *key, const char *what)
+{
+	snprintf(diag->msg, sizeof diag->msg, "%.300s: %.200s: %s", file, key, what);
+	return CS_ERR_INPUT;
+}
+
+/* A count of config (nthreads, ngpus): 1 when absent. */
+static cs_status jcount(const json_t *cfg, const char *key, const char *file, int64_t *out,
+			cs_diag *diag)
+{
+	const json_t *v = json_object_get(cfg, key);
+	*out = 1;
+	if (!v)
+		return CS_OK;
+	double d = json_number_value(v);
+	if (!json_is_number(v) || !(d >= 1 && d <= 65536) || d != floor(d)) {
+		char k[64];
+		snprintf(k, sizeof k, "config.%s", key);
+		return jfail(diag, file, k, "expected a whole number from 1 to 65536");
+	}
+	*out = (int64_t)d;
+	return CS_OK;
+}
+
+/* One of a result's out_of_place and in_place: its time (or cpu_time) and
+ * bus_bw; NAN where null or absent. */
+static cs_status jplace(const json_t *r, size_t i, int k, const char *file, cs_nccl_row *row,
+			cs_diag *diag)
+{
+	static const char *const keys[2] = { "out_of_place", "in_place" };
+	row->time_us[k] = row->busbw[k] = NAN;
+	const json_t *p = json_object_get(r, keys[k]);
+	if (!p || json_is_null(p))
+		return CS_OK;
+	char where[96];
+	snprintf(where, sizeof where, "results[%zu].%s", i, keys[k]);
+	if (!json_is_object(p))
+		return jfail(diag, file, where, "expected an object with 'time', 'alg_bw' and 'bus_bw'");
+	const json_t *t = json_object_get(p, "time");
+	if (!t)
+		t = json_object_get(p, "cpu_time");
+	if (json_is_string(t) && strcmp(json_string_value(t), "nan") == 0)
+		return CS_OK; /* nccl-tests writes a NaN as "nan" */
+	if (!json_is_number(t) || !(json_number_value(t) > 0) || !isfinite(json_number_value(t))) {
+		snprintf(where + strlen(where), sizeof where - strlen(where), ".time");
+		return jfail(diag, file, where, "expected a positive number of microseconds");
+	}
+	row->time_us[k] = json_number_value(t);
+	const json_t *b = json_object_get(p, "bus_bw");
+	if (json_is_number(b) && isfinite(json_number_value(b)))
+		row->busbw[k] = json_number_value(b);
+	return CS_OK;
+}
+
+/* The test's name from args[0] (a path to all_reduce_perf or _mpi). */
+static void jtest(const json_t *root, cs_nccltests *t)
+{
+	const json_t *args = json_object_get(root, "args");
+	const char *a = json_string_value(json_array_get(args, 0));
+	if (!a)
+		return;
+	const char *base = strrchr(a, '/');
+	snprintf(t->test, sizeof t->test, "%s", base ? base + 1 : a);
+}
+
+static cs_status jdevices(const json_t *cfg, const char *file, cs_nccltests *t, cs_diag *diag)
+{
+	int64_t threads, gpus;
+	cs_status st = jcount(cfg, "nthreads", file, &threads, diag);
+	if (st == CS_OK)
+		st = jcount(cfg, "ngpus", file, &gpus, diag);
 	if (st != CS_OK)
 		return st;
-	if (c.n < 0)
-		return fail(diag, file, lineno ? lineno : 1, 1, "not nccl-tests output: no column header "
-			    "('# size count type ... time algbw busbw')");
-	if (out->nrows == 0)
-		return fail(diag, file, last ? last : c.line, 1, "no result rows of a nonzero size");
-	if (out->nranks == 0)
-		return fail(diag, file, 1, 1, "no '# Rank' lines: the group's size and hosts are "
-			    "unknown (keep the header nccl-tests prints)");
+	const json_t *devs = json_object_get(cfg, "devices");
+	size_t n = json_array_size(devs);
+	if (n == 0)
+		return jfail(diag, file, "config.devices", "no devices: the group's size and hosts are "
+			     "unknown (keep the file nccl-tests wrote)");
+	host *hosts = calloc(n, sizeof *hosts);
+	if (!hosts) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	int64_t per = threads * gpus; /* the ranks of one process */
+	for (size_t i = 0; i < n; i++) {
+		const json_t *d = json_array_get(devs, i);
+		const char *name = json_string_value(json_object_get(d, "hostname"));
+		if (!name) {
+			char where[64];
+			snprintf(where, sizeof where, "config.devices[%zu].hostname", i);
+			free(hosts);
+			return jfail(diag, file, where, "expected the host's name");
+		}
+		if (i == 0) {
+			const char *info = json_string_value(json_object_get(d, "device_info"));
+			snprintf(t->gpu, sizeof t->gpu, "%s", info ? info : "");
+		}
+		int64_t h = 0;
+		while (h < t->nhosts && strncmp(hosts[h].name, name, sizeof hosts[h].name - 1) != 0)
+			h++;
+		if (h == t->nhosts)
+			snprintf(hosts[t->nhosts++].name, sizeof hosts[0].name, "%s", name);
+		hosts[h].ranks += per;
+		t->nranks += per;
+	}
+	for (int64_t h = 0; h < t->nhosts; h++)
+		if (hosts[h].ranks > t->ranks_per_host)
+			t->ranks_per_host = hosts[h].ranks;
+	free(hosts);
 	return CS_OK;
+}
+
+static cs_status jrows(const json_t *res, const char *file, cs_nccltests *t, cs_diag *diag)
+{
+	size_t n = json_array_size(res);
+	t->rows = n ? calloc(n, sizeof *t->rows) : NULL;
+	if (n && !t->rows) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const json_t *r = json_array_get(res, i);
+		char where[64];
+		snprintf(where, sizeof where, "results[%zu]", i);
+		if (!json_is_object(r))
+			return jfail(diag, file, where, "expected an object (size, count, type, redop, "
+				     "root, out_of_place, in_place)");
+		const json_t *size = json_object_get(r, "size");
+		double b = json_number_value(size);
+		if (!json_is_number(size) || !(b >= 0 && b < 1e18) || b != floor(b)) {
+			snprintf(where + strlen(where), sizeof where - strlen(where), ".size");
+			return jfail(diag, file, where, "expected a whole number of bytes");
+		}
+		cs_nccl_row row = { .bytes = b, .line = 1 };
+		cs_status st = CS_OK;
+		for (int k = 0; k < 2 && st == CS_OK; k++)
+			st = jplace(r, i, k, file, &row, diag);
+		if (st != CS_OK)
+			return st;
+		if (isnan(row.time_us[0]) && isnan(row.time_us[1]))
+			return jfail(diag, file, where, "no time in either 'out_of_place' or 'in_place'");
+		if (i == 0) {
+			const char *op = json_string_value(json_object_get(r, "redop"));
+			snprintf(t->redop, sizeof t->redop, "%s", op ? op : "");
+			const json_t *root = json_object_get(r, "root"); /* "%6i" as a string */
+			const char *rs = json_string_value(root);
+			double v = rs ? strtod(rs, NULL) : json_number_value(root);
+			if ((rs || json_is_number(root)) && v >= -1 && v < 1e9)
+				t->root = (int64_t)v;
+		}
+		if (b > 0)
+			t->rows[t->nrows++] = row;
+	}
+	if (t->nrows == 0)
+		return jfail(diag, file, "results", "no result rows of a nonzero size");
+	return CS_OK;
+}
+
+static cs_status parse_json(const char *buf, size_t len, const char *file, cs_nccltests_set *set,
+			    cs_diag *diag)
+{
+	json_error_t err;
+	json_t *root = json_loadb(buf, len, 0, &err);
+	if (!root) {
+		if (json_error_code(&err) == json_error_out_of_memory) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			return CS_ERR_NOMEM;
+		}
+		return fail(diag, file, err.line > 0 ? err.line : 1, err.column > 0 ? err.column : 1,
+			    "not nccl-tests output: bad JSON");
+	}
+	cs_nccltests t = { .root = -1, .line = 1 };
+	const json_t *res = json_object_get(root, "results"), *cfg = json_object_get(root, "config");
+	cs_status st;
+	if (!json_is_array(res) || !json_is_object(cfg))
+		st = fail(diag, file, 1, 1, "not nccl-tests output: no column header ('# size count "
+			  "type ... time algbw busbw') and no 'config' and 'results' of nccl-tests' -J "
+			  "JSON");
+	else
+		st = jdevices(cfg, file, &t, diag);
+	if (st == CS_OK)
+		st = jrows(res, file, &t, diag);
+	if (st == CS_OK) {
+		jtest(root, &t);
+		st = push(set, &t, diag);
+	}
+	cs_nccltests_free(&t);
+	json_decref(root);
+	return st;
+}
+
+cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file,
+				 cs_nccltests_set *out, cs_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	if (memchr(buf, 0, len))
+		return fail(diag, file, 1, 1, "not nccl-tests output: the file holds a NUL byte");
+	size_t i = 0;
+	while (i < len && isspace((unsigned char)buf[i]))
+		i++;
+	if (i < len && buf[i] == '{')
+		return parse_json(buf, len, file, out, diag);
+	return parse_text(buf, len, file, out, diag);
+}
+
+cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out,
+			     cs_diag *diag)
+{
+	cs_nccltests_set set;
+	memset(out, 0, sizeof *out);
+	out->root = -1;
+	cs_status st = cs_nccltests_parse_set(buf, len, file, &set, diag);
+	if (st == CS_OK && set.n > 0) {
+		*out = set.tests[0];
+		memset(&set.tests[0], 0, sizeof set.tests[0]);
+	}
+	cs_nccltests_set_free(&set);
+	return st;
+}
+
+cs_status cs_nccltests_load_set(const char *path, cs_nccltests_set *out, cs_diag *diag)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	memset(out, 0, sizeof *out);
+	cs_status st = cs_file_read(path, MAX_BYTES, &buf, &len, diag);
+	if (st == CS_OK)
+		st = cs_nccltests_parse_set(buf, len, path, out, diag);
+	free(buf);
+	return st;
 }
 
 cs_status cs_nccltests_load(const char *path, cs_nccltests *out, cs_diag *diag)
@@ -325,6 +634,70 @@ void cs_nccltests_free(cs_nccltests *t)
 		t->rows = NULL;
 		t->nrows = 0;
 	}
+}
+
+void cs_nccltests_set_free(cs_nccltests_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		cs_nccltests_free(&s->tests[i]);
+	free(s->tests);
+	s->tests = NULL;
+	s->n = 0;
+}
+
+/* The first token of `name` (split at what is not a letter or a digit,
+ * lowercased) that is letters then digits, with a letter or two after
+ * (a100, h100, gb200, mi300x); false if none. */
+static bool family(const char *name, char *out, size_t n)
+{
+	for (const char *p = name; *p;) {
+		while (*p && !isalnum((unsigned char)*p))
+			p++;
+		const char *q = p;
+		while (*q && isalnum((unsigned char)*q))
+			q++;
+		size_t len = (size_t)(q - p), i = 0;
+		while (i < len && isalpha((unsigned char)p[i]))
+			i++;
+		size_t letters = i;
+		while (i < len && isdigit((unsigned char)p[i]))
+			i++;
+		size_t digits = i - letters;
+		if (letters >= 1 && letters <= 3 && digits >= 2 && digits <= 4 && len - i <= 2 &&
+		    len < n) {
+			for (size_t k = 0; k < len; k++)
+				out[k] = (char)tolower((unsigned char)p[k]);
+			out[len] = 0;
+			return true;
+		}
+		p = q;
+	}
+	return false;
+}
+
+int cs_nccltests_same_gpu(const char *device, const char *gpu)
+{
+	char want[32], tok[64];
+	if (!device || !device[0] || !family(gpu, want, sizeof want))
+		return -1;
+	for (const char *p = device; *p;) {
+		while (*p && !isalnum((unsigned char)*p))
+			p++;
+		size_t len = 0;
+		while (p[len] && isalnum((unsigned char)p[len]))
+			len++;
+		if (len > 0 && len < sizeof tok) {
+			for (size_t k = 0; k < len; k++)
+				tok[k] = (char)tolower((unsigned char)p[k]);
+			tok[len] = 0;
+			if (strcmp(tok, want) == 0)
+				return 1;
+		}
+		p += len;
+	}
+	return 0;
 }
 
 cs_status cs_nccltests_group(const cs_nccltests *t, const char *file, const cs_cluster_spec *c,

@@ -13,9 +13,22 @@
  * say 'error' for '#wrong'); lines that start with neither '#' nor a digit
  * (mpirun's and NCCL's own messages) are skipped. A launcher's prefix on a
  * line is dropped first: mpirun --tag-output's "[1,0]<stdout>:", torchrun's
- * "[default0]:", srun -l's "0: ". An MPI build's name (all_reduce_perf_mpi)
+ * "[default0]:", srun -l's "0: ", Intel MPI -prepend-rank's "[0] ". An
+ * MPI build's name (all_reduce_perf_mpi)
  * is its test's. The group is the '# Rank'
- * lines: their count and their distinct hosts.
+ * lines: their count and their distinct hosts. Tokens are split at any run
+ * of blanks, so output whose spaces were collapsed (or turned into tabs)
+ * reads the same.
+ *
+ * One file may hold several tests, one after another (a script running
+ * all_reduce_perf, then all_gather_perf, into one log): a test's lines
+ * ('# Collective test starting', '# nThread', '# Using devices', '# Rank'
+ * or a column header) after another test's result rows start the next.
+ *
+ * nccl-tests' -J FILE.json output (its util.cu, version 3) reads too: the
+ * test from args[0], the group from config.devices (one per process) times
+ * config.nthreads and config.ngpus, the rows from results[] (time or
+ * cpu_time of out_of_place and in_place, bus_bw).
  */
 #ifndef CS_INGEST_NCCLTESTS_H
 #define CS_INGEST_NCCLTESTS_H
@@ -44,21 +57,43 @@ typedef struct cs_nccltests {
 	char gpu[64];           /* rank 0's device name */
 	cs_nccl_row *rows;      /* sizes in file order, size 0 left out */
 	size_t nrows;
+	int line;               /* where the test's output starts (1 for JSON) */
 } cs_nccltests;
 
+/* The tests of one file, in file order. */
+typedef struct cs_nccltests_set {
+	cs_nccltests *tests;
+	size_t n;
+} cs_nccltests_set;
+
 /* Parse buf[len], the output read from `file` (named in messages), into
- * *out, which the caller releases with cs_nccltests_free (also after an
- * error). CS_ERR_INPUT with "file:line:col: message" for: no column header,
- * a header without size, time, algbw or busbw, a result row whose columns
- * do not match the header or are not numbers, no result rows, no '# Rank'
- * lines, a NUL byte. */
+ * *out: every test it holds, each with rows and ranks. The caller releases
+ * it with cs_nccltests_set_free (also after an error). CS_ERR_INPUT with
+ * "file:line:col: message" for: no column header, a header without size,
+ * time, algbw or busbw, a result row whose columns do not match the header
+ * or are not numbers, a test without result rows or '# Rank' lines, a NUL
+ * byte; for JSON, "file:line:col: message" for bad JSON and "file: key:
+ * message" for a key that is missing or of the wrong kind. */
+cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file,
+				 cs_nccltests_set *out, cs_diag *diag);
+
+/* The first test of buf[len] alone (the others are parsed and dropped). */
 cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out,
 			     cs_diag *diag);
 
 /* Read (at most 64 MiB) and parse the file `path`. */
+cs_status cs_nccltests_load_set(const char *path, cs_nccltests_set *out, cs_diag *diag);
 cs_status cs_nccltests_load(const char *path, cs_nccltests *out, cs_diag *diag);
 
 void cs_nccltests_free(cs_nccltests *t);
+void cs_nccltests_set_free(cs_nccltests_set *s);
+
+/* Whether the device name of an output (rank 0's, "NVIDIA A100-SXM4-40GB")
+ * names the family of the GPU `gpu` (a preset's name, "h100-sxm-80g", or a
+ * scenario's own): 1 when the family's token (letters then digits: a100,
+ * h100, gb200, mi300x) is one of the device name's, 0 when it is not, -1
+ * when the device has no name or the GPU's name no such token. */
+int cs_nccltests_same_gpu(const char *device, const char *gpu);
 
 /* The output's group on the cluster *c: its hosts are nodes, its ranks the
  * first ranks_per_host GPUs of each. CS_ERR_INPUT naming the file when it

@@ -1,9 +1,14 @@
 /*
- * nccl_out.c - nccl-tests' output for the tuner's times (nccl_out.h).
+ * nccl_out.c - nccl-tests' output for the tuner's times (nccl_out.h), in
+ * the formats of nccl-tests' src/util.cu: writeDeviceReport's header,
+ * writeBenchmarkLine*'s rows (getFloatStr's widths), writeResultFooter's
+ * footer, and its JSON writer (one object without blanks, "%lf" numbers,
+ * "/" escaped, booleans as strings).
  */
 #include "report/nccl_out.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "ingest/nccltests.h"
 
@@ -16,6 +21,12 @@ static const struct {
 	{ "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 }, { "uint64", 8 },
 	{ "f8e4m3", 1 }, { "f8e5m2", 1 },
 };
+
+/* nccl-tests' test_typenames order (src/common.cu), as indexes of dtypes. */
+static const int all_order[] = { 4, 5, 6, 7, 8, 9, 1, 0, 3, 2, 10, 11 };
+
+/* nccl-tests' test_opnames. */
+static const char *const redops[] = { "sum", "prod", "max", "min", "avg", "mulsum" };
 
 int cs_nccl_dtypes(void)
 {
@@ -30,6 +41,21 @@ const char *cs_nccl_dtype_name(int i)
 int cs_nccl_dtype_bytes(int i)
 {
 	return dtypes[i].bytes;
+}
+
+int cs_nccl_dtype_all(int i)
+{
+	return all_order[i];
+}
+
+int cs_nccl_redops(void)
+{
+	return (int)(sizeof redops / sizeof redops[0]);
+}
+
+const char *cs_nccl_redop_name(int i)
+{
+	return redops[i];
 }
 
 /* nccl-tests' count column (elements per rank for the ops whose size is
@@ -54,71 +80,295 @@ bool cs_nccl_rooted(cs_coll_op op)
 	       op == CS_COLL_SCATTER;
 }
 
-/* nccl-tests' header block: the test, its parameters, the ranks. */
+/* getFloatStr: `width` characters, two decimals, then one, then none, then
+ * an exponent, whichever fits first. */
+static const char *fstr(double v, int width, char buf[32])
+{
+	if (snprintf(buf, 32, "%*.2f", width, v) <= width || snprintf(buf, 32, "%*.1f", width, v) <= width ||
+	    snprintf(buf, 32, "%*.0f", width, v) <= width)
+		return buf;
+	snprintf(buf, 32, width >= 7 ? "%*.1e" : "%*.0e", width, v);
+	return buf;
+}
+
+/* Ranks of one process, and the processes. */
+static int64_t per_process(const cs_nccl_run *r)
+{
+	int64_t t = r->nthreads > 0 ? r->nthreads : 1;
+	return r->ngpus > 0 ? t * r->ngpus : r->n;
+}
+
+static int gpn(const cs_nccl_run *r)
+{
+	return r->c->gpus_per_node > 0 ? r->c->gpus_per_node : 1;
+}
+
+/* The rows in nccl-tests' order: each data type, each reduction (or
+ * "none"), each root (or -1), each cycle, each size. */
+typedef struct row {
+	double bytes, count, us, algbw, busbw;
+	const char *type, *redop;
+	int64_t root;
+	cs_coll_choice ch;
+} row;
+
+typedef void (*row_fn)(void *arg, const cs_nccl_run *r, const row *w);
+
+static bool rows(const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked, row_fn fn, void *arg)
+{
+	cs_coll_op op = r->op;
+	double factor = cs_coll_bus_factor(op, r->n);
+	bool other = false, prints_redop = cs_nccl_reduces(op) || op == CS_COLL_SEND_RECV;
+	int ntypes = r->all_dtypes ? cs_nccl_dtypes() : 1;
+	int nops = prints_redop && r->all_redops ? cs_nccl_redops() : 1;
+	bool rooted = cs_nccl_rooted(op);
+	int64_t root0 = rooted ? (r->root < 0 ? 0 : r->root) : -1;
+	int64_t root1 = rooted && r->root < 0 ? r->n - 1 : root0;
+	int64_t cycles = r->cycles > 0 ? r->cycles : 1;
+	for (int ti = 0; ti < ntypes; ti++) {
+		int type = r->all_dtypes ? all_order[ti] : r->dtype;
+		int word = dtypes[type].bytes;
+		for (int oi = 0; oi < nops; oi++) {
+			const char *redop = !prints_redop ? "none"
+					    : redops[r->all_redops ? oi : r->redop];
+			for (int64_t root = root0; root <= root1; root++)
+				for (int64_t cy = 0; cy < cycles; cy++)
+					for (double size = r->min; size <= r->max * (1 + 1e-12);
+					     size = r->factor > 1 ? size * r->factor : size + r->stepbytes) {
+						row w = { .type = dtypes[type].name, .redop = redop,
+							  .root = root };
+						cs_nccl_count(op, size, word, r->n, &w.count, &w.bytes);
+						if (!(w.bytes > 0))
+							continue;
+						int64_t ns = cs_coll_time(coll, op, r->g, w.bytes, &w.ch);
+						w.us = (double)ns / 1e3;
+						w.algbw = ns > 0 ? w.bytes / (double)ns : 0; /* GB/s */
+						w.busbw = w.algbw * factor;
+						other |= asked != CS_ALGO_AUTO && w.ch.algo != asked;
+						fn(arg, r, &w);
+					}
+		}
+	}
+	return other;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+typedef struct text {
+	FILE *f;
+	double bus_sum;
+	int64_t rows;
+	bool json;   /* clustersim's JSON array */
+} text;
+
+/* writeDeviceReport and writeResultHeader. */
 static void header(FILE *f, const cs_nccl_run *r)
 {
 	const cs_cluster_spec *c = r->c;
-	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
-	fprintf(f, "# predicted by clustersim from NCCL's tuning model; nothing was measured\n"
-		   "# Collective test starting: %s\n"
-		   "# nThread 1 nGpus %lld minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
-		   "iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n# Using devices\n",
-		cs_nccltests_name(r->op), (long long)r->n, r->min, r->max, r->factor);
-	for (int64_t i = 0; i < r->n; i++)
-		fprintf(f, "#  Rank %3lld Group  0 Pid %6lld on %10s%lld device %2lld [0x%02llx] %s\n",
-			(long long)i, (long long)(i / gpn + 1), "node-", (long long)(i / gpn),
-			(long long)(i % gpn), (long long)(i % gpn), c->gpu.name);
-	fprintf(f, "#\n#%74s%35s\n", "out-of-place", "in-place");
-	fprintf(f, "#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s  %-10s %s\n", "size", "count",
-		"type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-		"#wrong", "algorithm", "protocol");
-	fprintf(f, "#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s\n", "(B)", "(elements)", "", "",
-		"", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
+	int64_t per = per_process(r);
+	fprintf(f, "# predicted by clustersim from NCCL's tuning model; nothing was measured\n");
+	fprintf(f, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", CS_NCCL_TESTS_VERSION,
+		CS_NCCL_VERSION_CODE, CS_NCCL_VERSION_CODE);
+	fprintf(f, "# Collective test starting: %s\n", cs_nccltests_name(r->op));
+	char step[32];
+	snprintf(step, sizeof step, "%g(%s)", r->factor > 1 ? r->factor : r->stepbytes,
+		 r->factor > 1 ? "factor" : "bytes");
+	fprintf(f, "# nThread %lld nGpus %lld minBytes %.0f maxBytes %.0f step: %s warmup iters: %lld "
+		   "iters: %lld agg iters: %lld validation: %lld graph: %lld unalign: %lld\n",
+		(long long)(r->nthreads > 0 ? r->nthreads : 1), (long long)(r->ngpus > 0 ? r->ngpus : r->n),
+		r->min, r->max, step, (long long)r->warmup, (long long)r->iters,
+		(long long)(r->agg > 0 ? r->agg : 1), (long long)r->check, (long long)r->graph,
+		(long long)r->unalign);
+	if (r->blocking == 1)
+		fprintf(f, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
+	if (r->blocking == 2)
+		fprintf(f, "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n");
+	if (r->blocking == 3)
+		fprintf(f, "# Blocking Enabled: wait and barrier after each outer iteration (-n); "
+			   "time excludes barrier \n");
+	if (r->parallel_init)
+		fprintf(f, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n");
+	fprintf(f, "#\n# Using devices\n");
+	for (int64_t i = 0; i < r->n; i++) {
+		char host[32];
+		snprintf(host, sizeof host, "node-%lld", (long long)(i / gpn(r)));
+		int dev = (int)(i % gpn(r));
+		fprintf(f, "#  Rank %2lld Group %2d Pid %6lld on %10s device %2d [%04x:%02x:%02x] %s\n",
+			(long long)i, 0, (long long)(1000 + i / per), host, dev, 0, dev, 0, c->gpu.name);
+	}
+	const char *t = r->cputime ? "cputime" : "time";
+	fprintf(f, "#\n");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place"
+		   "          \n", "", "", "", "", "");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %-10s %s\n",
+		"size", "count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", t, "algbw",
+		"busbw", "#wrong", "algorithm", "protocol");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)",
+		"(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+static void text_row(void *arg, const cs_nccl_run *r, const row *w)
+{
+	text *x = arg;
+	const char *an = cs_coll_choice_name(r->op, &w->ch), *pn = cs_coll_proto_name(w->ch.proto);
+	if (x->json) {
+		fprintf(x->f, "%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", "
+			      "\"redop\": \"%s\", \"root\": %lld, \"time_us\": %.3f, "
+			      "\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, "
+			      "\"algorithm\": \"%s\", \"protocol\": \"%s\"}",
+			x->rows ? "," : "", w->bytes, w->count, w->type, w->redop, (long long)w->root,
+			w->us, w->algbw, w->busbw, an, pn);
+	} else {
+		char ts[32], as[32], bs[32];
+		/* nothing ran to be checked, whatever -c says: writeBenchmarkLineBody's N/A */
+		fprintf(x->f, "%12.0f  %12.0f  %8s  %6s  %6lld", w->bytes, w->count, w->type, w->redop,
+			(long long)w->root);
+		for (int k = 0; k < 2; k++)
+			fprintf(x->f, "  %7s  %6s  %6s    N/A", fstr(w->us, 7, ts), fstr(w->algbw, 6, as),
+				fstr(w->busbw, 6, bs));
+		fprintf(x->f, "  %-10s %s\n", an, pn);
+	}
+	x->bus_sum += w->busbw;
+	x->rows++;
 }
 
 bool cs_nccl_write(FILE *f, bool json, const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked)
 {
-	cs_coll_op op = r->op;
-	double factor = cs_coll_bus_factor(op, r->n), bus_sum = 0;
-	int word = cs_nccl_dtype_bytes(r->dtype), rows = 0;
-	const char *redop = cs_nccl_reduces(op) ? r->redop : "none";
-	const char *type = cs_nccl_dtype_name(r->dtype);
-	int root = cs_nccl_rooted(op) ? 0 : -1;
-	bool other = false;
+	text x = { .f = f, .json = json };
 	if (json)
 		fprintf(f, "[");
 	else
 		header(f, r);
-	for (double size = r->min; size <= r->max * (1 + 1e-12); size *= r->factor) {
-		double count, bytes;
-		cs_nccl_count(op, size, word, r->n, &count, &bytes);
-		if (!(bytes > 0))
-			continue;
-		cs_coll_choice ch;
-		int64_t ns = cs_coll_time(coll, op, r->g, bytes, &ch);
-		double us = (double)ns / 1e3;
-		double algbw = ns > 0 ? bytes / (double)ns : 0; /* GB/s */
-		const char *an = cs_coll_choice_name(op, &ch), *pn = cs_coll_proto_name(ch.proto);
-		other |= asked != CS_ALGO_AUTO && ch.algo != asked;
-		double busbw = algbw * factor;
-		bus_sum += busbw;
-		if (json)
-			fprintf(f, "%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", "
-				   "\"redop\": \"%s\", \"root\": %d, \"time_us\": %.3f, "
-				   "\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, "
-				   "\"algorithm\": \"%s\", \"protocol\": \"%s\"}",
-				rows ? "," : "", bytes, count, type, redop, root, us, algbw, busbw, an, pn);
-		else
-			fprintf(f, "%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f %6s "
-				   "%8.2f %7.2f %7.2f %6s  %-10s %s\n",
-				bytes, count, type, redop, root, us, algbw, busbw, "N/A", us, algbw, busbw,
-				"N/A", an, pn);
-		rows++;
-	}
-	if (json)
+	bool other = rows(r, coll, asked, text_row, &x);
+	if (json) {
 		fprintf(f, "\n]\n");
-	else
-		fprintf(f, "# Avg bus bandwidth    : %g\n#\n# Collective test concluded: %s\n#\n",
-			rows ? bus_sum / rows : 0.0, cs_nccltests_name(op));
+		return other;
+	}
+	/* writeResultFooter, finalizeFooter and writeErrors (no error: an empty line) */
+	fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
+	fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", x.rows ? x.bus_sum / (double)x.rows : 0.0,
+		"");
+	fprintf(f, "#\n# Collective test concluded: %s\n#\n\n", cs_nccltests_name(r->op));
 	return other;
+}
+
+/* ---- nccl-tests' -J JSON ------------------------------------------------- */
+
+/* sanitizeJson: '"', '\\', '/', tab and newline escaped; other control
+ * bytes and non-ASCII end the string there, as nccl-tests does. */
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\' || ch == '/')
+			fprintf(f, "\\%c", ch);
+		else if (ch == '\t')
+			fputs("\\t", f);
+		else if (ch == '\n')
+			fputs("\\n", f);
+		else if (ch >= 0x7f || ch <= 0x1f)
+			break;
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void jdouble(FILE *f, double v)
+{
+	if (v != v)
+		fputs("\"nan\"", f);
+	else
+		fprintf(f, "%f", v);
+}
+
+typedef struct jrows {
+	FILE *f;
+	double bus_sum;
+	int64_t rows;
+} jrows;
+
+static void json_row(void *arg, const cs_nccl_run *r, const row *w)
+{
+	jrows *x = arg;
+	FILE *f = x->f;
+	char root[16];
+	snprintf(root, sizeof root, "%6lld", (long long)w->root);
+	fprintf(f, "%s{\"size\":%.0f,\"count\":%.0f,\"type\":", x->rows ? "," : "", w->bytes, w->count);
+	jstr(f, w->type);
+	fprintf(f, ",\"redop\":");
+	jstr(f, w->redop);
+	fprintf(f, ",\"root\":");
+	jstr(f, root);
+	static const char *const keys[2] = { "out_of_place", "in_place" };
+	for (int k = 0; k < 2; k++) {
+		fprintf(f, ",\"%s\":{\"%s\":", keys[k], r->cputime ? "cpu_time" : "time");
+		jdouble(f, w->us);
+		fprintf(f, ",\"alg_bw\":");
+		jdouble(f, w->algbw);
+		fprintf(f, ",\"bus_bw\":");
+		jdouble(f, w->busbw);
+		fprintf(f, ",\"nwrong\":null}");
+	}
+	fprintf(f, ",\"actual_iterations\":%lld,\"experiment_name\":\"\",\"algorithm\":",
+		(long long)r->iters);
+	jstr(f, cs_coll_choice_name(r->op, &w->ch));
+	fprintf(f, ",\"protocol\":");
+	jstr(f, cs_coll_proto_name(w->ch.proto));
+	fputc('}', f);
+	x->bus_sum += w->busbw;
+	x->rows++;
+}
+
+int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char *now)
+{
+	fprintf(f, "{\"version\":3,\"start_time\":");
+	jstr(f, now);
+	fprintf(f, ",\"args\":[");
+	jstr(f, cs_nccltests_name(r->op));
+	for (int i = 0; i < r->argc; i++) {
+		fputc(',', f);
+		jstr(f, r->argv[i]);
+	}
+	fprintf(f, "],\"env\":[],\"nccl_version\":%d,\"config\":{", CS_NCCL_VERSION_CODE);
+	fprintf(f, "\"nthreads\":%lld,\"ngpus\":%lld,\"minimum_bytes\":%.0f,\"maximum_bytes\":%.0f,",
+		(long long)(r->nthreads > 0 ? r->nthreads : 1), (long long)(r->ngpus > 0 ? r->ngpus : r->n),
+		r->min, r->max);
+	if (r->factor > 1)
+		fprintf(f, "\"step_factor\":%g,", r->factor);
+	else
+		fprintf(f, "\"step_bytes\":%.0f,", r->stepbytes);
+	fprintf(f, "\"warmup_iters\":%lld,\"iterations\":%lld,\"aggregated_iterations\":%lld,"
+		   "\"validation\":%lld,\"graph\":%lld,\"blocking_collectives\":\"%s\","
+		   "\"per_iter_timing\":\"false\",\"per_iter_skip\":0,\"parallel_init\":\"%s\","
+		   "\"devices\":[", (long long)r->warmup, (long long)r->iters,
+		(long long)(r->agg > 0 ? r->agg : 1), (long long)r->check, (long long)r->graph,
+		r->blocking ? "true" : "false", r->parallel_init ? "true" : "false");
+	int64_t per = per_process(r);
+	for (int64_t p = 0; p * per < r->n; p++) {
+		int64_t rank = p * per;
+		int dev = (int)(rank % gpn(r));
+		char host[32], hex[32];
+		snprintf(host, sizeof host, "node-%lld", (long long)(rank / gpn(r)));
+		snprintf(hex, sizeof hex, "%04x:%02x:%02x", 0, dev, 0);
+		fprintf(f, "%s{\"rank\":%lld,\"group\":0,\"pid\":%lld,\"hostname\":", p ? "," : "",
+			(long long)rank, (long long)(1000 + p));
+		jstr(f, host);
+		fprintf(f, ",\"device\":%d,\"device_hex\":", dev);
+		jstr(f, hex);
+		fprintf(f, ",\"device_info\":");
+		jstr(f, r->c->gpu.name);
+		fputc('}', f);
+	}
+	fprintf(f, "]},\"results\":[");
+	jrows x = { .f = f };
+	rows(r, coll, CS_ALGO_AUTO, json_row, &x);
+	fprintf(f, "],\"out_of_bounds\":{\"count\":0,\"okay\":\"true\"},"
+		   "\"average_bus_bandwidth\":{\"bandwidth\":");
+	jdouble(f, x.rows ? x.bus_sum / (double)x.rows : 0.0);
+	fprintf(f, ",\"okay\":\"unchecked\"},\"errors\":[],\"end_time\":");
+	jstr(f, now);
+	fputc('}', f);
+	return ferror(f) ? -1 : 0;
 }

@@ -1,11 +1,13 @@
 /*
- * nccl_out.h - nccl-tests' output for a collective the tuner times: its
- * header (the test, its parameters, the ranks), one row per size with
- * out-of-place and in-place alike and the algorithm and protocol NCCL's
- * tuner picks as two more columns, and the average bus bandwidth; or the
- * rows as a JSON array. Also what nccl-tests prints per collective: its
- * data types, its count, redop and root columns (its tests' names are the
- * reader's, ingest/nccltests.h).
+ * nccl_out.h - nccl-tests' output for a collective the tuner times, as
+ * nccl-tests 2.19 (src/util.cu) prints it: its version line, the test, its
+ * parameters and the ranks; one row per size with out-of-place and in-place
+ * alike (7-character times, 6-character bandwidths) and the algorithm and
+ * protocol NCCL's tuner picks as two more columns; the out-of-bounds and
+ * average bus bandwidth footer. Also its -J JSON (version 3), or the rows
+ * as clustersim's own JSON array; and what nccl-tests prints per
+ * collective: its data types, its tests' names, its count, redop and root
+ * columns.
  */
 #ifndef CS_REPORT_NCCL_OUT_H
 #define CS_REPORT_NCCL_OUT_H
@@ -17,10 +19,22 @@
 #include "coll/coll.h"
 #include "config/scenario.h"
 
-/* nccl-tests' data types: how many, each one's name and bytes. */
+/* nccl-tests' data types: how many, each one's name and bytes, and the
+ * order -d all runs them in (i < cs_nccl_dtypes(): an index of the name). */
 int cs_nccl_dtypes(void);
 const char *cs_nccl_dtype_name(int i);
 int cs_nccl_dtype_bytes(int i);
+int cs_nccl_dtype_all(int i);
+
+/* nccl-tests' reductions in its order (sum, prod, max, min, avg, mulsum),
+ * the order -o all runs them in. */
+int cs_nccl_redops(void);
+const char *cs_nccl_redop_name(int i);
+
+/* The version of NCCL whose tuner is modelled, as NCCL_VERSION_CODE. */
+#define CS_NCCL_VERSION_CODE 23000
+/* The nccl-tests whose output is written. */
+#define CS_NCCL_TESTS_VERSION "2.19.6"
 
 /* The count column (elements per rank for the ops whose size is the whole
  * buffer over the ranks) and the bytes the op then moves. */
@@ -30,20 +44,34 @@ bool cs_nccl_reduces(cs_coll_op op);
 bool cs_nccl_rooted(cs_coll_op op);
 
 /* One nccl-tests run: `op` on the group g of GPUs 0..n-1 of cluster c,
- * sizes from min to max multiplying by factor, in data type dtype (an
- * index of cs_nccl_dtype_name), redop the name of the reduction. */
+ * sizes from min to max multiplying by factor (or adding stepbytes when
+ * factor is 0), in data type dtype (an index of cs_nccl_dtype_name),
+ * redop the index of the reduction. Zero is nccl-tests' default where a
+ * field says so; the rest is echoed in the header as nccl-tests echoes it
+ * and changes no time. */
 typedef struct cs_nccl_run {
 	const cs_cluster_spec *c;
 	cs_coll_op op;
 	const cs_group_shape *g;
 	int64_t n;
-	double min, max, factor;
-	int dtype;
-	const char *redop;
+	double min, max, factor, stepbytes;
+	int dtype, redop;
+	bool all_dtypes, all_redops; /* -d all, -o all */
+	int64_t root;                /* of the rooted ops; -1 every rank in turn */
+	int64_t nthreads, ngpus;     /* per process (0: 1, and all n ranks) */
+	int64_t warmup, iters, agg, check, graph, unalign, blocking, cycles; /* cycles 0: 1 */
+	bool parallel_init, cputime;
+	int argc;                    /* the command line the JSON's args echo */
+	char *const *argv;
 } cs_nccl_run;
 
-/* The output of run r timed by coll, as text or JSON. Returns whether some
- * row's algorithm is not `asked` (CS_ALGO_AUTO: false). */
+/* The output of run r timed by coll, as text or clustersim's JSON array.
+ * Returns whether some row's algorithm is not `asked` (CS_ALGO_AUTO:
+ * false). */
 bool cs_nccl_write(FILE *f, bool json, const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked);
+
+/* The JSON nccl-tests' -J FILE.json writes for run r: 0, or -1 when f
+ * failed. `now` is the time written as start_time and end_time. */
+int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char *now);
 
 #endif

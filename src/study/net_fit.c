@@ -1,8 +1,9 @@
 /*
  * net_fit.c - the tuner's network factors fitted to measured collective
- * times (net_fit.h). The model is the tuner itself (coll/coll_model.c): each
- * trial pair of factors builds a tuner and times every measured size, so
- * the fit sees the same algorithm and protocol switches as a simulation.
+ * times (net_fit.h), of one collective or of several at once. The model
+ * is the tuner itself (coll/coll_model.c): each trial pair of factors
+ * builds a tuner and times every measured size, so the fit sees the same
+ * algorithm and protocol switches as a simulation.
  * The objective, sum of ln(model / measured)^2, weighs a 15 us small
  * message as much as a 20 ms large one; it is piecewise smooth, so a grid
  * finds the basin and GSL's Nelder-Mead simplex refines it.
@@ -16,10 +17,9 @@
 typedef struct problem {
 	const cs_cluster_spec *c;
 	cs_coll_spec spec;      /* the start: factors of the link not fitted stay */
-	cs_coll_op op;
-	const cs_group_shape *g;
-	const double *bytes, *time_ns;
-	size_t n;
+	const cs_net_series *s; /* the measured collectives */
+	size_t ns;
+	size_t n;               /* sizes over all of them */
 	bool nic;               /* the bandwidth factor is the NIC's */
 	bool free_bw, free_lat; /* which of (ln bandwidth, ln latency) vary */
 	double lb0, ll0;        /* their values when fixed */
@@ -52,10 +52,13 @@ static double cost(problem *p, double lb, double ll)
 		return HUGE_VAL;
 	}
 	double sum = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		int64_t t = cs_coll_time(co, p->op, p->g, p->bytes[i], NULL);
-		double d = log((double)(t > 0 ? t : 1) / p->time_ns[i]);
-		sum += d * d;
+	for (size_t k = 0; k < p->ns; k++) {
+		const cs_net_series *m = &p->s[k];
+		for (size_t i = 0; i < m->n; i++) {
+			int64_t t = cs_coll_time(co, m->op, m->g, m->bytes[i], NULL);
+			double d = log((double)(t > 0 ? t : 1) / m->time_ns[i]);
+			sum += d * d;
+		}
 	}
 	cs_coll_free(co);
 	return sum;
@@ -173,10 +176,13 @@ static bool sensitive(problem *p, bool bw)
 		cs_coll *c1 = cs_coll_new(p->c, &s1);
 		if (!c1)
 			break;
-		for (size_t i = 0; i < p->n && !yes; i++) {
-			double t0 = (double)cs_coll_time(c0, p->op, p->g, p->bytes[i], NULL);
-			double t1 = (double)cs_coll_time(c1, p->op, p->g, p->bytes[i], NULL);
-			yes = t0 > 0 && t1 > 0 && fabs(log(t1 / t0)) > log(1.05);
+		for (size_t j = 0; j < p->ns && !yes; j++) {
+			const cs_net_series *m = &p->s[j];
+			for (size_t i = 0; i < m->n && !yes; i++) {
+				double t0 = (double)cs_coll_time(c0, m->op, m->g, m->bytes[i], NULL);
+				double t1 = (double)cs_coll_time(c1, m->op, m->g, m->bytes[i], NULL);
+				yes = t0 > 0 && t1 > 0 && fabs(log(t1 / t0)) > log(1.05);
+			}
 		}
 		cs_coll_free(c1);
 	}
@@ -211,17 +217,27 @@ static void fit(problem *p, bool *bw_fit, bool *lat_fit)
 	minimise(p);
 }
 
-cs_status cs_net_fit_times(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
-			   const cs_group_shape *g, const double *bytes, const double *time_ns,
-			   size_t n, cs_net_fit *out, cs_diag *diag)
+cs_status cs_net_fit_series(const cs_cluster_spec *c, const cs_coll_spec *spec,
+			    const cs_net_series *s, size_t ns, cs_net_fit *out, cs_diag *diag)
 {
-	if (n == 0 || g->nranks < 2) {
-		snprintf(diag->msg, sizeof diag->msg, "nothing to fit: %s",
-			 n == 0 ? "no measured sizes" : "a group of one rank does not communicate");
+	size_t n = 0;
+	bool nic = false;
+	for (size_t k = 0; k < ns; k++) {
+		if (s[k].g->nranks < 2) {
+			snprintf(diag->msg, sizeof diag->msg,
+				 "nothing to fit: a group of one rank does not communicate");
+			return CS_ERR_INPUT;
+		}
+		n += s[k].n;
+		nic |= s[k].g->ndomains > 1;
+	}
+	if (n == 0) {
+		snprintf(diag->msg, sizeof diag->msg, "nothing to fit: no measured sizes");
 		return CS_ERR_INPUT;
 	}
-	problem p = { .c = c, .spec = *spec, .op = op, .g = g, .bytes = bytes, .time_ns = time_ns,
-		      .n = n, .nic = g->ndomains > 1 };
+	problem p = { .c = c, .spec = *spec, .s = s, .ns = ns, .n = n, .nic = nic };
+	double before = cost(&p, log(start(nic ? spec->scale_out_bw : spec->scale_up_bw)),
+			     log(start(spec->latency)));
 	bool bw_fit, lat_fit;
 	fit(&p, &bw_fit, &lat_fit);
 	if (!bw_fit && p.nic) {
@@ -235,8 +251,17 @@ cs_status cs_net_fit_times(const cs_cluster_spec *c, const cs_coll_spec *spec, c
 	}
 	*out = (cs_net_fit){ .bandwidth = exp(p.lb0), .nic = p.nic, .latency = exp(p.ll0),
 			      .bandwidth_fit = bw_fit, .latency_fit = lat_fit,
-			      .rms = sqrt(cost(&p, p.lb0, p.ll0) / (double)n) };
+			      .rms = sqrt(cost(&p, p.lb0, p.ll0) / (double)n),
+			      .rms_before = sqrt(before / (double)n) };
 	return CS_OK;
+}
+
+cs_status cs_net_fit_times(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+			   const cs_group_shape *g, const double *bytes, const double *time_ns,
+			   size_t n, cs_net_fit *out, cs_diag *diag)
+{
+	cs_net_series s = { .op = op, .g = g, .bytes = bytes, .time_ns = time_ns, .n = n };
+	return cs_net_fit_series(c, spec, &s, 1, out, diag);
 }
 
 cs_coll_spec cs_net_fit_apply(const cs_coll_spec *spec, const cs_net_fit *fit)

@@ -107,7 +107,7 @@ expect 0 calibrate "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml
 has err.txt "warning: $llama_trace: the trace was measured on 'NVIDIA H200', sm90 (Hopper), and the scenario's GPU 'a100-sxm-80g' is sm80 (Ampere)"
 # the network fit: the rms before and after
 expect 0 calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
-	"$root/scenarios/3d-llama3-70b-64gpu.yaml" --out net.yaml
-has out.txt 'rms error            ' '% before, ' '% after (root mean square of ln(model / measured))'
+	"$root/scenarios/megatron-1t-3072gpu.yaml" --out net.yaml
+has out.txt 'rms error            ' '% before, ' '% fitted (root mean square of ln(model / measured))'
 
 exit $fail

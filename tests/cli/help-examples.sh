@@ -43,7 +43,7 @@ done
 if [ -w /dev/full ]; then
 	for args in "--help" "--version" "validate scenarios/ddp-gpt-small.yaml" \
 		"run scenarios/ddp-gpt-small.yaml --format json" "run --help" \
-		"coll --gpu h100-sxm-80g --nodes 1 --op all_reduce --min 8B --max 1MB" \
+		"coll all_reduce_perf --gpu h100-sxm-80g --nodes 1 --min 8B --max 1MB" \
 		"memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2" \
 		"pipeline --schedule 1f1b --stages 4 --micro-batches 8"; do
 		# shellcheck disable=SC2086
@@ -85,7 +85,7 @@ done
 # coll: a cluster past the scenarios' GPU limit is bad input with a message,
 # not an allocation failure
 for nodes in 1250001 99999999999; do
-	expect 2 coll --op all_reduce --nodes "$nodes" --min 8 --max 8
+	expect 2 coll all_reduce_perf --nodes "$nodes" --min 8 --max 8
 	grep -q "^clustersim coll: $nodes nodes of 8 GPUs is more than the limit of 10000000 GPUs" err.txt ||
 		{ echo "FAIL: coll --nodes $nodes: no message" >&2; cat err.txt >&2; fail=1; }
 done
@@ -137,6 +137,27 @@ grep -Eq '^scale_out_bandwidth +1\.02' out.txt && grep -q '^  scale_out_bandwidt
 	{ echo "FAIL: calibrate --nccl-tests:" >&2; cat out.txt net.yaml >&2; fail=1; }
 expect 0 coll scenarios/megatron-1t-3072gpu.yaml --gpus 32 --min 1GB --max 1GB
 expect 0 run scenarios/ddp-gpt-small.yaml --set cluster.gpu.calibration="$tmp/net.yaml"
+# nccl-tests' -J JSON reads as its text and fits the same factors
+expect 0 calibrate --nccl-tests tests/data/nccl-tests/h100-nvls-all_reduce.json \
+	scenarios/3d-llama3-70b-64gpu.yaml --out json.yaml
+grep -Eq '^scale_up_bandwidth +1\.05' out.txt && grep -Eq '^rms error +5\.11 % before, 1\.19 % fitted' out.txt ||
+	{ echo "FAIL: calibrate --nccl-tests from -J JSON:" >&2; cat out.txt >&2; fail=1; }
+# another GPU's test is warned of; a tagged log of two MPI tests on a shared
+# GPU is read, test by test, and its absurd factors are refused without --force
+expect_err 2 "warning: tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt:1: the test ran on 'NVIDIA A100-SXM4-80GB', the scenario's GPU is 'h100-sxm-80g'" \
+	calibrate --nccl-tests tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt \
+	scenarios/3d-llama3-70b-64gpu.yaml --out a100.yaml
+two=tests/data/nccl-tests/rtx5090-tagged-mpi-two-tests.txt
+expect_err 2 "$two: the fitted 'scale_up_bandwidth' factor 0.007731 is outside 0.2 to 5" \
+	calibrate --nccl-tests $two scenarios/3d-llama3-70b-64gpu.yaml --out two.yaml
+grep -qF "$two:42: the test ran on 'NVIDIA GeForce RTX 5090'" err.txt &&
+	grep -qF "$two:9: the test ran 2 ranks per host, the scenario's nodes have 8 GPUs" err.txt &&
+	[ ! -e two.yaml ] || { echo "FAIL: calibrate of two tagged tests:" >&2; cat err.txt >&2; fail=1; }
+expect_err 0 "the fit leaves 26.6 % rms error" calibrate --nccl-tests $two \
+	scenarios/3d-llama3-70b-64gpu.yaml --out two.yaml --force
+grep -q '^all_reduce_perf_mpi (line 9)$' out.txt && grep -q '^all_gather_perf_mpi (line 42)$' out.txt &&
+	[ "$(grep -c '^rms error ' out.txt)" -eq 3 ] && [ -e two.yaml ] ||
+	{ echo "FAIL: calibrate --force of two tagged tests:" >&2; cat out.txt >&2; fail=1; }
 printf '# size count type redop root time algbw busbw\n8 2 float sum -1 x 0 0\n' >bad-nccl.txt
 expect_err 2 "bad-nccl.txt:2:18: expected a positive number of microseconds in column 'time'" \
 	calibrate --nccl-tests bad-nccl.txt scenarios/ddp-gpt-small.yaml --out x.yaml
@@ -183,7 +204,7 @@ printf 'stragglers:\n  - {random: {fraction: 0.5, distribution: lognormal, mu: 0
 	cat scenarios/ddp-gpt-small.yaml - >wild.yaml
 expect_err 1 "$horizon" run wild.yaml
 # sizes and row counts that would overflow or flood
-expect_err 2 "'--max' must be at most 1 PiB" coll --min 1000000TB --max 1000000TB
+expect_err 2 "'--maxbytes' must be at most 1 PiB" coll --min 1000000TB --max 1000000TB
 expect_err 2 "more than 10000 rows" coll --factor 1.000001 --max 1GB
 expect_err 1 "no plan could be simulated" plan scenarios/ddp-gpt-small.yaml --headroom 0.0001
 # input that would exhaust: deep nesting and huge mappings stop at once; a pipe
@@ -282,10 +303,71 @@ awk '
 		m = sum / cnt
 		exit (m - avg > 0.01 * avg + 0.01 || avg - m > 0.01 * avg + 0.01)
 	}' coll.txt || { echo "FAIL: an nccl-tests parser could not read coll's output:" >&2; cat coll.txt >&2; fail=1; }
-expect 0 coll --op alltoall -b 1M -e 4M -d half -o max
+# nccl-tests' JSON (-J) of the same run calibrates back to the same factors
+"$bin" coll scenarios/3d-llama3-70b-64gpu.yaml -g 8 -b 8 -e 8G -f 2 -J coll.json \
+	--set cluster.gpu.calibration="$tmp/truth.yaml" >coll2.txt 2>err.txt && cmp -s coll.txt coll2.txt ||
+	{ echo "FAIL: coll -J changed the text or failed" >&2; cat err.txt >&2; fail=1; }
+expect 0 calibrate --nccl-tests coll.json scenarios/3d-llama3-70b-64gpu.yaml --out fitj.yaml
+grep -q '^  scale_up_bandwidth: 0.8$' fitj.yaml && grep -q '^  latency: 1.4$' fitj.yaml ||
+	{ echo "FAIL: coll -J's JSON did not calibrate back:" >&2; cat fitj.yaml >&2; fail=1; }
+# nccl-tests' line-by-line rules (tests/cli/nccl-tests-rules.awk) hold for
+# nccl-tests' own output (the public tagged log, its tags cut) and for coll's
+rules=$root/tests/cli/nccl-tests-rules.awk
+sed 's/^\[1,[01]\]<std[a-z]*>://' tests/data/nccl-tests/rtx5090-tagged-mpi-two-tests.txt >untagged.txt
+sed -n 1,33p untagged.txt >real1.txt
+sed -n 34,66p untagged.txt >real2.txt
+for f in real1.txt real2.txt coll.txt; do
+	awk -f "$rules" "$f" || { echo "FAIL: $f breaks nccl-tests' rules" >&2; fail=1; }
+done
+r=0
+while read -r args; do
+	r=$((r + 1))
+	# shellcheck disable=SC2086
+	"$bin" coll $args >rules$r.txt 2>err.txt && awk -f "$rules" rules$r.txt ||
+		{ echo "FAIL: coll $args breaks nccl-tests' rules:" >&2; cat err.txt >&2; fail=1; }
+done <<'ARGS'
+--nodes 16 -b 8 -e 16G -f 4
+all_gather_perf --nodes 2 -b 1K -e 1G -f 8 -d bfloat16
+reduce_scatter_perf -g 8 -b 1M -e 64M -f 4 -o all -d all -C 1
+broadcast_perf --nodes 2 -b 64M -e 256M -r all --gpus 4
+alltoall_perf --gpu a100-sxm-80g --nodes 4 -b 1M -e 8M -i 1M -N 2
+./build/sendrecv_perf_mpi --gpus 2 -b 8 -e 1M -f 16
+reduce_perf -t 2 -g 4 -b 1K -e 1M -f 32 -r 3 -z 3 -p 1 -G 1 -m 2 -u 1 -c 1
+ARGS
+# nccl-tests' options with their meanings, short and long, echoed in the header
+expect 0 coll -n 50 -w 5 -m 2 -c 1 -G 3 -u 1 -b 1M -e 1M -t 2 -g 4
+grep -q '^# nThread 2 nGpus 4 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 50 agg iters: 2 validation: 1 graph: 3 unalign: 1$' out.txt &&
+	[ "$(grep -c '^#  Rank ' out.txt)" -eq 8 ] ||
+	{ echo "FAIL: coll -n -w -m -c -G -u -t -g not echoed:" >&2; cat out.txt >&2; fail=1; }
+expect 0 coll --minbytes 1M --maxbytes 4M --stepfactor 2 --ngpus 8 --datatype bfloat16 --op avg \
+	--iters 5 --warmup_iters 2 --check 1 --agg_iters 1 --run_cycles 1 --average 1 --timeout 60 \
+	--local_register 1 --cta_policy 1 --memory 1 --report_timestamps 0 --per_iter_timing 0 \
+	--stream_null 0 --device_implementation 0 --device_cta_count 16 --per_iter_skip 0 \
+	--cudagraph 0 --blocking 0 --parallel_init 0 --unalign 0 --report_cputime 0 --nthreads 1
+grep -q '^     2097152       1048576  bfloat16     avg      -1 ' out.txt ||
+	{ echo "FAIL: coll's long options:" >&2; cat out.txt >&2; fail=1; }
+expect 0 coll -a 1 -R 2 -T 10 -y 0 -x 1 -D 0 -V 16 -M 1 -S 0 -I 0 -K 0 -b 1G -e 1G
+expect 0 coll all_reduce_perf_mpi -b 1G -e 1G
+grep -q '^# Collective test starting: all_reduce_perf$' out.txt ||
+	{ echo "FAIL: coll all_reduce_perf_mpi" >&2; fail=1; }
+expect_err 2 "'--op all_gather': '--op' is the reduction, as in nccl-tests (sum, prod, max, min, avg, mulsum or all); name the collective as nccl-tests does ('clustersim coll all_gather_perf') or with '--collective'" \
+	coll --op all_gather
+expect_err 2 "unknown reduction 'summ'; did you mean 'sum'?" coll -o summ
+expect_err 2 "'hypercube_perf' is an nccl-tests test clustersim has no model for" coll hypercube_perf
+expect_err 2 "'all_gather_perf': the collective is already chosen" coll --collective all_reduce all_gather_perf
+expect_err 2 "'--run_cycles 0' runs for ever in nccl-tests" coll -N 0
+expect_err 2 "'--blocking' needs a whole number from 0 to 3, got '4'" coll -z 4
+expect_err 2 "'--ngpus' needs a whole number from 1 to 1024, got 'x'" coll -g x
+expect_err 2 "a process's -t x -g = 16 GPUs are more than a node has (8)" coll -g 16 --nodes 2
+expect_err 2 "'--gpus 12' is not a whole number of processes of -t x -g = 8 GPUs" coll --gpus 12 -g 8 --nodes 2
+expect_err 2 "'--root 8' is not one of the 8 ranks" coll broadcast_perf -r 8
+expect_err 2 "'--stepbytes' must be at least 1 byte" coll -i 0
+expect_err 2 "'--output_file' needs a file name" coll -J ''
+expect_err 2 "cannot open '/nonexistent/x.json'" coll -J /nonexistent/x.json
+expect 0 coll alltoall_perf -b 1M -e 4M -d half -o max
 grep -q '^     1048576         65536      half    none      -1 ' out.txt ||
 	{ echo "FAIL: coll alltoall -d half:" >&2; cat out.txt >&2; fail=1; }
-expect_err 0 "warning: nvls is not available for all_gather" coll --op all_gather --algo nvls -b 1G -e 1G
+expect_err 0 "warning: nvls is not available for all_gather" coll all_gather_perf --algo nvls -b 1G -e 1G
 # goodput: a report, its JSON, a timeline; bad reliability values at their place
 gp=scenarios/llama3-405b-16k-goodput.yaml
 expect 0 goodput $gp --runs 50 --days 10
@@ -359,7 +441,10 @@ complete_with() {
 	PATH=$(dirname "$bin"):$PATH bash -c '. "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
 		_clustersim; echo "${COMPREPLY[*]}"' "$root/tools/completion/clustersim.bash" "$@"
 }
-for c in "run run-chakra:clustersim ru" "all_gather:clustersim coll --op all_g" "--algo:clustersim coll --al" \
+for c in "run run-chakra:clustersim ru" "all_gather:clustersim coll --collective all_g" \
+	"mulsum:clustersim coll --op mu" "all_gather:clustersim calibrate --op all_g" \
+	"all_gather_perf:clustersim coll all_gather_p" "--warmup-iters --warmup_iters:clustersim coll --warmup" \
+	"--algo:clustersim coll --al" \
 	"scenarios:clustersim list sc" "h100-sxm-80g:clustersim coll --gpu h1"; do
 	want=${c%%:*}
 	# shellcheck disable=SC2086

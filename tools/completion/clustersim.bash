@@ -22,15 +22,19 @@ _clustersim()
 		*) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
 		esac
 		return 0 ;;
-	--op)
-		COMPREPLY=($(compgen -W "all_reduce reduce_scatter all_gather all_to_all broadcast reduce gather scatter send_recv" -- "$cur"))
+	--op | --collective)
+		if [ "$cmd" = coll ] && [ "$prev" = --op ]; then # nccl-tests' reduction
+			COMPREPLY=($(compgen -W "sum prod max min avg mulsum all" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "all_reduce reduce_scatter all_gather all_to_all broadcast reduce gather scatter send_recv" -- "$cur"))
+		fi
 		return 0 ;;
 	--algo) COMPREPLY=($(compgen -W "auto ring tree nvls nvls_tree hierarchical torus" -- "$cur")); return 0 ;;
 	--proto) COMPREPLY=($(compgen -W "auto ll ll128 simple" -- "$cur")); return 0 ;;
-	-d | --dtype)
-		COMPREPLY=($(compgen -W "float half bfloat16 double int8 uint8 int32 uint32 int64 uint64 f8e4m3 f8e5m2" -- "$cur"))
+	-d | --dtype | --datatype)
+		COMPREPLY=($(compgen -W "float half bfloat16 double int8 uint8 int32 uint32 int64 uint64 f8e4m3 f8e5m2 all" -- "$cur"))
 		return 0 ;;
-	-o | --redop) COMPREPLY=($(compgen -W "sum prod min max avg" -- "$cur")); return 0 ;;
+	-o | --redop) COMPREPLY=($(compgen -W "sum prod max min avg mulsum all" -- "$cur")); return 0 ;;
 	--gpu | --model)
 		local kind=gpus
 		[ "$prev" = --model ] && kind=models
@@ -39,7 +43,7 @@ _clustersim()
 	--schedule)
 		COMPREPLY=($(compgen -W "gpipe 1f1b interleaved zb-h1 zb-v" -- "$cur"))
 		return 0 ;;
-	--out | --trace | --timeline | --per-rank | --plot | --nccl-tests | --cluster | --comm-groups)
+	--out | --trace | --timeline | --per-rank | --plot | --nccl-tests | --cluster | --comm-groups | -J | --output_file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0 ;;
 	esac
@@ -50,9 +54,14 @@ _clustersim()
 	if [[ $cur == -* ]]; then
 		# the command's own options, read from its help
 		local opts
-		opts=$(clustersim "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+		opts=$(clustersim "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9_-]*' | sort -u)
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return 0
+	fi
+	if [ "$cmd" = coll ] && [[ $cur != */* ]] && [[ $cur != *.* ]]; then
+		# nccl-tests' binaries, as coll takes them, and files
+		COMPREPLY=($(compgen -W "all_reduce_perf reduce_scatter_perf all_gather_perf alltoall_perf broadcast_perf sendrecv_perf reduce_perf gather_perf scatter_perf" -- "$cur"))
+		[ ${#COMPREPLY[@]} -gt 0 ] && return 0
 	fi
 	COMPREPLY=($(compgen -f -- "$cur"))
 }

@@ -1,7 +1,7 @@
 /*
  * fuzz_calib.c - libFuzzer target for the two readers of `calibrate`'s
- * inputs and outputs besides the trace: nccl-tests text output
- * (cs_nccltests_parse, then the op it measured) and calibration files
+ * inputs and outputs besides the trace: nccl-tests output, text or -J JSON
+ * (cs_nccltests_parse_set, then each test's op and GPU) and calibration files
  * (cs_calib_parse). The first byte picks the reader; the rest is the text.
  * Both must refuse bad input with a diagnostic, never crash, hang, leak or
  * read out of bounds. Built and run by tools/fuzz/run-fuzz.sh.
@@ -30,13 +30,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort(); /* the parser promised positive finite factors */
 		return 0;
 	}
-	cs_nccltests t;
-	if (cs_nccltests_parse(text, len, "fuzz.txt", &t, &diag) == CS_OK) {
-		cs_coll_op op;
-		if (t.nrows == 0 || t.nranks < 1)
-			abort(); /* the parser promised rows and ranks */
-		(void)cs_nccltests_op(&t, "fuzz.txt", -1, &op, &diag);
+	cs_nccltests_set set;
+	if (cs_nccltests_parse_set(text, len, "fuzz.txt", &set, &diag) == CS_OK) {
+		if (set.n == 0)
+			abort(); /* the parser promised a test */
+		for (size_t k = 0; k < set.n; k++) {
+			const cs_nccltests *t = &set.tests[k];
+			cs_coll_op op;
+			if (t->nrows == 0 || t->nranks < 1)
+				abort(); /* the parser promised rows and ranks */
+			(void)cs_nccltests_op(t, "fuzz.txt", -1, &op, &diag);
+			(void)cs_nccltests_same_gpu(t->gpu, "h100-sxm-80g");
+		}
 	}
-	cs_nccltests_free(&t);
+	cs_nccltests_set_free(&set);
 	return 0;
 }
