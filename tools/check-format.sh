@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 cf=$(command -v clang-format-14 || command -v clang-format || true)
-[ -n "$cf" ] || { echo "check-format: clang-format not found (Debian: apt-get install clang-format)" >&2; exit 1; }
+[ -n "$cf" ] || { echo "check-format: clang-format not found (tools/setup.sh --test installs it)" >&2; exit 1; }
 mode=${1:-}
 fail=0
 for f in $(git ls-files 'src/*.c' 'src/*.h' 'include/*.h'); do

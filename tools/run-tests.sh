@@ -19,6 +19,8 @@ run_suite build-test --buildtype=debugoptimized
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suite build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+echo "== the sources as clang-format writes them"
+tools/check-format.sh
 echo "== every command the docs show runs"
 tools/check-docs.sh build-test
 echo "== a sweep over MPI ranks equals the single-process sweep"

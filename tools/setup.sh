@@ -3,12 +3,13 @@
 # Idempotent and quiet when everything is already there. Run as root.
 #   tools/setup.sh          what the build needs
 #   tools/setup.sh --test   and what the whole test suite needs (OpenMPI for
-#                           the distributed sweep check)
+#                           the distributed sweep check, clang-format for
+#                           the sources' style)
 set -eu
 
 PACKAGES="gcc meson ninja-build pkg-config libyaml-dev libgsl-dev libjansson-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler check libsubunit-dev"
 if [ "${1:-}" = "--test" ]; then
-	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev clang libclang-rt-14-dev valgrind man-db groff-base"
+	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev clang libclang-rt-14-dev clang-format valgrind man-db groff-base"
 fi
 
 missing=""

@@ -37,8 +37,8 @@ extern "C" {
 /* Status codes; they double as the command line's exit status. */
 typedef enum cs_status {
 	CS_OK = 0,
-	CS_ERR_SIM = 1,    /* the simulation failed (deadlock, limit reached) */
-	CS_ERR_INPUT = 2,  /* bad input: file, YAML, value, plan */
+	CS_ERR_SIM = 1,   /* the simulation failed (deadlock, limit reached) */
+	CS_ERR_INPUT = 2, /* bad input: file, YAML, value, plan */
 	CS_ERR_NOMEM = 3
 } cs_status;
 
@@ -52,13 +52,22 @@ typedef struct cs_result cs_result;
 
 /* Communication kinds, for exposed-communication figures. */
 typedef enum cs_comm_kind {
-	CS_COMM_TP, CS_COMM_DP, CS_COMM_PP, CS_COMM_CP, CS_COMM_EP, CS_COMM_KINDS
+	CS_COMM_TP,
+	CS_COMM_DP,
+	CS_COMM_PP,
+	CS_COMM_CP,
+	CS_COMM_EP,
+	CS_COMM_KINDS
 } cs_comm_kind;
 
 /* Compute time by class: GEMMs, attention, memory-bound kernels, the
  * optimizer, and the GPU idling while the host launches kernels. */
 typedef enum cs_compute_kind {
-	CS_COMPUTE_GEMM, CS_COMPUTE_ATTN, CS_COMPUTE_MEMBOUND, CS_COMPUTE_OPTIM, CS_COMPUTE_HOST,
+	CS_COMPUTE_GEMM,
+	CS_COMPUTE_ATTN,
+	CS_COMPUTE_MEMBOUND,
+	CS_COMPUTE_OPTIM,
+	CS_COMPUTE_HOST,
 	CS_COMPUTE_KINDS
 } cs_compute_kind;
 
@@ -73,12 +82,12 @@ typedef struct cs_memory {
  * rank `to` through a transfer. */
 typedef struct cs_path_step {
 	int64_t from, to;
-	int kind;                /* cs_comm_kind */
-	char via[24];            /* "all_gather", "send_recv", ... */
-	int tier;                /* the highest fabric tier crossed: 0 NVLink (one domain),
+	int kind;     /* cs_comm_kind */
+	char via[24]; /* "all_gather", "send_recv", ... */
+	int tier;     /* the highest fabric tier crossed: 0 NVLink (one domain),
 	                          * 1 the NICs (one leaf), 2 the leaves' uplinks (one pod),
 	                          * 3 the pods' uplinks */
-	double at_s;             /* when the transfer ended */
+	double at_s;  /* when the transfer ended */
 } cs_path_step;
 
 /* The chain of ops, waits and transfers, across ranks, that ends last. */
@@ -86,33 +95,33 @@ typedef struct cs_critical_path {
 	int valid;
 	double compute_s;
 	double comm_s[CS_COMM_KINDS];
-	int64_t hops;            /* rank changes along the path */
+	int64_t hops; /* rank changes along the path */
 	int64_t end_rank;
-	int64_t longest_rank;    /* the rank the path computed on longest in one stretch */
+	int64_t longest_rank; /* the rank the path computed on longest in one stretch */
 	double longest_s;
 	int nlast;
-	cs_path_step last[8];    /* the last hops, oldest first */
+	cs_path_step last[8]; /* the last hops, oldest first */
 } cs_critical_path;
 
 /* The fleet's effects in a result: each one's flag says it ran. */
 typedef struct cs_fleet_effects {
 	int spread, slow_machines, diurnal, gc;
-	int folded;                  /* per-GPU effects left out: the run folds */
-	double spread_sigma;         /* of log(compute factor) */
-	int64_t machines;            /* in the job */
-	int64_t slow;                /* slow machines in the fleet simulated */
+	int folded;          /* per-GPU effects left out: the run folds */
+	double spread_sigma; /* of log(compute factor) */
+	int64_t machines;    /* in the job */
+	int64_t slow;        /* slow machines in the fleet simulated */
 	double slow_factor;
-	double p_none;               /* probability that no machine is slow; the step is
+	double p_none;         /* probability that no machine is slow; the step is
 	                              * p_none x (the step without) + the rest x (with) */
-	double diurnal_factor;       /* mean compute time factor over a day */
-	double gc_cost_s;            /* expected garbage-collection cost per step */
+	double diurnal_factor; /* mean compute time factor over a day */
+	double gc_cost_s;      /* expected garbage-collection cost per step */
 	double gc_pause_s;
 	int64_t gc_interval;
 	int gc_sync;
 } cs_fleet_effects;
 
 typedef struct cs_metrics {
-	double step_time_s;          /* mean over simulated steps */
+	double step_time_s; /* mean over simulated steps */
 	double step_time_p50_s, step_time_p99_s, step_time_max_s;
 	double baseline_step_time_s; /* without perturbations (== step_time_s without any) */
 	double slowdown;             /* step_time_s / baseline_step_time_s */
@@ -120,21 +129,21 @@ typedef struct cs_metrics {
 	/* Model FLOPs count causal attention as the s^2/2 it computes; the
 	 * _megatron figures count the full s^2, as Megatron-LM's formula (and
 	 * its published figures) do, and so can pass 100 % at long context. */
-	double tflops_per_gpu;       /* model FLOPs per second per GPU, 1e12 */
-	double mfu;                  /* fraction of peak, model FLOPs */
+	double tflops_per_gpu; /* model FLOPs per second per GPU, 1e12 */
+	double mfu;            /* fraction of peak, model FLOPs */
 	double tflops_per_gpu_megatron;
 	double mfu_megatron;
-	double hfu;                  /* fraction of peak, Megatron-LM's hardware FLOPs
+	double hfu;                                     /* fraction of peak, Megatron-LM's hardware FLOPs
 	                              * (with the recomputed forward) */
-	double tflops_per_gpu_hardware; /* the same hardware FLOPs per second per GPU, 1e12 */
-	double compute_s;            /* busy compute time of the critical rank */
-	double compute_kind_s[CS_COMPUTE_KINDS]; /* compute_s by class */
+	double tflops_per_gpu_hardware;                 /* the same hardware FLOPs per second per GPU, 1e12 */
+	double compute_s;                               /* busy compute time of the critical rank */
+	double compute_kind_s[CS_COMPUTE_KINDS];        /* compute_s by class */
 	int64_t compute_kind_kernels[CS_COMPUTE_KINDS]; /* kernels launched per step by
 	                              * class (0 for CS_COMPUTE_HOST) */
-	char profile[64];            /* kernel profile that timed compute, "" for the flat
+	char profile[64];                               /* kernel profile that timed compute, "" for the flat
 	                              * efficiencies */
-	int profile_derived;         /* the profile was derived from another GPU's */
-	double gemm_clock;           /* the critical rank's GEMMs' speed over their speed at
+	int profile_derived;                            /* the profile was derived from another GPU's */
+	double gemm_clock; /* the critical rank's GEMMs' speed over their speed at
 	                              * the power cap (clock model); 0 without the model */
 	double exposed_comm_s[CS_COMM_KINDS];
 	double bubble_s;
@@ -143,16 +152,16 @@ typedef struct cs_metrics {
 	double model_flops;          /* per step, whole job, causal attention as computed */
 	double model_flops_megatron; /* the same by Megatron-LM's count (full s^2) */
 	int64_t gpus;
-	int64_t events;              /* simulated events */
+	int64_t events; /* simulated events */
 	double sim_wall_s;
-	cs_memory memory;            /* the seed's accounting (formula) */
-	double activation_peak_bytes;/* measured from the schedule, largest over ranks */
-	int64_t critical_rank;       /* the rank whose last op ends the step */
+	cs_memory memory;             /* the seed's accounting (formula) */
+	double activation_peak_bytes; /* measured from the schedule, largest over ranks */
+	int64_t critical_rank;        /* the rank whose last op ends the step */
 	int64_t steps;
-	int64_t micro_batches;       /* per data-parallel replica per step */
+	int64_t micro_batches;               /* per data-parallel replica per step */
 	char coll_choice[CS_COMM_KINDS][32]; /* algorithm/protocol last used, "" when none */
-	cs_critical_path path;       /* of the reported step */
-	int64_t straggler_rank;      /* the slowest-computing rank, -1 without perturbations */
+	cs_critical_path path;               /* of the reported step */
+	int64_t straggler_rank;              /* the slowest-computing rank, -1 without perturbations */
 	double straggler_factor;
 	cs_fleet_effects fleet;
 } cs_metrics;
@@ -161,13 +170,13 @@ enum { CS_PROGRESS_NONE, CS_PROGRESS_TERMINAL, CS_PROGRESS_LINES };
 
 /* Options of one simulation run; NULL means defaults. */
 typedef struct cs_run_opts {
-	int progress;          /* print progress on stderr: CS_PROGRESS_TERMINAL
+	int progress;               /* print progress on stderr: CS_PROGRESS_TERMINAL
 	                        * rewrites one line, CS_PROGRESS_LINES prints a
 	                        * line every 10 s (for a file or a pipe) */
-	const int64_t *trace_ranks;/* ranks whose spans a trace gets (the command line's
+	const int64_t *trace_ranks; /* ranks whose spans a trace gets (the command line's
 	                            * --trace); none: the first rank of each pipeline stage */
 	size_t n_trace_ranks;
-	int critical_path;         /* 1: always trace the critical path; -1: never (a
+	int critical_path; /* 1: always trace the critical path; -1: never (a
 	                            * perturbed run then takes the time of a plain one);
 	                            * 0: by default, for perturbed runs and up to 4,096
 	                            * ranks, as it costs time */
@@ -180,15 +189,14 @@ typedef struct cs_run_opts {
  * and fills *diag (NULL: no message); *out is then NULL. The caller frees
  * the scenario with cs_scenario_free (NULL is fine). */
 cs_status cs_scenario_load(const char *path, const char *const *overrides, size_t n_overrides,
-                           cs_scenario **out, cs_diag *diag);
+			   cs_scenario **out, cs_diag *diag);
 void cs_scenario_free(cs_scenario *sc);
 
 /* Run the scenario's training steps: CS_OK with a result in *out that the
  * caller frees with cs_result_free (NULL is fine), or an error status with
  * *out NULL and a message in *diag (NULL: no message). opts may be NULL
  * (defaults); sc and out may not (CS_ERR_INPUT). */
-cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out,
-                      cs_diag *diag);
+cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out, cs_diag *diag);
 /* The run's metrics, owned by res (which may not be NULL). */
 const cs_metrics *cs_result_metrics(const cs_result *res);
 void cs_result_free(cs_result *res);

@@ -54,7 +54,8 @@ static int list_of(yaml_document_t *doc, yaml_node_t *map, const char *key, cons
 		   yaml_node_t **out, int *n, cs_diag *diag)
 {
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+		yaml_node_t *k = yaml_document_get_node(doc, p->key),
+			    *v = yaml_document_get_node(doc, p->value);
 		if (k->type != YAML_SCALAR_NODE || strcmp((const char *)k->data.scalar.value, key) != 0)
 			continue;
 		*n = 0;
@@ -66,7 +67,8 @@ static int list_of(yaml_document_t *doc, yaml_node_t *map, const char *key, cons
 			cs__yaml_at(diag, file, v, "'%s' is %s, not a list", key, cs__yaml_type_word(v));
 			return -1;
 		}
-		for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
+		for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top;
+		     i++) {
 			yaml_node_t *e = yaml_document_get_node(doc, *i);
 			if (*n == MAX_DIMS) {
 				cs__yaml_at(diag, file, e, "more than %d dimensions in '%s'", MAX_DIMS, key);
@@ -81,8 +83,10 @@ static int list_of(yaml_document_t *doc, yaml_node_t *map, const char *key, cons
 		}
 		return 0;
 	}
-	cs__yaml_at(diag, file, map, "no '%s' (ASTRA-sim's analytical network lists topology, npus_count, "
-		    "bandwidth and latency per dimension)", key);
+	cs__yaml_at(diag, file, map,
+		    "no '%s' (ASTRA-sim's analytical network lists topology, npus_count, "
+		    "bandwidth and latency per dimension)",
+		    key);
 	return -1;
 }
 
@@ -110,8 +114,10 @@ static cs_status read_network(const char *file, cs_chakra_astra *a, cs_diag *dia
 	double gbs[MAX_DIMS], ns[MAX_DIMS];
 	st = CS_ERR_INPUT;
 	if (!root || root->type != YAML_MAPPING_NODE) {
-		snprintf(diag->msg, sizeof diag->msg, "%.700s: not an ASTRA-sim network file (a mapping of "
-			 "topology, npus_count, bandwidth and latency)", file);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%.700s: not an ASTRA-sim network file (a mapping of "
+			 "topology, npus_count, bandwidth and latency)",
+			 file);
 		goto out;
 	}
 	if (list_of(&doc, root, "topology", file, topo, &nt, diag) ||
@@ -122,8 +128,12 @@ static cs_status read_network(const char *file, cs_chakra_astra *a, cs_diag *dia
 	if (nn != nt || nb != nt || nl != nt) {
 		yaml_node_t *bad = nn != nt ? npus[0] : nb != nt ? bw[0] : lat[0];
 		cs__yaml_at(diag, file, bad, "%d topology dimensions but %d in '%s'", nt,
-			    nn != nt ? nn : nb != nt ? nb : nl, nn != nt ? "npus_count" : nb != nt ? "bandwidth"
-			    : "latency");
+			    nn != nt   ? nn
+			    : nb != nt ? nb
+				       : nl,
+			    nn != nt   ? "npus_count"
+			    : nb != nt ? "bandwidth"
+				       : "latency");
 		goto out;
 	}
 	if (nt == 0) {
@@ -137,8 +147,10 @@ static cs_status read_network(const char *file, cs_chakra_astra *a, cs_diag *dia
 			if (strcmp(t, topo_names[k]) == 0)
 				kind[d] = k;
 		if (kind[d] < 0) {
-			cs__yaml_at(diag, file, topo[d], "unknown topology '%.64s' (Ring, Switch or "
-				    "FullyConnected)", t);
+			cs__yaml_at(diag, file, topo[d],
+				    "unknown topology '%.64s' (Ring, Switch or "
+				    "FullyConnected)",
+				    t);
 			goto out;
 		}
 		double c;
@@ -169,14 +181,17 @@ static cs_status read_network(const char *file, cs_chakra_astra *a, cs_diag *dia
 		rings += kind[d] == T_RING;
 	if (rings == nt) { /* a torus of that shape, one pod */
 		if (nt > 3) {
-			cs__yaml_at(diag, file, topo[3], "a ring of %d dimensions; a torus has at most 3", nt);
+			cs__yaml_at(diag, file, topo[3], "a ring of %d dimensions; a torus has at most 3",
+				    nt);
 			goto out;
 		}
 		for (int d = 1; d < nt; d++)
 			if (gbs[d] != gbs[0] || ns[d] != ns[0]) {
-				cs__yaml_at(diag, file, gbs[d] != gbs[0] ? bw[d] : lat[d], "rings of different "
-					    "links: clustersim's torus has one bandwidth and latency on every "
-					    "dimension");
+				cs__yaml_at(
+					diag, file, gbs[d] != gbs[0] ? bw[d] : lat[d],
+					"rings of different "
+					"links: clustersim's torus has one bandwidth and latency on every "
+					"dimension");
 				goto out;
 			}
 		char shape[64] = "";
@@ -195,14 +210,19 @@ static cs_status read_network(const char *file, cs_chakra_astra *a, cs_diag *dia
 		goto out;
 	}
 	if (kind[0] == T_RING || nt > 2) {
-		cs__yaml_at(diag, file, topo[nt > 2 ? 2 : 0], "%d dimensions of mixed topologies: "
-			    "clustersim's cluster is rings in every dimension (a torus), or a server's NVLink "
-			    "domain (Switch or FullyConnected) and a switched network (Switch)", nt);
+		cs__yaml_at(
+			diag, file, topo[nt > 2 ? 2 : 0],
+			"%d dimensions of mixed topologies: "
+			"clustersim's cluster is rings in every dimension (a torus), or a server's NVLink "
+			"domain (Switch or FullyConnected) and a switched network (Switch)",
+			nt);
 		goto out;
 	}
 	if (nt == 2 && kind[1] != T_SWITCH) {
-		cs__yaml_at(diag, file, topo[1], "'%s' between servers: clustersim's network beyond the "
-			    "server is switched; only Switch maps there", topo_names[kind[1]]);
+		cs__yaml_at(diag, file, topo[1],
+			    "'%s' between servers: clustersim's network beyond the "
+			    "server is switched; only Switch maps there",
+			    topo_names[kind[1]]);
 		goto out;
 	}
 	/* the NVLink domain: a switch's message crosses two links */
@@ -227,13 +247,17 @@ out:
  * clustersim's name, or NULL. */
 static const char *algorithm_of(json_t *list)
 {
-	static const struct { const char *astra, *cs; } names[] = {
-		{ "ring", "ring" }, { "doubleBinaryTree", "tree" },
+	static const struct {
+		const char *astra, *cs;
+	} names[] = {
+		{ "ring", "ring" },
+		{ "doubleBinaryTree", "tree" },
 	};
 	const char *all = NULL;
 	size_t i;
 	json_t *v;
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		const char *got = NULL;
 		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
 			if (json_is_string(v) && strcmp(json_string_value(v), names[k].astra) == 0)
@@ -255,21 +279,27 @@ static cs_status read_system(const char *file, cs_chakra_astra *a, cs_diag *diag
 		return CS_ERR_INPUT;
 	}
 	if (!json_is_object(root)) {
-		snprintf(diag->msg, sizeof diag->msg, "%.700s: not an ASTRA-sim system file (an object of "
-			 "its keys)", file);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%.700s: not an ASTRA-sim system file (an object of "
+			 "its keys)",
+			 file);
 		json_decref(root);
 		return CS_ERR_INPUT;
 	}
 	const char *key;
 	json_t *v;
 	const char *algo = NULL;
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		if (strcmp(key, "all-reduce-implementation") == 0) {
 			algo = json_is_array(v) ? algorithm_of(v) : NULL;
 			if (!algo) {
-				snprintf(diag->msg, sizeof diag->msg, "%.600s: 'all-reduce-implementation': "
-					 "clustersim runs 'ring' or 'doubleBinaryTree' (NCCL's ring and tree), "
-					 "the same in every dimension", file);
+				snprintf(diag->msg, sizeof diag->msg,
+					 "%.600s: 'all-reduce-implementation': "
+					 "clustersim runs 'ring' or 'doubleBinaryTree' (NCCL's ring and "
+					 "tree), "
+					 "the same in every dimension",
+					 file);
 				json_decref(root);
 				return CS_ERR_INPUT;
 			}
@@ -291,8 +321,7 @@ static cs_status read_system(const char *file, cs_chakra_astra *a, cs_diag *diag
 	return CS_OK;
 }
 
-cs_status cs_chakra_astra_read(const char *network, const char *system, cs_chakra_astra *out,
-			       cs_diag *diag)
+cs_status cs_chakra_astra_read(const char *network, const char *system, cs_chakra_astra *out, cs_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	cs_status st = network ? read_network(network, out, diag) : CS_OK;

@@ -34,16 +34,23 @@
 
 /* Chakra's NodeType values. */
 enum {
-	CS_CHAKRA_METADATA = 1, CS_CHAKRA_MEM_LOAD, CS_CHAKRA_MEM_STORE, CS_CHAKRA_COMP,
-	CS_CHAKRA_SEND, CS_CHAKRA_RECV, CS_CHAKRA_COLL, CS_CHAKRA_STORAGE, CS_CHAKRA_BATCH,
+	CS_CHAKRA_METADATA = 1,
+	CS_CHAKRA_MEM_LOAD,
+	CS_CHAKRA_MEM_STORE,
+	CS_CHAKRA_COMP,
+	CS_CHAKRA_SEND,
+	CS_CHAKRA_RECV,
+	CS_CHAKRA_COLL,
+	CS_CHAKRA_STORAGE,
+	CS_CHAKRA_BATCH,
 	CS_CHAKRA_CHECKPOINT
 };
 
 /* What an export wrote. */
 typedef struct cs_chakra_written {
-	int64_t files;      /* one per rank */
-	int64_t templates;  /* distinct programs behind them */
-	int64_t nodes;      /* in all files */
+	int64_t files;     /* one per rank */
+	int64_t templates; /* distinct programs behind them */
+	int64_t nodes;     /* in all files */
 	int64_t bytes;
 } cs_chakra_written;
 
@@ -56,8 +63,8 @@ typedef struct cs_chakra_written {
  * takes pg_name and the comm-group file's names as positive integers) and
  * an all-gather's comm_size the part each rank gives (its ring gathers
  * comm_size from every rank), the gathered size in cs_bytes. */
-cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix,
-			   int astra_sim, cs_chakra_written *out, cs_diag *diag);
+cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix, int astra_sim,
+			   cs_chakra_written *out, cs_diag *diag);
 
 /* Write one rank's program `p` (its pipeline stage's template, which
  * `progs` indexes by stage) to the open stream `f`, named `name` in
@@ -99,10 +106,10 @@ typedef struct cs_chakra_where {
  * names ("(k)" suffixes cut), comma-separated, as far as they fit. */
 typedef struct cs_chakra_skipped {
 	int64_t nodes;
-	int64_t files;   /* decoded files that had any (cs_chakra_load) */
-	int64_t ctrl_deps; /* control dependencies left out: on nodes not in the trace, */
+	int64_t files;       /* decoded files that had any (cs_chakra_load) */
+	int64_t ctrl_deps;   /* control dependencies left out: on nodes not in the trace, */
 	int64_t ctrl_cycles; /* or all of a trace's, for they closed a cycle (traces) */
-	int more;        /* names left out */
+	int more;            /* names left out */
 	char names[256];
 } cs_chakra_skipped;
 
@@ -114,9 +121,8 @@ typedef struct cs_chakra_skipped {
  * same bytes may share it without decoding. The host's side of a
  * collective becomes an op of no time, counted in *skipped (NULL: not
  * counted). */
-cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name,
-			   const cs_chakra_where *where, cs_program *out, int *rank_free,
-			   cs_chakra_skipped *skipped, cs_diag *diag);
+cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name, const cs_chakra_where *where,
+			   cs_program *out, int *rank_free, cs_chakra_skipped *skipped, cs_diag *diag);
 
 /* A set of imported traces: templates and which one each rank runs. */
 typedef struct cs_chakra_set cs_chakra_set;
@@ -127,8 +133,8 @@ typedef struct cs_chakra_set cs_chakra_set;
  * groups come from the comm-group file `groups`, or with NULL from
  * DIR/<prefix>.comm_group.json when there is one. The caller frees *out
  * with cs_chakra_set_free. */
-cs_status cs_chakra_load(const char *path, const char *groups, const cs_scenario *sc,
-			 cs_chakra_set **out, cs_diag *diag);
+cs_status cs_chakra_load(const char *path, const char *groups, const cs_scenario *sc, cs_chakra_set **out,
+			 cs_diag *diag);
 void cs_chakra_set_free(cs_chakra_set *s);
 
 /* The templates (owned by the set) and their count. */
@@ -157,7 +163,6 @@ typedef struct cs_chakra_astra {
 	char unmapped[512];
 } cs_chakra_astra;
 
-cs_status cs_chakra_astra_read(const char *network, const char *system, cs_chakra_astra *out,
-			       cs_diag *diag);
+cs_status cs_chakra_astra_read(const char *network, const char *system, cs_chakra_astra *out, cs_diag *diag);
 
 #endif

@@ -16,9 +16,16 @@
 
 /* Chakra's CollectiveCommType values. */
 enum {
-	CS_CHAKRA_ALL_REDUCE, CS_CHAKRA_REDUCE, CS_CHAKRA_ALL_GATHER, CS_CHAKRA_GATHER,
-	CS_CHAKRA_SCATTER, CS_CHAKRA_BROADCAST, CS_CHAKRA_ALL_TO_ALL, CS_CHAKRA_REDUCE_SCATTER,
-	CS_CHAKRA_REDUCE_SCATTER_BLOCK, CS_CHAKRA_BARRIER
+	CS_CHAKRA_ALL_REDUCE,
+	CS_CHAKRA_REDUCE,
+	CS_CHAKRA_ALL_GATHER,
+	CS_CHAKRA_GATHER,
+	CS_CHAKRA_SCATTER,
+	CS_CHAKRA_BROADCAST,
+	CS_CHAKRA_ALL_TO_ALL,
+	CS_CHAKRA_REDUCE_SCATTER,
+	CS_CHAKRA_REDUCE_SCATTER_BLOCK,
+	CS_CHAKRA_BARRIER
 };
 
 /* Write `v` as a base-128 varint at p (at most 10 bytes); its length. */
@@ -40,12 +47,12 @@ int cs__chakra_coll_of(int64_t type, cs_coll_op *op);
  * a malloc and a free per field. What does not fit the block is malloc'ed
  * and freed at the reset. */
 typedef struct cs__chakra_arena {
-	ProtobufCAllocator pa;   /* what protobuf-c is given; its data is the arena */
+	ProtobufCAllocator pa; /* what protobuf-c is given; its data is the arena */
 	uint8_t *block;
 	size_t cap, used;
 	void **big;
 	size_t nbig, bigcap;
-	int failed;              /* an allocation failed since the last reset */
+	int failed; /* an allocation failed since the last reset */
 } cs__chakra_arena;
 
 void cs__chakra_arena_init(cs__chakra_arena *a);
@@ -55,23 +62,23 @@ void cs__chakra_arena_free(cs__chakra_arena *a);
 /* A decoded node, before it has a place on a stream. */
 typedef struct cs__chakra_node {
 	uint64_t id;
-	int64_t dep0;      /* its first dependency in the graph's deps */
+	int64_t dep0; /* its first dependency in the graph's deps */
 	int32_t ndeps;
-	int32_t nctrl;     /* of them, control dependencies (the first ones) */
-	int8_t stream;     /* -1: a receive, which is no op */
-	uint8_t mbox;      /* a receive's mailbox counter */
+	int32_t nctrl; /* of them, control dependencies (the first ones) */
+	int8_t stream; /* -1: a receive, which is no op */
+	uint8_t mbox;  /* a receive's mailbox counter */
 	cs_op op;
 } cs__chakra_node;
 
 /* A rank's decoded nodes, in file order, and their dependencies (node ids). */
 typedef struct cs__chakra_graph {
-	const char *name;  /* the file, for messages */
+	const char *name; /* the file, for messages */
 	cs__chakra_node *nodes;
 	int64_t n;
 	uint64_t *deps;
 	int64_t ndeps;
-	int64_t dropped;   /* control dependencies left out */
-	int ctrl_cycle;    /* all of them, for they formed a cycle */
+	int64_t dropped; /* control dependencies left out */
+	int ctrl_cycle;  /* all of them, for they formed a cycle */
 } cs__chakra_graph;
 
 /* Append the graph's nodes to `p` in a dependency order (file order where

@@ -133,12 +133,12 @@ static uint64_t node_start(writer *w, wnode *x, uint32_t type, const char *name)
 
 /* The rank's pipeline neighbours and what they send it. */
 typedef struct mailbox {
-	int64_t peer;          /* the sending rank */
+	int64_t peer; /* the sending rank */
 	const cs_program *from;
-	int to;                /* the sends that land here: +1 (up) or -1 (down) */
-	int32_t next;          /* the next of them to give a receive node */
-	int32_t sop;           /* scanning the sender's PP stream */
-	uint64_t *ids;         /* receive node per message, 0 before it is written */
+	int to;        /* the sends that land here: +1 (up) or -1 (down) */
+	int32_t next;  /* the next of them to give a receive node */
+	int32_t sop;   /* scanning the sender's PP stream */
+	uint64_t *ids; /* receive node per message, 0 before it is written */
 	int32_t n;
 } mailbox;
 
@@ -209,8 +209,8 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 	}
 	for (int c = 0; c < CS_COUNTERS; c++)
 		if (need[c] > 0)
-			x.data[x.n.n_data_deps++] = c < CS_STREAMS ? ids[c][need[c] - 1]
-						    : mb[c - CS_STREAMS].ids[need[c] - 1];
+			x.data[x.n.n_data_deps++] =
+				c < CS_STREAMS ? ids[c][need[c] - 1] : mb[c - CS_STREAMS].ids[need[c] - 1];
 	attr_i64(&x, "cs_stream", s);
 	switch ((cs_op_kind)op->kind) {
 	case CS_OP_COMPUTE:
@@ -232,15 +232,16 @@ static uint64_t write_op(writer *w, const cs_scenario *sc, const cs_mesh *m, int
 		size = op->bytes;
 		if (w->pg_base && type == CS_CHAKRA_ALL_GATHER) {
 			/* ASTRA-sim's ring gathers comm_size from every rank */
-			cs_group g = cs_mesh_group(m, (cs_group_kind)op->group, rank,
-						   sc->cluster.gpus_per_node);
+			cs_group g =
+				cs_mesh_group(m, (cs_group_kind)op->group, rank, sc->cluster.gpus_per_node);
 			size /= (double)cs_group_size(&g);
 		}
 		attr_i64(&x, "comm_size", (int64_t)(size + 0.5));
 		if (w->pg_base)
-			snprintf(pg, sizeof pg, "%" PRId64, w->pg_base[op->group] +
-				 cs_mesh_group_index(m, (cs_group_kind)op->group, rank,
-						     sc->cluster.gpus_per_node));
+			snprintf(pg, sizeof pg, "%" PRId64,
+				 w->pg_base[op->group] + cs_mesh_group_index(m, (cs_group_kind)op->group,
+									     rank,
+									     sc->cluster.gpus_per_node));
 		else
 			snprintf(pg, sizeof pg, "%s.%" PRId64, cs_group_kind_name((cs_group_kind)op->group),
 				 cs_mesh_group_index(m, (cs_group_kind)op->group, rank,
@@ -348,7 +349,8 @@ cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc,
 					break;
 				for (int i = 0; i < op->ndeps; i++)
 					if (d[i].counter >= CS_STREAMS)
-						recv_upto(&w, &mb[d[i].counter - CS_STREAMS], rank, d[i].value);
+						recv_upto(&w, &mb[d[i].counter - CS_STREAMS], rank,
+							  d[i].value);
 				ids[s][done[s]] = write_op(&w, sc, m, rank, s, op, p->deps, ids, mb,
 							   done[s] ? ids[s][done[s] - 1] : UINT64_MAX);
 				done[s]++;

@@ -46,8 +46,8 @@ static void number_groups(const cs_scenario *sc, const cs_mesh *m, unsigned used
 
 /* {"tp.0": [0, 1], "tp.1": [2, 3], ...}, or numbered {"1": [0, 1], ...}:
  * every instance of every kind used. */
-static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_mesh *m,
-			      unsigned used, const int64_t *base, cs_diag *diag)
+static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_mesh *m, unsigned used,
+			      const int64_t *base, cs_diag *diag)
 {
 	FILE *f = fopen(path, "w");
 	if (!f) {
@@ -93,8 +93,8 @@ static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_
 	return CS_OK;
 }
 
-cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix,
-			   int astra_sim, cs_chakra_written *out, cs_diag *diag)
+cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix, int astra_sim,
+			   cs_chakra_written *out, cs_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	cs_kprof *prof = NULL;

@@ -15,12 +15,12 @@
 
 typedef struct named {
 	char *name;
-	int64_t *ranks;   /* sorted */
+	int64_t *ranks; /* sorted */
 	int64_t n;
 } named;
 
 struct cs_chakra_groups {
-	named *g;         /* sorted by name */
+	named *g; /* sorted by name */
 	int64_t n;
 };
 
@@ -60,7 +60,8 @@ static cs_status fill(cs_chakra_groups *gs, json_t *root, const char *path, cs_d
 	gs->g = calloc(json_object_size(root) + 1, sizeof *gs->g);
 	if (!gs->g)
 		goto nomem;
-	json_object_foreach(root, key, val) {
+	json_object_foreach(root, key, val)
+	{
 		if (!json_is_array(val) || json_array_size(val) == 0)
 			return bad(diag, path, key, "not a list of ranks");
 		named *g = &gs->g[gs->n++];
@@ -70,7 +71,8 @@ static cs_status fill(cs_chakra_groups *gs, json_t *root, const char *path, cs_d
 			goto nomem;
 		size_t i;
 		json_t *r;
-		json_array_foreach(val, i, r) {
+		json_array_foreach(val, i, r)
+		{
 			if (!json_is_integer(r) || json_integer_value(r) < 0)
 				return bad(diag, path, key, "a rank that is not a whole number >= 0");
 			g->ranks[g->n++] = json_integer_value(r);
@@ -151,8 +153,9 @@ int cs_chakra_groups_kind(const cs_chakra_groups *gs, const char *name, const cs
 			return 0;
 		}
 	}
-	snprintf(why, cap, "process group '%.64s' (%" PRId64 " ranks, from %" PRId64 " to %" PRId64
-		 ") is no group of the scenario's parallelism", name, x->n, x->ranks[0],
-		 x->ranks[x->n - 1]);
+	snprintf(why, cap,
+		 "process group '%.64s' (%" PRId64 " ranks, from %" PRId64 " to %" PRId64
+		 ") is no group of the scenario's parallelism",
+		 name, x->n, x->ranks[0], x->ranks[x->n - 1]);
 	return -2;
 }

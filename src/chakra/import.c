@@ -30,13 +30,36 @@ typedef ChakraProtoMsg__AttributeProto attr_t;
 typedef cs__chakra_node inode;
 
 /* The attributes a node may carry, by name. */
-enum { A_COMM_TYPE, A_COMM_SIZE, A_PG, A_SRC, A_DST, A_NS, A_STREAM, A_PHASE, A_ATTN, A_GEMM, A_SPARE,
-       A_COLL, A_COMM, A_TO, A_BYTES, A_MEM, A_MICRO, A_LAYER, A_VSTAGE, A_UB_NS, A_UB_SMS, A_CPU, A_N };
-static const char *const attr_names[A_N] = {
-	"comm_type", "comm_size", "pg_name", "comm_src", "comm_dst", "cs_ns", "cs_stream", "cs_phase",
-	"cs_attn_ns", "cs_gemm_ns", "cs_spare", "cs_coll", "cs_comm", "cs_to", "cs_bytes", "cs_mem",
-	"cs_micro", "cs_layer", "cs_vstage", "cs_ub_ns", "cs_ub_sms", "is_cpu_op"
+enum {
+	A_COMM_TYPE,
+	A_COMM_SIZE,
+	A_PG,
+	A_SRC,
+	A_DST,
+	A_NS,
+	A_STREAM,
+	A_PHASE,
+	A_ATTN,
+	A_GEMM,
+	A_SPARE,
+	A_COLL,
+	A_COMM,
+	A_TO,
+	A_BYTES,
+	A_MEM,
+	A_MICRO,
+	A_LAYER,
+	A_VSTAGE,
+	A_UB_NS,
+	A_UB_SMS,
+	A_CPU,
+	A_N
 };
+static const char *const attr_names[A_N] = { "comm_type", "comm_size", "pg_name",  "comm_src",   "comm_dst",
+					     "cs_ns",     "cs_stream", "cs_phase", "cs_attn_ns", "cs_gemm_ns",
+					     "cs_spare",  "cs_coll",   "cs_comm",  "cs_to",      "cs_bytes",
+					     "cs_mem",    "cs_micro",  "cs_layer", "cs_vstage",  "cs_ub_ns",
+					     "cs_ub_sms", "is_cpu_op" };
 
 typedef struct ctx {
 	cs__chakra_graph g;
@@ -44,9 +67,9 @@ typedef struct ctx {
 	cs_diag *diag;
 	int64_t cap, depcap;
 	int rank_free;
-	int far;               /* a message to or from a rank that is no pipeline neighbour */
+	int far; /* a message to or from a rank that is no pipeline neighbour */
 	cs_chakra_skipped *skipped;
-	size_t attr_len[A_N];  /* of attr_names */
+	size_t attr_len[A_N]; /* of attr_names */
 } ctx;
 
 static cs_status fail(ctx *c, uint64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -90,7 +113,6 @@ static int attr_num(const attr_t *a, double *v)
 	return 0;
 }
 
-
 /* The group of a "kind", "kind.instance" or absent (NULL) name. */
 static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 {
@@ -98,7 +120,7 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 	int64_t gpn = c->w->gpus_per_node, rank = c->w->rank;
 	if (!pg) {
 		/* the groups of the parallelism's axes; not the step's edges' */
-		for (int k = CS_GROUP_DP; ; k = (k + 1) % CS_GROUP_MP) {
+		for (int k = CS_GROUP_DP;; k = (k + 1) % CS_GROUP_MP) {
 			cs_group g = cs_mesh_group(m, (cs_group_kind)k, rank, gpn);
 			if (cs_group_size(&g) == m->world) {
 				*kind = (uint8_t)k;
@@ -107,8 +129,10 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 			if (k == CS_GROUP_DP - 1)
 				break;
 		}
-		return fail(c, id, "a collective without 'pg_name' needs a group of all %" PRId64
-			    " ranks; the scenario's parallelism has none", m->world);
+		return fail(c, id,
+			    "a collective without 'pg_name' needs a group of all %" PRId64
+			    " ranks; the scenario's parallelism has none",
+			    m->world);
 	}
 	size_t len = strcspn(pg, ".");
 	for (int k = 0; k < CS_GROUP_KINDS; k++) {
@@ -125,8 +149,10 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 		int64_t mine = cs_mesh_group_index(m, (cs_group_kind)k, rank, gpn);
 		c->rank_free = 0;
 		if (inst != mine)
-			return fail(c, id, "process group '%.64s' does not hold rank %" PRId64
-				    " (its %s group is '%s.%" PRId64 "')", pg, rank, kn, kn, mine);
+			return fail(c, id,
+				    "process group '%.64s' does not hold rank %" PRId64
+				    " (its %s group is '%s.%" PRId64 "')",
+				    pg, rank, kn, kn, mine);
 		return CS_OK;
 	}
 	char why[300];
@@ -137,9 +163,10 @@ static cs_status group_of(ctx *c, uint64_t id, const char *pg, uint8_t *kind)
 	}
 	if (r == -2)
 		return fail(c, id, "%s", why);
-	return fail(c, id, "unknown process group '%.64s' (not in %s; the kinds are tp, cp, ep, pp, "
-		    "dp, dp-intra and dp-inter, with an optional instance: 'tp.3')", pg,
-		    c->w->groups ? "the comm-group file" : "a comm-group file, for none was given");
+	return fail(c, id,
+		    "unknown process group '%.64s' (not in %s; the kinds are tp, cp, ep, pp, "
+		    "dp, dp-intra and dp-inter, with an optional instance: 'tp.3')",
+		    pg, c->w->groups ? "the comm-group file" : "a comm-group file, for none was given");
 }
 
 /* The direction (+1 up the pipeline ring, -1 down) of a message between
@@ -168,14 +195,12 @@ static int direction(const ctx *c, int64_t peer, int64_t hint, int recv)
 	return up ? 1 : down ? -1 : 0;
 }
 
-static const int8_t stream_of_kind[CS_GROUP_KINDS] = {
-	CS_STREAM_TP, CS_STREAM_CP, CS_STREAM_EP, CS_STREAM_PP, CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_DP,
-	CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_TP
-};
-static const uint8_t comm_of_kind[CS_GROUP_KINDS] = {
-	CS_COMM_TP, CS_COMM_CP, CS_COMM_EP, CS_COMM_PP, CS_COMM_DP, CS_COMM_DP, CS_COMM_DP,
-	CS_COMM_DP, CS_COMM_DP, CS_COMM_DP
-};
+static const int8_t stream_of_kind[CS_GROUP_KINDS] = { CS_STREAM_TP, CS_STREAM_CP, CS_STREAM_EP, CS_STREAM_PP,
+						       CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_DP,
+						       CS_STREAM_DP, CS_STREAM_TP };
+static const uint8_t comm_of_kind[CS_GROUP_KINDS] = { CS_COMM_TP, CS_COMM_CP, CS_COMM_EP, CS_COMM_PP,
+						      CS_COMM_DP, CS_COMM_DP, CS_COMM_DP, CS_COMM_DP,
+						      CS_COMM_DP, CS_COMM_DP };
 
 /* Note a skipped node: counted, and its name without a "(k)" suffix added
  * to the list when it is not there yet and the list has room. */
@@ -223,7 +248,7 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 				if (a[k]->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
 					return fail(c, id, "attribute 'pg_name' is not a string");
 			} else if ((k == A_SPARE || k == A_BYTES || k == A_MEM) ? attr_num(a[k], &d[k])
-				   : attr_int(a[k], &v[k])) {
+										: attr_int(a[k], &v[k])) {
 				return fail(c, id, "attribute '%s' is not a number", attr_names[k]);
 			}
 			break;
@@ -284,8 +309,9 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 		op->comm = (uint8_t)(a[A_COMM] ? v[A_COMM] : comm_of_kind[op->group]);
 		if (a[A_UB_NS]) { /* a userbuffers kernel of that time on those SMs */
 			if (v[A_UB_NS] < 0 || v[A_UB_SMS] < 0 || v[A_UB_SMS] > 255)
-				return fail(c, id, "a userbuffers collective of %" PRId64 " ns on %" PRId64
-					    " SMs", v[A_UB_NS], v[A_UB_SMS]);
+				return fail(c, id,
+					    "a userbuffers collective of %" PRId64 " ns on %" PRId64 " SMs",
+					    v[A_UB_NS], v[A_UB_SMS]);
 			op->ub = 1;
 			op->ns = v[A_UB_NS];
 			op->sms = (uint8_t)v[A_UB_SMS];
@@ -305,8 +331,9 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 		int64_t world = c->w->mesh->world, peer = v[k];
 		if (peer < 0 || peer >= world || peer == c->w->rank)
 			return fail(c, id, "a %s rank %" PRId64 ", %s %" PRId64 " ranks",
-				    recv ? "receive from" : "send to", peer, peer == c->w->rank ?
-				    "the rank itself, of the scenario's" : "which is not one of the scenario's",
+				    recv ? "receive from" : "send to", peer,
+				    peer == c->w->rank ? "the rank itself, of the scenario's"
+						       : "which is not one of the scenario's",
 				    world);
 		int dir = direction(c, peer, v[A_TO], recv);
 		c->rank_free = 0;
@@ -333,10 +360,11 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 	case CS_CHAKRA_STORAGE:
 	case CS_CHAKRA_BATCH:
 	case CS_CHAKRA_CHECKPOINT:
-		return fail(c, id, "unsupported node type %" PRIu32
-			    " (memory, storage, batch and checkpoint nodes are not simulated)", n->type);
-	default:
-		return fail(c, id, "unknown node type %" PRIu32, n->type);
+		return fail(c, id,
+			    "unsupported node type %" PRIu32
+			    " (memory, storage, batch and checkpoint nodes are not simulated)",
+			    n->type);
+	default: return fail(c, id, "unknown node type %" PRIu32, n->type);
 	}
 }
 
@@ -415,7 +443,8 @@ static cs_status read_messages(ctx *c, const uint8_t *buf, size_t len, cs_progra
 	cs__chakra_arena arena;
 	cs__chakra_arena_init(&arena);
 	if (len == 0) {
-		snprintf(c->diag->msg, sizeof c->diag->msg, "%s: empty trace (no global metadata)", c->g.name);
+		snprintf(c->diag->msg, sizeof c->diag->msg, "%s: empty trace (no global metadata)",
+			 c->g.name);
 		return CS_ERR_INPUT;
 	}
 	while (pos < len) {
@@ -446,13 +475,13 @@ static cs_status read_messages(ctx *c, const uint8_t *buf, size_t len, cs_progra
 		}
 		pos += k + (size_t)n;
 		continue;
-bad:
+	bad:
 		if (arena.failed) {
 			snprintf(c->diag->msg, sizeof c->diag->msg, "out of memory");
 			st = CS_ERR_NOMEM;
 		} else {
-			snprintf(c->diag->msg, sizeof c->diag->msg, "%s: malformed %s at byte %zu",
-				 c->g.name, first ? "global metadata" : "node message", pos);
+			snprintf(c->diag->msg, sizeof c->diag->msg, "%s: malformed %s at byte %zu", c->g.name,
+				 first ? "global metadata" : "node message", pos);
 			st = CS_ERR_INPUT;
 		}
 		break;
@@ -461,9 +490,8 @@ bad:
 	return st;
 }
 
-cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name,
-			   const cs_chakra_where *where, cs_program *out, int *rank_free,
-			   cs_chakra_skipped *skipped, cs_diag *diag)
+cs_status cs_chakra_decode(const uint8_t *buf, size_t len, const char *name, const cs_chakra_where *where,
+			   cs_program *out, int *rank_free, cs_chakra_skipped *skipped, cs_diag *diag)
 {
 	ctx c = { .g = { .name = name }, .w = where, .diag = diag, .rank_free = 1, .skipped = skipped };
 	for (int k = 0; k < A_N; k++)

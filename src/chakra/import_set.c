@@ -19,7 +19,7 @@
 #include "chakra/chakra.h"
 #include "core/file.h"
 
-#define MAX_TEMPLATES 65535          /* the runner keeps a template index in 16 bits */
+#define MAX_TEMPLATES 65535 /* the runner keeps a template index in 16 bits */
 #define MAX_TRACE_BYTES ((size_t)1 << 34)
 
 struct cs_chakra_set {
@@ -61,14 +61,32 @@ static uint64_t content_hash(const char *buf, size_t len)
 	return fnv(h, buf + i, len - i) | 1;
 }
 
-#define MIX(h, x) do { __typeof__(x) v_ = (x); (h) = fnv((h), &v_, sizeof v_); } while (0)
+#define MIX(h, x)                               \
+	do {                                    \
+		__typeof__(x) v_ = (x);         \
+		(h) = fnv((h), &v_, sizeof v_); \
+	} while (0)
 
 static uint64_t op_hash(uint64_t h, const cs_program *p, const cs_op *o)
 {
-	MIX(h, o->ns); MIX(h, o->attn_ns); MIX(h, o->gemm_ns); MIX(h, o->spare); MIX(h, o->bytes);
-	MIX(h, o->mem); MIX(h, o->ndeps); MIX(h, o->kind); MIX(h, o->group); MIX(h, o->coll);
-	MIX(h, o->comm); MIX(h, o->phase); MIX(h, o->to); MIX(h, o->vstage); MIX(h, o->layer);
-	MIX(h, o->micro); MIX(h, o->ub); MIX(h, o->sms);
+	MIX(h, o->ns);
+	MIX(h, o->attn_ns);
+	MIX(h, o->gemm_ns);
+	MIX(h, o->spare);
+	MIX(h, o->bytes);
+	MIX(h, o->mem);
+	MIX(h, o->ndeps);
+	MIX(h, o->kind);
+	MIX(h, o->group);
+	MIX(h, o->coll);
+	MIX(h, o->comm);
+	MIX(h, o->phase);
+	MIX(h, o->to);
+	MIX(h, o->vstage);
+	MIX(h, o->layer);
+	MIX(h, o->micro);
+	MIX(h, o->ub);
+	MIX(h, o->sms);
 	for (int i = 0; i < o->ndeps; i++) {
 		MIX(h, p->deps[o->dep + i].value);
 		MIX(h, p->deps[o->dep + i].counter);
@@ -91,11 +109,11 @@ static uint64_t prog_hash(const cs_program *p)
 
 static int op_equal(const cs_program *pa, const cs_op *a, const cs_program *pb, const cs_op *b)
 {
-	if (a->ns != b->ns || a->attn_ns != b->attn_ns || a->gemm_ns != b->gemm_ns ||
-	    a->spare != b->spare || a->bytes != b->bytes || a->mem != b->mem || a->ndeps != b->ndeps ||
-	    a->kind != b->kind || a->group != b->group || a->coll != b->coll || a->comm != b->comm ||
-	    a->phase != b->phase || a->to != b->to || a->vstage != b->vstage ||
-	    a->layer != b->layer || a->micro != b->micro || a->ub != b->ub || a->sms != b->sms)
+	if (a->ns != b->ns || a->attn_ns != b->attn_ns || a->gemm_ns != b->gemm_ns || a->spare != b->spare ||
+	    a->bytes != b->bytes || a->mem != b->mem || a->ndeps != b->ndeps || a->kind != b->kind ||
+	    a->group != b->group || a->coll != b->coll || a->comm != b->comm || a->phase != b->phase ||
+	    a->to != b->to || a->vstage != b->vstage || a->layer != b->layer || a->micro != b->micro ||
+	    a->ub != b->ub || a->sms != b->sms)
 		return 0;
 	for (int i = 0; i < a->ndeps; i++) {
 		const cs_dep *x = &pa->deps[a->dep + i], *y = &pb->deps[b->dep + i];
@@ -148,8 +166,8 @@ static int64_t find_or_add(cs_chakra_set *s, table *t, cs_program *p, cs_diag *d
 			return t->val[i];
 		}
 	if (s->nprogs == MAX_TEMPLATES) {
-		snprintf(diag->msg, sizeof diag->msg,
-			 "more than %d distinct programs among the traces", MAX_TEMPLATES);
+		snprintf(diag->msg, sizeof diag->msg, "more than %d distinct programs among the traces",
+			 MAX_TEMPLATES);
 		return -2;
 	}
 	if (s->nprogs == s->cap) {
@@ -192,8 +210,10 @@ static cs_status pytorch_hint(const char *path, cs_diag *diag)
 {
 	snprintf(diag->msg, sizeof diag->msg,
 		 "'%.700s' is a PyTorch execution trace (JSON), not a Chakra trace: convert each rank's "
-		 "with Chakra's converter, 'chakra_converter PyTorch --input FILE --output DIR/PREFIX.RANK.et' "
-		 "(after 'chakra_trace_link' to join it with its Kineto trace), then run DIR", path);
+		 "with Chakra's converter, 'chakra_converter PyTorch --input FILE --output "
+		 "DIR/PREFIX.RANK.et' "
+		 "(after 'chakra_trace_link' to join it with its Kineto trace), then run DIR",
+		 path);
 	return CS_ERR_INPUT;
 }
 
@@ -247,9 +267,11 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 			snprintf(prefix, pcap, "%.*s", (int)plen, e->d_name);
 		if (strlen(prefix) != plen || strncmp(prefix, e->d_name, plen) != 0) {
 			if (is_dir) {
-				snprintf(diag->msg, sizeof diag->msg,
-					 "'%.900s' holds traces of two prefixes, '%.40s' and '%.*s'; name one "
-					 "as DIR/PREFIX", dir, prefix, (int)plen, e->d_name);
+				snprintf(
+					diag->msg, sizeof diag->msg,
+					"'%.900s' holds traces of two prefixes, '%.40s' and '%.*s'; name one "
+					"as DIR/PREFIX",
+					dir, prefix, (int)plen, e->d_name);
 				closedir(d);
 				return CS_ERR_INPUT;
 			}
@@ -276,9 +298,8 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 	return CS_OK;
 }
 
-static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefix,
-			    const cs_scenario *sc, const cs_chakra_groups *groups, table *ptab,
-			    table *ctab, cs_diag *diag)
+static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefix, const cs_scenario *sc,
+			    const cs_chakra_groups *groups, table *ptab, table *ctab, cs_diag *diag)
 {
 	cs_mesh mesh;
 	cs_mesh_init(&mesh, &sc->parallel);
@@ -290,8 +311,10 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 		size_t len;
 		struct stat sb;
 		if (stat(path, &sb) != 0) {
-			snprintf(diag->msg, sizeof diag->msg, "missing trace '%.900s' of rank %" PRId64
-				 " (the scenario has %" PRId64 " ranks)", path, r, mesh.world);
+			snprintf(diag->msg, sizeof diag->msg,
+				 "missing trace '%.900s' of rank %" PRId64 " (the scenario has %" PRId64
+				 " ranks)",
+				 path, r, mesh.world);
 			return CS_ERR_INPUT;
 		}
 		cs_status st = cs_file_read(path, MAX_TRACE_BYTES, &buf, &len, diag);
@@ -310,11 +333,11 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 		cs_program p;
 		cs_program_init(&p);
 		int rank_free = 0;
-		cs_chakra_where w = { .mesh = &mesh, .gpus_per_node = sc->cluster.gpus_per_node,
-				      .rank = r, .groups = groups };
+		cs_chakra_where w = {
+			.mesh = &mesh, .gpus_per_node = sc->cluster.gpus_per_node, .rank = r, .groups = groups
+		};
 		int64_t before = s->skipped.nodes;
-		st = cs_chakra_decode((const uint8_t *)buf, len, path, &w, &p, &rank_free, &s->skipped,
-				      diag);
+		st = cs_chakra_decode((const uint8_t *)buf, len, path, &w, &p, &rank_free, &s->skipped, diag);
 		s->skipped.files += s->skipped.nodes > before;
 		free(buf);
 		s->decoded++;
@@ -336,16 +359,16 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 
 /* The comm-group file asked for, or DIR/PREFIX.comm_group.json when there
  * is one, or none. */
-static cs_status load_groups(const char *asked, const char *dir, const char *prefix,
-			     cs_chakra_groups **out, cs_diag *diag)
+static cs_status load_groups(const char *asked, const char *dir, const char *prefix, cs_chakra_groups **out,
+			     cs_diag *diag)
 {
 	char path[4400];
 	struct stat sb;
 	*out = NULL;
 	if (asked)
 		return cs_chakra_groups_load(asked, out, diag);
-	snprintf(path, sizeof path, "%s%s%s.comm_group.json", dir,
-		 dir[strlen(dir) - 1] == '/' ? "" : "/", prefix);
+	snprintf(path, sizeof path, "%s%s%s.comm_group.json", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+		 prefix);
 	if (stat(path, &sb) != 0)
 		return CS_OK;
 	return cs_chakra_groups_load(path, out, diag);
@@ -365,7 +388,8 @@ cs_status cs_chakra_load(const char *path, const char *groups_file, const cs_sce
 	if (maxrank >= world || nfiles > world) {
 		snprintf(diag->msg, sizeof diag->msg,
 			 "'%s' has traces of ranks up to %" PRId64 ", more than the scenario's %" PRId64
-			 " GPUs", path, maxrank, world);
+			 " GPUs",
+			 path, maxrank, world);
 		return CS_ERR_INPUT;
 	}
 	if ((st = load_groups(groups_file, dir, prefix, &groups, diag)) != CS_OK)
@@ -414,15 +438,9 @@ const cs_program *cs_chakra_set_programs(const cs_chakra_set *s, int64_t *n)
 	return s->progs;
 }
 
-const uint16_t *cs_chakra_set_template_of(const cs_chakra_set *s)
-{
-	return s->tmpl_of;
-}
+const uint16_t *cs_chakra_set_template_of(const cs_chakra_set *s) { return s->tmpl_of; }
 
-const cs_chakra_skipped *cs_chakra_set_skipped(const cs_chakra_set *s)
-{
-	return &s->skipped;
-}
+const cs_chakra_skipped *cs_chakra_set_skipped(const cs_chakra_set *s) { return &s->skipped; }
 
 int64_t cs_chakra_set_files(const cs_chakra_set *s, int64_t *decoded)
 {

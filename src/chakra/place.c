@@ -97,7 +97,8 @@ static cs_status resolve(cs__chakra_graph *g, cs_diag *diag)
 			if (lo == g->n || map[lo].id != key.id) {
 				snprintf(diag->msg, sizeof diag->msg,
 					 "%s: node %" PRIu64 ": depends on node %" PRIu64
-					 ", which is not in the trace", g->name, x->id, key.id);
+					 ", which is not in the trace",
+					 g->name, x->id, key.id);
 				st = CS_ERR_INPUT;
 				break;
 			}
@@ -220,7 +221,8 @@ cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag)
 			for (int32_t d = 0; d < x->ndeps; d++) {
 				int64_t j = (int64_t)g->deps[x->dep0 + d];
 				if (value[j] > best[counter[j]].value)
-					best[counter[j]] = (cs_dep){ .value = value[j], .counter = counter[j] };
+					best[counter[j]] =
+						(cs_dep){ .value = value[j], .counter = counter[j] };
 			}
 			for (int c = 0; c < CS_COUNTERS; c++)
 				if (best[c].value > 0)

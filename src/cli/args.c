@@ -118,8 +118,7 @@ int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const c
 	return 0;
 }
 
-int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps,
-                       cs_trace_args *t)
+int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps, cs_trace_args *t)
 {
 	if (id == CS_ARGS_POSITIONAL) {
 		if (!t->trace)
@@ -132,8 +131,10 @@ int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_ste
 		return cs_args_scenario(a, &t->sc, 1, val) ? 2 : 1;
 	if (id == o_steps) {
 		if (cs_args_parse_int(val, 1, 1000000, &t->steps))
-			return cs_args_fail(a, "'--steps' needs a whole number from 1 to 1000000 "
-					    "(got '%s')", val);
+			return cs_args_fail(a,
+					    "'--steps' needs a whole number from 1 to 1000000 "
+					    "(got '%s')",
+					    val);
 		return 1;
 	}
 	return 0;
@@ -156,8 +157,8 @@ int cs_cli_color(int fd)
 	return isatty(fd);
 }
 
-int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts,
-			 const char *const *inputs, size_t ninputs)
+int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts, const char *const *inputs,
+			 size_t ninputs)
 {
 	cs_diag diag = { { 0 } };
 	for (size_t i = 0; i < nouts; i++) {
@@ -190,7 +191,7 @@ char *cs_cli_clean(char *msg, size_t cap)
 	if (cap == 0)
 		return msg;
 	if (n > cap - 1)
-		n = cap - 1;  /* truncated as snprintf would */
+		n = cap - 1; /* truncated as snprintf would */
 	memcpy(msg, out, n);
 	msg[n] = 0;
 	return msg;

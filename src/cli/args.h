@@ -10,17 +10,17 @@
 #include <stdio.h>
 
 typedef struct cs_opt {
-	const char *name;   /* without the dashes */
+	const char *name; /* without the dashes */
 	int has_arg;
-	int id;             /* > 0 */
+	int id; /* > 0 */
 } cs_opt;
 
 typedef struct cs_args {
-	const char *cmd;    /* "run", for messages */
+	const char *cmd; /* "run", for messages */
 	int argc;
 	char **argv;
 	int i;
-	FILE *err;          /* where messages go: stderr unless the caller says */
+	FILE *err; /* where messages go: stderr unless the caller says */
 } cs_args;
 
 enum { CS_ARGS_END = -1, CS_ARGS_ERROR = -2, CS_ARGS_POSITIONAL = 0 };
@@ -55,14 +55,13 @@ int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const c
 typedef struct cs_trace_args {
 	const char *trace;
 	cs_scenario_args sc;
-	int64_t steps;        /* 0: the trace's */
+	int64_t steps; /* 0: the trace's */
 } cs_trace_args;
 
 /* Take cs_args_next's `id` when it is one of those (o_set, o_steps: the
  * command's ids for --set and --steps): 1 when taken, 0 when not, 2 after
  * printing the problem. */
-int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps,
-                       cs_trace_args *t);
+int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps, cs_trace_args *t);
 /* 0 when the trace and the scenario were given, else 2 after saying so. */
 int cs_trace_args_check(cs_args *a, const cs_trace_args *t);
 
@@ -80,12 +79,12 @@ int cs_cli_color(int fd);
  * an escape sequence) rewritten in place as \xNN, cut to fit the buffer of
  * `cap` bytes. Returns msg. */
 char *cs_cli_clean(char *msg, size_t cap);
-#define CS_CLEAN(d) cs_cli_clean((d).msg, sizeof (d).msg)
+#define CS_CLEAN(d) cs_cli_clean((d).msg, sizeof(d).msg)
 
 /* Before the work: each output outs[i] (NULL entries skipped) can be
  * written and is none of the inputs, and no two outputs are the same
  * path. 0, or 2 after printing "clustersim CMD: <message>". */
-int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts,
-			 const char *const *inputs, size_t ninputs);
+int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts, const char *const *inputs,
+			 size_t ninputs);
 
 #endif

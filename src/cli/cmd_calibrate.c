@@ -30,83 +30,82 @@
 #include "study/compare.h"
 
 static const char calibrate_help[] =
-"usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"
-"   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
-"                            [--op OP] [--set KEY=VALUE] [--force]\n"
-"\n"
-"Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
-"trace of one GPU's training steps. For each compute class that both the\n"
-"trace and the simulation have time for (gemm, attention, memory_bound,\n"
-"optimizer), the factor is the trace's kernel time per step over the\n"
-"simulated one (the comparison of 'clustersim compare'); also the kernels\n"
-"the trace launches per kernel modelled, per class, the GPU's idle gap\n"
-"after each kernel, and, where the trace records shapes (record_shapes),\n"
-"a factor per GEMM shape against the kernel profile. The factors go to\n"
-"FILE as YAML; a scenario uses them with cluster.gpu.calibration: FILE\n"
-"(relative to the scenario), which multiplies each op's profile time by its\n"
-"class's factor. Then SCENARIO is simulated again with FILE, and per class\n"
-"the trace's time, the simulated time before and after calibration, and\n"
-"the step before and after are printed. A scenario that already has a\n"
-"calibration is fitted on top of it (FILE holds the product). The flat\n"
-"efficiencies (cluster.gpu.profile: none) are not calibrated. A trace of\n"
-"another GPU (its deviceProperties, its kernels' sm80/sm90 tags) or of\n"
-"another job (its kernels a step, its GEMM time) is warned of; a factor\n"
-"outside 0.2 to 5 is not written without --force; a refit that does not\n"
-"converge says so; the rms error over the classes is printed before and\n"
-"after.\n"
-"\n"
-"With --nccl-tests, fit the collective tuner to nccl-tests' output (the\n"
-"text of all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
-"alltoall_perf, broadcast_perf or sendrecv_perf, or of their _mpi builds,\n"
-"as printed, behind mpirun's, srun's or torchrun's prefixes, several runs\n"
-"in one file; or the JSON of -J FILE.json): its '# Rank' lines place the\n"
-"group on SCENARIO's cluster (hosts as nodes), and two factors are fitted\n"
-"to its times, least squares in ln(time): one on the bandwidth of the link\n"
-"that carries the group (NVLink on one node, the NIC across nodes) and one\n"
-"on every latency. FILE gets them under 'network:', with the rest of the\n"
-"scenario's calibration; every size is printed with its error before and\n"
-"after, and each test's rms error before and after. One pair of factors is\n"
-"fitted to every test of the file. A device other than the scenario's GPU\n"
-"and ranks per host other than its GPUs per node are warned of; a factor\n"
-"outside 0.2 to 5 (the test cannot be of this network) is refused without\n"
-"--force.\n"
-"\n"
-"options:\n"
-"  --out FILE          the calibration file to write (required; atomically)\n"
-"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
-"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
-"                      annotations, or 1)\n"
-"  --nccl-tests FILE   calibrate the network from nccl-tests output instead\n"
-"  --op OP             the collective FILE measured, when its header does not\n"
-"                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
-"                      broadcast, send_recv)\n"
-"  --force             write factors outside the plausible 0.2 to 5: class,\n"
-"                      kernel and shape factors (refused without it: the\n"
-"                      trace is not of this scenario's job) and network ones\n"
-"  -h, --help          this help\n"
-"\n"
-"examples:\n"
-"  clustersim calibrate tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
-"      scenarios/h200-llama8l-h4096-s8192.yaml --out calib.yaml\n"
-"  clustersim calibrate --nccl-tests tests/data/nccl-tests/h100-nvls-all_reduce.txt \\\n"
-"      scenarios/3d-llama3-70b-64gpu.yaml --out calib.yaml\n"
-"\n"
-"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+	"usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"
+	"   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
+	"                            [--op OP] [--set KEY=VALUE] [--force]\n"
+	"\n"
+	"Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
+	"trace of one GPU's training steps. For each compute class that both the\n"
+	"trace and the simulation have time for (gemm, attention, memory_bound,\n"
+	"optimizer), the factor is the trace's kernel time per step over the\n"
+	"simulated one (the comparison of 'clustersim compare'); also the kernels\n"
+	"the trace launches per kernel modelled, per class, the GPU's idle gap\n"
+	"after each kernel, and, where the trace records shapes (record_shapes),\n"
+	"a factor per GEMM shape against the kernel profile. The factors go to\n"
+	"FILE as YAML; a scenario uses them with cluster.gpu.calibration: FILE\n"
+	"(relative to the scenario), which multiplies each op's profile time by its\n"
+	"class's factor. Then SCENARIO is simulated again with FILE, and per class\n"
+	"the trace's time, the simulated time before and after calibration, and\n"
+	"the step before and after are printed. A scenario that already has a\n"
+	"calibration is fitted on top of it (FILE holds the product). The flat\n"
+	"efficiencies (cluster.gpu.profile: none) are not calibrated. A trace of\n"
+	"another GPU (its deviceProperties, its kernels' sm80/sm90 tags) or of\n"
+	"another job (its kernels a step, its GEMM time) is warned of; a factor\n"
+	"outside 0.2 to 5 is not written without --force; a refit that does not\n"
+	"converge says so; the rms error over the classes is printed before and\n"
+	"after.\n"
+	"\n"
+	"With --nccl-tests, fit the collective tuner to nccl-tests' output (the\n"
+	"text of all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+	"alltoall_perf, broadcast_perf or sendrecv_perf, or of their _mpi builds,\n"
+	"as printed, behind mpirun's, srun's or torchrun's prefixes, several runs\n"
+	"in one file; or the JSON of -J FILE.json): its '# Rank' lines place the\n"
+	"group on SCENARIO's cluster (hosts as nodes), and two factors are fitted\n"
+	"to its times, least squares in ln(time): one on the bandwidth of the link\n"
+	"that carries the group (NVLink on one node, the NIC across nodes) and one\n"
+	"on every latency. FILE gets them under 'network:', with the rest of the\n"
+	"scenario's calibration; every size is printed with its error before and\n"
+	"after, and each test's rms error before and after. One pair of factors is\n"
+	"fitted to every test of the file. A device other than the scenario's GPU\n"
+	"and ranks per host other than its GPUs per node are warned of; a factor\n"
+	"outside 0.2 to 5 (the test cannot be of this network) is refused without\n"
+	"--force.\n"
+	"\n"
+	"options:\n"
+	"  --out FILE          the calibration file to write (required; atomically)\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+	"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
+	"                      annotations, or 1)\n"
+	"  --nccl-tests FILE   calibrate the network from nccl-tests output instead\n"
+	"  --op OP             the collective FILE measured, when its header does not\n"
+	"                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
+	"                      broadcast, send_recv)\n"
+	"  --force             write factors outside the plausible 0.2 to 5: class,\n"
+	"                      kernel and shape factors (refused without it: the\n"
+	"                      trace is not of this scenario's job) and network ones\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"examples:\n"
+	"  clustersim calibrate tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
+	"      scenarios/h200-llama8l-h4096-s8192.yaml --out calib.yaml\n"
+	"  clustersim calibrate --nccl-tests tests/data/nccl-tests/h100-nvls-all_reduce.txt \\\n"
+	"      scenarios/3d-llama3-70b-64gpu.yaml --out calib.yaml\n"
+	"\n"
+	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
 enum { O_SET = 1, O_STEPS, O_OUT, O_NCCL, O_OP, O_FORCE, O_HELP };
 
 static const cs_opt calibrate_opts[] = {
-	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT },
-	{ "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP }, { "force", 0, O_FORCE },
-	{ "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT },   { "nccl-tests", 1, O_NCCL },
+	{ "op", 1, O_OP },   { "force", 0, O_FORCE }, { "help", 0, O_HELP }, { 0, 0, 0 },
 };
 
 typedef struct calibrate_args {
 	cs_trace_args in;
 	const char *out;
-	const char *nccl;    /* --nccl-tests FILE: calibrate the network */
-	int op;              /* --op, -1: the file's */
-	bool force;          /* write factors outside the plausible range */
+	const char *nccl; /* --nccl-tests FILE: calibrate the network */
+	int op;           /* --op, -1: the file's */
+	bool force;       /* write factors outside the plausible range */
 } calibrate_args;
 
 static int parse(cs_args *a, calibrate_args *r)
@@ -122,38 +121,35 @@ static int parse(cs_args *a, calibrate_args *r)
 		if (taken)
 			continue;
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case O_OUT:
 			if (!val[0] || strcmp(val, "-") == 0)
 				return cs_args_fail(a, "'--out' needs a file name (got '%s')", val);
 			r->out = val;
 			break;
-		case O_NCCL:
-			r->nccl = val;
-			break;
-		case O_FORCE:
-			r->force = true;
-			break;
+		case O_NCCL: r->nccl = val; break;
+		case O_FORCE: r->force = true; break;
 		case O_OP:
 			for (r->op = 0; r->op < CS_COLL_OPS; r->op++)
 				if (strcmp(val, cs_coll_op_name((cs_coll_op)r->op)) == 0)
 					break;
 			if (r->op == CS_COLL_OPS)
-				return cs_args_fail(a, "unknown collective '%s' (all_reduce, reduce_scatter, "
+				return cs_args_fail(a,
+						    "unknown collective '%s' (all_reduce, reduce_scatter, "
 						    "all_gather, all_to_all, broadcast, send_recv, reduce, "
-						    "gather or scatter)", val);
+						    "gather or scatter)",
+						    val);
 			break;
-		case O_HELP:
-			fputs(calibrate_help, stdout);
-			return CS_ARGS_HELP_SHOWN;
+		case O_HELP: fputs(calibrate_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (r->nccl) {
 		/* the one positional argument is the scenario */
 		if (r->in.sc.file)
-			return cs_args_fail(a, "with '--nccl-tests' give only the scenario (got '%s' "
-					    "and '%s')", r->in.trace, r->in.sc.file);
+			return cs_args_fail(a,
+					    "with '--nccl-tests' give only the scenario (got '%s' "
+					    "and '%s')",
+					    r->in.trace, r->in.sc.file);
 		if (r->in.steps)
 			return cs_args_fail(a, "'--steps' is for a profiler trace, not '--nccl-tests'");
 		if (!r->in.trace)
@@ -176,8 +172,7 @@ static int parse(cs_args *a, calibrate_args *r)
 /* the file keeps four digits of each factor */
 #define CALIB_TOLERANCE 1e-3
 
-int cs__calibrate_write(const char *path, const char *scenario, const char *source,
-			const cs_calib *cal)
+int cs__calibrate_write(const char *path, const char *scenario, const char *source, const cs_calib *cal)
 {
 	cs_diag diag = { { 0 } };
 	cs_out *o = cs_out_open(path, &diag);
@@ -226,14 +221,14 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 	double si1 = cs_compare_sim_idle_s(after);
 	char gap[32];
 	snprintf(gap, sizeof gap, "%.3g us", cal->kernel_gap_us);
-	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "gpu_idle", 1e3 * ti, 1e3 * si0, gap, 1e3 * si1,
-	       "");
+	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "gpu_idle", 1e3 * ti, 1e3 * si0, gap, 1e3 * si1, "");
 	double span = 1e-9 * (double)cs_kineto_span_ns(before->trace) / (double)before->steps;
-	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "step", 1e3 * span,
-	       1e3 * before->m->step_time_s, "", 1e3 * after->m->step_time_s, "");
+	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "step", 1e3 * span, 1e3 * before->m->step_time_s, "",
+	       1e3 * after->m->step_time_s, "");
 	if (nrms > 0)
 		printf("%-14s %.2f %% before, %.2f %% after (root mean square of the %d classes' "
-		       "errors)\n", "rms error", 100 * sqrt(sq0 / nrms), 100 * sqrt(sq1 / nrms), nrms);
+		       "errors)\n",
+		       "rms error", 100 * sqrt(sq0 / nrms), 100 * sqrt(sq1 / nrms), nrms);
 	printf("\n%-14s %10s %13s %9s %13s\n", "kernels", "trace", "simulated", "factor", "calibrated");
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
 		double t = (double)cs_kineto_class_count(before->trace, (cs_kineto_class)k) /
@@ -280,8 +275,8 @@ int cs_cmd_calibrate(int argc, char **argv)
 		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
-	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &before,
-				       &diag);
+	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps,
+				       &before, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", CS_CLEAN(diag));
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
@@ -315,7 +310,8 @@ int cs_cmd_calibrate(int argc, char **argv)
 	cs_compare_fit_host(&before, &cal);
 	cs_kprof *prof = NULL;
 	int shapes = cs_hw_load_profile(before.sc, &prof, &diag) == CS_OK
-		? cs_compare_fit_shapes(&before, prof, &cal) : -2;
+			     ? cs_compare_fit_shapes(&before, prof, &cal)
+			     : -2;
 	cs_kprof_free(prof);
 	if (shapes < 0) {
 		if (shapes == -1)
@@ -328,14 +324,16 @@ int cs_cmd_calibrate(int argc, char **argv)
 	}
 	int bad = cs_compare_implausible(&before, &cal, why, sizeof why);
 	if (bad && !r.force) {
-		fprintf(stderr, "%s: %s: the trace is not of this scenario's job, or the profile is "
-			"wrong; '%s' not written ('--force' writes it)\n", r.in.trace, why, r.out);
+		fprintf(stderr,
+			"%s: %s: the trace is not of this scenario's job, or the profile is "
+			"wrong; '%s' not written ('--force' writes it)\n",
+			r.in.trace, why, r.out);
 		cs_compare_close(&before);
 		return 2;
 	}
 	if (bad)
-		fprintf(stderr, "clustersim calibrate: warning: %s: %s; written for '--force'\n",
-			r.in.trace, why);
+		fprintf(stderr, "clustersim calibrate: warning: %s: %s; written for '--force'\n", r.in.trace,
+			why);
 	int rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
 	/* the fit: the scenario again, with the file just written */
 	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
@@ -351,7 +349,8 @@ int cs_cmd_calibrate(int argc, char **argv)
 	}
 	/* refit until the classes hold: the mix moves the GEMM clock */
 	for (int pass = 0; rc == 0; pass++) {
-		st = cs_compare_open(r.in.trace, r.in.sc.file, sets, r.in.sc.nsets + 1, r.in.steps, &after, &diag);
+		st = cs_compare_open(r.in.trace, r.in.sc.file, sets, r.in.sc.nsets + 1, r.in.steps, &after,
+				     &diag);
 		if (st != CS_OK) {
 			fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
@@ -365,13 +364,18 @@ int cs_cmd_calibrate(int argc, char **argv)
 		if (worst <= CALIB_TOLERANCE || pass == CALIB_PASSES || drifts) {
 			print_fit(&r, &before, &after, factor, have, &cal);
 			if (drifts)
-				fprintf(stderr, "clustersim calibrate: warning: the refit did not converge: "
-					"its next pass would write %s; '%s' keeps the last fit, whose largest "
-					"class error is %.2f %%\n", why, r.out, 100 * worst);
+				fprintf(stderr,
+					"clustersim calibrate: warning: the refit did not converge: "
+					"its next pass would write %s; '%s' keeps the last fit, whose "
+					"largest "
+					"class error is %.2f %%\n",
+					why, r.out, 100 * worst);
 			else if (worst > CALIB_TOLERANCE)
-				fprintf(stderr, "clustersim calibrate: warning: the refit did not converge: "
+				fprintf(stderr,
+					"clustersim calibrate: warning: the refit did not converge: "
 					"after %d passes the largest class error is %.2f %% (it stops at "
-					"%.2f %%)\n", CALIB_PASSES + 1, 100 * worst, 100 * CALIB_TOLERANCE);
+					"%.2f %%)\n",
+					CALIB_PASSES + 1, 100 * worst, 100 * CALIB_TOLERANCE);
 			cs_compare_close(&after);
 			break;
 		}

@@ -71,19 +71,21 @@ static void print_factor(const char *key, double f, bool fitted)
 static void warn_mismatch(const char *file, const cs_nccltests *t, const cs_cluster_spec *c)
 {
 	if (cs_nccltests_same_gpu(t->gpu, c->gpu.name) == 0)
-		fprintf(stderr, "clustersim calibrate: warning: %s:%d: the test ran on '%s', the "
+		fprintf(stderr,
+			"clustersim calibrate: warning: %s:%d: the test ran on '%s', the "
 			"scenario's GPU is '%s': the factors fit that GPU's network, not this one's\n",
 			file, t->line, t->gpu, c->gpu.name);
 	if (t->ranks_per_host != c->gpus_per_node)
-		fprintf(stderr, "clustersim calibrate: warning: %s:%d: the test ran %lld rank%s per host, "
+		fprintf(stderr,
+			"clustersim calibrate: warning: %s:%d: the test ran %lld rank%s per host, "
 			"the scenario's nodes have %d GPUs: the factors fit the test's placement\n",
 			file, t->line, (long long)t->ranks_per_host, t->ranks_per_host == 1 ? "" : "s",
 			c->gpus_per_node);
 }
 
 /* Each test's op, group and sizes, or 2 after printing the problem. */
-static int place(const char *file, const cs_nccltests_set *set, const cs_scenario *sc,
-		 int forced_op, measured *m)
+static int place(const char *file, const cs_nccltests_set *set, const cs_scenario *sc, int forced_op,
+		 measured *m)
 {
 	cs_diag diag = { { 0 } };
 	for (size_t k = 0; k < set->n; k++) {
@@ -113,9 +115,9 @@ static int place(const char *file, const cs_nccltests_set *set, const cs_scenari
 	return 0;
 }
 
-static void print_fit(const char *file, const char *out, const cs_scenario *sc,
-		      const cs_nccltests_set *set, const measured *m, cs_coll *before,
-		      cs_coll *after, const cs_net_fit *fit, cs_calib_net bw)
+static void print_fit(const char *file, const char *out, const cs_scenario *sc, const cs_nccltests_set *set,
+		      const measured *m, cs_coll *before, cs_coll *after, const cs_net_fit *fit,
+		      cs_calib_net bw)
 {
 	printf("calibration  %s: %s from %s\n", out, sc->name, file);
 	for (size_t k = 0; k < set->n; k++) {
@@ -124,8 +126,8 @@ static void print_fit(const char *file, const char *out, const cs_scenario *sc,
 			printf("%s%s (line %d)\n", k ? "\n" : "", t->test[0] ? t->test : "test", t->line);
 		printf("measured     %s on %lld ranks, %lld host%s (%lld per host)%s%s, %zu sizes\n",
 		       cs_coll_op_name(m[k].op), (long long)t->nranks, (long long)t->nhosts,
-		       t->nhosts == 1 ? "" : "s", (long long)t->ranks_per_host, t->gpu[0] ? ", " : "",
-		       t->gpu, t->nrows);
+		       t->nhosts == 1 ? "" : "s", (long long)t->ranks_per_host, t->gpu[0] ? ", " : "", t->gpu,
+		       t->nrows);
 		print_rows(&m[k], before, after);
 		if (set->n > 1)
 			printf("%-20s %.2f %% before, %.2f %% fitted\n", "rms error",
@@ -161,15 +163,16 @@ static int plausible(const char *file, const cs_net_fit *fit, cs_calib_net bw, b
 	}
 	if (!key)
 		return 0;
-	fprintf(stderr, "clustersim calibrate: %s%s: the fitted '%s' factor %.4g is outside %g to %g: "
+	fprintf(stderr,
+		"clustersim calibrate: %s%s: the fitted '%s' factor %.4g is outside %g to %g: "
 		"the test cannot be of this scenario's network (another GPU, transport or placement?)%s\n",
 		force ? "warning: " : "", file, key, f, PLAUSIBLE_LO, PLAUSIBLE_HI,
 		force ? "; written as '--force' asks" : "; '--force' writes it all the same");
 	return force ? 0 : 2;
 }
 
-int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_op,
-		       const char *out, bool force)
+int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_op, const char *out,
+		       bool force)
 {
 	cs_diag diag = { { 0 } };
 	cs_scenario *sc = NULL;
@@ -182,8 +185,7 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	int rc = 2;
 	if (cs_scenario_load(sa->file, sa->sets, sa->nsets, &sc, &diag) != CS_OK ||
 	    cs_nccltests_load_set(file, &set, &diag) != CS_OK ||
-	    cs_hw_load_calibration(sc, &cal, &diag) != CS_OK ||
-	    cs_hw_coll_spec(sc, &spec, &diag) != CS_OK) {
+	    cs_hw_load_calibration(sc, &cal, &diag) != CS_OK || cs_hw_coll_spec(sc, &spec, &diag) != CS_OK) {
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		goto done;
 	}
@@ -196,8 +198,11 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	if (place(file, &set, sc, forced_op, m) != 0)
 		goto done;
 	for (size_t k = 0; k < set.n; k++)
-		series[k] = (cs_net_series){ .op = m[k].op, .g = &m[k].g, .bytes = m[k].bytes,
-					     .time_ns = m[k].ns, .n = m[k].t->nrows };
+		series[k] = (cs_net_series){ .op = m[k].op,
+					     .g = &m[k].g,
+					     .bytes = m[k].bytes,
+					     .time_ns = m[k].ns,
+					     .n = m[k].t->nrows };
 	cs_net_fit fit;
 	if (cs_net_fit_series(&sc->cluster, &spec, series, set.n, &fit, &diag) != CS_OK) {
 		fprintf(stderr, "clustersim calibrate: %s: %s\n", file, CS_CLEAN(diag));
@@ -214,9 +219,10 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	if (plausible(file, &fit, bw, force) != 0)
 		goto done;
 	if (fit.rms > RMS_WARN)
-		fprintf(stderr, "clustersim calibrate: warning: %s: the fit leaves %.1f %% rms error: the "
-			"tuner does not describe these times well (each size's error is printed)\n", file,
-			100 * fit.rms);
+		fprintf(stderr,
+			"clustersim calibrate: warning: %s: the fit leaves %.1f %% rms error: the "
+			"tuner does not describe these times well (each size's error is printed)\n",
+			file, 100 * fit.rms);
 	if (fit.bandwidth_fit) {
 		cal.net[bw] = fit.bandwidth;
 		cal.has_net[bw] = true;

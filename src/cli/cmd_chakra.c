@@ -25,84 +25,95 @@
 #include "study/study.h"
 
 static const char export_help[] =
-"usage: clustersim export-chakra SCENARIO.yaml --out DIR [options]\n"
-"\n"
-"Write the programs SCENARIO's ranks run as MLCommons Chakra execution\n"
-"traces, one file per rank, DIR/PREFIX.<rank>.et (the names ASTRA-sim reads),\n"
-"and the process groups as DIR/PREFIX.comm_group.json (ASTRA-sim's\n"
-"--comm-group-configuration). Compute nodes carry the durations of\n"
-"clustersim's compute model; collectives their type, size and process group;\n"
-"pipeline messages are send/receive pairs. See docs/chakra.md.\n"
-"\n"
-"options:\n"
-"  --out DIR           the directory to write (made when missing)\n"
-"  --prefix NAME       file name prefix (default: the scenario's name)\n"
-"  --astra-sim         write what ASTRA-sim reads: process groups named 1,\n"
-"                      2, ... (not tp.0, dp.3, ...), an all-gather's size\n"
-"                      the part each rank gives (not the gathered size)\n"
-"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
-"  -h, --help          this help\n"
-"\n"
-"example:\n"
-"  clustersim export-chakra scenarios/ddp-gpt-small.yaml --out et/\n"
-"\n"
-"exit status: 0 success, 1 failure, 2 bad input\n";
+	"usage: clustersim export-chakra SCENARIO.yaml --out DIR [options]\n"
+	"\n"
+	"Write the programs SCENARIO's ranks run as MLCommons Chakra execution\n"
+	"traces, one file per rank, DIR/PREFIX.<rank>.et (the names ASTRA-sim reads),\n"
+	"and the process groups as DIR/PREFIX.comm_group.json (ASTRA-sim's\n"
+	"--comm-group-configuration). Compute nodes carry the durations of\n"
+	"clustersim's compute model; collectives their type, size and process group;\n"
+	"pipeline messages are send/receive pairs. See docs/chakra.md.\n"
+	"\n"
+	"options:\n"
+	"  --out DIR           the directory to write (made when missing)\n"
+	"  --prefix NAME       file name prefix (default: the scenario's name)\n"
+	"  --astra-sim         write what ASTRA-sim reads: process groups named 1,\n"
+	"                      2, ... (not tp.0, dp.3, ...), an all-gather's size\n"
+	"                      the part each rank gives (not the gathered size)\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"example:\n"
+	"  clustersim export-chakra scenarios/ddp-gpt-small.yaml --out et/\n"
+	"\n"
+	"exit status: 0 success, 1 failure, 2 bad input\n";
 
 static const char run_help[] =
-"usage: clustersim run-chakra TRACES --cluster SCENARIO.yaml [options]\n"
-"\n"
-"Simulate a set of Chakra execution traces, one per rank, on SCENARIO's\n"
-"cluster: compute nodes take their recorded durations, collectives run on\n"
-"their process groups with clustersim's tuner (and flow network when the\n"
-"scenario asks), sends and receives become pipeline messages. TRACES is a\n"
-"directory of PREFIX.<rank>.et files or the prefix itself (DIR/PREFIX), as\n"
-"ASTRA-sim takes it. SCENARIO's parallelism names the process groups; its\n"
-"model and training only feed MFU and memory in the report.\n"
-"A trace's pg_name is KIND.INSTANCE (tp.3), KIND (the rank's tp group), a\n"
-"name of the comm-group file (matched to the scenario's groups by their\n"
-"ranks) or absent (all ranks).\n"
-"\n"
-"options:\n"
-"  --cluster FILE      the scenario whose cluster runs the traces (required\n"
-"                      unless --astra-network gives the cluster)\n"
-"  --astra-network FILE  ASTRA-sim's analytical network.yml as the cluster:\n"
-"                      its dimensions, NPUs, link bandwidths and latencies\n"
-"                      (over --cluster's, or an H100 cluster on ideal machines)\n"
-"  --astra-system FILE   ASTRA-sim's system.json: its all-reduce algorithm\n"
-"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
-"  --comm-groups FILE  named process groups, {\"NAME\": [ranks], ...} as for\n"
-"                      ASTRA-sim (default: PREFIX.comm_group.json beside the\n"
-"                      traces, when there is one)\n"
-"  --format text|json|csv  output format (default text)\n"
-"  --progress          show progress on stderr (default: when it is a terminal;\n"
-"                      elsewhere a line every 10 s)\n"
-"  --no-progress       never show progress\n"
-"  -h, --help          this help\n"
-"\n"
-"example:\n"
-"  clustersim export-chakra scenarios/ddp-gpt-small.yaml --out et/\n"
-"  clustersim run-chakra et/ --cluster scenarios/ddp-gpt-small.yaml\n"
-"  clustersim run-chakra tests/data/chakra/astra-sim/all_reduce_8npus_1MB \\\n"
-"      --astra-network tests/data/chakra/astra-sim/HGX-H100-validated.yml \\\n"
-"      --astra-system tests/data/chakra/astra-sim/HGX-H100-validated.json\n"
-"\n"
-"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+	"usage: clustersim run-chakra TRACES --cluster SCENARIO.yaml [options]\n"
+	"\n"
+	"Simulate a set of Chakra execution traces, one per rank, on SCENARIO's\n"
+	"cluster: compute nodes take their recorded durations, collectives run on\n"
+	"their process groups with clustersim's tuner (and flow network when the\n"
+	"scenario asks), sends and receives become pipeline messages. TRACES is a\n"
+	"directory of PREFIX.<rank>.et files or the prefix itself (DIR/PREFIX), as\n"
+	"ASTRA-sim takes it. SCENARIO's parallelism names the process groups; its\n"
+	"model and training only feed MFU and memory in the report.\n"
+	"A trace's pg_name is KIND.INSTANCE (tp.3), KIND (the rank's tp group), a\n"
+	"name of the comm-group file (matched to the scenario's groups by their\n"
+	"ranks) or absent (all ranks).\n"
+	"\n"
+	"options:\n"
+	"  --cluster FILE      the scenario whose cluster runs the traces (required\n"
+	"                      unless --astra-network gives the cluster)\n"
+	"  --astra-network FILE  ASTRA-sim's analytical network.yml as the cluster:\n"
+	"                      its dimensions, NPUs, link bandwidths and latencies\n"
+	"                      (over --cluster's, or an H100 cluster on ideal machines)\n"
+	"  --astra-system FILE   ASTRA-sim's system.json: its all-reduce algorithm\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+	"  --comm-groups FILE  named process groups, {\"NAME\": [ranks], ...} as for\n"
+	"                      ASTRA-sim (default: PREFIX.comm_group.json beside the\n"
+	"                      traces, when there is one)\n"
+	"  --format text|json|csv  output format (default text)\n"
+	"  --progress          show progress on stderr (default: when it is a terminal;\n"
+	"                      elsewhere a line every 10 s)\n"
+	"  --no-progress       never show progress\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"example:\n"
+	"  clustersim export-chakra scenarios/ddp-gpt-small.yaml --out et/\n"
+	"  clustersim run-chakra et/ --cluster scenarios/ddp-gpt-small.yaml\n"
+	"  clustersim run-chakra tests/data/chakra/astra-sim/all_reduce_8npus_1MB \\\n"
+	"      --astra-network tests/data/chakra/astra-sim/HGX-H100-validated.yml \\\n"
+	"      --astra-system tests/data/chakra/astra-sim/HGX-H100-validated.json\n"
+	"\n"
+	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_OUT = 1, O_PREFIX, O_SET, O_HELP, O_CLUSTER, O_FORMAT, O_PROGRESS, O_NO_PROGRESS,
-       O_GROUPS, O_ASTRA, O_ASTRA_NET, O_ASTRA_SYS };
+enum {
+	O_OUT = 1,
+	O_PREFIX,
+	O_SET,
+	O_HELP,
+	O_CLUSTER,
+	O_FORMAT,
+	O_PROGRESS,
+	O_NO_PROGRESS,
+	O_GROUPS,
+	O_ASTRA,
+	O_ASTRA_NET,
+	O_ASTRA_SYS
+};
 
 static const cs_opt export_opts[] = {
-	{ "out", 1, O_OUT }, { "prefix", 1, O_PREFIX }, { "set", 1, O_SET }, { "help", 0, O_HELP },
-	{ "astra-sim", 0, O_ASTRA },
-	{ 0, 0, 0 },
+	{ "out", 1, O_OUT },   { "prefix", 1, O_PREFIX },   { "set", 1, O_SET },
+	{ "help", 0, O_HELP }, { "astra-sim", 0, O_ASTRA }, { 0, 0, 0 },
 };
 
 static const cs_opt run_opts[] = {
-	{ "cluster", 1, O_CLUSTER }, { "set", 1, O_SET }, { "format", 1, O_FORMAT },
-	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
-	{ "comm-groups", 1, O_GROUPS }, { "astra-network", 1, O_ASTRA_NET },
-	{ "astra-system", 1, O_ASTRA_SYS },
-	{ 0, 0, 0 },
+	{ "cluster", 1, O_CLUSTER },         { "set", 1, O_SET },
+	{ "format", 1, O_FORMAT },           { "progress", 0, O_PROGRESS },
+	{ "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
+	{ "comm-groups", 1, O_GROUPS },      { "astra-network", 1, O_ASTRA_NET },
+	{ "astra-system", 1, O_ASTRA_SYS },  { 0, 0, 0 },
 };
 
 /* A file name prefix from the scenario's name. */
@@ -110,8 +121,10 @@ static void default_prefix(const char *name, char *out, size_t cap)
 {
 	size_t n = 0;
 	for (const char *p = name; p && *p && n + 1 < cap; p++)
-		out[n++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			   (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ? *p : '_';
+		out[n++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+					   *p == '-' || *p == '_'
+				   ? *p
+				   : '_';
 	out[n] = 0;
 	if (n == 0)
 		snprintf(out, cap, "trace");
@@ -162,7 +175,8 @@ static int load_astra(const cs_scenario_args *sa, const char *net, const char *s
 		if (dot && (strcmp(dot, "_yml") == 0 || strcmp(dot, "_yaml") == 0))
 			*dot = 0;
 		if (!f || fprintf(f, "name: %s\n%s", name, base) < 0 || fclose(f) != 0) {
-			fprintf(stderr, "clustersim run-chakra: cannot write '%s': %s\n", tmp, strerror(errno));
+			fprintf(stderr, "clustersim run-chakra: cannot write '%s': %s\n", tmp,
+				strerror(errno));
 			return 1;
 		}
 		all.file = tmp;
@@ -201,10 +215,12 @@ static int trace_comm(const cs_scenario *sc, const cs__programs *given, cs_trace
 			}
 			if (op->kind != CS_OP_COLL)
 				continue;
-			cs_group g = cs_mesh_group(&mesh, (cs_group_kind)op->group, 0, sc->cluster.gpus_per_node);
+			cs_group g =
+				cs_mesh_group(&mesh, (cs_group_kind)op->group, 0, sc->cluster.gpus_per_node);
 			c->colls++;
 			c->coll_bytes += op->bytes;
-			c->bus_bytes += op->bytes * cs_coll_bus_factor((cs_coll_op)op->coll, cs_group_size(&g));
+			c->bus_bytes +=
+				op->bytes * cs_coll_bus_factor((cs_coll_op)op->coll, cs_group_size(&g));
 			if (!seen[op->coll]++) {
 				size_t n = strlen(c->ops);
 				snprintf(c->ops + n, sizeof c->ops - n, "%s%s", n ? ", " : "",
@@ -230,8 +246,7 @@ int cs_cmd_export_chakra(int argc, char **argv)
 	cs_args_init(&a, "export-chakra", argc, argv);
 	while ((id = cs_args_next(&a, export_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case CS_ARGS_POSITIONAL:
 		case O_SET:
 			if (cs_args_scenario(&a, &sa, id == O_SET, val))
@@ -244,9 +259,7 @@ int cs_cmd_export_chakra(int argc, char **argv)
 				return cs_args_fail(&a, "bad prefix '%s' (a file name, no '/')", val);
 			prefix = val;
 			break;
-		case O_HELP:
-			fputs(export_help, stdout);
-			return 0;
+		case O_HELP: fputs(export_help, stdout); return 0;
 		}
 	}
 	if (!sa.file)
@@ -276,8 +289,8 @@ int cs_cmd_export_chakra(int argc, char **argv)
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
 	printf("wrote %lld traces of %lld distinct program%s (%lld nodes, %.1f MB) to %s/%s.<rank>.et "
-	       "in %.2f s; process groups in %s/%s.comm_group.json\n", (long long)w.files,
-	       (long long)w.templates, w.templates == 1 ? "" : "s", (long long)w.nodes,
+	       "in %.2f s; process groups in %s/%s.comm_group.json\n",
+	       (long long)w.files, (long long)w.templates, w.templates == 1 ? "" : "s", (long long)w.nodes,
 	       (double)w.bytes / 1e6, out, pre, now_s() - t0, out, pre);
 	return 0;
 }
@@ -291,8 +304,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 	cs_args_init(&a, "run-chakra", argc, argv);
 	while ((id = cs_args_next(&a, run_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case CS_ARGS_POSITIONAL:
 			if (traces)
 				return cs_args_fail(&a, "unexpected argument '%s'", val);
@@ -313,16 +325,14 @@ int cs_cmd_run_chakra(int argc, char **argv)
 			break;
 		case O_PROGRESS: progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: progress = 0; break;
-		case O_HELP:
-			fputs(run_help, stdout);
-			return 0;
+		case O_HELP: fputs(run_help, stdout); return 0;
 		}
 	}
 	if (!traces)
 		return cs_args_fail(&a, "no traces given (a directory, or DIR/PREFIX)");
 	if (!sa.file && !astra_net)
 		return cs_args_fail(&a, "no cluster given (--cluster SCENARIO.yaml, or --astra-network "
-				    "network.yml)");
+					"network.yml)");
 	cs_scenario *sc = NULL;
 	int rc = astra_net || astra_sys ? load_astra(&sa, astra_net, astra_sys, &sc) : load(&sa, &sc);
 	if (rc)
@@ -340,16 +350,18 @@ int cs_cmd_run_chakra(int argc, char **argv)
 		cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),
 				       .tmpl_of = cs_chakra_set_template_of(set) };
 		fprintf(stderr, "imported %lld traces (%lld decoded, %lld distinct program%s) in %.2f s\n",
-			(long long)files, (long long)decoded, (long long)given.n,
-			given.n == 1 ? "" : "s", now_s() - t0);
+			(long long)files, (long long)decoded, (long long)given.n, given.n == 1 ? "" : "s",
+			now_s() - t0);
 		const cs_chakra_skipped *sk = cs_chakra_set_skipped(set);
 		if (sk->nodes)
-			fprintf(stderr, "note: skipped %lld CPU-side communication node%s (no 'comm_type', or "
-				"'is_cpu_op' true) in %lld trace%s: %s%s\n", (long long)sk->nodes,
-				sk->nodes == 1 ? "" : "s", (long long)sk->files, sk->files == 1 ? "" : "s",
-				sk->names, sk->more ? ", ..." : "");
+			fprintf(stderr,
+				"note: skipped %lld CPU-side communication node%s (no 'comm_type', or "
+				"'is_cpu_op' true) in %lld trace%s: %s%s\n",
+				(long long)sk->nodes, sk->nodes == 1 ? "" : "s", (long long)sk->files,
+				sk->files == 1 ? "" : "s", sk->names, sk->more ? ", ..." : "");
 		if (sk->ctrl_deps)
-			fprintf(stderr, "note: left out %lld control dependenc%s (on nodes not in the traces%s); "
+			fprintf(stderr,
+				"note: left out %lld control dependenc%s (on nodes not in the traces%s); "
 				"data dependencies order the nodes, as Chakra's feeder takes them\n",
 				(long long)sk->ctrl_deps, sk->ctrl_deps == 1 ? "y" : "ies",
 				sk->ctrl_cycles ? ", or closing a cycle" : "");

@@ -105,32 +105,88 @@ static const char usage_own[] =
 #define CS_COLL_MAX_ROWS 10000
 
 enum {
-	O_COLLECTIVE = 1, O_MIN, O_MAX, O_FACTOR, O_STEPBYTES, O_ALGO, O_PROTO, O_GPUS, O_NTHREADS,
-	O_NGPUS, O_GPU, O_NODES, O_GPN, O_FORMAT, O_SET, O_DTYPE, O_REDOP, O_ROOT, O_ITERS, O_WARMUP,
-	O_CHECK, O_AGG, O_GRAPH, O_UNALIGN, O_BLOCKING, O_PARALLEL, O_CYCLES, O_CPUTIME, O_JSON,
-	O_NOEFFECT, O_HELP
+	O_COLLECTIVE = 1,
+	O_MIN,
+	O_MAX,
+	O_FACTOR,
+	O_STEPBYTES,
+	O_ALGO,
+	O_PROTO,
+	O_GPUS,
+	O_NTHREADS,
+	O_NGPUS,
+	O_GPU,
+	O_NODES,
+	O_GPN,
+	O_FORMAT,
+	O_SET,
+	O_DTYPE,
+	O_REDOP,
+	O_ROOT,
+	O_ITERS,
+	O_WARMUP,
+	O_CHECK,
+	O_AGG,
+	O_GRAPH,
+	O_UNALIGN,
+	O_BLOCKING,
+	O_PARALLEL,
+	O_CYCLES,
+	O_CPUTIME,
+	O_JSON,
+	O_NOEFFECT,
+	O_HELP
 };
 
 static const cs_opt coll_opts[] = {
-	{ "collective", 1, O_COLLECTIVE }, { "minbytes", 1, O_MIN }, { "min", 1, O_MIN },
-	{ "maxbytes", 1, O_MAX }, { "max", 1, O_MAX }, { "stepfactor", 1, O_FACTOR },
-	{ "factor", 1, O_FACTOR }, { "stepbytes", 1, O_STEPBYTES }, { "algo", 1, O_ALGO },
-	{ "proto", 1, O_PROTO }, { "gpus", 1, O_GPUS }, { "nthreads", 1, O_NTHREADS },
-	{ "ngpus", 1, O_NGPUS }, { "gpu", 1, O_GPU }, { "nodes", 1, O_NODES },
-	{ "gpus-per-node", 1, O_GPN }, { "format", 1, O_FORMAT }, { "set", 1, O_SET },
-	{ "datatype", 1, O_DTYPE }, { "dtype", 1, O_DTYPE }, { "op", 1, O_REDOP },
-	{ "redop", 1, O_REDOP }, { "root", 1, O_ROOT }, { "iters", 1, O_ITERS },
-	{ "warmup_iters", 1, O_WARMUP }, { "warmup-iters", 1, O_WARMUP }, { "check", 1, O_CHECK },
-	{ "agg_iters", 1, O_AGG }, { "cudagraph", 1, O_GRAPH }, { "unalign", 1, O_UNALIGN },
-	{ "blocking", 1, O_BLOCKING }, { "parallel_init", 1, O_PARALLEL },
-	{ "run_cycles", 1, O_CYCLES }, { "report_cputime", 1, O_CPUTIME },
-	{ "output_file", 1, O_JSON }, { "average", 1, O_NOEFFECT },
-	{ "local_register", 1, O_NOEFFECT }, { "timeout", 1, O_NOEFFECT },
-	{ "stream_null", 1, O_NOEFFECT }, { "cta_policy", 1, O_NOEFFECT },
-	{ "device_implementation", 1, O_NOEFFECT }, { "device_cta_count", 1, O_NOEFFECT },
-	{ "memory", 1, O_NOEFFECT }, { "report_timestamps", 1, O_NOEFFECT },
-	{ "per_iter_timing", 1, O_NOEFFECT }, { "per_iter_skip", 1, O_NOEFFECT },
-	{ "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "collective", 1, O_COLLECTIVE },
+	{ "minbytes", 1, O_MIN },
+	{ "min", 1, O_MIN },
+	{ "maxbytes", 1, O_MAX },
+	{ "max", 1, O_MAX },
+	{ "stepfactor", 1, O_FACTOR },
+	{ "factor", 1, O_FACTOR },
+	{ "stepbytes", 1, O_STEPBYTES },
+	{ "algo", 1, O_ALGO },
+	{ "proto", 1, O_PROTO },
+	{ "gpus", 1, O_GPUS },
+	{ "nthreads", 1, O_NTHREADS },
+	{ "ngpus", 1, O_NGPUS },
+	{ "gpu", 1, O_GPU },
+	{ "nodes", 1, O_NODES },
+	{ "gpus-per-node", 1, O_GPN },
+	{ "format", 1, O_FORMAT },
+	{ "set", 1, O_SET },
+	{ "datatype", 1, O_DTYPE },
+	{ "dtype", 1, O_DTYPE },
+	{ "op", 1, O_REDOP },
+	{ "redop", 1, O_REDOP },
+	{ "root", 1, O_ROOT },
+	{ "iters", 1, O_ITERS },
+	{ "warmup_iters", 1, O_WARMUP },
+	{ "warmup-iters", 1, O_WARMUP },
+	{ "check", 1, O_CHECK },
+	{ "agg_iters", 1, O_AGG },
+	{ "cudagraph", 1, O_GRAPH },
+	{ "unalign", 1, O_UNALIGN },
+	{ "blocking", 1, O_BLOCKING },
+	{ "parallel_init", 1, O_PARALLEL },
+	{ "run_cycles", 1, O_CYCLES },
+	{ "report_cputime", 1, O_CPUTIME },
+	{ "output_file", 1, O_JSON },
+	{ "average", 1, O_NOEFFECT },
+	{ "local_register", 1, O_NOEFFECT },
+	{ "timeout", 1, O_NOEFFECT },
+	{ "stream_null", 1, O_NOEFFECT },
+	{ "cta_policy", 1, O_NOEFFECT },
+	{ "device_implementation", 1, O_NOEFFECT },
+	{ "device_cta_count", 1, O_NOEFFECT },
+	{ "memory", 1, O_NOEFFECT },
+	{ "report_timestamps", 1, O_NOEFFECT },
+	{ "per_iter_timing", 1, O_NOEFFECT },
+	{ "per_iter_skip", 1, O_NOEFFECT },
+	{ "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 /* The whole-number options: their least and greatest values. */
@@ -138,10 +194,10 @@ static const struct {
 	int id;
 	int64_t lo, hi;
 } ranges[] = {
-	{ O_NTHREADS, 1, 1024 }, { O_NGPUS, 1, 1024 }, { O_ITERS, 0, INT32_MAX },
-	{ O_WARMUP, 0, INT32_MAX }, { O_CHECK, 0, INT32_MAX }, { O_AGG, 1, INT32_MAX },
-	{ O_GRAPH, 0, INT32_MAX }, { O_UNALIGN, 0, INT32_MAX }, { O_BLOCKING, 0, 3 },
-	{ O_PARALLEL, 0, 1 }, { O_CYCLES, 1, 1000 }, { O_CPUTIME, 0, 1 },
+	{ O_NTHREADS, 1, 1024 },       { O_NGPUS, 1, 1024 },        { O_ITERS, 0, INT32_MAX },
+	{ O_WARMUP, 0, INT32_MAX },    { O_CHECK, 0, INT32_MAX },   { O_AGG, 1, INT32_MAX },
+	{ O_GRAPH, 0, INT32_MAX },     { O_UNALIGN, 0, INT32_MAX }, { O_BLOCKING, 0, 3 },
+	{ O_PARALLEL, 0, 1 },          { O_CYCLES, 1, 1000 },       { O_CPUTIME, 0, 1 },
 	{ O_NOEFFECT, -1, INT32_MAX },
 };
 
@@ -162,8 +218,7 @@ static int pick(const char *what, const char *value, const char *const *names, i
 		}
 	const char *near = cs_suggest(value, names, (size_t)n);
 	if (near)
-		fprintf(stderr, "clustersim coll: unknown %s '%s'; did you mean '%s'?\n", what, value,
-			near);
+		fprintf(stderr, "clustersim coll: unknown %s '%s'; did you mean '%s'?\n", what, value, near);
 	else
 		fprintf(stderr, "clustersim coll: unknown %s '%s'\n", what, value);
 	return -1;
@@ -190,9 +245,9 @@ typedef struct args {
 } args;
 
 /* cs_coll_op's order, then nccl-tests' spellings of two. */
-static const char *const ops[] = {"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
-				  "broadcast", "send_recv", "reduce", "gather", "scatter",
-				  "alltoall", "sendrecv"};
+static const char *const ops[] = { "all_reduce", "reduce_scatter", "all_gather", "all_to_all",
+				   "broadcast",  "send_recv",      "reduce",     "gather",
+				   "scatter",    "alltoall",       "sendrecv" };
 
 /* TEST or SCENARIO. */
 static int positional(args *a, const char *v)
@@ -201,7 +256,8 @@ static int positional(args *a, const char *v)
 	if (t == -2)
 		return bad("'%s' is an nccl-tests test clustersim has no model for (all_reduce_perf, "
 			   "reduce_scatter_perf, all_gather_perf, alltoall_perf, broadcast_perf, "
-			   "sendrecv_perf, reduce_perf, gather_perf, scatter_perf)%s", v, "");
+			   "sendrecv_perf, reduce_perf, gather_perf, scatter_perf)%s",
+			   v, "");
 	if (t >= 0) {
 		if (a->op_given)
 			return bad("'%s': the collective is already chosen%s", v, "");
@@ -227,8 +283,11 @@ static int parse_redop(args *a, const char *v)
 		if (cs_name_eq(v, ops[i]))
 			return bad("'--op %s': '--op' is the reduction, as in nccl-tests (sum, prod, max, "
 				   "min, avg, mulsum or all); name the collective as nccl-tests does "
-				   "('clustersim coll %s_perf') or with '--collective'", v,
-				   i == 3 || i == 9 ? "alltoall" : i == 5 || i == 10 ? "sendrecv" : v);
+				   "('clustersim coll %s_perf') or with '--collective'",
+				   v,
+				   i == 3 || i == 9    ? "alltoall"
+				   : i == 5 || i == 10 ? "sendrecv"
+						       : v);
 	const char *names[8];
 	int n = cs_nccl_redops();
 	for (int i = 0; i < n; i++)
@@ -248,7 +307,8 @@ static int parse_int_opt(int id, const char *name, const char *v, int64_t *out)
 				 (long long)ranges[i].lo, (long long)ranges[i].hi);
 			if (id == O_CYCLES && strcmp(v, "0") == 0)
 				return bad("'--run_cycles 0' runs for ever in nccl-tests; give a number of "
-					   "cycles%s%s", "", "");
+					   "cycles%s%s",
+					   "", "");
 			return bad(msg, v, "");
 		}
 	return 0;
@@ -280,8 +340,7 @@ static int take(args *a, int id, const char *v)
 			rc = pick("data type", v, dnames, ndtypes, &a->dtype);
 		break;
 	}
-	case O_REDOP:
-		return parse_redop(a, v);
+	case O_REDOP: return parse_redop(a, v);
 	case O_ROOT:
 		if (cs_name_eq(v, "all"))
 			a->root = -1;
@@ -303,7 +362,7 @@ static int take(args *a, int id, const char *v)
 		break;
 	}
 	case O_FORMAT: {
-		static const char *const formats[] = {"text", "json"};
+		static const char *const formats[] = { "text", "json" };
 		rc = pick("format", v, formats, 2, &a->json);
 		break;
 	}
@@ -312,8 +371,11 @@ static int take(args *a, int id, const char *v)
 	case O_STEPBYTES: {
 		double *dst = id == O_MIN ? &a->min : id == O_MAX ? &a->max : &a->stepbytes;
 		if (cs__nccl_size(v, dst, msg, sizeof(msg)))
-			return bad("'--%s': %s", id == O_MIN ? "minbytes" : id == O_MAX ? "maxbytes"
-				   : "stepbytes", msg);
+			return bad("'--%s': %s",
+				   id == O_MIN   ? "minbytes"
+				   : id == O_MAX ? "maxbytes"
+						 : "stepbytes",
+				   msg);
 		if (id == O_STEPBYTES && !(a->stepbytes >= 1))
 			return bad("'--stepbytes' must be at least 1 byte, got '%s'%s", v, "");
 		break;
@@ -341,12 +403,19 @@ static int take(args *a, int id, const char *v)
 		a->sets[a->nsets++] = v;
 		break;
 	default: {
-		int64_t x, *dst = id == O_NTHREADS ? &a->nthreads : id == O_NGPUS ? &a->ngpus
-				 : id == O_ITERS ? &a->iters : id == O_WARMUP ? &a->warmup
-				 : id == O_CHECK ? &a->check : id == O_AGG ? &a->agg
-				 : id == O_GRAPH ? &a->graph : id == O_UNALIGN ? &a->unalign
-				 : id == O_BLOCKING ? &a->blocking : id == O_PARALLEL ? &a->parallel
-				 : id == O_CYCLES ? &a->cycles : id == O_CPUTIME ? &a->cputime : &x;
+		int64_t x, *dst = id == O_NTHREADS   ? &a->nthreads
+				  : id == O_NGPUS    ? &a->ngpus
+				  : id == O_ITERS    ? &a->iters
+				  : id == O_WARMUP   ? &a->warmup
+				  : id == O_CHECK    ? &a->check
+				  : id == O_AGG      ? &a->agg
+				  : id == O_GRAPH    ? &a->graph
+				  : id == O_UNALIGN  ? &a->unalign
+				  : id == O_BLOCKING ? &a->blocking
+				  : id == O_PARALLEL ? &a->parallel
+				  : id == O_CYCLES   ? &a->cycles
+				  : id == O_CPUTIME  ? &a->cputime
+						     : &x;
 		const char *name = "option";
 		for (const cs_opt *o = coll_opts; o->name; o++)
 			if (o->id == id) {
@@ -385,8 +454,8 @@ static int parse(int argc, char **argv, args *a)
 	if (a->max > CS_COLL_MAX_BYTES) {
 		char got[48];
 		snprintf(got, sizeof got, "%.4g", a->max);
-		return bad("'--maxbytes' must be at most 1 PiB (1125899906842624 bytes), got %s bytes%s",
-			   got, "");
+		return bad("'--maxbytes' must be at most 1 PiB (1125899906842624 bytes), got %s bytes%s", got,
+			   "");
 	}
 	if (a->min < 1)
 		return bad("'--minbytes' must be at least 1 byte%s%s", "", "");
@@ -409,7 +478,8 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	if (a->scenario) {
 		if (a->gpu || a->nodes || a->gpn)
 			return bad("'--gpu', '--nodes' and '--gpus-per-node' do not apply with a "
-				   "scenario ('%s')%s", a->scenario, "");
+				   "scenario ('%s')%s",
+				   a->scenario, "");
 		cs_scenario *loaded = NULL;
 		cs_diag diag;
 		cs_status st = cs_scenario_load(a->scenario, a->sets, a->nsets, &loaded, &diag);
@@ -438,8 +508,7 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	cs_preset_server_defaults(gpu, &sc->cluster);
 	sc->cluster.nodes = a->nodes ? a->nodes : 1;
 	int64_t gpn = a->gpn ? a->gpn : sc->cluster.gpus_per_node;
-	if (a->gpn > INT_MAX || sc->cluster.nodes > CS_CONFIG_MAX_GPUS / (gpn > 0 ? gpn : 1))
-	{
+	if (a->gpn > INT_MAX || sc->cluster.nodes > CS_CONFIG_MAX_GPUS / (gpn > 0 ? gpn : 1)) {
 		char what[96], limit[32];
 		snprintf(what, sizeof what, "%lld nodes of %lld GPUs", (long long)sc->cluster.nodes,
 			 (long long)gpn);
@@ -517,7 +586,7 @@ static int write_json(const char *path, const cs_nccl_run *run, cs_coll *coll)
 
 int cs_cmd_coll(int argc, char **argv)
 {
-	args a = {0};
+	args a = { 0 };
 	a.min = 8;
 	a.max = 128.0 * 1024 * 1024;
 	a.factor = 2;
@@ -571,13 +640,31 @@ int cs_cmd_coll(int argc, char **argv)
 	cs_coll_op op = (cs_coll_op)a.op;
 	bool p2p = op == CS_COLL_ALL_TO_ALL || op == CS_COLL_SEND_RECV || op == CS_COLL_GATHER ||
 		   op == CS_COLL_SCATTER;
-	cs_nccl_run run = { .c = &sc->cluster, .op = op, .g = &g, .n = n, .min = a.min, .max = a.max,
-			    .factor = a.factor, .stepbytes = a.stepbytes, .dtype = a.dtype,
-			    .redop = a.redop, .all_dtypes = a.all_dtypes, .all_redops = a.all_redops,
-			    .root = a.root, .nthreads = a.nthreads, .ngpus = a.ngpus,
-			    .warmup = a.warmup, .iters = a.iters, .agg = a.agg, .check = a.check,
-			    .graph = a.graph, .unalign = a.unalign, .blocking = a.blocking,
-			    .cycles = a.cycles, .parallel_init = a.parallel, .cputime = a.cputime };
+	cs_nccl_run run = { .c = &sc->cluster,
+			    .op = op,
+			    .g = &g,
+			    .n = n,
+			    .min = a.min,
+			    .max = a.max,
+			    .factor = a.factor,
+			    .stepbytes = a.stepbytes,
+			    .dtype = a.dtype,
+			    .redop = a.redop,
+			    .all_dtypes = a.all_dtypes,
+			    .all_redops = a.all_redops,
+			    .root = a.root,
+			    .nthreads = a.nthreads,
+			    .ngpus = a.ngpus,
+			    .warmup = a.warmup,
+			    .iters = a.iters,
+			    .agg = a.agg,
+			    .check = a.check,
+			    .graph = a.graph,
+			    .unalign = a.unalign,
+			    .blocking = a.blocking,
+			    .cycles = a.cycles,
+			    .parallel_init = a.parallel,
+			    .cputime = a.cputime };
 	/* the JSON's args: the test, then the options (the TEST argument is args[0]) */
 	char **opts = malloc((size_t)argc * sizeof *opts);
 	if (!opts) {
@@ -592,13 +679,14 @@ int cs_cmd_coll(int argc, char **argv)
 	free(opts);
 	if (rc)
 		goto out;
-	bool substituted = cs_nccl_write(stdout, a.json, &run, coll,
-					 p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo);
+	bool substituted =
+		cs_nccl_write(stdout, a.json, &run, coll, p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo);
 	if (a.algo && p2p)
 		fprintf(stderr, "clustersim coll: warning: '--algo' does not apply to %s (point to point)\n",
 			cs_coll_op_name(op));
 	else if (substituted)
-		fprintf(stderr, "clustersim coll: warning: %s is not available for %s on this group at some "
+		fprintf(stderr,
+			"clustersim coll: warning: %s is not available for %s on this group at some "
 			"sizes; those rows show what NCCL uses instead (the algorithm column)\n",
 			cs_coll_algo_name((cs_coll_algo)a.algo), cs_coll_op_name(op));
 	rc = 0;

@@ -20,43 +20,43 @@
 #include "study/compare.h"
 
 static const char compare_help[] =
-"usage: clustersim compare TRACE.json[.gz] SCENARIO.yaml [options]\n"
-"\n"
-"Set a PyTorch profiler (Kineto) Chrome trace of one GPU's training steps\n"
-"beside a simulation of SCENARIO. Per class of kernel, per step: the\n"
-"trace's kernel time and count, the simulated time and count of the\n"
-"critical rank, and the error. Then the four classes together (compute),\n"
-"what the trace has and the simulation does not time as kernels (NCCL\n"
-"kernels, memcpy, memset), the GPU's idle time (trace: from its first\n"
-"kernel's start to its last one's end, minus the union of the kernels;\n"
-"simulated: host launch waits and idle time no transfer explains), and\n"
-"that span against the simulated step time.\n"
-"\n"
-"Kernels are classified by name, ignoring case: 'nccl' communication;\n"
-"'adam' (or multi_tensor_apply with 'fusedoptimizer') optimizer; 'sdpa',\n"
-"'fmha', 'flash', 'cudnn::fusion', 'attention' attention; 'nvjet', 'gemm',\n"
-"'cutlass', 'xmma', 'cublas' gemm; anything else memory_bound. Steps are\n"
-"the trace's ProfilerStep#N annotations (without any, the whole trace is\n"
-"one step); the figures are the trace's totals divided by the steps.\n"
-"The trace may be gzip-compressed. It is read whole into memory: traces of\n"
-"more than 1024 MiB (decompressed) are refused.\n"
-"\n"
-"options:\n"
-"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
-"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
-"                      annotations, or 1)\n"
-"  --format text|json|csv   output format (default text)\n"
-"  -h, --help          this help\n"
-"\n"
-"examples:\n"
-"  clustersim compare tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
-"      scenarios/h200-llama8l-h4096-s8192.yaml\n"
-"  clustersim compare tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz \\\n"
-"      scenarios/h200-gpt-h5120-8l-s2048-mb4.yaml --format json\n"
-"  clustersim compare tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
-"      scenarios/h200-llama8l-h4096-s8192.yaml --set training.cuda_graphs=true --format csv\n"
-"\n"
-"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+	"usage: clustersim compare TRACE.json[.gz] SCENARIO.yaml [options]\n"
+	"\n"
+	"Set a PyTorch profiler (Kineto) Chrome trace of one GPU's training steps\n"
+	"beside a simulation of SCENARIO. Per class of kernel, per step: the\n"
+	"trace's kernel time and count, the simulated time and count of the\n"
+	"critical rank, and the error. Then the four classes together (compute),\n"
+	"what the trace has and the simulation does not time as kernels (NCCL\n"
+	"kernels, memcpy, memset), the GPU's idle time (trace: from its first\n"
+	"kernel's start to its last one's end, minus the union of the kernels;\n"
+	"simulated: host launch waits and idle time no transfer explains), and\n"
+	"that span against the simulated step time.\n"
+	"\n"
+	"Kernels are classified by name, ignoring case: 'nccl' communication;\n"
+	"'adam' (or multi_tensor_apply with 'fusedoptimizer') optimizer; 'sdpa',\n"
+	"'fmha', 'flash', 'cudnn::fusion', 'attention' attention; 'nvjet', 'gemm',\n"
+	"'cutlass', 'xmma', 'cublas' gemm; anything else memory_bound. Steps are\n"
+	"the trace's ProfilerStep#N annotations (without any, the whole trace is\n"
+	"one step); the figures are the trace's totals divided by the steps.\n"
+	"The trace may be gzip-compressed. It is read whole into memory: traces of\n"
+	"more than 1024 MiB (decompressed) are refused.\n"
+	"\n"
+	"options:\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+	"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
+	"                      annotations, or 1)\n"
+	"  --format text|json|csv   output format (default text)\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"examples:\n"
+	"  clustersim compare tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
+	"      scenarios/h200-llama8l-h4096-s8192.yaml\n"
+	"  clustersim compare tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz \\\n"
+	"      scenarios/h200-gpt-h5120-8l-s2048-mb4.yaml --format json\n"
+	"  clustersim compare tests/data/trace_llama8l-h4096-s8192.json.gz \\\n"
+	"      scenarios/h200-llama8l-h4096-s8192.yaml --set training.cuda_graphs=true --format csv\n"
+	"\n"
+	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
 enum { O_SET = 1, O_STEPS, O_FORMAT, O_HELP };
 
@@ -84,8 +84,7 @@ static int parse(cs_args *a, compare_args *r)
 		if (taken)
 			continue;
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case O_FORMAT:
 			if (strcmp(val, "text") == 0)
 				r->format = F_TEXT;
@@ -96,9 +95,7 @@ static int parse(cs_args *a, compare_args *r)
 			else
 				return cs_args_fail(a, "unknown format '%s' (text, json or csv)", val);
 			break;
-		case O_HELP:
-			fputs(compare_help, stdout);
-			return CS_ARGS_HELP_SHOWN;
+		case O_HELP: fputs(compare_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	return cs_trace_args_check(a, &r->in);
@@ -114,7 +111,8 @@ int cs_cmd_compare(int argc, char **argv)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_diag diag = { { 0 } };
 	cs_compare c;
-	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &c, &diag);
+	cs_status st =
+		cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &c, &diag);
 	if (st != CS_OK) {
 		if (!c.sim_failed) {
 			fprintf(stderr, "%s\n", CS_CLEAN(diag));

@@ -20,48 +20,61 @@
 #include "study/goodput.h"
 
 static const char goodput_help[] =
-"usage: clustersim goodput SCENARIO.yaml [options]\n"
-"\n"
-"How much of a long run's wall clock becomes training: the scenario's step\n"
-"is simulated, then its 'reliability' section (failure rates by component,\n"
-"checkpoints, restarts, spare nodes, elastic running) is sampled over many\n"
-"runs. Reports the effective training time with its 99 % confidence\n"
-"interval, interruptions per day by cause, the time lost by cause, the\n"
-"Young/Daly checkpoint interval beside the one configured and, with\n"
-"--tokens, the days to train.\n"
-"\n"
-"options:\n"
-"  --days D            length of each run in days (default 54)\n"
-"  --runs N            sampled runs (default 1000)\n"
-"  --tokens T          token budget for the time to train (e.g. 15.6e12)\n"
-"  --jobs J            threads (default: the online CPUs)\n"
-"  --format text|json  output format (default text)\n"
-"  --out FILE          write the report to FILE atomically (default stdout)\n"
-"  --plot FILE.svg     the timeline of the first sampled run\n"
-"  --set KEY=VALUE     override a scalar of the scenario (repeatable), e.g.\n"
-"                      --set reliability.checkpoint.interval=10min\n"
-"  --progress          show progress on stderr (default: when it is a terminal;\n"
-"                      elsewhere a line every 10 s)\n"
-"  --no-progress       never show progress\n"
-"  -h, --help          this help\n"
-"\n"
-"examples:\n"
-"  clustersim goodput scenarios/llama3-405b-16k-goodput.yaml\n"
-"  clustersim goodput scenarios/ddp-gpt-small.yaml --set reliability.preset=llama3 \\\n"
-"      --set reliability.checkpoint.interval=30min --days 30\n"
-"  clustersim goodput scenarios/llama3-405b-16k-goodput.yaml --tokens 15.6e12 --days 90\n"
-"  clustersim goodput scenarios/llama3-405b-16k-goodput.yaml --set reliability.spares=0\n"
-"\n"
-"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+	"usage: clustersim goodput SCENARIO.yaml [options]\n"
+	"\n"
+	"How much of a long run's wall clock becomes training: the scenario's step\n"
+	"is simulated, then its 'reliability' section (failure rates by component,\n"
+	"checkpoints, restarts, spare nodes, elastic running) is sampled over many\n"
+	"runs. Reports the effective training time with its 99 % confidence\n"
+	"interval, interruptions per day by cause, the time lost by cause, the\n"
+	"Young/Daly checkpoint interval beside the one configured and, with\n"
+	"--tokens, the days to train.\n"
+	"\n"
+	"options:\n"
+	"  --days D            length of each run in days (default 54)\n"
+	"  --runs N            sampled runs (default 1000)\n"
+	"  --tokens T          token budget for the time to train (e.g. 15.6e12)\n"
+	"  --jobs J            threads (default: the online CPUs)\n"
+	"  --format text|json  output format (default text)\n"
+	"  --out FILE          write the report to FILE atomically (default stdout)\n"
+	"  --plot FILE.svg     the timeline of the first sampled run\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable), e.g.\n"
+	"                      --set reliability.checkpoint.interval=10min\n"
+	"  --progress          show progress on stderr (default: when it is a terminal;\n"
+	"                      elsewhere a line every 10 s)\n"
+	"  --no-progress       never show progress\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"examples:\n"
+	"  clustersim goodput scenarios/llama3-405b-16k-goodput.yaml\n"
+	"  clustersim goodput scenarios/ddp-gpt-small.yaml --set reliability.preset=llama3 \\\n"
+	"      --set reliability.checkpoint.interval=30min --days 30\n"
+	"  clustersim goodput scenarios/llama3-405b-16k-goodput.yaml --tokens 15.6e12 --days 90\n"
+	"  clustersim goodput scenarios/llama3-405b-16k-goodput.yaml --set reliability.spares=0\n"
+	"\n"
+	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_DAYS, O_RUNS, O_TOKENS, O_JOBS, O_FORMAT, O_OUT, O_PLOT, O_PROGRESS,
-       O_NO_PROGRESS, O_HELP };
+enum {
+	O_SET = 1,
+	O_DAYS,
+	O_RUNS,
+	O_TOKENS,
+	O_JOBS,
+	O_FORMAT,
+	O_OUT,
+	O_PLOT,
+	O_PROGRESS,
+	O_NO_PROGRESS,
+	O_HELP
+};
 
 static const cs_opt goodput_opts[] = {
-	{ "set", 1, O_SET }, { "days", 1, O_DAYS }, { "runs", 1, O_RUNS }, { "tokens", 1, O_TOKENS },
-	{ "jobs", 1, O_JOBS }, { "format", 1, O_FORMAT }, { "out", 1, O_OUT }, { "plot", 1, O_PLOT },
-	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
-	{ 0, 0, 0 },
+	{ "set", 1, O_SET },           { "days", 1, O_DAYS },
+	{ "runs", 1, O_RUNS },         { "tokens", 1, O_TOKENS },
+	{ "jobs", 1, O_JOBS },         { "format", 1, O_FORMAT },
+	{ "out", 1, O_OUT },           { "plot", 1, O_PLOT },
+	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS },
+	{ "help", 0, O_HELP },         { 0, 0, 0 },
 };
 
 typedef struct goodput_args {
@@ -94,8 +107,7 @@ static int parse(cs_args *a, goodput_args *r)
 	r->progress = cs_cli_progress_default();
 	while ((id = cs_args_next(a, goodput_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case CS_ARGS_POSITIONAL:
 		case O_SET:
 			if (cs_args_scenario(a, &r->sc, id == O_SET, val))
@@ -111,14 +123,18 @@ static int parse(cs_args *a, goodput_args *r)
 			break;
 		case O_RUNS:
 			if (cs_args_parse_int(val, 1, 10000000, &v))
-				return cs_args_fail(a, "'--runs' needs a whole number from 1 to 10000000 "
-						    "(got '%s')", val);
+				return cs_args_fail(a,
+						    "'--runs' needs a whole number from 1 to 10000000 "
+						    "(got '%s')",
+						    val);
 			r->o.runs = v;
 			break;
 		case O_JOBS:
 			if (cs_args_parse_int(val, 1, 256, &v))
-				return cs_args_fail(a, "'--jobs' needs a whole number from 1 to 256 (got "
-						    "'%s')", val);
+				return cs_args_fail(a,
+						    "'--jobs' needs a whole number from 1 to 256 (got "
+						    "'%s')",
+						    val);
 			r->o.jobs = (int)v;
 			break;
 		case O_FORMAT:
@@ -130,9 +146,7 @@ static int parse(cs_args *a, goodput_args *r)
 		case O_PLOT: r->plot = val; break;
 		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
-		case O_HELP:
-			fputs(goodput_help, stdout);
-			return CS_ARGS_HELP_SHOWN;
+		case O_HELP: fputs(goodput_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->sc.file)
@@ -142,8 +156,8 @@ static int parse(cs_args *a, goodput_args *r)
 
 /* Write through cs_out: 0, or 2 (1 for a timeline short of memory) after
  * printing the problem. */
-static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_report *g,
-		     int json, const cs_goodput_timeline *tl, const cs_rel_run *run)
+static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_report *g, int json,
+		     const cs_goodput_timeline *tl, const cs_rel_run *run)
 {
 	cs_diag diag = { { 0 } };
 	cs_out *o = cs_out_open(path ? path : "-", &diag);

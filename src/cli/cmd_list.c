@@ -20,26 +20,22 @@
 #define CS_SCENARIO_DIR "/usr/local/share/clustersim/scenarios"
 #endif
 
-static const char list_help[] =
-"usage: clustersim list gpus|models|scenarios [DIR]\n"
-"\n"
-"  gpus       the GPU presets (cluster.gpu): peak, memory, SMs, and the\n"
-"             standard server each implies (GPUs per node, NVLink, NICs)\n"
-"  models     the model presets (model): shape and parameters\n"
-"  scenarios  the scenarios in DIR (default: ./scenarios when it exists,\n"
-"             else the installed ones): GPUs, model and parallel plan\n"
-"\n"
-"examples:\n"
-"  clustersim list gpus\n"
-"  clustersim list models\n"
-"  clustersim list scenarios\n"
-"\n"
-"exit status: 0 success, 2 bad input\n";
+static const char list_help[] = "usage: clustersim list gpus|models|scenarios [DIR]\n"
+				"\n"
+				"  gpus       the GPU presets (cluster.gpu): peak, memory, SMs, and the\n"
+				"             standard server each implies (GPUs per node, NVLink, NICs)\n"
+				"  models     the model presets (model): shape and parameters\n"
+				"  scenarios  the scenarios in DIR (default: ./scenarios when it exists,\n"
+				"             else the installed ones): GPUs, model and parallel plan\n"
+				"\n"
+				"examples:\n"
+				"  clustersim list gpus\n"
+				"  clustersim list models\n"
+				"  clustersim list scenarios\n"
+				"\n"
+				"exit status: 0 success, 2 bad input\n";
 
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int list_scenarios(const char *dir_arg)
 {
@@ -93,7 +89,7 @@ int cs_cmd_list(int argc, char **argv)
 	const char *what = argc >= 2 ? argv[1] : NULL;
 	if (!what) {
 		fprintf(stderr, "clustersim list: say what to list: gpus, models or scenarios\n"
-			"(see 'clustersim list --help')\n");
+				"(see 'clustersim list --help')\n");
 		return 2;
 	}
 	if (strcmp(what, "scenarios") == 0 && argc <= 3)
@@ -112,7 +108,7 @@ int cs_cmd_list(int argc, char **argv)
 	}
 	static const char *const kinds[] = { "gpus", "models", "scenarios" };
 	const char *near = cs_suggest(what, kinds, 3);
-	fprintf(stderr, "clustersim list: unknown list '%s'%s%s%s (gpus, models or scenarios)\n",
-		what, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+	fprintf(stderr, "clustersim list: unknown list '%s'%s%s%s (gpus, models or scenarios)\n", what,
+		near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 	return 2;
 }

@@ -49,16 +49,40 @@ static const char usage[] =
 	"  clustersim memory --model llama3-8b --seq-len 8192 --micro-batch 2 --dp 8 --zero 2\n";
 
 enum {
-	O_MODEL = 1, O_GPU, O_SEQ, O_MB, O_TP, O_PP, O_DP, O_CP, O_ZERO, O_RECOMPUTE, O_SP, O_FLASH,
-	O_NO_FLASH, O_FORMAT, O_HELP
+	O_MODEL = 1,
+	O_GPU,
+	O_SEQ,
+	O_MB,
+	O_TP,
+	O_PP,
+	O_DP,
+	O_CP,
+	O_ZERO,
+	O_RECOMPUTE,
+	O_SP,
+	O_FLASH,
+	O_NO_FLASH,
+	O_FORMAT,
+	O_HELP
 };
 
 static const cs_opt mem_opts[] = {
-	{ "model", 1, O_MODEL }, { "gpu", 1, O_GPU }, { "seq-len", 1, O_SEQ },
-	{ "micro-batch", 1, O_MB }, { "tp", 1, O_TP }, { "pp", 1, O_PP }, { "dp", 1, O_DP },
-	{ "cp", 1, O_CP }, { "zero", 1, O_ZERO }, { "recompute", 1, O_RECOMPUTE },
-	{ "sequence-parallel", 0, O_SP }, { "flash", 0, O_FLASH }, { "no-flash", 0, O_NO_FLASH },
-	{ "format", 1, O_FORMAT }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "model", 1, O_MODEL },
+	{ "gpu", 1, O_GPU },
+	{ "seq-len", 1, O_SEQ },
+	{ "micro-batch", 1, O_MB },
+	{ "tp", 1, O_TP },
+	{ "pp", 1, O_PP },
+	{ "dp", 1, O_DP },
+	{ "cp", 1, O_CP },
+	{ "zero", 1, O_ZERO },
+	{ "recompute", 1, O_RECOMPUTE },
+	{ "sequence-parallel", 0, O_SP },
+	{ "flash", 0, O_FLASH },
+	{ "no-flash", 0, O_NO_FLASH },
+	{ "format", 1, O_FORMAT },
+	{ "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 typedef struct mem_cmd {
@@ -75,12 +99,12 @@ static int bad(mem_cmd *c, const char *fmt, const char *a, const char *b)
 	return CS_ERR_INPUT;
 }
 
-static int parse_int(mem_cmd *c, const char *name, const char *s, int64_t lo, int64_t hi,
-                     int64_t *out)
+static int parse_int(mem_cmd *c, const char *name, const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
 	if (cs_args_parse_int(s, lo, hi, out)) {
-		fprintf(c->err, "clustersim memory: bad value '%s' for '--%s' "
-				"(an integer from %lld to %lld)\n(see 'clustersim memory --help')\n",
+		fprintf(c->err,
+			"clustersim memory: bad value '%s' for '--%s' "
+			"(an integer from %lld to %lld)\n(see 'clustersim memory --help')\n",
 			s, name, (long long)lo, (long long)hi);
 		return CS_ERR_INPUT;
 	}
@@ -187,8 +211,7 @@ static int set_option(mem_cmd *c, int id, const char *name, const char *val)
 			return bad(c, "bad value '%s' for '--%s' (text or json)", val, name);
 		c->json = strcmp(val, "json") == 0;
 		return 0;
-	default:
-		return bad(c, "unknown option '--%s'%s", name, "");
+	default: return bad(c, "unknown option '--%s'%s", name, "");
 	}
 }
 
@@ -199,7 +222,10 @@ static int parse(mem_cmd *c, int argc, char **argv, bool *help)
 	cs_args a;
 	cs_args_init(&a, "memory", argc, argv);
 	a.err = c->err;
-	struct { int id; const char *name, *val; } *set = calloc((size_t)argc + 1, sizeof *set);
+	struct {
+		int id;
+		const char *name, *val;
+	} *set = calloc((size_t)argc + 1, sizeof *set);
 	const char *path = NULL, *val;
 	int id, n = 0, rc = 0;
 	if (!set) {
@@ -217,7 +243,8 @@ static int parse(mem_cmd *c, int argc, char **argv, bool *help)
 		}
 		if (id == CS_ARGS_POSITIONAL) {
 			if (path) {
-				rc = bad(c, "unexpected argument '%s'%s", val, " (one scenario file at most)");
+				rc = bad(c, "unexpected argument '%s'%s", val,
+					 " (one scenario file at most)");
 				break;
 			}
 			path = val;

@@ -63,9 +63,17 @@ static const char usage[] =
 enum { O_SCHEDULE = 1, O_STAGES, O_MICRO, O_VSTAGES, O_TF, O_TB, O_TW, O_FORMAT, O_TIMELINE, O_HELP };
 
 static const cs_opt pipe_opts[] = {
-	{ "schedule", 1, O_SCHEDULE }, { "stages", 1, O_STAGES }, { "micro-batches", 1, O_MICRO },
-	{ "virtual-stages", 1, O_VSTAGES }, { "tf", 1, O_TF }, { "tb", 1, O_TB }, { "tw", 1, O_TW },
-	{ "format", 1, O_FORMAT }, { "timeline", 1, O_TIMELINE }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "schedule", 1, O_SCHEDULE },
+	{ "stages", 1, O_STAGES },
+	{ "micro-batches", 1, O_MICRO },
+	{ "virtual-stages", 1, O_VSTAGES },
+	{ "tf", 1, O_TF },
+	{ "tb", 1, O_TB },
+	{ "tw", 1, O_TW },
+	{ "format", 1, O_FORMAT },
+	{ "timeline", 1, O_TIMELINE },
+	{ "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 typedef struct pipe_args {
@@ -81,8 +89,8 @@ static int parse_int(const cs_args *args, const char *name, const char *s, int64
 		     int64_t *out)
 {
 	if (cs_args_parse_int(s, lo, hi, out))
-		return cs_args_fail(args, "bad value for '--%s': '%s' (an integer from %lld to %lld)",
-				    name, s, (long long)lo, (long long)hi);
+		return cs_args_fail(args, "bad value for '--%s': '%s' (an integer from %lld to %lld)", name,
+				    s, (long long)lo, (long long)hi);
 	return 0;
 }
 
@@ -102,8 +110,10 @@ static int set_option(const cs_args *args, pipe_args *a, int id, const char *nam
 	switch (id) {
 	case O_SCHEDULE:
 		if (cs_sched_parse(val, &a->sched) != 0)
-			return cs_args_fail(args, "unknown schedule '%s'; expected gpipe, 1f1b, "
-					    "interleaved, zb-h1 or zb-v", val);
+			return cs_args_fail(args,
+					    "unknown schedule '%s'; expected gpipe, 1f1b, "
+					    "interleaved, zb-h1 or zb-v",
+					    val);
 		a->have_sched = 1;
 		return 0;
 	case O_STAGES: return parse_int(args, name, val, 1, 65536, &a->p);
@@ -118,7 +128,7 @@ static int set_option(const cs_args *args, pipe_args *a, int id, const char *nam
 		a->json = strcmp(val, "json") == 0;
 		return 0;
 	default:
-		a->timeline = val;  /* O_TIMELINE */
+		a->timeline = val; /* O_TIMELINE */
 		return 0;
 	}
 }
@@ -191,9 +201,10 @@ int cs_cmd_pipeline(int argc, char **argv)
 	 * boxes (F, B, W) per stage, micro-batch and chunk, ~240 bytes each */
 	double boxes = 3.0 * (double)a.p * (double)a.m * (double)a.v;
 	if (a.timeline && boxes * 240.0 > CS_SVG_MAX_BYTES) {
-		fprintf(stderr, "clustersim pipeline: --timeline: %.3g boxes (about %.0f MB of SVG), more "
-			"than the limit of %.0f MB: draw fewer stages or micro-batches\n", boxes,
-			boxes * 240.0 / 1e6, CS_SVG_MAX_BYTES / 1e6);
+		fprintf(stderr,
+			"clustersim pipeline: --timeline: %.3g boxes (about %.0f MB of SVG), more "
+			"than the limit of %.0f MB: draw fewer stages or micro-batches\n",
+			boxes, boxes * 240.0 / 1e6, CS_SVG_MAX_BYTES / 1e6);
 		return 2;
 	}
 	cs_pipe_times t = {
@@ -201,7 +212,7 @@ int cs_cmd_pipeline(int argc, char **argv)
 		(cs_time)llround(a.t[1] * TICKS_PER_UNIT),
 		(cs_time)llround(a.t[2] * TICKS_PER_UNIT),
 	};
-	double tpu = TICKS_PER_UNIT * (double)a.v;  /* ticks per input unit */
+	double tpu = TICKS_PER_UNIT * (double)a.v; /* ticks per input unit */
 	cs_status st = cs_pipe_run(a.sched, a.p, a.m, a.v, &t, &res, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));

@@ -20,59 +20,71 @@
 #include "study/planner.h"
 #include "study/search.h"
 
-
 static const char plan_help[] =
-"usage: clustersim plan SCENARIO.yaml [options]\n"
-"\n"
-"Search the parallel plans for SCENARIO's cluster, model and training batch\n"
-"(its own plan is ignored): tp (divisors of the heads, up to twice the\n"
-"scale-up domain, marked '*' beyond it), pp (up to the layers, uneven splits\n"
-"allowed), dp (the rest), cp (powers of two up to 16 from 32K tokens on),\n"
-"virtual stages 1, 2, 4 (interleaved), micro-batch 1, 2, 4 (and the\n"
-"scenario's), sharding none | zero1 | zero2 (also FSDP shard-grad-op) |\n"
-"zero3 and recompute none | selective | full. Plans over the memory budget\n"
-"(--headroom x HBM, by the formula of 'clustersim memory') or refused\n"
-"by the scenario checks are dropped; the rest, at most --max-sims of them\n"
-"chosen by an analytic estimate, are simulated (folded, one step, without\n"
-"the scenario's stragglers) and ranked by step time, then memory.\n"
-"The classic heuristic choice (choose_parallelism: the smallest tp x pp that\n"
-"fits) is simulated too and its rank printed. The scenario's own plan must\n"
-"still pass its checks (change it with --set parallelism.KEY=VALUE if an\n"
-"override breaks it).\n"
-"\n"
-"options:\n"
-"  --gpus N            plan for N GPUs instead of the scenario's cluster\n"
-"                      (a multiple of gpus_per_node, or a divisor of it)\n"
-"  --top K             plans to print (default 10; csv writes all)\n"
-"  --jobs J            simulation threads (default: the online CPUs)\n"
-"  --format text|json|csv|megatron   output format (default text); megatron:\n"
-"                      each plan as the torchrun and Megatron-LM flags that\n"
-"                      run it\n"
-"  --out FILE          write the output to FILE atomically (default stdout)\n"
-"  --headroom F        fraction of HBM a plan may use (default 0.90)\n"
-"  --max-sims N        most plans simulated (default 2000)\n"
-"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
-"  --progress          show progress on stderr (default: when it is a terminal;\n"
-"                      elsewhere a line every 10 s)\n"
-"  --no-progress       never show progress\n"
-"  -h, --help          this help\n"
-"\n"
-"examples:\n"
-"  clustersim plan scenarios/ddp-llama2-7b-2node.yaml\n"
-"  clustersim plan scenarios/llama3-405b-16k.yaml --gpus 2048 --top 5\n"
-"  clustersim plan scenarios/ddp-gpt-small.yaml --format csv --out plans.csv\n"
-"  clustersim plan scenarios/llama3-405b-8k.yaml --set model.preset=llama3-70b --jobs 8\n"
-"\n"
-"exit status: 0 success, 1 no plan could be simulated, 2 bad input\n";
+	"usage: clustersim plan SCENARIO.yaml [options]\n"
+	"\n"
+	"Search the parallel plans for SCENARIO's cluster, model and training batch\n"
+	"(its own plan is ignored): tp (divisors of the heads, up to twice the\n"
+	"scale-up domain, marked '*' beyond it), pp (up to the layers, uneven splits\n"
+	"allowed), dp (the rest), cp (powers of two up to 16 from 32K tokens on),\n"
+	"virtual stages 1, 2, 4 (interleaved), micro-batch 1, 2, 4 (and the\n"
+	"scenario's), sharding none | zero1 | zero2 (also FSDP shard-grad-op) |\n"
+	"zero3 and recompute none | selective | full. Plans over the memory budget\n"
+	"(--headroom x HBM, by the formula of 'clustersim memory') or refused\n"
+	"by the scenario checks are dropped; the rest, at most --max-sims of them\n"
+	"chosen by an analytic estimate, are simulated (folded, one step, without\n"
+	"the scenario's stragglers) and ranked by step time, then memory.\n"
+	"The classic heuristic choice (choose_parallelism: the smallest tp x pp that\n"
+	"fits) is simulated too and its rank printed. The scenario's own plan must\n"
+	"still pass its checks (change it with --set parallelism.KEY=VALUE if an\n"
+	"override breaks it).\n"
+	"\n"
+	"options:\n"
+	"  --gpus N            plan for N GPUs instead of the scenario's cluster\n"
+	"                      (a multiple of gpus_per_node, or a divisor of it)\n"
+	"  --top K             plans to print (default 10; csv writes all)\n"
+	"  --jobs J            simulation threads (default: the online CPUs)\n"
+	"  --format text|json|csv|megatron   output format (default text); megatron:\n"
+	"                      each plan as the torchrun and Megatron-LM flags that\n"
+	"                      run it\n"
+	"  --out FILE          write the output to FILE atomically (default stdout)\n"
+	"  --headroom F        fraction of HBM a plan may use (default 0.90)\n"
+	"  --max-sims N        most plans simulated (default 2000)\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+	"  --progress          show progress on stderr (default: when it is a terminal;\n"
+	"                      elsewhere a line every 10 s)\n"
+	"  --no-progress       never show progress\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"examples:\n"
+	"  clustersim plan scenarios/ddp-llama2-7b-2node.yaml\n"
+	"  clustersim plan scenarios/llama3-405b-16k.yaml --gpus 2048 --top 5\n"
+	"  clustersim plan scenarios/ddp-gpt-small.yaml --format csv --out plans.csv\n"
+	"  clustersim plan scenarios/llama3-405b-8k.yaml --set model.preset=llama3-70b --jobs 8\n"
+	"\n"
+	"exit status: 0 success, 1 no plan could be simulated, 2 bad input\n";
 
-enum { O_SET = 1, O_GPUS, O_TOP, O_JOBS, O_FORMAT, O_OUT, O_HEADROOM, O_MAX_SIMS, O_PROGRESS,
-       O_NO_PROGRESS, O_HELP };
+enum {
+	O_SET = 1,
+	O_GPUS,
+	O_TOP,
+	O_JOBS,
+	O_FORMAT,
+	O_OUT,
+	O_HEADROOM,
+	O_MAX_SIMS,
+	O_PROGRESS,
+	O_NO_PROGRESS,
+	O_HELP
+};
 
 static const cs_opt plan_opts[] = {
-	{ "set", 1, O_SET }, { "gpus", 1, O_GPUS }, { "top", 1, O_TOP }, { "jobs", 1, O_JOBS },
-	{ "format", 1, O_FORMAT }, { "out", 1, O_OUT }, { "headroom", 1, O_HEADROOM },
-	{ "max-sims", 1, O_MAX_SIMS }, { "progress", 0, O_PROGRESS },
-	{ "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "set", 1, O_SET },           { "gpus", 1, O_GPUS },
+	{ "top", 1, O_TOP },           { "jobs", 1, O_JOBS },
+	{ "format", 1, O_FORMAT },     { "out", 1, O_OUT },
+	{ "headroom", 1, O_HEADROOM }, { "max-sims", 1, O_MAX_SIMS },
+	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS },
+	{ "help", 0, O_HELP },         { 0, 0, 0 },
 };
 
 enum { F_TEXT, F_JSON, F_CSV, F_MEGATRON };
@@ -82,16 +94,15 @@ typedef struct plan_args {
 	int format;
 	const char *out;
 	int64_t top;
-	int progress;          /* CS_PROGRESS_* */
+	int progress; /* CS_PROGRESS_* */
 	cs_plan_opts opts;
 } plan_args;
 
-static int int_arg(cs_args *a, const char *name, const char *val, int64_t lo, int64_t hi,
-		   int64_t *out)
+static int int_arg(cs_args *a, const char *name, const char *val, int64_t lo, int64_t hi, int64_t *out)
 {
 	if (cs_args_parse_int(val, lo, hi, out))
-		return cs_args_fail(a, "'--%s' needs a whole number from %lld to %lld (got '%s')",
-				    name, (long long)lo, (long long)hi, val);
+		return cs_args_fail(a, "'--%s' needs a whole number from %lld to %lld (got '%s')", name,
+				    (long long)lo, (long long)hi, val);
 	return 0;
 }
 
@@ -108,8 +119,7 @@ static int parse(cs_args *a, plan_args *r)
 	r->opts.jobs = cpus > 0 ? (cpus > 64 ? 64 : (int)cpus) : 1;
 	while ((id = cs_args_next(a, plan_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case CS_ARGS_POSITIONAL:
 			if (cs_args_scenario(a, &r->sc, 0, val))
 				return 2;
@@ -160,9 +170,7 @@ static int parse(cs_args *a, plan_args *r)
 		case O_OUT: r->out = val; break;
 		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
-		case O_HELP:
-			fputs(plan_help, stdout);
-			return CS_ARGS_HELP_SHOWN;
+		case O_HELP: fputs(plan_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->sc.file)
@@ -203,7 +211,7 @@ int cs_cmd_plan(int argc, char **argv)
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
 	if (r.opts.gpus > 0)
-		cs_plan_resize(sc, r.opts.gpus, &diag);   /* for the header; checked above */
+		cs_plan_resize(sc, r.opts.gpus, &diag); /* for the header; checked above */
 
 	int rc = 0;
 	cs_out *o = cs_out_open(r.out ? r.out : "-", &diag);
@@ -227,10 +235,11 @@ int cs_cmd_plan(int argc, char **argv)
 		goto done;
 	}
 	if (s->nplans == 0) {
-		fprintf(stderr, "clustersim plan: no plan could be simulated: %lld over the memory "
-			"budget, %lld invalid%s%s\n", (long long)s->pruned_memory,
-			(long long)s->pruned_invalid, s->first_invalid[0] ? "; first refusal: " : "",
-			s->first_invalid);
+		fprintf(stderr,
+			"clustersim plan: no plan could be simulated: %lld over the memory "
+			"budget, %lld invalid%s%s\n",
+			(long long)s->pruned_memory, (long long)s->pruned_invalid,
+			s->first_invalid[0] ? "; first refusal: " : "", s->first_invalid);
 		rc = 1;
 	}
 done:

@@ -20,80 +20,101 @@
 #include "report/trace.h"
 #include "study/study.h"
 
-
 static const char run_help[] =
-"usage: clustersim run SCENARIO.yaml [options]\n"
-"\n"
-"Simulate one or more training steps of SCENARIO rank by rank and report\n"
-"step time, MFU, exposed communication, bubble and memory per GPU.\n"
-"\n"
-"options:\n"
-"  --set KEY=VALUE     override a scalar of the scenario (repeatable), with\n"
-"                      the file's units and checks: --set cluster.nodes=4\n"
-"  --format text|json|csv  output format (default text); csv: a header and\n"
-"                      one row, the columns of 'clustersim sweep'\n"
-"  --per-rank FILE     write one CSV row per rank (end, busy, idle, exposed\n"
-"                      communication by kind, activation peak, compute factor)\n"
-"  --trace FILE        write a Chrome trace JSON (open it in Perfetto): one\n"
-"                      process per traced rank, one thread per stream\n"
-"  --trace-ranks LIST  ranks to trace, e.g. 0,8,16-23 (default: the first\n"
-"                      rank of each pipeline stage)\n"
-"  --timeline FILE     draw the pipeline schedule as an SVG\n"
-"  --critical-path     trace the critical path even on large runs (it is traced\n"
-"                      by default with stragglers and up to 4,096 ranks)\n"
-"  --no-critical-path  never trace it: a perturbed run then takes the time of a\n"
-"                      plain one (tracing costs 2-3x on large runs)\n"
-"  --progress          show progress on stderr (default: when it is a terminal;\n"
-"                      elsewhere a line every 10 s)\n"
-"  --no-progress       never show progress\n"
-"  --threads N         simulate on N threads (simulate.threads): the data-parallel\n"
-"                      replicas run in parts side by side; the result is the\n"
-"                      same for every N\n"
-"  -h, --help          this help\n"
-"\n"
-"examples:\n"
-"  clustersim run scenarios/llama3-405b-16k.yaml\n"
-"  clustersim run scenarios/llama3-405b-16k.yaml --threads 4\n"
-"  clustersim run scenarios/3d-llama3-70b-64gpu.yaml --threads 2\n"
-"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --format json\n"
-"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --set parallelism.data_parallel.overlap=false\n"
-"\n"
-"exit status: 0 success, 1 simulation failure, 2 bad input\n";
+	"usage: clustersim run SCENARIO.yaml [options]\n"
+	"\n"
+	"Simulate one or more training steps of SCENARIO rank by rank and report\n"
+	"step time, MFU, exposed communication, bubble and memory per GPU.\n"
+	"\n"
+	"options:\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable), with\n"
+	"                      the file's units and checks: --set cluster.nodes=4\n"
+	"  --format text|json|csv  output format (default text); csv: a header and\n"
+	"                      one row, the columns of 'clustersim sweep'\n"
+	"  --per-rank FILE     write one CSV row per rank (end, busy, idle, exposed\n"
+	"                      communication by kind, activation peak, compute factor)\n"
+	"  --trace FILE        write a Chrome trace JSON (open it in Perfetto): one\n"
+	"                      process per traced rank, one thread per stream\n"
+	"  --trace-ranks LIST  ranks to trace, e.g. 0,8,16-23 (default: the first\n"
+	"                      rank of each pipeline stage)\n"
+	"  --timeline FILE     draw the pipeline schedule as an SVG\n"
+	"  --critical-path     trace the critical path even on large runs (it is traced\n"
+	"                      by default with stragglers and up to 4,096 ranks)\n"
+	"  --no-critical-path  never trace it: a perturbed run then takes the time of a\n"
+	"                      plain one (tracing costs 2-3x on large runs)\n"
+	"  --progress          show progress on stderr (default: when it is a terminal;\n"
+	"                      elsewhere a line every 10 s)\n"
+	"  --no-progress       never show progress\n"
+	"  --threads N         simulate on N threads (simulate.threads): the data-parallel\n"
+	"                      replicas run in parts side by side; the result is the\n"
+	"                      same for every N\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"examples:\n"
+	"  clustersim run scenarios/llama3-405b-16k.yaml\n"
+	"  clustersim run scenarios/llama3-405b-16k.yaml --threads 4\n"
+	"  clustersim run scenarios/3d-llama3-70b-64gpu.yaml --threads 2\n"
+	"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --format json\n"
+	"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --set parallelism.data_parallel.overlap=false\n"
+	"\n"
+	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
 static const char validate_help[] =
-"usage: clustersim validate SCENARIO.yaml [--set KEY=VALUE]...\n"
-"\n"
-"Load and check SCENARIO (YAML, units, presets, the parallel plan) without\n"
-"simulating it. Prints 'ok' and a one-line summary, or the first problem as\n"
-"FILE:LINE:COL: MESSAGE with exit status 2.\n";
+	"usage: clustersim validate SCENARIO.yaml [--set KEY=VALUE]...\n"
+	"\n"
+	"Load and check SCENARIO (YAML, units, presets, the parallel plan) without\n"
+	"simulating it. Prints 'ok' and a one-line summary, or the first problem as\n"
+	"FILE:LINE:COL: MESSAGE with exit status 2.\n";
 
-enum { O_SET = 1, O_FORMAT, O_PER_RANK, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_TRACE, O_TRACE_RANKS,
-       O_TIMELINE, O_CRITICAL_PATH, O_NO_CRITICAL_PATH, O_THREADS };
+enum {
+	O_SET = 1,
+	O_FORMAT,
+	O_PER_RANK,
+	O_PROGRESS,
+	O_NO_PROGRESS,
+	O_HELP,
+	O_TRACE,
+	O_TRACE_RANKS,
+	O_TIMELINE,
+	O_CRITICAL_PATH,
+	O_NO_CRITICAL_PATH,
+	O_THREADS
+};
 
 #define MAX_TRACE_RANKS 4096
 
 static const cs_opt run_opts[] = {
-	{ "set", 1, O_SET }, { "format", 1, O_FORMAT }, { "per-rank", 1, O_PER_RANK },
-	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS }, { "help", 0, O_HELP },
-	{ "critical-path", 0, O_CRITICAL_PATH }, { "no-critical-path", 0, O_NO_CRITICAL_PATH },
-	{ "trace", 1, O_TRACE }, { "trace-ranks", 1, O_TRACE_RANKS }, { "timeline", 1, O_TIMELINE },
-	{ "threads", 1, O_THREADS }, { 0, 0, 0 },
+	{ "set", 1, O_SET },
+	{ "format", 1, O_FORMAT },
+	{ "per-rank", 1, O_PER_RANK },
+	{ "progress", 0, O_PROGRESS },
+	{ "no-progress", 0, O_NO_PROGRESS },
+	{ "help", 0, O_HELP },
+	{ "critical-path", 0, O_CRITICAL_PATH },
+	{ "no-critical-path", 0, O_NO_CRITICAL_PATH },
+	{ "trace", 1, O_TRACE },
+	{ "trace-ranks", 1, O_TRACE_RANKS },
+	{ "timeline", 1, O_TIMELINE },
+	{ "threads", 1, O_THREADS },
+	{ 0, 0, 0 },
 };
 
 static const cs_opt validate_opts[] = {
-	{ "set", 1, O_SET }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "set", 1, O_SET },
+	{ "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 typedef struct run_args {
 	cs_scenario_args sc;
-	int json;           /* 0 text, 1 json, 2 csv */
+	int json; /* 0 text, 1 json, 2 csv */
 	int progress;
 	const char *per_rank;
 	const char *trace, *timeline;
 	int critical_path;
 	int64_t trace_ranks[MAX_TRACE_RANKS];
 	size_t n_trace_ranks;
-	char threads[48];   /* --threads N as the override it stands for */
+	char threads[48]; /* --threads N as the override it stands for */
 } run_args;
 
 /* "0,8,16-23" */
@@ -133,8 +154,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 	r->progress = cs_cli_progress_default();
 	while ((id = cs_args_next(a, opts, &val)) != CS_ARGS_END) {
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case CS_ARGS_POSITIONAL:
 			if (cs_args_scenario(a, &r->sc, 0, val))
 				return 2;
@@ -160,7 +180,8 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 		case O_THREADS: {
 			int64_t n;
 			if (cs_args_parse_int(val, 1, 256, &n))
-				return cs_args_fail(a, "'--threads' expects a number from 1 to 256, got '%s'", val);
+				return cs_args_fail(a, "'--threads' expects a number from 1 to 256, got '%s'",
+						    val);
 			snprintf(r->threads, sizeof r->threads, "simulate.threads=%lld", (long long)n);
 			if (cs_args_scenario(a, &r->sc, 1, r->threads))
 				return 2;
@@ -168,9 +189,7 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 		}
 		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
-		case O_HELP:
-			fputs(help, stdout);
-			return CS_ARGS_HELP_SHOWN;
+		case O_HELP: fputs(help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->sc.file)
@@ -186,7 +205,8 @@ static void warn_plan(const cs_scenario *sc)
 	/* on a torus the scale-up tier is the whole pod */
 	if (sc->cluster.topology == CS_TOPO_FAT_TREE &&
 	    cs_mesh_tp_crosses_domain(&m, sc->cluster.scale_up_domain))
-		fprintf(stderr, "warning: tensor-parallel groups of %lld span more than one %d-GPU NVLink "
+		fprintf(stderr,
+			"warning: tensor-parallel groups of %lld span more than one %d-GPU NVLink "
 			"domain; their collectives cross the scale-out fabric\n",
 			(long long)sc->parallel.tp, sc->cluster.scale_up_domain);
 }
@@ -242,17 +262,23 @@ int cs_cmd_run(int argc, char **argv)
 	}
 	cs_diag diag = { { 0 } };
 	cs_status st;
-	cs_run_opts opts = { .progress = r.progress, .trace_ranks = r.trace_ranks,
-			     .n_trace_ranks = r.n_trace_ranks, .critical_path = r.critical_path };
+	cs_run_opts opts = { .progress = r.progress,
+			     .trace_ranks = r.trace_ranks,
+			     .n_trace_ranks = r.n_trace_ranks,
+			     .critical_path = r.critical_path };
 	cs_trace *trace = r.trace || r.timeline ? cs_trace_new() : NULL;
-	cs_span_sink sink = { .on_span = cs_trace_span, .ctx = trace, .stage_heads = r.timeline != NULL,
+	cs_span_sink sink = { .on_span = cs_trace_span,
+			      .ctx = trace,
+			      .stage_heads = r.timeline != NULL,
 			      .admit = r.trace ? cs_trace_admit : NULL };
 	cs_result *res = NULL;
 	if ((r.trace || r.timeline) && !trace) {
 		snprintf(diag.msg, sizeof diag.msg, "out of memory for the trace");
 		st = CS_ERR_NOMEM;
 	} else {
-		cs__sim_request rq = { .opts = &opts, .sink = trace ? &sink : NULL, .want_rows = r.per_rank != NULL };
+		cs__sim_request rq = { .opts = &opts,
+				       .sink = trace ? &sink : NULL,
+				       .want_rows = r.per_rank != NULL };
 		st = cs__simulate(sc, &rq, &res, &diag);
 	}
 	if (st == CS_OK && trace) {
@@ -271,8 +297,10 @@ int cs_cmd_run(int argc, char **argv)
 	}
 	const cs_metrics *m = cs_result_metrics(res);
 	if (!m->memory.fits)
-		fprintf(stderr, "warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU has; "
-			"simulated anyway\n", m->memory.total / 1e9, m->memory.capacity / 1e9);
+		fprintf(stderr,
+			"warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU has; "
+			"simulated anyway\n",
+			m->memory.total / 1e9, m->memory.capacity / 1e9);
 	if (r.json == 2)
 		cs_report_csv(stdout, sc->name, m);
 	else if (r.json)
@@ -301,16 +329,18 @@ int cs_cmd_validate(int argc, char **argv)
 		cs_scenario_free(sc);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
-	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
-					     &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
+	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
+					     cs_cluster_shard_unit(&sc->cluster));
 	if (!mb.fits)
-		fprintf(stderr, "warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU "
-			"has\n", mb.total / 1e9, mb.capacity / 1e9);
+		fprintf(stderr,
+			"warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU "
+			"has\n",
+			mb.total / 1e9, mb.capacity / 1e9);
 	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
-	       "%lld micro-batches per replica\n", r.sc.file, (long long)cs_scenario_gpus(sc),
-	       (long long)sc->cluster.nodes, sc->cluster.gpus_per_node, (long long)p->tp,
-	       (long long)p->cp, (long long)p->pp, (long long)p->dp, (long long)p->ep,
-	       (long long)cs_scenario_micro_batches(sc));
+	       "%lld micro-batches per replica\n",
+	       r.sc.file, (long long)cs_scenario_gpus(sc), (long long)sc->cluster.nodes,
+	       sc->cluster.gpus_per_node, (long long)p->tp, (long long)p->cp, (long long)p->pp,
+	       (long long)p->dp, (long long)p->ep, (long long)cs_scenario_micro_batches(sc));
 	cs_scenario_free(sc);
 	return 0;
 }

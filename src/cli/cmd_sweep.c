@@ -28,55 +28,69 @@
 #endif
 
 static const char sweep_help[] =
-"usage: clustersim sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary KEY2=...]\n"
-"                        --out FILE.csv [options]\n"
-"\n"
-"Simulate SCENARIO once per point of the cartesian product of the varied\n"
-"keys and write one CSV row per point: the varied values, status (ok or\n"
-"error), error (the message of a failed point), then every metric of\n"
-"'clustersim run'. Rows follow nested loops, the first --vary outermost.\n"
-"\n"
-"options:\n"
-"  --vary KEY=V1,V2,...  values of one key (repeatable, at most 16 keys and\n"
-"                        100000 points); values have the syntax of --set\n"
-"  --set KEY=VALUE       override a scalar for every point (repeatable)\n"
-"  --out FILE.csv        the CSV to write ('-' for standard output)\n"
-"  --jobs N              points run at once (default: the number of CPUs)\n"
-"  --plot FILE.svg       chart the metric against the first varied key, one\n"
-"                        line per value of the second\n"
-"  --metric NAME         the charted column (default step_time_s)\n"
-"  --goodput DAYS        also sample each point's runs of DAYS days under its\n"
-"                        'reliability' section (as 'clustersim goodput'): columns\n"
-"                        effective_training, its 99 % interval, interruptions_per_day,\n"
-"                        lost_* by cause and young_daly_interval_s\n"
-"  --goodput-runs N      runs per point (default 1000)\n"
-"  --progress            show progress on stderr (default: when it is a terminal;\n"
-"                        elsewhere a line every 10 s)\n"
-"  --no-progress         never show progress\n"
-"  -h, --help            this help\n"
-"\n"
-"examples:\n"
-"  clustersim sweep scenarios/llama3-405b-16k.yaml --out bw.csv --plot bw.svg \\\n"
-"      --vary cluster.scale_out.bandwidth=100Gb/s,200Gb/s,400Gb/s,800Gb/s\n"
-"  clustersim sweep scenarios/ddp-gpt-small.yaml --out dp.csv \\\n"
-"      --vary parallelism.data_parallel.bucket=1MiB,25MiB,100MiB --vary parallelism.data_parallel.overlap=true,false\n"
-"  clustersim sweep scenarios/ddp-gpt-small.yaml --out ckpt.csv --goodput 30 \\\n"
-"      --set reliability.preset=llama3 --vary reliability.checkpoint.interval=2min,10min,30min\n"
-"\n"
-"Started by mpirun (when built with MPI), point i runs on rank i mod R and\n"
-"rank 0 writes the same CSV as one process would.\n"
-"\n"
-"exit status: 0 success (failed points are rows, not failures), 2 bad input,\n"
-"130 interrupted (the finished rows are written)\n";
+	"usage: clustersim sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary KEY2=...]\n"
+	"                        --out FILE.csv [options]\n"
+	"\n"
+	"Simulate SCENARIO once per point of the cartesian product of the varied\n"
+	"keys and write one CSV row per point: the varied values, status (ok or\n"
+	"error), error (the message of a failed point), then every metric of\n"
+	"'clustersim run'. Rows follow nested loops, the first --vary outermost.\n"
+	"\n"
+	"options:\n"
+	"  --vary KEY=V1,V2,...  values of one key (repeatable, at most 16 keys and\n"
+	"                        100000 points); values have the syntax of --set\n"
+	"  --set KEY=VALUE       override a scalar for every point (repeatable)\n"
+	"  --out FILE.csv        the CSV to write ('-' for standard output)\n"
+	"  --jobs N              points run at once (default: the number of CPUs)\n"
+	"  --plot FILE.svg       chart the metric against the first varied key, one\n"
+	"                        line per value of the second\n"
+	"  --metric NAME         the charted column (default step_time_s)\n"
+	"  --goodput DAYS        also sample each point's runs of DAYS days under its\n"
+	"                        'reliability' section (as 'clustersim goodput'): columns\n"
+	"                        effective_training, its 99 % interval, interruptions_per_day,\n"
+	"                        lost_* by cause and young_daly_interval_s\n"
+	"  --goodput-runs N      runs per point (default 1000)\n"
+	"  --progress            show progress on stderr (default: when it is a terminal;\n"
+	"                        elsewhere a line every 10 s)\n"
+	"  --no-progress         never show progress\n"
+	"  -h, --help            this help\n"
+	"\n"
+	"examples:\n"
+	"  clustersim sweep scenarios/llama3-405b-16k.yaml --out bw.csv --plot bw.svg \\\n"
+	"      --vary cluster.scale_out.bandwidth=100Gb/s,200Gb/s,400Gb/s,800Gb/s\n"
+	"  clustersim sweep scenarios/ddp-gpt-small.yaml --out dp.csv \\\n"
+	"      --vary parallelism.data_parallel.bucket=1MiB,25MiB,100MiB --vary "
+	"parallelism.data_parallel.overlap=true,false\n"
+	"  clustersim sweep scenarios/ddp-gpt-small.yaml --out ckpt.csv --goodput 30 \\\n"
+	"      --set reliability.preset=llama3 --vary reliability.checkpoint.interval=2min,10min,30min\n"
+	"\n"
+	"Started by mpirun (when built with MPI), point i runs on rank i mod R and\n"
+	"rank 0 writes the same CSV as one process would.\n"
+	"\n"
+	"exit status: 0 success (failed points are rows, not failures), 2 bad input,\n"
+	"130 interrupted (the finished rows are written)\n";
 
-enum { O_VARY = 1, O_SET, O_OUT, O_JOBS, O_PLOT, O_METRIC, O_PROGRESS, O_NO_PROGRESS, O_GOODPUT,
-       O_GOODPUT_RUNS, O_HELP };
+enum {
+	O_VARY = 1,
+	O_SET,
+	O_OUT,
+	O_JOBS,
+	O_PLOT,
+	O_METRIC,
+	O_PROGRESS,
+	O_NO_PROGRESS,
+	O_GOODPUT,
+	O_GOODPUT_RUNS,
+	O_HELP
+};
 
 static const cs_opt sweep_opts[] = {
-	{ "vary", 1, O_VARY }, { "set", 1, O_SET }, { "out", 1, O_OUT }, { "jobs", 1, O_JOBS },
-	{ "plot", 1, O_PLOT }, { "metric", 1, O_METRIC }, { "progress", 0, O_PROGRESS },
-	{ "no-progress", 0, O_NO_PROGRESS }, { "goodput", 1, O_GOODPUT },
-	{ "goodput-runs", 1, O_GOODPUT_RUNS }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "vary", 1, O_VARY },         { "set", 1, O_SET },
+	{ "out", 1, O_OUT },           { "jobs", 1, O_JOBS },
+	{ "plot", 1, O_PLOT },         { "metric", 1, O_METRIC },
+	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS },
+	{ "goodput", 1, O_GOODPUT },   { "goodput-runs", 1, O_GOODPUT_RUNS },
+	{ "help", 0, O_HELP },         { 0, 0, 0 },
 };
 
 typedef struct sweep_args {
@@ -103,8 +117,7 @@ static int parse(cs_args *a, sweep_args *r)
 	r->jobs = n > 0 && n < 1024 ? (int)n : 1;
 	while ((id = cs_args_next(a, sweep_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
-		case CS_ARGS_ERROR:
-			return 2;
+		case CS_ARGS_ERROR: return 2;
 		case CS_ARGS_POSITIONAL:
 			if (cs_args_scenario(a, &r->sc, 0, val))
 				return 2;
@@ -120,7 +133,8 @@ static int parse(cs_args *a, sweep_args *r)
 			break;
 		case O_JOBS:
 			if (cs_args_parse_int(val, 1, 1024, &jobs))
-				return cs_args_fail(a, "'--jobs' expects a number from 1 to 1024, got '%s'", val);
+				return cs_args_fail(a, "'--jobs' expects a number from 1 to 1024, got '%s'",
+						    val);
 			r->jobs = (int)jobs;
 			break;
 		case O_OUT: r->out = val; break;
@@ -130,20 +144,22 @@ static int parse(cs_args *a, sweep_args *r)
 			char *end;
 			r->goodput_days = strtod(val, &end);
 			if (end == val || *end || !(r->goodput_days > 0 && r->goodput_days <= 36500))
-				return cs_args_fail(a, "'--goodput' needs a number of days in (0, 36500] "
-						    "(got '%s')", val);
+				return cs_args_fail(a,
+						    "'--goodput' needs a number of days in (0, 36500] "
+						    "(got '%s')",
+						    val);
 			break;
 		}
 		case O_GOODPUT_RUNS:
 			if (cs_args_parse_int(val, 1, 10000000, &r->goodput_runs))
-				return cs_args_fail(a, "'--goodput-runs' needs a whole number from 1 to "
-						    "10000000 (got '%s')", val);
+				return cs_args_fail(a,
+						    "'--goodput-runs' needs a whole number from 1 to "
+						    "10000000 (got '%s')",
+						    val);
 			break;
 		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
-		case O_HELP:
-			fputs(sweep_help, stdout);
-			return CS_ARGS_HELP_SHOWN;
+		case O_HELP: fputs(sweep_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (!r->sc.file)
@@ -164,10 +180,7 @@ static int parse(cs_args *a, sweep_args *r)
  * cleared when a sweep starts and only ever written by the handler. */
 static volatile sig_atomic_t interrupted;
 
-static void on_signal(int sig)
-{
-	interrupted = sig;
-}
+static void on_signal(int sig) { interrupted = sig; }
 
 /* ---- MPI ----------------------------------------------------------------- */
 
@@ -275,8 +288,10 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 	if (st == CS_OK)
 		st = cs_sweep_check(sw, &diag);
 	if (st == CS_OK && cs_sweep_column_find(sw, r->metric) < 0) {
-		snprintf(diag.msg, sizeof diag.msg, "--metric: unknown metric '%.100s' (a column of "
-		         "the CSV, e.g. step_time_s or mfu)", r->metric);
+		snprintf(diag.msg, sizeof diag.msg,
+			 "--metric: unknown metric '%.100s' (a column of "
+			 "the CSV, e.g. step_time_s or mfu)",
+			 r->metric);
 		st = CS_ERR_INPUT;
 	}
 	if (st != CS_OK) {
@@ -302,8 +317,12 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 	cs_cli_progress pr;
 	cs_cli_progress_init(&pr, rank == 0 ? r->progress : CS_PROGRESS_NONE, "points");
 	cs_sweep_run_opts opts = {
-		.jobs = r->jobs, .rank = rank, .nranks = nranks, .stop = &interrupted,
-		.progress = pr.mode ? cs_cli_progress_pool : NULL, .progress_ud = &pr,
+		.jobs = r->jobs,
+		.rank = rank,
+		.nranks = nranks,
+		.stop = &interrupted,
+		.progress = pr.mode ? cs_cli_progress_pool : NULL,
+		.progress_ud = &pr,
 	};
 	st = cs_sweep_run(sw, &opts);
 	cs_cli_progress_end(&pr);
@@ -329,11 +348,15 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 			failed += s == CS_SWEEP_FAILED;
 		}
 		if (failed)
-			fprintf(stderr, "clustersim sweep: %zu of %zu points failed (see the 'error' "
-			        "column of '%s')\n", failed, n, r->out);
+			fprintf(stderr,
+				"clustersim sweep: %zu of %zu points failed (see the 'error' "
+				"column of '%s')\n",
+				failed, n, r->out);
 		if (stopped)
-			fprintf(stderr, "clustersim sweep: interrupted; wrote the %zu of %zu points that "
-			        "finished\n", done, n);
+			fprintf(stderr,
+				"clustersim sweep: interrupted; wrote the %zu of %zu points that "
+				"finished\n",
+				done, n);
 	}
 	cs_sweep_free(sw);
 	if (rc == 0 && stopped)

@@ -39,7 +39,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "A discrete-event performance simulator of distributed LLM training.\n"
 	      "\n"
-	      "commands:\n", f);
+	      "commands:\n",
+	      f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'clustersim COMMAND --help' explains each command.\n"
@@ -49,7 +50,8 @@ static void usage(FILE *f)
 	      "  clustersim validate scenarios/ddp-gpt-small.yaml --set cluster.nodes=2\n"
 	      "  clustersim coll all_reduce_perf --gpu h100-sxm-80g --nodes 1 -b 8 -e 8G\n"
 	      "\n"
-	      "exit status: 0 success, 1 simulation failure, 2 bad input\n", f);
+	      "exit status: 0 success, 1 simulation failure, 2 bad input\n",
+	      f);
 }
 
 /* What a command printed must reach standard output whole: a full disk or

@@ -16,15 +16,36 @@ static const struct {
 	char flag;
 	const char *opt;
 } short_opts[] = {
-	{ 't', "--nthreads" }, { 'g', "--ngpus" }, { 'b', "--minbytes" }, { 'e', "--maxbytes" },
-	{ 'i', "--stepbytes" }, { 'f', "--stepfactor" }, { 'n', "--iters" }, { 'm', "--agg_iters" },
-	{ 'w', "--warmup_iters" }, { 'N', "--run_cycles" }, { 'p', "--parallel_init" },
-	{ 'I', "--per_iter_timing" }, { 'K', "--per_iter_skip" }, { 'c', "--check" },
-	{ 'o', "--op" }, { 'd', "--datatype" }, { 'r', "--root" }, { 'z', "--blocking" },
-	{ 'y', "--stream_null" }, { 'T', "--timeout" }, { 'G', "--cudagraph" },
-	{ 'C', "--report_cputime" }, { 'a', "--average" }, { 'R', "--local_register" },
-	{ 'x', "--cta_policy" }, { 'D', "--device_implementation" }, { 'V', "--device_cta_count" },
-	{ 'J', "--output_file" }, { 'S', "--report_timestamps" }, { 'M', "--memory" },
+	{ 't', "--nthreads" },
+	{ 'g', "--ngpus" },
+	{ 'b', "--minbytes" },
+	{ 'e', "--maxbytes" },
+	{ 'i', "--stepbytes" },
+	{ 'f', "--stepfactor" },
+	{ 'n', "--iters" },
+	{ 'm', "--agg_iters" },
+	{ 'w', "--warmup_iters" },
+	{ 'N', "--run_cycles" },
+	{ 'p', "--parallel_init" },
+	{ 'I', "--per_iter_timing" },
+	{ 'K', "--per_iter_skip" },
+	{ 'c', "--check" },
+	{ 'o', "--op" },
+	{ 'd', "--datatype" },
+	{ 'r', "--root" },
+	{ 'z', "--blocking" },
+	{ 'y', "--stream_null" },
+	{ 'T', "--timeout" },
+	{ 'G', "--cudagraph" },
+	{ 'C', "--report_cputime" },
+	{ 'a', "--average" },
+	{ 'R', "--local_register" },
+	{ 'x', "--cta_policy" },
+	{ 'D', "--device_implementation" },
+	{ 'V', "--device_cta_count" },
+	{ 'J', "--output_file" },
+	{ 'S', "--report_timestamps" },
+	{ 'M', "--memory" },
 	{ 'u', "--unalign" },
 };
 
@@ -82,8 +103,8 @@ char **cs__nccl_translate(int argc, char **argv, int *out_argc)
 
 /* nccl-tests' binaries, in cs_coll_op's order. */
 static const char *const tests[CS_COLL_OPS] = {
-	"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "alltoall_perf",
-	"broadcast_perf", "sendrecv_perf", "reduce_perf", "gather_perf", "scatter_perf",
+	"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "alltoall_perf", "broadcast_perf",
+	"sendrecv_perf",   "reduce_perf",         "gather_perf",     "scatter_perf",
 };
 
 int cs__nccl_test(const char *arg)

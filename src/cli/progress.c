@@ -9,15 +9,9 @@
 
 #include "clustersim/clustersim.h"
 
-int cs_cli_progress_default(void)
-{
-	return isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE;
-}
+int cs_cli_progress_default(void) { return isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_NONE; }
 
-int cs_cli_progress_asked(void)
-{
-	return isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES;
-}
+int cs_cli_progress_asked(void) { return isatty(2) ? CS_PROGRESS_TERMINAL : CS_PROGRESS_LINES; }
 
 void cs_cli_progress_init(cs_cli_progress *p, int mode, const char *what)
 {
@@ -37,8 +31,8 @@ void cs_cli_progress_pool(void *ud, size_t done, size_t total, size_t running, s
 	p->last_s = el;
 	p->ended = last;
 	p->lines++;
-	fprintf(stderr, "%s[%zu/%zu %s] %zu running, %zu failed, %.1f s elapsed%s", lines ? "" : "\r",
-		done, total, p->what, running, failed, el, lines ? "\n" : " ");
+	fprintf(stderr, "%s[%zu/%zu %s] %zu running, %zu failed, %.1f s elapsed%s", lines ? "" : "\r", done,
+		total, p->what, running, failed, el, lines ? "\n" : " ");
 	fflush(stderr);
 }
 

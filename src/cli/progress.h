@@ -11,12 +11,12 @@
 #include <time.h>
 
 typedef struct cs_cli_progress {
-	int mode;              /* CS_PROGRESS_TERMINAL or CS_PROGRESS_LINES */
-	const char *what;      /* "points", "plans" */
+	int mode;         /* CS_PROGRESS_TERMINAL or CS_PROGRESS_LINES */
+	const char *what; /* "points", "plans" */
 	struct timespec t0;
 	double last_s;
-	int lines;             /* printed so far */
-	bool ended;            /* the line of done == total is out */
+	int lines;  /* printed so far */
+	bool ended; /* the line of done == total is out */
 } cs_cli_progress;
 
 /* The mode by default: a rewritten line on a terminal, else none. */

@@ -43,10 +43,7 @@ cs_coll *cs_coll_new(const cs_cluster_spec *cluster, const cs_coll_spec *spec)
 	return c;
 }
 
-cs_coll *cs_coll_clone(const cs_coll *c)
-{
-	return cs_coll_new(&c->cluster, &c->spec);
-}
+cs_coll *cs_coll_clone(const cs_coll *c) { return cs_coll_new(&c->cluster, &c->spec); }
 
 void cs_coll_free(cs_coll *c)
 {
@@ -74,8 +71,8 @@ static uint64_t key_hash(const cs_group_shape *g, int op, int cls)
 	h = mix(h, (uint64_t)g->tier);
 	h = mix(h, (uint64_t)(int64_t)g->torus.dims);
 	for (int d = 0; d < CS_TORUS_MAX_DIMS; d++)
-		h = mix(h, (uint64_t)g->torus.ext[d] << 33 ^ (uint64_t)g->torus.hop[d] << 1 ^
-			   g->torus.ring[d]);
+		h = mix(h,
+			(uint64_t)g->torus.ext[d] << 33 ^ (uint64_t)g->torus.hop[d] << 1 ^ g->torus.ring[d]);
 	h = mix(h, (uint64_t)op);
 	h = mix(h, (uint64_t)cls);
 	return h;
@@ -83,10 +80,10 @@ static uint64_t key_hash(const cs_group_shape *g, int op, int cls)
 
 static int same(const entry *e, const cs_group_shape *g, int op, int cls)
 {
-	return e->op == op && e->cls == cls && e->g.nranks == g->nranks &&
-	       e->g.nnodes == g->nnodes && e->g.ranks_per_node == g->ranks_per_node &&
-	       e->g.ndomains == g->ndomains && e->g.nleaves == g->nleaves &&
-	       e->g.npods == g->npods && e->g.tier == g->tier && cs__torus_same(&e->g.torus, &g->torus);
+	return e->op == op && e->cls == cls && e->g.nranks == g->nranks && e->g.nnodes == g->nnodes &&
+	       e->g.ranks_per_node == g->ranks_per_node && e->g.ndomains == g->ndomains &&
+	       e->g.nleaves == g->nleaves && e->g.npods == g->npods && e->g.tier == g->tier &&
+	       cs__torus_same(&e->g.torus, &g->torus);
 }
 
 static int grow(cs_coll *c)
@@ -111,8 +108,7 @@ static int grow(cs_coll *c)
 }
 
 /* The cached options; on out-of-memory a scratch entry (uncached). */
-static const entry *lookup(cs_coll *c, cs_coll_op op, const cs_group_shape *g, int cls,
-			   entry *scratch)
+static const entry *lookup(cs_coll *c, cs_coll_op op, const cs_group_shape *g, int cls, entry *scratch)
 {
 	size_t j = key_hash(g, (int)op, cls) & (c->cap - 1);
 	while (c->tab[j].used) {
@@ -137,10 +133,7 @@ static const entry *lookup(cs_coll *c, cs_coll_op op, const cs_group_shape *g, i
 	return e;
 }
 
-static double cand_time(const cs__coll_cand *k, double bytes)
-{
-	return k->lat_ns + bytes / k->algbw;
-}
+static double cand_time(const cs__coll_cand *k, double bytes) { return k->lat_ns + bytes / k->algbw; }
 
 /* Least-time option among those matching algo/proto (AUTO matches all). */
 static const cs__coll_cand *best(const entry *e, double bytes, cs_coll_algo a, cs_coll_proto p)
@@ -164,9 +157,8 @@ static int size_class(double bytes)
 	return cls > 62 ? 62 : cls;
 }
 
-static int64_t fill(cs_coll_op op, const cs_group_shape *g, double bytes, double t_ns,
-		    cs_coll_algo a, cs_coll_proto p, int channels, double lat_ns,
-		    cs_coll_choice *choice)
+static int64_t fill(cs_coll_op op, const cs_group_shape *g, double bytes, double t_ns, cs_coll_algo a,
+		    cs_coll_proto p, int channels, double lat_ns, cs_coll_choice *choice)
 {
 	int64_t t = cs_time_of(t_ns); /* a link of next to no bandwidth: the horizon */
 	if (choice) {
@@ -181,18 +173,25 @@ static int64_t fill(cs_coll_op op, const cs_group_shape *g, double bytes, double
 
 /* Intra-domain reduce-scatter, all-reduce across domains (one per local
  * rank, in parallel on separate NICs), intra-domain all-gather. */
-static int64_t hierarchical(cs_coll *c, const cs_group_shape *g, double bytes,
-			    cs_coll_choice *choice)
+static int64_t hierarchical(cs_coll *c, const cs_group_shape *g, double bytes, cs_coll_choice *choice)
 {
 	int64_t ppd = (g->nranks + g->ndomains - 1) / g->ndomains;
-	cs_group_shape intra = {.nranks = ppd, .nnodes = 1, .ranks_per_node = ppd, .ndomains = 1,
-				.nleaves = 1, .npods = 1, .tier = CS_TIER_NVLINK};
+	cs_group_shape intra = { .nranks = ppd,
+				 .nnodes = 1,
+				 .ranks_per_node = ppd,
+				 .ndomains = 1,
+				 .nleaves = 1,
+				 .npods = 1,
+				 .tier = CS_TIER_NVLINK };
 	if (g->ndomains == 1 || ppd == 1 || g->torus.dims != 0)
 		return -1;
-	cs_group_shape inter = {.nranks = g->ndomains, .nnodes = g->ndomains, .ranks_per_node = 1,
-				.ndomains = g->ndomains,
-				.nleaves = g->nleaves / (ppd < g->nleaves ? ppd : 1),
-				.npods = g->npods, .tier = g->tier};
+	cs_group_shape inter = { .nranks = g->ndomains,
+				 .nnodes = g->ndomains,
+				 .ranks_per_node = 1,
+				 .ndomains = g->ndomains,
+				 .nleaves = g->nleaves / (ppd < g->nleaves ? ppd : 1),
+				 .npods = g->npods,
+				 .tier = g->tier };
 	intra.nnodes = g->nnodes / g->ndomains > 0 ? g->nnodes / g->ndomains : 1;
 	intra.ranks_per_node = g->ranks_per_node;
 	cs_coll_spec saved = c->spec;
@@ -206,12 +205,11 @@ static int64_t hierarchical(cs_coll *c, const cs_group_shape *g, double bytes,
 	t += cs_coll_time(c, CS_COLL_ALL_GATHER, &intra, bytes, &ch);
 	lat += ch.latency_ns;
 	c->spec = saved;
-	return fill(CS_COLL_ALL_REDUCE, g, bytes, (double)t, CS_ALGO_HIER, ch.proto, channels,
-		    (double)lat, choice);
+	return fill(CS_COLL_ALL_REDUCE, g, bytes, (double)t, CS_ALGO_HIER, ch.proto, channels, (double)lat,
+		    choice);
 }
 
-int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double bytes,
-		     cs_coll_choice *choice)
+int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double bytes, cs_coll_choice *choice)
 {
 	if (choice)
 		memset(choice, 0, sizeof(*choice));
@@ -239,15 +237,14 @@ int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double 
 		k = best(e, bytes, CS_ALGO_AUTO, CS_PROTO_AUTO);
 	if (k == NULL)
 		return 0;
-	return fill(op, g, bytes, cand_time(k, bytes), k->algo, k->proto, k->channels, k->lat_ns,
-		    choice);
+	return fill(op, g, bytes, cand_time(k, bytes), k->algo, k->proto, k->channels, k->lat_ns, choice);
 }
 
 const char *cs_coll_op_name(cs_coll_op op)
 {
 	static const char *const names[CS_COLL_OPS] = {
-		"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv",
-		"reduce", "gather", "scatter",
+		"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast",
+		"send_recv",  "reduce",         "gather",     "scatter",
 	};
 	return op >= 0 && op < CS_COLL_OPS ? names[op] : "unknown";
 }
@@ -266,21 +263,17 @@ double cs_coll_bus_factor(cs_coll_op op, int64_t n)
 	if (n < 2)
 		return op == CS_COLL_BROADCAST || op == CS_COLL_SEND_RECV || op == CS_COLL_REDUCE ? 1 : 0;
 	switch (op) {
-	case CS_COLL_ALL_REDUCE:
-		return 2.0 * (double)(n - 1) / (double)n;
+	case CS_COLL_ALL_REDUCE: return 2.0 * (double)(n - 1) / (double)n;
 	case CS_COLL_REDUCE_SCATTER:
 	case CS_COLL_ALL_GATHER:
 	case CS_COLL_ALL_TO_ALL:
 	case CS_COLL_GATHER:
-	case CS_COLL_SCATTER:
-		return (double)(n - 1) / (double)n;
-	default:
-		return 1;
+	case CS_COLL_SCATTER: return (double)(n - 1) / (double)n;
+	default: return 1;
 	}
 }
 
-double cs_coll_ring_alpha_beta_s(cs_coll_op op, double bytes, int64_t n, double alpha_s,
-				 double beta_Bps)
+double cs_coll_ring_alpha_beta_s(cs_coll_op op, double bytes, int64_t n, double alpha_s, double beta_Bps)
 {
 	return (double)cs_coll_ring_steps(op, n) * alpha_s +
 	       cs_coll_ring_bytes_on_wire(op, bytes, n) / beta_Bps;

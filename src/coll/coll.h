@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "coll/coll_op.h"
-#include "config/config.h"   /* cs_coll_algo_name, cs_coll_proto_name */
+#include "config/config.h" /* cs_coll_algo_name, cs_coll_proto_name */
 #include "config/scenario.h"
 #include "hw/topo.h"
 
@@ -57,7 +57,6 @@ const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice);
 double cs_coll_bus_factor(cs_coll_op op, int64_t n);
 
 /* The seed's alpha-beta ring: steps * alpha + bytes_on_wire / beta, seconds. */
-double cs_coll_ring_alpha_beta_s(cs_coll_op op, double bytes, int64_t n, double alpha_s,
-				 double beta_Bps);
+double cs_coll_ring_alpha_beta_s(cs_coll_op op, double bytes, int64_t n, double alpha_s, double beta_Bps);
 
 #endif

@@ -37,26 +37,31 @@ enum { A_TREE, A_RING, A_NVLS, A_NVLS_TREE, A_N };
 enum { P_LL, P_LL128, P_SIMPLE, P_N };
 
 static const double base_lat[A_N][P_N] = {
-	{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
+	{ 6.8, 14.0, 8.4 },
+	{ 6.6, 14.0, 8.4 },
+	{ 0, 0, 0 },
+	{ 0, 0, 0 },
 };
 static const double hw_lat[2][A_N][P_N] = {
-	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25.0}, {0, 0, 25.0}},
-	{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18.0}, {0, 0, 14.0}},
+	{ { 0.6, 1.25, 4.0 }, { 0.6, 1.9, 3.4 }, { 0, 0, 25.0 }, { 0, 0, 25.0 } },
+	{ { 5.0, 8.5, 14.0 }, { 2.7, 4.0, 14.0 }, { 0, 0, 18.0 }, { 0, 0, 14.0 } },
 };
 
 /* Per-architecture caps, GB/s, indexed by [arch][1 node, 2 nodes, more]. */
 enum { ARCH_AMPERE, ARCH_HOPPER, ARCH_N };
-static const double ll_max_bw[ARCH_N][3] = {{87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
-static const double ch_ring_ll128[ARCH_N] = {20.0, 36.7};
-static const double ch_tree[ARCH_N][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-static const double ch_tree_ll128[ARCH_N][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+static const double ll_max_bw[ARCH_N][3] = { { 87.7, 22.5, 19.0 }, { 141.0, 45.0, 35.0 } };
+static const double ch_ring_ll128[ARCH_N] = { 20.0, 36.7 };
+static const double ch_tree[ARCH_N][3] = { { 24.0, 23.6, 17.8 }, { 38.7, 41.4, 36.0 } };
+static const double ch_tree_ll128[ARCH_N][3] = { { 20.0, 20.0, 20.0 }, { 36.7, 36.7, 29.0 } };
 
 /* Tree bandwidth correction per size class, 64 B (index 0) to 256 MB. */
+/* clang-format off */
 static const double tree_correction[P_N][23] = {
 	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
 	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
 	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 };
+/* clang-format on */
 
 static const double nvls_efficiency = 0.85;
 static const double nvls_ratio = 5.0 / 6.0;
@@ -77,10 +82,7 @@ typedef struct env {
 } env;
 
 /* A calibration factor: 0 (none given) is 1. */
-static double calibrated(double f)
-{
-	return f > 0 ? f : 1.0;
-}
+static double calibrated(double f) { return f > 0 ? f : 1.0; }
 
 double cs_coll_nvlink_channel_bw(const cs_cluster_spec *c)
 {
@@ -102,8 +104,7 @@ double cs_coll_nvlink_bw(const cs_cluster_spec *c, const cs_coll_spec *spec)
 	return nvlinks(c) * cs_coll_nvlink_channel_bw(c) * calibrated(spec ? spec->scale_up_bw : 0);
 }
 
-static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_group_shape *g,
-		     env *e)
+static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_group_shape *g, env *e)
 {
 	int arch = c->gpu.arch;
 	e->arch = arch >= 90 ? ARCH_HOPPER : ARCH_AMPERE;
@@ -144,8 +145,9 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 			e->inter = cap;
 	}
 	/* up and down through each switch tier above the leaf */
-	e->extra_us = g->tier >= CS_TIER_LEAF ?
-		      2.0 * (g->tier - CS_TIER_NIC) * (double)c->switch_latency_ns / 1e3 : 0;
+	e->extra_us = g->tier >= CS_TIER_LEAF
+			      ? 2.0 * (g->tier - CS_TIER_NIC) * (double)c->switch_latency_ns / 1e3
+			      : 0;
 
 	int ch = e->nn == 1 ? (int)links : (int)(2 * nics_used + 0.5);
 	if (ch < 1)
@@ -157,21 +159,18 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 }
 
 /* Bandwidth scaled to the channels in use, as NCCL does for a forced count. */
-static double channel_scale(const env *e)
-{
-	return (double)e->channels / (double)e->default_channels;
-}
+static double channel_scale(const env *e) { return (double)e->channels / (double)e->default_channels; }
 
-static int add(cs__coll_cand *out, int k, cs_coll_algo a, cs_coll_proto p, const env *e,
-	       double lat_us, double algbw)
+static int add(cs__coll_cand *out, int k, cs_coll_algo a, cs_coll_proto p, const env *e, double lat_us,
+	       double algbw)
 {
 	if (algbw <= 0)
 		return k;
-	out[k] = (cs__coll_cand){a, p, e->channels, lat_us * e->lat_scale * 1e3, algbw};
+	out[k] = (cs__coll_cand){ a, p, e->channels, lat_us * e->lat_scale * 1e3, algbw };
 	return k + 1;
 }
 
-static const cs_coll_proto protos[P_N] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
+static const cs_coll_proto protos[P_N] = { CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE };
 
 static int ring(const env *e, cs_coll_op op, cs__coll_cand *out, int k, int cls)
 {
@@ -201,8 +200,7 @@ static int ring(const env *e, cs_coll_op op, cs__coll_cand *out, int k, int cls)
 		if (p == P_SIMPLE && e->nn > 1 && op == CS_COLL_ALL_REDUCE &&
 		    ldexp(1.0, cls) / (double)(e->channels * e->n) >= 64)
 			lat *= 1.4;
-		k = add(out, k, CS_ALGO_RING, protos[p], e, lat,
-			bus * (double)e->n / (double)nsteps);
+		k = add(out, k, CS_ALGO_RING, protos[p], e, lat, bus * (double)e->n / (double)nsteps);
 	}
 	return k;
 }
@@ -226,9 +224,8 @@ static int tree(const env *e, cs__coll_cand *out, int k, int cls)
 				   e->channels * ch_tree_ll128[e->arch][e->idx2]);
 		if (ci < 23)
 			bus *= tree_correction[p][ci];
-		double lat = base_lat[A_TREE][p] +
-			     2 * ((double)(e->ppd - 1) * hw_lat[HW_NVL][A_TREE][p] +
-				  log2nn * (hw_lat[HW_NET][A_TREE][p] + e->extra_us));
+		double lat = base_lat[A_TREE][p] + 2 * ((double)(e->ppd - 1) * hw_lat[HW_NVL][A_TREE][p] +
+							log2nn * (hw_lat[HW_NET][A_TREE][p] + e->extra_us));
 		k = add(out, k, CS_ALGO_TREE, protos[p], e, lat, bus * 0.5);
 	}
 	return k;
@@ -249,8 +246,7 @@ static int nvls(const env *e, cs__coll_cand *out, int k)
 	double bw = fmin(e->intra, e->nn <= 2 ? e->inter : e->inter / 2) * channel_scale(e);
 	double lat = hw_lat[HW_NVL][A_NVLS_TREE][P_SIMPLE] +
 		     2 * log2nn * (hw_lat[HW_NET][A_NVLS_TREE][P_SIMPLE] + e->extra_us);
-	return add(out, k, CS_ALGO_NVLS_TREE, CS_PROTO_SIMPLE, e, lat,
-		   bw * nvls_efficiency * nvls_ratio);
+	return add(out, k, CS_ALGO_NVLS_TREE, CS_PROTO_SIMPLE, e, lat, bw * nvls_efficiency * nvls_ratio);
 }
 
 /* All-to-all and send/recv: point-to-point transfers, all peers at once. */
@@ -268,8 +264,7 @@ static int p2p(const env *e, const cs_cluster_spec *c, cs_coll_op op, const cs_g
 			/* pod uplinks shared by the group's members in the pod */
 			double members = n / (double)g->npods;
 			double leave = 1.0 - members / n;
-			double cap = (double)c->pod_gpus *
-				     ((double)c->nics_per_node / c->gpus_per_node) *
+			double cap = (double)c->pod_gpus * ((double)c->nics_per_node / c->gpus_per_node) *
 				     c->scale_out.bandwidth / 1e9 /
 				     (c->pod_oversubscription >= 1 ? c->pod_oversubscription : 1);
 			if (leave > 0 && rate * members * leave > cap)
@@ -306,9 +301,7 @@ int cs__coll_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_c
 	case CS_COLL_REDUCE_SCATTER:
 	case CS_COLL_ALL_GATHER:
 	case CS_COLL_BROADCAST:
-	case CS_COLL_REDUCE:
-		k = ring(&e, op, out, k, cls);
-		break;
+	case CS_COLL_REDUCE: k = ring(&e, op, out, k, cls); break;
 	case CS_COLL_ALL_TO_ALL:
 	case CS_COLL_SEND_RECV:
 	case CS_COLL_GATHER:
@@ -317,8 +310,7 @@ int cs__coll_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_c
 		 * in an all-to-all of the same size, (n-1)/n of it */
 		k = p2p(&e, c, op, g, out, k);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	return k;
 }

@@ -24,7 +24,7 @@ int cs__coll_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_c
 
 /* The same on a torus (torus.c): rings and the torus algorithm inside a
  * pod, the data-centre network between pods. */
-int cs__coll_torus_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec,
-			      cs_coll_op op, const cs_group_shape *g, cs__coll_cand *out);
+int cs__coll_torus_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+			      const cs_group_shape *g, cs__coll_cand *out);
 
 #endif

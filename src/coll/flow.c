@@ -43,11 +43,7 @@ static int32_t slot_get(cs__slots *s, size_t size)
 }
 
 /* Push a freed slot: the last freed is reused first. */
-static void slot_put(cs__slots *s, int32_t i)
-{
-	s->free[s->nfree++] = i;
-}
-
+static void slot_put(cs__slots *s, int32_t i) { s->free[s->nfree++] = i; }
 
 cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
 {
@@ -59,7 +55,8 @@ cs_net *cs_net_new(const cs_topo *topo, const cs_cluster_spec *c)
 	n->topo = topo;
 	/* a ring's blocks: NVLink domains, or on a torus whole pods */
 	n->domain = c->topology == CS_TOPO_TORUS ? cs_cluster_shard_unit(c)
-		    : c->scale_up_domain > 0 ? c->scale_up_domain : c->gpus_per_node;
+		    : c->scale_up_domain > 0     ? c->scale_up_domain
+						 : c->gpus_per_node;
 	if (n->domain < 1)
 		n->domain = 1;
 	n->nlinks = cs_topo_nlinks(topo);
@@ -208,10 +205,7 @@ static void heap_pop(cs_net *n)
 		h[k] = e;
 }
 
-static int fev_live(const cs_net *n, const cs__fev *e)
-{
-	return n->ver[e->flow] == e->ver;
-}
+static int fev_live(const cs_net *n, const cs__fev *e) { return n->ver[e->flow] == e->ver; }
 
 /* The earliest live event's time into n->next, dropping stale ones. */
 static void set_next(cs_net *n)
@@ -344,10 +338,10 @@ static const cs__flow_plan *plan_of(cs_net *n, const int64_t *members, int64_t n
 	if (*kept >= 0)
 		return cs__plan_cache_at(&n->plans, *kept);
 	n->plan.n = n->plan.nl = 0;
-	if (cs__flow_plan_build(n->topo, n->domain, &n->route, members, nmembers, op, bytes, algo,
-				&n->plan))
+	if (cs__flow_plan_build(n->topo, n->domain, &n->route, members, nmembers, op, bytes, algo, &n->plan))
 		return NULL;
-	if (keep && (*kept = cs__plan_cache_put(&n->plans, members, nmembers, op, bytes, algo, &n->plan)) >= 0)
+	if (keep &&
+	    (*kept = cs__plan_cache_put(&n->plans, members, nmembers, op, bytes, algo, &n->plan)) >= 0)
 		return cs__plan_cache_at(&n->plans, *kept);
 	return &n->plan;
 }
@@ -362,8 +356,8 @@ int cs_net_route_ecmp(cs_net *n, int qps, uint64_t seed)
 	return 0;
 }
 
-int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
-		     cs_coll_op op, double bytes, cs_coll_algo algo, cs_time latency, uint64_t tag)
+int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers, cs_coll_op op,
+		     double bytes, cs_coll_algo algo, cs_time latency, uint64_t tag)
 {
 	if (now < n->now || nmembers < 0 || (nmembers > 0 && members == NULL) ||
 	    (latency < 0 && latency != CS_NET_ROUTE_LATENCY))
@@ -409,7 +403,7 @@ static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, cs_time 
 	int32_t ci = slot_get(&n->colls, sizeof(cs__netcoll));
 	if (ci < 0)
 		return -1;
-	CS__COLLS(n)[ci] = (cs__netcoll){tag, id, (int64_t)plan->n};
+	CS__COLLS(n)[ci] = (cs__netcoll){ tag, id, (int64_t)plan->n };
 	for (size_t k = 0; k < plan->n; k++) {
 		const cs__flow_spec *s = &plan->f[k];
 		int32_t fi = new_flow(n, s->nlinks);
@@ -449,10 +443,7 @@ static int64_t start(cs_net *n, cs_time now, const cs__flow_plan *plan, cs_time 
 	return id;
 }
 
-cs_time cs_net_next_completion(const cs_net *n)
-{
-	return n->dn > 0 ? n->now : n->next;
-}
+cs_time cs_net_next_completion(const cs_net *n) { return n->dn > 0 ? n->now : n->next; }
 
 int cs_net_advance(cs_net *n, cs_time t, uint64_t *out_tags, int cap)
 {
@@ -470,20 +461,11 @@ int cs_net_advance(cs_net *n, cs_time t, uint64_t *out_tags, int cap)
 	return k;
 }
 
-int64_t cs_net_active_flows(const cs_net *n)
-{
-	return n->nactive;
-}
+int64_t cs_net_active_flows(const cs_net *n) { return n->nactive; }
 
-int64_t cs_net_active_colls(const cs_net *n)
-{
-	return n->ncoll;
-}
+int64_t cs_net_active_colls(const cs_net *n) { return n->ncoll; }
 
-cs_time cs_net_now(const cs_net *n)
-{
-	return n->now;
-}
+cs_time cs_net_now(const cs_net *n) { return n->now; }
 
 int cs_net_scale_link(cs_net *n, cs_time now, int32_t link, double keep)
 {

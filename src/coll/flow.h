@@ -71,8 +71,8 @@ int cs_net_route_ecmp(cs_net *n, int qps, uint64_t seed);
  * cs_net_advance when it completes. Returns an id (>= 0, increasing), or -1
  * on out-of-memory, a time in the past or a GPU out of the topology. */
 #define CS_NET_ROUTE_LATENCY ((cs_time)-1)
-int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers,
-		     cs_coll_op op, double bytes, cs_coll_algo algo, cs_time latency, uint64_t tag);
+int64_t cs_net_start(cs_net *n, cs_time now, const int64_t *members, int64_t nmembers, cs_coll_op op,
+		     double bytes, cs_coll_algo algo, cs_time latency, uint64_t tag);
 
 /* A collective that repeats: its flows planned once and kept. Returns the
  * plan's index for cs_net_start_plan (valid while the net lives), or -1
@@ -112,11 +112,11 @@ double cs_net_link_capacity(const cs_net *n, int32_t link);
 
 /* A snapshot of one flow, for reports and checks. */
 typedef struct cs_net_flow {
-	uint64_t tag;        /* its collective's tag */
-	int64_t coll;        /* its collective's id */
-	int draining;        /* 0: in its latency phase */
-	double rate;         /* B/s; 0 while in the latency phase */
-	double remaining;    /* bytes */
+	uint64_t tag;     /* its collective's tag */
+	int64_t coll;     /* its collective's id */
+	int draining;     /* 0: in its latency phase */
+	double rate;      /* B/s; 0 while in the latency phase */
+	double remaining; /* bytes */
 	int nlinks;
 	const int32_t *links;   /* nlinks links, valid until the net next changes */
 	const int32_t *weights; /* how many of the flow's edges cross each: it

@@ -19,13 +19,13 @@
  * channel's) lk[lcap ..] and its index in each link's list lk[2 lcap ..];
  * a freed slot keeps its array for the next flow. */
 typedef struct cs__flow {
-	int32_t coll;   /* slot of its collective */
+	int32_t coll; /* slot of its collective */
 	int32_t state;
 	int32_t nlinks, lcap;
 	double rem, rate;
-	cs_time set;    /* rem is as of this time */
-	cs_time at;     /* end of the latency phase */
-	cs_time end;    /* while draining */
+	cs_time set; /* rem is as of this time */
+	cs_time at;  /* end of the latency phase */
+	cs_time end; /* while draining */
 	int32_t *lk;
 } cs__flow;
 
@@ -52,9 +52,9 @@ typedef struct cs__lentry {
  * NVLink, a send on its NIC), and a flow alone on its links starts and ends
  * reading nothing else of them. */
 typedef struct cs__lhot {
-	double bw;      /* capacity, bytes/s */
-	int32_t n;      /* draining flows on it */
-	int32_t first;  /* the first of them (its link index is never read) */
+	double bw;     /* capacity, bytes/s */
+	int32_t n;     /* draining flows on it */
+	int32_t first; /* the first of them (its link index is never read) */
 } cs__lhot;
 _Static_assert(sizeof(cs__lhot) == 16, "four links per cache line");
 
@@ -67,7 +67,7 @@ typedef struct cs__lflows {
 typedef struct cs__netcoll {
 	uint64_t tag;
 	int64_t id;
-	int64_t left;   /* flows not ended; -1: free slot */
+	int64_t left; /* flows not ended; -1: free slot */
 } cs__netcoll;
 
 /* A growable array of slots with a free stack. */
@@ -83,21 +83,21 @@ struct cs_net {
 	int64_t domain;
 	int32_t nlinks;
 	cs_time now;
-	cs_time next;       /* next flow event */
+	cs_time next; /* next flow event */
 	int64_t nactive, ncoll, next_id;
 	/* progressive filling, per link: residual, unfrozen weight, flows, index */
 	double *res, *wsum;
 	int32_t *cnt, *pos;
-	cs__lhot *hot;          /* per link: its capacity and flow count */
-	cs__lflows *on;         /* per link: its draining flows */
-	char *dirty;        /* per link: changed since the last filling */
+	cs__lhot *hot;  /* per link: its capacity and flow count */
+	cs__lflows *on; /* per link: its draining flows */
+	char *dirty;    /* per link: changed since the last filling */
 	int32_t *dirtyl;
 	size_t ndirty, dirtycap;
-	cs__fev *heap;          /* pending flow events, earliest first */
+	cs__fev *heap; /* pending flow events, earliest first */
 	size_t nheap, heapcap;
-	int32_t *due;       /* scratch: the flows of one event time */
+	int32_t *due; /* scratch: the flows of one event time */
 	size_t duecap;
-	char *seen;         /* scratch, per flow slot: in the component */
+	char *seen; /* scratch, per flow slot: in the component */
 	size_t seencap;
 	cs__slots flows, colls;
 	/* per flow slot, apart from the flows so that a stale event is told
@@ -114,7 +114,7 @@ struct cs_net {
 	size_t actcap, frozencap, adjcap, tcap, offcap;
 	cs__flow_plan plan;
 	cs__plan_cache plans;
-	cs__flow_route route;   /* ideal unless cs_net_route_ecmp */
+	cs__flow_route route; /* ideal unless cs_net_route_ecmp */
 };
 
 #define CS__FLOWS(n) ((cs__flow *)(n)->flows.v)

@@ -15,7 +15,7 @@ void cs__flow_plan_free(cs__flow_plan *p)
 	free(p->weight);
 	free(p->at);
 	free(p->stamp);
-	*p = (cs__flow_plan){0};
+	*p = (cs__flow_plan){ 0 };
 }
 
 /* ---- plans already built ------------------------------------------------ */
@@ -26,7 +26,7 @@ struct cs__plan_ent {
 	int64_t n;
 	int op, algo;
 	int64_t *m;
-	cs__flow_plan p;    /* f, link and weight only */
+	cs__flow_plan p; /* f, link and weight only */
 };
 
 enum { CACHE_MAX_PLANS = 1 << 16, CACHE_MAX_LINKS = 1 << 22 };
@@ -42,11 +42,11 @@ static uint64_t plan_key(const int64_t *m, int64_t n, cs_coll_op op, double byte
 	return h ^ (h >> 33);
 }
 
-static int ent_is(const cs__plan_ent *e, uint64_t h, const int64_t *m, int64_t n, cs_coll_op op,
-		  double bytes, cs_coll_algo algo)
+static int ent_is(const cs__plan_ent *e, uint64_t h, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
+		  cs_coll_algo algo)
 {
-	return e->h == h && e->n == n && e->op == (int)op && e->algo == (int)algo &&
-	       e->bytes == bytes && memcmp(e->m, m, (size_t)n * sizeof(*m)) == 0;
+	return e->h == h && e->n == n && e->op == (int)op && e->algo == (int)algo && e->bytes == bytes &&
+	       memcmp(e->m, m, (size_t)n * sizeof(*m)) == 0;
 }
 
 void cs__plan_cache_free(cs__plan_cache *c)
@@ -57,11 +57,11 @@ void cs__plan_cache_free(cs__plan_cache *c)
 	}
 	free(c->e);
 	free(c->slot);
-	*c = (cs__plan_cache){0};
+	*c = (cs__plan_cache){ 0 };
 }
 
-int32_t cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op,
-			    double bytes, cs_coll_algo algo)
+int32_t cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
+			    cs_coll_algo algo)
 {
 	if (c->scap == 0)
 		return -1;
@@ -74,10 +74,7 @@ int32_t cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n
 	}
 }
 
-const cs__flow_plan *cs__plan_cache_at(const cs__plan_cache *c, int32_t i)
-{
-	return &c->e[i].p;
-}
+const cs__flow_plan *cs__plan_cache_at(const cs__plan_cache *c, int32_t i) { return &c->e[i].p; }
 
 int32_t cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
 			   cs_coll_algo algo, const cs__flow_plan *p)
@@ -110,8 +107,9 @@ int32_t cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_co
 		c->scap = cap;
 	}
 	cs__plan_ent *e = &c->e[c->ne];
-	*e = (cs__plan_ent){ .h = plan_key(m, n, op, bytes, algo), .bytes = bytes, .n = n,
-			     .op = (int)op, .algo = (int)algo };
+	*e = (cs__plan_ent){
+		.h = plan_key(m, n, op, bytes, algo), .bytes = bytes, .n = n, .op = (int)op, .algo = (int)algo
+	};
 	e->m = malloc((size_t)n * sizeof(*m));
 	e->p.f = malloc((p->n ? p->n : 1) * sizeof(*p->f));
 	e->p.link = malloc((p->nl ? p->nl : 1) * sizeof(*p->link));
@@ -180,8 +178,8 @@ static int open_flow(cs__flow_plan *p, double bytes)
  * weight 1; over path *path of the single uplinks when path is not NULL
  * (cs_topo_route_path), else over the tiers' aggregates. Returns the
  * route's latency, or -1. */
-static int64_t append_route(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via,
-			    int64_t dst, const uint64_t *path)
+static int64_t append_route(cs__flow_plan *p, const cs_topo *t, int64_t src, int64_t via, int64_t dst,
+			    const uint64_t *path)
 {
 	cs__flow_spec *s = &p->f[p->n - 1];
 	if (reserve_links(p, 2 * CS_NET_MAX_ROUTE))
@@ -218,7 +216,7 @@ enum { KIND_RING, KIND_TREE, KIND_P2P };
 typedef struct conn {
 	const cs_topo *t;
 	const cs__flow_route *r;
-	uint64_t comm;      /* the communicator: its member list, hashed */
+	uint64_t comm; /* the communicator: its member list, hashed */
 	int kind;
 	int64_t channel;
 	int32_t scale;
@@ -402,8 +400,8 @@ static int64_t member(const blocks *b, int64_t c, int64_t k, int64_t j)
 /* Edge i of a channel's ring order (i in block k): order[i] to the next
  * member, through the block's entry member when it leaves the domain (PXN);
  * false when a chain (broadcast, reduce) has no such edge. */
-static bool ring_edge(const blocks *b, const int64_t *order, bool chain, int64_t k, int64_t i,
-		      int64_t *src, int64_t *via, int64_t *dst)
+static bool ring_edge(const blocks *b, const int64_t *order, bool chain, int64_t k, int64_t i, int64_t *src,
+		      int64_t *via, int64_t *dst)
 {
 	*src = order[i];
 	*dst = order[(i + 1) % b->n];
@@ -411,8 +409,7 @@ static bool ring_edge(const blocks *b, const int64_t *order, bool chain, int64_t
 	return !(chain && *dst == b->m[0]);
 }
 
-static int ring(cs__flow_plan *p, conn *cn, const blocks *b, cs_coll_op op, double bytes,
-		int64_t *order)
+static int ring(cs__flow_plan *p, conn *cn, const blocks *b, cs_coll_op op, double bytes, int64_t *order)
 {
 	int64_t n = b->n, src, via, dst;
 	bool chain = op == CS_COLL_BROADCAST || op == CS_COLL_REDUCE; /* root to all, all to root */
@@ -455,7 +452,7 @@ static int ring(cs__flow_plan *p, conn *cn, const blocks *b, cs_coll_op op, doub
 
 static int tree(cs__flow_plan *p, conn *cn, const blocks *b, double bytes)
 {
-	cs_coll_sched s = {0};
+	cs_coll_sched s = { 0 };
 	size_t from = p->n;
 	int64_t ppn = b->maxb;
 	if (cs_coll_tree_schedule(b->nb, ppn, 2, &s))
@@ -478,9 +475,8 @@ static int tree(cs__flow_plan *p, conn *cn, const blocks *b, double bytes)
 	return 0;
 }
 
-int cs__flow_plan_build(const cs_topo *t, int64_t domain, const cs__flow_route *route,
-			const int64_t *m, int64_t n, cs_coll_op op, double bytes, cs_coll_algo algo,
-			cs__flow_plan *p)
+int cs__flow_plan_build(const cs_topo *t, int64_t domain, const cs__flow_route *route, const int64_t *m,
+			int64_t n, cs_coll_op op, double bytes, cs_coll_algo algo, cs__flow_plan *p)
 {
 	int64_t gpus = cs_topo_gpus(t);
 	for (int64_t i = 0; i < n; i++)
@@ -488,7 +484,7 @@ int cs__flow_plan_build(const cs_topo *t, int64_t domain, const cs__flow_route *
 			return -1;
 	if (n < 2 || !(bytes > 0))
 		return 0;
-	static const cs__flow_route ideal = {0};
+	static const cs__flow_route ideal = { 0 };
 	conn cn = { .t = t, .r = route ? route : &ideal, .kind = KIND_P2P };
 	if (cn.r->qps > 0)
 		cn.comm = comm_hash(m, n);

@@ -91,15 +91,15 @@ typedef struct cs__plan_ent cs__plan_ent;
 typedef struct cs__plan_cache {
 	cs__plan_ent *e;
 	size_t ne, ecap;
-	int32_t *slot;      /* open addressing over e, -1 empty */
+	int32_t *slot; /* open addressing over e, -1 empty */
 	size_t scap;
-	size_t links;       /* links held, for the bound */
+	size_t links; /* links held, for the bound */
 } cs__plan_cache;
 
 void cs__plan_cache_free(cs__plan_cache *c);
 /* The index of the plan of these arguments if cached, else -1. */
-int32_t cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op,
-			    double bytes, cs_coll_algo algo);
+int32_t cs__plan_cache_find(const cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
+			    cs_coll_algo algo);
 /* Keep a copy of p as the plan of these arguments: its index, or -1 (not
  * kept) when full or out of memory. */
 int32_t cs__plan_cache_put(cs__plan_cache *c, const int64_t *m, int64_t n, cs_coll_op op, double bytes,
@@ -118,8 +118,7 @@ typedef struct cs__flow_route {
 /* Append the flows of one collective to *p (nothing for one member or no
  * bytes). `domain` is the scale-up domain size in GPUs. 0, or -1 on
  * out-of-memory or a GPU out of the topology. */
-int cs__flow_plan_build(const cs_topo *t, int64_t domain, const cs__flow_route *route,
-			const int64_t *m, int64_t n, cs_coll_op op, double bytes, cs_coll_algo algo,
-			cs__flow_plan *p);
+int cs__flow_plan_build(const cs_topo *t, int64_t domain, const cs__flow_route *route, const int64_t *m,
+			int64_t n, cs_coll_op op, double bytes, cs_coll_algo algo, cs__flow_plan *p);
 
 #endif

@@ -185,7 +185,8 @@ static int fill(cs_net *n, size_t na)
 		for (int k = 0; k < g->nlinks; k++) {
 			int32_t l = links[k];
 			if (n->pos[l] < 0) {
-				if (cs__net_grow((void **)&n->touched, &n->tcap, nt + 2, sizeof(*n->touched)) ||
+				if (cs__net_grow((void **)&n->touched, &n->tcap, nt + 2,
+						 sizeof(*n->touched)) ||
 				    cs__net_grow((void **)&n->off, &n->offcap, nt + 2, sizeof(*n->off)))
 					return -1;
 				n->pos[l] = (int32_t)nt;

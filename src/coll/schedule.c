@@ -13,8 +13,8 @@ void cs_coll_sched_free(cs_coll_sched *s)
 	s->nsteps = 0;
 }
 
-int cs__coll_sched_push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off,
-		int64_t len, int reduce)
+int cs__coll_sched_push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off, int64_t len,
+			int reduce)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
@@ -24,7 +24,7 @@ int cs__coll_sched_push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst
 		s->x = x;
 		s->cap = cap;
 	}
-	s->x[s->n++] = (cs_coll_xfer){step, src, dst, off, len, reduce};
+	s->x[s->n++] = (cs_coll_xfer){ step, src, dst, off, len, reduce };
 	if (step + 1 > s->nsteps)
 		s->nsteps = step + 1;
 	return 0;
@@ -43,15 +43,11 @@ static int64_t mod(int64_t a, int64_t n)
 	return a < 0 ? a + n : a;
 }
 
-int64_t cs_coll_ring_owned_chunk(int64_t r, int64_t n)
-{
-	return mod(r + 1, n);
-}
+int64_t cs_coll_ring_owned_chunk(int64_t r, int64_t n) { return mod(r + 1, n); }
 
 /* One ring phase of n-1 steps starting at step `base`: in step k rank r
  * sends chunk (r + shift - k) mod n to rank r+1. */
-static int ring_phase(cs_coll_sched *s, int64_t n, int64_t count, int32_t base, int64_t shift,
-		      int reduce)
+static int ring_phase(cs_coll_sched *s, int64_t n, int64_t count, int32_t base, int64_t shift, int reduce)
 {
 	for (int64_t k = 0; k < n - 1; k++) {
 		for (int64_t r = 0; r < n; r++) {
@@ -70,16 +66,13 @@ int cs_coll_ring_schedule(cs_coll_op op, int64_t n, int64_t count, cs_coll_sched
 		return 0;
 	int32_t base = s->nsteps;
 	switch (op) {
-	case CS_COLL_REDUCE_SCATTER:
-		return ring_phase(s, n, count, base, 0, 1);
-	case CS_COLL_ALL_GATHER:
-		return ring_phase(s, n, count, base, 1, 0);
+	case CS_COLL_REDUCE_SCATTER: return ring_phase(s, n, count, base, 0, 1);
+	case CS_COLL_ALL_GATHER: return ring_phase(s, n, count, base, 1, 0);
 	case CS_COLL_ALL_REDUCE:
 		if (ring_phase(s, n, count, base, 0, 1))
 			return -1;
 		return ring_phase(s, n, count, base + (int32_t)(n - 1), 1, 0);
-	default:
-		return -1;
+	default: return -1;
 	}
 }
 
@@ -175,12 +168,9 @@ int64_t cs_coll_ring_steps(cs_coll_op op, int64_t n)
 	if (n < 2)
 		return 0;
 	switch (op) {
-	case CS_COLL_ALL_REDUCE:
-		return 2 * (n - 1);
-	case CS_COLL_SEND_RECV:
-		return 1;
-	default:
-		return n - 1;
+	case CS_COLL_ALL_REDUCE: return 2 * (n - 1);
+	case CS_COLL_SEND_RECV: return 1;
+	default: return n - 1;
 	}
 }
 
@@ -190,12 +180,9 @@ double cs_coll_ring_bytes_on_wire(cs_coll_op op, double bytes, int64_t n)
 		return 0;
 	double frac = (double)(n - 1) / (double)n;
 	switch (op) {
-	case CS_COLL_ALL_REDUCE:
-		return 2 * frac * bytes;
-	case CS_COLL_SEND_RECV:
-		return bytes;
-	default:
-		return frac * bytes;
+	case CS_COLL_ALL_REDUCE: return 2 * frac * bytes;
+	case CS_COLL_SEND_RECV: return bytes;
+	default: return frac * bytes;
 	}
 }
 

@@ -22,8 +22,8 @@
 typedef struct cs_coll_xfer {
 	int32_t step;
 	int64_t src, dst;
-	int64_t off, len;   /* elements */
-	int reduce;         /* 1: dst += src; 0: dst = src */
+	int64_t off, len; /* elements */
+	int reduce;       /* 1: dst += src; 0: dst = src */
 } cs_coll_xfer;
 
 /* A growable list of transfers; zero-initialise, free with cs_coll_sched_free. */
@@ -37,8 +37,8 @@ void cs_coll_sched_free(cs_coll_sched *s);
 
 /* Append one transfer, growing the list (internal to the schedules);
  * 0, or -1 on out-of-memory. */
-int cs__coll_sched_push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off,
-			int64_t len, int reduce);
+int cs__coll_sched_push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off, int64_t len,
+			int reduce);
 
 /* Chunk c of nchunk over count elements. */
 void cs_coll_chunk(int64_t count, int64_t nchunk, int64_t c, int64_t *off, int64_t *len);
@@ -78,8 +78,8 @@ void cs_coll_btree(int64_t n, int64_t i, int64_t *parent, int64_t *child0, int64
  * When owner is non-NULL, owner[e] (count entries) receives the rank that
  * holds element e after the reduce-scatter. Appends to *s; 0, or -1 on
  * out-of-memory or another op. */
-int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concurrent,
-			   int64_t count, cs_coll_sched *s, int64_t *owner);
+int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concurrent, int64_t count,
+			   cs_coll_sched *s, int64_t *owner);
 
 /* Closed forms the timing model uses. */
 int64_t cs_coll_ring_steps(cs_coll_op op, int64_t n);

@@ -44,10 +44,7 @@ typedef struct grid {
 	int64_t n;
 } grid;
 
-static int64_t pos_of(const grid *g, int64_t r, int d)
-{
-	return r / g->span[d] % g->k[d];
-}
+static int64_t pos_of(const grid *g, int64_t r, int d) { return r / g->span[d] % g->k[d]; }
 
 /* The rank at position `to` along d, the other coordinates those of r. */
 static int64_t moved(const grid *g, int64_t r, int d, int64_t to)
@@ -56,8 +53,8 @@ static int64_t moved(const grid *g, int64_t r, int d, int64_t to)
 }
 
 /* A transfer of a non-empty range. */
-static int push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off,
-		int64_t len, int reduce)
+static int push(cs_coll_sched *s, int32_t step, int64_t src, int64_t dst, int64_t off, int64_t len,
+		int reduce)
 {
 	return len > 0 ? cs__coll_sched_push(s, step, src, dst, off, len, reduce) : 0;
 }
@@ -68,13 +65,13 @@ static piece half_chunk(piece p, int half, int64_t k, int64_t c)
 	int64_t ho, hl, co, cl;
 	cs_coll_chunk(p.len, 2, half, &ho, &hl);
 	cs_coll_chunk(hl, k, c, &co, &cl);
-	return (piece){p.off + ho + co, cl};
+	return (piece){ p.off + ho + co, cl };
 }
 
 /* One ring phase along dimension d over every rank's pieces of one level:
  * reduce-scatter (rs) or all-gather, both directions at once. */
-static int ring_phase(cs_coll_sched *s, const grid *g, int d, const piece *lv, int64_t np,
-		      int32_t base, int rs)
+static int ring_phase(cs_coll_sched *s, const grid *g, int d, const piece *lv, int64_t np, int32_t base,
+		      int rs)
 {
 	int64_t K = g->k[d];
 	for (int64_t r = 0; r < g->n; r++) {
@@ -95,12 +92,12 @@ static int ring_phase(cs_coll_sched *s, const grid *g, int d, const piece *lv, i
 	return 0;
 }
 
-int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concurrent,
-			   int64_t count, cs_coll_sched *s, int64_t *owner)
+int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concurrent, int64_t count,
+			   cs_coll_sched *s, int64_t *owner)
 {
 	if (op != CS_COLL_ALL_REDUCE && op != CS_COLL_REDUCE_SCATTER && op != CS_COLL_ALL_GATHER)
 		return -1;
-	grid g = {0};
+	grid g = { 0 };
 	int64_t span = 1;
 	for (int d = 0; d < ndims && d < CS_TORUS_MAX_DIMS; d++) {
 		if (k[d] > 1) {
@@ -117,7 +114,7 @@ int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concu
 	if (g.m == 0)
 		return 0;
 	/* the phase lengths: every part's phase j ends before any part's j+1 */
-	int32_t len[CS_TORUS_MAX_DIMS] = {0};
+	int32_t len[CS_TORUS_MAX_DIMS] = { 0 };
 	for (int p = 0; p < parts; p++)
 		for (int j = 0; j < g.m; j++)
 			if (g.k[(p + j) % g.m] - 1 > len[j])
@@ -125,7 +122,7 @@ int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concu
 	int rc = 0;
 	for (int p = 0; p < parts && rc == 0; p++) {
 		/* levels[j]: each rank's 2^j pieces before phase j */
-		piece *lv[CS_TORUS_MAX_DIMS + 1] = {0};
+		piece *lv[CS_TORUS_MAX_DIMS + 1] = { 0 };
 		int64_t poff, plen;
 		cs_coll_chunk(count, parts, p, &poff, &plen);
 		for (int j = 0; j <= g.m && rc == 0; j++) {
@@ -137,7 +134,7 @@ int cs_coll_torus_schedule(cs_coll_op op, int ndims, const int64_t *k, int concu
 			}
 			for (int64_t r = 0; r < g.n; r++) {
 				if (j == 0) {
-					lv[0][r] = (piece){poff, plen};
+					lv[0][r] = (piece){ poff, plen };
 					continue;
 				}
 				int d = (p + j - 1) % g.m;
@@ -181,30 +178,23 @@ typedef struct cost {
 	double lat, nspb;
 } cost;
 
-static cost plus(cost a, cost b)
-{
-	return (cost){a.lat + b.lat, a.nspb + b.nspb};
-}
+static cost plus(cost a, cost b) { return (cost){ a.lat + b.lat, a.nspb + b.nspb }; }
 
 typedef struct tenv {
-	int m;                        /* dimensions the group spans in a pod */
-	double k[CS_TORUS_MAX_DIMS];  /* members along each */
-	double bw[CS_TORUS_MAX_DIMS]; /* B/ns of a ring along it: 2 beta, or beta on a line */
-	double lat[CS_TORUS_MAX_DIMS];/* ns per ring step along it */
+	int m;                         /* dimensions the group spans in a pod */
+	double k[CS_TORUS_MAX_DIMS];   /* members along each */
+	double bw[CS_TORUS_MAX_DIMS];  /* B/ns of a ring along it: 2 beta, or beta on a line */
+	double lat[CS_TORUS_MAX_DIMS]; /* ns per ring step along it */
 	int all_rings;
-	double beta, hop;             /* one link: B/ns per direction, ns per hop */
-	double nin, pods;             /* members per pod, pods */
-	double dcn_bw, dcn_lat;       /* one chip's share of the DCN: B/ns; ns per message */
-	double diameter;              /* hops across the pod */
+	double beta, hop;       /* one link: B/ns per direction, ns per hop */
+	double nin, pods;       /* members per pod, pods */
+	double dcn_bw, dcn_lat; /* one chip's share of the DCN: B/ns; ns per message */
+	double diameter;        /* hops across the pod */
 } tenv;
 
-static double calibrated(double f)
-{
-	return f > 0 ? f : 1.0;
-}
+static double calibrated(double f) { return f > 0 ? f : 1.0; }
 
-static void make_tenv(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_group_shape *g,
-		      tenv *e)
+static void make_tenv(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_group_shape *g, tenv *e)
 {
 	double lat_scale = calibrated(spec ? spec->latency : 0);
 	e->beta = c->ici.bandwidth / 1e9 * calibrated(spec ? spec->scale_up_bw : 0);
@@ -213,8 +203,7 @@ static void make_tenv(const cs_cluster_spec *c, const cs_coll_spec *spec, const 
 	e->nin = (double)g->nranks / e->pods;
 	int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
 	int nics = c->nics_per_node > 0 ? c->nics_per_node : gpn;
-	e->dcn_bw = c->scale_out.bandwidth * nics / gpn / 1e9 *
-		    calibrated(spec ? spec->scale_out_bw : 0);
+	e->dcn_bw = c->scale_out.bandwidth * nics / gpn / 1e9 * calibrated(spec ? spec->scale_out_bw : 0);
 	e->dcn_lat = (double)c->scale_out.latency_ns * lat_scale;
 	e->diameter = 0;
 	for (int d = 0; d < c->torus_dims; d++)
@@ -242,21 +231,21 @@ static cost pod_ring(const tenv *e)
 {
 	double n = e->nin;
 	if (n < 2)
-		return (cost){0, 0};
+		return (cost){ 0, 0 };
 	if (e->m == 1)
-		return (cost){(n - 1) * e->lat[0], (n - 1) / n / e->bw[0]};
+		return (cost){ (n - 1) * e->lat[0], (n - 1) / n / e->bw[0] };
 	/* a grid the group does not fill, or one ring snaking through it */
 	double bw = e->m > 1 && e->all_rings ? 2 * e->beta : e->beta;
 	double step = e->m > 1 ? e->lat[0] : e->hop * e->diameter;
 	for (int d = 1; d < e->m; d++)
 		step = e->lat[d] > step ? e->lat[d] : step;
-	return (cost){(n - 1) * step, (n - 1) / n / bw};
+	return (cost){ (n - 1) * step, (n - 1) / n / bw };
 }
 
 /* ... the torus algorithm: part p takes dimensions p, p+1, ... in turn. */
 static cost pod_torus(const tenv *e)
 {
-	cost c = {0, 0};
+	cost c = { 0, 0 };
 	for (int j = 0; j < e->m; j++) {
 		double lat = 0, nspb = 0;
 		for (int p = 0; p < e->m; p++) {
@@ -269,7 +258,7 @@ static cost pod_torus(const tenv *e)
 			double l = (e->k[d] - 1) * e->lat[d];
 			lat = l > lat ? l : lat;
 		}
-		c = plus(c, (cost){lat, nspb});
+		c = plus(c, (cost){ lat, nspb });
 	}
 	return c;
 }
@@ -279,26 +268,20 @@ static cost dcn_ring(const tenv *e, double steps_per_peer)
 {
 	double p = e->pods;
 	if (p < 2)
-		return (cost){0, 0};
-	return (cost){steps_per_peer * (p - 1) * e->dcn_lat, steps_per_peer * (p - 1) / p / e->dcn_bw};
+		return (cost){ 0, 0 };
+	return (cost){ steps_per_peer * (p - 1) * e->dcn_lat, steps_per_peer * (p - 1) / p / e->dcn_bw };
 }
 
 /* Scale the per-byte part: the DCN phase moves the pod's shard, S / nin. */
-static cost shard(cost c, double nin)
-{
-	return (cost){c.lat, c.nspb / nin};
-}
+static cost shard(cost c, double nin) { return (cost){ c.lat, c.nspb / nin }; }
 
 static cost op_cost(const tenv *e, cs_coll_op op, cost in)
 {
 	switch (op) {
-	case CS_COLL_ALL_REDUCE:
-		return plus(plus(in, in), shard(dcn_ring(e, 2), e->nin));
+	case CS_COLL_ALL_REDUCE: return plus(plus(in, in), shard(dcn_ring(e, 2), e->nin));
 	case CS_COLL_REDUCE_SCATTER:
-	case CS_COLL_ALL_GATHER:
-		return plus(in, shard(dcn_ring(e, 1), e->nin));
-	default:
-		return in;
+	case CS_COLL_ALL_GATHER: return plus(in, shard(dcn_ring(e, 1), e->nin));
+	default: return in;
 	}
 }
 
@@ -314,19 +297,19 @@ static cost pod_all_to_all(const tenv *e)
 	}
 	if (e->m == 0 && e->nin > 1) /* no grid: as over a line through all */
 		nspb = e->nin / 4.0 / e->beta;
-	return (cost){e->hop * e->diameter, nspb};
+	return (cost){ e->hop * e->diameter, nspb };
 }
 
 static int put(cs__coll_cand *out, int k, cs_coll_algo a, cost c)
 {
 	if (!(c.nspb > 0))
 		return k;
-	out[k] = (cs__coll_cand){a, CS_PROTO_SIMPLE, 1, c.lat, 1.0 / c.nspb};
+	out[k] = (cs__coll_cand){ a, CS_PROTO_SIMPLE, 1, c.lat, 1.0 / c.nspb };
 	return k + 1;
 }
 
-int cs__coll_torus_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec,
-			      cs_coll_op op, const cs_group_shape *g, cs__coll_cand *out)
+int cs__coll_torus_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
+			      const cs_group_shape *g, cs__coll_cand *out)
 {
 	tenv e;
 	make_tenv(c, spec, g, &e);
@@ -346,13 +329,14 @@ int cs__coll_torus_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec
 		/* a pipelined chain through the pod, then over the DCN */
 		cost in = pod_ring(&e);
 		in.nspb = e.nin > 1 ? in.nspb * e.nin / (e.nin - 1) : 0;
-		cost out_c = e.pods > 1 ? (cost){e.dcn_lat, 1 / e.dcn_bw} : (cost){0, 0};
+		cost out_c = e.pods > 1 ? (cost){ e.dcn_lat, 1 / e.dcn_bw } : (cost){ 0, 0 };
 		k = put(out, k, CS_ALGO_RING, plus(in, out_c));
 		break;
 	}
 	case CS_COLL_SEND_RECV:
-		k = put(out, k, CS_ALGO_RING, e.pods > 1 ? (cost){e.dcn_lat, 1 / e.dcn_bw}
-					  : (cost){e.hop * e.diameter, 1 / e.beta});
+		k = put(out, k, CS_ALGO_RING,
+			e.pods > 1 ? (cost){ e.dcn_lat, 1 / e.dcn_bw }
+				   : (cost){ e.hop * e.diameter, 1 / e.beta });
 		break;
 	case CS_COLL_ALL_TO_ALL:
 	case CS_COLL_GATHER:
@@ -368,8 +352,7 @@ int cs__coll_torus_candidates(const cs_cluster_spec *c, const cs_coll_spec *spec
 		k = put(out, k, CS_ALGO_RING, in);
 		break;
 	}
-	default:
-		break;
+	default: break;
 	}
 	return k;
 }

@@ -11,15 +11,14 @@
 
 /* units.c */
 bool cs__parse_number(const char *text, double *out);
-cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
-                             bool *no_unit, char *msg, size_t n);
+cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out, bool *no_unit, char *msg,
+			     size_t n);
 cs_status cs__time_to_ns(double ns, const char *text, int64_t *out, char *msg, size_t n);
 
 /* keys.c, set.c */
 size_t cs__config_key_index(const cs_config_key *k);
 /* Set key k from text with its kind's checks; the message names the key. */
-cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text,
-                         char *msg, size_t n);
+cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n);
 /* Children names of a dotted section ("cluster" -> gpu, nodes, ...) into
  * names[max]; returns the count. */
 size_t cs__config_children(const char *section, const char **names, char (*buf)[48], size_t max);
@@ -41,7 +40,7 @@ void cs__config_where(const cs_scenario *sc, const cs_config_key *k, char *out, 
 /* stragglers.c: the "stragglers" list of a loaded document */
 struct yaml_document_s;
 struct yaml_node_s;
-cs_status cs__config_stragglers(cs_scenario *sc, struct yaml_document_s *doc,
-                                struct yaml_node_s *list, const char *file, cs_diag *diag);
+cs_status cs__config_stragglers(cs_scenario *sc, struct yaml_document_s *doc, struct yaml_node_s *list,
+				const char *file, cs_diag *diag);
 
 #endif

@@ -44,8 +44,8 @@ static yaml_node_t *find(loader *ld, yaml_node_t *map, const char *key)
 
 static void mark(loader *ld, const cs_config_key *k, const yaml_node_t *node)
 {
-	ld->sc->where[cs__config_key_index(k)] = (cs_key_pos){
-		(int32_t)node->start_mark.line + 1, (int32_t)node->start_mark.column + 1 };
+	ld->sc->where[cs__config_key_index(k)] =
+		(cs_key_pos){ (int32_t)node->start_mark.line + 1, (int32_t)node->start_mark.column + 1 };
 }
 
 static cs_status set_scalar(loader *ld, const cs_config_key *k, yaml_node_t *value)
@@ -54,7 +54,7 @@ static cs_status set_scalar(loader *ld, const cs_config_key *k, yaml_node_t *val
 
 	if (value->type != YAML_SCALAR_NODE)
 		return at(ld, value, "'%s' expects a %s, not %s", k->path, cs_config_kind_name(k->kind),
-		          type_word(value));
+			  type_word(value));
 	if (cs__config_set(ld->sc, k, (const char *)value->data.scalar.value, msg, sizeof msg) != CS_OK)
 		return at(ld, value, "%s", msg);
 	mark(ld, k, value);
@@ -120,7 +120,7 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 			if (other && other->type == YAML_SCALAR_NODE &&
 			    strcmp((const char *)other->data.scalar.value, name) == 0)
 				return at(ld, key, "duplicate key '%.100s' (first given on line %d)", name,
-				          (int)other->start_mark.line + 1);
+					  (int)other->start_mark.line + 1);
 		}
 		if (strchr(name, '.') || strlen(prefix) + strlen(name) + 2 > sizeof path)
 			return unknown_key(ld, key, prefix, name);
@@ -145,8 +145,10 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 		if (strcmp(path, "fleet") == 0 && value->type != YAML_MAPPING_NODE) {
 			/* 'fleet: ideal' names the preset */
 			if (value->type != YAML_SCALAR_NODE)
-				return at(ld, value, "'fleet' must be a preset (production | ideal) or a "
-				          "mapping, not %s", type_word(value));
+				return at(ld, value,
+					  "'fleet' must be a preset (production | ideal) or a "
+					  "mapping, not %s",
+					  type_word(value));
 			if ((st = set_scalar(ld, cs_config_key_find("fleet.preset"), value)) != CS_OK)
 				return st;
 			continue;
@@ -168,7 +170,8 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 		}
 		if (cs__config_is_section(path)) {
 			if (value->type != YAML_MAPPING_NODE)
-				return at(ld, value, "'%s' must be a mapping, not %s", path, type_word(value));
+				return at(ld, value, "'%s' must be a mapping, not %s", path,
+					  type_word(value));
 			if ((st = walk(ld, value, path)) != CS_OK)
 				return st;
 			continue;
@@ -179,7 +182,6 @@ static cs_status walk(loader *ld, yaml_node_t *map, const char *prefix)
 }
 
 /* ---- reading the file ---------------------------------------------------- */
-
 
 static cs_status load_doc(loader *ld, const unsigned char *buf, size_t len)
 {
@@ -200,9 +202,12 @@ static cs_status load_doc(loader *ld, const unsigned char *buf, size_t len)
 	yaml_parser_delete(&parser);
 	root = yaml_document_get_root_node(&ld->doc);
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
-	              root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE))
-		st = (snprintf(ld->diag->msg, sizeof ld->diag->msg, "%.400s:1:1: empty scenario "
-		               "(expected a mapping with 'cluster' and 'model')", ld->file), CS_ERR_INPUT);
+		      root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE))
+		st = (snprintf(ld->diag->msg, sizeof ld->diag->msg,
+			       "%.400s:1:1: empty scenario "
+			       "(expected a mapping with 'cluster' and 'model')",
+			       ld->file),
+		      CS_ERR_INPUT);
 	else if (root->type != YAML_MAPPING_NODE)
 		st = at(ld, root, "the top level must be a mapping, not %s", type_word(root));
 	else if ((st = load_presets(ld, root)) == CS_OK)
@@ -233,8 +238,7 @@ static cs_status override(cs_scenario *sc, const char *a, cs_diag *diag)
 	size_t kl, vl;
 
 	if (!eq) {
-		snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': expected key.path=value",
-		         a ? a : "");
+		snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': expected key.path=value", a ? a : "");
 		return CS_ERR_INPUT;
 	}
 	for (kl = (size_t)(eq - a); kl && a[kl - 1] == ' '; kl--)
@@ -261,14 +265,20 @@ static cs_status override(cs_scenario *sc, const char *a, cs_diag *diag)
 		names[n++] = "model";
 		near = cs_suggest(key, names, n);
 		if (strcmp(key, "stragglers") == 0)
-			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': 'stragglers' can only be "
-			         "given in the scenario file", a);
+			snprintf(diag->msg, sizeof diag->msg,
+				 "--set '%.200s': 'stragglers' can only be "
+				 "given in the scenario file",
+				 a);
 		else if (cs__config_is_section(key))
-			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': '%.100s' is a section; "
-			         "set one of its keys", a, key);
+			snprintf(diag->msg, sizeof diag->msg,
+				 "--set '%.200s': '%.100s' is a section; "
+				 "set one of its keys",
+				 a, key);
 		else if (near)
-			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': unknown key '%.100s' (did "
-			         "you mean '%s'?)", a, key, near);
+			snprintf(diag->msg, sizeof diag->msg,
+				 "--set '%.200s': unknown key '%.100s' (did "
+				 "you mean '%s'?)",
+				 a, key, near);
 		else
 			snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': unknown key '%.100s'", a, key);
 		return CS_ERR_INPUT;
@@ -326,7 +336,7 @@ static void default_name(cs_scenario *sc, const char *path)
 }
 
 cs_status cs_config_load(const char *path, const char *const *overrides, size_t n_overrides,
-			  cs_scenario **out, cs_diag *diag)
+			 cs_scenario **out, cs_diag *diag)
 {
 	cs_diag scratch;
 	unsigned char *buf = NULL;
@@ -380,7 +390,4 @@ cs_status cs_config_load(const char *path, const char *const *overrides, size_t 
 	return st;
 }
 
-void cs_config_free(cs_scenario *sc)
-{
-	free(sc);
-}
+void cs_config_free(cs_scenario *sc) { free(sc); }

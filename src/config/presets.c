@@ -32,10 +32,14 @@ static const cs_gpu_spec gpus[] = {
 	 * MiB (85.5e9 B) on an H100 SXM "80 GB", 81,920 on an A100 SXM 80 GB,
 	 * 143,771 on an H200 SXM "141 GB", 183,359 on a B200 "180 GB"
 	 * (docs/memory-model.md, "Capacity"). */
-	{"a100-sxm-80g", 312 * TF, 0, 81920 * MIB, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "", CS_CLOCK_AUTO, 0, 0},
-	{"h100-sxm-80g", 989 * TF, 1979 * TF, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm", "", CS_CLOCK_AUTO, 0, 0},
-	{"h200-sxm-141g", 989 * TF, 1979 * TF, 143771 * MIB, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm", "", CS_CLOCK_AUTO, 0, 0},
-	{"b200", 2250 * TF, 4500 * TF, 183359 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "", CS_CLOCK_AUTO, 0, 0},
+	{ "a100-sxm-80g", 312 * TF, 0, 81920 * MIB, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "",
+	  CS_CLOCK_AUTO, 0, 0 },
+	{ "h100-sxm-80g", 989 * TF, 1979 * TF, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm",
+	  "", CS_CLOCK_AUTO, 0, 0 },
+	{ "h200-sxm-141g", 989 * TF, 1979 * TF, 143771 * MIB, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm",
+	  "", CS_CLOCK_AUTO, 0, 0 },
+	{ "b200", 2250 * TF, 4500 * TF, 183359 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "",
+	  CS_CLOCK_AUTO, 0, 0 },
 	/* TPU v4 (Cloud TPU v4 documentation; Jouppi et al., ISCA 2023): 275 TFLOP/s
 	 * bf16, no fp8, 32 GiB HBM2 at 1,200 GB/s, two TensorCores of four 128x128
 	 * MXUs (8 in "sms": the units a GEMM's tiles spread over), six ICI links.
@@ -43,8 +47,8 @@ static const cs_gpu_spec gpus[] = {
 	 * 512 links a cut through a 16x16x16 torus crosses. No measured matmul or
 	 * attention fraction exists here for TPU v4: gemm and attention keep the
 	 * flat fallbacks (0.8, 0.6), assumptions; no kernel profile. */
-	{"tpu-v4", 275 * TF, 0, 32 * 1073741824.0, 1.2e12, 8, 0.8, 0.6, 0.8, 0, 90, "none", "",
-	 CS_CLOCK_AUTO, 6, 24e12 / 512},
+	{ "tpu-v4", 275 * TF, 0, 32 * 1073741824.0, 1.2e12, 8, 0.8, 0.6, 0.8, 0, 90, "none", "",
+	  CS_CLOCK_AUTO, 6, 24e12 / 512 },
 };
 
 #define NGPUS (sizeof gpus / sizeof gpus[0])
@@ -53,14 +57,43 @@ static const cs_model_spec models[] = {
 	/* name, arch, layers, hidden, heads, kv heads, ffn, vocab, positions, tied,
 	 * experts, top_k, shared experts, expert ffn, dense layers, attention window,
 	 * parallel block, positions, embedding norm, activation, head dim (0: hidden / heads) */
-	{"llama2-7b", CS_ARCH_LLAMA, 32, 4096, 32, 32, 11008, 32000, 4096, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
-	{"llama3-8b", CS_ARCH_LLAMA, 32, 4096, 32, 8, 14336, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
-	{"llama3-70b", CS_ARCH_LLAMA, 80, 8192, 64, 8, 28672, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
-	{"llama3-405b", CS_ARCH_LLAMA, 126, 16384, 128, 8, 53248, 128256, 131072, false, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
-	{"gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96, 49152, 50257, 2048, true, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
-	{"megatron-1t", CS_ARCH_GPT, 128, 25600, 160, 160, 102400, 51200, 2048, true, 0, 0, 0, 0, 0, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
-	{"deepseek-v3-like", CS_ARCH_LLAMA, 61, 7168, 128, 128, 18432, 129280, 4096, false,
-	 256, 8, 1, 2048, 3, 0, false, CS_POS_AUTO, false, CS_ACT_AUTO, 0},
+	{ "llama2-7b", CS_ARCH_LLAMA, 32,    4096,        32, 32, 11008, 32000, 4096, false, 0, 0, 0, 0, 0, 0,
+	  false,       CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
+	{ "llama3-8b", CS_ARCH_LLAMA, 32,    4096,        32, 8, 14336, 128256,
+	  131072,      false,         0,     0,           0,  0, 0,     0,
+	  false,       CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
+	{ "llama3-70b", CS_ARCH_LLAMA, 80,    8192,        64, 8, 28672, 128256,
+	  131072,       false,         0,     0,           0,  0, 0,     0,
+	  false,        CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
+	{ "llama3-405b", CS_ARCH_LLAMA, 126,   16384,       128, 8, 53248, 128256,
+	  131072,        false,         0,     0,           0,   0, 0,     0,
+	  false,         CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
+	{ "gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96,    49152,       50257, 2048,        true, 0,
+	  0,           0,           0,  0,     0,  false, CS_POS_AUTO, false, CS_ACT_AUTO, 0 },
+	{ "megatron-1t", CS_ARCH_GPT, 128,   25600,       160, 160, 102400, 51200,
+	  2048,          true,        0,     0,           0,   0,   0,      0,
+	  false,         CS_POS_AUTO, false, CS_ACT_AUTO, 0 },
+	{ "deepseek-v3-like",
+	  CS_ARCH_LLAMA,
+	  61,
+	  7168,
+	  128,
+	  128,
+	  18432,
+	  129280,
+	  4096,
+	  false,
+	  256,
+	  8,
+	  1,
+	  2048,
+	  3,
+	  0,
+	  false,
+	  CS_POS_AUTO,
+	  false,
+	  CS_ACT_AUTO,
+	  0 },
 };
 
 #define NMODELS (sizeof models / sizeof models[0])
@@ -81,15 +114,9 @@ const cs_model_spec *cs_preset_model(const char *name)
 	return NULL;
 }
 
-const char *cs_preset_gpu_name(size_t i)
-{
-	return i < NGPUS ? gpus[i].name : NULL;
-}
+const char *cs_preset_gpu_name(size_t i) { return i < NGPUS ? gpus[i].name : NULL; }
 
-const char *cs_preset_model_name(size_t i)
-{
-	return i < NMODELS ? models[i].name : NULL;
-}
+const char *cs_preset_model_name(size_t i) { return i < NMODELS ? models[i].name : NULL; }
 
 /*
  * Standard servers (docs/references.md, Hardware): DGX A100 with NVLink 3 (600

@@ -70,13 +70,13 @@ cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file
 		type = ev.type;
 		if (type == YAML_ALIAS_EVENT || (type == YAML_DOCUMENT_START_EVENT && ++docs > 1)) {
 			snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: %s", file,
-			         (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
-			         type == YAML_ALIAS_EVENT ? "yaml aliases ('*name') are not supported"
-			                                  : "only one yaml document per file");
+				 (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+				 type == YAML_ALIAS_EVENT ? "yaml aliases ('*name') are not supported"
+							  : "only one yaml document per file");
 			st = CS_ERR_INPUT;
 		}
-		bool node = type == YAML_SCALAR_EVENT ||
-			    type == YAML_MAPPING_START_EVENT || type == YAML_SEQUENCE_START_EVENT;
+		bool node = type == YAML_SCALAR_EVENT || type == YAML_MAPPING_START_EVENT ||
+			    type == YAML_SEQUENCE_START_EVENT;
 		if (st == CS_OK && node && ++nodes > CS_CONFIG_MAX_NODES)
 			st = scan_fail(file, &ev, diag, "more than %s yaml nodes: not a scenario", "200000");
 		if (st == CS_OK && node && depth > 0 && is_map[depth] && want_key[depth]) {
@@ -86,10 +86,11 @@ cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file
 				char near[48];
 				const char *name = (const char *)ev.data.scalar.value;
 				if (!top_level_known(name, near))
-					snprintf(unknown, sizeof unknown, "%.300s:%d:%d: unknown key '%.100s'%s%.48s%s",
-						 file, (int)ev.start_mark.line + 1,
-						 (int)ev.start_mark.column + 1, name,
-						 near[0] ? " (did you mean '" : "", near, near[0] ? "'?)" : "");
+					snprintf(unknown, sizeof unknown,
+						 "%.300s:%d:%d: unknown key '%.100s'%s%.48s%s", file,
+						 (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+						 name, near[0] ? " (did you mean '" : "", near,
+						 near[0] ? "'?)" : "");
 			}
 		}
 		if (st == CS_OK && node && depth > 0 && is_map[depth])

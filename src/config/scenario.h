@@ -21,24 +21,24 @@
 
 typedef struct cs_gpu_spec {
 	char name[CS_NAME_MAX];
-	double peak_bf16;        /* FLOP/s, dense */
-	double peak_fp8;         /* FLOP/s, dense; 0 when unsupported */
-	double hbm_bytes;        /* capacity */
-	double hbm_bandwidth;    /* B/s */
-	int sms;                 /* streaming multiprocessors */
-	double gemm_efficiency;  /* MAMF / peak: best achievable GEMM fraction */
-	double attn_efficiency;  /* FlashAttention fraction of peak */
-	double hbm_efficiency;   /* achievable fraction of HBM bandwidth */
-	int nvls;                /* NVLink SHARP (NVSwitch reductions) available */
-	int arch;                /* 80 Ampere, 90 Hopper, 100 Blackwell */
-	char profile[CS_PATH_MAX]; /* kernel profile: a built-in name, a file (relative to
+	double peak_bf16;              /* FLOP/s, dense */
+	double peak_fp8;               /* FLOP/s, dense; 0 when unsupported */
+	double hbm_bytes;              /* capacity */
+	double hbm_bandwidth;          /* B/s */
+	int sms;                       /* streaming multiprocessors */
+	double gemm_efficiency;        /* MAMF / peak: best achievable GEMM fraction */
+	double attn_efficiency;        /* FlashAttention fraction of peak */
+	double hbm_efficiency;         /* achievable fraction of HBM bandwidth */
+	int nvls;                      /* NVLink SHARP (NVSwitch reductions) available */
+	int arch;                      /* 80 Ampere, 90 Hopper, 100 Blackwell */
+	char profile[CS_PATH_MAX];     /* kernel profile: a built-in name, a file (relative to
 	                            * the scenario), or "none" for the flat efficiencies */
 	char calibration[CS_PATH_MAX]; /* calibration file (relative to the scenario):
 	                                * per-class factors on the profile's op times;
 	                                * "" for none */
-	int clock;               /* cs_clock_mode */
-	int ici_links;           /* direct chip-to-chip links (TPU ICI), 0 for a GPU */
-	double ici_bandwidth;    /* B/s per link per direction */
+	int clock;                     /* cs_clock_mode */
+	int ici_links;                 /* direct chip-to-chip links (TPU ICI), 0 for a GPU */
+	double ici_bandwidth;          /* B/s per link per direction */
 } cs_gpu_spec;
 
 /* How GEMMs are clocked: by the profile's power-cap model when it has one
@@ -73,19 +73,19 @@ typedef struct cs_cluster_spec {
 	cs_gpu_spec gpu;
 	int64_t nodes;
 	int gpus_per_node;
-	int scale_up_domain;         /* GPUs per NVLink/NVSwitch domain */
-	cs_link_spec scale_up;       /* per GPU, per direction */
-	cs_link_spec scale_out;      /* per NIC, per direction */
+	int scale_up_domain;    /* GPUs per NVLink/NVSwitch domain */
+	cs_link_spec scale_up;  /* per GPU, per direction */
+	cs_link_spec scale_out; /* per NIC, per direction */
 	cs_scale_out_kind scale_out_kind;
 	int nics_per_node;
-	cs_link_spec pcie;           /* GPU <-> NIC */
-	int64_t leaf_gpus;           /* GPUs under one leaf switch (rail group) */
-	double leaf_oversubscription;/* down:up at the leaf tier, >= 1 */
-	int64_t pod_gpus;            /* GPUs per pod with full bisection; 0 = one pod */
-	double pod_oversubscription; /* down:up between pods, >= 1 */
-	int64_t switch_latency_ns;   /* per switch tier crossed */
-	cs_routing routing;          /* over equal-cost uplinks (flow fidelity) */
-	double gpu_variation;        /* sigma of log(compute time factor) per GPU, persistent */
+	cs_link_spec pcie;            /* GPU <-> NIC */
+	int64_t leaf_gpus;            /* GPUs under one leaf switch (rail group) */
+	double leaf_oversubscription; /* down:up at the leaf tier, >= 1 */
+	int64_t pod_gpus;             /* GPUs per pod with full bisection; 0 = one pod */
+	double pod_oversubscription;  /* down:up between pods, >= 1 */
+	int64_t switch_latency_ns;    /* per switch tier crossed */
+	cs_routing routing;           /* over equal-cost uplinks (flow fidelity) */
+	double gpu_variation;         /* sigma of log(compute time factor) per GPU, persistent */
 	/* torus: chips of a pod along each dimension ("16x16x12", the first
 	 * varying fastest with the rank), parsed into torus_dim[0..torus_dims);
 	 * ici is one direct link, per direction; scale_out is the DCN between
@@ -94,7 +94,7 @@ typedef struct cs_cluster_spec {
 	char torus_shape[CS_NAME_MAX];
 	int torus_dims;
 	int64_t torus_dim[CS_TORUS_MAX_DIMS];
-	bool torus_wrap;             /* wrap-around links (a torus, not a mesh) */
+	bool torus_wrap; /* wrap-around links (a torus, not a mesh) */
 	cs_link_spec ici;
 } cs_cluster_spec;
 
@@ -103,7 +103,7 @@ static inline bool cs_cluster_ecmp(const cs_cluster_spec *c)
 {
 	return c->topology == CS_TOPO_FAT_TREE &&
 	       (c->routing == CS_ROUTING_ECMP ||
-	        (c->routing == CS_ROUTING_AUTO && c->scale_out_kind == CS_NET_ROCE));
+		(c->routing == CS_ROUTING_AUTO && c->scale_out_kind == CS_NET_ROCE));
 }
 
 /* What hybrid sharding shards within: a server's GPUs, or on a torus a
@@ -125,32 +125,36 @@ typedef enum cs_arch_kind { CS_ARCH_GPT, CS_ARCH_LLAMA } cs_arch_kind;
 typedef enum cs_activation { CS_ACT_AUTO, CS_ACT_GELU, CS_ACT_RELU, CS_ACT_SWIGLU } cs_activation;
 /* Position information: auto is the arch's (GPT learned, Llama rotary). */
 typedef enum cs_positions {
-	CS_POS_AUTO, CS_POS_LEARNED, CS_POS_ROTARY, CS_POS_ALIBI, CS_POS_NONE
+	CS_POS_AUTO,
+	CS_POS_LEARNED,
+	CS_POS_ROTARY,
+	CS_POS_ALIBI,
+	CS_POS_NONE
 } cs_positions;
 
 typedef struct cs_model_spec {
 	char name[CS_NAME_MAX];
-	cs_arch_kind arch;    /* GPT: LayerNorm, GELU, learned positions; LLAMA: RMSNorm, SwiGLU, RoPE */
+	cs_arch_kind arch; /* GPT: LayerNorm, GELU, learned positions; LLAMA: RMSNorm, SwiGLU, RoPE */
 	int64_t layers;
 	int64_t hidden;
 	int64_t heads;
-	int64_t kv_heads;     /* = heads without GQA */
-	int64_t ffn;          /* MLP inner width */
+	int64_t kv_heads; /* = heads without GQA */
+	int64_t ffn;      /* MLP inner width */
 	int64_t vocab;
-	int64_t max_positions;/* learned position table (GPT) */
+	int64_t max_positions; /* learned position table (GPT) */
 	bool tied_embeddings;
 	/* mixture of experts (experts == 0: dense) */
 	int64_t experts;
 	int64_t top_k;
 	int64_t shared_experts;
 	int64_t expert_ffn;
-	int64_t dense_layers; /* dense layers before the first MoE layer */
+	int64_t dense_layers;     /* dense layers before the first MoE layer */
 	int64_t attention_window; /* sliding-window attention: keys per query, 0 for all */
-	bool parallel_block;  /* attention and MLP side by side on one norm (PaLM, GPT-J) */
+	bool parallel_block;      /* attention and MLP side by side on one norm (PaLM, GPT-J) */
 	cs_positions positions;
-	bool embedding_norm;  /* a norm right after the embedding (BLOOM) */
+	bool embedding_norm; /* a norm right after the embedding (BLOOM) */
 	cs_activation activation;
-	int64_t head_dim;     /* per attention head; 0 before validation: hidden / heads */
+	int64_t head_dim; /* per attention head; 0 before validation: hidden / heads */
 } cs_model_spec;
 
 /* ---- training ----------------------------------------------------------- */
@@ -159,27 +163,31 @@ typedef struct cs_model_spec {
  * fp8 with their casts, everything else in bf16; CS_PREC_FP8_ALL every
  * GEMM in fp8, no casts (an upper bound). */
 typedef enum cs_precision {
-	CS_PREC_BF16, CS_PREC_FP16, CS_PREC_FP8, CS_PREC_FP32, CS_PREC_FP8_ALL
+	CS_PREC_BF16,
+	CS_PREC_FP16,
+	CS_PREC_FP8,
+	CS_PREC_FP32,
+	CS_PREC_FP8_ALL
 } cs_precision;
 
-static inline bool cs_prec_is_fp8(cs_precision p)
-{
-	return p == CS_PREC_FP8 || p == CS_PREC_FP8_ALL;
-}
+static inline bool cs_prec_is_fp8(cs_precision p) { return p == CS_PREC_FP8 || p == CS_PREC_FP8_ALL; }
 /* The dtype of the optimizer's state: the master copy of the weights and the
  * moments (Apex DistributedFusedAdam's `dtype`). */
 typedef enum cs_state_dtype { CS_STATE_FP32, CS_STATE_BF16 } cs_state_dtype;
 
 typedef enum cs_optimizer {
-	CS_OPT_ADAM, CS_OPT_ADAM_8BIT, CS_OPT_SGD, CS_OPT_SGD_MOMENTUM,
-	CS_OPT_LAMB,      /* Adam's moments and a per-tensor trust ratio (You et al. 2019) */
-	CS_OPT_ADAFACTOR  /* factored second moment, no first (Shazeer and Stern 2018) */
+	CS_OPT_ADAM,
+	CS_OPT_ADAM_8BIT,
+	CS_OPT_SGD,
+	CS_OPT_SGD_MOMENTUM,
+	CS_OPT_LAMB,     /* Adam's moments and a per-tensor trust ratio (You et al. 2019) */
+	CS_OPT_ADAFACTOR /* factored second moment, no first (Shazeer and Stern 2018) */
 } cs_optimizer;
 
 /* How each micro-batch's weight gradients reach the gradient buffer. */
 typedef enum cs_grad_accum {
-	CS_GRAD_ACCUM_FUSED,    /* inside the weight-gradient GEMM (Megatron's fusion) */
-	CS_GRAD_ACCUM_SEPARATE  /* a kernel of its own (PyTorch's AccumulateGrad) */
+	CS_GRAD_ACCUM_FUSED,   /* inside the weight-gradient GEMM (Megatron's fusion) */
+	CS_GRAD_ACCUM_SEPARATE /* a kernel of its own (PyTorch's AccumulateGrad) */
 } cs_grad_accum;
 
 /* The training software, which decides the kernels around the GEMMs. */
@@ -216,40 +224,44 @@ typedef struct cs_fp8_spec {
 
 typedef struct cs_training_spec {
 	int64_t seq_len;
-	int64_t global_batch;   /* sequences per optimizer step */
-	int64_t micro_batch;    /* sequences per micro-batch */
-	cs_precision precision; /* matmul precision */
-	cs_precision grad_dtype;/* bf16 (16 B/param with Adam) or fp32 (18) */
+	int64_t global_batch;    /* sequences per optimizer step */
+	int64_t micro_batch;     /* sequences per micro-batch */
+	cs_precision precision;  /* matmul precision */
+	cs_precision grad_dtype; /* bf16 (16 B/param with Adam) or fp32 (18) */
 	cs_grad_accum grad_accum;
 	cs_optimizer optimizer;
 	cs_state_dtype optimizer_dtype;
 	bool dropout;
 	cs_framework framework;
 	cs_attn_kernel attention_kernel; /* fused attention implementation */
-	bool cuda_graphs;         /* kernels launched from CUDA graphs, not eagerly */
-	bool step_edges;          /* the work around forward and backward: gradient
+	bool cuda_graphs;                /* kernels launched from CUDA graphs, not eagerly */
+	bool step_edges;                 /* the work around forward and backward: gradient
 	                           * zeroing, loss reduction, host synchronisations */
-	bool grad_clip;           /* the gradient norm and clipping before the update */
-	cs_fp8_spec fp8;          /* Transformer Engine's fp8 recipe as it runs (precision fp8) */
-	int64_t doc_mean;         /* mean document length in tokens under a document
+	bool grad_clip;                  /* the gradient norm and clipping before the update */
+	cs_fp8_spec fp8;                 /* Transformer Engine's fp8 recipe as it runs (precision fp8) */
+	int64_t doc_mean;                /* mean document length in tokens under a document
 	                           * mask; 0: one document per sequence */
 	cs_doc_dist doc_dist;
-	double doc_sigma;         /* lognormal: sigma of log(length) */
+	double doc_sigma; /* lognormal: sigma of log(length) */
 } cs_training_spec;
 
 /* ---- parallel plan ------------------------------------------------------ */
 
 typedef enum cs_schedule {
-	CS_SCHED_GPIPE, CS_SCHED_1F1B, CS_SCHED_INTERLEAVED, CS_SCHED_ZB_H1, CS_SCHED_ZB_V
+	CS_SCHED_GPIPE,
+	CS_SCHED_1F1B,
+	CS_SCHED_INTERLEAVED,
+	CS_SCHED_ZB_H1,
+	CS_SCHED_ZB_V
 } cs_schedule;
 
 typedef enum cs_sharding {
-	CS_SHARD_NONE,      /* DDP */
-	CS_SHARD_ZERO1,     /* distributed optimizer: optimizer states */
-	CS_SHARD_ZERO2,     /* + gradients */
-	CS_SHARD_ZERO3,     /* + parameters (FSDP FULL_SHARD) */
-	CS_SHARD_GRAD_OP,   /* FSDP SHARD_GRAD_OP: params gathered once, kept fwd->bwd */
-	CS_SHARD_HYBRID     /* FSDP HYBRID_SHARD: full shard in a node, all-reduce across */
+	CS_SHARD_NONE,    /* DDP */
+	CS_SHARD_ZERO1,   /* distributed optimizer: optimizer states */
+	CS_SHARD_ZERO2,   /* + gradients */
+	CS_SHARD_ZERO3,   /* + parameters (FSDP FULL_SHARD) */
+	CS_SHARD_GRAD_OP, /* FSDP SHARD_GRAD_OP: params gathered once, kept fwd->bwd */
+	CS_SHARD_HYBRID   /* FSDP HYBRID_SHARD: full shard in a node, all-reduce across */
 } cs_sharding;
 
 typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST } cs_prefetch;
@@ -261,8 +273,12 @@ typedef enum cs_cp_kind { CS_CP_ALLGATHER, CS_CP_RING } cs_cp_kind;
 typedef enum cs_tp_overlap_model { CS_TPO_USERBUFFERS, CS_TPO_NCCL } cs_tp_overlap_model;
 /* The userbuffers layer configuration (program/build_ubuf.c holds each). */
 typedef enum cs_ub_config {
-	CS_UB_TE_DEFAULT, CS_UB_NEMO_H12288_TP4, CS_UB_NEMO_H8192_TP4, CS_UB_NEMO_H16384_TP8_CP2,
-	CS_UB_DGXC_GPT3_175B, CS_UB_CONFIGS
+	CS_UB_TE_DEFAULT,
+	CS_UB_NEMO_H12288_TP4,
+	CS_UB_NEMO_H8192_TP4,
+	CS_UB_NEMO_H16384_TP8_CP2,
+	CS_UB_DGXC_GPT3_175B,
+	CS_UB_CONFIGS
 } cs_ub_config;
 
 /* Mesh axes, innermost first in cs_parallel_spec.order. */
@@ -270,17 +286,17 @@ typedef enum cs_axis { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_D
 
 typedef struct cs_parallel_spec {
 	int64_t tp, pp, dp, cp, ep;
-	int order[CS_AXIS_COUNT];  /* axis ids, innermost first; default tp, cp, ep, pp, dp */
+	int order[CS_AXIS_COUNT]; /* axis ids, innermost first; default tp, cp, ep, pp, dp */
 	bool sequence_parallel;
-	bool tp_overlap;           /* overlap TP collectives with neighbouring GEMMs */
+	bool tp_overlap; /* overlap TP collectives with neighbouring GEMMs */
 	cs_tp_overlap_model tp_overlap_model;
 	cs_ub_config tp_overlap_config;
-	bool tp_overlap_fp8_buf;   /* userbuffers' pipelined forward reduce-scatters in fp8
+	bool tp_overlap_fp8_buf; /* userbuffers' pipelined forward reduce-scatters in fp8
 	                            * buffers under the fp8 recipe (TE's fp8_buf) */
 	cs_schedule schedule;
-	int64_t virtual_stages;    /* interleaved / zb-v chunks per stage */
-	bool account_embedding;    /* split layers as if the embedding were one more */
-	bool account_loss;         /* ... and the LM head and loss one more */
+	int64_t virtual_stages; /* interleaved / zb-v chunks per stage */
+	bool account_embedding; /* split layers as if the embedding were one more */
+	bool account_loss;      /* ... and the LM head and loss one more */
 	cs_sharding sharding;
 	double bucket_bytes;       /* DDP / distributed optimizer bucket cap */
 	double first_bucket_bytes; /* DDP's small first bucket */
@@ -292,19 +308,27 @@ typedef struct cs_parallel_spec {
 	cs_recompute recompute;
 	bool flash_attention;
 	cs_cp_kind cp_kind;
-	double expert_imbalance;   /* busiest expert rank's load / mean, >= 1 */
+	double expert_imbalance; /* busiest expert rank's load / mean, >= 1 */
 } cs_parallel_spec;
 
 /* ---- collectives and simulation ----------------------------------------- */
 
 typedef enum cs_coll_algo {
-	CS_ALGO_AUTO, CS_ALGO_RING, CS_ALGO_TREE, CS_ALGO_NVLS, CS_ALGO_NVLS_TREE,
+	CS_ALGO_AUTO,
+	CS_ALGO_RING,
+	CS_ALGO_TREE,
+	CS_ALGO_NVLS,
+	CS_ALGO_NVLS_TREE,
 	CS_ALGO_HIER,
 	CS_ALGO_TORUS, /* on a torus: bidirectional rings along every dimension at once */
 	CS_ALGO_COUNT
 } cs_coll_algo;
 typedef enum cs_coll_proto {
-	CS_PROTO_AUTO, CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE, CS_PROTO_COUNT
+	CS_PROTO_AUTO,
+	CS_PROTO_LL,
+	CS_PROTO_LL128,
+	CS_PROTO_SIMPLE,
+	CS_PROTO_COUNT
 } cs_coll_proto;
 typedef enum cs_fidelity { CS_FIDELITY_ANALYTIC, CS_FIDELITY_FLOW } cs_fidelity;
 
@@ -312,10 +336,10 @@ typedef struct cs_coll_spec {
 	cs_coll_algo algorithm;
 	cs_coll_proto protocol;
 	cs_fidelity fidelity;
-	int channels;             /* 0: NCCL's default for the topology */
-	int qps;                  /* queue pairs per network connection
+	int channels;      /* 0: NCCL's default for the topology */
+	int qps;           /* queue pairs per network connection
 	                           * (NCCL_IB_QPS_PER_CONNECTION) */
-	double contention;        /* scale of the measured compute slowdown while
+	double contention; /* scale of the measured compute slowdown while
 	                           * communication kernels hold SMs (0: none) */
 	/* factors on the tuner's NVLink bus bandwidth, NIC rate and latencies,
 	 * from a calibration file's 'network' (0 or 1: as derived) */
@@ -326,8 +350,8 @@ typedef struct cs_sim_spec {
 	int64_t steps;
 	bool fold;
 	uint64_t seed;
-	int64_t threads;   /* to run the parts of one simulation on */
-	int64_t parts;     /* most parts to split a run into, 0 the runner's choice, 1 whole;
+	int64_t threads; /* to run the parts of one simulation on */
+	int64_t parts;   /* most parts to split a run into, 0 the runner's choice, 1 whole;
 	                    * no key: the result is the same, only the cost differs (tests
 	                    * and benchmarks set it) */
 } cs_sim_spec;
@@ -338,29 +362,34 @@ typedef struct cs_sim_spec {
  * (gpu, hbm), a node (host, network: the node's links and its share of the
  * switches), a NIC (one per GPU, rail-optimised) or the job (software). */
 typedef enum cs_fail_class {
-	CS_FAIL_GPU, CS_FAIL_HBM, CS_FAIL_HOST, CS_FAIL_NIC, CS_FAIL_NETWORK, CS_FAIL_SOFTWARE,
+	CS_FAIL_GPU,
+	CS_FAIL_HBM,
+	CS_FAIL_HOST,
+	CS_FAIL_NIC,
+	CS_FAIL_NETWORK,
+	CS_FAIL_SOFTWARE,
 	CS_FAIL_CLASSES
 } cs_fail_class;
 typedef enum cs_fail_dist { CS_FAIL_EXPONENTIAL, CS_FAIL_WEIBULL } cs_fail_dist;
 typedef enum cs_reliab_preset { CS_RELIAB_NONE, CS_RELIAB_LLAMA3 } cs_reliab_preset;
 
 typedef struct cs_reliability_spec {
-	cs_reliab_preset preset;   /* fills the rates left unset (< 0) */
+	cs_reliab_preset preset;      /* fills the rates left unset (< 0) */
 	double rate[CS_FAIL_CLASSES]; /* per unit per hour; < 0: unset (the preset's, else 0) */
-	double planned_per_day;    /* planned maintenance interruptions of the job; < 0 unset */
-	cs_fail_dist distribution; /* of each class's gaps between failures */
+	double planned_per_day;       /* planned maintenance interruptions of the job; < 0 unset */
+	cs_fail_dist distribution;    /* of each class's gaps between failures */
 	double weibull_shape;
 	int64_t checkpoint_interval_ns; /* of training time between checkpoints; 0: none */
-	double checkpoint_bytes;   /* whole job; 0: weights + optimizer state (memory model) */
-	double node_write_bw;      /* bytes/s each node writes to storage */
-	double storage_bw;         /* bytes/s the shared storage takes in all (and reads back) */
-	double storage_capacity;   /* bytes; 0: unlimited */
-	bool async_checkpoint;     /* snapshot to host memory, write in the background */
-	double snapshot_bw;        /* bytes/s per GPU of that snapshot (device to host) */
-	int64_t restart_ns;        /* scheduler, process start, communicator set-up */
-	int64_t spares;            /* hot spare nodes */
-	int64_t repair_ns;         /* until a failed node is back in the spare pool */
-	bool elastic;              /* without a spare, go on with fewer data-parallel replicas */
+	double checkpoint_bytes;        /* whole job; 0: weights + optimizer state (memory model) */
+	double node_write_bw;           /* bytes/s each node writes to storage */
+	double storage_bw;              /* bytes/s the shared storage takes in all (and reads back) */
+	double storage_capacity;        /* bytes; 0: unlimited */
+	bool async_checkpoint;          /* snapshot to host memory, write in the background */
+	double snapshot_bw;             /* bytes/s per GPU of that snapshot (device to host) */
+	int64_t restart_ns;             /* scheduler, process start, communicator set-up */
+	int64_t spares;                 /* hot spare nodes */
+	int64_t repair_ns;              /* until a failed node is back in the spare pool */
+	bool elastic;                   /* without a spare, go on with fewer data-parallel replicas */
 } cs_reliability_spec;
 
 /* ---- perturbations ------------------------------------------------------ */
@@ -370,33 +399,45 @@ typedef struct cs_reliability_spec {
  * group's tier is the highest it crosses. One table of names serves the
  * scenario and the reports (cs_tier_name): "nvlink", "nic", "leaf", "pod". */
 typedef enum cs_tier {
-	CS_TIER_NVLINK,  /* the scale-up links, inside one domain */
-	CS_TIER_NIC,     /* the NICs: between domains under one leaf switch */
-	CS_TIER_LEAF,    /* the leaves' uplinks: between leaves of one pod */
-	CS_TIER_POD,     /* the pods' uplinks: between pods */
+	CS_TIER_NVLINK, /* the scale-up links, inside one domain */
+	CS_TIER_NIC,    /* the NICs: between domains under one leaf switch */
+	CS_TIER_LEAF,   /* the leaves' uplinks: between leaves of one pod */
+	CS_TIER_POD,    /* the pods' uplinks: between pods */
 	CS_TIERS
 } cs_tier;
 
-typedef enum cs_pert_target { CS_PERT_GPU, CS_PERT_NODE, CS_PERT_RANKS, CS_PERT_LINK, CS_PERT_TIER, CS_PERT_RANDOM } cs_pert_target;
+typedef enum cs_pert_target {
+	CS_PERT_GPU,
+	CS_PERT_NODE,
+	CS_PERT_RANKS,
+	CS_PERT_LINK,
+	CS_PERT_TIER,
+	CS_PERT_RANDOM
+} cs_pert_target;
 typedef enum cs_dist {
-	CS_DIST_NONE, CS_DIST_NORMAL, CS_DIST_LOGNORMAL, CS_DIST_GAMMA, CS_DIST_UNIFORM, CS_DIST_EXPONENTIAL
+	CS_DIST_NONE,
+	CS_DIST_NORMAL,
+	CS_DIST_LOGNORMAL,
+	CS_DIST_GAMMA,
+	CS_DIST_UNIFORM,
+	CS_DIST_EXPONENTIAL
 } cs_dist;
 
 typedef struct cs_perturbation {
 	cs_pert_target target;
-	int64_t first, last;      /* GPU, node or rank range (inclusive) */
-	double compute;           /* compute time factor, > 0 (1.25 = 25 % slower) */
-	double bandwidth;         /* fraction of bandwidth kept, (0, 1] */
+	int64_t first, last; /* GPU, node or rank range (inclusive) */
+	double compute;      /* compute time factor, > 0 (1.25 = 25 % slower) */
+	double bandwidth;    /* fraction of bandwidth kept, (0, 1] */
 	int64_t extra_latency_ns;
-	cs_tier tier;             /* CS_PERT_TIER: every link of the tier; CS_PERT_LINK: the
+	cs_tier tier;    /* CS_PERT_TIER: every link of the tier; CS_PERT_LINK: the
 	                           * GPU's own port of it (CS_TIER_NVLINK or CS_TIER_NIC) */
-	cs_dist dist;             /* CS_PERT_RANDOM */
-	double fraction;          /* of GPUs drawn */
-	double p1, p2;            /* distribution parameters (mean/sigma, shape/scale, lo/hi) */
-	bool per_step;            /* redrawn every step */
+	cs_dist dist;    /* CS_PERT_RANDOM */
+	double fraction; /* of GPUs drawn */
+	double p1, p2;   /* distribution parameters (mean/sigma, shape/scale, lo/hi) */
+	bool per_step;   /* redrawn every step */
 	int64_t start_step;
 	uint64_t seed;
-	int line, col;            /* where it was declared, for messages */
+	int line, col; /* where it was declared, for messages */
 } cs_perturbation;
 
 /* ---- the scenario ------------------------------------------------------- */
@@ -420,20 +461,20 @@ typedef struct cs_key_pos {
 typedef enum cs_fleet_preset { CS_FLEET_PRODUCTION, CS_FLEET_IDEAL } cs_fleet_preset;
 typedef struct cs_fleet_spec {
 	cs_fleet_preset preset;
-	double spread;          /* sigma of log(compute factor) across GPUs, persistent */
-	double slow_machines;   /* fraction of machines that compute slower */
-	double slow_factor;     /* their compute time factor (> 1) */
-	double diurnal;         /* peak-to-trough swing of compute time over a day */
-	int64_t gc_pause_ns;    /* one Python garbage collection on the forward path */
-	int64_t gc_interval;    /* steps between one rank's collections */
-	int gc_sync;            /* < 0 unset; 1: every rank collects at the same step */
-	int exact;              /* no key: per-GPU factors as drawn, not shared by the
+	double spread;        /* sigma of log(compute factor) across GPUs, persistent */
+	double slow_machines; /* fraction of machines that compute slower */
+	double slow_factor;   /* their compute time factor (> 1) */
+	double diurnal;       /* peak-to-trough swing of compute time over a day */
+	int64_t gc_pause_ns;  /* one Python garbage collection on the forward path */
+	int64_t gc_interval;  /* steps between one rank's collections */
+	int gc_sync;          /* < 0 unset; 1: every rank collects at the same step */
+	int exact;            /* no key: per-GPU factors as drawn, not shared by the
 	                         * tensor-parallel group (tests compare the two) */
 } cs_fleet_spec;
 
 typedef struct cs_scenario {
 	char name[CS_NAME_MAX];
-	char path[CS_PATH_MAX];   /* file it came from ("" for built-in) */
+	char path[CS_PATH_MAX]; /* file it came from ("" for built-in) */
 	cs_cluster_spec cluster;
 	cs_model_spec model;
 	cs_training_spec training;
@@ -444,7 +485,7 @@ typedef struct cs_scenario {
 	cs_fleet_spec fleet;
 	int n_perturbations;
 	cs_perturbation perturbations[CS_MAX_PERTURBATIONS];
-	unsigned derived;         /* config bookkeeping: values cs_config_validate
+	unsigned derived; /* config bookkeeping: values cs_config_validate
 	                           * derived (CS_DERIVED_* in config/config.h), so
 	                           * a later override derives them again */
 	cs_key_pos where[CS_SCENARIO_MAX_KEYS];

@@ -10,7 +10,7 @@
 
 #include "config/config_int.h"
 
-static const char *const axis_names[] = {"tp", "cp", "ep", "pp", "dp", NULL};
+static const char *const axis_names[] = { "tp", "cp", "ep", "pp", "dp", NULL };
 
 /* ---- setting one value --------------------------------------------------- */
 
@@ -28,15 +28,14 @@ static void join_names(const char *const *names, char *buf, size_t n)
 }
 
 static cs_status unknown_name(const cs_config_key *k, const char *text, const char *const *names,
-                              size_t count, char *msg, size_t n)
+			      size_t count, char *msg, size_t n)
 {
 	const char *near = cs_suggest(text, names, count);
 	char list[256];
 
 	join_names(names, list, sizeof list);
 	if (near)
-		snprintf(msg, n, "unknown value '%.40s' for '%s' (did you mean '%s'?)", text, k->path,
-		         near);
+		snprintf(msg, n, "unknown value '%.40s' for '%s' (did you mean '%s'?)", text, k->path, near);
 	else
 		snprintf(msg, n, "unknown value '%.40s' for '%s' (expected %s)", text, k->path, list);
 	return CS_ERR_INPUT;
@@ -136,8 +135,10 @@ static cs_status set_order(cs_scenario *sc, const cs_config_key *k, const char *
 	memcpy(sc->parallel.order, order, sizeof order);
 	return CS_OK;
 bad:
-	snprintf(msg, n, "'%s' must name tp, cp, ep, pp and dp once each, innermost first "
-	         "(e.g. 'tp-cp-ep-pp-dp'), got '%.40s'", k->path, text);
+	snprintf(msg, n,
+		 "'%s' must name tp, cp, ep, pp and dp once each, innermost first "
+		 "(e.g. 'tp-cp-ep-pp-dp'), got '%.40s'",
+		 k->path, text);
 	return CS_ERR_INPUT;
 }
 
@@ -158,8 +159,8 @@ static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char 
 		const cs_model_spec *m = cs_preset_model(text);
 		if (m) {
 			sc->model = *m;
-			sc->derived &= ~(unsigned)(CS_DERIVED_KV_HEADS | CS_DERIVED_MAX_POS |
-			                           CS_DERIVED_EXPERT_FFN);
+			sc->derived &=
+				~(unsigned)(CS_DERIVED_KV_HEADS | CS_DERIVED_MAX_POS | CS_DERIVED_EXPERT_FFN);
 			return CS_OK;
 		}
 		while (count < 32 && (names[count] = cs_preset_model_name(count)))
@@ -172,7 +173,7 @@ static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char 
 		join_names(names, list, sizeof list);
 		if (near)
 			snprintf(msg, n, "unknown preset '%.40s' for '%s' (did you mean '%s'?)", text,
-			         k->path, near);
+				 k->path, near);
 		else
 			snprintf(msg, n, "unknown preset '%.40s' for '%s' (known: %s)", text, k->path, list);
 	}
@@ -190,10 +191,8 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 		return CS_ERR_INPUT;
 	}
 	switch (k->kind) {
-	case CS_KIND_INT:
-		return set_int(sc, k, text, msg, n);
-	case CS_KIND_BOOL:
-		return set_bool(sc, k, text, msg, n);
+	case CS_KIND_INT: return set_int(sc, k, text, msg, n);
+	case CS_KIND_BOOL: return set_bool(sc, k, text, msg, n);
 	case CS_KIND_FLOAT:
 	case CS_KIND_RATIO:
 		if (!cs__parse_number(text, &v)) {
@@ -232,7 +231,7 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 		if (cs__parse_quantity(text, k->kind, &v, &no_unit, why, sizeof why) != CS_OK) {
 			if (no_unit)
 				snprintf(msg, n, "'%s' needs a unit (e.g. '%.20s %s')", k->path, text,
-				         strchr(cs_config_kind_example(k->kind), ' ') + 1);
+					 strchr(cs_config_kind_example(k->kind), ' ') + 1);
 			else
 				snprintf(msg, n, "'%s': %s", k->path, why);
 			return CS_ERR_INPUT;
@@ -253,11 +252,9 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 		memcpy(field, &v, sizeof v);
 		return CS_OK;
 	}
-	case CS_KIND_ORDER:
-		return set_order(sc, k, text, msg, n);
+	case CS_KIND_ORDER: return set_order(sc, k, text, msg, n);
 	case CS_KIND_GPU_PRESET:
-	case CS_KIND_MODEL_PRESET:
-		return set_preset(sc, k, text, msg, n);
+	case CS_KIND_MODEL_PRESET: return set_preset(sc, k, text, msg, n);
 	}
 	snprintf(msg, n, "'%s' has an unknown kind", k->path);
 	return CS_ERR_INPUT;

@@ -32,7 +32,7 @@ static cs_status get_num(const ctx *c, const char *key, const yaml_node_t *n, do
 {
 	if (!text(n) || !cs__parse_number(text(n), out))
 		return err(c, n, "straggler '%s' expects a number, got %s", key,
-		           text(n) ? text(n) : "a mapping or list");
+			   text(n) ? text(n) : "a mapping or list");
 	return CS_OK;
 }
 
@@ -42,7 +42,7 @@ static cs_status get_index(const ctx *c, const char *key, const yaml_node_t *n, 
 
 	if (!text(n) || !cs__parse_number(text(n), &v) || v != floor(v) || strpbrk(text(n), ".eE"))
 		return err(c, n, "straggler '%s' expects an integer, got '%.40s'", key,
-		           text(n) ? text(n) : "a mapping or list");
+			   text(n) ? text(n) : "a mapping or list");
 	if (v < 0 || v > 9e15)
 		return err(c, n, "straggler '%s' must be between 0 and 9e15, got '%.40s'", key, text(n));
 	*out = (int64_t)v;
@@ -66,15 +66,14 @@ static int pick(const char *word, const char *const *names)
 	return -1;
 }
 
-static cs_status bad_name(const ctx *c, const yaml_node_t *n, const char *what,
-                          const char *const *names, size_t count)
+static cs_status bad_name(const ctx *c, const yaml_node_t *n, const char *what, const char *const *names,
+			  size_t count)
 {
 	const char *near = text(n) ? cs_suggest(text(n), names, count) : NULL;
 	char body[300];
 
 	if (near)
-		snprintf(body, sizeof body, "unknown %s '%.40s' (did you mean '%s'?)", what,
-		         text(n), near);
+		snprintf(body, sizeof body, "unknown %s '%.40s' (did you mean '%s'?)", what, text(n), near);
 	else
 		snprintf(body, sizeof body, "unknown %s '%.40s'", what, text(n) ? text(n) : "");
 	return err(c, n, "%s", body);
@@ -82,14 +81,14 @@ static cs_status bad_name(const ctx *c, const yaml_node_t *n, const char *what,
 
 /* ---- random draws ------------------------------------------------------- */
 
-static const char *const dist_names[] = {"normal", "lognormal", "gamma", "uniform", "exponential", NULL};
+static const char *const dist_names[] = { "normal", "lognormal", "gamma", "uniform", "exponential", NULL };
 /* parameter names in p1, p2 order; "" for none; defaults NAN = required */
-static const struct { const char *p1, *p2; double d1, d2; } dist_params[] = {
-	{"mean", "stddev", 1.0, NAN},
-	{"mu", "sigma", 0.0, NAN},
-	{"shape", "scale", NAN, NAN},
-	{"low", "high", NAN, NAN},
-	{"mean", "", NAN, 0.0},
+static const struct {
+	const char *p1, *p2;
+	double d1, d2;
+} dist_params[] = {
+	{ "mean", "stddev", 1.0, NAN }, { "mu", "sigma", 0.0, NAN }, { "shape", "scale", NAN, NAN },
+	{ "low", "high", NAN, NAN },    { "mean", "", NAN, 0.0 },
 };
 
 static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *pt)
@@ -98,8 +97,9 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 	int d;
 
 	if (map->type != YAML_MAPPING_NODE)
-		return err(c, map, "straggler 'random' must be a mapping with fraction and "
-		           "distribution");
+		return err(c, map,
+			   "straggler 'random' must be a mapping with fraction and "
+			   "distribution");
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
 		if (k && text(k) && strcmp(text(k), "distribution") == 0)
@@ -107,7 +107,7 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 	}
 	if (!dist)
 		return err(c, map, "straggler 'random' needs a 'distribution' (%s)",
-		           "normal | lognormal | gamma | uniform | exponential");
+			   "normal | lognormal | gamma | uniform | exponential");
 	if (!text(dist) || (d = pick(text(dist), dist_names)) < 0)
 		return bad_name(c, dist, "distribution", dist_names, 5);
 	pt->dist = (cs_dist)(CS_DIST_NORMAL + d);
@@ -130,11 +130,12 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 		else {
 			char expect[64];
 			snprintf(expect, sizeof expect, "fraction, %s%s%s", dist_params[d].p1,
-			         dist_params[d].p2[0] ? ", " : "", dist_params[d].p2);
-			snprintf(c->diag->msg, sizeof c->diag->msg, "%.300s:%d:%d: unknown key '%.40s' "
-			         "for the '%s' distribution (expected %s)", c->file,
-			         (int)k->start_mark.line + 1, (int)k->start_mark.column + 1, name,
-			         dist_names[d], expect);
+				 dist_params[d].p2[0] ? ", " : "", dist_params[d].p2);
+			snprintf(c->diag->msg, sizeof c->diag->msg,
+				 "%.300s:%d:%d: unknown key '%.40s' "
+				 "for the '%s' distribution (expected %s)",
+				 c->file, (int)k->start_mark.line + 1, (int)k->start_mark.column + 1, name,
+				 dist_names[d], expect);
 			return CS_ERR_INPUT;
 		}
 		if (st != CS_OK)
@@ -164,18 +165,14 @@ static cs_status parse_random(const ctx *c, yaml_node_t *map, cs_perturbation *p
 
 /* ---- one entry ----------------------------------------------------------- */
 
-static const char *const entry_keys[] = {
-	"gpu", "node", "ranks", "compute", "link", "bandwidth", "latency", "tier", "random",
-	"seed", "per_step", "start_step", NULL
-};
+static const char *const entry_keys[] = { "gpu",       "node",       "ranks", "compute", "link",
+					  "bandwidth", "latency",    "tier",  "random",  "seed",
+					  "per_step",  "start_step", NULL };
 /* The names of cs_tier, in its order; a GPU's own link is one of the first two. */
-static const char *const tier_names[] = {"nvlink", "nic", "leaf", "pod", NULL};
-static const char *const link_names[] = {"nvlink", "nic", NULL};
+static const char *const tier_names[] = { "nvlink", "nic", "leaf", "pod", NULL };
+static const char *const link_names[] = { "nvlink", "nic", NULL };
 
-const char *cs_tier_name(cs_tier t)
-{
-	return (unsigned)t < CS_TIERS ? tier_names[t] : "?";
-}
+const char *cs_tier_name(cs_tier t) { return (unsigned)t < CS_TIERS ? tier_names[t] : "?"; }
 
 static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *pt)
 {
@@ -208,20 +205,32 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 		if (which <= 2 || which == 7 || which == 8)
 			targets++;
 		switch (which) {
-		case 0: pt->target = CS_PERT_GPU; st = get_index(c, name, val, &pt->first); pt->last = pt->first; break;
-		case 1: pt->target = CS_PERT_NODE; st = get_index(c, name, val, &pt->first); pt->last = pt->first; break;
+		case 0:
+			pt->target = CS_PERT_GPU;
+			st = get_index(c, name, val, &pt->first);
+			pt->last = pt->first;
+			break;
+		case 1:
+			pt->target = CS_PERT_NODE;
+			st = get_index(c, name, val, &pt->first);
+			pt->last = pt->first;
+			break;
 		case 2:
 			pt->target = CS_PERT_RANKS;
 			if (val->type != YAML_SEQUENCE_NODE ||
 			    val->data.sequence.items.top - val->data.sequence.items.start != 2)
 				return err(c, val, "straggler 'ranks' expects a list [first, last]");
-			st = get_index(c, name, yaml_document_get_node(c->doc, val->data.sequence.items.start[0]),
-			               &pt->first);
+			st = get_index(c, name,
+				       yaml_document_get_node(c->doc, val->data.sequence.items.start[0]),
+				       &pt->first);
 			if (st == CS_OK)
-				st = get_index(c, name, yaml_document_get_node(c->doc,
-				               val->data.sequence.items.start[1]), &pt->last);
+				st = get_index(
+					c, name,
+					yaml_document_get_node(c->doc, val->data.sequence.items.start[1]),
+					&pt->last);
 			if (st == CS_OK && pt->last < pt->first)
-				return err(c, val, "straggler 'ranks' must be [first, last] with first <= last");
+				return err(c, val,
+					   "straggler 'ranks' must be [first, last] with first <= last");
 			break;
 		case 3:
 			has_compute = true;
@@ -229,18 +238,25 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 			/* a straggler is slower; a faster GPU would run past its peak and
 			 * report an MFU above what the hardware can give */
 			if (st == CS_OK && !(pt->compute >= 1))
-				return err(c, val, "straggler 'compute' must be at least 1 (a straggler "
-				           "is slower), got '%.40s'", text(val));
+				return err(c, val,
+					   "straggler 'compute' must be at least 1 (a straggler "
+					   "is slower), got '%.40s'",
+					   text(val));
 			break;
 		case 4:
 			if (!text(val) || (link = pick(text(val), link_names)) < 0)
 				return bad_name(c, val, "link", link_names, 2);
 			break;
-		case 5: has_bw = true; st = get_fraction(c, name, val, &pt->bandwidth); break;
+		case 5:
+			has_bw = true;
+			st = get_fraction(c, name, val, &pt->bandwidth);
+			break;
 		case 6:
 			has_lat = true;
-			if (!text(val) || cs_parse_time(text(val), &pt->extra_latency_ns, msg, sizeof msg) != CS_OK)
-				return err(c, val, "straggler 'latency': %s", text(val) ? msg : "expects a time");
+			if (!text(val) ||
+			    cs_parse_time(text(val), &pt->extra_latency_ns, msg, sizeof msg) != CS_OK)
+				return err(c, val, "straggler 'latency': %s",
+					   text(val) ? msg : "expects a time");
 			break;
 		case 7: {
 			int t;
@@ -250,7 +266,10 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 			pt->tier = (cs_tier)t;
 			break;
 		}
-		case 8: pt->target = CS_PERT_RANDOM; st = parse_random(c, val, pt); break;
+		case 8:
+			pt->target = CS_PERT_RANDOM;
+			st = parse_random(c, val, pt);
+			break;
 		case 9: {
 			int64_t seed;
 			st = get_index(c, name, val, &seed);
@@ -261,7 +280,7 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 			has_per_step = true;
 			if (!text(val) || (strcasecmp(text(val), "true") && strcasecmp(text(val), "false")))
 				return err(c, val, "straggler 'per_step' expects true or false, got '%.40s'",
-				           text(val) ? text(val) : "");
+					   text(val) ? text(val) : "");
 			pt->per_step = strcasecmp(text(val), "true") == 0;
 			break;
 		default: st = get_index(c, name, val, &pt->start_step); break;
@@ -270,8 +289,9 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 			return st;
 	}
 	if (targets != 1)
-		return err(c, item, "a straggler names exactly one target: gpu, node, ranks, tier or "
-		           "random");
+		return err(c, item,
+			   "a straggler names exactly one target: gpu, node, ranks, tier or "
+			   "random");
 	if (link >= 0) {
 		if (pt->target != CS_PERT_GPU)
 			return err(c, item, "straggler 'link' applies to one 'gpu'");
@@ -280,14 +300,16 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 	}
 	if (pt->target == CS_PERT_LINK || pt->target == CS_PERT_TIER) {
 		if (has_compute)
-			return err(c, item, "straggler 'compute' applies to gpu, node, ranks or random, "
-			           "not to links");
+			return err(c, item,
+				   "straggler 'compute' applies to gpu, node, ranks or random, "
+				   "not to links");
 		if (!has_bw && !has_lat)
 			return err(c, item, "a link or tier straggler needs 'bandwidth' or 'latency'");
 	} else {
 		if (has_bw || has_lat)
-			return err(c, item, "'bandwidth' and 'latency' need 'link' (nic or nvlink) or "
-			           "'tier'");
+			return err(c, item,
+				   "'bandwidth' and 'latency' need 'link' (nic or nvlink) or "
+				   "'tier'");
 		if (pt->target == CS_PERT_RANDOM && has_compute)
 			return err(c, item, "a random straggler draws its compute factor; drop 'compute'");
 		if (pt->target != CS_PERT_RANDOM && !has_compute)
@@ -298,13 +320,14 @@ static cs_status parse_entry(const ctx *c, yaml_node_t *item, cs_perturbation *p
 	return CS_OK;
 }
 
-cs_status cs__config_stragglers(cs_scenario *sc, yaml_document_t *doc, yaml_node_t *list,
-                                const char *file, cs_diag *diag)
+cs_status cs__config_stragglers(cs_scenario *sc, yaml_document_t *doc, yaml_node_t *list, const char *file,
+				cs_diag *diag)
 {
-	ctx c = {doc, file, diag};
+	ctx c = { doc, file, diag };
 	int n = 0;
 
-	for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++) {
+	for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+	     it++) {
 		yaml_node_t *item = yaml_document_get_node(doc, *it);
 		cs_status st;
 		if (!item)
@@ -316,7 +339,7 @@ cs_status cs__config_stragglers(cs_scenario *sc, yaml_document_t *doc, yaml_node
 		}
 		if (item->type != YAML_MAPPING_NODE)
 			return err(&c, item, "each straggler must be a mapping, not a %s",
-			           item->type == YAML_SEQUENCE_NODE ? "list" : "scalar");
+				   item->type == YAML_SEQUENCE_NODE ? "list" : "scalar");
 		if ((st = parse_entry(&c, item, &sc->perturbations[n])) != CS_OK)
 			return st;
 		n++;

@@ -18,29 +18,25 @@ typedef struct unit {
 	double factor;
 } unit;
 
-static const unit size_units[] = {
-	{"B", 1.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-	{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-	{"TiB", 1099511627776.0}, {NULL, 0}
-};
+static const unit size_units[] = { { "B", 1.0 },         { "KB", 1e3 },           { "MB", 1e6 },
+				   { "GB", 1e9 },        { "TB", 1e12 },          { "KiB", 1024.0 },
+				   { "MiB", 1048576.0 }, { "GiB", 1073741824.0 }, { "TiB", 1099511627776.0 },
+				   { NULL, 0 } };
 
 static const unit bandwidth_units[] = {
-	{"B/s", 1.0}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
-	{"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
-	{"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8}, {NULL, 0}
+	{ "B/s", 1.0 },      { "KB/s", 1e3 },     { "MB/s", 1e6 },        { "GB/s", 1e9 },
+	{ "TB/s", 1e12 },    { "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 },
+	{ "Mb/s", 1e6 / 8 }, { "Gb/s", 1e9 / 8 }, { "Tb/s", 1e12 / 8 },   { NULL, 0 }
 };
 
 /* factors to nanoseconds */
-static const unit time_units[] = {
-	{"ns", 1.0}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"min", 60e9},
-	{"h", 3600e9}, {"d", 86400e9}, {NULL, 0}
-};
+static const unit time_units[] = { { "ns", 1.0 },   { "us", 1e3 },    { "\xc2\xb5s", 1e3 },
+				   { "ms", 1e6 },   { "s", 1e9 },     { "min", 60e9 },
+				   { "h", 3600e9 }, { "d", 86400e9 }, { NULL, 0 } };
 
-static const unit flops_units[] = {
-	{"FLOPS", 1.0}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15},
-	{"FLOP/s", 1.0}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15},
-	{NULL, 0}
-};
+static const unit flops_units[] = { { "FLOPS", 1.0 },    { "GFLOPS", 1e9 },   { "TFLOPS", 1e12 },
+				    { "PFLOPS", 1e15 },  { "FLOP/s", 1.0 },   { "GFLOP/s", 1e9 },
+				    { "TFLOP/s", 1e12 }, { "PFLOP/s", 1e15 }, { NULL, 0 } };
 
 static const unit *units_of(cs_config_kind kind)
 {
@@ -90,8 +86,8 @@ bool cs__parse_number(const char *text, double *out)
 	return true;
 }
 
-cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
-                             bool *no_unit, char *msg, size_t n)
+cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out, bool *no_unit, char *msg,
+			     size_t n)
 {
 	const unit *units = units_of(kind);
 	char num[64], accepted[256];
@@ -105,13 +101,14 @@ cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
 		p++;
 	/* the number ends where the unit's first letter starts */
 	for (u = p; *u && (strchr("0123456789.+-", *u) ||
-	                   ((*u == 'e' || *u == 'E') && u > p && strchr("0123456789.", u[-1]) &&
-	                    u[1] && strchr("0123456789+-", u[1]))); u++)
+			   ((*u == 'e' || *u == 'E') && u > p && strchr("0123456789.", u[-1]) && u[1] &&
+			    strchr("0123456789+-", u[1])));
+	     u++)
 		;
 	len = (size_t)(u - p);
 	if (len == 0 || len >= sizeof num) {
 		snprintf(msg, n, "expected a %s like '%s', got '%.40s'", kind_word(kind),
-		         cs_config_kind_example(kind), text);
+			 cs_config_kind_example(kind), text);
 		return CS_ERR_INPUT;
 	}
 	memcpy(num, p, len);
@@ -120,7 +117,7 @@ cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
 	v = strtod(num, &end);
 	if (*end != '\0' || errno == ERANGE || !isfinite(v)) {
 		snprintf(msg, n, "expected a %s like '%s', got '%.40s'", kind_word(kind),
-		         cs_config_kind_example(kind), text);
+			 cs_config_kind_example(kind), text);
 		return CS_ERR_INPUT;
 	}
 	while (*u == ' ' || *u == '\t')
@@ -131,7 +128,7 @@ cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
 	if (len == 0) {
 		*no_unit = true;
 		snprintf(msg, n, "'%.40s' needs a unit (e.g. '%s %s')", text, num,
-		         strchr(cs_config_kind_example(kind), ' ') + 1);
+			 strchr(cs_config_kind_example(kind), ' ') + 1);
 		return CS_ERR_INPUT;
 	}
 	for (const unit *x = units; x->name; x++) {
@@ -150,7 +147,7 @@ cs_status cs__parse_quantity(const char *text, cs_config_kind kind, double *out,
 	}
 	list_units(units, accepted, sizeof accepted);
 	snprintf(msg, n, "unknown %s unit '%.*s' in '%.40s' (accepted: %s)", kind_word(kind),
-	         (int)(len > 20 ? 20 : len), u, text, accepted);
+		 (int)(len > 20 ? 20 : len), u, text, accepted);
 	return CS_ERR_INPUT;
 }
 

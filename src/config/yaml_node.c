@@ -19,8 +19,8 @@ cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, 
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof body, fmt, ap);
 	va_end(ap);
-	snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: %.680s", file,
-	         (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, body);
+	snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:%d: %.680s", file, (int)node->start_mark.line + 1,
+		 (int)node->start_mark.column + 1, body);
 	return CS_ERR_INPUT;
 }
 
@@ -43,29 +43,30 @@ cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *dia
 	}
 	if (yp->context)
 		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s (%s, line %d)", file,
-		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem,
-		         yp->context, (int)yp->context_mark.line + 1);
+			 (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem,
+			 yp->context, (int)yp->context_mark.line + 1);
 	else
 		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s", file,
-		         (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem);
+			 (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem);
 	return CS_ERR_INPUT;
 }
 
-cs_status cs__yaml_check_keys(cs_diag *diag, const char *file, yaml_document_t *doc,
-                              const yaml_node_t *map)
+cs_status cs__yaml_check_keys(cs_diag *diag, const char *file, yaml_document_t *doc, const yaml_node_t *map)
 {
 	yaml_node_pair_t *start = map->data.mapping.pairs.start;
 	for (yaml_node_pair_t *p = start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		if (!k || k->type != YAML_SCALAR_NODE)
 			return cs__yaml_at(diag, file, k ? k : map, "keys must be plain names, not %s",
-			                   k ? cs__yaml_type_word(k) : "nothing");
+					   k ? cs__yaml_type_word(k) : "nothing");
 		for (yaml_node_pair_t *q = start; q < p; q++) {
 			yaml_node_t *o = yaml_document_get_node(doc, q->key);
 			if (o && o->type == YAML_SCALAR_NODE &&
-			    strcmp((const char *)o->data.scalar.value, (const char *)k->data.scalar.value) == 0)
-				return cs__yaml_at(diag, file, k, "duplicate key '%.100s' (first given on line %d)",
-				                   (const char *)k->data.scalar.value, (int)o->start_mark.line + 1);
+			    strcmp((const char *)o->data.scalar.value, (const char *)k->data.scalar.value) ==
+				    0)
+				return cs__yaml_at(
+					diag, file, k, "duplicate key '%.100s' (first given on line %d)",
+					(const char *)k->data.scalar.value, (int)o->start_mark.line + 1);
 		}
 	}
 	return CS_OK;
@@ -76,8 +77,7 @@ bool cs__yaml_number(const yaml_node_t *node, double *out)
 	const char *s = (const char *)node->data.scalar.value;
 	char *end;
 
-	if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
-	    !s[0])
+	if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !s[0])
 		return false;
 	if (strcasecmp(s, ".nan") == 0 || strcasecmp(s + (s[0] == '+' || s[0] == '-'), ".inf") == 0) {
 		*out = s[1] == 'n' || s[1] == 'N' ? NAN : s[0] == '-' ? -INFINITY : INFINITY;

@@ -17,7 +17,8 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, const char *fmt, ...);
+cs_status
+cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, const char *fmt, ...);
 /* "a mapping", "a list", "a scalar" or "an empty value". */
 const char *cs__yaml_type_word(const yaml_node_t *node);
 /* libyaml's parse error as "file:line:col: yaml: problem (context, line
@@ -25,8 +26,7 @@ const char *cs__yaml_type_word(const yaml_node_t *node);
 cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *diag);
 /* The keys of mapping `map` in `doc`: plain scalars, each once; else the
  * message at the offending key (CS_ERR_INPUT). */
-cs_status cs__yaml_check_keys(cs_diag *diag, const char *file, yaml_document_t *doc,
-                              const yaml_node_t *map);
+cs_status cs__yaml_check_keys(cs_diag *diag, const char *file, yaml_document_t *doc, const yaml_node_t *map);
 /* A plain scalar's number, YAML's non-finite spellings included (the
  * caller refuses them); false when the node is not one. */
 bool cs__yaml_number(const yaml_node_t *node, double *out);

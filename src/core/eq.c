@@ -49,10 +49,10 @@ typedef struct bucket {
 
 struct cs_eq {
 	bucket b[EQ_BUCKETS];
-	uint64_t head;        /* bucket 0's first entry not yet popped */
-	uint64_t nonempty;    /* bit b - 1 set when bucket b (b >= 1) holds entries */
-	int64_t last;         /* the time popped last */
-	int64_t bound;        /* bucket 0 holds the pending times below it */
+	uint64_t head;     /* bucket 0's first entry not yet popped */
+	uint64_t nonempty; /* bit b - 1 set when bucket b (b >= 1) holds entries */
+	int64_t last;      /* the time popped last */
+	int64_t bound;     /* bucket 0 holds the pending times below it */
 	uint64_t size;
 	/* buckets [0, resv_k) hold at least resv_n entries each (capacities
 	 * only grow): a refill within that needs no reservation pass */
@@ -84,10 +84,7 @@ static inline int bucket_of(int64_t last, int64_t time)
 }
 
 /* The bound of a run of the times at t alone (t may be the largest time). */
-static inline int64_t just_after(int64_t t)
-{
-	return t < INT64_MAX ? t + 1 : INT64_MAX;
-}
+static inline int64_t just_after(int64_t t) { return t < INT64_MAX ? t + 1 : INT64_MAX; }
 
 /* Room for n entries in b: 0, or -1 on out-of-memory (b unchanged). */
 static int reserve(bucket *b, uint64_t n)
@@ -105,10 +102,7 @@ static int reserve(bucket *b, uint64_t n)
 }
 
 /* Room for one more entry in b. */
-static int grow(bucket *b)
-{
-	return b->n < b->cap ? 0 : reserve(b, b->cap ? 2 * b->cap : EQ_MIN_CAP);
-}
+static int grow(bucket *b) { return b->n < b->cap ? 0 : reserve(b, b->cap ? 2 * b->cap : EQ_MIN_CAP); }
 
 static int append(cs_eq *q, int k, cs_eq_entry e)
 {
@@ -163,7 +157,7 @@ static int insert_run(cs_eq *q, cs_eq_entry e)
 		if (dissolve_run(q) != 0)
 			return -1;
 		if (e.time >= q->bound)
-			return 1;   /* its bucket's now */
+			return 1; /* its bucket's now */
 	}
 	if (b->n == b->cap && q->head > 0 && q->head >= b->n / 2) {
 		memmove(b->v, &b->v[q->head], (size_t)(b->n - q->head) * sizeof e);
@@ -183,7 +177,7 @@ static int insert_run(cs_eq *q, cs_eq_entry e)
 int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
 {
 	if (time < q->last)
-		return -1;   /* before the last time popped: not a monotone queue */
+		return -1; /* before the last time popped: not a monotone queue */
 	cs_eq_entry e = { .time = time, .index = index };
 	int rc = time < q->bound ? insert_run(q, e) : 1;
 	if (rc > 0)
@@ -197,10 +191,7 @@ int cs_eq_push(cs_eq *q, int64_t time, uint32_t index)
 /* The first time after bucket k's range, least one of its times: the
  * bound of a run made of it. Above INT64_MAX for the top buckets, whose
  * run would hold every time: those are moved, not sorted. */
-static uint64_t run_end(int64_t least, int k)
-{
-	return (((uint64_t)least >> (k - 1)) + 1) << (k - 1);
-}
+static uint64_t run_end(int64_t least, int k) { return (((uint64_t)least >> (k - 1)) + 1) << (k - 1); }
 
 /* Refill from bucket k, small: sort it into bucket 0 as the run of every
  * time below the first one bucket k could not hold. */
@@ -238,7 +229,7 @@ static int refill(cs_eq *q, int bounded, int64_t end)
 		if (src->v[i].time < least)
 			least = src->v[i].time;
 	if (bounded && least >= end)
-		return 1;   /* left as it was: pushes before `least` stay allowed */
+		return 1; /* left as it was: pushes before `least` stay allowed */
 	if (src->n <= SORT_MAX && run_end(least, k) <= (uint64_t)INT64_MAX)
 		return sort_into_run(q, k, least);
 	for (int j = 0; (k > q->resv_k || src->n > q->resv_n) && j < k; j++)
@@ -286,20 +277,11 @@ static int take(cs_eq *q, int bounded, int64_t end, cs_eq_entry *out)
 	return 0;
 }
 
-int cs_eq_pop(cs_eq *q, cs_eq_entry *out)
-{
-	return take(q, 0, 0, out) == 0 ? 0 : -1;
-}
+int cs_eq_pop(cs_eq *q, cs_eq_entry *out) { return take(q, 0, 0, out) == 0 ? 0 : -1; }
 
-int cs_eq_pop_before(cs_eq *q, int64_t end, cs_eq_entry *out)
-{
-	return take(q, 1, end, out);
-}
+int cs_eq_pop_before(cs_eq *q, int64_t end, cs_eq_entry *out) { return take(q, 1, end, out); }
 
-uint64_t cs_eq_size(const cs_eq *q)
-{
-	return q->size;
-}
+uint64_t cs_eq_size(const cs_eq *q) { return q->size; }
 
 int cs_eq_peek(const cs_eq *q, cs_eq_entry *out)
 {

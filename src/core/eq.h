@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 typedef struct cs_eq_entry {
-	int64_t time;    /* >= 0 */
+	int64_t time; /* >= 0 */
 	uint32_t index;
 } cs_eq_entry;
 

@@ -63,8 +63,10 @@ static cs_status read_stdin(size_t limit, char **buf, size_t *len, cs_diag *diag
 	}
 	if (n > limit) {
 		free(b);
-		snprintf(diag->msg, sizeof diag->msg, "'-' (the standard input) is larger than the limit "
-			 "of %zu MiB", limit / (1024 * 1024));
+		snprintf(diag->msg, sizeof diag->msg,
+			 "'-' (the standard input) is larger than the limit "
+			 "of %zu MiB",
+			 limit / (1024 * 1024));
 		return CS_ERR_INPUT;
 	}
 	if (ferror(stdin)) {
@@ -98,8 +100,8 @@ cs_status cs_file_read(const char *path, size_t limit, char **buf, size_t *len, 
 	}
 	if ((unsigned long long)size > (unsigned long long)limit) {
 		fclose(f);
-		snprintf(diag->msg, sizeof diag->msg, "'%.400s' is larger than the limit of %zu MiB",
-		         path, limit / (1024 * 1024));
+		snprintf(diag->msg, sizeof diag->msg, "'%.400s' is larger than the limit of %zu MiB", path,
+			 limit / (1024 * 1024));
 		return CS_ERR_INPUT;
 	}
 	*buf = malloc((size_t)size + 1);

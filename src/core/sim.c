@@ -40,9 +40,9 @@ typedef struct sim_payload {
 		cs_merge_fn merge;
 	} fn;
 	void *ctx;
-	uint64_t arg;        /* a plain event's argument, a merge's first item */
-	uint32_t batch;      /* a merge of several items: its batch + 1, else 0 */
-	uint8_t key;         /* a merge: its key + 1; 0 for a plain event */
+	uint64_t arg;   /* a plain event's argument, a merge's first item */
+	uint32_t batch; /* a merge of several items: its batch + 1, else 0 */
+	uint8_t key;    /* a merge: its key + 1; 0 for a plain event */
 } sim_payload;
 
 /* The items of a merge after it took a second: items[0, n). A batch that
@@ -58,11 +58,11 @@ typedef struct sim_batch {
 #define SIM_JOINABLE 4
 #define SIM_NO_TIME ((cs_time)-1)
 typedef struct sim_joinable {
-	cs_time t;           /* SIM_NO_TIME: none */
+	cs_time t; /* SIM_NO_TIME: none */
 	cs_merge_fn fn;
 	void *ctx;
-	uint32_t index;      /* its payload */
-	uint32_t batch;      /* its payload's batch + 1, kept here so that an
+	uint32_t index; /* its payload */
+	uint32_t batch; /* its payload's batch + 1, kept here so that an
 			      * item joins without reading the payload */
 } sim_joinable;
 
@@ -76,9 +76,9 @@ struct cs_sim {
 
 	/* Payloads of the events in eq, indexed by entry index. */
 	sim_payload *slots;
-	uint32_t n_slots;    /* slots ever handed out (high-water mark) */
+	uint32_t n_slots; /* slots ever handed out (high-water mark) */
 	uint32_t cap_slots;
-	uint32_t *free_idx;  /* stack of released slot indices */
+	uint32_t *free_idx; /* stack of released slot indices */
 	uint32_t n_free;
 
 	/* The entry that pops next as the last pop left it, when `hint` (no
@@ -98,7 +98,7 @@ struct cs_sim {
 	sim_joinable joinable[CS_SIM_MERGE_KEYS][SIM_JOINABLE];
 	sim_batch *batches;
 	uint32_t n_batches, batch_free;
-	uint64_t merge_items;  /* items scheduled and not yet handed over */
+	uint64_t merge_items; /* items scheduled and not yet handed over */
 	uint64_t *scratch;
 	uint64_t cap_scratch;
 	const uint64_t *reading; /* the scratch a callback reads now, else NULL */
@@ -309,8 +309,9 @@ static int merge_join(cs_sim *sim, sim_joinable *w, uint64_t item)
 	}
 	sim_batch *b = &sim->batches[w->batch - 1];
 	if (b->n == b->cap) {
-		uint64_t *items = b->cap <= UINT32_MAX / 2 ? realloc(b->items, 2 * (size_t)b->cap * sizeof *items)
-							   : NULL;
+		uint64_t *items = b->cap <= UINT32_MAX / 2
+					  ? realloc(b->items, 2 * (size_t)b->cap * sizeof *items)
+					  : NULL;
 		if (!items)
 			return -1;
 		b->items = items;
@@ -322,8 +323,8 @@ static int merge_join(cs_sim *sim, sim_joinable *w, uint64_t item)
 
 /* cs_sim_at_merge but for the common join: item joins way w (when not
  * NULL) or is a new event; a batch opens or grows, the scratch grows. */
-static __attribute__((noinline)) int merge_slow(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx, unsigned key,
-						uint64_t item, sim_joinable *w)
+static __attribute__((noinline)) int merge_slow(cs_sim *sim, cs_time at, cs_merge_fn fn, void *ctx,
+						unsigned key, uint64_t item, sim_joinable *w)
 {
 	sim->merge_items++;
 	if (scratch_reserve(sim) != 0) {
@@ -538,15 +539,9 @@ static uint64_t sim_loop(cs_sim *sim, uint64_t limit, bool bounded, cs_time end)
 	return n;
 }
 
-uint64_t cs_sim_run(cs_sim *sim, uint64_t limit)
-{
-	return sim_loop(sim, limit, false, 0);
-}
+uint64_t cs_sim_run(cs_sim *sim, uint64_t limit) { return sim_loop(sim, limit, false, 0); }
 
-uint64_t cs_sim_run_before(cs_sim *sim, cs_time end)
-{
-	return sim_loop(sim, 0, true, end);
-}
+uint64_t cs_sim_run_before(cs_sim *sim, cs_time end) { return sim_loop(sim, 0, true, end); }
 
 cs_time cs_sim_next_time(const cs_sim *sim)
 {
@@ -556,17 +551,8 @@ cs_time cs_sim_next_time(const cs_sim *sim)
 	return cs_eq_peek(sim->eq, &e) == 0 ? e.time : CS_TIME_MAX;
 }
 
-void cs_sim_stop(cs_sim *sim)
-{
-	sim->stop = true;
-}
+void cs_sim_stop(cs_sim *sim) { sim->stop = true; }
 
-uint64_t cs_sim_events(const cs_sim *sim)
-{
-	return sim->fired;
-}
+uint64_t cs_sim_events(const cs_sim *sim) { return sim->fired; }
 
-uint64_t cs_sim_pending(const cs_sim *sim)
-{
-	return cs_eq_size(sim->eq) + sim->lane_len;
-}
+uint64_t cs_sim_pending(const cs_sim *sim) { return cs_eq_size(sim->eq) + sim->lane_len; }

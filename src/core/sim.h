@@ -83,11 +83,8 @@ int cs_sim_next_item(const cs_sim *sim, cs_merge_fn fn, cs_time *at, unsigned *k
 /* The engine's clock, read inline (a runner asks for it at nearly every
  * op): it is the first member of the otherwise private struct, and a
  * pointer to a struct points to its first member (C17 6.7.2.1). */
-static inline cs_time cs_sim_now(const cs_sim *sim)
-{
-	return *(const cs_time *)(const void *)sim;
-}
-uint64_t cs_sim_events(const cs_sim *sim);  /* fired since creation */
+static inline cs_time cs_sim_now(const cs_sim *sim) { return *(const cs_time *)(const void *)sim; }
+uint64_t cs_sim_events(const cs_sim *sim); /* fired since creation */
 uint64_t cs_sim_pending(const cs_sim *sim);
 
 #endif

@@ -13,12 +13,12 @@ struct cs_fault {
 	const cs_scenario *sc;
 	int64_t ranks;
 	int any;
-	int gpu_links;   /* a GPU's NIC or NVLink port degraded: per-GPU arrays */
-	int any_links;   /* that, or a whole tier */
+	int gpu_links; /* a GPU's NIC or NVLink port degraded: per-GPU arrays */
+	int any_links; /* that, or a whole tier */
 	cs_link_faults lf;
 	int64_t last_step;
 	gsl_rng *rng;
-	const float *fleet;  /* persistent per-GPU factors, NULL for none */
+	const float *fleet; /* persistent per-GPU factors, NULL for none */
 };
 
 static double draw(gsl_rng *r, const cs_perturbation *p)
@@ -48,8 +48,9 @@ cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_
 	for (int i = 0; i < sc->n_perturbations; i++) {
 		const cs_perturbation *p = &sc->perturbations[i];
 		if ((p->target == CS_PERT_LINK || p->target == CS_PERT_GPU) && p->first >= ranks) {
-			snprintf(diag->msg, sizeof(diag->msg), "%s:%d:%d: straggler gpu %lld is outside 0..%lld",
-				 sc->path, p->line, p->col, (long long)p->first, (long long)(ranks - 1));
+			snprintf(diag->msg, sizeof(diag->msg),
+				 "%s:%d:%d: straggler gpu %lld is outside 0..%lld", sc->path, p->line, p->col,
+				 (long long)p->first, (long long)(ranks - 1));
 			free(f);
 			return CS_ERR_INPUT;
 		}
@@ -66,7 +67,8 @@ cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_
 		f->lf.nic_lat = malloc((size_t)ranks * sizeof(int64_t));
 		f->lf.nvl_lat = malloc((size_t)ranks * sizeof(int64_t));
 	}
-	if (!f->rng || (f->gpu_links && (!f->lf.nic_keep || !f->lf.nvl_keep || !f->lf.nic_lat || !f->lf.nvl_lat))) {
+	if (!f->rng ||
+	    (f->gpu_links && (!f->lf.nic_keep || !f->lf.nvl_keep || !f->lf.nic_lat || !f->lf.nvl_lat))) {
 		cs_fault_free(f);
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory");
 		return CS_ERR_NOMEM;
@@ -88,10 +90,7 @@ void cs_fault_free(cs_fault *f)
 	free(f);
 }
 
-int cs_fault_any_links(const cs_fault *f)
-{
-	return f->any_links;
-}
+int cs_fault_any_links(const cs_fault *f) { return f->any_links; }
 
 void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
 {
@@ -118,7 +117,7 @@ void cs_fault_links(cs_fault *f, int64_t step, cs_link_faults *lf)
 			(nic ? f->lf.nic_lat : f->lf.nvl_lat)[p->first] += p->extra_latency_ns;
 		}
 	}
-	*lf = f->lf;  /* without GPU link faults its arrays are NULL */
+	*lf = f->lf; /* without GPU link faults its arrays are NULL */
 }
 
 void cs_fault_set_fleet(cs_fault *f, const float *fleet)
@@ -128,10 +127,7 @@ void cs_fault_set_fleet(cs_fault *f, const float *fleet)
 		f->any = 1;
 }
 
-int cs_fault_any(const cs_fault *f)
-{
-	return f->any;
-}
+int cs_fault_any(const cs_fault *f) { return f->any; }
 
 static void range(const cs_scenario *sc, const cs_perturbation *p, int64_t *lo, int64_t *hi)
 {

@@ -42,9 +42,9 @@ int cs_fault_draw(cs_fault *f, int64_t step, float *factor);
  * NVLink port's bandwidth kept and the latency added; per fabric tier
  * (cs_tier), the same for every link of the tier. */
 typedef struct cs_link_faults {
-	float *nic_keep, *nvl_keep;       /* [ranks] */
-	int64_t *nic_lat, *nvl_lat;       /* [ranks], ns */
-	double tier_keep[CS_TIERS];       /* by cs_tier */
+	float *nic_keep, *nvl_keep; /* [ranks] */
+	int64_t *nic_lat, *nvl_lat; /* [ranks], ns */
+	double tier_keep[CS_TIERS]; /* by cs_tier */
 	int64_t tier_lat[CS_TIERS];
 } cs_link_faults;
 

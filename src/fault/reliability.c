@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #define NEVER INT64_MAX
-#define MAX_BACK 4096   /* nodes in repair at once that are tracked */
+#define MAX_BACK 4096 /* nodes in repair at once that are tracked */
 
 typedef struct run {
 	const cs_rel_job *j;
@@ -23,32 +23,30 @@ typedef struct run {
 	cs_rel_span_fn on_span;
 	void *ctx;
 	int64_t t, horizon;
-	int64_t next[CS_FAIL_CLASSES + 1];  /* [CS_FAIL_CLASSES]: planned maintenance */
+	int64_t next[CS_FAIL_CLASSES + 1]; /* [CS_FAIL_CLASSES]: planned maintenance */
 	double tokens, durable;
-	int64_t since_ckpt;                 /* training time since the last checkpoint */
-	double pending;                     /* async: tokens durable at pending_at */
+	int64_t since_ckpt; /* training time since the last checkpoint */
+	double pending;     /* async: tokens durable at pending_at */
 	int64_t pending_at;
-	int64_t back[MAX_BACK];             /* when nodes in repair return as spares */
+	int64_t back[MAX_BACK]; /* when nodes in repair return as spares */
 	int nback;
 	int64_t spares;
-	int lost;                           /* replicas missing (elastic) */
-	double loss[CS_LOSS_KINDS];         /* ns */
-	double full_rate;                   /* tokens per ns at full size */
+	int lost;                   /* replicas missing (elastic) */
+	double loss[CS_LOSS_KINDS]; /* ns */
+	double full_rate;           /* tokens per ns at full size */
 } run;
 
 const char *cs_fail_class_name(int c)
 {
-	static const char *const names[CS_FAIL_CLASSES + 1] = {
-		"gpu", "hbm", "host", "nic", "network", "software", "planned"
-	};
+	static const char *const names[CS_FAIL_CLASSES + 1] = { "gpu",     "hbm",      "host",   "nic",
+								"network", "software", "planned" };
 	return c >= 0 && c <= CS_FAIL_CLASSES ? names[c] : "?";
 }
 
 const char *cs_rel_loss_name(cs_rel_loss k)
 {
-	static const char *const names[CS_LOSS_KINDS] = {
-		"checkpoint", "restart", "rework", "wait", "degraded"
-	};
+	static const char *const names[CS_LOSS_KINDS] = { "checkpoint", "restart", "rework", "wait",
+							  "degraded" };
 	return (unsigned)k < CS_LOSS_KINDS ? names[k] : "?";
 }
 
@@ -66,10 +64,7 @@ static int64_t gap(run *r, int c)
 	return !(g < 9e18) ? NEVER : g < 1 ? 1 : (int64_t)llround(g); /* NaN never lands */
 }
 
-static int64_t at_plus(int64_t t, int64_t d)
-{
-	return d >= NEVER - t ? NEVER : t + d;
-}
+static int64_t at_plus(int64_t t, int64_t d) { return d >= NEVER - t ? NEVER : t + d; }
 
 static int next_failure(const run *r, int64_t *when)
 {
@@ -230,11 +225,17 @@ static void planned_stop(run *r)
 		restart(r, CS_FAIL_CLASSES);
 }
 
-void cs_rel_sample(const cs_rel_job *job, int64_t horizon_ns, gsl_rng *rng,
-		       cs_rel_run *out, cs_rel_span_fn on_span, void *span_ctx)
+void cs_rel_sample(const cs_rel_job *job, int64_t horizon_ns, gsl_rng *rng, cs_rel_run *out,
+		   cs_rel_span_fn on_span, void *span_ctx)
 {
-	run r = { .j = job, .rng = rng, .o = out, .on_span = on_span, .ctx = span_ctx,
-		  .horizon = horizon_ns, .pending_at = NEVER, .spares = job->spares,
+	run r = { .j = job,
+		  .rng = rng,
+		  .o = out,
+		  .on_span = on_span,
+		  .ctx = span_ctx,
+		  .horizon = horizon_ns,
+		  .pending_at = NEVER,
+		  .spares = job->spares,
 		  .full_rate = job->lost_tokens_per_step[0] / (double)job->lost_step_ns[0] };
 	*out = (cs_rel_run){ .horizon_ns = horizon_ns };
 	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
@@ -250,7 +251,7 @@ void cs_rel_sample(const cs_rel_job *job, int64_t horizon_ns, gsl_rng *rng,
 		train(&r, tn);
 		if (r.t >= r.horizon)
 			break;
-		if (tn == r.pending_at) {           /* durable before anything at the same time */
+		if (tn == r.pending_at) { /* durable before anything at the same time */
 			r.durable = r.pending;
 			r.pending_at = NEVER;
 		} else if (tn == tf && c == CS_FAIL_CLASSES) {

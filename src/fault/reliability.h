@@ -27,21 +27,26 @@
 
 #include "config/scenario.h"
 
-#define CS_REL_MAX_LOST 8   /* replicas an elastic job can go without */
+#define CS_REL_MAX_LOST 8 /* replicas an elastic job can go without */
 
 /* Where the wall clock goes besides kept training. */
 typedef enum cs_rel_loss {
-	CS_LOSS_CHECKPOINT,  /* stalls for checkpoints (and a planned stop's) */
-	CS_LOSS_RESTART,     /* detection to training again, checkpoint load included */
-	CS_LOSS_REWORK,      /* training lost since the last durable checkpoint */
-	CS_LOSS_WAIT,        /* waiting for a repaired node */
-	CS_LOSS_DEGRADED,    /* throughput missing while running with fewer replicas */
+	CS_LOSS_CHECKPOINT, /* stalls for checkpoints (and a planned stop's) */
+	CS_LOSS_RESTART,    /* detection to training again, checkpoint load included */
+	CS_LOSS_REWORK,     /* training lost since the last durable checkpoint */
+	CS_LOSS_WAIT,       /* waiting for a repaired node */
+	CS_LOSS_DEGRADED,   /* throughput missing while running with fewer replicas */
 	CS_LOSS_KINDS
 } cs_rel_loss;
 
 /* A run's states, for a timeline. */
 typedef enum cs_rel_state {
-	CS_GP_TRAIN, CS_GP_DEGRADED, CS_GP_CHECKPOINT, CS_GP_RESTART, CS_GP_WAIT, CS_GP_STATES
+	CS_GP_TRAIN,
+	CS_GP_DEGRADED,
+	CS_GP_CHECKPOINT,
+	CS_GP_RESTART,
+	CS_GP_WAIT,
+	CS_GP_STATES
 } cs_rel_state;
 
 /* Everything a sample needs, prepared by the caller (study/goodput.c). */
@@ -50,22 +55,22 @@ typedef struct cs_rel_job {
 	bool needs_spare[CS_FAIL_CLASSES];
 	double planned_per_ns;
 	cs_fail_dist dist;
-	double shape;                   /* Weibull k */
-	int max_lost;                   /* elastic: 0 .. CS_REL_MAX_LOST */
+	double shape; /* Weibull k */
+	int max_lost; /* elastic: 0 .. CS_REL_MAX_LOST */
 	/* [k]: a step with k replicas fewer, [0] at full size */
 	int64_t lost_step_ns[CS_REL_MAX_LOST + 1];
 	double lost_tokens_per_step[CS_REL_MAX_LOST + 1];
-	int64_t interval_ns;            /* training time between checkpoints; 0 none */
-	int64_t stall_ns;               /* the job's stall per checkpoint */
-	int64_t write_ns;               /* async: from the snapshot to durable; 0 sync */
-	int64_t restart_ns;             /* checkpoint load included */
+	int64_t interval_ns; /* training time between checkpoints; 0 none */
+	int64_t stall_ns;    /* the job's stall per checkpoint */
+	int64_t write_ns;    /* async: from the snapshot to durable; 0 sync */
+	int64_t restart_ns;  /* checkpoint load included */
 	int64_t repair_ns;
 	int64_t spares;
 } cs_rel_job;
 
 typedef struct cs_rel_run {
 	int64_t horizon_ns;
-	double tokens;                  /* kept at the end */
+	double tokens; /* kept at the end */
 	int64_t lost_ns[CS_LOSS_KINDS];
 	int64_t failures[CS_FAIL_CLASSES];
 	int64_t planned;
@@ -76,8 +81,8 @@ typedef struct cs_rel_run {
 typedef void (*cs_rel_span_fn)(void *ctx, cs_rel_state s, int64_t t0, int64_t t1, int cls);
 
 /* One run of horizon_ns; on_span may be NULL. */
-void cs_rel_sample(const cs_rel_job *job, int64_t horizon_ns, gsl_rng *rng,
-		       cs_rel_run *out, cs_rel_span_fn on_span, void *span_ctx);
+void cs_rel_sample(const cs_rel_job *job, int64_t horizon_ns, gsl_rng *rng, cs_rel_run *out,
+		   cs_rel_span_fn on_span, void *span_ctx);
 
 /* "gpu", "hbm", "host", "nic", "network", "software"; "planned" for
  * CS_FAIL_CLASSES. */

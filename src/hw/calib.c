@@ -20,17 +20,13 @@
 
 #define CS__CALIB_MAX_BYTES ((size_t)1 << 20)
 
-static const char *const class_keys[CS_COMPUTE_KINDS] = {
-	"gemm", "attention", "memory_bound", "optimizer", NULL
-};
-static const char *const net_keys[CS_CALIB_NETS] = {
-	"scale_up_bandwidth", "scale_out_bandwidth", "latency"
-};
+static const char *const class_keys[CS_COMPUTE_KINDS] = { "gemm", "attention", "memory_bound", "optimizer",
+							  NULL };
+static const char *const net_keys[CS_CALIB_NETS] = { "scale_up_bandwidth", "scale_out_bandwidth", "latency" };
 /* host: the gap, then each class's kernel count factor */
-static const char *const host_keys[1 + CS_COMPUTE_HOST] = {
-	"kernel_gap_us", "gemm_kernels", "attention_kernels", "memory_bound_kernels",
-	"optimizer_kernels"
-};
+static const char *const host_keys[1 + CS_COMPUTE_HOST] = { "kernel_gap_us", "gemm_kernels",
+							    "attention_kernels", "memory_bound_kernels",
+							    "optimizer_kernels" };
 
 void cs_calib_init(cs_calib *c)
 {
@@ -102,24 +98,15 @@ const char *cs_calib_key(cs_compute_kind k)
 	return (int)k >= 0 && k < CS_COMPUTE_KINDS ? class_keys[k] : NULL;
 }
 
-const char *cs_calib_net_key(cs_calib_net k)
-{
-	return (int)k >= 0 && k < CS_CALIB_NETS ? net_keys[k] : NULL;
-}
+const char *cs_calib_net_key(cs_calib_net k) { return (int)k >= 0 && k < CS_CALIB_NETS ? net_keys[k] : NULL; }
 
 #define at(ps, node, ...) cs__yaml_at((ps)->diag, (ps)->file, (node), __VA_ARGS__)
 
 #define type_word cs__yaml_type_word
 
-static const char *text(const yaml_node_t *node)
-{
-	return (const char *)node->data.scalar.value;
-}
+static const char *text(const yaml_node_t *node) { return (const char *)node->data.scalar.value; }
 
-static yaml_node_t *node_at(parser *ps, int id)
-{
-	return yaml_document_get_node(&ps->doc, id);
-}
+static yaml_node_t *node_at(parser *ps, int id) { return yaml_document_get_node(&ps->doc, id); }
 
 static cs_status check_keys(parser *ps, const yaml_node_t *map)
 {
@@ -128,12 +115,11 @@ static cs_status check_keys(parser *ps, const yaml_node_t *map)
 
 /* One section: a mapping of the keys keys[0..n) to positive factors. */
 static cs_status parse_section(parser *ps, const char *section, const yaml_node_t *map,
-			       const char *const *keys, int n, const char *allowed, double *factor,
-			       bool *has, int zero_ok)
+			       const char *const *keys, int n, const char *allowed, double *factor, bool *has,
+			       int zero_ok)
 {
 	if (map->type != YAML_MAPPING_NODE)
-		return at(ps, map, "'%s' must be a mapping of name: factor, not %s", section,
-			  type_word(map));
+		return at(ps, map, "'%s' must be a mapping of name: factor, not %s", section, type_word(map));
 	cs_status st = check_keys(ps, map);
 	if (st != CS_OK)
 		return st;
@@ -157,8 +143,8 @@ static cs_status parse_section(parser *ps, const char *section, const yaml_node_
 		if (!cs__yaml_number(v, &f))
 			return at(ps, v, "'%s' expects a number, not '%.60s'", keys[c], text(v));
 		if (c == zero_ok && (!isfinite(f) || f < 0.0))
-			return at(ps, v, "'%s' must be a finite number, zero or more, not '%.60s'",
-				  keys[c], text(v));
+			return at(ps, v, "'%s' must be a finite number, zero or more, not '%.60s'", keys[c],
+				  text(v));
 		if (c != zero_ok && (!isfinite(f) || !(f > 0.0)))
 			return at(ps, v, "'%s' must be a positive finite number, not '%.60s'", keys[c],
 				  text(v));
@@ -174,8 +160,8 @@ static cs_status parse_shapes(parser *ps, const yaml_node_t *list, cs_calib *out
 	if (list->type != YAML_SEQUENCE_NODE)
 		return at(ps, list, "'gemm_shapes' must be a list of [M, N, K, batch, factor], not %s",
 			  type_word(list));
-	for (yaml_node_item_t *it = list->data.sequence.items.start;
-	     it < list->data.sequence.items.top; it++) {
+	for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+	     it++) {
 		yaml_node_t *row = node_at(ps, *it);
 		if (row->type != YAML_SEQUENCE_NODE ||
 		    row->data.sequence.items.top - row->data.sequence.items.start != 5)
@@ -185,8 +171,9 @@ static cs_status parse_shapes(parser *ps, const yaml_node_t *list, cs_calib *out
 			yaml_node_t *x = node_at(ps, row->data.sequence.items.start[i]);
 			if (x->type != YAML_SCALAR_NODE || !cs__yaml_number(x, &v[i]) || !isfinite(v[i]) ||
 			    !(v[i] > 0) || (i < 4 && (v[i] != floor(v[i]) || v[i] > 1e12)))
-				return at(ps, x, i < 4 ? "'%s' must be a whole number from 1 to 1e12"
-						       : "'%s' must be a positive finite number",
+				return at(ps, x,
+					  i < 4 ? "'%s' must be a whole number from 1 to 1e12"
+						: "'%s' must be a positive finite number",
 					  (const char *[]){ "M", "N", "K", "batch", "factor" }[i]);
 		}
 		cs_calib_shape s = { (int64_t)v[0], (int64_t)v[1], (int64_t)v[2], (int64_t)v[3], v[4] };
@@ -204,8 +191,10 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root, cs_calib *out)
 {
 	static const char *const sections[] = { "calibration", "gemm_shapes", "host", "network" };
 	if (root->type != YAML_MAPPING_NODE)
-		return at(ps, root, "the top level must be a mapping of 'calibration', 'gemm_shapes', "
-			  "'host' and 'network', not %s", type_word(root));
+		return at(ps, root,
+			  "the top level must be a mapping of 'calibration', 'gemm_shapes', "
+			  "'host' and 'network', not %s",
+			  type_word(root));
 	cs_status st = check_keys(ps, root);
 	if (st != CS_OK)
 		return st;
@@ -222,7 +211,8 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root, cs_calib *out)
 			bool has[1 + CS_COMPUTE_HOST] = { 0 };
 			st = parse_section(ps, "host", v, host_keys, 1 + CS_COMPUTE_HOST,
 					   "kernel_gap_us, gemm_kernels, attention_kernels, "
-					   "memory_bound_kernels, optimizer_kernels", h, has, 0);
+					   "memory_bound_kernels, optimizer_kernels",
+					   h, has, 0);
 			out->kernel_gap_us = h[0];
 			out->has_gap = has[0];
 			for (int c = 0; c < CS_COMPUTE_HOST; c++) {
@@ -238,8 +228,10 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root, cs_calib *out)
 			char hint[64] = "";
 			if (near)
 				snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
-			return at(ps, k, "unknown key '%.100s'%s; allowed: calibration, gemm_shapes, host, "
-				  "network", text(k), hint);
+			return at(ps, k,
+				  "unknown key '%.100s'%s; allowed: calibration, gemm_shapes, host, "
+				  "network",
+				  text(k), hint);
 		}
 		if (st != CS_OK)
 			return st;
@@ -247,8 +239,7 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root, cs_calib *out)
 	return CS_OK;
 }
 
-cs_status cs_calib_parse(const char *buf, size_t len, const char *file, cs_calib *out,
-			 cs_diag *diag)
+cs_status cs_calib_parse(const char *buf, size_t len, const char *file, cs_calib *out, cs_diag *diag)
 {
 	parser one = { .file = file, .diag = diag };
 	yaml_parser_t yp;
@@ -268,8 +259,10 @@ cs_status cs_calib_parse(const char *buf, size_t len, const char *file, cs_calib
 	}
 	yaml_node_t *root = yaml_document_get_root_node(&one.doc);
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
-		snprintf(diag->msg, sizeof diag->msg, "%.300s:1:1: empty calibration (expected a "
-			 "mapping of 'calibration', 'gemm_shapes', 'host' and 'network')", file);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%.300s:1:1: empty calibration (expected a "
+			 "mapping of 'calibration', 'gemm_shapes', 'host' and 'network')",
+			 file);
 		st = CS_ERR_INPUT;
 	} else if ((st = parse_root(&one, root, out)) == CS_OK) {
 		if (!yaml_parser_load(&yp, &extra)) {
@@ -300,8 +293,8 @@ cs_status cs_calib_load(const char *path, cs_calib *out, cs_diag *diag)
 	return st;
 }
 
-static void write_section(FILE *f, const char *name, const char *const *keys, int n,
-			  const double *v, const bool *has)
+static void write_section(FILE *f, const char *name, const char *const *keys, int n, const double *v,
+			  const bool *has)
 {
 	bool any = false;
 	for (int k = 0; k < n; k++)

@@ -37,7 +37,10 @@
 /* The network factors: on the NVLink bus bandwidth the tuner derives, on
  * one NIC's achievable rate, and on every (algorithm, protocol) latency. */
 typedef enum cs_calib_net {
-	CS_CALIB_SCALE_UP_BW, CS_CALIB_SCALE_OUT_BW, CS_CALIB_LATENCY, CS_CALIB_NETS
+	CS_CALIB_SCALE_UP_BW,
+	CS_CALIB_SCALE_OUT_BW,
+	CS_CALIB_LATENCY,
+	CS_CALIB_NETS
 } cs_calib_net;
 
 #define CS_CALIB_MAX_SHAPES 256
@@ -54,9 +57,9 @@ typedef struct cs_calib {
 	bool has_factor[CS_COMPUTE_KINDS];
 	cs_calib_shape shape[CS_CALIB_MAX_SHAPES]; /* sorted by (m, n, k, batch) */
 	size_t nshapes;
-	double kernel_gap_us;                      /* host: GPU idle per kernel */
+	double kernel_gap_us; /* host: GPU idle per kernel */
 	bool has_gap;
-	double kernels[CS_COMPUTE_KINDS];          /* host: launches per modelled kernel */
+	double kernels[CS_COMPUTE_KINDS]; /* host: launches per modelled kernel */
 	bool has_kernels[CS_COMPUTE_KINDS];
 	double net[CS_CALIB_NETS];
 	bool has_net[CS_CALIB_NETS];
@@ -85,8 +88,7 @@ const char *cs_calib_net_key(cs_calib_net k);
  * positive finite number (a gap: not finite or negative), a shape that is
  * not four positive whole numbers and a factor, a shape listed twice, more
  * than CS_CALIB_MAX_SHAPES shapes. */
-cs_status cs_calib_parse(const char *buf, size_t len, const char *file, cs_calib *out,
-			 cs_diag *diag);
+cs_status cs_calib_parse(const char *buf, size_t len, const char *file, cs_calib *out, cs_diag *diag);
 
 /* Read and parse the file `path` (cs_file_read's messages when it cannot
  * be read). */

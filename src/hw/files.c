@@ -36,14 +36,12 @@ static int resolve(const cs_scenario *sc, const char *name, bool builtin, char *
  * key's location; a built-in profile's name (with `builtin`) is taken as
  * it is. `what` and `hint` word the message. */
 static cs_status locate_file(const cs_scenario *sc, const char *key, const char *name, bool builtin,
-			     const char *what, const char *hint, char *path, size_t n,
-			     cs_diag *diag)
+			     const char *what, const char *hint, char *path, size_t n, cs_diag *diag)
 {
 	char where[CS_PATH_MAX + 64];
 	cs_config_locate(sc, key, where, sizeof where);
 	if (resolve(sc, name, builtin, path, n)) {
-		snprintf(diag->msg, sizeof diag->msg, "%s: %s path '%.200s' is too long", where, what,
-			 name);
+		snprintf(diag->msg, sizeof diag->msg, "%s: %s path '%.200s' is too long", where, what, name);
 		return CS_ERR_INPUT;
 	}
 	if (builtin && cs_kprof_builtin(path))
@@ -66,8 +64,8 @@ cs_status cs_hw_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *dia
 		return CS_OK;
 	char path[CS_PATH_MAX * 2];
 	cs_status st = locate_file(sc, "cluster.gpu.profile", name, true, "kernel profile",
-				   "built-in profiles: h200-sxm, h100-sxm, a100-sxm, b200; or none",
-				   path, sizeof path, diag);
+				   "built-in profiles: h200-sxm, h100-sxm, a100-sxm, b200; or none", path,
+				   sizeof path, diag);
 	/* a malformed file is reported at its own file:line:col */
 	return st == CS_OK ? cs_kprof_load(path, out, diag) : st;
 }
@@ -102,17 +100,18 @@ cs_status cs_hw_check_files(const cs_scenario *sc, cs_diag *diag)
 {
 	cs_calib cal;
 	cs_status st = cs_hw_load_calibration(sc, &cal, diag);
-	if (st != CS_OK || (cs_kprof_builtin(sc->cluster.gpu.profile) &&
-	                    sc->cluster.gpu.clock != CS_CLOCK_POWER))
+	if (st != CS_OK ||
+	    (cs_kprof_builtin(sc->cluster.gpu.profile) && sc->cluster.gpu.clock != CS_CLOCK_POWER))
 		return st; /* the built-in profiles are checked by their tests */
 	cs_kprof *p = NULL;
 	st = cs_hw_load_profile(sc, &p, diag);
 	if (st == CS_OK && sc->cluster.gpu.clock == CS_CLOCK_POWER && !cs_kprof_clock_model(p)) {
 		char where[CS_PATH_MAX + 64];
 		cs_config_locate(sc, "cluster.gpu.clock", where, sizeof where);
-		snprintf(diag->msg, sizeof diag->msg, "%s: 'cluster.gpu.clock' is power, but kernel "
-		         "profile '%.100s' has no clock model (use auto or table)", where,
-		         p ? cs_kprof_name(p) : sc->cluster.gpu.profile);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%s: 'cluster.gpu.clock' is power, but kernel "
+			 "profile '%.100s' has no clock model (use auto or table)",
+			 where, p ? cs_kprof_name(p) : sc->cluster.gpu.profile);
 		st = CS_ERR_INPUT;
 	}
 	cs_kprof_free(p);

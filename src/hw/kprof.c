@@ -18,8 +18,8 @@
 #include "hw/kprof_int.h"
 
 static const char *const mem_names[CS_MEM_KINDS] = {
-	"copy", "add", "layernorm", "rmsnorm", "layernorm_bwd", "gelu", "silu_mul", "softmax",
-	"dropout", "grad_accum", "cross_entropy", "adamw_fused", "adamw_foreach",
+	"copy",    "add",     "layernorm",  "rmsnorm",       "layernorm_bwd", "gelu",          "silu_mul",
+	"softmax", "dropout", "grad_accum", "cross_entropy", "adamw_fused",   "adamw_foreach",
 };
 
 /* ---- grids ---------------------------------------------------------------- */
@@ -43,10 +43,7 @@ bool cs__grid_init(cs__grid *g, size_t nx, size_t ny, double *x, double *y, doub
 	return true;
 }
 
-static double clamp(double v, double lo, double hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
+static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 double cs__grid_eval(const cs__grid *g, double x, double y)
 {
@@ -57,7 +54,7 @@ double cs__grid_eval(const cs__grid *g, double x, double y)
 		return gsl_interp2d_eval(g->it2, g->x, g->y, g->z, x, y, NULL, NULL);
 	if (g->it1)
 		return g->nx >= 2 ? gsl_interp_eval(g->it1, g->x, g->z, x, NULL)
-		                  : gsl_interp_eval(g->it1, g->y, g->z, y, NULL);
+				  : gsl_interp_eval(g->it1, g->y, g->z, y, NULL);
 	return g->z[0];
 }
 
@@ -74,10 +71,7 @@ void cs__grid_free(cs__grid *g)
 
 /* ---- GEMM ------------------------------------------------------------------- */
 
-static bool shape_ok(double x)
-{
-	return isfinite(x) && x > 0;
-}
+static bool shape_ok(double x) { return isfinite(x) && x > 0; }
 
 /* Below a coordinate's smallest value a GEMM takes as long as at the
  * smallest: throughput scales by x / x_min. */
@@ -90,8 +84,7 @@ static double below(double *x, double x_min)
 	return s;
 }
 
-double cs__grid_across(size_t n, const double *l, const cs__grid *g, double lq, double x,
-                       double y)
+double cs__grid_across(size_t n, const double *l, const cs__grid *g, double lq, double x, double y)
 {
 	double v0, v1, t;
 	size_t i;
@@ -116,8 +109,7 @@ double cs__kprof_nn(const cs_kprof *p, double m, double n, double k)
 
 /* The sparse table a (dtype, layout) uses; NULL: bf16's NN grid itself
  * (bf16) or nothing (fp8). */
-static const cs__kprof_sparse *sparse_for(const cs_kprof *p, cs_gemm_dtype dtype,
-                                          cs_gemm_layout layout)
+static const cs__kprof_sparse *sparse_for(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layout)
 {
 	if (p->sparse[dtype][layout].n)
 		return &p->sparse[dtype][layout];
@@ -129,15 +121,15 @@ static const cs__kprof_sparse *sparse_for(const cs_kprof *p, cs_gemm_dtype dtype
 	return NULL;
 }
 
-double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layout, double m,
-                     double n, double k)
+double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layout, double m, double n,
+		     double k)
 {
 	const cs__kprof_sparse *s;
 	double lm, ln, lk, best_d = INFINITY;
 	size_t best = 0;
 
-	if (!p || (unsigned)dtype >= CS_GEMM_DTYPES || (unsigned)layout >= CS_GEMM_LAYOUTS ||
-	    !shape_ok(m) || !shape_ok(n) || !shape_ok(k))
+	if (!p || (unsigned)dtype >= CS_GEMM_DTYPES || (unsigned)layout >= CS_GEMM_LAYOUTS || !shape_ok(m) ||
+	    !shape_ok(n) || !shape_ok(k))
 		return 0;
 	s = sparse_for(p, dtype, layout);
 	if (!s)
@@ -156,17 +148,14 @@ double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layo
 	return 1e12 * fmin(s->ratio[best] * cs__kprof_nn(p, m, n, k), p->gemm_max[dtype]);
 }
 
-double cs_kprof_gemm_min_rows(const cs_kprof *p)
-{
-	return p ? p->min_m : 0.0;
-}
+double cs_kprof_gemm_min_rows(const cs_kprof *p) { return p ? p->min_m : 0.0; }
 
 /* ---- attention -------------------------------------------------------------- */
 
 /* The group of the mask asked for (else of the other mask) whose head_dim
  * is nearest in ratio, the larger on a tie. */
 static const cs__kprof_attn *attn_group(const cs_kprof *p, cs_attn_backend backend, bool causal,
-                                        double head_dim)
+					double head_dim)
 {
 	const cs__kprof_attn *best = NULL;
 	double best_d = 0;
@@ -186,7 +175,7 @@ static const cs__kprof_attn *attn_group(const cs_kprof *p, cs_attn_backend backe
 }
 
 double cs_kprof_attn(const cs_kprof *p, cs_attn_backend backend, bool causal, int64_t head_dim,
-                     double batch_heads, double seq, bool bwd)
+		     double batch_heads, double seq, bool bwd)
 {
 	const cs__kprof_attn *g;
 
@@ -197,7 +186,7 @@ double cs_kprof_attn(const cs_kprof *p, cs_attn_backend backend, bool causal, in
 	if (!g)
 		return 0;
 	return 1e12 * cs__grid_across(g->nseq, g->lseq, bwd ? g->bwd : g->fwd, log(seq),
-	                              log(batch_heads * seq), 0.0);
+				      log(batch_heads * seq), 0.0);
 }
 
 /* ---- memory-bound kernels and launch costs -------------------------------- */
@@ -228,35 +217,17 @@ double cs_kprof_contention_scaled(const cs_kprof *p, double sm_fraction, double 
 	return rate > 0.05 ? rate : 0.05;
 }
 
-double cs_kprof_document_floor(const cs_kprof *p)
-{
-	return p ? p->doc_floor : 0.0;
-}
+double cs_kprof_document_floor(const cs_kprof *p) { return p ? p->doc_floor : 0.0; }
 
-const cs_kprof_clock *cs_kprof_clock_model(const cs_kprof *p)
-{
-	return p && p->has_clock ? &p->clock : NULL;
-}
+const cs_kprof_clock *cs_kprof_clock_model(const cs_kprof *p) { return p && p->has_clock ? &p->clock : NULL; }
 
-double cs_kprof_min_kernel_ns(const cs_kprof *p)
-{
-	return p ? p->graph_ns : 0;
-}
+double cs_kprof_min_kernel_ns(const cs_kprof *p) { return p ? p->graph_ns : 0; }
 
-double cs_kprof_eager_launch_ns(const cs_kprof *p)
-{
-	return p ? p->eager_ns : 0;
-}
+double cs_kprof_eager_launch_ns(const cs_kprof *p) { return p ? p->eager_ns : 0; }
 
-double cs_kprof_graph_launch_ns(const cs_kprof *p)
-{
-	return p ? p->graph_ns : 0;
-}
+double cs_kprof_graph_launch_ns(const cs_kprof *p) { return p ? p->graph_ns : 0; }
 
-double cs_kprof_sync_ns(const cs_kprof *p)
-{
-	return p ? p->sync_ns : 0;
-}
+double cs_kprof_sync_ns(const cs_kprof *p) { return p ? p->sync_ns : 0; }
 
 const char *cs_kprof_mem_kind_name(cs_mem_kind kind)
 {
@@ -265,20 +236,11 @@ const char *cs_kprof_mem_kind_name(cs_mem_kind kind)
 
 /* ---- the profile ------------------------------------------------------------ */
 
-const char *cs_kprof_name(const cs_kprof *p)
-{
-	return p ? p->name : "";
-}
+const char *cs_kprof_name(const cs_kprof *p) { return p ? p->name : ""; }
 
-const char *cs_kprof_gpu(const cs_kprof *p)
-{
-	return p ? p->gpu : "";
-}
+const char *cs_kprof_gpu(const cs_kprof *p) { return p ? p->gpu : ""; }
 
-bool cs_kprof_derived(const cs_kprof *p)
-{
-	return p && p->derived;
-}
+bool cs_kprof_derived(const cs_kprof *p) { return p && p->derived; }
 
 void cs_kprof_free(cs_kprof *p)
 {

@@ -33,8 +33,8 @@ typedef enum cs_gemm_layout { CS_GEMM_NN, CS_GEMM_NT, CS_GEMM_TN, CS_GEMM_LAYOUT
 typedef enum cs_gemm_dtype { CS_GEMM_BF16, CS_GEMM_FP8, CS_GEMM_DTYPES } cs_gemm_dtype;
 
 typedef enum cs_attn_backend {
-	CS_ATTN_CUDNN,   /* cuDNN fused flash attention (PyTorch SDPA's default on Hopper) */
-	CS_ATTN_FLASH2,  /* FlashAttention-2 */
+	CS_ATTN_CUDNN,  /* cuDNN fused flash attention (PyTorch SDPA's default on Hopper) */
+	CS_ATTN_FLASH2, /* FlashAttention-2 */
 	CS_ATTN_BACKENDS
 } cs_attn_backend;
 
@@ -66,8 +66,7 @@ typedef enum cs_mem_kind {
  */
 cs_status cs_kprof_load(const char *name_or_path, cs_kprof **out, cs_diag *diag);
 /* The same from text held in memory; `file` names it in messages. */
-cs_status cs_kprof_parse(const char *text, size_t len, const char *file, cs_kprof **out,
-                         cs_diag *diag);
+cs_status cs_kprof_parse(const char *text, size_t len, const char *file, cs_kprof **out, cs_diag *diag);
 void cs_kprof_free(cs_kprof *p);
 
 /* True when `name` is a built-in profile's name. */
@@ -85,8 +84,8 @@ const char *cs_kprof_gpu(const cs_kprof *p);
 
 /* GEMM throughput, FLOP/s, of C(m x n) = A(m x k) B(k x n). Returns 0 when
  * the profile has no table for `dtype`. */
-double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layout,
-                     double m, double n, double k);
+double cs_kprof_gemm(const cs_kprof *p, cs_gemm_dtype dtype, cs_gemm_layout layout, double m, double n,
+		     double k);
 /* The fewest rows (M) the GEMM tables measured: below it a lookup is held
  * at that row count's time (0 without a profile). */
 double cs_kprof_gemm_min_rows(const cs_kprof *p);
@@ -98,7 +97,7 @@ double cs_kprof_gemm_min_rows(const cs_kprof *p);
  * causal), backward 2.5 times that. Returns 0 when the profile has no
  * table for `backend`. */
 double cs_kprof_attn(const cs_kprof *p, cs_attn_backend backend, bool causal, int64_t head_dim,
-                     double batch_heads, double seq, bool bwd);
+		     double batch_heads, double seq, bool bwd);
 
 /* Bandwidth, bytes/s, of a memory-bound kernel of `kind` moving `bytes`. */
 double cs_kprof_mem(const cs_kprof *p, cs_mem_kind kind, double bytes);

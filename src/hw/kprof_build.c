@@ -24,7 +24,8 @@ typedef struct builder {
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static cs_status at(builder *b, int line, int col, const char *fmt, ...)
+static cs_status
+at(builder *b, int line, int col, const char *fmt, ...)
 {
 	char body[800];
 	va_list ap;
@@ -81,8 +82,8 @@ static double *logs(const double *v, size_t n, bool *ok)
 }
 
 /* A grid over (log xs[nx], log ys[ny]) of z (malloc'd, taken). */
-static cs_status grid(builder *b, const cs__kprof_table *t, cs__grid *g, const double *xs,
-                      size_t nx, const double *ys, size_t ny, double *z)
+static cs_status grid(builder *b, const cs__kprof_table *t, cs__grid *g, const double *xs, size_t nx,
+		      const double *ys, size_t ny, double *z)
 {
 	bool okx, oky;
 	double *x = logs(xs, nx, &okx), *y = logs(ys, ny, &oky);
@@ -104,8 +105,8 @@ static cs_status grid(builder *b, const cs__kprof_table *t, cs__grid *g, const d
 
 static cs_status build_nn(builder *b, const cs__kprof_table *t, cs_kprof *p)
 {
-	double *col[3] = {NULL, NULL, NULL}, *vals[3] = {NULL, NULL, NULL};
-	size_t cnt[3] = {0, 0, 0}, total;
+	double *col[3] = { NULL, NULL, NULL }, *vals[3] = { NULL, NULL, NULL };
+	size_t cnt[3] = { 0, 0, 0 }, total;
 	cs_status st = CS_OK;
 
 	for (int c = 0; c < 3; c++) {
@@ -122,13 +123,15 @@ static cs_status build_nn(builder *b, const cs__kprof_table *t, cs_kprof *p)
 		double m = vals[0][r / (cnt[1] * cnt[2])], n = vals[1][r / cnt[2] % cnt[1]];
 		double k = vals[2][r % cnt[2]];
 		if (r == t->n)
-			st = at(b, t->line0, t->col0, "'%s' is not a full M x N x K grid (%d x %d x %d "
-			        "values): it lacks [%.17g, %.17g, %.17g]", t->path, (int)cnt[0], (int)cnt[1],
-			        (int)cnt[2], m, n, k);
+			st = at(b, t->line0, t->col0,
+				"'%s' is not a full M x N x K grid (%d x %d x %d "
+				"values): it lacks [%.17g, %.17g, %.17g]",
+				t->path, (int)cnt[0], (int)cnt[1], (int)cnt[2], m, n, k);
 		else if (t->v[r * t->cols] != m || t->v[r * t->cols + 1] != n || t->v[r * t->cols + 2] != k)
-			st = at(b, t->line[r], t->col[r], "'%s' is not a full M x N x K grid (%d x %d x %d "
-			        "values): expected [%.17g, %.17g, %.17g] in this row", t->path, (int)cnt[0],
-			        (int)cnt[1], (int)cnt[2], m, n, k);
+			st = at(b, t->line[r], t->col[r],
+				"'%s' is not a full M x N x K grid (%d x %d x %d "
+				"values): expected [%.17g, %.17g, %.17g] in this row",
+				t->path, (int)cnt[0], (int)cnt[1], (int)cnt[2], m, n, k);
 	}
 	if (st == CS_OK) {
 		bool ok;
@@ -158,8 +161,7 @@ static cs_status build_nn(builder *b, const cs__kprof_table *t, cs_kprof *p)
 	return st;
 }
 
-static cs_status build_sparse(builder *b, const cs__kprof_table *t, cs__kprof_sparse *s,
-                              const cs_kprof *p)
+static cs_status build_sparse(builder *b, const cs__kprof_table *t, cs__kprof_sparse *s, const cs_kprof *p)
 {
 	s->lm = malloc(t->n * sizeof *s->lm);
 	s->ln = malloc(t->n * sizeof *s->ln);
@@ -195,8 +197,8 @@ static int cmp_apoint(const void *a, const void *b)
 static const double one = 1.0; /* the y of a curve, log 0 */
 
 /* One seq of an attention group: the rows pts[np] of that seq. */
-static cs_status build_slice(builder *b, const cs__kprof_table *t, apoint *pts, size_t np,
-                             cs__grid *fwd, cs__grid *bwd)
+static cs_status build_slice(builder *b, const cs__kprof_table *t, apoint *pts, size_t np, cs__grid *fwd,
+			     cs__grid *bwd)
 {
 	double *w = malloc(np * sizeof *w), *zf = malloc(np * sizeof *zf), *zb = malloc(np * sizeof *zb);
 	cs_status st = CS_OK;
@@ -207,9 +209,10 @@ static cs_status build_slice(builder *b, const cs__kprof_table *t, apoint *pts, 
 		zf[i] = pts[i].fwd;
 		zb[i] = pts[i].bwd;
 		if (i > 0 && pts[i].work == pts[i - 1].work && st == CS_OK)
-			st = at(b, t->line[pts[i].row], t->col[pts[i].row], "a row of '%s' repeats the point "
-			        "of line %d (the same causal, head_dim, seq and batch x heads)", t->path,
-			        t->line[pts[i - 1].row]);
+			st = at(b, t->line[pts[i].row], t->col[pts[i].row],
+				"a row of '%s' repeats the point "
+				"of line %d (the same causal, head_dim, seq and batch x heads)",
+				t->path, t->line[pts[i - 1].row]);
 	}
 	if (st != CS_OK || !w || !zf || !zb) {
 		free(w);
@@ -229,7 +232,7 @@ static cs_status build_slice(builder *b, const cs__kprof_table *t, apoint *pts, 
 /* One attention group: the rows rows[nr] of t with one mask and head_dim,
  * a curve over work for each seq. */
 static cs_status build_group(builder *b, const cs__kprof_table *t, const size_t *rows, size_t nr,
-                             cs__kprof_attn *g)
+			     cs__kprof_attn *g)
 {
 	double *seq = malloc(nr * sizeof *seq), *sv = NULL;
 	apoint *pts = malloc(nr * sizeof *pts);
@@ -257,7 +260,7 @@ static cs_status build_group(builder *b, const cs__kprof_table *t, const size_t 
 		for (size_t i = 0; i < nr; i++) {
 			const double *v = t->v + rows[i] * t->cols;
 			if (v[3] == sv[j])
-				pts[np++] = (apoint){v[1] * v[2] * v[3], v[5], v[6], rows[i]};
+				pts[np++] = (apoint){ v[1] * v[2] * v[3], v[5], v[6], rows[i] };
 		}
 		st = build_slice(b, t, pts, np, &g->fwd[j], &g->bwd[j]);
 	}
@@ -338,10 +341,9 @@ static cs_status build_contention(builder *b, const cs__kprof_table *t, cs_kprof
 	return CS_OK;
 }
 
-cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof **out,
-                          cs_diag *diag)
+cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof **out, cs_diag *diag)
 {
-	builder b = {file, diag};
+	builder b = { file, diag };
 	cs_kprof *p = calloc(1, sizeof *p);
 	cs_status st;
 
@@ -361,7 +363,8 @@ cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof *
 	for (int d = 0; d < CS_GEMM_DTYPES; d++)
 		for (int l = 0; l < CS_GEMM_LAYOUTS; l++)
 			for (size_t r = 0; r < raw->gemm[d][l].n; r++)
-				p->gemm_max[d] = fmax(p->gemm_max[d], raw->gemm[d][l].v[r * raw->gemm[d][l].cols + 3]);
+				p->gemm_max[d] =
+					fmax(p->gemm_max[d], raw->gemm[d][l].v[r * raw->gemm[d][l].cols + 3]);
 	for (int d = 0; st == CS_OK && d < CS_GEMM_DTYPES; d++)
 		for (int l = 0; st == CS_OK && l < CS_GEMM_LAYOUTS; l++)
 			if (raw->gemm[d][l].n && !(d == CS_GEMM_BF16 && l == CS_GEMM_NN))

@@ -24,11 +24,11 @@
 
 /* One table of the file: n rows of `cols` numbers (bools as 0 and 1). */
 typedef struct cs__kprof_table {
-	char path[40];    /* "gemm.bf16.NN", for messages */
-	size_t n, cols;   /* n == 0: the file has no such table */
-	double *v;        /* n x cols, row-major */
-	int *line, *col;  /* each row's position, 1-based */
-	int line0, col0;  /* the table's own position */
+	char path[40];   /* "gemm.bf16.NN", for messages */
+	size_t n, cols;  /* n == 0: the file has no such table */
+	double *v;       /* n x cols, row-major */
+	int *line, *col; /* each row's position, 1-based */
+	int line0, col0; /* the table's own position */
 } cs__kprof_table;
 
 typedef struct cs__kprof_raw {
@@ -38,8 +38,8 @@ typedef struct cs__kprof_raw {
 	cs__kprof_table gemm[CS_GEMM_DTYPES][CS_GEMM_LAYOUTS];
 	cs__kprof_table attn[CS_ATTN_BACKENDS];
 	cs__kprof_table mem[CS_MEM_KINDS];
-	cs__kprof_table contention;   /* [sm_fraction, rate]; n == 0: none */
-	double doc_floor;             /* document-masked attention's fixed share */
+	cs__kprof_table contention; /* [sm_fraction, rate]; n == 0: none */
+	double doc_floor;           /* document-masked attention's fixed share */
 	bool has_clock;
 	cs_kprof_clock clock;
 } cs__kprof_raw;
@@ -47,8 +47,7 @@ typedef struct cs__kprof_raw {
 /* Reads the text of a profile (len bytes; `file` names it in messages)
  * into raw, zeroed by the caller, who frees it with cs__kprof_raw_free
  * whatever this returns. */
-cs_status cs__kprof_read(const char *text, size_t len, const char *file, cs__kprof_raw *raw,
-                         cs_diag *diag);
+cs_status cs__kprof_read(const char *text, size_t len, const char *file, cs__kprof_raw *raw, cs_diag *diag);
 /* Frees the tables' arrays, not raw itself. */
 void cs__kprof_raw_free(cs__kprof_raw *raw);
 
@@ -61,8 +60,8 @@ void cs__kprof_raw_free(cs__kprof_raw *raw);
 typedef struct cs__grid {
 	size_t nx, ny;
 	double *x, *y, *z;
-	gsl_interp2d *it2;  /* nx >= 2 and ny >= 2 */
-	gsl_interp *it1;    /* exactly one of nx, ny >= 2 */
+	gsl_interp2d *it2; /* nx >= 2 and ny >= 2 */
+	gsl_interp *it1;   /* exactly one of nx, ny >= 2 */
 } cs__grid;
 
 /* Takes x, y and z (malloc'd) whatever it returns; false when GSL could not
@@ -122,14 +121,12 @@ struct cs_kprof {
 
 /* kprof_build.c: raw tables into *out (the caller frees it with
  * cs_kprof_free); messages "file:line:col: ..." in diag. */
-cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof **out,
-                          cs_diag *diag);
+cs_status cs__kprof_build(const cs__kprof_raw *raw, const char *file, cs_kprof **out, cs_diag *diag);
 /* kprof.c: the bf16 NN grid's TF/s at a shape, with the clamping rules. */
 double cs__kprof_nn(const cs_kprof *p, double m, double n, double k);
 /* kprof.c: linear in l between the two slices g[n] (at l[n], increasing)
  * around lq, each evaluated at (x, y); clamped to the first and last. */
-double cs__grid_across(size_t n, const double *l, const cs__grid *g, double lq, double x,
-                       double y);
+double cs__grid_across(size_t n, const double *l, const cs__grid *g, double lq, double x, double y);
 
 /* ---- built-in profiles (generated kprof_builtin.c) ------------------------ */
 

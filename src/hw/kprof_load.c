@@ -12,8 +12,7 @@
 #include "core/file.h"
 #include "hw/kprof_int.h"
 
-cs_status cs_kprof_parse(const char *text_in, size_t len, const char *file, cs_kprof **out,
-                         cs_diag *diag)
+cs_status cs_kprof_parse(const char *text_in, size_t len, const char *file, cs_kprof **out, cs_diag *diag)
 {
 	cs_diag scratch;
 	cs__kprof_raw *raw;
@@ -31,7 +30,7 @@ cs_status cs_kprof_parse(const char *text_in, size_t len, const char *file, cs_k
 	*out = NULL;
 	if (len > CS__KPROF_MAX_FILE) {
 		snprintf(diag->msg, sizeof diag->msg, "%.300s: profile is larger than the limit of %d MiB",
-		         file, CS__KPROF_MAX_FILE / (1024 * 1024));
+			 file, CS__KPROF_MAX_FILE / (1024 * 1024));
 		return CS_ERR_INPUT;
 	}
 	raw = calloc(1, sizeof *raw);
@@ -46,7 +45,6 @@ cs_status cs_kprof_parse(const char *text_in, size_t len, const char *file, cs_k
 	free(raw);
 	return st;
 }
-
 
 cs_status cs_kprof_load(const char *name_or_path, cs_kprof **out, cs_diag *diag)
 {
@@ -75,12 +73,6 @@ cs_status cs_kprof_load(const char *name_or_path, cs_kprof **out, cs_diag *diag)
 	return st;
 }
 
-bool cs_kprof_builtin(const char *name)
-{
-	return cs__kprof_builtin_text(name, NULL, NULL) != NULL;
-}
+bool cs_kprof_builtin(const char *name) { return cs__kprof_builtin_text(name, NULL, NULL) != NULL; }
 
-const char *cs_kprof_builtin_name(size_t i)
-{
-	return cs__kprof_builtin_name(i);
-}
+const char *cs_kprof_builtin_name(size_t i) { return cs__kprof_builtin_name(i); }

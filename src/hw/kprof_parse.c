@@ -34,34 +34,29 @@ typedef struct columns {
 	const char *shape;
 } columns;
 
-static const columns gemm_cols = {4, {"M", "N", "K", "TFLOPs"}, "iiif", "[M, N, K, TFLOPs]"};
-static const columns attn_cols = {7, {"causal", "batch", "heads", "seq", "head_dim", "fwd_TFLOPs",
-                                      "bwd_TFLOPs"}, "biiiiff",
-                                  "[causal, batch, heads, seq, head_dim, fwd_TFLOPs, bwd_TFLOPs]"};
-static const columns mem_cols = {2, {"bytes", "GBps"}, "if", "[bytes, GBps]"};
-static const columns cont_cols = {2, {"sm_fraction", "rate"}, "zf", "[sm_fraction, rate]"};
+static const columns gemm_cols = { 4, { "M", "N", "K", "TFLOPs" }, "iiif", "[M, N, K, TFLOPs]" };
+static const columns attn_cols = { 7,
+				   { "causal", "batch", "heads", "seq", "head_dim", "fwd_TFLOPs",
+				     "bwd_TFLOPs" },
+				   "biiiiff",
+				   "[causal, batch, heads, seq, head_dim, fwd_TFLOPs, bwd_TFLOPs]" };
+static const columns mem_cols = { 2, { "bytes", "GBps" }, "if", "[bytes, GBps]" };
+static const columns cont_cols = { 2, { "sm_fraction", "rate" }, "zf", "[sm_fraction, rate]" };
 
-static const char *const layout_names[CS_GEMM_LAYOUTS] = {"NN", "NT", "TN"};
-static const char *const dtype_names[CS_GEMM_DTYPES] = {"bf16", "fp8"};
-static const char *const backend_names[CS_ATTN_BACKENDS] = {"cudnn", "flash2"};
+static const char *const layout_names[CS_GEMM_LAYOUTS] = { "NN", "NT", "TN" };
+static const char *const dtype_names[CS_GEMM_DTYPES] = { "bf16", "fp8" };
+static const char *const backend_names[CS_ATTN_BACKENDS] = { "cudnn", "flash2" };
 
 #define at(ps, node, ...) cs__yaml_at((ps)->diag, (ps)->file, (node), __VA_ARGS__)
 
 #define type_word cs__yaml_type_word
 
-static const char *text(const yaml_node_t *node)
-{
-	return (const char *)node->data.scalar.value;
-}
+static const char *text(const yaml_node_t *node) { return (const char *)node->data.scalar.value; }
 
-static yaml_node_t *node_at(parser *ps, int id)
-{
-	return yaml_document_get_node(&ps->doc, id);
-}
+static yaml_node_t *node_at(parser *ps, int id) { return yaml_document_get_node(&ps->doc, id); }
 
 /* The value of `key` in map (and the key's node in *key_node), or NULL. */
-static yaml_node_t *find_key(parser *ps, const yaml_node_t *map, const char *key,
-                             yaml_node_t **key_node)
+static yaml_node_t *find_key(parser *ps, const yaml_node_t *map, const char *key, yaml_node_t **key_node)
 {
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node_at(ps, p->key);
@@ -80,8 +75,8 @@ static yaml_node_t *find(parser *ps, const yaml_node_t *map, const char *key)
 }
 
 /* `node` must be a mapping whose keys are among allowed[n], each once. */
-static cs_status check_map(parser *ps, const yaml_node_t *node, const char *path,
-                           const char *const *allowed, size_t n)
+static cs_status check_map(parser *ps, const yaml_node_t *node, const char *path, const char *const *allowed,
+			   size_t n)
 {
 	if (node->type != YAML_MAPPING_NODE)
 		return at(ps, node, "'%s' must be a mapping, not %s", path, type_word(node));
@@ -110,12 +105,11 @@ static cs_status check_map(parser *ps, const yaml_node_t *node, const char *path
 	return CS_OK;
 }
 
-
 /* A positive finite number (kind 'f'), a finite number >= 0 ('z'), a
  * positive integer below 2^53 ('i') or true/false ('b', as 1 and 0);
  * messages name it "'name' in 'in'" (in NULL: "'name'"). */
-static cs_status value(parser *ps, const yaml_node_t *node, char kind, const char *name,
-                       const char *in, double *out)
+static cs_status value(parser *ps, const yaml_node_t *node, char kind, const char *name, const char *in,
+		       double *out)
 {
 	char what[96];
 
@@ -128,8 +122,8 @@ static cs_status value(parser *ps, const yaml_node_t *node, char kind, const cha
 	else
 		snprintf(what, sizeof what, "'%.60s'", name);
 	if (node->type != YAML_SCALAR_NODE)
-		return at(ps, node, "%s expects %s, not %s", what,
-		          kind == 'b' ? "true or false" : "a number", type_word(node));
+		return at(ps, node, "%s expects %s, not %s", what, kind == 'b' ? "true or false" : "a number",
+			  type_word(node));
 	if (kind == 'b') {
 		if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
 		    (strcmp(text(node), "true") == 0 || strcmp(text(node), "false") == 0)) {
@@ -142,14 +136,13 @@ static cs_status value(parser *ps, const yaml_node_t *node, char kind, const cha
 		return at(ps, node, "%s expects a number, not '%.60s'", what, text(node));
 	if (!isfinite(*out) || *out < 0 || (*out == 0 && kind != 'z'))
 		return at(ps, node, "%s must be a %s finite number, not '%.60s'", what,
-		          kind == 'z' ? "non-negative" : "positive", text(node));
+			  kind == 'z' ? "non-negative" : "positive", text(node));
 	if (kind == 'i' && (*out != floor(*out) || *out > 9007199254740992.0))
 		return at(ps, node, "%s must be a positive integer, not '%.60s'", what, text(node));
 	return CS_OK;
 }
 
-static cs_status string(parser *ps, const yaml_node_t *node, const char *key, char *out,
-                        size_t size)
+static cs_status string(parser *ps, const yaml_node_t *node, const char *key, char *out, size_t size)
 {
 	if (node->type != YAML_SCALAR_NODE)
 		return at(ps, node, "'%s' expects text, not %s", key, type_word(node));
@@ -169,14 +162,14 @@ static bool after(const double *a, const double *b, size_t keys)
 	return false;
 }
 
-static cs_status table(parser *ps, const yaml_node_t *key, const yaml_node_t *node,
-                       const columns *cols, size_t sorted_keys, cs__kprof_table *t)
+static cs_status table(parser *ps, const yaml_node_t *key, const yaml_node_t *node, const columns *cols,
+		       size_t sorted_keys, cs__kprof_table *t)
 {
 	size_t n;
 
 	if (node->type != YAML_SEQUENCE_NODE)
 		return at(ps, node, "'%s' must be a list of rows %s, not %s", t->path, cols->shape,
-		          type_word(node));
+			  type_word(node));
 	n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
 	if (n == 0)
 		return at(ps, node, "'%s' has no rows", t->path);
@@ -197,11 +190,11 @@ static cs_status table(parser *ps, const yaml_node_t *key, const yaml_node_t *no
 
 		if (!row || row->type != YAML_SEQUENCE_NODE)
 			return at(ps, row ? row : node, "a row of '%s' must be a list %s, not %s", t->path,
-			          cols->shape, row ? type_word(row) : "nothing");
+				  cols->shape, row ? type_word(row) : "nothing");
 		len = (size_t)(row->data.sequence.items.top - row->data.sequence.items.start);
 		if (len != cols->n)
 			return at(ps, row, "a row of '%s' has %d values; expected %d: %s", t->path, (int)len,
-			          (int)cols->n, cols->shape);
+				  (int)cols->n, cols->shape);
 		for (size_t c = 0; c < len; c++) {
 			yaml_node_t *cell = node_at(ps, row->data.sequence.items.start[c]);
 			cs_status st;
@@ -215,8 +208,10 @@ static cs_status table(parser *ps, const yaml_node_t *key, const yaml_node_t *no
 		t->col[r] = (int)row->start_mark.column + 1;
 		t->n = r + 1;
 		if (sorted_keys && r > 0 && !after(v - cols->n, v, sorted_keys))
-			return at(ps, row, "a row of '%s' is out of order or repeated: rows go by increasing "
-			          "%s", t->path, sorted_keys == 1 ? cols->names[0] : "M, then N, then K");
+			return at(ps, row,
+				  "a row of '%s' is out of order or repeated: rows go by increasing "
+				  "%s",
+				  t->path, sorted_keys == 1 ? cols->names[0] : "M, then N, then K");
 	}
 	return CS_OK;
 }
@@ -225,8 +220,8 @@ static cs_status parse_launch(parser *ps, const yaml_node_t *node)
 {
 	/* eager_op_us and graph_kernel_us required; sync_us (the host's wait for
 	 * an idle GPU) optional, 0 when absent */
-	static const char *const keys[] = {"eager_op_us", "graph_kernel_us", "sync_us"};
-	double *dst[] = {&ps->raw->eager_us, &ps->raw->graph_us, &ps->raw->sync_us};
+	static const char *const keys[] = { "eager_op_us", "graph_kernel_us", "sync_us" };
+	double *dst[] = { &ps->raw->eager_us, &ps->raw->graph_us, &ps->raw->sync_us };
 	cs_status st = check_map(ps, node, "launch", keys, 3);
 
 	for (size_t i = 0; st == CS_OK && i < 3; i++) {
@@ -235,8 +230,7 @@ static cs_status parse_launch(parser *ps, const yaml_node_t *node)
 		snprintf(what, sizeof what, "launch.%s", keys[i]);
 		if (!v && i == 2)
 			continue;
-		st = v ? value(ps, v, 'f', what, NULL, dst[i])
-		       : at(ps, node, "'launch' lacks '%s'", keys[i]);
+		st = v ? value(ps, v, 'f', what, NULL, dst[i]) : at(ps, node, "'launch' lacks '%s'", keys[i]);
 	}
 	return st;
 }
@@ -303,11 +297,11 @@ static cs_status parse_membound(parser *ps, const yaml_node_t *node)
 
 static cs_status parse_clock(parser *ps, const yaml_node_t *node)
 {
-	static const char *const keys[] = {"cap_w", "gemm_boost", "gemm_table", "headroom_w",
-	                                   "window_ms", "idle_w", "attention_w", "membound_w"};
+	static const char *const keys[] = { "cap_w",     "gemm_boost", "gemm_table",  "headroom_w",
+					    "window_ms", "idle_w",     "attention_w", "membound_w" };
 	cs_kprof_clock *c = &ps->raw->clock;
-	double *dst[] = {&c->cap_w, &c->gemm_boost, &c->gemm_table, &c->headroom_w,
-	                 &c->window_ns, &c->idle_w, &c->attention_w};
+	double *dst[] = { &c->cap_w,     &c->gemm_boost, &c->gemm_table, &c->headroom_w,
+			  &c->window_ns, &c->idle_w,     &c->attention_w };
 	const char *names[CS_MEM_KINDS];
 	const yaml_node_t *v;
 	cs_status st = check_map(ps, node, "clock", keys, 8);
@@ -320,8 +314,9 @@ static cs_status parse_clock(parser *ps, const yaml_node_t *node)
 	if (st != CS_OK)
 		return st;
 	if (c->gemm_boost < 1.0)
-		return at(ps, find(ps, node, "gemm_boost"), "'gemm_boost' in 'clock' must be at least 1 "
-		          "(full clock is never slower than the cap)");
+		return at(ps, find(ps, node, "gemm_boost"),
+			  "'gemm_boost' in 'clock' must be at least 1 "
+			  "(full clock is never slower than the cap)");
 	c->window_ns *= 1e6;
 	if (!(v = find(ps, node, "membound_w")))
 		return at(ps, node, "'clock' lacks 'membound_w' (the power of each memory-bound kind)");
@@ -342,9 +337,10 @@ static cs_status parse_clock(parser *ps, const yaml_node_t *node)
 
 static cs_status parse_root(parser *ps, const yaml_node_t *root)
 {
-	static const char *const keys[] = {"name", "gpu", "derived", "derived_from", "rule",
-	                                   "launch", "gemm", "attention", "membound", "contention",
-	                                   "document_mask_floor", "clock"};
+	static const char *const keys[] = {
+		"name",      "gpu",      "derived",    "derived_from",        "rule", "launch", "gemm",
+		"attention", "membound", "contention", "document_mask_floor", "clock"
+	};
 	const yaml_node_t *v;
 	cs_status st = check_map(ps, root, "", keys, sizeof keys / sizeof keys[0]);
 	char scratch[64];
@@ -404,16 +400,15 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root)
 		for (size_t r = 0; r < t->n; r++) {
 			double f = t->v[2 * r], rate = t->v[2 * r + 1];
 			if (f > 1.0 || rate > 1.0 || (r == 0 && (f != 0.0 || rate != 1.0)))
-				return at(ps, key, "'contention' rows are [sm_fraction, rate] with both "
+				return at(ps, key,
+					  "'contention' rows are [sm_fraction, rate] with both "
 					  "in (0, 1], starting at [0, 1]");
 		}
 	}
 	return CS_OK;
 }
 
-
-cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kprof_raw *raw,
-                        cs_diag *diag)
+cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kprof_raw *raw, cs_diag *diag)
 {
 	parser one, *ps = &one;
 	yaml_parser_t yp;
@@ -437,9 +432,11 @@ cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kpro
 	}
 	root = yaml_document_get_root_node(&ps->doc);
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
-	              root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)) {
-		snprintf(ps->diag->msg, sizeof ps->diag->msg, "%.300s:1:1: empty profile (expected a "
-		         "mapping with 'name', 'launch', 'gemm' and 'membound')", ps->file);
+		      root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)) {
+		snprintf(ps->diag->msg, sizeof ps->diag->msg,
+			 "%.300s:1:1: empty profile (expected a "
+			 "mapping with 'name', 'launch', 'gemm' and 'membound')",
+			 ps->file);
 		st = CS_ERR_INPUT;
 	} else if (root->type != YAML_MAPPING_NODE) {
 		st = at(ps, root, "the top level must be a mapping, not %s", type_word(root));
@@ -461,8 +458,8 @@ cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kpro
 
 void cs__kprof_raw_free(cs__kprof_raw *raw)
 {
-	cs__kprof_table *all[] = {&raw->gemm[0][0], raw->attn, raw->mem, &raw->contention};
-	size_t counts[] = {CS_GEMM_DTYPES * CS_GEMM_LAYOUTS, CS_ATTN_BACKENDS, CS_MEM_KINDS, 1};
+	cs__kprof_table *all[] = { &raw->gemm[0][0], raw->attn, raw->mem, &raw->contention };
+	size_t counts[] = { CS_GEMM_DTYPES * CS_GEMM_LAYOUTS, CS_ATTN_BACKENDS, CS_MEM_KINDS, 1 };
 
 	for (size_t a = 0; a < 4; a++)
 		for (size_t i = 0; i < counts[a]; i++) {
@@ -471,4 +468,3 @@ void cs__kprof_raw_free(cs__kprof_raw *raw)
 			free(all[a][i].col);
 		}
 }
-

@@ -25,7 +25,7 @@ struct cs_topo {
 	int64_t nics_per_node, nics;
 	int64_t su_gpus, nsu, nleaves;
 	int64_t pod_gpus, npods;
-	int64_t kleaf, kpod;             /* single uplinks per leaf and pod; 0 without */
+	int64_t kleaf, kpod; /* single uplinks per leaf and pod; 0 without */
 	double bw[CS_LINK_KINDS];
 	int64_t lat[CS_LINK_KINDS];
 	int32_t base[CS_LINK_KINDS + 1]; /* first id of each kind */
@@ -35,9 +35,9 @@ struct cs_topo {
 };
 
 static const char *const link_kind_names[CS_LINK_KINDS] = {
-	"nvlink-up", "nvlink-down", "pcie-up", "pcie-down", "nic-up", "nic-down",
-	"leaf-up", "leaf-down", "pod-up", "pod-down", "ici",
-	"leaf-uplink", "leaf-downlink", "pod-uplink", "pod-downlink",
+	"nvlink-up", "nvlink-down", "pcie-up",       "pcie-down",  "nic-up",
+	"nic-down",  "leaf-up",     "leaf-down",     "pod-up",     "pod-down",
+	"ici",       "leaf-uplink", "leaf-downlink", "pod-uplink", "pod-downlink",
 };
 
 /* Single uplinks of a tier of `below` NICs at `over`: floor(below / over),
@@ -48,10 +48,7 @@ static int64_t uplinks(double below, double over)
 	return k < 1 ? 1 : (int64_t)k;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 cs_topo *cs_topo_new(const cs_cluster_spec *c)
 {
@@ -81,8 +78,7 @@ cs_topo *cs_topo_new(const cs_cluster_spec *c)
 	double nics_per_pod = (double)t->pod_gpus / (double)t->gpn * (double)t->nics_per_node;
 
 	t->bw[CS_LINK_NVL_UP] = t->bw[CS_LINK_NVL_DOWN] = c->scale_up.bandwidth;
-	t->bw[CS_LINK_PCIE_UP] = t->bw[CS_LINK_PCIE_DOWN] =
-		c->pcie.bandwidth > 0 ? c->pcie.bandwidth : nic;
+	t->bw[CS_LINK_PCIE_UP] = t->bw[CS_LINK_PCIE_DOWN] = c->pcie.bandwidth > 0 ? c->pcie.bandwidth : nic;
 	t->bw[CS_LINK_NIC_UP] = t->bw[CS_LINK_NIC_DOWN] = nic;
 	t->bw[CS_LINK_LEAF_UP] = t->bw[CS_LINK_LEAF_DOWN] = nics_per_leaf * nic / leaf_over;
 	t->bw[CS_LINK_POD_UP] = t->bw[CS_LINK_POD_DOWN] = nics_per_pod * nic / pod_over;
@@ -96,17 +92,28 @@ cs_topo *cs_topo_new(const cs_cluster_spec *c)
 	if (cs_cluster_ecmp(c)) {
 		t->kleaf = uplinks(nics_per_leaf, leaf_over);
 		t->kpod = uplinks(nics_per_pod, pod_over);
-		t->bw[CS_LINK_UPLINK] = t->bw[CS_LINK_DOWNLINK] =
-			t->bw[CS_LINK_LEAF_UP] / (double)t->kleaf;
+		t->bw[CS_LINK_UPLINK] = t->bw[CS_LINK_DOWNLINK] = t->bw[CS_LINK_LEAF_UP] / (double)t->kleaf;
 		t->bw[CS_LINK_POD_UPLINK] = t->bw[CS_LINK_POD_DOWNLINK] =
 			t->bw[CS_LINK_POD_UP] / (double)t->kpod;
 		t->lat[CS_LINK_UPLINK] = t->lat[CS_LINK_DOWNLINK] = c->switch_latency_ns;
 		t->lat[CS_LINK_POD_UPLINK] = t->lat[CS_LINK_POD_DOWNLINK] = c->switch_latency_ns;
 	}
 	int64_t count[CS_LINK_KINDS] = {
-		t->gpus, t->gpus, t->nics, t->nics, t->nics, t->nics,
-		t->nleaves, t->nleaves, t->npods, t->npods, 0,
-		t->nleaves * t->kleaf, t->nleaves * t->kleaf, t->npods * t->kpod, t->npods * t->kpod,
+		t->gpus,
+		t->gpus,
+		t->nics,
+		t->nics,
+		t->nics,
+		t->nics,
+		t->nleaves,
+		t->nleaves,
+		t->npods,
+		t->npods,
+		0,
+		t->nleaves * t->kleaf,
+		t->nleaves * t->kleaf,
+		t->npods * t->kpod,
+		t->npods * t->kpod,
 	};
 	if (c->topology == CS_TOPO_TORUS && c->torus_dims > 0) {
 		/* no switches, no NVLink, no PCIe hop: ICI links and the DCN NICs */
@@ -141,43 +148,24 @@ cs_topo *cs_topo_new(const cs_cluster_spec *c)
 	return t;
 }
 
-void cs_topo_free(cs_topo *t)
-{
-	free(t);
-}
+void cs_topo_free(cs_topo *t) { free(t); }
 
-int64_t cs_topo_gpus(const cs_topo *t)
-{
-	return t->gpus;
-}
+int64_t cs_topo_gpus(const cs_topo *t) { return t->gpus; }
 
-int32_t cs_topo_nlinks(const cs_topo *t)
-{
-	return t->base[CS_LINK_KINDS];
-}
+int32_t cs_topo_nlinks(const cs_topo *t) { return t->base[CS_LINK_KINDS]; }
 
-static int64_t rail_of(const cs_topo *t, int64_t g)
-{
-	return (g % t->gpn) * t->nics_per_node / t->gpn;
-}
+static int64_t rail_of(const cs_topo *t, int64_t g) { return (g % t->gpn) * t->nics_per_node / t->gpn; }
 
-static int64_t nic_of(const cs_topo *t, int64_t g)
-{
-	return (g / t->gpn) * t->nics_per_node + rail_of(t, g);
-}
+static int64_t nic_of(const cs_topo *t, int64_t g) { return (g / t->gpn) * t->nics_per_node + rail_of(t, g); }
 
 static int64_t leaf_of(const cs_topo *t, int64_t g)
 {
 	return (g / t->su_gpus) * t->nics_per_node + rail_of(t, g);
 }
 
-
 /* ---- torus -------------------------------------------------------------- */
 
-bool cs_topo_is_torus(const cs_topo *t)
-{
-	return t->nd > 0;
-}
+bool cs_topo_is_torus(const cs_topo *t) { return t->nd > 0; }
 
 int cs_topo_max_route(const cs_topo *t)
 {
@@ -189,10 +177,7 @@ int cs_topo_max_route(const cs_topo *t)
 	return n + 2; /* and a DCN hop (NIC up and down) of a ring that leaves the pod */
 }
 
-static int64_t coord(const cs_topo *t, int64_t g, int d)
-{
-	return g % t->pod_gpus / t->span[d] % t->dim[d];
-}
+static int64_t coord(const cs_topo *t, int64_t g, int d) { return g % t->pod_gpus / t->span[d] % t->dim[d]; }
 
 /* Dimension by dimension, the shorter way round (a tie goes up). */
 static void put(int32_t *links, int cap, int *n, const cs_topo *t, cs_link_kind k, int64_t i);
@@ -236,7 +221,7 @@ static int seen(uint64_t *bits, int64_t v)
 cs_group_shape cs_topo_torus_group(const cs_topo *t, int64_t base, const int64_t n[3],
 				   const int64_t stride[3])
 {
-	cs_group_shape s = {0};
+	cs_group_shape s = { 0 };
 	int64_t total = n[0] * n[1] * n[2];
 	if (t->nd == 0)
 		return cs_topo_group(t, base, stride[0], n[0]);
@@ -313,12 +298,12 @@ cs_group_shape cs_topo_torus_group(const cs_topo *t, int64_t base, const int64_t
 
 cs_group_shape cs_topo_group(const cs_topo *t, int64_t first, int64_t stride, int64_t n)
 {
-	cs_group_shape s = {0};
+	cs_group_shape s = { 0 };
 	if (n < 1)
 		return s;
 	if (t->nd > 0)
-		return cs_topo_torus_group(t, first, (const int64_t[3]){n, 1, 1},
-					   (const int64_t[3]){stride, 0, 0});
+		return cs_topo_torus_group(t, first, (const int64_t[3]){ n, 1, 1 },
+					   (const int64_t[3]){ stride, 0, 0 });
 	if (stride < 1)
 		stride = 1;
 	s.nranks = n;
@@ -410,8 +395,7 @@ int64_t cs_topo_paths(const cs_topo *t, int64_t src, int64_t dst)
 	return src / t->pod_gpus == dst / t->pod_gpus ? t->kleaf : t->kleaf * t->kpod * t->kleaf;
 }
 
-int cs_topo_route_path(const cs_topo *t, int64_t src, int64_t dst, uint64_t path, int32_t *links,
-		       int cap)
+int cs_topo_route_path(const cs_topo *t, int64_t src, int64_t dst, uint64_t path, int32_t *links, int cap)
 {
 	if (cs_topo_paths(t, src, dst) == 1)
 		return cs_topo_route(t, src, dst, links, cap);
@@ -440,23 +424,18 @@ int cs_topo_link_tier(const cs_topo *t, int32_t link)
 {
 	switch (cs_topo_link_kind(t, link)) {
 	case CS_LINK_NVL_UP:
-	case CS_LINK_NVL_DOWN:
-		return CS_TIER_NVLINK;
+	case CS_LINK_NVL_DOWN: return CS_TIER_NVLINK;
 	case CS_LINK_NIC_UP:
-	case CS_LINK_NIC_DOWN:
-		return CS_TIER_NIC;
+	case CS_LINK_NIC_DOWN: return CS_TIER_NIC;
 	case CS_LINK_LEAF_UP:
 	case CS_LINK_LEAF_DOWN:
 	case CS_LINK_UPLINK:
-	case CS_LINK_DOWNLINK:
-		return CS_TIER_LEAF;
+	case CS_LINK_DOWNLINK: return CS_TIER_LEAF;
 	case CS_LINK_POD_UP:
 	case CS_LINK_POD_DOWN:
 	case CS_LINK_POD_UPLINK:
-	case CS_LINK_POD_DOWNLINK:
-		return CS_TIER_POD;
-	default:
-		return -1;
+	case CS_LINK_POD_DOWNLINK: return CS_TIER_POD;
+	default: return -1;
 	}
 }
 
@@ -466,15 +445,12 @@ int32_t cs_topo_gpu_link(const cs_topo *t, int64_t gpu, cs_link_kind k)
 		return -1;
 	switch (k) {
 	case CS_LINK_NVL_UP:
-	case CS_LINK_NVL_DOWN:
-		return t->base[k] + (int32_t)gpu;
+	case CS_LINK_NVL_DOWN: return t->base[k] + (int32_t)gpu;
 	case CS_LINK_PCIE_UP:
 	case CS_LINK_PCIE_DOWN:
 	case CS_LINK_NIC_UP:
-	case CS_LINK_NIC_DOWN:
-		return t->base[k] + (int32_t)nic_of(t, gpu);
-	default:
-		return -1;
+	case CS_LINK_NIC_DOWN: return t->base[k] + (int32_t)nic_of(t, gpu);
+	default: return -1;
 	}
 }
 

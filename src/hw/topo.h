@@ -40,20 +40,20 @@ typedef struct cs_topo cs_topo;
 
 /* Link kinds, each with its own per-direction bandwidth and latency. */
 typedef enum cs_link_kind {
-	CS_LINK_NVL_UP,   /* GPU -> NVSwitch (or scale-up fabric) */
-	CS_LINK_NVL_DOWN, /* NVSwitch -> GPU */
-	CS_LINK_PCIE_UP,  /* GPU -> NIC */
-	CS_LINK_PCIE_DOWN,/* NIC -> GPU */
-	CS_LINK_NIC_UP,   /* NIC -> leaf */
-	CS_LINK_NIC_DOWN, /* leaf -> NIC */
-	CS_LINK_LEAF_UP,  /* leaf -> spines, all uplinks of one leaf together */
+	CS_LINK_NVL_UP,    /* GPU -> NVSwitch (or scale-up fabric) */
+	CS_LINK_NVL_DOWN,  /* NVSwitch -> GPU */
+	CS_LINK_PCIE_UP,   /* GPU -> NIC */
+	CS_LINK_PCIE_DOWN, /* NIC -> GPU */
+	CS_LINK_NIC_UP,    /* NIC -> leaf */
+	CS_LINK_NIC_DOWN,  /* leaf -> NIC */
+	CS_LINK_LEAF_UP,   /* leaf -> spines, all uplinks of one leaf together */
 	CS_LINK_LEAF_DOWN,
-	CS_LINK_POD_UP,   /* pod -> core, all uplinks of one pod together */
+	CS_LINK_POD_UP, /* pod -> core, all uplinks of one pod together */
 	CS_LINK_POD_DOWN,
-	CS_LINK_ICI,      /* torus: one chip's link along one dimension, one direction */
-	CS_LINK_UPLINK,   /* ECMP: leaf -> spine j, one of a leaf's uplinks */
-	CS_LINK_DOWNLINK, /* ECMP: spine j -> leaf */
-	CS_LINK_POD_UPLINK,   /* ECMP: pod -> core, one of a pod's uplinks */
+	CS_LINK_ICI,        /* torus: one chip's link along one dimension, one direction */
+	CS_LINK_UPLINK,     /* ECMP: leaf -> spine j, one of a leaf's uplinks */
+	CS_LINK_DOWNLINK,   /* ECMP: spine j -> leaf */
+	CS_LINK_POD_UPLINK, /* ECMP: pod -> core, one of a pod's uplinks */
 	CS_LINK_POD_DOWNLINK,
 	CS_LINK_KINDS
 } cs_link_kind;
@@ -96,11 +96,11 @@ static inline bool cs__torus_same(const cs_torus_extent *a, const cs_torus_exten
 
 typedef struct cs_group_shape {
 	int64_t nranks;
-	int64_t nnodes;          /* distinct nodes */
-	int64_t ranks_per_node;  /* max members on one node */
-	int64_t ndomains;        /* distinct scale-up (NVLink) domains */
-	int64_t nleaves, npods;  /* distinct leaf switches / pods spanned */
-	cs_tier tier;            /* the highest crossed: NVLink (one domain), the NICs (one
+	int64_t nnodes;         /* distinct nodes */
+	int64_t ranks_per_node; /* max members on one node */
+	int64_t ndomains;       /* distinct scale-up (NVLink) domains */
+	int64_t nleaves, npods; /* distinct leaf switches / pods spanned */
+	cs_tier tier;           /* the highest crossed: NVLink (one domain), the NICs (one
 	                          * leaf), the leaves' uplinks (one pod), the pods' uplinks */
 	cs_torus_extent torus;
 } cs_group_shape;
@@ -134,8 +134,8 @@ int64_t cs_topo_paths(const cs_topo *t, int64_t src_gpu, int64_t dst_gpu);
  * modulo cs_topo_paths: the leaf's uplink path mod k, then the pod's, then
  * the other pod's spine) instead of each tier's aggregate. The same count
  * of links as cs_topo_route; cs_topo_route itself where there is one path. */
-int cs_topo_route_path(const cs_topo *t, int64_t src_gpu, int64_t dst_gpu, uint64_t path,
-		       int32_t *links, int cap);
+int cs_topo_route_path(const cs_topo *t, int64_t src_gpu, int64_t dst_gpu, uint64_t path, int32_t *links,
+		       int cap);
 
 /* The fabric tier a link belongs to (cs_tier: NVLink ports, NIC ports, the
  * leaves' uplinks and downlinks, the pods'), -1 for PCIe, ICI and a bad id. */

@@ -20,10 +20,10 @@
 
 /* What may come next in the innermost open value. */
 typedef enum want {
-	W_VALUE,          /* after '[' is W_VALUE_OR_CLOSE; after ',' or ':' a value */
+	W_VALUE, /* after '[' is W_VALUE_OR_CLOSE; after ',' or ':' a value */
 	W_VALUE_OR_CLOSE,
-	W_KEY,            /* after ',' in an object */
-	W_KEY_OR_CLOSE,   /* after '{' */
+	W_KEY,          /* after ',' in an object */
+	W_KEY_OR_CLOSE, /* after '{' */
 	W_COLON,
 	W_COMMA_OR_CLOSE, /* after a value inside an array or object */
 	W_END             /* after the top-level value */
@@ -34,39 +34,38 @@ typedef struct scan {
 	cs_jstream_each each;
 	void *arg;
 	cs_diag *diag;
-	char stack[MAX_DEPTH + 1];  /* open brackets; stack[0] is the top level */
-	want want[MAX_DEPTH + 1];   /* per level */
-	int depth;                  /* open brackets */
+	char stack[MAX_DEPTH + 1]; /* open brackets; stack[0] is the top level */
+	want want[MAX_DEPTH + 1];  /* per level */
+	int depth;                 /* open brackets */
 	bool in_string, escape, is_key;
-	int hex;                    /* hex digits of a \\u escape still to come */
-	char tok[64];               /* the bare token being read */
-	int ntok;                   /* its length; -1 when none */
-	long tok_line, tok_col;     /* where its last byte stood */
-	bool tok_long;              /* longer than tok[] */
-	char key[64];               /* the top-level member key being read */
+	int hex;                /* hex digits of a \\u escape still to come */
+	char tok[64];           /* the bare token being read */
+	int ntok;               /* its length; -1 when none */
+	long tok_line, tok_col; /* where its last byte stood */
+	bool tok_long;          /* longer than tok[] */
+	char key[64];           /* the top-level member key being read */
 	int nkey;
 	bool key_long;
-	bool target_next;           /* the next value is the streamed array's member's */
-	bool streaming;             /* inside the streamed array */
+	bool target_next; /* the next value is the streamed array's member's */
+	bool streaming;   /* inside the streamed array */
 	bool done_target;
-	bool second_next;           /* ... the second array's (o->key2) member's */
-	bool second;                /* the array streamed is o->key2's */
+	bool second_next; /* ... the second array's (o->key2) member's */
+	bool second;      /* the array streamed is o->key2's */
 	bool done_second;
 	bool *found;
-	char *el;                   /* the element being copied */
+	char *el; /* the element being copied */
 	size_t nel, capel;
 	bool in_el;
 	long el_line, el_col;
 	size_t index;
-	size_t nfirst;              /* elements of the first array, once it has ended */
-	long line, col;             /* of the current byte (a newline ends its line) */
+	size_t nfirst;  /* elements of the first array, once it has ended */
+	long line, col; /* of the current byte (a newline ends its line) */
 } scan;
 
 static cs_status not_json(scan *s, long line, long col, const char *what, const char *near)
 {
-	snprintf(s->diag->msg, sizeof s->diag->msg, "%.400s:%ld:%ld: not JSON: %s near %s%.60s%s",
-		 s->o->name, line, col, what, near[0] ? "'" : "", near[0] ? near : "end of file",
-		 near[0] ? "'" : "");
+	snprintf(s->diag->msg, sizeof s->diag->msg, "%.400s:%ld:%ld: not JSON: %s near %s%.60s%s", s->o->name,
+		 line, col, what, near[0] ? "'" : "", near[0] ? near : "end of file", near[0] ? "'" : "");
 	return CS_ERR_INPUT;
 }
 
@@ -75,18 +74,15 @@ static cs_status misplaced(scan *s, long line, long col, const char *near)
 {
 	switch (s->want[s->depth]) {
 	case W_KEY:
-	case W_KEY_OR_CLOSE:
-		return not_json(s, line, col, "string or '}' expected", near);
-	case W_COLON:
-		return not_json(s, line, col, "':' expected", near);
+	case W_KEY_OR_CLOSE: return not_json(s, line, col, "string or '}' expected", near);
+	case W_COLON: return not_json(s, line, col, "':' expected", near);
 	case W_COMMA_OR_CLOSE:
-		return not_json(s, line, col, s->stack[s->depth] == '[' ? "']' expected"
-				: "'}' expected", near);
-	case W_END:
-		return not_json(s, line, col, "end of file expected", near);
+		return not_json(s, line, col, s->stack[s->depth] == '[' ? "']' expected" : "'}' expected",
+				near);
+	case W_END: return not_json(s, line, col, "end of file expected", near);
 	default:
-		return not_json(s, line, col, s->depth == 0 ? "'[' or '{' expected"
-				: "unexpected token", near);
+		return not_json(s, line, col, s->depth == 0 ? "'[' or '{' expected" : "unexpected token",
+				near);
 	}
 }
 
@@ -100,10 +96,10 @@ static cs_status copy(scan *s, char c)
 {
 	if (s->nel == s->capel) {
 		if (s->capel >= s->o->max_element) {
-			snprintf(s->diag->msg, sizeof s->diag->msg, "'%.400s': element %zu of '%.60s' is "
-				 "larger than the limit of %zu bytes", s->o->name, s->index,
-				 s->second ? s->o->key2 : s->o->key,
-				 s->o->max_element);
+			snprintf(s->diag->msg, sizeof s->diag->msg,
+				 "'%.400s': element %zu of '%.60s' is "
+				 "larger than the limit of %zu bytes",
+				 s->o->name, s->index, s->second ? s->o->key2 : s->o->key, s->o->max_element);
 			return CS_ERR_INPUT;
 		}
 		size_t ncap = s->capel ? 2 * s->capel : 4096;
@@ -131,8 +127,8 @@ static cs_status element_done(scan *s)
 			return nomem(s);
 		long line = s->el_line + err.line - 1;
 		long col = err.line == 1 ? s->el_col - 1 + err.column : err.column;
-		snprintf(s->diag->msg, sizeof s->diag->msg, "%.400s:%ld:%ld: not JSON: %s", s->o->name,
-			 line, col, err.text);
+		snprintf(s->diag->msg, sizeof s->diag->msg, "%.400s:%ld:%ld: not JSON: %s", s->o->name, line,
+			 col, err.text);
 		return CS_ERR_INPUT;
 	}
 	cs_status st = s->second ? s->o->each2(s->arg, v, s->index++) : s->each(s->arg, v, s->index++);
@@ -228,8 +224,8 @@ static cs_status token_done(scan *s)
 
 static bool bare(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '+' || c == '-' || c == '.';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+	       c == '-' || c == '.';
 }
 
 static cs_status open_bracket(scan *s, char c)
@@ -354,8 +350,7 @@ static cs_status byte(scan *s, char c)
 		} else if (s->escape) {
 			s->escape = false;
 			if (!strchr("\"\\/bfnrtu", c) || c == 0)
-				return not_json(s, s->line, s->col, "invalid escape",
-						(char[]){ '\\', c, 0 });
+				return not_json(s, s->line, s->col, "invalid escape", (char[]){ '\\', c, 0 });
 			if (c == 'u')
 				s->hex = 4;
 		} else if ((unsigned char)c < 0x20) {
@@ -400,26 +395,20 @@ static cs_status byte(scan *s, char c)
 	case ' ':
 	case '\t':
 	case '\n':
-	case '\r':
-		return s->in_el ? copy(s, c) : CS_OK; /* jansson's columns count it */
-	case '"':
-		return quote(s);
+	case '\r': return s->in_el ? copy(s, c) : CS_OK; /* jansson's columns count it */
+	case '"': return quote(s);
 	case '{':
-	case '[':
-		return open_bracket(s, c);
+	case '[': return open_bracket(s, c);
 	case '}':
-	case ']':
-		return close_bracket(s, c);
+	case ']': return close_bracket(s, c);
 	case ',':
-	case ':':
-		return separator(s, c);
-	default:
-		return not_json(s, s->line, s->col, "invalid token", (char[]){ c, 0 });
+	case ':': return separator(s, c);
+	default: return not_json(s, s->line, s->col, "invalid token", (char[]){ c, 0 });
 	}
 }
 
-cs_status cs_jstream_array(const cs_jstream_opts *o, cs_jstream_read rd, void *rctx,
-			   cs_jstream_each each, void *arg, bool *found, cs_diag *diag)
+cs_status cs_jstream_array(const cs_jstream_opts *o, cs_jstream_read rd, void *rctx, cs_jstream_each each,
+			   void *arg, bool *found, cs_diag *diag)
 {
 	scan *s = calloc(1, sizeof *s);
 	char *buf = malloc(CHUNK);
@@ -430,8 +419,14 @@ cs_status cs_jstream_array(const cs_jstream_opts *o, cs_jstream_read rd, void *r
 		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", o->name);
 		return CS_ERR_NOMEM;
 	}
-	*s = (scan){ .o = o, .each = each, .arg = arg, .diag = diag, .ntok = -1, .found = found,
-		     .line = 1, .col = 0 };
+	*s = (scan){ .o = o,
+		     .each = each,
+		     .arg = arg,
+		     .diag = diag,
+		     .ntok = -1,
+		     .found = found,
+		     .line = 1,
+		     .col = 0 };
 	s->want[0] = W_VALUE;
 	cs_status st = CS_OK;
 	for (;;) {

@@ -21,8 +21,7 @@
 
 /* Fill buf[0..cap) with the next bytes of the text: *got = 0 at its end.
  * CS_OK, or an error with its message in diag. */
-typedef cs_status (*cs_jstream_read)(void *ctx, char *buf, size_t cap, size_t *got,
-				     cs_diag *diag);
+typedef cs_status (*cs_jstream_read)(void *ctx, char *buf, size_t cap, size_t *got, cs_diag *diag);
 
 /* Called for element `index` of the array (an object, array or scalar,
  * parsed with JSON_DECODE_INT_AS_REAL; the callee does not keep it). A
@@ -30,9 +29,9 @@ typedef cs_status (*cs_jstream_read)(void *ctx, char *buf, size_t cap, size_t *g
 typedef cs_status (*cs_jstream_each)(void *arg, const json_t *element, size_t index);
 
 typedef struct cs_jstream_opts {
-	const char *name;     /* the document, for messages */
-	const char *key;      /* the top-level object's member whose array is streamed */
-	size_t max_element;   /* bytes; a larger element is an error */
+	const char *name;   /* the document, for messages */
+	const char *key;    /* the top-level object's member whose array is streamed */
+	size_t max_element; /* bytes; a larger element is an error */
 	/* optional: a second member whose array's elements go to each2 (numbered
 	 * from 0; the first array's numbering goes on after it) */
 	const char *key2;
@@ -45,8 +44,8 @@ typedef struct cs_jstream_opts {
  * (a top level that is not an object, or a member that is not an array).
  * CS_ERR_INPUT for text that is not JSON, CS_ERR_NOMEM, or what `rd` or
  * `each` returned. */
-cs_status cs_jstream_array(const cs_jstream_opts *o, cs_jstream_read rd, void *rctx,
-			   cs_jstream_each each, void *arg, bool *found, cs_diag *diag);
+cs_status cs_jstream_array(const cs_jstream_opts *o, cs_jstream_read rd, void *rctx, cs_jstream_each each,
+			   void *arg, bool *found, cs_diag *diag);
 
 /* Two sources: a file through zlib, which reads plain text and gzip alike
  * (errors: "cannot read 'PATH': ...", "'PATH': truncated gzip data at byte

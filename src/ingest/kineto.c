@@ -32,7 +32,7 @@ struct cs_kineto {
 	int64_t kernels, span_ns, busy_ns;
 	cs_kineto_shape *shapes;
 	size_t nshapes;
-	char device[128];          /* deviceProperties[0].name */
+	char device[128];                   /* deviceProperties[0].name */
 	int64_t arch[CS_KINETO_ARCH_CODES]; /* kernels by the architecture their names say */
 };
 
@@ -44,7 +44,8 @@ static int has(const char *hay, const char *needle)
 	size_t n = strlen(needle);
 	for (; *hay; hay++) {
 		size_t i = 0;
-		while (i < n && hay[i] && (hay[i] >= 'A' && hay[i] <= 'Z' ? hay[i] + 32 : hay[i]) == needle[i])
+		while (i < n && hay[i] &&
+		       (hay[i] >= 'A' && hay[i] <= 'Z' ? hay[i] + 32 : hay[i]) == needle[i])
 			i++;
 		if (i == n)
 			return 1;
@@ -75,8 +76,8 @@ cs_kineto_class cs_kineto_classify(const char *name)
 	static const char *const attn[] = { "sdpa", "fmha", "flash", "cudnn::fusion", "attention", NULL };
 	/* cuBLAS/cuBLASLt (nvjet, xmma), CUTLASS, ROCm's Tensile (Cijk_) and
 	 * cuDNN's convolutions (convolve, winograd) */
-	static const char *const gemm[] = { "nvjet", "cutlass", "xmma", "cublas", "cijk_",
-					    "convolve", "winograd", NULL };
+	static const char *const gemm[] = { "nvjet", "cutlass",  "xmma",     "cublas",
+					    "cijk_", "convolve", "winograd", NULL };
 	if (has(name, "nccl"))
 		return CS_KINETO_COMM;
 	if (has(name, "adam") || (has(name, "multi_tensor_apply") && has(name, "fusedoptimizer")))
@@ -103,8 +104,13 @@ static int tag_number(const char *p, int lo, int hi, const char *ends)
 
 int cs_kineto_kernel_arch(const char *name)
 {
-	static const struct { const char *prefix; int arch; } legacy[] = {
-		{ "volta_", 70 }, { "turing_", 75 }, { "ampere_", 80 },
+	static const struct {
+		const char *prefix;
+		int arch;
+	} legacy[] = {
+		{ "volta_", 70 },
+		{ "turing_", 75 },
+		{ "ampere_", 80 },
 	};
 	for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++)
 		if (strncmp(name, legacy[i].prefix, strlen(legacy[i].prefix)) == 0)
@@ -128,36 +134,42 @@ int cs_kineto_kernel_arch(const char *name)
 
 const char *cs_kineto_class_name(cs_kineto_class c)
 {
-	static const char *const names[CS_KINETO_CLASSES] = {
-		"gemm", "attention", "memory_bound", "optimizer", "communication", "copy", "memset"
-	};
+	static const char *const names[CS_KINETO_CLASSES] = { "gemm",      "attention",     "memory_bound",
+							      "optimizer", "communication", "copy",
+							      "memset" };
 	return (unsigned)c < CS_KINETO_CLASSES ? names[c] : "?";
 }
 
 /* ---- summarising -------------------------------------------------------- */
 
-typedef struct span { int64_t start, end; } span;
+typedef struct span {
+	int64_t start, end;
+} span;
 
 /* A GEMM's shape by its External id (from its CPU op), and a GEMM kernel's
  * time by the External id of the op that launched it. */
-typedef struct op_shape { int64_t ext, m, n, k, batch; } op_shape;
-typedef struct gemm_kernel { int64_t ext, ns; } gemm_kernel;
+typedef struct op_shape {
+	int64_t ext, m, n, k, batch;
+} op_shape;
+typedef struct gemm_kernel {
+	int64_t ext, ns;
+} gemm_kernel;
 
 typedef struct acc {
-	const char *name;      /* for messages */
+	const char *name; /* for messages */
 	cs_kineto *t;
-	span *iv;              /* kernel intervals */
+	span *iv; /* kernel intervals */
 	size_t niv, cap;
-	op_shape *ops;         /* GEMM CPU ops with their Input Dims */
+	op_shape *ops; /* GEMM CPU ops with their Input Dims */
 	size_t nops, opcap;
-	gemm_kernel *gk;       /* GEMM kernels with an External id */
+	gemm_kernel *gk; /* GEMM kernels with an External id */
 	size_t ngk, gkcap;
-	int64_t *step;         /* ProfilerStep numbers seen */
+	int64_t *step; /* ProfilerStep numbers seen */
 	size_t nstep, stepcap;
 	int have_dev;
 	double dev;
 	int have_base;
-	double base_us;        /* the first timed event's 'ts': times are rebased to it */
+	double base_us; /* the first timed event's 'ts': times are rebased to it */
 	cs_diag *diag;
 } acc;
 
@@ -202,9 +214,10 @@ static int field_ns(acc *a, const json_t *e, size_t i, const char *cat, const ch
 	}
 	/* 1e14 us is three years: far beyond a trace, far below 2^63 ns */
 	if (!(fabs(us) <= 1e14) || (strcmp(key, "dur") == 0 && us < 0)) {
-		snprintf(a->diag->msg, sizeof a->diag->msg, "'%.400s': event %zu of 'traceEvents' "
-			 "(\"cat\": \"%.40s\") has %s '%s' (microseconds)", a->name, i, cat,
-			 json_is_number(v) ? "an out-of-range" : "no numeric", key);
+		snprintf(a->diag->msg, sizeof a->diag->msg,
+			 "'%.400s': event %zu of 'traceEvents' "
+			 "(\"cat\": \"%.40s\") has %s '%s' (microseconds)",
+			 a->name, i, cat, json_is_number(v) ? "an out-of-range" : "no numeric", key);
 		return -1;
 	}
 	*ns = (int64_t)llroundl((long double)us * 1000.0L);
@@ -235,8 +248,10 @@ static int check_device(acc *a, const json_t *e)
 		a->have_dev = 1;
 		a->dev = dev;
 	} else if (dev != a->dev) {
-		snprintf(a->diag->msg, sizeof a->diag->msg, "'%.400s': kernels of more than one GPU "
-			 "(devices %.0f and %.0f); compare reads the trace of one GPU", a->name, a->dev, dev);
+		snprintf(a->diag->msg, sizeof a->diag->msg,
+			 "'%.400s': kernels of more than one GPU "
+			 "(devices %.0f and %.0f); compare reads the trace of one GPU",
+			 a->name, a->dev, dev);
 		return -1;
 	}
 	return 0;
@@ -290,8 +305,10 @@ static cs_status note_shape(acc *a, const json_t *e, const char *name)
 		return CS_OK;
 	}
 	int64_t b = batched ? dim(dims, x, 0) : 1;
-	op_shape s = { .ext = (int64_t)json_number_value(ext), .batch = b,
-		       .m = dim(dims, x, (size_t)batched), .k = dim(dims, x, (size_t)batched + 1),
+	op_shape s = { .ext = (int64_t)json_number_value(ext),
+		       .batch = b,
+		       .m = dim(dims, x, (size_t)batched),
+		       .k = dim(dims, x, (size_t)batched + 1),
 		       .n = dim(dims, w, (size_t)batched + 1) };
 	if (s.m < 0 || s.n < 0 || s.k < 0 || s.batch < 0 || dim(dims, w, (size_t)batched) != s.k)
 		return CS_OK; /* not the shapes of a matrix product: leave it out */
@@ -314,7 +331,8 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 	 * Operator in 1.8 */
 	if (name && strncmp(name, "ProfilerStep#", 13) == 0 && strcasecmp(cat, "kernel") != 0) {
 		if (note_step(a, name)) {
-			snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
+			snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'",
+				 a->name);
 			return CS_ERR_NOMEM;
 		}
 		return CS_OK;
@@ -322,8 +340,10 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 	cs_kineto_class c;
 	if (strcasecmp(cat, "kernel") == 0) {
 		if (!name) {
-			snprintf(a->diag->msg, sizeof a->diag->msg, "'%.400s': event %zu of 'traceEvents' "
-				 "(\"cat\": \"kernel\") has no 'name' string", a->name, i);
+			snprintf(a->diag->msg, sizeof a->diag->msg,
+				 "'%.400s': event %zu of 'traceEvents' "
+				 "(\"cat\": \"kernel\") has no 'name' string",
+				 a->name, i);
 			return CS_ERR_INPUT;
 		}
 		c = cs_kineto_classify(name);
@@ -354,7 +374,8 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 	const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
 	if (c == CS_KINETO_GEMM && json_is_number(ext)) {
 		if (grow((void **)&a->gk, &a->gkcap, a->ngk, sizeof(gemm_kernel))) {
-			snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
+			snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'",
+				 a->name);
 			return CS_ERR_NOMEM;
 		}
 		a->gk[a->ngk++] = (gemm_kernel){ (int64_t)json_number_value(ext), dur };
@@ -473,22 +494,29 @@ static cs_status each_device(void *arg, const json_t *e, size_t i)
 }
 
 /* Stream the events of the text `rd` reads into *t. */
-static cs_status summarise(const char *name, size_t max_event, cs_jstream_read rd, void *rctx,
-			   cs_kineto *t, cs_diag *diag)
+static cs_status summarise(const char *name, size_t max_event, cs_jstream_read rd, void *rctx, cs_kineto *t,
+			   cs_diag *diag)
 {
 	acc a = { .name = name, .t = t, .diag = diag };
-	cs_jstream_opts o = { .name = name, .key = "traceEvents", .max_element = max_event,
-			      .key2 = "deviceProperties", .each2 = each_device };
+	cs_jstream_opts o = { .name = name,
+			      .key = "traceEvents",
+			      .max_element = max_event,
+			      .key2 = "deviceProperties",
+			      .each2 = each_device };
 	bool found;
 	cs_status st = cs_jstream_array(&o, rd, rctx, each_event, &a, &found, diag);
 	if (st == CS_OK && !found) {
-		snprintf(diag->msg, sizeof diag->msg, "'%.400s': no 'traceEvents' array at the top level: "
-			 "not a PyTorch profiler (Kineto) trace", name);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "'%.400s': no 'traceEvents' array at the top level: "
+			 "not a PyTorch profiler (Kineto) trace",
+			 name);
 		st = CS_ERR_INPUT;
 	}
 	if (st == CS_OK && a.niv == 0) {
-		snprintf(diag->msg, sizeof diag->msg, "'%.400s': no GPU kernels (no event with "
-			 "\"cat\": \"kernel\" in 'traceEvents')", name);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "'%.400s': no GPU kernels (no event with "
+			 "\"cat\": \"kernel\" in 'traceEvents')",
+			 name);
 		st = CS_ERR_INPUT;
 	}
 	if (st == CS_OK) {
@@ -507,8 +535,8 @@ static cs_status summarise(const char *name, size_t max_event, cs_jstream_read r
 
 /* ---- entry points ------------------------------------------------------- */
 
-static cs_status run(const char *name, size_t max_event, cs_jstream_read rd, void *rctx,
-		     cs_kineto **out, cs_diag *diag)
+static cs_status run(const char *name, size_t max_event, cs_jstream_read rd, void *rctx, cs_kineto **out,
+		     cs_diag *diag)
 {
 	cs_kineto *t = calloc(1, sizeof *t);
 	if (!t) {
@@ -548,8 +576,10 @@ cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **
 	cs_status st = run(path, max_event, cs_jstream_gz_read, &g, out, diag);
 	/* a gzip stream cut short may read as text that ends early: say what it is */
 	if (gzclose_r(g.gz) == Z_BUF_ERROR && st != CS_ERR_NOMEM) {
-		snprintf(diag->msg, sizeof diag->msg, "'%.400s': truncated gzip data at byte %lld "
-			 "(unexpected end of file)", path, size);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "'%.400s': truncated gzip data at byte %lld "
+			 "(unexpected end of file)",
+			 path, size);
 		cs_kineto_free(*out);
 		*out = NULL;
 		st = CS_ERR_INPUT;

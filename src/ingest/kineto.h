@@ -46,9 +46,9 @@ typedef enum cs_kineto_class {
 	CS_KINETO_ATTN = CS_COMPUTE_ATTN,
 	CS_KINETO_MEMBOUND = CS_COMPUTE_MEMBOUND,
 	CS_KINETO_OPTIM = CS_COMPUTE_OPTIM,
-	CS_KINETO_COMM,      /* NCCL kernels */
-	CS_KINETO_COPY,      /* gpu_memcpy events */
-	CS_KINETO_MEMSET,    /* gpu_memset events */
+	CS_KINETO_COMM,   /* NCCL kernels */
+	CS_KINETO_COPY,   /* gpu_memcpy events */
+	CS_KINETO_MEMSET, /* gpu_memset events */
 	CS_KINETO_CLASSES
 } cs_kineto_class;
 
@@ -62,11 +62,9 @@ typedef struct cs_kineto cs_kineto;
  * 16777216 bytes". */
 cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag);
 /* The same with another limit on one event's bytes (tests). */
-cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out,
-				cs_diag *diag);
+cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out, cs_diag *diag);
 /* Summarise `len` bytes of JSON text; `name` labels messages. */
-cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out,
-			  cs_diag *diag);
+cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out, cs_diag *diag);
 void cs_kineto_free(cs_kineto *t);
 
 /* The class of a kernel named `name` (never COPY or MEMSET). */

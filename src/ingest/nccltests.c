@@ -25,8 +25,8 @@
 typedef struct line {
 	const char *tok[MAX_TOKENS];
 	int len[MAX_TOKENS], col[MAX_TOKENS];
-	int n;           /* tokens (at most MAX_TOKENS) */
-	bool more;       /* more than MAX_TOKENS */
+	int n;     /* tokens (at most MAX_TOKENS) */
+	bool more; /* more than MAX_TOKENS */
 } line;
 
 /* The length of a launcher's prefix at the start of [s, e), 0 if none:
@@ -41,8 +41,8 @@ static size_t launcher_prefix(const char *s, const char *e)
 		if (!q || q - p > 24)
 			return 0;
 		q++;
-		if ((size_t)(e - q) >= 9 && (memcmp(q, "<stdout>:", 9) == 0 ||
-					      memcmp(q, "<stderr>:", 9) == 0))
+		if ((size_t)(e - q) >= 9 &&
+		    (memcmp(q, "<stdout>:", 9) == 0 || memcmp(q, "<stderr>:", 9) == 0))
 			return (size_t)(q + 9 - s);
 		if (q < e && *q == ':' && q - p > 9 && memcmp(p, "[default", 8) == 0)
 			return (size_t)(q + 1 - s);
@@ -142,10 +142,14 @@ static int header(const line *l, const char *file, int lineno, cols *c, cs_diag 
 	c->root = find(l, "root", 1) - 1;
 	const char *tname = find(l, "time", 1) > 0 ? "time" : "cputime"; /* -C 1: cputime */
 	int t0 = find(l, tname, 1), b0 = find(l, "busbw", 1), a0 = find(l, "algbw", 1);
-	const char *missing = c->size < 0 ? "size" : t0 < 0 ? "time" : a0 < 0 ? "algbw"
-			      : b0 < 0 ? "busbw" : NULL;
+	const char *missing = c->size < 0 ? "size"
+			      : t0 < 0    ? "time"
+			      : a0 < 0    ? "algbw"
+			      : b0 < 0    ? "busbw"
+					  : NULL;
 	if (missing) {
-		snprintf(diag->msg, sizeof diag->msg, "%.300s:%d:1: wrong columns: the header has no "
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%.300s:%d:1: wrong columns: the header has no "
 			 "'%s' (nccl-tests prints size, count, type, redop, root, time, algbw, busbw)",
 			 file, lineno, missing);
 		return -1;
@@ -212,8 +216,8 @@ static void rank_line(const line *l, cs_nccltests *t, host **hosts, size_t *cap)
 	h->ranks = 1;
 }
 
-static cs_status row(const line *l, const cols *c, const char *file, int lineno, cs_nccltests *t,
-		     size_t *cap, cs_diag *diag)
+static cs_status row(const line *l, const cols *c, const char *file, int lineno, cs_nccltests *t, size_t *cap,
+		     cs_diag *diag)
 {
 	char msg[200];
 	if (l->more || l->n != c->n) {
@@ -231,8 +235,10 @@ static cs_status row(const line *l, const cols *c, const char *file, int lineno,
 		if (c->time[k] < 0)
 			continue;
 		if (!number(l, c->time[k], &v) || v <= 0) {
-			snprintf(msg, sizeof msg, "expected a positive number of microseconds in column "
-				 "'time' (%s), not '%.*s'", k ? "in-place" : "out-of-place",
+			snprintf(msg, sizeof msg,
+				 "expected a positive number of microseconds in column "
+				 "'time' (%s), not '%.*s'",
+				 k ? "in-place" : "out-of-place",
 				 l->len[c->time[k]] > 40 ? 40 : l->len[c->time[k]], l->tok[c->time[k]]);
 			return fail(diag, file, lineno, l->col[c->time[k]], msg);
 		}
@@ -268,8 +274,8 @@ typedef struct sect {
 	host *hosts;
 	size_t host_cap, row_cap;
 	cols c;
-	int last;         /* the last result row's line */
-	bool rows_seen;   /* a result row, of any size */
+	int last;       /* the last result row's line */
+	bool rows_seen; /* a result row, of any size */
 } sect;
 
 static void sect_start(sect *x, int lineno)
@@ -295,8 +301,7 @@ static cs_status push(cs_nccltests_set *set, cs_nccltests *t, cs_diag *diag)
 
 /* The test read into *x is complete at line `lineno`: check it and add it
  * to the set (x is left empty either way). */
-static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_set *set,
-			  cs_diag *diag)
+static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_set *set, cs_diag *diag)
 {
 	for (int64_t h = 0; h < x->t.nhosts; h++)
 		if (x->hosts[h].ranks > x->t.ranks_per_host)
@@ -305,13 +310,14 @@ static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_se
 	x->hosts = NULL;
 	cs_status st = CS_OK;
 	if (x->c.n < 0)
-		st = fail(diag, file, lineno ? lineno : 1, 1, "not nccl-tests output: no column header "
+		st = fail(diag, file, lineno ? lineno : 1, 1,
+			  "not nccl-tests output: no column header "
 			  "('# size count type ... time algbw busbw')");
 	else if (x->t.nrows == 0)
-		st = fail(diag, file, x->last ? x->last : x->c.line, 1,
-			  "no result rows of a nonzero size");
+		st = fail(diag, file, x->last ? x->last : x->c.line, 1, "no result rows of a nonzero size");
 	else if (x->t.nranks == 0)
-		st = fail(diag, file, x->t.line ? x->t.line : 1, 1, "no '# Rank' lines: the group's size "
+		st = fail(diag, file, x->t.line ? x->t.line : 1, 1,
+			  "no '# Rank' lines: the group's size "
 			  "and hosts are unknown (keep the header nccl-tests prints)");
 	if (st == CS_OK)
 		st = push(set, &x->t, diag);
@@ -367,7 +373,8 @@ static cs_status parse_text(const char *buf, size_t len, const char *file, cs_nc
 		if (!isdigit((unsigned char)l.tok[0][0]))
 			continue; /* a launcher's or NCCL's own message */
 		if (x.c.n < 0)
-			st = fail(diag, file, lineno, 1, "a result row before the column header ('# size "
+			st = fail(diag, file, lineno, 1,
+				  "a result row before the column header ('# size "
 				  "count type ... time algbw busbw'): not nccl-tests output?");
 		else
 			st = row(&l, &x.c, file, lineno, &x.t, &x.row_cap, diag);
@@ -390,8 +397,7 @@ static cs_status jfail(cs_diag *diag, const char *file, const char *key, const c
 }
 
 /* A count of config (nthreads, ngpus): 1 when absent. */
-static cs_status jcount(const json_t *cfg, const char *key, const char *file, int64_t *out,
-			cs_diag *diag)
+static cs_status jcount(const json_t *cfg, const char *key, const char *file, int64_t *out, cs_diag *diag)
 {
 	const json_t *v = json_object_get(cfg, key);
 	*out = 1;
@@ -409,8 +415,7 @@ static cs_status jcount(const json_t *cfg, const char *key, const char *file, in
 
 /* One of a result's out_of_place and in_place: its time (or cpu_time) and
  * bus_bw; NAN where null or absent. */
-static cs_status jplace(const json_t *r, size_t i, int k, const char *file, cs_nccl_row *row,
-			cs_diag *diag)
+static cs_status jplace(const json_t *r, size_t i, int k, const char *file, cs_nccl_row *row, cs_diag *diag)
 {
 	static const char *const keys[2] = { "out_of_place", "in_place" };
 	row->time_us[k] = row->busbw[k] = NAN;
@@ -459,7 +464,8 @@ static cs_status jdevices(const json_t *cfg, const char *file, cs_nccltests *t, 
 	const json_t *devs = json_object_get(cfg, "devices");
 	size_t n = json_array_size(devs);
 	if (n == 0)
-		return jfail(diag, file, "config.devices", "no devices: the group's size and hosts are "
+		return jfail(diag, file, "config.devices",
+			     "no devices: the group's size and hosts are "
 			     "unknown (keep the file nccl-tests wrote)");
 	host *hosts = calloc(n, sizeof *hosts);
 	if (!hosts) {
@@ -508,7 +514,8 @@ static cs_status jrows(const json_t *res, const char *file, cs_nccltests *t, cs_
 		char where[64];
 		snprintf(where, sizeof where, "results[%zu]", i);
 		if (!json_is_object(r))
-			return jfail(diag, file, where, "expected an object (size, count, type, redop, "
+			return jfail(diag, file, where,
+				     "expected an object (size, count, type, redop, "
 				     "root, out_of_place, in_place)");
 		const json_t *size = json_object_get(r, "size");
 		double b = json_number_value(size);
@@ -558,7 +565,8 @@ static cs_status parse_json(const char *buf, size_t len, const char *file, cs_nc
 	const json_t *res = json_object_get(root, "results"), *cfg = json_object_get(root, "config");
 	cs_status st;
 	if (!json_is_array(res) || !json_is_object(cfg))
-		st = fail(diag, file, 1, 1, "not nccl-tests output: no column header ('# size count "
+		st = fail(diag, file, 1, 1,
+			  "not nccl-tests output: no column header ('# size count "
 			  "type ... time algbw busbw') and no 'config' and 'results' of nccl-tests' -J "
 			  "JSON");
 	else
@@ -574,8 +582,8 @@ static cs_status parse_json(const char *buf, size_t len, const char *file, cs_nc
 	return st;
 }
 
-cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file,
-				 cs_nccltests_set *out, cs_diag *diag)
+cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file, cs_nccltests_set *out,
+				 cs_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	if (memchr(buf, 0, len))
@@ -588,8 +596,7 @@ cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file,
 	return parse_text(buf, len, file, out, diag);
 }
 
-cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out,
-			     cs_diag *diag)
+cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out, cs_diag *diag)
 {
 	cs_nccltests_set set;
 	memset(out, 0, sizeof *out);
@@ -665,8 +672,7 @@ static bool family(const char *name, char *out, size_t n)
 		while (i < len && isdigit((unsigned char)p[i]))
 			i++;
 		size_t digits = i - letters;
-		if (letters >= 1 && letters <= 3 && digits >= 2 && digits <= 4 && len - i <= 2 &&
-		    len < n) {
+		if (letters >= 1 && letters <= 3 && digits >= 2 && digits <= 4 && len - i <= 2 && len < n) {
 			for (size_t k = 0; k < len; k++)
 				out[k] = (char)tolower((unsigned char)p[k]);
 			out[len] = 0;
@@ -704,7 +710,8 @@ cs_status cs_nccltests_group(const cs_nccltests *t, const char *file, const cs_c
 			     cs_group_shape *g, cs_diag *diag)
 {
 	if (t->nhosts > c->nodes || t->ranks_per_host > c->gpus_per_node) {
-		snprintf(diag->msg, sizeof diag->msg, "%.300s: the group (%lld ranks on %lld hosts, up "
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%.300s: the group (%lld ranks on %lld hosts, up "
 			 "to %lld per host) does not fit the scenario's cluster (%lld nodes of %d GPUs)",
 			 file, (long long)t->nranks, (long long)t->nhosts, (long long)t->ranks_per_host,
 			 (long long)c->nodes, c->gpus_per_node);
@@ -732,8 +739,8 @@ static const struct {
 } tests[] = {
 	{ "all_reduce_perf", CS_COLL_ALL_REDUCE }, { "reduce_scatter_perf", CS_COLL_REDUCE_SCATTER },
 	{ "all_gather_perf", CS_COLL_ALL_GATHER }, { "alltoall_perf", CS_COLL_ALL_TO_ALL },
-	{ "broadcast_perf", CS_COLL_BROADCAST }, { "sendrecv_perf", CS_COLL_SEND_RECV },
-	{ "reduce_perf", CS_COLL_REDUCE }, { "gather_perf", CS_COLL_GATHER },
+	{ "broadcast_perf", CS_COLL_BROADCAST },   { "sendrecv_perf", CS_COLL_SEND_RECV },
+	{ "reduce_perf", CS_COLL_REDUCE },         { "gather_perf", CS_COLL_GATHER },
 	{ "scatter_perf", CS_COLL_SCATTER },
 };
 
@@ -745,8 +752,7 @@ const char *cs_nccltests_name(cs_coll_op op)
 	return NULL;
 }
 
-cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op,
-			  cs_diag *diag)
+cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op, cs_diag *diag)
 {
 	if (forced >= 0) {
 		*op = (cs_coll_op)forced;
@@ -762,10 +768,12 @@ cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, c
 				*op = tests[i].op;
 				return CS_OK;
 			}
-		snprintf(diag->msg, sizeof diag->msg, "%.300s: '%s' measures a collective clustersim "
+		snprintf(diag->msg, sizeof diag->msg,
+			 "%.300s: '%s' measures a collective clustersim "
 			 "has no model for (all_reduce_perf, reduce_scatter_perf, all_gather_perf, "
 			 "alltoall_perf, broadcast_perf, sendrecv_perf, reduce_perf, gather_perf, "
-			 "scatter_perf)", file, t->test);
+			 "scatter_perf)",
+			 file, t->test);
 		return CS_ERR_INPUT;
 	}
 	/* busbw / algbw of the largest size: time and size give algbw */
@@ -789,8 +797,10 @@ cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, c
 		*op = CS_COLL_BROADCAST;
 		return CS_OK;
 	}
-	snprintf(diag->msg, sizeof diag->msg, "%.300s: cannot tell which collective was measured "
+	snprintf(diag->msg, sizeof diag->msg,
+		 "%.300s: cannot tell which collective was measured "
 		 "(no 'Collective test starting' line; busbw/algbw %.3g on %lld ranks): name it with "
-		 "--op", file, ratio, (long long)t->nranks);
+		 "--op",
+		 file, ratio, (long long)t->nranks);
 	return CS_ERR_INPUT;
 }

@@ -44,7 +44,7 @@
 typedef struct cs_nccl_row {
 	double bytes;
 	double time_us[2];
-	double busbw[2];    /* GB/s as printed, NAN where not given */
+	double busbw[2]; /* GB/s as printed, NAN where not given */
 	int line;
 } cs_nccl_row;
 
@@ -57,7 +57,7 @@ typedef struct cs_nccltests {
 	char gpu[64];           /* rank 0's device name */
 	cs_nccl_row *rows;      /* sizes in file order, size 0 left out */
 	size_t nrows;
-	int line;               /* where the test's output starts (1 for JSON) */
+	int line; /* where the test's output starts (1 for JSON) */
 } cs_nccltests;
 
 /* The tests of one file, in file order. */
@@ -74,12 +74,11 @@ typedef struct cs_nccltests_set {
  * or are not numbers, a test without result rows or '# Rank' lines, a NUL
  * byte; for JSON, "file:line:col: message" for bad JSON and "file: key:
  * message" for a key that is missing or of the wrong kind. */
-cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file,
-				 cs_nccltests_set *out, cs_diag *diag);
+cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file, cs_nccltests_set *out,
+				 cs_diag *diag);
 
 /* The first test of buf[len] alone (the others are parsed and dropped). */
-cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out,
-			     cs_diag *diag);
+cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out, cs_diag *diag);
 
 /* Read (at most 64 MiB) and parse the file `path`. */
 cs_status cs_nccltests_load_set(const char *path, cs_nccltests_set *out, cs_diag *diag);
@@ -108,8 +107,7 @@ cs_status cs_nccltests_group(const cs_nccltests *t, const char *file, const cs_c
  * or send/recv by the root column). `forced` (< 0: none) wins. CS_ERR_INPUT
  * naming the file when the test is one clustersim has no model for or the
  * op cannot be told. */
-cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op,
-			  cs_diag *diag);
+cs_status cs_nccltests_op(const cs_nccltests *t, const char *file, int forced, cs_coll_op *op, cs_diag *diag);
 
 /* The test that measures `op` ("all_reduce_perf", ...). */
 const char *cs_nccltests_name(cs_coll_op op);

@@ -20,22 +20,16 @@
 
 #define CS__REF_GEMM 8192
 
-static double frac(double x, double fallback)
-{
-	return x > 0.0 ? x : fallback;
-}
+static double frac(double x, double fallback) { return x > 0.0 ? x : fallback; }
 
 double cs_compute_peak(const cs_gpu_spec *gpu, cs_precision prec)
 {
 	switch (prec) {
 	case CS_PREC_FP8:
-	case CS_PREC_FP8_ALL:
-		return gpu->peak_fp8 > 0.0 ? gpu->peak_fp8 : gpu->peak_bf16;
-	case CS_PREC_FP32:
-		return gpu->peak_bf16 / 2.0;
+	case CS_PREC_FP8_ALL: return gpu->peak_fp8 > 0.0 ? gpu->peak_fp8 : gpu->peak_bf16;
+	case CS_PREC_FP32: return gpu->peak_bf16 / 2.0;
 	case CS_PREC_BF16:
-	case CS_PREC_FP16:
-		break;
+	case CS_PREC_FP16: break;
 	}
 	return gpu->peak_bf16;
 }
@@ -43,9 +37,12 @@ double cs_compute_peak(const cs_gpu_spec *gpu, cs_precision prec)
 double cs_compute_wave_efficiency(const cs_gpu_spec *gpu, int64_t m, int64_t n, int64_t batch)
 {
 	int64_t sms = gpu->sms > 0 ? gpu->sms : 1;
-	if (m < 1) m = 1;
-	if (n < 1) n = 1;
-	if (batch < 1) batch = 1;
+	if (m < 1)
+		m = 1;
+	if (n < 1)
+		n = 1;
+	if (batch < 1)
+		batch = 1;
 	int64_t tiles = ((m + CS_GEMM_TILE_M - 1) / CS_GEMM_TILE_M) *
 			((n + CS_GEMM_TILE_N - 1) / CS_GEMM_TILE_N) * batch;
 	int64_t waves = (tiles + sms - 1) / sms;
@@ -79,13 +76,10 @@ static int64_t to_ns(double seconds)
 cs_compute_kind cs_compute_op_class(const cs_layer_op *op)
 {
 	switch (op->cls) {
-	case CS_OPC_GEMM:
-		return CS_COMPUTE_GEMM;
-	case CS_OPC_ATTN:
-		return CS_COMPUTE_ATTN;
+	case CS_OPC_GEMM: return CS_COMPUTE_GEMM;
+	case CS_OPC_ATTN: return CS_COMPUTE_ATTN;
 	case CS_OPC_MEMBOUND:
-	case CS_OPC_COMM:
-		break;
+	case CS_OPC_COMM: break;
 	}
 	if (op->mem == CS_MEM_ADAM_FUSED || op->mem == CS_MEM_ADAM_FOREACH)
 		return CS_COMPUTE_OPTIM;
@@ -114,8 +108,8 @@ static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
 		double b16 = cs_kprof_gemm(p, CS_GEMM_BF16, (cs_gemm_layout)op->layout, m, (double)op->n,
 					   (double)op->k);
 		if (cs_prec_is_fp8(op_prec(c, op))) {
-			thr = cs_kprof_gemm(p, CS_GEMM_FP8, (cs_gemm_layout)op->layout, m,
-					    (double)op->n, (double)op->k);
+			thr = cs_kprof_gemm(p, CS_GEMM_FP8, (cs_gemm_layout)op->layout, m, (double)op->n,
+					    (double)op->k);
 			/* no faster than the 16-bit GEMM of its shape by more than
 			 * the peaks' ratio: the fp8 table's ratios to the bf16
 			 * grid reach 2.2 where the two were measured at different
@@ -133,8 +127,10 @@ static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
 		/* below the table's rows the lookup holds the time of its fewest
 		 * rows; the GEMM then takes that time per wave of output tiles */
 		double rows = cs_kprof_gemm_min_rows(p);
-		return op->flops / thr * (m < rows ? gemm_waves(c->gpu, m, (double)op->n) /
-					  gemm_waves(c->gpu, rows, (double)op->n) : 1.0);
+		return op->flops / thr *
+		       (m < rows ? gemm_waves(c->gpu, m, (double)op->n) /
+					   gemm_waves(c->gpu, rows, (double)op->n)
+				 : 1.0);
 	}
 	case CS_OPC_ATTN: {
 		if (op->head_dim <= 0 || !(op->attn_seq > 0.0) || !(op->attn_bh > 0.0))
@@ -150,8 +146,7 @@ static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
 		double bw = cs_kprof_mem(p, (cs_mem_kind)op->mem, op->bytes);
 		return bw > 0.0 ? op->bytes / bw : -1.0;
 	}
-	case CS_OPC_COMM:
-		break;
+	case CS_OPC_COMM: break;
 	}
 	return -1.0;
 }
@@ -168,9 +163,9 @@ int64_t cs_compute_op_ns(const cs_compute *c, const cs_layer_op *op)
 	if (t < 0.0)
 		return flat_op_ns(c->gpu, op_prec(c, op), op);
 	if (c->calib) /* the calibration, before the floors */
-		t *= op->cls == CS_OPC_GEMM
-			? cs_calib_gemm_factor(c->calib, op->m, op->n, op->k, op->batch > 0 ? op->batch : 1)
-			: c->calib->factor[cs_compute_op_class(op)];
+		t *= op->cls == CS_OPC_GEMM ? cs_calib_gemm_factor(c->calib, op->m, op->n, op->k,
+								   op->batch > 0 ? op->batch : 1)
+					    : c->calib->factor[cs_compute_op_class(op)];
 	/* no kernel beats its roofline nor the shortest measured kernel */
 	double peak = cs_compute_peak(c->gpu, op_prec(c, op));
 	if (op->cls == CS_OPC_ATTN)
@@ -221,8 +216,7 @@ static int64_t flat_op_ns(const cs_gpu_spec *gpu, cs_precision prec, const cs_la
 				 (peak * frac(gpu->attn_efficiency, frac(gpu->gemm_efficiency, 1.0)));
 			break;
 		case CS_OPC_MEMBOUND:
-		case CS_OPC_COMM:
-			break;
+		case CS_OPC_COMM: break;
 		}
 	}
 	int64_t ns = to_ns(t_flop > t_mem ? t_flop : t_mem);

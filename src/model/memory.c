@@ -19,14 +19,10 @@
 
 #include "model/model.h"
 
-static int64_t deg(int64_t x)
-{
-	return x > 0 ? x : 1;
-}
+static int64_t deg(int64_t x) { return x > 0 ? x : 1; }
 
 double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
-                              cs_state_dtype state, double *w, double *g, double *master,
-                              double *moments)
+			      cs_state_dtype state, double *w, double *g, double *master, double *moments)
 {
 	double wb = cs_model_dtype_bytes(weights);
 	double gb = cs_model_dtype_bytes(grads);
@@ -36,18 +32,23 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
 	double mb = weights == CS_PREC_FP32 ? 0.0 : sb;
 	double ob = 0.0;
 	switch (opt) {
-	case CS_OPT_ADAM: ob = 2.0 * sb; break;     /* m and v */
-	case CS_OPT_ADAM_8BIT: ob = 2.0; break;     /* m and v in 8 bits */
-	case CS_OPT_SGD_MOMENTUM: ob = sb; break;   /* one buffer */
-	case CS_OPT_LAMB: ob = 2.0 * sb; break;     /* Adam's m and v */
+	case CS_OPT_ADAM: ob = 2.0 * sb; break;   /* m and v */
+	case CS_OPT_ADAM_8BIT: ob = 2.0; break;   /* m and v in 8 bits */
+	case CS_OPT_SGD_MOMENTUM: ob = sb; break; /* one buffer */
+	case CS_OPT_LAMB: ob = 2.0 * sb; break;   /* Adam's m and v */
 	case CS_OPT_SGD:
-	case CS_OPT_ADAFACTOR: break;               /* a row and a column per matrix: (r + c)
+	case CS_OPT_ADAFACTOR:
+		break; /* a row and a column per matrix: (r + c)
 	                                             * floats against r x c parameters */
 	}
-	if (w) *w = wb;
-	if (g) *g = gb;
-	if (master) *master = mb;
-	if (moments) *moments = ob;
+	if (w)
+		*w = wb;
+	if (g)
+		*g = gb;
+	if (master)
+		*master = mb;
+	if (moments)
+		*moments = ob;
 	return wb + gb + mb + ob;
 }
 
@@ -64,15 +65,14 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
  * inputs, O, the second GEMM's input); flash attention without recompute
  * keeps its own 16-bit O beside that copy.
  */
-double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc,
-                          bool flash)
+double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc, bool flash)
 {
 	double h = (double)d->h;
 	double sbh = (double)d->s * (double)d->b * h;
 	double t = (double)deg(tp);
 	if (rc == CS_RECOMPUTE_FULL)
-		return 2.0 * sbh;                     /* the layer input only */
-	double gi = d->fp8 ? 1.0 : 2.0;               /* bytes of a saved GEMM input */
+		return 2.0 * sbh;       /* the layer input only */
+	double gi = d->fp8 ? 1.0 : 2.0; /* bytes of a saved GEMM input */
 	double qf = (double)d->q_dim / h, kf = (double)d->kv_dim / h, f = (double)d->ffn / h;
 	double outside = 4.0 + 2.0 * gi + (d->dropout ? 2.0 : 0.0);
 	double o = d->fp8 && flash && rc == CS_RECOMPUTE_NONE ? 2.0 + gi : gi;
@@ -83,16 +83,23 @@ double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_r
 	return sbh * (outside / (all_sharded ? t : 1.0) + inside / t);
 }
 
-double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
-                                         bool sp, cs_recompute rc, bool flash)
+double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp, bool sp,
+					 cs_recompute rc, bool flash)
 {
-	cs_mem_layer_shape d = { .s = s, .b = b, .h = h, .heads = a, .q_dim = h, .kv_dim = h,
-				 .ffn = 4 * h, .gated = false, .dropout = true, .fp8 = false };
+	cs_mem_layer_shape d = { .s = s,
+				 .b = b,
+				 .h = h,
+				 .heads = a,
+				 .q_dim = h,
+				 .kv_dim = h,
+				 .ffn = 4 * h,
+				 .gated = false,
+				 .dropout = true,
+				 .fp8 = false };
 	return cs_mem_layer_bytes(&d, tp, sp, rc, flash);
 }
 
-double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
-                                    cs_recompute rc)
+double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp, cs_recompute rc)
 {
 	double t = (double)deg(tp);
 	if (rc == CS_RECOMPUTE_FULL)
@@ -101,24 +108,28 @@ double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp,
 }
 
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
-                                     const cs_parallel_spec *p)
+				     const cs_parallel_spec *p)
 {
 	int64_t b = deg(t->micro_batch), dh = cs_model_head_dim(m);
 	int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
-	cs_mem_layer_shape d = { .s = t->seq_len, .b = b, .h = m->hidden, .heads = m->heads,
-				 .q_dim = m->heads * dh, .kv_dim = kv * dh, .ffn = m->ffn,
-				 .gated = m->arch == CS_ARCH_LLAMA, .dropout = t->dropout,
+	cs_mem_layer_shape d = { .s = t->seq_len,
+				 .b = b,
+				 .h = m->hidden,
+				 .heads = m->heads,
+				 .q_dim = m->heads * dh,
+				 .kv_dim = kv * dh,
+				 .ffn = m->ffn,
+				 .gated = m->arch == CS_ARCH_LLAMA,
+				 .dropout = t->dropout,
 				 .fp8 = cs_prec_is_fp8(t->precision) };
-	double bytes = cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute,
-					  p->flash_attention);
+	double bytes = cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute, p->flash_attention);
 	if (m->parallel_block)
-		bytes -= cs_mem_parallel_block_saving(t->seq_len, b, m->hidden, p->tp,
-						      p->sequence_parallel, p->recompute);
+		bytes -= cs_mem_parallel_block_saving(t->seq_len, b, m->hidden, p->tp, p->sequence_parallel,
+						      p->recompute);
 	return bytes / (double)deg(p->cp);
 }
 
-void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g,
-                          double *o)
+void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g, double *o)
 {
 	double d = (double)deg(dp), nd = (double)deg(node_dp);
 	if (nd > d)
@@ -140,8 +151,7 @@ double cs_mem_stages_in_flight(const cs_parallel_spec *p, int64_t micro_batches)
 	double mb = micro_batches > 0 ? (double)micro_batches : 1e300;
 	double v = (double)deg(p->virtual_stages);
 	switch (p->schedule) {
-	case CS_SCHED_GPIPE:
-		return micro_batches > 0 ? mb : pp;
+	case CS_SCHED_GPIPE: return micro_batches > 0 ? mb : pp;
 	case CS_SCHED_INTERLEAVED:
 		if (v > 1.0) {
 			/* Megatron: warm-up (p-1)*2 + (v-1)*p chunk forwards, plus the
@@ -154,32 +164,28 @@ double cs_mem_stages_in_flight(const cs_parallel_spec *p, int64_t micro_batches)
 		break;
 	case CS_SCHED_1F1B:
 	case CS_SCHED_ZB_H1:
-	case CS_SCHED_ZB_V:
-		break;
+	case CS_SCHED_ZB_V: break;
 	}
 	return pp < mb ? pp : mb;
 }
 
-cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *t,
-                                const cs_parallel_spec *p, const cs_gpu_spec *gpu,
-                                int gpus_per_node)
+cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *t, const cs_parallel_spec *p,
+				const cs_gpu_spec *gpu, int gpus_per_node)
 {
-	return cs_mem_per_gpu_with(m, t, p, gpu, gpus_per_node,
-				   cs_mem_layer_activation_bytes(m, t, p));
+	return cs_mem_per_gpu_with(m, t, p, gpu, gpus_per_node, cs_mem_layer_activation_bytes(m, t, p));
 }
 
 cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_spec *t,
-                                     const cs_parallel_spec *p, const cs_gpu_spec *gpu,
-                                     int gpus_per_node, double layer_bytes)
+				     const cs_parallel_spec *p, const cs_gpu_spec *gpu, int gpus_per_node,
+				     double layer_bytes)
 {
-	cs_mem_breakdown r = {0};
+	cs_mem_breakdown r = { 0 };
 	cs_param_counts pc = cs_model_params(m);
 	int64_t tp = deg(p->tp), pp = deg(p->pp), dp = deg(p->dp), cp = deg(p->cp), ep = deg(p->ep);
 	double bw, bg, bm, bo;
-	r.state_bytes_per_param = cs_mem_bytes_per_param(t->precision == CS_PREC_FP32 ? CS_PREC_FP32
-							 : CS_PREC_BF16, t->grad_dtype,
-							 t->optimizer, t->optimizer_dtype, &bw, &bg,
-							 &bm, &bo);
+	r.state_bytes_per_param =
+		cs_mem_bytes_per_param(t->precision == CS_PREC_FP32 ? CS_PREC_FP32 : CS_PREC_BF16,
+				       t->grad_dtype, t->optimizer, t->optimizer_dtype, &bw, &bg, &bm, &bo);
 	r.params = pc.total;
 
 	double dense = (double)(pc.total - pc.experts) / (double)(tp * pp);

@@ -13,20 +13,19 @@
 #include "config/scenario.h"
 
 typedef struct cs_mem_breakdown {
-	double weights, grads, optimizer, activations, total;  /* bytes per GPU */
-	double activation_bytes_per_layer;  /* one micro-batch, after tp and cp */
-	double state_bytes_per_param;       /* before sharding */
-	int64_t params;                     /* whole model */
-	double layers_in_flight;            /* layer-micro-batches the worst stage holds */
-	double capacity;                    /* the GPU's HBM bytes */
+	double weights, grads, optimizer, activations, total; /* bytes per GPU */
+	double activation_bytes_per_layer;                    /* one micro-batch, after tp and cp */
+	double state_bytes_per_param;                         /* before sharding */
+	int64_t params;                                       /* whole model */
+	double layers_in_flight;                              /* layer-micro-batches the worst stage holds */
+	double capacity;                                      /* the GPU's HBM bytes */
 	bool fits;
 } cs_mem_breakdown;
 
 /* Bytes per parameter of training state; the parts go to the non-NULL outs
  * (w: weight, g: gradient, master: fp32 copy, moments: optimizer). */
 double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optimizer opt,
-                              cs_state_dtype state, double *w, double *g, double *master,
-                              double *moments);
+			      cs_state_dtype state, double *w, double *g, double *master, double *moments);
 
 /* The tensors one layer saves for backward depend on these: widths of Q
  * (heads x d_head), of K and of V (kv_heads x d_head each), the MLP's inner
@@ -40,47 +39,43 @@ typedef struct cs_mem_layer_shape {
 
 /* Korthikanti et al. (2022) bytes saved by one layer for backward, tensor by
  * tensor, for the shape `d`, TP degree `tp`, sequence parallelism `sp`. */
-double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc,
-                          bool flash);
+double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc, bool flash);
 
 /* The paper's own layer: q = k = v = h wide, a GELU MLP of 4h, dropout, 16
  * bits: sbh(34 + 5as/h) without parallelism. */
-double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp,
-                                         bool sp, cs_recompute rc, bool flash);
+double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp, bool sp,
+					 cs_recompute rc, bool flash);
 
 /* What a parallel block (attention and MLP on one norm) saves of that: the
  * second norm's 16-bit input, sharded as the formula shards it (by tp with
  * sequence parallelism or tp 1), nothing under full recomputation. */
-double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp,
-                                    cs_recompute rc);
+double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp, bool sp, cs_recompute rc);
 
 /* Bytes one layer of `m` keeps for backward per rank under `t` and `p`:
  * cs_mem_layer_bytes for the model's shape, its dropout and fp8 recipe, less
  * the parallel block's saving, over the cp ranks. */
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
-                                     const cs_parallel_spec *p);
+				     const cs_parallel_spec *p);
 
 /* Sharding divisors of weights, gradients and optimizer state for `p`'s
  * sharding over a data-parallel group of `dp` ranks (`node_dp` of them in one
  * node, for HYBRID). */
-void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g,
-                          double *o);
+void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g, double *o);
 
 /* Micro-batches' worth of whole-stage activations the first pipeline stage
  * holds under `p`'s schedule with `micro_batches` per step (<= 0: unknown). */
 double cs_mem_stages_in_flight(const cs_parallel_spec *p, int64_t micro_batches);
 
 /* Per GPU, the worst rank (the first pipeline stage). */
-cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *t,
-                                const cs_parallel_spec *p, const cs_gpu_spec *gpu,
-                                int gpus_per_node);
+cs_mem_breakdown cs_mem_per_gpu(const cs_model_spec *m, const cs_training_spec *t, const cs_parallel_spec *p,
+				const cs_gpu_spec *gpu, int gpus_per_node);
 
 /* cs_mem_per_gpu with `layer_bytes` of activations per layer and micro-batch
  * (after tp and cp) in place of the model's own figure: the seed's heuristic
  * sizes its plans with the paper's layer, as the seed does. */
 cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_spec *t,
-                                     const cs_parallel_spec *p, const cs_gpu_spec *gpu,
-                                     int gpus_per_node, double layer_bytes);
+				     const cs_parallel_spec *p, const cs_gpu_spec *gpu, int gpus_per_node,
+				     double layer_bytes);
 
 /* KV cache per token: 2 (K and V) x layers x kv_heads x d_head x bytes. */
 double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype);

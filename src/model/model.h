@@ -19,12 +19,12 @@
 #include "hw/kprof.h"
 
 typedef struct cs_param_counts {
-	int64_t total;            /* all parameters (MoE: all experts) */
-	int64_t active;           /* per token (MoE: top_k + shared experts) */
+	int64_t total;  /* all parameters (MoE: all experts) */
+	int64_t active; /* per token (MoE: top_k + shared experts) */
 	int64_t embedding, unembedding, positions, final_norm;
-	int64_t dense_layer, moe_layer;   /* per transformer block of each kind */
-	int64_t attention, mlp, norms;    /* totals over all layers (mlp: routers and experts too) */
-	int64_t experts;          /* routed + shared expert weights over all layers (divide by ep) */
+	int64_t dense_layer, moe_layer; /* per transformer block of each kind */
+	int64_t attention, mlp, norms;  /* totals over all layers (mlp: routers and experts too) */
+	int64_t experts;                /* routed + shared expert weights over all layers (divide by ep) */
 } cs_param_counts;
 
 cs_param_counts cs_model_params(const cs_model_spec *m);
@@ -44,7 +44,7 @@ double cs_model_grad_accum_bytes(cs_precision precision, cs_precision grad_dtype
 typedef enum cs_pass { CS_PASS_FWD, CS_PASS_BWD_INPUT, CS_PASS_BWD_WEIGHT, CS_PASS_RECOMPUTE } cs_pass;
 typedef enum cs_op_class { CS_OPC_GEMM, CS_OPC_ATTN, CS_OPC_MEMBOUND, CS_OPC_COMM } cs_op_class;
 
-typedef struct cs_layer_ctx {     /* what divides one micro-batch's work on one rank */
+typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on one rank */
 	int64_t seq_len, micro_batch; /* full sequence length; the op lists divide by cp themselves */
 	int64_t tp, cp, ep;
 	bool sequence_parallel;
@@ -54,35 +54,35 @@ typedef struct cs_layer_ctx {     /* what divides one micro-batch's work on one 
 	cs_precision precision;
 	double expert_imbalance;
 	bool dropout;
-	double grad_accum_bytes;  /* HBM bytes per weight-gradient element of a separate
+	double grad_accum_bytes; /* HBM bytes per weight-gradient element of a separate
 	                           * accumulation kernel after the weight-gradient GEMMs
 	                           * (0: accumulated inside them) */
-	cs_framework framework;   /* which kernels the software runs around the GEMMs */
-	int64_t micro_batches;    /* per step (eager accumulation skips the first) */
+	cs_framework framework;  /* which kernels the software runs around the GEMMs */
+	int64_t micro_batches;   /* per step (eager accumulation skips the first) */
 	/* Transformer Engine's fp8 recipe (precision CS_PREC_FP8) */
-	bool fp8_gather;          /* sequence-parallel all-gathers of fp8 inputs move fp8 */
-	bool fp8_params;          /* weights kept in fp8: transposed once, not cast */
-	bool fp8_recast;          /* the weight cast (or transpose) on every micro-batch */
+	bool fp8_gather; /* sequence-parallel all-gathers of fp8 inputs move fp8 */
+	bool fp8_params; /* weights kept in fp8: transposed once, not cast */
+	bool fp8_recast; /* the weight cast (or transpose) on every micro-batch */
 } cs_layer_ctx;
 
 typedef struct cs_layer_op {
-	const char *name;     /* static string: "qkv", "attn_core", "out_proj", "mlp_up", ... */
+	const char *name; /* static string: "qkv", "attn_core", "out_proj", "mlp_up", ... */
 	cs_op_class cls;
-	double flops;         /* per rank, this micro-batch */
-	double bytes;         /* HBM bytes read + written, per rank */
+	double flops;           /* per rank, this micro-batch */
+	double bytes;           /* HBM bytes read + written, per rank */
 	int64_t m, n, k, batch; /* GEMM shape per rank (batch: independent GEMMs, 1 usually) */
-	int kernels;          /* kernels launched (host launch costs); 0 counts as 1 */
-	uint8_t layout;       /* GEMM: cs_gemm_layout */
-	uint8_t mem;          /* MEMBOUND: cs_mem_kind, whose measured bandwidth times it */
-	bool attn_bwd;        /* ATTN: the backward kernel */
-	bool linear;          /* GEMM: a linear layer's (fp8 under Transformer Engine's recipe) */
-	int head_dim;         /* ATTN */
-	double attn_seq;      /* ATTN: tokens per sequence the kernel sees */
-	double attn_bh;       /* ATTN: sequences x query heads on this rank */
+	int kernels;            /* kernels launched (host launch costs); 0 counts as 1 */
+	uint8_t layout;         /* GEMM: cs_gemm_layout */
+	uint8_t mem;            /* MEMBOUND: cs_mem_kind, whose measured bandwidth times it */
+	bool attn_bwd;          /* ATTN: the backward kernel */
+	bool linear;            /* GEMM: a linear layer's (fp8 under Transformer Engine's recipe) */
+	int head_dim;           /* ATTN */
+	double attn_seq;        /* ATTN: tokens per sequence the kernel sees */
+	double attn_bh;         /* ATTN: sequences x query heads on this rank */
 	/* cls == CS_OPC_COMM: a collective this layer needs at this point of the pass */
-	int comm_kind;        /* cs_comm_kind: CS_COMM_TP, CS_COMM_CP, CS_COMM_EP */
-	int coll;             /* cs_coll_op (coll/coll_op.h) */
-	double comm_bytes;    /* buffer per rank as nccl-tests counts it (all-reduce: the
+	int comm_kind;     /* cs_comm_kind: CS_COMM_TP, CS_COMM_CP, CS_COMM_EP */
+	int coll;          /* cs_coll_op (coll/coll_op.h) */
+	double comm_bytes; /* buffer per rank as nccl-tests counts it (all-reduce: the
 	                       * tensor; reduce-scatter: the input; all-gather: the output;
 	                       * all-to-all: the send buffer; send-recv: the message) */
 } cs_layer_op;
@@ -104,17 +104,16 @@ typedef struct cs_layer_op {
  * comm); none -> nothing.
  */
 int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass pass,
-                       cs_layer_op *out, int cap);
+		       cs_layer_op *out, int cap);
 /* Embedding (+ learned positions) on the first stage; final norm, LM head
  * and loss on the last. Vocab-parallel under TP. */
-int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass,
-                       cs_layer_op *out, int cap);
-int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass,
-                      cs_layer_op *out, int cap);
+int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass, cs_layer_op *out,
+		       int cap);
+int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass, cs_layer_op *out, int cap);
 /* The optimizer update of `params` parameters held by this rank (bandwidth
  * bound; a fused multi-tensor kernel, or PyTorch's foreach kernels). */
 cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
-                                  cs_state_dtype state, cs_framework fw);
+				  cs_state_dtype state, cs_framework fw);
 /* The step's edges over `params` local gradients (fp32 under eager PyTorch,
  * else grad_dtype): the gradient norm, a reduction reading each once; the
  * clipping, a scale reading and writing each; Megatron's zeroing of its
@@ -143,6 +142,6 @@ double cs_model_window_fraction(const cs_model_spec *m, int64_t s);
 cs_positions cs_model_positions(const cs_model_spec *m);
 /* Hardware FLOPs: model FLOPs plus the forward work recompute repeats. */
 double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
-                                  cs_recompute rc);
+				  cs_recompute rc);
 
 #endif

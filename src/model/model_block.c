@@ -22,7 +22,7 @@ typedef struct blk {
 	cs__oplist *l;
 	bool tp_on, sp;
 	double cp;
-	double wgrad_elems;  /* weight-gradient elements written in this pass */
+	double wgrad_elems; /* weight-gradient elements written in this pass */
 } blk;
 
 /* A weight-gradient GEMM dW(m x n) = X^T dY, `batch` of them; eager
@@ -70,17 +70,11 @@ static void dgemm(blk *B, const char *name, double m, double n, double k, double
 	mark_linear(B);
 }
 
-static double gate_mult(const blk *B)
-{
-	return B->m->arch == CS_ARCH_LLAMA ? 2.0 : 1.0;
-}
+static double gate_mult(const blk *B) { return B->m->arch == CS_ARCH_LLAMA ? 2.0 : 1.0; }
 
 /* ---- attention core ----------------------------------------------------- */
 
-static double kv_block_bytes(const blk *B)
-{
-	return B->d.tokens * 2.0 * B->d.kv / B->d.tp * B->d.ab;
-}
+static double kv_block_bytes(const blk *B) { return B->d.tokens * 2.0 * B->d.kv / B->d.tp * B->d.ab; }
 
 static void flash_op(blk *B, const char *name, double flops, double bytes, double seq, bool bwd)
 {
@@ -104,8 +98,8 @@ static void attn_core(blk *B, bool bwd)
 
 	if (B->c->flash_attention || ring) {
 		/* half of 4*T*s*h/tp, of which a sliding window keeps its share */
-		double causal = 2.0 * d->tokens * s * d->q / d->tp *
-				cs_model_window_fraction(B->m, B->c->seq_len);
+		double causal =
+			2.0 * d->tokens * s * d->q / d->tp * cs_model_window_fraction(B->m, B->c->seq_len);
 		double q_o = d->tokens * d->q / d->tp * d->ab;
 		double flops = bwd ? 2.5 * causal : causal;
 		double bytes = bwd ? 4.0 * q_o + 2.0 * kv_block_bytes(B) * B->cp
@@ -178,10 +172,10 @@ static void tp_reduce(blk *B, const char *ar_name, const char *rs_name)
 /* ---- MLP / MoE ---------------------------------------------------------- */
 
 typedef struct moe_dims {
-	double tokens;   /* per local expert, busiest rank */
-	double local;    /* experts on this rank */
-	double ffn;      /* expert ffn per TP rank */
-	double a2a;      /* all-to-all send buffer */
+	double tokens; /* per local expert, busiest rank */
+	double local;  /* experts on this rank */
+	double ffn;    /* expert ffn per TP rank */
+	double a2a;    /* all-to-all send buffer */
 } moe_dims;
 
 static moe_dims moe_init(const blk *B)
@@ -441,7 +435,7 @@ static void block_bwd_weight(blk *B, bool moe)
 }
 
 int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass pass,
-                       cs_layer_op *out, int cap)
+		       cs_layer_op *out, int cap)
 {
 	cs__oplist l = { out, out ? cap : 0, 0 };
 	blk B = { .m = m, .c = c, .l = &l };
@@ -452,15 +446,9 @@ int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, 
 	moe = moe && m->experts > 0;
 
 	switch (pass) {
-	case CS_PASS_FWD:
-		block_fwd(&B, moe);
-		break;
-	case CS_PASS_BWD_INPUT:
-		block_bwd_input(&B, moe);
-		break;
-	case CS_PASS_BWD_WEIGHT:
-		block_bwd_weight(&B, moe);
-		break;
+	case CS_PASS_FWD: block_fwd(&B, moe); break;
+	case CS_PASS_BWD_INPUT: block_bwd_input(&B, moe); break;
+	case CS_PASS_BWD_WEIGHT: block_bwd_weight(&B, moe); break;
 	case CS_PASS_RECOMPUTE:
 		if (c->recompute == CS_RECOMPUTE_FULL)
 			block_fwd(&B, moe);

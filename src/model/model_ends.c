@@ -19,8 +19,7 @@
 #include "clustersim/clustersim.h"
 #include "coll/coll_op.h"
 
-int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass,
-                       cs_layer_op *out, int cap)
+int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass, cs_layer_op *out, int cap)
 {
 	cs__oplist l = { out, out ? cap : 0, 0 };
 	cs__dims d;
@@ -56,14 +55,12 @@ int cs_model_embed_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pa
 			cs__eager_accum(&l, c, rows);
 		break;
 	}
-	case CS_PASS_RECOMPUTE:
-		break;
+	case CS_PASS_RECOMPUTE: break;
 	}
 	return l.n;
 }
 
-int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass,
-                      cs_layer_op *out, int cap)
+int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pass, cs_layer_op *out, int cap)
 {
 	cs__oplist l = { out, out ? cap : 0, 0 };
 	cs__dims d;
@@ -107,8 +104,7 @@ int cs_model_head_ops(const cs_model_spec *m, const cs_layer_ctx *c, cs_pass pas
 		else if (c->grad_accum_bytes > 0.0)
 			cs__mem(&l, "grad_accum", CS_MEM_GRAD_ACCUM, d.h * v * c->grad_accum_bytes, 1);
 		break;
-	case CS_PASS_RECOMPUTE:
-		break;
+	case CS_PASS_RECOMPUTE: break;
 	}
 	return l.n;
 }

@@ -33,13 +33,9 @@
 #define MIXED_BYTES 10.0
 #include "model/model_ops.h"
 
-static bool eager(const cs__dims *d)
-{
-	return d->fw != CS_FW_MEGATRON;
-}
+static bool eager(const cs__dims *d) { return d->fw != CS_FW_MEGATRON; }
 
-void cs__norm(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const char *name, double n,
-              bool bwd)
+void cs__norm(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const char *name, double n, bool bwd)
 {
 	cs_mem_kind fwd = m->arch == CS_ARCH_LLAMA ? CS_MEM_RMSNORM : CS_MEM_LAYERNORM;
 	double rb = d->rb;
@@ -92,8 +88,7 @@ void cs__rope(cs__oplist *l, const cs__dims *d, const char *name, double n, bool
 	cs__mem(l, bwd ? "rope_bwd_add" : "rope_add", CS_MEM_ADD, 3.0 * n * rb, 2);
 }
 
-void cs__act(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const char *name, double n,
-             bool bwd)
+void cs__act(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const char *name, double n, bool bwd)
 {
 	double ab = d->ab;
 	bool glu = m->arch == CS_ARCH_LLAMA;

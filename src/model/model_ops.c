@@ -5,10 +5,7 @@
 
 #include "model/model_ops.h"
 
-static double pos(double x, double fallback)
-{
-	return x > 0.0 ? x : fallback;
-}
+static double pos(double x, double fallback) { return x > 0.0 ? x : fallback; }
 
 void cs__dims_init(cs__dims *d, const cs_model_spec *m, const cs_layer_ctx *c)
 {
@@ -37,10 +34,10 @@ void cs__push(cs__oplist *l, const cs_layer_op *op)
 	l->n++;
 }
 
-void cs__gemm(cs__oplist *l, const char *name, double m, double n, double k, double batch,
-              double ab, double wb, cs_gemm_layout layout)
+void cs__gemm(cs__oplist *l, const char *name, double m, double n, double k, double batch, double ab,
+	      double wb, cs_gemm_layout layout)
 {
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = name;
 	op.cls = CS_OPC_GEMM;
 	op.layout = (uint8_t)layout;
@@ -55,7 +52,7 @@ void cs__gemm(cs__oplist *l, const char *name, double m, double n, double k, dou
 
 void cs__mem(cs__oplist *l, const char *name, cs_mem_kind kind, double bytes, int kernels)
 {
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = name;
 	op.cls = CS_OPC_MEMBOUND;
 	op.mem = (uint8_t)kind;
@@ -64,10 +61,10 @@ void cs__mem(cs__oplist *l, const char *name, cs_mem_kind kind, double bytes, in
 	cs__push(l, &op);
 }
 
-void cs__attn(cs__oplist *l, const char *name, double flops, double bytes, double bh, double seq,
-              int hd, bool bwd, bool gqa)
+void cs__attn(cs__oplist *l, const char *name, double flops, double bytes, double bh, double seq, int hd,
+	      bool bwd, bool gqa)
 {
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = name;
 	op.cls = CS_OPC_ATTN;
 	op.flops = flops;
@@ -85,7 +82,7 @@ void cs__attn(cs__oplist *l, const char *name, double flops, double bytes, doubl
 
 void cs__comm(cs__oplist *l, const char *name, int kind, int coll, double bytes)
 {
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = name;
 	op.cls = CS_OPC_COMM;
 	op.comm_kind = kind;
@@ -104,13 +101,10 @@ static double grad_bytes(cs_precision grad_dtype, cs_framework fw)
 /* Kernels of one multi-tensor pass over `params` elements: at most 320
  * blocks of 65,536 elements per launch (Apex's and PyTorch's
  * multi_tensor_apply). */
-static int multi_tensor_kernels(int64_t params)
-{
-	return 1 + (int)((double)params / (320.0 * 65536.0));
-}
+static int multi_tensor_kernels(int64_t params) { return 1 + (int)((double)params / (320.0 * 65536.0)); }
 
 cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision grad_dtype,
-                                  cs_state_dtype state, cs_framework fw)
+				  cs_state_dtype state, cs_framework fw)
 {
 	/* Per parameter: read the gradient, read and write the master weight
 	 * and each moment (fp32, or bf16 with a bf16 state), write the 16-bit
@@ -121,14 +115,26 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 	double sb = cs_model_state_bytes(state);
 	double moments = 0.0, flops = 2.0;
 	switch (opt) {
-	case CS_OPT_ADAM: moments = 2.0 * sb; flops = 12.0; break;
-	case CS_OPT_ADAM_8BIT: moments = 2.0 * 1.0; flops = 16.0; break;
-	case CS_OPT_SGD_MOMENTUM: moments = sb; flops = 4.0; break;
-	case CS_OPT_LAMB: moments = 2.0 * sb; flops = 16.0; break;
+	case CS_OPT_ADAM:
+		moments = 2.0 * sb;
+		flops = 12.0;
+		break;
+	case CS_OPT_ADAM_8BIT:
+		moments = 2.0 * 1.0;
+		flops = 16.0;
+		break;
+	case CS_OPT_SGD_MOMENTUM:
+		moments = sb;
+		flops = 4.0;
+		break;
+	case CS_OPT_LAMB:
+		moments = 2.0 * sb;
+		flops = 16.0;
+		break;
 	case CS_OPT_ADAFACTOR: flops = 12.0; break;
 	case CS_OPT_SGD: break;
 	}
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = "optimizer";
 	op.cls = CS_OPC_MEMBOUND;
 	/* fused multi-tensor Adam (Apex/TE in Megatron, fused=True in PyTorch);
@@ -152,7 +158,7 @@ cs_layer_op cs_model_optimizer_op(int64_t params, cs_optimizer opt, cs_precision
 
 cs_layer_op cs_model_grad_norm_op(int64_t params, cs_precision grad_dtype, cs_framework fw)
 {
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = "grad_norm";
 	op.cls = CS_OPC_MEMBOUND;
 	op.mem = CS_MEM_COPY;
@@ -167,7 +173,7 @@ cs_layer_op cs_model_grad_norm_op(int64_t params, cs_precision grad_dtype, cs_fr
 
 cs_layer_op cs_model_grad_scale_op(int64_t params, cs_precision grad_dtype, cs_framework fw)
 {
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = "grad_clip";
 	op.cls = CS_OPC_MEMBOUND;
 	op.mem = CS_MEM_ACT;
@@ -182,7 +188,7 @@ cs_layer_op cs_model_grad_scale_op(int64_t params, cs_precision grad_dtype, cs_f
 
 cs_layer_op cs_model_grad_zero_op(int64_t params, cs_precision grad_dtype)
 {
-	cs_layer_op op = {0};
+	cs_layer_op op = { 0 };
 	op.name = "zero_grad";
 	op.cls = CS_OPC_MEMBOUND;
 	op.mem = CS_MEM_COPY;

@@ -9,10 +9,7 @@
  */
 #include "model/model.h"
 
-static bool gated(const cs_model_spec *m)
-{
-	return m->arch == CS_ARCH_LLAMA;
-}
+static bool gated(const cs_model_spec *m) { return m->arch == CS_ARCH_LLAMA; }
 
 int64_t cs_model_head_dim(const cs_model_spec *m)
 {
@@ -41,24 +38,18 @@ static int64_t attn_params(const cs_model_spec *m)
 	int64_t h = m->hidden, kv = kv_dim(m), q = m->heads * cs_model_head_dim(m);
 	int64_t w = 2 * h * q + 2 * h * kv;
 	if (!gated(m))
-		w += q + 2 * kv + h;  /* q, k, v and output biases */
+		w += q + 2 * kv + h; /* q, k, v and output biases */
 	return w;
 }
 
-static int64_t norm_params(const cs_model_spec *m)
-{
-	return gated(m) ? m->hidden : 2 * m->hidden;
-}
+static int64_t norm_params(const cs_model_spec *m) { return gated(m) ? m->hidden : 2 * m->hidden; }
 
 bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer)
 {
 	return m->experts > 0 && layer >= m->dense_layers && layer < m->layers;
 }
 
-double cs_model_state_bytes(cs_state_dtype s)
-{
-	return s == CS_STATE_BF16 ? 2.0 : 4.0;
-}
+double cs_model_state_bytes(cs_state_dtype s) { return s == CS_STATE_BF16 ? 2.0 : 4.0; }
 
 double cs_model_dtype_bytes(cs_precision p)
 {
@@ -80,7 +71,7 @@ double cs_model_grad_accum_bytes(cs_precision precision, cs_precision grad_dtype
 
 cs_param_counts cs_model_params(const cs_model_spec *m)
 {
-	cs_param_counts pc = {0};
+	cs_param_counts pc = { 0 };
 	int64_t h = m->hidden;
 	int64_t attn = attn_params(m);
 	int64_t norms = (m->parallel_block ? 1 : 2) * norm_params(m);
@@ -119,10 +110,7 @@ cs_param_counts cs_model_params(const cs_model_spec *m)
 }
 
 /* The query width, heads x head_dim (the hidden width unless head_dim says). */
-static double q_dim(const cs_model_spec *m)
-{
-	return (double)m->heads * (double)cs_model_head_dim(m);
-}
+static double q_dim(const cs_model_spec *m) { return (double)m->heads * (double)cs_model_head_dim(m); }
 
 /* Matmul FLOPs of one block's forward per token: 2 per weight of every
  * projection, plus QK^T and PV over the full s x s square (4*s*q, with
@@ -130,13 +118,12 @@ static double q_dim(const cs_model_spec *m)
 static double block_fwd_flops_per_token(const cs_model_spec *m, bool moe, int64_t s)
 {
 	double h = (double)m->hidden, kv = (double)kv_dim(m), q = q_dim(m);
-	double f = 2.0 * (2.0 * h * q + 2.0 * h * kv);      /* q, o, k, v */
-	f += 4.0 * (double)s * q;                             /* scores + context */
+	double f = 2.0 * (2.0 * h * q + 2.0 * h * kv); /* q, o, k, v */
+	f += 4.0 * (double)s * q;                      /* scores + context */
 	double per_mlp = gated(m) ? 3.0 : 2.0;
 	if (moe) {
-		f += 2.0 * h * (double)m->experts;            /* router */
-		f += 2.0 * per_mlp * h * (double)m->expert_ffn *
-		     (double)(m->top_k + m->shared_experts);
+		f += 2.0 * h * (double)m->experts; /* router */
+		f += 2.0 * per_mlp * h * (double)m->expert_ffn * (double)(m->top_k + m->shared_experts);
 	} else {
 		f += 2.0 * per_mlp * h * (double)m->ffn;
 	}
@@ -154,7 +141,7 @@ double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t 
 	double f = 0.0;
 	for (int64_t l = 0; l < m->layers; l++)
 		f += block_fwd_flops_per_token(m, cs_model_layer_is_moe(m, l), seq_len);
-	f += 2.0 * (double)m->hidden * (double)m->vocab;     /* LM head */
+	f += 2.0 * (double)m->hidden * (double)m->vocab; /* LM head */
 	return 3.0 * tokens * f;
 }
 
@@ -184,7 +171,7 @@ double cs_model_causal_flops_per_step(const cs_model_spec *m, int64_t seq_len, i
 }
 
 double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
-                                  cs_recompute rc)
+				  cs_recompute rc)
 {
 	double tokens = (double)seq_len * (double)global_batch;
 	double extra = 0.0;

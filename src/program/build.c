@@ -36,21 +36,22 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
 	if (lay->micro_batches < 1) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: 'training.global_batch' %lld leaves no micro-batch for each of %lld "
-			 "data-parallel replicas", sc->path, (long long)sc->training.global_batch,
-			 (long long)p->dp);
+			 "data-parallel replicas",
+			 sc->path, (long long)sc->training.global_batch, (long long)p->dp);
 		return CS_ERR_INPUT;
 	}
 	if (lay->micro_batches > CS_BUILD_MAX_MICRO_BATCHES) {
 		snprintf(diag->msg, sizeof(diag->msg),
-			 "%s: %lld micro-batches per step exceed the limit of %d",
-			 sc->path, (long long)lay->micro_batches, CS_BUILD_MAX_MICRO_BATCHES);
+			 "%s: %lld micro-batches per step exceed the limit of %d", sc->path,
+			 (long long)lay->micro_batches, CS_BUILD_MAX_MICRO_BATCHES);
 		return CS_ERR_INPUT;
 	}
 	if (V > CS_PLAN_MAX_VSTAGES || V > L) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "%s: %lld virtual pipeline stages (pp %lld x %lld chunks) for %lld layers: "
-			 "every virtual stage needs a layer", sc->path, (long long)V,
-			 (long long)lay->stages, (long long)lay->chunks, (long long)sc->model.layers);
+			 "every virtual stage needs a layer",
+			 sc->path, (long long)V, (long long)lay->stages, (long long)lay->chunks,
+			 (long long)sc->model.layers);
 		return CS_ERR_INPUT;
 	}
 	int64_t base = L / V, extra = L % V;
@@ -125,7 +126,8 @@ static int number_messages(cs_builder *b)
 			int fwd = ops[i].kind == CS_SCHED_F;
 			if (ops[i].kind == CS_SCHED_W)
 				continue;
-			int64_t k = cs_sched_virtual_stage(b->sc->parallel.schedule, p, b->lay.chunks, s, ops[i].chunk);
+			int64_t k = cs_sched_virtual_stage(b->sc->parallel.schedule, p, b->lay.chunks, s,
+							   ops[i].chunk);
 			int64_t dk = fwd ? k + 1 : k - 1;
 			if (dk < 0 || dk >= V || holder(b, dk) == s)
 				continue;
@@ -142,8 +144,9 @@ static double act_msg_bytes(const cs_builder *b)
 {
 	const cs_scenario *sc = b->sc;
 	double bytes = (double)sc->training.seq_len / (double)sc->parallel.cp *
-		(double)sc->training.micro_batch * (double)sc->model.hidden *
-		cs_model_dtype_bytes(cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16 : sc->training.precision);
+		       (double)sc->training.micro_batch * (double)sc->model.hidden *
+		       cs_model_dtype_bytes(cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16
+										   : sc->training.precision);
 	if (sc->parallel.sequence_parallel)
 		bytes /= (double)sc->parallel.tp;
 	return bytes;
@@ -168,9 +171,14 @@ static int send_message(cs_builder *b, int64_t s, int64_t j, int64_t k, int fwd)
 	int64_t dk = fwd ? k + 1 : k - 1;
 	if (dk < 0 || dk >= b->lay.vstages || holder(b, dk) == s)
 		return 0;
-	cs_op op = { .kind = CS_OP_SEND, .comm = CS_COMM_PP, .bytes = act_msg_bytes(b),
-		     .to = (int8_t)msg_dir(&b->lay, s, holder(b, dk), fwd), .phase = CS_PHASE_COMM,
-		     .vstage = (int16_t)k, .layer = -1, .micro = (int32_t)j };
+	cs_op op = { .kind = CS_OP_SEND,
+		     .comm = CS_COMM_PP,
+		     .bytes = act_msg_bytes(b),
+		     .to = (int8_t)msg_dir(&b->lay, s, holder(b, dk), fwd),
+		     .phase = CS_PHASE_COMM,
+		     .vstage = (int16_t)k,
+		     .layer = -1,
+		     .micro = (int32_t)j };
 	cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = b->prog->nops[CS_STREAM_COMPUTE] };
 	return cs_program_add(b->prog, CS_STREAM_PP, &op, &d, 1) < 0 ? -1 : 0;
 }
@@ -211,7 +219,8 @@ static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
 	await_message(b, s, j, k, 1);
 	b->vstage = (int)k;
 	b->mem_alloc = act_bytes_per_layer(b) * (double)b->lay.nlayers[k];
-	if (k == 0 && emit_unit(b, CS_DP_EMBED, &b->frag[CS_FRAG_EMBED][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1))
+	if (k == 0 &&
+	    emit_unit(b, CS_DP_EMBED, &b->frag[CS_FRAG_EMBED][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1))
 		return -1;
 	for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++) {
 		if (cs__dp_before_use(b, l, j, 1))
@@ -223,8 +232,9 @@ static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
 	}
 	if (cs__fp8_amax(b, j, 1))
 		return -1;
-	if (k == V - 1 && (emit_unit(b, CS_DP_HEAD, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1) ||
-			   cs__edges_loss(b, j)))
+	if (k == V - 1 &&
+	    (emit_unit(b, CS_DP_HEAD, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1) ||
+	     cs__edges_loss(b, j)))
 		return -1;
 	return send_message(b, s, j, k, 1);
 }
@@ -241,7 +251,8 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 	b->vstage = (int)k;
 	if (k == V - 1) {
 		if (emit_unit(b, CS_DP_HEAD, input ? &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_INPUT] : NULL,
-			      weight ? &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j, 0))
+			      weight ? &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j,
+			      0))
 			return -1;
 		if (weight && last && cs__dp_grads_ready(b, CS_DP_HEAD))
 			return -1;
@@ -250,12 +261,15 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 		if (input) {
 			if (cs__dp_before_use(b, l, j, 0))
 				return -1;
-			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_RECOMPUTE), CS_PHASE_RECOMPUTE, (int)l, (int)j) ||
-			    cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_INPUT), CS_PHASE_BWD, (int)l, (int)j))
+			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_RECOMPUTE), CS_PHASE_RECOMPUTE, (int)l,
+					  (int)j) ||
+			    cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_INPUT), CS_PHASE_BWD, (int)l,
+					  (int)j))
 				return -1;
 		}
 		if (weight) {
-			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_WEIGHT), CS_PHASE_BWD_W, (int)l, (int)j))
+			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_WEIGHT), CS_PHASE_BWD_W, (int)l,
+					  (int)j))
 				return -1;
 			if (cs__dp_after_use(b, l, j, 0))
 				return -1;
@@ -267,7 +281,8 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 		return -1;
 	if (k == 0) {
 		if (emit_unit(b, CS_DP_EMBED, input ? &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_INPUT] : NULL,
-			      weight ? &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j, 0))
+			      weight ? &b->frag[CS_FRAG_EMBED][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j,
+			      0))
 			return -1;
 		if (weight && last && cs__dp_grads_ready(b, CS_DP_EMBED))
 			return -1;
@@ -298,8 +313,14 @@ static int embed_exchange(cs_builder *b)
 	int first = s == 0;
 	double bytes = (double)sc->model.vocab / (double)sc->parallel.tp * (double)sc->model.hidden *
 		       cs_model_dtype_bytes(sc->training.grad_dtype);
-	cs_op op = { .kind = CS_OP_SEND, .comm = CS_COMM_PP, .bytes = bytes, .to = (int8_t)(first ? -1 : 1),
-		     .phase = CS_PHASE_COMM, .vstage = -1, .layer = -1, .micro = -1 };
+	cs_op op = { .kind = CS_OP_SEND,
+		     .comm = CS_COMM_PP,
+		     .bytes = bytes,
+		     .to = (int8_t)(first ? -1 : 1),
+		     .phase = CS_PHASE_COMM,
+		     .vstage = -1,
+		     .layer = -1,
+		     .micro = -1 };
 	cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = b->prog->nops[CS_STREAM_COMPUTE] };
 	if (cs_program_add(b->prog, CS_STREAM_PP, &op, &d, 1) < 0)
 		return -1;
@@ -326,10 +347,10 @@ static int build_stage(cs_builder *b, int64_t s)
 		return -1;
 	const cs_sched_op *ops = b->sched[s];
 	for (int64_t i = 0; i < b->nsched[s]; i++) {
-		int64_t k = cs_sched_virtual_stage(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, s, ops[i].chunk);
-		int rc = ops[i].kind == CS_SCHED_F
-			? emit_forward(b, s, ops[i].micro, k)
-			: emit_backward(b, s, ops[i].micro, k, ops[i].kind);
+		int64_t k = cs_sched_virtual_stage(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, s,
+						   ops[i].chunk);
+		int rc = ops[i].kind == CS_SCHED_F ? emit_forward(b, s, ops[i].micro, k)
+						   : emit_backward(b, s, ops[i].micro, k, ops[i].kind);
 		if (rc)
 			return -1;
 	}
@@ -356,8 +377,8 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 	for (int64_t k = 0; k < b->lay.vstages; k++)
 		maxl = b->lay.nlayers[k] > maxl ? b->lay.nlayers[k] : maxl;
 	/* the fp8 recipe's amax reduction: a kernel, a collective, a kernel */
-	int64_t fp8 = b->sc->training.precision == CS_PREC_FP8 && b->sc->training.fp8.amax != CS_AMAX_OFF
-		? 3 : 0;
+	int64_t fp8 =
+		b->sc->training.precision == CS_PREC_FP8 && b->sc->training.fp8.amax != CS_AMAX_OFF ? 3 : 0;
 	double total = 0;
 	for (int64_t s = 0; s < b->lay.stages; s++)
 		total += (double)b->nsched[s] * (double)(maxl * (per_layer + 4) + ends + 6 + fp8);
@@ -367,13 +388,14 @@ static int too_many_ops(const cs_builder *b, cs_diag *diag)
 	cs_config_locate(b->sc, "training.global_batch", where, sizeof where);
 	snprintf(diag->msg, sizeof(diag->msg),
 		 "%s: the programs would hold about %.3g ops (%lld micro-batches x %lld layers), "
-		 "more than the limit of %d", where, total, (long long)b->lay.micro_batches,
-		 (long long)b->sc->model.layers, CS_BUILD_MAX_OPS);
+		 "more than the limit of %d",
+		 where, total, (long long)b->lay.micro_batches, (long long)b->sc->model.layers,
+		 CS_BUILD_MAX_OPS);
 	return 1;
 }
 
-cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
-                        cs_program *progs, cs_diag *diag)
+cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof, cs_program *progs,
+			cs_diag *diag)
 {
 	cs_builder *b = calloc(1, sizeof(*b));
 	if (!b) {
@@ -396,22 +418,34 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 	b->mesh = mesh;
 	b->progs = progs;
 	b->ctx = (cs_layer_ctx){
-		.seq_len = sc->training.seq_len, .micro_batch = sc->training.micro_batch,
-		.tp = sc->parallel.tp, .cp = sc->parallel.cp, .ep = sc->parallel.ep,
-		.sequence_parallel = sc->parallel.sequence_parallel, .recompute = sc->parallel.recompute,
-		.flash_attention = sc->parallel.flash_attention, .cp_kind = sc->parallel.cp_kind,
-		.precision = sc->training.precision, .expert_imbalance = sc->parallel.expert_imbalance,
+		.seq_len = sc->training.seq_len,
+		.micro_batch = sc->training.micro_batch,
+		.tp = sc->parallel.tp,
+		.cp = sc->parallel.cp,
+		.ep = sc->parallel.ep,
+		.sequence_parallel = sc->parallel.sequence_parallel,
+		.recompute = sc->parallel.recompute,
+		.flash_attention = sc->parallel.flash_attention,
+		.cp_kind = sc->parallel.cp_kind,
+		.precision = sc->training.precision,
+		.expert_imbalance = sc->parallel.expert_imbalance,
 		.dropout = sc->training.dropout,
-		.grad_accum_bytes = sc->training.grad_accum == CS_GRAD_ACCUM_SEPARATE
-			? cs_model_grad_accum_bytes(sc->training.precision, sc->training.grad_dtype) : 0.0,
-		.framework = sc->training.framework, .micro_batches = b->lay.micro_batches,
-		.fp8_gather = sc->training.fp8.comm, .fp8_params = sc->training.fp8.params,
+		.grad_accum_bytes =
+			sc->training.grad_accum == CS_GRAD_ACCUM_SEPARATE
+				? cs_model_grad_accum_bytes(sc->training.precision, sc->training.grad_dtype)
+				: 0.0,
+		.framework = sc->training.framework,
+		.micro_batches = b->lay.micro_batches,
+		.fp8_gather = sc->training.fp8.comm,
+		.fp8_params = sc->training.fp8.params,
 		.fp8_recast = !sc->training.fp8.weight_cache,
 	};
 	b->prof = prof;
-	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu, .prec = sc->training.precision, .prof = b->prof,
-			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2
-				      ? CS_ATTN_FLASH2 : CS_ATTN_CUDNN };
+	b->cm = (cs_compute){ .gpu = &sc->cluster.gpu,
+			      .prec = sc->training.precision,
+			      .prof = b->prof,
+			      .attn = sc->training.attention_kernel == CS_ATTNK_FLASH2 ? CS_ATTN_FLASH2
+										       : CS_ATTN_CUDNN };
 	b->cm.calib = &b->calib;
 	if (b->prof && sc->cluster.gpu.clock != CS_CLOCK_TABLE)
 		b->cm.clock = cs_kprof_clock_model(b->prof);
@@ -467,7 +501,7 @@ out:
 }
 
 cs_status cs_plan_build_new(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
-                            cs_program **out, cs_diag *diag)
+			    cs_program **out, cs_diag *diag)
 {
 	int64_t n = sc->parallel.pp;
 	*out = calloc((size_t)n, sizeof **out);

@@ -21,15 +21,15 @@
 
 /* Upper bounds that keep a scenario inside what one machine can simulate. */
 #define CS_BUILD_MAX_MICRO_BATCHES CS_CONFIG_MAX_MICRO_BATCHES
-#define CS_BUILD_MAX_OPS 20000000       /* ops over all templates (about 1 GB) */
+#define CS_BUILD_MAX_OPS 20000000 /* ops over all templates (about 1 GB) */
 
 typedef struct cs_plan_layout {
-	int64_t stages;         /* p */
-	int64_t chunks;         /* v, model chunks per stage */
-	int64_t micro_batches;  /* m */
-	int64_t vstages;        /* p * v */
+	int64_t stages;        /* p */
+	int64_t chunks;        /* v, model chunks per stage */
+	int64_t micro_batches; /* m */
+	int64_t vstages;       /* p * v */
 	int64_t first_layer[1024];
-	int64_t nlayers[1024];  /* per virtual stage */
+	int64_t nlayers[1024]; /* per virtual stage */
 } cs_plan_layout;
 
 #define CS_PLAN_MAX_VSTAGES 1024
@@ -48,13 +48,13 @@ cs_status cs_plan_layout_init(cs_plan_layout *lay, const cs_scenario *sc, cs_dia
  * frees them with cs_program_free, also on error), timing compute from
  * `prof` (NULL: the flat efficiencies), which the caller keeps alive during
  * the call. */
-cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
-                        cs_program *progs, cs_diag *diag);
+cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof, cs_program *progs,
+			cs_diag *diag);
 
 /* cs_plan_build into a new array of pp programs, *out; the caller frees it
  * with cs_plan_programs_free(*out, pp), also on error (*out may be NULL). */
 cs_status cs_plan_build_new(const cs_scenario *sc, const cs_mesh *mesh, const cs_kprof *prof,
-                            cs_program **out, cs_diag *diag);
+			    cs_program **out, cs_diag *diag);
 void cs_plan_programs_free(cs_program *progs, int64_t n);
 
 #endif

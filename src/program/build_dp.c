@@ -33,26 +33,26 @@
 #define MAX_INFLIGHT 64
 
 struct cs_dp_state {
-	int active;             /* a DP group of more than one rank */
+	int active; /* a DP group of more than one rank */
 	cs_sharding mode;
-	double grad_bytes;      /* per parameter */
+	double grad_bytes; /* per parameter */
 	double param_bytes;
 	/* bucket being filled */
-	double bucket;          /* bytes */
+	double bucket; /* bytes */
 	double cap;
 	/* buckets postponed to the end of backward (overlap off) */
 	double *late;
 	int nlate, latecap;
 	/* parameters gathered at the step's start: DP_AG mark per layer */
-	int32_t *ag_mark;       /* [layers + 2]: index layer + 2 (embed 1, head 0) */
+	int32_t *ag_mark; /* [layers + 2]: index layer + 2 (embed 1, head 0) */
 	uint8_t *used;
 	/* FSDP: compute marks at the end of recent uses, newest last */
 	int32_t use_end[MAX_INFLIGHT];
 	int nuse;
-	int32_t last_rs;        /* DP mark of the latest reduce-scatter */
-	double stage_params;    /* local parameters of this stage */
-	double stage_linear;    /* of them, the blocks' linear weights */
-	double stage_gather;    /* bytes of this stage's parameters as all-gathered */
+	int32_t last_rs;     /* DP mark of the latest reduce-scatter */
+	double stage_params; /* local parameters of this stage */
+	double stage_linear; /* of them, the blocks' linear weights */
+	double stage_gather; /* bytes of this stage's parameters as all-gathered */
 };
 
 /* ---- parameters ------------------------------------------------------- */
@@ -86,22 +86,22 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned
 	int64_t dh = cs_model_head_dim(m);
 	cs_shard_heads(m->heads, m->kv_heads, b->sc->parallel.tp, 0, &q0, &nq, &kv0, &nkv);
 	cs_shard_range(m->ffn, b->sc->parallel.tp, 0, &f0, &nf);
-	t[n++] = 2.0 * h * (gated ? 1 : 2);  /* norms */
+	t[n++] = 2.0 * h * (gated ? 1 : 2); /* norms */
 	unsigned lin = 0;
 	if (cs_model_layer_is_moe(m, layer)) {
 		double per = (gated ? 3.0 : 2.0) * h * (double)m->expert_ffn / tp;
 		double local = (double)m->experts / ep;
 		lin |= 1u << n;
 		t[n++] = per * (local + (double)m->shared_experts);
-		t[n++] = h * (double)m->experts;  /* router */
+		t[n++] = h * (double)m->experts; /* router */
 	} else {
 		lin |= 3u << n;
-		t[n++] = h * (double)nf;                  /* down: rows */
-		t[n++] = h * (double)nf * (gated ? 2 : 1);/* up (and gate): columns */
+		t[n++] = h * (double)nf;                   /* down: rows */
+		t[n++] = h * (double)nf * (gated ? 2 : 1); /* up (and gate): columns */
 	}
 	lin |= 3u << n;
-	t[n++] = h * (double)(nq * dh);                   /* out projection: rows */
-	t[n++] = h * (double)((nq + 2 * nkv) * dh);       /* q, k, v: columns */
+	t[n++] = h * (double)(nq * dh);             /* out projection: rows */
+	t[n++] = h * (double)((nq + 2 * nkv) * dh); /* q, k, v: columns */
 	if (linear)
 		*linear = lin;
 	return n;
@@ -168,16 +168,19 @@ static int64_t unit_at(int64_t first, int64_t n, int64_t pos)
 static int32_t add_coll(cs_builder *b, cs_stream s, cs_group_kind g, cs_coll_op op, double bytes,
 			const cs_dep *deps, int ndeps, int64_t layer)
 {
-	cs_op o = { .kind = CS_OP_COLL, .group = (uint8_t)g, .coll = (uint8_t)op, .comm = CS_COMM_DP,
-		    .bytes = bytes, .phase = CS_PHASE_COMM, .vstage = (int16_t)b->vstage,
-		    .layer = (int16_t)layer, .micro = -1 };
+	cs_op o = { .kind = CS_OP_COLL,
+		    .group = (uint8_t)g,
+		    .coll = (uint8_t)op,
+		    .comm = CS_COMM_DP,
+		    .bytes = bytes,
+		    .phase = CS_PHASE_COMM,
+		    .vstage = (int16_t)b->vstage,
+		    .layer = (int16_t)layer,
+		    .micro = -1 };
 	return cs_program_add(b->prog, s, &o, deps, ndeps);
 }
 
-static int32_t compute_mark(const cs_builder *b)
-{
-	return b->prog->nops[CS_STREAM_COMPUTE];
-}
+static int32_t compute_mark(const cs_builder *b) { return b->prog->nops[CS_STREAM_COMPUTE]; }
 
 static cs_group_kind grad_group(const cs_dp_state *d)
 {
@@ -224,8 +227,8 @@ int cs__dp_init(cs_builder *b)
 	d->mode = sc->parallel.sharding;
 	d->active = sc->parallel.dp * sc->parallel.cp > 1;
 	d->grad_bytes = cs_model_dtype_bytes(sc->training.grad_dtype);
-	d->param_bytes = cs_model_dtype_bytes(cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16
-						      : sc->training.precision);
+	d->param_bytes = cs_model_dtype_bytes(
+		cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16 : sc->training.precision);
 	d->ag_mark = calloc((size_t)sc->model.layers + 2, sizeof(int32_t));
 	d->used = calloc((size_t)sc->model.layers + 2, 1);
 	return d->ag_mark && d->used ? 0 : -1;
@@ -245,8 +248,8 @@ void cs__dp_free(cs_builder *b)
 static int gathers_at_start(const cs_builder *b)
 {
 	cs_sharding m = b->dp->mode;
-	return b->dp->active && (m == CS_SHARD_GRAD_OP ||
-		((m == CS_SHARD_ZERO1 || m == CS_SHARD_ZERO2) && b->sc->parallel.overlap_param_gather));
+	return b->dp->active && (m == CS_SHARD_GRAD_OP || ((m == CS_SHARD_ZERO1 || m == CS_SHARD_ZERO2) &&
+							   b->sc->parallel.overlap_param_gather));
 }
 
 static int fsdp_full(const cs_dp_state *d)
@@ -259,7 +262,8 @@ int cs__dp_stage_begin(cs_builder *b)
 	cs_dp_state *d = b->dp;
 	d->bucket = 0;
 	d->cap = b->sc->parallel.first_bucket_bytes > 0 && d->mode == CS_SHARD_NONE
-		? b->sc->parallel.first_bucket_bytes : b->sc->parallel.bucket_bytes;
+			 ? b->sc->parallel.first_bucket_bytes
+			 : b->sc->parallel.bucket_bytes;
 	d->nlate = 0;
 	d->nuse = 0;
 	d->last_rs = 0;
@@ -282,8 +286,8 @@ int cs__dp_stage_begin(cs_builder *b)
 			bucket += gather_bytes(b, unit_at(first, n, pos));
 			if (bucket < b->sc->parallel.bucket_bytes && pos < hi - 1)
 				continue;
-			int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER,
-					      bucket, NULL, 0, unit_at(first, n, pend));
+			int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER, bucket,
+					      NULL, 0, unit_at(first, n, pend));
 			if (mk < 0)
 				return -1;
 			for (int64_t x = pend; x <= pos; x++)
@@ -302,8 +306,11 @@ static int copy_out(cs_builder *b, int64_t layer)
 {
 	if (b->sc->training.framework != CS_FW_FSDP)
 		return 0;
-	cs_layer_op op = { .name = "fsdp_copy_out", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
-			   .bytes = 2.0 * gather_bytes(b, layer), .kernels = 1 };
+	cs_layer_op op = { .name = "fsdp_copy_out",
+			   .cls = CS_OPC_MEMBOUND,
+			   .mem = CS_MEM_COPY,
+			   .bytes = 2.0 * gather_bytes(b, layer),
+			   .kernels = 1 };
 	return cs__add_kernel(b, &op, CS_PHASE_FWD, (int)b->vstage, (int)layer, -1);
 }
 
@@ -336,8 +343,8 @@ int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
 		deps[nd++] = (cs_dep){ .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 	if (!fwd && b->sc->parallel.backward_prefetch == CS_PREFETCH_NONE && d->last_rs > 0)
 		deps[nd++] = (cs_dep){ .counter = CS_STREAM_DP, .value = d->last_rs };
-	int32_t mk = add_coll(b, CS_STREAM_DP_AG, grad_group(d), CS_COLL_ALL_GATHER,
-			      gather_bytes(b, layer), deps, nd, layer);
+	int32_t mk = add_coll(b, CS_STREAM_DP_AG, grad_group(d), CS_COLL_ALL_GATHER, gather_bytes(b, layer),
+			      deps, nd, layer);
 	if (mk < 0)
 		return -1;
 	cs__pending(b, CS_STREAM_DP_AG, mk);
@@ -375,11 +382,11 @@ int cs__dp_grads_ready(cs_builder *b, int64_t layer)
 	if (fsdp_full(d)) {
 		if (d->mode == CS_SHARD_HYBRID) {
 			cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0,
-					   cs_cluster_shard_unit(&b->sc->cluster));
+						   cs_cluster_shard_unit(&b->sc->cluster));
 			double shard = tensors_sum(b, layer) * d->grad_bytes / (double)cs_group_size(&g);
 			cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
-			if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP_INTER, CS_COLL_ALL_REDUCE, shard,
-				     &dep, 1, layer) < 0)
+			if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP_INTER, CS_COLL_ALL_REDUCE, shard, &dep, 1,
+				     layer) < 0)
 				return -1;
 		}
 		return 0;
@@ -401,8 +408,8 @@ static double optimizer_shard(const cs_builder *b)
 	if (!d->active || d->mode == CS_SHARD_NONE)
 		return 1.0;
 	if (d->mode == CS_SHARD_HYBRID) {
-		cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0,
-					   cs_cluster_shard_unit(&b->sc->cluster));
+		cs_group g =
+			cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0, cs_cluster_shard_unit(&b->sc->cluster));
 		return (double)cs_group_size(&g);
 	}
 	return (double)(b->sc->parallel.dp * b->sc->parallel.cp);
@@ -451,7 +458,8 @@ int cs__dp_stage_end(cs_builder *b)
 		double cap = b->sc->parallel.bucket_bytes;
 		while (bytes > 0) {
 			double chunk = bytes > cap ? cap : bytes;
-			if (add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER, chunk, &dep, 1, -1) < 0)
+			if (add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER, chunk, &dep, 1,
+				     -1) < 0)
 				return -1;
 			bytes -= chunk;
 		}

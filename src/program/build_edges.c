@@ -35,10 +35,7 @@
 
 enum { LOSS_BYTES = 8, NORM_BYTES = 4 }; /* fp32 [loss, tokens]; one fp32 */
 
-static int megatron(const cs_builder *b)
-{
-	return b->sc->training.framework == CS_FW_MEGATRON;
-}
+static int megatron(const cs_builder *b) { return b->sc->training.framework == CS_FW_MEGATRON; }
 
 /* The host waits for the GPU's queue to drain. */
 static void host_sync(cs_builder *b)
@@ -67,8 +64,14 @@ int32_t cs__all_reduce(cs_builder *b, cs_stream s, cs_group_kind g, cs_comm_kind
 {
 	if (group_size(b, g) <= 1)
 		return 0;
-	cs_op o = { .kind = CS_OP_COLL, .group = (uint8_t)g, .coll = CS_COLL_ALL_REDUCE, .comm = (uint8_t)comm,
-		    .bytes = bytes, .phase = CS_PHASE_COMM, .vstage = (int16_t)b->vstage, .layer = -1,
+	cs_op o = { .kind = CS_OP_COLL,
+		    .group = (uint8_t)g,
+		    .coll = CS_COLL_ALL_REDUCE,
+		    .comm = (uint8_t)comm,
+		    .bytes = bytes,
+		    .phase = CS_PHASE_COMM,
+		    .vstage = (int16_t)b->vstage,
+		    .layer = -1,
 		    .micro = micro };
 	cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = b->prog->nops[CS_STREAM_COMPUTE] };
 	return cs_program_add(b->prog, s, &o, &d, 1);
@@ -78,8 +81,11 @@ int32_t cs__all_reduce(cs_builder *b, cs_stream s, cs_group_kind g, cs_comm_kind
  * synchronisation each. */
 static int host_checks(cs_builder *b, cs_phase phase, int micro)
 {
-	cs_layer_op chk = { .name = "nan_check", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_ACT,
-			    .bytes = 2.0 * NORM_BYTES, .kernels = 1 };
+	cs_layer_op chk = { .name = "nan_check",
+			    .cls = CS_OPC_MEMBOUND,
+			    .mem = CS_MEM_ACT,
+			    .bytes = 2.0 * NORM_BYTES,
+			    .kernels = 1 };
 	for (int i = 0; i < 2; i++) {
 		if (add_kernel(b, &chk, phase, micro))
 			return -1;
@@ -115,8 +121,11 @@ int cs__edges_bucket(cs_builder *b, double bytes)
 {
 	if (!b->sc->training.step_edges || !megatron(b))
 		return 0;
-	cs_layer_op n = { .name = "bucket_norm", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
-			  .bytes = bytes, .flops = 2.0 * bytes / cs_model_dtype_bytes(b->sc->training.grad_dtype),
+	cs_layer_op n = { .name = "bucket_norm",
+			  .cls = CS_OPC_MEMBOUND,
+			  .mem = CS_MEM_COPY,
+			  .bytes = bytes,
+			  .flops = 2.0 * bytes / cs_model_dtype_bytes(b->sc->training.grad_dtype),
 			  .kernels = 2 };
 	if (add_kernel(b, &n, CS_PHASE_BWD_W, -1))
 		return -1;

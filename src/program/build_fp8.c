@@ -32,10 +32,7 @@
 
 enum { AMAX_BYTES = 4 }; /* fp32 */
 
-static bool fp8_recipe(const cs_builder *b)
-{
-	return b->sc->training.precision == CS_PREC_FP8;
-}
+static bool fp8_recipe(const cs_builder *b) { return b->sc->training.precision == CS_PREC_FP8; }
 
 /* GEMMs and modules with fp8 state in `layer`. */
 static void layer_fp8(const cs_builder *b, int64_t layer, double *gemms, double *modules)
@@ -83,8 +80,11 @@ int cs__fp8_amax(cs_builder *b, int64_t micro, int fwd)
 	if (!(tensors > 0.0))
 		return 0;
 	cs_phase phase = fwd ? CS_PHASE_FWD : CS_PHASE_BWD;
-	cs_layer_op cat = { .name = "fp8_amax_cat", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
-			    .bytes = 2.0 * tensors * AMAX_BYTES, .kernels = 1 };
+	cs_layer_op cat = { .name = "fp8_amax_cat",
+			    .cls = CS_OPC_MEMBOUND,
+			    .mem = CS_MEM_COPY,
+			    .bytes = 2.0 * tensors * AMAX_BYTES,
+			    .kernels = 1 };
 	if (cs__add_kernel(b, &cat, phase, (int)k, -1, (int)micro))
 		return -1;
 	if (f->amax == CS_AMAX_REDUCED) {
@@ -99,7 +99,9 @@ int cs__fp8_amax(cs_builder *b, int64_t micro, int fwd)
 	}
 	/* each history read and written back one entry along, the scales
 	 * and their inverses written */
-	cs_layer_op upd = { .name = "fp8_amax_update", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
+	cs_layer_op upd = { .name = "fp8_amax_update",
+			    .cls = CS_OPC_MEMBOUND,
+			    .mem = CS_MEM_COPY,
 			    .bytes = tensors * AMAX_BYTES * (2.0 * (double)f->amax_history + 3.0),
 			    .kernels = 1 };
 	return cs__add_kernel(b, &upd, phase, (int)k, -1, (int)micro);
@@ -109,8 +111,11 @@ int cs__fp8_param_update(cs_builder *b, double shard)
 {
 	if (!fp8_recipe(b) || !b->sc->training.fp8.params || !(shard > 0.0))
 		return 0;
-	cs_layer_op cast = { .name = "fp8_param_cast", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
-			     .bytes = 3.0 * shard, .kernels = 1 };
+	cs_layer_op cast = { .name = "fp8_param_cast",
+			     .cls = CS_OPC_MEMBOUND,
+			     .mem = CS_MEM_COPY,
+			     .bytes = 3.0 * shard,
+			     .kernels = 1 };
 	if (cs__add_kernel(b, &cast, CS_PHASE_OPTIM, -1, -1, -1))
 		return -1;
 	/* one scale and one amax per weight tensor: 4 of a dense layer, a
@@ -122,8 +127,11 @@ int cs__fp8_param_update(cs_builder *b, double shard)
 		weights += cs__fp8_amax_tensors(b, b->lay.first_layer[k], b->lay.nlayers[k], 1, NULL) / 3.0 -
 			   3.0 * (double)b->lay.nlayers[k]; /* less the attention's GEMMs */
 	}
-	cs_layer_op scales = { .name = "fp8_param_scales", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_COPY,
-			       .bytes = 5.0 * 2.0 * weights * AMAX_BYTES, .kernels = 5 };
+	cs_layer_op scales = { .name = "fp8_param_scales",
+			       .cls = CS_OPC_MEMBOUND,
+			       .mem = CS_MEM_COPY,
+			       .bytes = 5.0 * 2.0 * weights * AMAX_BYTES,
+			       .kernels = 5 };
 	if (cs__add_kernel(b, &scales, CS_PHASE_OPTIM, -1, -1, -1))
 		return -1;
 	int32_t mk = cs__all_reduce(b, CS_STREAM_DP, CS_GROUP_DP, CS_COMM_DP, weights * AMAX_BYTES, -1);

@@ -52,8 +52,8 @@ static cs_stream comm_stream(int comm_kind)
  * drop collectives whose group has one member. */
 /* The segment *cur gains `kernels` kernels lasting `ns` after its first
  * `before` ns: the host lead they need, and the kernels now issued. */
-static void add_need(const cs_builder *b, cs_frag_item *cur, double *issued, int64_t before,
-		     double kernels, int64_t ns, bool first)
+static void add_need(const cs_builder *b, cs_frag_item *cur, double *issued, int64_t before, double kernels,
+		     int64_t ns, bool first)
 {
 	int64_t need = cs__host_need(b->launch_ns, *issued, before, kernels, ns);
 	if (first || need > cur->need)
@@ -69,12 +69,15 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 	for (int i = 0; i < n; i++) {
 		const cs_layer_op *op = &ops[i];
 		if (op->cls == CS_OPC_COMM) {
-			int64_t deg = op->comm_kind == CS_COMM_CP ? b->sc->parallel.cp
-				: op->comm_kind == CS_COMM_EP ? b->sc->parallel.ep : b->sc->parallel.tp;
+			int64_t deg = op->comm_kind == CS_COMM_CP   ? b->sc->parallel.cp
+				      : op->comm_kind == CS_COMM_EP ? b->sc->parallel.ep
+								    : b->sc->parallel.tp;
 			if (deg <= 1)
 				continue;
-			cs_frag_item c = { .is_comm = 1, .comm = (uint8_t)op->comm_kind,
-					   .coll = (uint8_t)op->coll, .bytes = op->comm_bytes };
+			cs_frag_item c = { .is_comm = 1,
+					   .comm = (uint8_t)op->comm_kind,
+					   .coll = (uint8_t)op->coll,
+					   .bytes = op->comm_bytes };
 			int ub = cs__ub_comm(b, ops, n, i, &c);
 			if (ub == 1) /* folded into the GEMM beside it */
 				continue;
@@ -162,17 +165,25 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 		const cs_frag_item *it = &f->items[i];
 		if (it->is_comm) {
 			cs_stream s = comm_stream(it->comm);
-			cs_op op = { .kind = CS_OP_COLL, .group = (uint8_t)comm_group(it->comm),
-				     .coll = it->coll, .comm = it->comm, .bytes = it->bytes,
-				     .ns = it->ub ? it->ns : 0, .ub = it->ub, .sms = it->sms,
-				     .phase = CS_PHASE_COMM, .vstage = (int16_t)b->vstage,
-				     .layer = (int16_t)layer, .micro = micro };
+			cs_op op = { .kind = CS_OP_COLL,
+				     .group = (uint8_t)comm_group(it->comm),
+				     .coll = it->coll,
+				     .comm = it->comm,
+				     .bytes = it->bytes,
+				     .ns = it->ub ? it->ns : 0,
+				     .ub = it->ub,
+				     .sms = it->sms,
+				     .phase = CS_PHASE_COMM,
+				     .vstage = (int16_t)b->vstage,
+				     .layer = (int16_t)layer,
+				     .micro = micro };
 			cs_dep d = { .counter = CS_STREAM_COMPUTE, .value = p->nops[CS_STREAM_COMPUTE] };
 			int32_t mark = cs_program_add(p, s, &op, &d, 1);
 			if (mark < 0)
 				return -1;
-			int overlap = it->ub ? it->ub_overlap : it->coll == CS_COLL_SEND_RECV ||
-				(it->comm == CS_COMM_TP && b->sc->parallel.tp_overlap);
+			int overlap = it->ub ? it->ub_overlap
+					     : it->coll == CS_COLL_SEND_RECV ||
+						       (it->comm == CS_COMM_TP && b->sc->parallel.tp_overlap);
 			if (overlap) {
 				/* the next segment runs alongside; the one after waits */
 				if (deferred)
@@ -184,14 +195,19 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 			}
 			continue;
 		}
-		cs_op op = { .kind = CS_OP_COMPUTE, .ns = it->ns, .attn_ns = it->class_ns[CS_COMPUTE_ATTN],
-			     .phase = (uint8_t)phase, .vstage = (int16_t)b->vstage, .layer = (int16_t)layer,
+		cs_op op = { .kind = CS_OP_COMPUTE,
+			     .ns = it->ns,
+			     .attn_ns = it->class_ns[CS_COMPUTE_ATTN],
+			     .phase = (uint8_t)phase,
+			     .vstage = (int16_t)b->vstage,
+			     .layer = (int16_t)layer,
 			     .micro = micro };
 		if (b->mem_alloc != 0) {
 			op.mem = b->mem_alloc;
 			b->mem_alloc = 0;
 		}
-		if (cs__add_segment(b, &op, it->class_ns, it->class_kernels, it->kernels, it->spare, it->need) < 0)
+		if (cs__add_segment(b, &op, it->class_ns, it->class_kernels, it->kernels, it->spare,
+				    it->need) < 0)
 			return -1;
 		b->flops += it->flops;
 		if (deferred) {
@@ -204,8 +220,8 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 	return 0;
 }
 
-int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns,
-		    int64_t *class_kernels, double *spare)
+int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns, int64_t *class_kernels,
+		    double *spare)
 {
 	int64_t ns = cs_compute_op_ns(&b->cm, op);
 	*spare += (double)ns * cs_compute_op_spare_w(&b->cm, op);
@@ -235,7 +251,8 @@ int64_t cs__host_need(double launch_ns, double issued, int64_t before, double ke
 {
 	double L = launch_ns, d = (double)before;
 	double first = L * (issued + 1.0) - d;
-	double last = L * (issued + kernels) - (d + (kernels > 1.0 ? (double)ns * (1.0 - 1.0 / kernels) : 0.0));
+	double last =
+		L * (issued + kernels) - (d + (kernels > 1.0 ? (double)ns * (1.0 - 1.0 / kernels) : 0.0));
 	return (int64_t)ceil(fmax(first, last));
 }
 
@@ -243,11 +260,15 @@ int cs__add_kernel(cs_builder *b, const cs_layer_op *op, cs_phase phase, int vst
 {
 	int64_t class_ns[CS_COMPUTE_KINDS] = { 0 }, class_kernels[CS_COMPUTE_KINDS] = { 0 };
 	double spare = 0.0;
-	cs_op o = { .kind = CS_OP_COMPUTE, .ns = cs__time_op(b, op, class_ns, class_kernels, &spare),
-		    .phase = (uint8_t)phase, .vstage = (int16_t)vstage, .layer = (int16_t)layer,
+	cs_op o = { .kind = CS_OP_COMPUTE,
+		    .ns = cs__time_op(b, op, class_ns, class_kernels, &spare),
+		    .phase = (uint8_t)phase,
+		    .vstage = (int16_t)vstage,
+		    .layer = (int16_t)layer,
 		    .micro = micro };
-	return cs__add_compute(b, &o, class_ns, class_kernels, op->kernels > 0 ? op->kernels : 1,
-			       spare) < 0 ? -1 : 0;
+	return cs__add_compute(b, &o, class_ns, class_kernels, op->kernels > 0 ? op->kernels : 1, spare) < 0
+		       ? -1
+		       : 0;
 }
 
 int32_t cs__add_compute(cs_builder *b, cs_op *op, const int64_t *class_ns, const int64_t *class_kernels,
@@ -315,4 +336,3 @@ void cs__pending(cs_builder *b, int counter, int32_t value)
 	if (b->npending < CS_MAX_PENDING)
 		b->pending[b->npending++] = (cs_dep){ .counter = (uint8_t)counter, .value = value };
 }
-

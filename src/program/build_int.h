@@ -12,19 +12,19 @@
 
 /* A pass of a block, as the runner sees it: compute segments and collectives. */
 typedef struct cs_frag_item {
-	int64_t ns;        /* compute segment: duration; userbuffers collective: its time */
+	int64_t ns;                        /* compute segment: duration; userbuffers collective: its time */
 	int64_t class_ns[CS_COMPUTE_HOST]; /* compute segment: duration by class */
 	int64_t class_kernels[CS_COMPUTE_HOST]; /* compute segment: kernels by class */
-	double spare;      /* compute segment: W x ns it leaves under the power cap */
-	int32_t kernels;   /* compute segment: kernels launched */
-	int64_t need;      /* compute segment: the host's lead it needs, ns (cs__add_segment) */
+	double spare;                           /* compute segment: W x ns it leaves under the power cap */
+	int32_t kernels;                        /* compute segment: kernels launched */
+	int64_t need; /* compute segment: the host's lead it needs, ns (cs__add_segment) */
 	double flops;
-	double bytes;      /* collective: bytes per rank */
+	double bytes; /* collective: bytes per rank */
 	uint8_t is_comm;
-	uint8_t comm;      /* cs_comm_kind */
-	uint8_t coll;      /* cs_coll_op */
-	uint8_t ub;        /* collective: a userbuffers kernel (ns, sms), not NCCL's */
-	uint8_t sms;       /* userbuffers collective: SMs it takes from compute beside it */
+	uint8_t comm;       /* cs_comm_kind */
+	uint8_t coll;       /* cs_coll_op */
+	uint8_t ub;         /* collective: a userbuffers kernel (ns, sms), not NCCL's */
+	uint8_t sms;        /* userbuffers collective: SMs it takes from compute beside it */
 	uint8_t ub_overlap; /* userbuffers collective: the next segment runs beside it */
 } cs_frag_item;
 
@@ -48,28 +48,28 @@ typedef struct cs_builder {
 	cs_program *progs;
 	cs_plan_layout lay;
 	cs_layer_ctx ctx;
-	cs_compute cm;                       /* times ops */
-	cs_calib calib;                      /* the calibration cm points at (all 1 for none) */
-	double gap_ns;                       /* the calibration's GPU idle per kernel */
-	const cs_kprof *prof;                /* the caller's, or NULL */
-	double launch_ns;                    /* host time per kernel launch */
-	double sync_ns;                      /* host's return from a synchronisation */
-	int64_t host_gpu, host_cpu;          /* the template's compute stream and its
+	cs_compute cm;                     /* times ops */
+	cs_calib calib;                    /* the calibration cm points at (all 1 for none) */
+	double gap_ns;                     /* the calibration's GPU idle per kernel */
+	const cs_kprof *prof;              /* the caller's, or NULL */
+	double launch_ns;                  /* host time per kernel launch */
+	double sync_ns;                    /* host's return from a synchronisation */
+	int64_t host_gpu, host_cpu;        /* the template's compute stream and its
 	                                      * host's issue time, ns from its start */
-	cs_frag frag[CS_FRAG_KINDS][2][4];   /* [what][moe][pass] */
-	cs_sched_op **sched;                 /* per stage */
+	cs_frag frag[CS_FRAG_KINDS][2][4]; /* [what][moe][pass] */
+	cs_sched_op **sched;               /* per stage */
 	int64_t *nsched;
-	int32_t *ord[2];                     /* message positions, [fwd][micro * V + vstage] */
-	int32_t *sent;                       /* [stage * 2 + (up)]: messages each stage sends
+	int32_t *ord[2];   /* message positions, [fwd][micro * V + vstage] */
+	int32_t *sent;     /* [stage * 2 + (up)]: messages each stage sends
 	                                      * down (0) and up (1) the ring per step */
-	int64_t *bwd_done;                   /* per vstage: [B or BW, W] micro-batches done */
+	int64_t *bwd_done; /* per vstage: [B or BW, W] micro-batches done */
 	/* the template being built */
 	int64_t stage;
 	int vstage;
 	cs_program *prog;
-	cs_dep pending[CS_MAX_PENDING];      /* dependencies of the next compute segment */
+	cs_dep pending[CS_MAX_PENDING]; /* dependencies of the next compute segment */
 	int npending;
-	double mem_alloc;                    /* activation bytes the next compute segment allocates */
+	double mem_alloc; /* activation bytes the next compute segment allocates */
 	double flops;
 	cs_dp_state *dp;
 } cs_builder;
@@ -82,8 +82,8 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 /* Time `op` into `class_ns`, count its kernels (0 counts as 1) into
  * `class_kernels` (both indexed by cs_compute_kind) and add the W x ns it
  * leaves under the power cap to *spare; return ns. */
-int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns,
-		    int64_t *class_kernels, double *spare);
+int64_t cs__time_op(const cs_builder *b, const cs_layer_op *op, int64_t *class_ns, int64_t *class_kernels,
+		    double *spare);
 /* Append a compute op of `ns` (by class in `class_ns`, its kernels by class in
  * `class_kernels`; CS_COMPUTE_HOST entries of both not read; `spare` W x ns
  * under the power cap) that launches `kernels` kernels, adding the time the

@@ -37,39 +37,52 @@ enum { M_BULK, M_PIPELINE, M_RING };
 /* The layers of TE's table; qkv_dgrad and fc1_dgrad (the bulk all-gather
  * of a wgrad input beside the dgrad GEMM) are listed but not modelled:
  * the block's op list has no such all-gather. */
-enum { QKV_FPROP, PROJ_FPROP, FC1_FPROP, FC2_FPROP, PROJ_DGRAD, FC2_DGRAD, QKV_WGRAD, FC1_WGRAD,
-       QKV_DGRAD, FC1_DGRAD, LAYERS };
+enum {
+	QKV_FPROP,
+	PROJ_FPROP,
+	FC1_FPROP,
+	FC2_FPROP,
+	PROJ_DGRAD,
+	FC2_DGRAD,
+	QKV_WGRAD,
+	FC1_WGRAD,
+	QKV_DGRAD,
+	FC1_DGRAD,
+	LAYERS
+};
 
 typedef struct ub_cfg {
 	uint8_t method, num_sm, num_splits, margin;
 	uint8_t aggregate; /* ring exchange of an all-gather: two chunks a step */
 } ub_cfg;
 
+/* clang-format off */
 #define RING(sm, mg) { M_RING, sm, 0, mg, 0 }
 #define RING2(sm, mg) { M_RING, sm, 0, mg, 1 }
 #define PIPE(sm, mg) { M_PIPELINE, sm, 4, mg, 0 }
 #define BULK(sm) { M_BULK, sm, 0, 0, 0 }
+/* clang-format on */
 
 /* Indexed by cs_ub_config, then by layer. */
 static const ub_cfg configs[CS_UB_CONFIGS][LAYERS] = {
 	/* TE 1.10/1.11 without a config: ring_exchange on 1 SM (copy engine),
 	 * pipeline 16 SMs in 4 splits, bulk 16 SMs, no margin */
-	[CS_UB_TE_DEFAULT] = { RING(1, 0), PIPE(16, 0), RING(1, 0), PIPE(16, 0), RING(1, 0),
-			       RING(1, 0), BULK(16), BULK(16), BULK(16), BULK(16) },
+	[CS_UB_TE_DEFAULT] = { RING(1, 0), PIPE(16, 0), RING(1, 0), PIPE(16, 0), RING(1, 0), RING(1, 0),
+			       BULK(16), BULK(16), BULK(16), BULK(16) },
 	/* NeMo userbuffers_bf16_h100_h12288_tp4_mbs1_seqlen2048 (GPT-3 175B) */
-	[CS_UB_NEMO_H12288_TP4] = { RING(1, 0), PIPE(24, 1), RING(1, 0), RING(1, 1), RING(1, 0),
-				    RING(1, 0), BULK(4), BULK(4), BULK(4), BULK(2) },
+	[CS_UB_NEMO_H12288_TP4] = { RING(1, 0), PIPE(24, 1), RING(1, 0), RING(1, 1), RING(1, 0), RING(1, 0),
+				    BULK(4), BULK(4), BULK(4), BULK(2) },
 	/* NeMo userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192 (Llama 3 70B) */
-	[CS_UB_NEMO_H8192_TP4] = { RING(1, 0), PIPE(24, 1), RING(1, 0), PIPE(16, 1), RING(1, 0),
-				   RING(1, 0), BULK(24), BULK(4), BULK(4), BULK(2) },
+	[CS_UB_NEMO_H8192_TP4] = { RING(1, 0), PIPE(24, 1), RING(1, 0), PIPE(16, 1), RING(1, 0), RING(1, 0),
+				   BULK(24), BULK(4), BULK(4), BULK(2) },
 	/* NeMo userbuffers_bf16_h100_h16384_tp8_cp2_mbs1_seqlen8192 (Llama 3.1
 	 * 405B; its ring exchanges aggregate two chunks a step) */
 	[CS_UB_NEMO_H16384_TP8_CP2] = { RING2(1, 0), PIPE(24, 1), RING2(1, 0), PIPE(8, 1), RING2(1, 0),
 					RING2(1, 0), BULK(24), BULK(2), BULK(2), BULK(2) },
 	/* dgxc-benchmarking v24.11.1 nemo_megatron/gpt3_175b_hydra.yaml
 	 * (fc2_dgrad aggregated) */
-	[CS_UB_DGXC_GPT3_175B] = { RING(1, 0), PIPE(24, 1), RING(1, 0), PIPE(20, 1), RING(1, 0),
-				   RING2(1, 0), BULK(8), BULK(4), BULK(4), BULK(2) },
+	[CS_UB_DGXC_GPT3_175B] = { RING(1, 0), PIPE(24, 1), RING(1, 0), PIPE(20, 1), RING(1, 0), RING2(1, 0),
+				   BULK(8), BULK(4), BULK(4), BULK(2) },
 };
 
 /* TE's UB_MAX_SM: the SMs of a pipeline's last reduce-scatter chunk. */
@@ -81,14 +94,14 @@ static const struct point {
 	const char *comm, *gemm;
 	int layer;
 } points[] = {
-	{"sp_ag_attn", "qkv", QKV_FPROP},
-	{"tp_rs_attn", "out_proj", PROJ_FPROP},
-	{"sp_ag_mlp", "mlp_up", FC1_FPROP},
-	{"tp_rs_mlp", "mlp_down", FC2_FPROP},
-	{"sp_ag_mlp_bwd", "mlp_down_dgrad", FC2_DGRAD},
-	{"tp_rs_mlp_bwd", NULL, FC1_WGRAD},
-	{"sp_ag_attn_bwd", "out_proj_dgrad", PROJ_DGRAD},
-	{"tp_rs_attn_bwd", NULL, QKV_WGRAD},
+	{ "sp_ag_attn", "qkv", QKV_FPROP },
+	{ "tp_rs_attn", "out_proj", PROJ_FPROP },
+	{ "sp_ag_mlp", "mlp_up", FC1_FPROP },
+	{ "tp_rs_mlp", "mlp_down", FC2_FPROP },
+	{ "sp_ag_mlp_bwd", "mlp_down_dgrad", FC2_DGRAD },
+	{ "tp_rs_mlp_bwd", NULL, FC1_WGRAD },
+	{ "sp_ag_attn_bwd", "out_proj_dgrad", PROJ_DGRAD },
+	{ "tp_rs_attn_bwd", NULL, QKV_WGRAD },
 };
 
 enum { P_NONE, P_RING_AG, P_RING_RS, P_PIPE_RS, P_BULK };
@@ -106,10 +119,7 @@ static const ub_cfg *cfg_of(const cs_builder *b, int layer)
 	return &configs[c >= 0 && c < CS_UB_CONFIGS ? c : CS_UB_TE_DEFAULT][layer];
 }
 
-static bool named(const cs_layer_op *op, const char *name)
-{
-	return op->name && strcmp(op->name, name) == 0;
-}
+static bool named(const cs_layer_op *op, const char *name) { return op->name && strcmp(op->name, name) == 0; }
 
 /* What userbuffers make of ops[i], a TP collective; *layer its layer. An
  * all-gather is folded into the next GEMM (memory-bound kernels may come
@@ -148,8 +158,8 @@ double cs__ub_margin_rate(double sm_fraction)
 	/* sm-hog.json, a GEMM loop beside a resident kernel that holds k of
 	 * 132 SMs and sleeps: 584.9 (k = 16) and 541.2 (k = 32) TF/s of 695.7
 	 * alone; linear between, held beyond */
-	static const double x[] = {0.0, 16.0 / 132.0, 32.0 / 132.0};
-	static const double y[] = {1.0, 584.9 / 695.7, 541.2 / 695.7};
+	static const double x[] = { 0.0, 16.0 / 132.0, 32.0 / 132.0 };
+	static const double y[] = { 1.0, 584.9 / 695.7, 541.2 / 695.7 };
 	if (!(sm_fraction > 0.0))
 		return 1.0;
 	for (int i = 1; i < 3; i++)
@@ -246,8 +256,7 @@ static cs_layer_op chunk_op(const cs_layer_op *op, int chunks)
 }
 
 /* Add `ns` of op's class (kernels launched: `kernels`) to the segment. */
-static void add_time(const cs_builder *b, cs_frag_item *cur, const cs_layer_op *op, int64_t ns,
-		     int kernels)
+static void add_time(const cs_builder *b, cs_frag_item *cur, const cs_layer_op *op, int64_t ns, int kernels)
 {
 	cs_compute_kind k = cs_compute_op_class(op);
 	cur->ns = cs_time_add(cur->ns, ns);
@@ -268,8 +277,11 @@ int cs__ub_comm(const cs_builder *b, const cs_layer_op *ops, int n, int i, cs_fr
 	if (kind == P_RING_AG || kind == P_RING_RS)
 		return 1;
 	const ub_cfg *c = cfg_of(b, layer);
-	*item = (cs_frag_item){ .is_comm = 1, .comm = (uint8_t)op->comm_kind, .coll = (uint8_t)op->coll,
-				.bytes = op->comm_bytes, .ub = 1 };
+	*item = (cs_frag_item){ .is_comm = 1,
+				.comm = (uint8_t)op->comm_kind,
+				.coll = (uint8_t)op->coll,
+				.bytes = op->comm_bytes,
+				.ub = 1 };
 	if (kind == P_BULK) { /* beside the compute that follows, on its SMs */
 		item->ns = rs_ns(b, op->comm_bytes, c->num_sm);
 		item->sms = c->num_sm;
@@ -318,8 +330,11 @@ bool cs__ub_gemm(const cs_builder *b, const cs_layer_op *ops, int n, int j, cs_f
 	add_time(b, cur, g, ns, chunks);
 	cur->flops += g->flops;
 	if (kind == P_RING_RS) { /* the tp chunks received, summed: read tp, write one */
-		cs_layer_op sum = { .name = "ub_reduce", .cls = CS_OPC_MEMBOUND, .mem = CS_MEM_ADD,
-				    .bytes = comm->comm_bytes / tp * (tp + 1), .kernels = 1 };
+		cs_layer_op sum = { .name = "ub_reduce",
+				    .cls = CS_OPC_MEMBOUND,
+				    .mem = CS_MEM_ADD,
+				    .bytes = comm->comm_bytes / tp * (tp + 1),
+				    .kernels = 1 };
 		add_time(b, cur, &sum, cs_compute_op_ns(&b->cm, &sum), 1);
 	}
 	return true;

@@ -116,12 +116,14 @@ cs_group cs_mesh_group(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64
 	int64_t k = intra_size(&g, gpus_per_node);
 	int64_t i0 = (rank - g.base) / (g.stride[0] ? g.stride[0] : 1) % g.n[0];
 	if (kind == CS_GROUP_DP_INTRA) {
-		cs_group h = { .base = rank - (i0 % k) * g.stride[0], .n = { k, 1, 1 },
+		cs_group h = { .base = rank - (i0 % k) * g.stride[0],
+			       .n = { k, 1, 1 },
 			       .stride = { g.stride[0], 0, 0 } };
 		return h;
 	}
 	/* inter: same position inside the node, every node of the DP group */
-	cs_group h = { .base = g.base + (i0 % k) * g.stride[0], .n = { g.n[0] / k, g.n[1], g.n[2] },
+	cs_group h = { .base = g.base + (i0 % k) * g.stride[0],
+		       .n = { g.n[0] / k, g.n[1], g.n[2] },
 		       .stride = { g.stride[0] * k, g.stride[1], g.stride[2] } };
 	return h;
 }
@@ -165,9 +167,8 @@ int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, 
 
 const char *cs_group_kind_name(cs_group_kind kind)
 {
-	static const char *const names[CS_GROUP_KINDS] = {
-		"tp", "cp", "ep", "pp", "dp", "dp-intra", "dp-inter", "mp", "world", "stage"
-	};
+	static const char *const names[CS_GROUP_KINDS] = { "tp",       "cp",       "ep", "pp",    "dp",
+							   "dp-intra", "dp-inter", "mp", "world", "stage" };
 	return (unsigned)kind < CS_GROUP_KINDS ? names[kind] : "?";
 }
 

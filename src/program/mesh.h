@@ -21,29 +21,29 @@
 
 typedef struct cs_mesh {
 	int64_t world;
-	int64_t deg[CS_AXIS_COUNT];    /* CS_AXIS_DP holds dp / ep */
+	int64_t deg[CS_AXIS_COUNT]; /* CS_AXIS_DP holds dp / ep */
 	int64_t stride[CS_AXIS_COUNT];
 } cs_mesh;
 
 /* Kinds of process group. */
 typedef enum cs_group_kind {
-	CS_GROUP_TP,      /* tensor (and sequence) parallel */
-	CS_GROUP_CP,      /* context parallel */
-	CS_GROUP_EP,      /* expert parallel (inner part of data parallel) */
-	CS_GROUP_PP,      /* the pipeline: one rank per stage */
-	CS_GROUP_DP,      /* gradient sync of dense weights: dp (with ep) x cp */
-	CS_GROUP_DP_INTRA,/* hybrid sharding: the part of DP inside one node */
-	CS_GROUP_DP_INTER,/* hybrid sharding: the same shard across nodes */
-	CS_GROUP_MP,      /* model parallel: tp x pp (Megatron's model-parallel group) */
-	CS_GROUP_WORLD,   /* every rank */
-	CS_GROUP_STAGE,   /* one pipeline stage's ranks: tp x cp x dp (with ep), Megatron's
+	CS_GROUP_TP,       /* tensor (and sequence) parallel */
+	CS_GROUP_CP,       /* context parallel */
+	CS_GROUP_EP,       /* expert parallel (inner part of data parallel) */
+	CS_GROUP_PP,       /* the pipeline: one rank per stage */
+	CS_GROUP_DP,       /* gradient sync of dense weights: dp (with ep) x cp */
+	CS_GROUP_DP_INTRA, /* hybrid sharding: the part of DP inside one node */
+	CS_GROUP_DP_INTER, /* hybrid sharding: the same shard across nodes */
+	CS_GROUP_MP,       /* model parallel: tp x pp (Megatron's model-parallel group) */
+	CS_GROUP_WORLD,    /* every rank */
+	CS_GROUP_STAGE,    /* one pipeline stage's ranks: tp x cp x dp (with ep), Megatron's
 	                   * tensor-and-data-parallel group with CP (the fp8 amax reduction) */
 	CS_GROUP_KINDS
 } cs_group_kind;
 
 typedef struct cs_group {
-	int64_t base;      /* lowest member */
-	int64_t n[3];      /* members along each of up to three axes (1 when unused) */
+	int64_t base; /* lowest member */
+	int64_t n[3]; /* members along each of up to three axes (1 when unused) */
 	int64_t stride[3];
 } cs_group;
 
@@ -61,10 +61,7 @@ cs_group cs_mesh_group(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64
 int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64_t gpus_per_node);
 int64_t cs_mesh_group_count(const cs_mesh *m, cs_group_kind kind, int64_t gpus_per_node);
 
-static inline int64_t cs_group_size(const cs_group *g)
-{
-	return g->n[0] * g->n[1] * g->n[2];
-}
+static inline int64_t cs_group_size(const cs_group *g) { return g->n[0] * g->n[1] * g->n[2]; }
 
 static inline int64_t cs_group_member(const cs_group *g, int64_t i)
 {

@@ -24,7 +24,7 @@ typedef struct pipe_run {
 	int64_t p, m, v, nv;
 	cs_pipe_times t;
 	pipe_stage *st;
-	cs_time *fdone, *bdone;  /* [nv*m], end time or -1 */
+	cs_time *fdone, *bdone; /* [nv*m], end time or -1 */
 	cs_pipe_span *spans;
 	int64_t n_spans;
 	int oom;
@@ -117,7 +117,7 @@ static int mem_ev_cmp(const void *a, const void *b)
 		return x->stage < y->stage ? -1 : 1;
 	if (x->at != y->at)
 		return x->at < y->at ? -1 : 1;
-	return (x->delta > y->delta) - (x->delta < y->delta);  /* frees first */
+	return (x->delta > y->delta) - (x->delta < y->delta); /* frees first */
 }
 
 /* Peak live chunk activations per stage, divided by v. */
@@ -196,9 +196,9 @@ static cs_status finish(pipe_run *r, cs_pipe_result *out, cs_diag *diag)
 			const cs_sched_op *op = &st->ops[st->pc];
 			static const char kinds[] = "FBWX";
 			snprintf(diag->msg, sizeof(diag->msg),
-			         "schedule '%s' deadlocked: stage %lld waits at op %c%d (chunk %d)",
-			         cs_sched_name(r->sched), (long long)s, kinds[op->kind & 3],
-			         (int)op->micro, (int)op->chunk);
+				 "schedule '%s' deadlocked: stage %lld waits at op %c%d (chunk %d)",
+				 cs_sched_name(r->sched), (long long)s, kinds[op->kind & 3], (int)op->micro,
+				 (int)op->chunk);
 			return CS_ERR_SIM;
 		}
 	}
@@ -211,8 +211,8 @@ static cs_status finish(pipe_run *r, cs_pipe_result *out, cs_diag *diag)
 			out->makespan = sp->end;
 		out->busy += sp->end - sp->start;
 	}
-	out->bubble_fraction = out->makespan > 0
-		? 1.0 - (double)out->busy / ((double)r->p * (double)out->makespan) : 0.0;
+	out->bubble_fraction =
+		out->makespan > 0 ? 1.0 - (double)out->busy / ((double)r->p * (double)out->makespan) : 0.0;
 	out->spans = r->spans;
 	out->n_spans = r->n_spans;
 	r->spans = NULL;
@@ -220,8 +220,8 @@ static cs_status finish(pipe_run *r, cs_pipe_result *out, cs_diag *diag)
 	return CS_OK;
 }
 
-cs_status cs_pipe_run(cs_schedule sched, int64_t p, int64_t m, int64_t v,
-                      const cs_pipe_times *times, cs_pipe_result *out, cs_diag *diag)
+cs_status cs_pipe_run(cs_schedule sched, int64_t p, int64_t m, int64_t v, const cs_pipe_times *times,
+		      cs_pipe_result *out, cs_diag *diag)
 {
 	pipe_run r = { .sched = sched, .p = p, .m = m, .v = v, .nv = p * v, .t = *times };
 	cs_status rc;
@@ -237,8 +237,7 @@ cs_status cs_pipe_run(cs_schedule sched, int64_t p, int64_t m, int64_t v,
 	}
 	if (cs_sched_stage_ops(sched, p, m, v, 0, NULL, 0, diag) < 0)
 		return CS_ERR_INPUT;
-	double worst = 3.0 * (double)p * (double)m * (double)v *
-	               (double)(times->f + times->b + times->w);
+	double worst = 3.0 * (double)p * (double)m * (double)v * (double)(times->f + times->b + times->w);
 	if (worst > 9e18) {
 		snprintf(diag->msg, sizeof(diag->msg), "op times are too large to simulate");
 		return CS_ERR_INPUT;

@@ -36,7 +36,7 @@
 #include "program/schedule.h"
 
 typedef struct cs_pipe_times {
-	cs_time f, b, w;  /* per op; BW takes b + w; each >= 0 */
+	cs_time f, b, w; /* per op; BW takes b + w; each >= 0 */
 } cs_pipe_times;
 
 typedef struct cs_pipe_span {
@@ -49,18 +49,18 @@ typedef struct cs_pipe_result {
 	cs_schedule sched;
 	int64_t stages, micro_batches, chunks;
 	cs_time makespan;
-	cs_time busy;            /* summed over stages */
+	cs_time busy; /* summed over stages */
 	double bubble_fraction;
-	double *peak_in_flight;  /* [stages], micro-batch units */
-	cs_pipe_span *spans;     /* [n_spans], every op in start order */
+	double *peak_in_flight; /* [stages], micro-batch units */
+	cs_pipe_span *spans;    /* [n_spans], every op in start order */
 	int64_t n_spans;
 	uint64_t events;
 } cs_pipe_result;
 
 /* CS_OK; CS_ERR_INPUT for a bad schedule combination or negative times;
  * CS_ERR_SIM when the stages deadlock; CS_ERR_NOMEM. Messages in *diag. */
-cs_status cs_pipe_run(cs_schedule sched, int64_t p, int64_t m, int64_t v,
-                      const cs_pipe_times *times, cs_pipe_result *out, cs_diag *diag);
+cs_status cs_pipe_run(cs_schedule sched, int64_t p, int64_t m, int64_t v, const cs_pipe_times *times,
+		      cs_pipe_result *out, cs_diag *diag);
 void cs_pipe_result_release(cs_pipe_result *res);
 
 #endif

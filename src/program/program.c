@@ -8,10 +8,7 @@
 
 #include "core/sim.h"
 
-void cs_program_init(cs_program *p)
-{
-	memset(p, 0, sizeof(*p));
-}
+void cs_program_init(cs_program *p) { memset(p, 0, sizeof(*p)); }
 
 void cs_program_free(cs_program *p)
 {
@@ -61,8 +58,6 @@ int32_t cs_program_add(cs_program *p, cs_stream stream, const cs_op *op, const c
 
 const char *cs_stream_name(cs_stream s)
 {
-	static const char *const names[CS_STREAMS] = {
-		"compute", "tp", "cp", "ep", "pp", "dp", "dp-gather"
-	};
+	static const char *const names[CS_STREAMS] = { "compute", "tp", "cp", "ep", "pp", "dp", "dp-gather" };
 	return (unsigned)s < CS_STREAMS ? names[s] : "?";
 }

@@ -20,10 +20,7 @@ int cs_sched_parse(const char *name, cs_schedule *out)
 	return -1;
 }
 
-int cs_sched_split_backward(cs_schedule sched)
-{
-	return sched == CS_SCHED_ZB_H1 || sched == CS_SCHED_ZB_V;
-}
+int cs_sched_split_backward(cs_schedule sched) { return sched == CS_SCHED_ZB_H1 || sched == CS_SCHED_ZB_V; }
 
 int64_t cs_sched_chunks(cs_schedule sched, int64_t virtual_stages)
 {
@@ -34,22 +31,18 @@ int64_t cs_sched_chunks(cs_schedule sched, int64_t virtual_stages)
 	return 1;
 }
 
-int64_t cs_sched_virtual_stage(cs_schedule sched, int64_t p, int64_t v, int64_t stage,
-                               int64_t chunk)
+int64_t cs_sched_virtual_stage(cs_schedule sched, int64_t p, int64_t v, int64_t stage, int64_t chunk)
 {
 	(void)v;
 	switch (sched) {
-	case CS_SCHED_INTERLEAVED:
-		return chunk * p + stage;
-	case CS_SCHED_ZB_V:
-		return chunk == 0 ? stage : 2 * p - 1 - stage;
-	default:
-		return stage;
+	case CS_SCHED_INTERLEAVED: return chunk * p + stage;
+	case CS_SCHED_ZB_V: return chunk == 0 ? stage : 2 * p - 1 - stage;
+	default: return stage;
 	}
 }
 
-void cs_sched_stage_of(cs_schedule sched, int64_t p, int64_t v, int64_t vstage,
-                       int64_t *stage, int64_t *chunk)
+void cs_sched_stage_of(cs_schedule sched, int64_t p, int64_t v, int64_t vstage, int64_t *stage,
+		       int64_t *chunk)
 {
 	(void)v;
 	switch (sched) {
@@ -119,8 +112,7 @@ static void gen_1f1b(op_sink *k, int64_t p, int64_t m, int64_t stage)
  * table for a micro-batch group size of p. The i-th backward uses the same
  * micro-batch with the chunk mirrored (v-1-chunk).
  */
-static void interleaved_at(int64_t i, int64_t p, int64_t v, int forward, int64_t *chunk,
-                           int64_t *micro)
+static void interleaved_at(int64_t i, int64_t p, int64_t v, int forward, int64_t *chunk, int64_t *micro)
 {
 	int64_t in_group = i % (p * v);
 
@@ -154,8 +146,7 @@ static void gen_interleaved(op_sink *k, int64_t p, int64_t m, int64_t v, int64_t
 	}
 }
 
-static int check_args(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t stage,
-                      cs_diag *diag)
+static int check_args(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t stage, cs_diag *diag)
 {
 	const char *name = cs_sched_name(sched);
 
@@ -165,81 +156,75 @@ static int check_args(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_
 	}
 	if (p < 1 || p > 65536) {
 		snprintf(diag->msg, sizeof(diag->msg),
-		         "'stages' must be between 1 and 65536 for schedule '%s', got %lld", name,
-		         (long long)p);
+			 "'stages' must be between 1 and 65536 for schedule '%s', got %lld", name,
+			 (long long)p);
 		return -1;
 	}
 	if (m < 1 || m > INT32_MAX) {
 		snprintf(diag->msg, sizeof(diag->msg),
-		         "'micro-batches' must be between 1 and %d for schedule '%s', got %lld",
-		         INT32_MAX, name, (long long)m);
+			 "'micro-batches' must be between 1 and %d for schedule '%s', got %lld", INT32_MAX,
+			 name, (long long)m);
 		return -1;
 	}
 	if (stage < 0 || stage >= p) {
 		snprintf(diag->msg, sizeof(diag->msg),
-		         "stage %lld is out of range for %lld stages of schedule '%s'",
-		         (long long)stage, (long long)p, name);
+			 "stage %lld is out of range for %lld stages of schedule '%s'", (long long)stage,
+			 (long long)p, name);
 		return -1;
 	}
 	switch (sched) {
 	case CS_SCHED_INTERLEAVED:
 		if (v < 2 || v > 1024) {
 			snprintf(diag->msg, sizeof(diag->msg),
-			         "schedule 'interleaved' needs 'virtual-stages' between 2 and 1024, got %lld",
-			         (long long)v);
+				 "schedule 'interleaved' needs 'virtual-stages' between 2 and 1024, got %lld",
+				 (long long)v);
 			return -1;
 		}
 		if (m % p != 0) {
 			snprintf(diag->msg, sizeof(diag->msg),
-			         "schedule 'interleaved' needs 'micro-batches' (%lld) to be a multiple of "
-			         "'stages' (%lld), as Megatron-LM requires",
-			         (long long)m, (long long)p);
+				 "schedule 'interleaved' needs 'micro-batches' (%lld) to be a multiple of "
+				 "'stages' (%lld), as Megatron-LM requires",
+				 (long long)m, (long long)p);
 			return -1;
 		}
 		break;
 	case CS_SCHED_ZB_V:
 		if (v != 2) {
 			snprintf(diag->msg, sizeof(diag->msg),
-			         "schedule 'zb-v' has exactly 2 'virtual-stages' per stage, got %lld",
-			         (long long)v);
+				 "schedule 'zb-v' has exactly 2 'virtual-stages' per stage, got %lld",
+				 (long long)v);
 			return -1;
 		}
 		break;
 	default:
 		if (v != 1) {
 			snprintf(diag->msg, sizeof(diag->msg),
-			         "schedule '%s' has 1 'virtual-stages' per stage, got %lld", name,
-			         (long long)v);
+				 "schedule '%s' has 1 'virtual-stages' per stage, got %lld", name,
+				 (long long)v);
 			return -1;
 		}
 		break;
 	}
 	if ((double)p * (double)m * (double)v * 3.0 > 1e9) {
 		snprintf(diag->msg, sizeof(diag->msg),
-		         "schedule '%s' with %lld stages, %lld micro-batches and %lld chunks is too large",
-		         name, (long long)p, (long long)m, (long long)v);
+			 "schedule '%s' with %lld stages, %lld micro-batches and %lld chunks is too large",
+			 name, (long long)p, (long long)m, (long long)v);
 		return -1;
 	}
 	return 0;
 }
 
 int64_t cs_sched_stage_ops(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t stage,
-                           cs_sched_op *out, int64_t cap, cs_diag *diag)
+			   cs_sched_op *out, int64_t cap, cs_diag *diag)
 {
 	op_sink k = { out, out ? cap : 0, 0 };
 
 	if (check_args(sched, p, m, v, stage, diag) != 0)
 		return -1;
 	switch (sched) {
-	case CS_SCHED_GPIPE:
-		gen_gpipe(&k, m);
-		return k.n;
-	case CS_SCHED_1F1B:
-		gen_1f1b(&k, p, m, stage);
-		return k.n;
-	case CS_SCHED_INTERLEAVED:
-		gen_interleaved(&k, p, m, v, stage);
-		return k.n;
+	case CS_SCHED_GPIPE: gen_gpipe(&k, m); return k.n;
+	case CS_SCHED_1F1B: gen_1f1b(&k, p, m, stage); return k.n;
+	case CS_SCHED_INTERLEAVED: gen_interleaved(&k, p, m, v, stage); return k.n;
 	case CS_SCHED_ZB_H1:
 	case CS_SCHED_ZB_V:
 		if (cap == 0 || !out)

@@ -35,20 +35,20 @@
 #include <stdint.h>
 
 #include "clustersim/clustersim.h"
-#include "config/config.h"     /* cs_sched_name */
+#include "config/config.h" /* cs_sched_name */
 #include "config/scenario.h"
 
 typedef enum cs_sched_kind {
-	CS_SCHED_F,   /* forward */
-	CS_SCHED_B,   /* backward, input gradient only (zero-bubble split) */
-	CS_SCHED_W,   /* backward, weight gradient only (zero-bubble split) */
-	CS_SCHED_BW   /* full backward: input and weight gradients in one op */
+	CS_SCHED_F, /* forward */
+	CS_SCHED_B, /* backward, input gradient only (zero-bubble split) */
+	CS_SCHED_W, /* backward, weight gradient only (zero-bubble split) */
+	CS_SCHED_BW /* full backward: input and weight gradients in one op */
 } cs_sched_kind;
 
 typedef struct cs_sched_op {
-	uint8_t kind;    /* cs_sched_kind */
-	uint16_t chunk;  /* the stage's model chunk, 0..v-1 */
-	int32_t micro;   /* micro-batch, 0..m-1 */
+	uint8_t kind;   /* cs_sched_kind */
+	uint16_t chunk; /* the stage's model chunk, 0..v-1 */
+	int32_t micro;  /* micro-batch, 0..m-1 */
 } cs_sched_op;
 
 /* Op order of pipeline stage `stage` (0..p-1) for `sched` with p stages, m
@@ -59,17 +59,16 @@ typedef struct cs_sched_op {
  * and ZB-H1; v < 2 or m not a multiple of p for interleaved; v != 2 for
  * ZB-V; non-positive p, m; stage out of range) or when out of memory. */
 int64_t cs_sched_stage_ops(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t stage,
-                           cs_sched_op *out, int64_t cap, cs_diag *diag);
+			   cs_sched_op *out, int64_t cap, cs_diag *diag);
 
 /* The global virtual stage (0..p*v-1, forward order) of chunk `chunk` of
  * stage `stage`: interleaved c*p + stage; ZB-V chunk 0 -> stage, chunk 1 ->
  * 2p-1-stage; all others: stage. */
-int64_t cs_sched_virtual_stage(cs_schedule sched, int64_t p, int64_t v, int64_t stage,
-                               int64_t chunk);
+int64_t cs_sched_virtual_stage(cs_schedule sched, int64_t p, int64_t v, int64_t stage, int64_t chunk);
 
 /* The inverse: the (stage, chunk) that holds virtual stage vstage. */
-void cs_sched_stage_of(cs_schedule sched, int64_t p, int64_t v, int64_t vstage,
-                       int64_t *stage, int64_t *chunk);
+void cs_sched_stage_of(cs_schedule sched, int64_t p, int64_t v, int64_t vstage, int64_t *stage,
+		       int64_t *chunk);
 
 /* Whether `sched` splits the backward into B and W ops. */
 int cs_sched_split_backward(cs_schedule sched);

@@ -42,20 +42,17 @@
 
 typedef struct zb {
 	cs_schedule sched;
-	int64_t p, m, v, nv;  /* nv = p*v virtual stages */
-	int64_t limit;        /* chunk activations per stage */
-	int64_t *fdone;       /* [nv*m] end time of F(j, k), -1 before */
-	int64_t *bdone;       /* [nv*m] end time of B(j, k), -1 before */
-	int64_t *fnext;       /* [p*v] next micro-batch to forward per (stage, chunk) */
-	int64_t *bnext;       /* [p*v] next micro-batch to backward */
-	int64_t *wq;          /* [p*v*m] per stage FIFO of chunk*m + micro */
-	int64_t *whead, *wtail, *live, *free_at;  /* [p] */
+	int64_t p, m, v, nv;                     /* nv = p*v virtual stages */
+	int64_t limit;                           /* chunk activations per stage */
+	int64_t *fdone;                          /* [nv*m] end time of F(j, k), -1 before */
+	int64_t *bdone;                          /* [nv*m] end time of B(j, k), -1 before */
+	int64_t *fnext;                          /* [p*v] next micro-batch to forward per (stage, chunk) */
+	int64_t *bnext;                          /* [p*v] next micro-batch to backward */
+	int64_t *wq;                             /* [p*v*m] per stage FIFO of chunk*m + micro */
+	int64_t *whead, *wtail, *live, *free_at; /* [p] */
 } zb;
 
-static int done_by(const int64_t *done, int64_t at)
-{
-	return *done >= 0 && *done <= at;
-}
+static int done_by(const int64_t *done, int64_t at) { return *done >= 0 && *done <= at; }
 
 static int64_t vstage(const zb *z, int64_t s, int64_t c)
 {
@@ -155,13 +152,13 @@ static void zb_start(zb *z, int64_t s, int64_t t, cs_sched_op op)
 		break;
 	default:
 		z->whead[s]++;
-		z->live[s]--;  /* the stage is busy until t + 1 anyway */
+		z->live[s]--; /* the stage is busy until t + 1 anyway */
 		break;
 	}
 }
 
-int64_t cs__sched_zb(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t stage,
-                     cs_sched_op *out, int64_t cap, cs_diag *diag)
+int64_t cs__sched_zb(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t stage, cs_sched_op *out,
+		     int64_t cap, cs_diag *diag)
 {
 	zb z = { .sched = sched, .p = p, .m = m, .v = v, .nv = p * v, .limit = p * v };
 	size_t n_all = (size_t)(2 * z.nv * m + 2 * p * v + p * v * m + 4 * p);
@@ -170,7 +167,7 @@ int64_t cs__sched_zb(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t
 
 	if (!mem) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory building schedule '%s'",
-		         cs_sched_name(sched));
+			 cs_sched_name(sched));
 		return -1;
 	}
 	z.fdone = mem;
@@ -211,8 +208,8 @@ int64_t cs__sched_zb(cs_schedule sched, int64_t p, int64_t m, int64_t v, int64_t
 	free(mem);
 	if (started < total) {
 		snprintf(diag->msg, sizeof(diag->msg),
-		         "schedule '%s' deadlocked while building %lld stages x %lld micro-batches",
-		         cs_sched_name(sched), (long long)p, (long long)m);
+			 "schedule '%s' deadlocked while building %lld stages x %lld micro-batches",
+			 cs_sched_name(sched), (long long)p, (long long)m);
 		return -1;
 	}
 	return n;

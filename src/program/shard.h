@@ -27,8 +27,8 @@ static inline void cs_shard_range(int64_t n, int64_t t, int64_t i, int64_t *off,
  * [*kv0, *kv0 + *nkv). With grouped-query attention (kv_heads < heads) the
  * key/value heads split like the query heads when t divides kv_heads, and are
  * replicated (each rank keeps the group its query heads use) otherwise. */
-static inline void cs_shard_heads(int64_t heads, int64_t kv_heads, int64_t t, int64_t i,
-				  int64_t *q0, int64_t *nq, int64_t *kv0, int64_t *nkv)
+static inline void cs_shard_heads(int64_t heads, int64_t kv_heads, int64_t t, int64_t i, int64_t *q0,
+				  int64_t *nq, int64_t *kv0, int64_t *nkv)
 {
 	cs_shard_range(heads, t, i, q0, nq);
 	if (kv_heads % t == 0) {

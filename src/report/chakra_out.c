@@ -40,8 +40,9 @@ void cs_report_trace_text(FILE *f, const char *name, const cs_metrics *m, const 
 	if (!c->comm_only) {
 		fprintf(f, "  %-16s ", "compute");
 		put_time(f, m->compute_s);
-		fprintf(f, " (%.1f %%) on rank %lld\n", m->step_time_s > 0 ? 100 * m->compute_s / m->step_time_s
-			: 0.0, (long long)m->critical_rank);
+		fprintf(f, " (%.1f %%) on rank %lld\n",
+			m->step_time_s > 0 ? 100 * m->compute_s / m->step_time_s : 0.0,
+			(long long)m->critical_rank);
 		for (int k = 0; k < CS_COMM_KINDS; k++) {
 			if (m->exposed_comm_s[k] <= 0)
 				continue;
@@ -96,10 +97,9 @@ void cs_report_trace_json(FILE *f, const char *name, const cs_metrics *m, const 
 void cs_report_trace_csv(FILE *f, const char *name, const cs_metrics *m, const cs_trace_comm *c)
 {
 	fprintf(f, "name,gpus,comm_only,step_time_s,baseline_step_time_s,compute_s,collectives,"
-		"collective_bytes,bus_bandwidth_gbs,sends,send_bytes,events\n");
+		   "collective_bytes,bus_bandwidth_gbs,sends,send_bytes,events\n");
 	cs_csv_field(f, name);
 	fprintf(f, ",%lld,%d,%.9g,%.9g,%.9g,%lld,%.9g,%.6g,%lld,%.9g,%lld\n", (long long)m->gpus,
-		c->comm_only != 0, m->step_time_s, m->baseline_step_time_s, m->compute_s,
-		(long long)c->colls, c->coll_bytes, bus_gbs(m, c), (long long)c->sends, c->send_bytes,
-		(long long)m->events);
+		c->comm_only != 0, m->step_time_s, m->baseline_step_time_s, m->compute_s, (long long)c->colls,
+		c->coll_bytes, bus_gbs(m, c), (long long)c->sends, c->send_bytes, (long long)m->events);
 }

@@ -15,13 +15,13 @@
 
 /* What rank 0's trace communicates in a step. */
 typedef struct cs_trace_comm {
-	int64_t colls;          /* collectives */
-	double coll_bytes;      /* their sizes, as nccl-tests counts them */
-	double bus_bytes;       /* each size times nccl-tests' bus factor for its group */
-	char ops[128];          /* the collectives' names, each once */
-	int64_t sends;          /* point-to-point messages sent */
+	int64_t colls;     /* collectives */
+	double coll_bytes; /* their sizes, as nccl-tests counts them */
+	double bus_bytes;  /* each size times nccl-tests' bus factor for its group */
+	char ops[128];     /* the collectives' names, each once */
+	int64_t sends;     /* point-to-point messages sent */
 	double send_bytes;
-	int comm_only;          /* no trace has compute time */
+	int comm_only; /* no trace has compute time */
 } cs_trace_comm;
 
 /* The step and, when communication only, the bus bandwidth: the bus bytes

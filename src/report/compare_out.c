@@ -33,7 +33,7 @@ static void make_rows(const cs_compare *cmp, row *rows)
 		double ts = 1e-9 * (double)cs_kineto_class_ns(t, (cs_kineto_class)c) * per;
 		double tn = (double)cs_kineto_class_count(t, (cs_kineto_class)c) * per;
 		int compute = c < CS_KINETO_COMM;
-		int at = compute ? c : c + 1;   /* the compute sum comes after the classes */
+		int at = compute ? c : c + 1; /* the compute sum comes after the classes */
 		rows[at] = (row){ cs_kineto_class_name((cs_kineto_class)c), ts, tn, NAN, NAN };
 		if (compute) {
 			rows[at].sim_s = m->compute_kind_s[c];
@@ -80,11 +80,11 @@ void cs_compare_write_text(FILE *f, const cs_compare *c, const char *trace, bool
 	make_rows(c, rows);
 	fprintf(f, "trace      %s: %lld step%s (%s), %lld kernels\n", trace, (long long)steps,
 		steps == 1 ? "" : "s",
-		steps_given ? "--steps" : cs_kineto_steps_marked(t) ? "ProfilerStep annotations"
-							: "no ProfilerStep annotations: the whole trace",
+		steps_given                 ? "--steps"
+		: cs_kineto_steps_marked(t) ? "ProfilerStep annotations"
+					    : "no ProfilerStep annotations: the whole trace",
 		(long long)cs_kineto_kernels(t));
-	fprintf(f, "simulated  %s: %lld GPU%s, critical rank %lld, %s%s\n", c->sc->name,
-		(long long)m->gpus,
+	fprintf(f, "simulated  %s: %lld GPU%s, critical rank %lld, %s%s\n", c->sc->name, (long long)m->gpus,
 		m->gpus == 1 ? "" : "s", (long long)m->critical_rank,
 		m->profile[0] ? "kernel profile " : "flat efficiencies", m->profile);
 	fprintf(f, "\n%-14s %13s %9s %13s %9s %10s\n", "per step", "trace ms", "kernels", "simulated ms",
@@ -123,8 +123,10 @@ void cs_compare_write_json(FILE *f, const cs_compare *c, const char *trace, bool
 	cs_jw_begin_obj(&w);
 	cs_jw_kv_str(&w, "trace", trace);
 	cs_jw_kv_int(&w, "steps", steps);
-	cs_jw_kv_str(&w, "steps_from", steps_given ? "option" : cs_kineto_steps_marked(t) ? "profiler_steps"
-										: "whole_trace");
+	cs_jw_kv_str(&w, "steps_from",
+		     steps_given                 ? "option"
+		     : cs_kineto_steps_marked(t) ? "profiler_steps"
+						 : "whole_trace");
 	cs_jw_kv_int(&w, "trace_kernels", cs_kineto_kernels(t));
 	cs_jw_kv_str(&w, "scenario", c->sc->name);
 	cs_jw_kv_int(&w, "gpus", m->gpus);

@@ -23,13 +23,12 @@ void cs_goodput_write_text(FILE *f, const char *name, const cs_goodput_report *g
 	double expected = 0;
 	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
 		expected += g->fail_per_day[c];
-	fprintf(f, "%s: %lld GPUs on %lld node%s, %lld runs of %g days\n", name,
-		(long long)g->gpus, (long long)g->nodes, g->nodes == 1 ? "" : "s", (long long)g->runs,
-		g->days);
+	fprintf(f, "%s: %lld GPUs on %lld node%s, %lld runs of %g days\n", name, (long long)g->gpus,
+		(long long)g->nodes, g->nodes == 1 ? "" : "s", (long long)g->runs, g->days);
 	fprintf(f, "  step               %.4f s, %.0f tokens\n", g->step_s, g->tokens_per_step);
 	if (g->elastic_step_s > 0)
-		fprintf(f, "  elastic step       %.4f s with one of %lld replicas fewer\n",
-			g->elastic_step_s, (long long)g->replicas);
+		fprintf(f, "  elastic step       %.4f s with one of %lld replicas fewer\n", g->elastic_step_s,
+			(long long)g->replicas);
 	fprintf(f, "  expected stops     %.2f a day:", expected);
 	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
 		fprintf(f, "%s %s %.2f", c ? "," : "", cs_fail_class_name(c), g->fail_per_day[c]);
@@ -63,8 +62,8 @@ void cs_goodput_write_text(FILE *f, const char *name, const cs_goodput_report *g
 	fputs("  restart            ", f);
 	interval(f, g->restart_s);
 	fputs(" with the checkpoint load\n", f);
-	fprintf(f, "effective training   %.2f %% (99 %% CI %.2f - %.2f)", 100 * g->ett.mean,
-		100 * g->ett.lo, 100 * g->ett.hi);
+	fprintf(f, "effective training   %.2f %% (99 %% CI %.2f - %.2f)", 100 * g->ett.mean, 100 * g->ett.lo,
+		100 * g->ett.hi);
 	if (g->interval_s > 0 && isfinite(g->mtbf_h))
 		fprintf(f, "; first order %.2f %%", 100 * (1 - g->first_order_lost));
 	fputc('\n', f);
@@ -79,8 +78,10 @@ void cs_goodput_write_text(FILE *f, const char *name, const cs_goodput_report *g
 			100 * g->lost[k].mean);
 	fputc('\n', f);
 	if (g->ttt_ideal_days > 0)
-		fprintf(f, "time to train        %.1f days (99 %% CI %.1f - %.1f); %.1f days without "
-			"stops\n", g->ttt_days.mean, g->ttt_days.lo, g->ttt_days.hi, g->ttt_ideal_days);
+		fprintf(f,
+			"time to train        %.1f days (99 %% CI %.1f - %.1f); %.1f days without "
+			"stops\n",
+			g->ttt_days.mean, g->ttt_days.lo, g->ttt_days.hi, g->ttt_ideal_days);
 }
 
 static void kv_ci(cs_jw *w, const char *key, cs_goodput_ci c)
@@ -150,13 +151,10 @@ typedef struct stretch {
 struct cs_goodput_timeline {
 	stretch *v;
 	size_t n, cap;
-	int failed;   /* a span was dropped for want of memory */
+	int failed; /* a span was dropped for want of memory */
 };
 
-cs_goodput_timeline *cs_goodput_timeline_new(void)
-{
-	return calloc(1, sizeof(cs_goodput_timeline));
-}
+cs_goodput_timeline *cs_goodput_timeline_new(void) { return calloc(1, sizeof(cs_goodput_timeline)); }
 
 void cs_goodput_timeline_free(cs_goodput_timeline *tl)
 {
@@ -186,27 +184,28 @@ void cs_goodput_timeline_span(void *ctx, cs_rel_state s, int64_t t0, int64_t t1,
 	tl->v[tl->n++] = (stretch){ t0, t1, (int)s, cls };
 }
 
-int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
-			 const cs_goodput_timeline *tl, const cs_rel_run *run)
+int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g, const cs_goodput_timeline *tl,
+			 const cs_rel_run *run)
 {
 	if (tl->failed)
 		return -1;
-	static const char *const colour[CS_GP_STATES] = {
-		"#2ca02c", "#bcbd22", "#1f77b4", "#d62728", "#7f7f7f"
-	};
-	static const char *const label[CS_GP_STATES] = {
-		"training", "training, fewer replicas", "checkpoint", "restart", "waiting for a node"
-	};
+	static const char *const colour[CS_GP_STATES] = { "#2ca02c", "#bcbd22", "#1f77b4", "#d62728",
+							  "#7f7f7f" };
+	static const char *const label[CS_GP_STATES] = { "training", "training, fewer replicas", "checkpoint",
+							 "restart", "waiting for a node" };
 	const double W = 1000, left = 40, right = 20, top = 50, row = 40;
 	double days = g->days, span_ns = days * 86400e9, x_per_ns = (W - left - right) / span_ns;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		"font-family=\"sans-serif\" font-size=\"12\">\n", W, top + row + 110);
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n",
+		W, top + row + 110);
 	fprintf(f, "<text x=\"%.0f\" y=\"20\" font-size=\"14\">", left);
 	cs_xml_text(f, name);
 	double full_rate = g->tokens_per_step / g->step_s;
-	fprintf(f, ": one sampled run of %g days, effective training %.1f %% (the mean of %lld "
-		"runs: %.1f %%)</text>\n", days, 100 * run->tokens / (days * 86400 * full_rate),
-		(long long)g->runs, 100 * g->ett.mean);
+	fprintf(f,
+		": one sampled run of %g days, effective training %.1f %% (the mean of %lld "
+		"runs: %.1f %%)</text>\n",
+		days, 100 * run->tokens / (days * 86400 * full_rate), (long long)g->runs, 100 * g->ett.mean);
 	/* stretches narrower than half a pixel join the training around them:
 	 * 54 days of checkpoints every few minutes would draw 15,000 boxes */
 	int cur = -1;
@@ -216,37 +215,41 @@ int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
 		double x0 = s ? left + (double)s->t0 * x_per_ns : 0;
 		double x1 = s ? left + (double)s->t1 * x_per_ns : 0;
 		int st = s ? s->state : -2;
-		if (s && cur >= 0 && (st == cur || (x1 - x0 < 0.5 && st == CS_GP_CHECKPOINT &&
-						    cur <= CS_GP_DEGRADED))) {
+		if (s && cur >= 0 &&
+		    (st == cur || (x1 - x0 < 0.5 && st == CS_GP_CHECKPOINT && cur <= CS_GP_DEGRADED))) {
 			cx1 = x1;
 			continue;
 		}
 		if (cur >= 0)
-			fprintf(f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" "
-				"fill=\"%s\"/>\n", cx0, top, cx1 - cx0 > 0.1 ? cx1 - cx0 : 0.1, row,
-				colour[cur]);
+			fprintf(f,
+				"<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" "
+				"fill=\"%s\"/>\n",
+				cx0, top, cx1 - cx0 > 0.1 ? cx1 - cx0 : 0.1, row, colour[cur]);
 		if (!s)
 			break;
 		cur = st;
 		cx0 = x0;
 		cx1 = x1;
 		if (s->cls >= 0 && st != CS_GP_CHECKPOINT)
-			fprintf(f, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
-				"stroke=\"#000\" stroke-width=\"0.5\"><title>%s</title></line>\n", x0,
-				top - 6, x0, top, cs_fail_class_name(s->cls));
+			fprintf(f,
+				"<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
+				"stroke=\"#000\" stroke-width=\"0.5\"><title>%s</title></line>\n",
+				x0, top - 6, x0, top, cs_fail_class_name(s->cls));
 	}
 	for (int d = 0; d <= (int)days; d += days > 20 ? 7 : 1) {
 		double x = left + (double)d * 86400e9 * x_per_ns;
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>"
-			"<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>\n", x, top + row,
-			x, top + row + 5, x, top + row + 18, d);
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>"
+			"<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>\n",
+			x, top + row, x, top + row + 5, x, top + row + 18, d);
 	}
-	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">days</text>\n", W / 2,
-		top + row + 34);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">days</text>\n", W / 2, top + row + 34);
 	for (int s = 0; s < CS_GP_STATES; s++)
-		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			"<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", left + 190.0 * s, top + row + 50,
-			colour[s], left + 190.0 * s + 16, top + row + 60, label[s]);
+		fprintf(f,
+			"<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+			left + 190.0 * s, top + row + 50, colour[s], left + 190.0 * s + 16, top + row + 60,
+			label[s]);
 	fputs("</svg>\n", f);
 	return 0;
 }

@@ -26,7 +26,7 @@ void cs_goodput_timeline_span(void *ctx, cs_rel_state s, int64_t t0, int64_t t1,
 /* The whole SVG document of the sampled run `run` whose spans tl holds:
  * 0, or -1 (nothing written) when the timeline lost spans for want of
  * memory. */
-int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g,
-			 const cs_goodput_timeline *tl, const cs_rel_run *run);
+int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g, const cs_goodput_timeline *tl,
+			 const cs_rel_run *run);
 
 #endif

@@ -10,8 +10,8 @@
 
 void cs_list_write_gpus(FILE *f)
 {
-	fprintf(f, "%-16s %9s %8s %8s %5s %9s %9s %9s  %s\n", "gpu", "bf16 TF/s", "HBM GB", "HBM TB/s",
-		"SMs", "GPUs/node", "NVLink", "NIC", "kernel profile");
+	fprintf(f, "%-16s %9s %8s %8s %5s %9s %9s %9s  %s\n", "gpu", "bf16 TF/s", "HBM GB", "HBM TB/s", "SMs",
+		"GPUs/node", "NVLink", "NIC", "kernel profile");
 	for (size_t i = 0; cs_preset_gpu_name(i); i++) {
 		const cs_gpu_spec *g = cs_preset_gpu(cs_preset_gpu_name(i));
 		cs_cluster_spec c;
@@ -28,8 +28,8 @@ void cs_list_write_gpus(FILE *f)
 
 void cs_list_write_models(FILE *f)
 {
-	fprintf(f, "%-18s %6s %6s %7s %9s %7s %7s %8s %8s\n", "model", "arch", "layers", "hidden",
-		"heads/kv", "ffn", "vocab", "experts", "params");
+	fprintf(f, "%-18s %6s %6s %7s %9s %7s %7s %8s %8s\n", "model", "arch", "layers", "hidden", "heads/kv",
+		"ffn", "vocab", "experts", "params");
 	for (size_t i = 0; cs_preset_model_name(i); i++) {
 		const cs_model_spec *m = cs_preset_model(cs_preset_model_name(i));
 		cs_param_counts pc = cs_model_params(m);
@@ -52,8 +52,8 @@ void cs_list_write_scenario(FILE *f, const cs_scenario *sc)
 {
 	const cs_parallel_spec *p = &sc->parallel;
 	char plan[96];
-	snprintf(plan, sizeof plan, "%lld x %lld x %lld x %lld (%lld)", (long long)p->tp,
-		 (long long)p->pp, (long long)p->cp, (long long)p->dp, (long long)p->ep);
+	snprintf(plan, sizeof plan, "%lld x %lld x %lld x %lld (%lld)", (long long)p->tp, (long long)p->pp,
+		 (long long)p->cp, (long long)p->dp, (long long)p->ep);
 	fprintf(f, "%-34s %7lld  %-20s %s\n", sc->name, (long long)cs_scenario_gpus(sc),
 		sc->model.name[0] ? sc->model.name : "(custom)", plan);
 }

@@ -59,8 +59,8 @@ static void add(sbuf *b, const char *fmt, ...)
  * over all, the first virtual stage one fewer for the embedding (e) and
  * the last for the loss (l). Fills cnt[0 .. pp*v); false where Megatron
  * refuses the numbers. */
-static bool megatron_split(int64_t L, int64_t pp, int64_t v, int64_t first, int64_t last, int e,
-			   int l, int64_t *cnt)
+static bool megatron_split(int64_t L, int64_t pp, int64_t v, int64_t first, int64_t last, int e, int l,
+			   int64_t *cnt)
 {
 	int64_t V = pp * v;
 	if (first <= 0 && last <= 0) {
@@ -186,8 +186,7 @@ static const char *mfsdp_strategy(cs_sharding s)
 	return s == CS_SHARD_ZERO3 || s == CS_SHARD_HYBRID ? "optim_grads_params" : "optim_grads";
 }
 
-int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t n, char *note,
-		     size_t nn)
+int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t n, char *note, size_t nn)
 {
 	sbuf b = { line, n, 0, false }, w = { note, nn, 0, false };
 	cs_scenario *run = malloc(sizeof *run);
@@ -224,8 +223,8 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 		dp = DP_MFSDP;
 	if (p->sharding == CS_SHARD_HYBRID)
 		add(&w, "hybrid sharding's replication across nodes has no flag here "
-		    "(Megatron-FSDP's --num-distributed-optimizer-instances and "
-		    "--outer-dp-sharding-strategy are the user's). ");
+			"(Megatron-FSDP's --num-distributed-optimizer-instances and "
+			"--outer-dp-sharding-strategy are the user's). ");
 	if (dp == DP_MFSDP && t->optimizer != CS_OPT_ADAM && t->optimizer != CS_OPT_SGD &&
 	    t->optimizer != CS_OPT_SGD_MOMENTUM) {
 		add(&w, "Megatron-FSDP (for sharding '%s') takes only the adam and sgd optimizers",
@@ -239,8 +238,8 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 	add(&b, "%storchrun --nnodes %lld --nproc-per-node %d pretrain_gpt.py \\\n    ",
 	    conns ? "CUDA_DEVICE_MAX_CONNECTIONS=1 " : "", (long long)run->cluster.nodes,
 	    run->cluster.gpus_per_node);
-	add(&b, "--tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld",
-	    (long long)p->tp, (long long)p->pp);
+	add(&b, "--tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld", (long long)p->tp,
+	    (long long)p->pp);
 	if (p->cp > 1)
 		add(&b, " --context-parallel-size %lld --cp-comm-type %s", (long long)p->cp,
 		    q->cp_kind == CS_CP_ALLGATHER ? "all_gather" : "p2p");
@@ -252,8 +251,8 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 		add(&b, " --tp-comm-overlap");
 	else if (q->tp_overlap)
 		add(&w, "the simulation overlapped tensor-parallel communication, which Megatron-LM "
-		    "does only with sequence parallelism. ");
-	sbuf split = { (char[1024]){0}, 1024, 0, false };
+			"does only with sequence parallelism. ");
+	sbuf split = { (char[1024]){ 0 }, 1024, 0, false };
 	bool layout = false;
 	split_flags(&split, run, lay, &layout);
 	if (p->vstages > 1 && !layout)
@@ -271,22 +270,24 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 		add(&b, " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
 
 	/* precision and data parallelism (Megatron-LM's default precision is fp32) */
-	sbuf g = { (char[512]){0}, 512, 0, false };
+	sbuf g = { (char[512]){ 0 }, 512, 0, false };
 	if (fp16)
 		add(&g, " --fp16");
 	else if (t->precision != CS_PREC_FP32)
 		add(&g, " --bf16");
 	if (cs_prec_is_fp8(t->precision)) {
-		add(&g, " --fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len %lld "
-		    "--fp8-amax-compute-algo max", (long long)t->fp8.amax_history);
+		add(&g,
+		    " --fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len %lld "
+		    "--fp8-amax-compute-algo max",
+		    (long long)t->fp8.amax_history);
 		if (t->precision == CS_PREC_FP8_ALL)
 			add(&w, "every GEMM in fp8 (precision fp8-all) is a bound, not a recipe: "
-			    "Transformer Engine runs the linear layers' GEMMs in fp8. ");
+				"Transformer Engine runs the linear layers' GEMMs in fp8. ");
 		if (t->fp8.params && dp != DP_DDP && dp != DP_FSDP2)
 			add(&g, " --fp8-param-gather");
 		else if (t->fp8.params)
 			add(&w, "fp8 weights (training.fp8.params) need the distributed optimizer or "
-			    "Megatron-FSDP in Megatron-LM; left out. ");
+				"Megatron-FSDP in Megatron-LM; left out. ");
 	}
 	if (t->grad_dtype == CS_PREC_BF16 && !fp16 && t->precision != CS_PREC_FP32 && !fsdp)
 		add(&g, " --grad-reduce-in-bf16");
@@ -299,20 +300,20 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 	g.len = 0;
 	g.s[0] = '\0';
 	switch (dp) {
-	case DP_DDP:
-		break;
-	case DP_DISTOPT:
-		add(&g, " --use-distributed-optimizer");
-		break;
+	case DP_DDP: break;
+	case DP_DISTOPT: add(&g, " --use-distributed-optimizer"); break;
 	case DP_MFSDP:
-		add(&g, " --use-megatron-fsdp --data-parallel-sharding-strategy %s --ckpt-format "
-		    "fsdp_dtensor --megatron-fsdp-main-grads-dtype %s", mfsdp_strategy(p->sharding),
-		    t->grad_dtype == CS_PREC_FP32 ? "fp32" : t->grad_dtype == CS_PREC_FP16 ? "fp16"
-										: "bf16");
+		add(&g,
+		    " --use-megatron-fsdp --data-parallel-sharding-strategy %s --ckpt-format "
+		    "fsdp_dtensor --megatron-fsdp-main-grads-dtype %s",
+		    mfsdp_strategy(p->sharding),
+		    t->grad_dtype == CS_PREC_FP32   ? "fp32"
+		    : t->grad_dtype == CS_PREC_FP16 ? "fp16"
+						    : "bf16");
 		break;
 	case DP_FSDP2:
 		add(&g, " --use-torch-fsdp2 --untie-embeddings-and-output-weights --ckpt-format "
-		    "torch_dist");
+			"torch_dist");
 		break;
 	}
 	if (dp != DP_FSDP2 && p->dp * p->cp > 1) {
@@ -322,10 +323,10 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 			add(&g, " --overlap-param-gather");
 		else if (q->overlap_param_gather && dp != DP_DDP)
 			add(&w, "the simulation overlapped the parameter all-gathers but not the gradient "
-			    "reductions; Megatron-LM overlaps the gathers only with both. ");
+				"reductions; Megatron-LM overlaps the gathers only with both. ");
 	} else if (dp == DP_FSDP2 && !q->overlap_grad_reduce) {
 		add(&w, "FSDP2 overlaps its reductions with backward whatever the flags; the "
-		    "simulation did not. ");
+			"simulation did not. ");
 	}
 	if (g.len)
 		add(&b, " \\\n   %s", g.s);
@@ -355,7 +356,7 @@ done:
 void cs_plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
 {
 	int64_t shown = s->nplans < top ? s->nplans : top;
-	char (*lines)[CS_MEGATRON_LINE_MAX] = shown > 0 ? calloc((size_t)shown, sizeof *lines) : NULL;
+	char(*lines)[CS_MEGATRON_LINE_MAX] = shown > 0 ? calloc((size_t)shown, sizeof *lines) : NULL;
 	char note[CS_MEGATRON_NOTE_MAX];
 
 	if (shown > 0 && !lines) {
@@ -379,8 +380,10 @@ void cs_plan_write_megatron(FILE *f, const cs_scenario *sc, const cs_plan_search
 			if (strcmp(lines[j], lines[i]) == 0)
 				same = j;
 		if (same >= 0)
-			fprintf(f, "#   the same command line as #%lld: Megatron-LM has no flag for "
-				"what tells them apart\n", (long long)(same + 1));
+			fprintf(f,
+				"#   the same command line as #%lld: Megatron-LM has no flag for "
+				"what tells them apart\n",
+				(long long)(same + 1));
 		else
 			fprintf(f, "%s\n", lines[i]);
 	}

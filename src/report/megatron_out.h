@@ -32,7 +32,6 @@
  * without a final newline. note[nn] gets what the simulation assumed that
  * no flag says, as sentences ("" when nothing). Returns 0, or -1 when
  * Megatron-LM cannot run the plan at all (line is "" and note says why). */
-int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t n, char *note,
-		     size_t nn);
+int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t n, char *note, size_t nn);
 
 #endif

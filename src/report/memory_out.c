@@ -10,25 +10,30 @@ void cs_mem_write_text(FILE *f, const cs_scenario *sc, const cs_mem_breakdown *r
 {
 	const cs_parallel_spec *p = &sc->parallel;
 	const double gb = 1e9, gib = 1024.0 * 1024.0 * 1024.0;
-	fprintf(f, "model %s: %.4g B parameters (%lld), %.0f bytes/param of training state\n",
-		sc->model.name, (double)r->params / 1e9, (long long)r->params,
-		r->state_bytes_per_param);
-	fprintf(f, "plan: tp %lld, pp %lld, dp %lld, cp %lld; sharding %s%s; recompute %s; "
-		   "flash %s; sequence parallel %s\n",
+	fprintf(f, "model %s: %.4g B parameters (%lld), %.0f bytes/param of training state\n", sc->model.name,
+		(double)r->params / 1e9, (long long)r->params, r->state_bytes_per_param);
+	fprintf(f,
+		"plan: tp %lld, pp %lld, dp %lld, cp %lld; sharding %s%s; recompute %s; "
+		"flash %s; sequence parallel %s\n",
 		(long long)p->tp, (long long)p->pp, (long long)p->dp, (long long)p->cp,
 		cs_sharding_name(p->sharding), p->sharding == CS_SHARD_NONE ? " (DDP)" : "",
-		cs_recompute_name(p->recompute),
-		p->flash_attention ? "on" : "off", p->sequence_parallel ? "on" : "off");
+		cs_recompute_name(p->recompute), p->flash_attention ? "on" : "off",
+		p->sequence_parallel ? "on" : "off");
 	fprintf(f, "batch: seq_len %lld, micro_batch %lld\n", (long long)sc->training.seq_len,
 		(long long)sc->training.micro_batch);
 	fprintf(f, "activations: %.4g GB (%.4g GiB) per layer per micro-batch, %.4g layers in flight\n\n",
-		r->activation_bytes_per_layer / gb, r->activation_bytes_per_layer / gib,
-		r->layers_in_flight);
+		r->activation_bytes_per_layer / gb, r->activation_bytes_per_layer / gib, r->layers_in_flight);
 	fprintf(f, "%-34s %12s %14s\n", "per GPU (first pipeline stage)", "GB (1e9 B)", "GiB (2^30 B)");
-	const struct { const char *name; double v; } rows[] = {
-		{ "weights", r->weights }, { "gradients", r->grads },
-		{ "optimizer state", r->optimizer }, { "activations", r->activations },
-		{ "total", r->total }, { "capacity", r->capacity },
+	const struct {
+		const char *name;
+		double v;
+	} rows[] = {
+		{ "weights", r->weights },
+		{ "gradients", r->grads },
+		{ "optimizer state", r->optimizer },
+		{ "activations", r->activations },
+		{ "total", r->total },
+		{ "capacity", r->capacity },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		fprintf(f, "  %-32s %12.2f %14.2f\n", rows[i].name, rows[i].v / gb, rows[i].v / gib);

@@ -17,9 +17,8 @@ static const struct {
 	const char *name;
 	int bytes;
 } dtypes[] = {
-	{ "float", 4 }, { "half", 2 }, { "bfloat16", 2 }, { "double", 8 }, { "int8", 1 },
-	{ "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 }, { "uint64", 8 },
-	{ "f8e4m3", 1 }, { "f8e5m2", 1 },
+	{ "float", 4 }, { "half", 2 },   { "bfloat16", 2 }, { "double", 8 }, { "int8", 1 },   { "uint8", 1 },
+	{ "int32", 4 }, { "uint32", 4 }, { "int64", 8 },    { "uint64", 8 }, { "f8e4m3", 1 }, { "f8e5m2", 1 },
 };
 
 /* nccl-tests' test_typenames order (src/common.cu), as indexes of dtypes. */
@@ -28,35 +27,17 @@ static const int all_order[] = { 4, 5, 6, 7, 8, 9, 1, 0, 3, 2, 10, 11 };
 /* nccl-tests' test_opnames. */
 static const char *const redops[] = { "sum", "prod", "max", "min", "avg", "mulsum" };
 
-int cs_nccl_dtypes(void)
-{
-	return (int)(sizeof dtypes / sizeof dtypes[0]);
-}
+int cs_nccl_dtypes(void) { return (int)(sizeof dtypes / sizeof dtypes[0]); }
 
-const char *cs_nccl_dtype_name(int i)
-{
-	return dtypes[i].name;
-}
+const char *cs_nccl_dtype_name(int i) { return dtypes[i].name; }
 
-int cs_nccl_dtype_bytes(int i)
-{
-	return dtypes[i].bytes;
-}
+int cs_nccl_dtype_bytes(int i) { return dtypes[i].bytes; }
 
-int cs_nccl_dtype_all(int i)
-{
-	return all_order[i];
-}
+int cs_nccl_dtype_all(int i) { return all_order[i]; }
 
-int cs_nccl_redops(void)
-{
-	return (int)(sizeof redops / sizeof redops[0]);
-}
+int cs_nccl_redops(void) { return (int)(sizeof redops / sizeof redops[0]); }
 
-const char *cs_nccl_redop_name(int i)
-{
-	return redops[i];
-}
+const char *cs_nccl_redop_name(int i) { return redops[i]; }
 
 /* nccl-tests' count column (elements per rank for the ops whose size is
  * the whole buffer over the ranks) and the bytes it then moves. */
@@ -98,10 +79,7 @@ static int64_t per_process(const cs_nccl_run *r)
 	return r->ngpus > 0 ? t * r->ngpus : r->n;
 }
 
-static int gpn(const cs_nccl_run *r)
-{
-	return r->c->gpus_per_node > 0 ? r->c->gpus_per_node : 1;
-}
+static int gpn(const cs_nccl_run *r) { return r->c->gpus_per_node > 0 ? r->c->gpus_per_node : 1; }
 
 /* The rows in nccl-tests' order: each data type, each reduction (or
  * "none"), each root (or -1), each cycle, each size. */
@@ -129,13 +107,13 @@ static bool rows(const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked, row_fn
 		int type = r->all_dtypes ? all_order[ti] : r->dtype;
 		int word = dtypes[type].bytes;
 		for (int oi = 0; oi < nops; oi++) {
-			const char *redop = !prints_redop ? "none"
-					    : redops[r->all_redops ? oi : r->redop];
+			const char *redop = !prints_redop ? "none" : redops[r->all_redops ? oi : r->redop];
 			for (int64_t root = root0; root <= root1; root++)
 				for (int64_t cy = 0; cy < cycles; cy++)
 					for (double size = r->min; size <= r->max * (1 + 1e-12);
 					     size = r->factor > 1 ? size * r->factor : size + r->stepbytes) {
-						row w = { .type = dtypes[type].name, .redop = redop,
+						row w = { .type = dtypes[type].name,
+							  .redop = redop,
 							  .root = root };
 						cs_nccl_count(op, size, word, r->n, &w.count, &w.bytes);
 						if (!(w.bytes > 0))
@@ -158,7 +136,7 @@ typedef struct text {
 	FILE *f;
 	double bus_sum;
 	int64_t rows;
-	bool json;   /* clustersim's JSON array */
+	bool json; /* clustersim's JSON array */
 } text;
 
 /* writeDeviceReport and writeResultHeader. */
@@ -173,8 +151,9 @@ static void header(FILE *f, const cs_nccl_run *r)
 	char step[32];
 	snprintf(step, sizeof step, "%g(%s)", r->factor > 1 ? r->factor : r->stepbytes,
 		 r->factor > 1 ? "factor" : "bytes");
-	fprintf(f, "# nThread %lld nGpus %lld minBytes %.0f maxBytes %.0f step: %s warmup iters: %lld "
-		   "iters: %lld agg iters: %lld validation: %lld graph: %lld unalign: %lld\n",
+	fprintf(f,
+		"# nThread %lld nGpus %lld minBytes %.0f maxBytes %.0f step: %s warmup iters: %lld "
+		"iters: %lld agg iters: %lld validation: %lld graph: %lld unalign: %lld\n",
 		(long long)(r->nthreads > 0 ? r->nthreads : 1), (long long)(r->ngpus > 0 ? r->ngpus : r->n),
 		r->min, r->max, step, (long long)r->warmup, (long long)r->iters,
 		(long long)(r->agg > 0 ? r->agg : 1), (long long)r->check, (long long)r->graph,
@@ -198,11 +177,13 @@ static void header(FILE *f, const cs_nccl_run *r)
 	}
 	const char *t = r->cputime ? "cputime" : "time";
 	fprintf(f, "#\n");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place"
-		   "          \n", "", "", "", "", "");
-	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %-10s %s\n",
-		"size", "count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", t, "algbw",
-		"busbw", "#wrong", "algorithm", "protocol");
+	fprintf(f,
+		"# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place"
+		"          \n",
+		"", "", "", "", "");
+	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %-10s %s\n", "size",
+		"count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", t, "algbw", "busbw",
+		"#wrong", "algorithm", "protocol");
 	fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)",
 		"(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
@@ -212,12 +193,13 @@ static void text_row(void *arg, const cs_nccl_run *r, const row *w)
 	text *x = arg;
 	const char *an = cs_coll_choice_name(r->op, &w->ch), *pn = cs_coll_proto_name(w->ch.proto);
 	if (x->json) {
-		fprintf(x->f, "%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", "
-			      "\"redop\": \"%s\", \"root\": %lld, \"time_us\": %.3f, "
-			      "\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, "
-			      "\"algorithm\": \"%s\", \"protocol\": \"%s\"}",
-			x->rows ? "," : "", w->bytes, w->count, w->type, w->redop, (long long)w->root,
-			w->us, w->algbw, w->busbw, an, pn);
+		fprintf(x->f,
+			"%s\n  {\"bytes\": %.0f, \"count\": %.0f, \"type\": \"%s\", "
+			"\"redop\": \"%s\", \"root\": %lld, \"time_us\": %.3f, "
+			"\"algbw_gbs\": %.3f, \"busbw_gbs\": %.3f, "
+			"\"algorithm\": \"%s\", \"protocol\": \"%s\"}",
+			x->rows ? "," : "", w->bytes, w->count, w->type, w->redop, (long long)w->root, w->us,
+			w->algbw, w->busbw, an, pn);
 	} else {
 		char ts[32], as[32], bs[32];
 		/* nothing ran to be checked, whatever -c says: writeBenchmarkLineBody's N/A */
@@ -246,8 +228,7 @@ bool cs_nccl_write(FILE *f, bool json, const cs_nccl_run *r, cs_coll *coll, cs_c
 	}
 	/* writeResultFooter, finalizeFooter and writeErrors (no error: an empty line) */
 	fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
-	fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", x.rows ? x.bus_sum / (double)x.rows : 0.0,
-		"");
+	fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", x.rows ? x.bus_sum / (double)x.rows : 0.0, "");
 	fprintf(f, "#\n# Collective test concluded: %s\n#\n\n", cs_nccltests_name(r->op));
 	return other;
 }
@@ -311,8 +292,8 @@ static void json_row(void *arg, const cs_nccl_run *r, const row *w)
 		jdouble(f, w->busbw);
 		fprintf(f, ",\"nwrong\":null}");
 	}
-	fprintf(f, ",\"actual_iterations\":%lld,\"experiment_name\":\"\",\"algorithm\":",
-		(long long)r->iters);
+	fprintf(f,
+		",\"actual_iterations\":%lld,\"experiment_name\":\"\",\"algorithm\":", (long long)r->iters);
 	jstr(f, cs_coll_choice_name(r->op, &w->ch));
 	fprintf(f, ",\"protocol\":");
 	jstr(f, cs_coll_proto_name(w->ch.proto));
@@ -339,12 +320,14 @@ int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char 
 		fprintf(f, "\"step_factor\":%g,", r->factor);
 	else
 		fprintf(f, "\"step_bytes\":%.0f,", r->stepbytes);
-	fprintf(f, "\"warmup_iters\":%lld,\"iterations\":%lld,\"aggregated_iterations\":%lld,"
-		   "\"validation\":%lld,\"graph\":%lld,\"blocking_collectives\":\"%s\","
-		   "\"per_iter_timing\":\"false\",\"per_iter_skip\":0,\"parallel_init\":\"%s\","
-		   "\"devices\":[", (long long)r->warmup, (long long)r->iters,
-		(long long)(r->agg > 0 ? r->agg : 1), (long long)r->check, (long long)r->graph,
-		r->blocking ? "true" : "false", r->parallel_init ? "true" : "false");
+	fprintf(f,
+		"\"warmup_iters\":%lld,\"iterations\":%lld,\"aggregated_iterations\":%lld,"
+		"\"validation\":%lld,\"graph\":%lld,\"blocking_collectives\":\"%s\","
+		"\"per_iter_timing\":\"false\",\"per_iter_skip\":0,\"parallel_init\":\"%s\","
+		"\"devices\":[",
+		(long long)r->warmup, (long long)r->iters, (long long)(r->agg > 0 ? r->agg : 1),
+		(long long)r->check, (long long)r->graph, r->blocking ? "true" : "false",
+		r->parallel_init ? "true" : "false");
 	int64_t per = per_process(r);
 	for (int64_t p = 0; p * per < r->n; p++) {
 		int64_t rank = p * per;

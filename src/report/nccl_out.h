@@ -61,7 +61,7 @@ typedef struct cs_nccl_run {
 	int64_t nthreads, ngpus;     /* per process (0: 1, and all n ranks) */
 	int64_t warmup, iters, agg, check, graph, unalign, blocking, cycles; /* cycles 0: 1 */
 	bool parallel_init, cputime;
-	int argc;                    /* the command line the JSON's args echo */
+	int argc; /* the command line the JSON's args echo */
 	char *const *argv;
 } cs_nccl_run;
 

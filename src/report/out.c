@@ -27,10 +27,10 @@
 struct cs_out {
 	FILE *f;
 	bool is_stdout;
-	bool in_place;  /* a special file or a hard-linked one, written where it is */
-	char *path;     /* the target, symlinks resolved */
-	char *tmp;      /* the file being written, NULL in place */
-	int slot;       /* in the signal handler's list, -1 when not */
+	bool in_place; /* a special file or a hard-linked one, written where it is */
+	char *path;    /* the target, symlinks resolved */
+	char *tmp;     /* the file being written, NULL in place */
+	int slot;      /* in the signal handler's list, -1 when not */
 };
 
 static void diagf(cs_diag *diag, const char *fmt, ...)
@@ -260,10 +260,7 @@ int cs_out_check(const char *path, const char *const *inputs, size_t ninputs, cs
 	return 0;
 }
 
-FILE *cs_out_file(cs_out *o)
-{
-	return o->f;
-}
+FILE *cs_out_file(cs_out *o) { return o->f; }
 
 /* Best effort: make the rename itself durable. */
 static void sync_parent_dir(const char *path)
@@ -371,7 +368,7 @@ void cs_json_str(FILE *f, const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		unsigned c = *p;
 		switch (c) {
-		case '"':  fputs("\\\"", f); break;
+		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
 		case '\b': fputs("\\b", f); break;
 		case '\f': fputs("\\f", f); break;
@@ -434,12 +431,12 @@ static void jw_value(cs_jw *w)
 	}
 	if (w->depth == 0) {
 		if (w->any[0])
-			w->bad = true;  /* a second top-level value */
+			w->bad = true; /* a second top-level value */
 		w->any[0] = true;
 		return;
 	}
 	if (w->is_obj[w->depth])
-		w->bad = true;  /* a value in an object needs a key */
+		w->bad = true; /* a value in an object needs a key */
 	if (w->any[w->depth])
 		putc(',', w->f);
 	w->any[w->depth] = true;

@@ -77,11 +77,11 @@ void cs_csv_num(FILE *f, double v);
 
 typedef struct cs_jw {
 	FILE *f;
-	int indent;          /* spaces per level; 0 writes one line */
+	int indent; /* spaces per level; 0 writes one line */
 	int depth;
-	bool after_key;      /* a key was written, its value comes next */
-	bool bad;            /* misuse seen: unbalanced, too deep, key outside an object */
-	bool any[CS_JW_MAX_DEPTH + 1];   /* the container at this depth has a member */
+	bool after_key;                /* a key was written, its value comes next */
+	bool bad;                      /* misuse seen: unbalanced, too deep, key outside an object */
+	bool any[CS_JW_MAX_DEPTH + 1]; /* the container at this depth has a member */
 	bool is_obj[CS_JW_MAX_DEPTH + 1];
 } cs_jw;
 

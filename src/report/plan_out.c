@@ -14,10 +14,9 @@
 
 static void text_plan_cols(FILE *f, const cs_plan *p)
 {
-	fprintf(f, " %3lld%s %3lld %3lld %2lld %5lld %3lld %2lld  %-13s %-9s",
-		(long long)p->tp, p->tp_beyond_domain ? "*" : " ", (long long)p->cp,
-		(long long)p->pp, (long long)p->vstages, (long long)p->dp, (long long)p->ep,
-		(long long)p->micro_batch, cs_sharding_name(p->sharding),
+	fprintf(f, " %3lld%s %3lld %3lld %2lld %5lld %3lld %2lld  %-13s %-9s", (long long)p->tp,
+		p->tp_beyond_domain ? "*" : " ", (long long)p->cp, (long long)p->pp, (long long)p->vstages,
+		(long long)p->dp, (long long)p->ep, (long long)p->micro_batch, cs_sharding_name(p->sharding),
 		cs_recompute_name(p->recompute));
 }
 
@@ -32,8 +31,7 @@ static double bound_s(const cs_plan *p)
 
 static void text_row(FILE *f, const char *rank, const cs_plan *p)
 {
-	fprintf(f, "%5s %9.4f %5.1f%% %6.1f", rank, p->step_time_s, 100.0 * p->mfu,
-		p->mem_bytes / 1e9);
+	fprintf(f, "%5s %9.4f %5.1f%% %6.1f", rank, p->step_time_s, 100.0 * p->mfu, p->mem_bytes / 1e9);
 	text_plan_cols(f, p);
 	fprintf(f, "  %s %.0f%%\n", cs_plan_bound_name(p->bound),
 		p->step_time_s > 0 ? 100.0 * bound_s(p) / p->step_time_s : 0.0);
@@ -46,10 +44,11 @@ void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s,
 	fprintf(f, "%s: %s on %lld x %s, seq %lld, global batch %lld\n", sc->name, sc->model.name,
 		(long long)s->gpus, sc->cluster.gpu.name, (long long)sc->training.seq_len,
 		(long long)sc->training.global_batch);
-	fprintf(f, "searched %lld plans: %lld over memory (%.0f%% of %.1f GB), %lld invalid, "
-		"%lld simulated", (long long)s->considered, (long long)s->pruned_memory,
-		100.0 * s->headroom, s->budget_bytes / s->headroom / 1e9, (long long)s->pruned_invalid,
-		(long long)s->simulated);
+	fprintf(f,
+		"searched %lld plans: %lld over memory (%.0f%% of %.1f GB), %lld invalid, "
+		"%lld simulated",
+		(long long)s->considered, (long long)s->pruned_memory, 100.0 * s->headroom,
+		s->budget_bytes / s->headroom / 1e9, (long long)s->pruned_invalid, (long long)s->simulated);
 	if (s->skipped)
 		fprintf(f, ", %lld skipped by estimate (cap %lld)", (long long)s->skipped,
 			(long long)s->max_sims);
@@ -57,7 +56,8 @@ void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s,
 		fprintf(f, ", %lld failed", (long long)s->failed);
 	fprintf(f, "; %.2f s on %d thread%s\n\n", s->wall_s, s->jobs, s->jobs == 1 ? "" : "s");
 	fputs(" rank    step s   MFU  GB/GPU   tp   cp  pp  v    dp  ep mb  sharding      "
-	      "recompute  bound\n", f);
+	      "recompute  bound\n",
+	      f);
 	for (int64_t i = 0; i < s->nplans && i < top; i++) {
 		char rank[24];
 		snprintf(rank, sizeof rank, "%lld", (long long)(i + 1));
@@ -69,7 +69,8 @@ void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s,
 	if (s->failed)
 		fprintf(f, "  first failed simulation: %s\n", s->first_failure);
 	fputs("\nheuristic choice (smallest tp x pp fitting 85% of HBM; selective recompute, "
-	      "sequence parallel, micro-batch 1, zero1):\n", f);
+	      "sequence parallel, micro-batch 1, zero1):\n",
+	      f);
 	if (s->heuristic_rank > 0) {
 		char rank[24];
 		snprintf(rank, sizeof rank, "%lld", (long long)s->heuristic_rank);
@@ -87,7 +88,8 @@ void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s,
 	} else {
 		fprintf(f, "  tp %lld, pp %lld, dp %lld%s: not ranked, %s\n", (long long)s->heuristic.tp,
 			(long long)s->heuristic.pp, (long long)s->heuristic.dp,
-			s->heuristic_fits ? "" : " (nothing fits by the heuristic's rule)", s->heuristic_note);
+			s->heuristic_fits ? "" : " (nothing fits by the heuristic's rule)",
+			s->heuristic_note);
 	}
 	if (beyond)
 		fprintf(f, "\n* tp beyond the %d-GPU scale-up domain\n", sc->cluster.scale_up_domain);
@@ -182,7 +184,8 @@ void cs_plan_write_csv(FILE *f, const cs_plan_search *s)
 {
 	fputs("rank,tp,cp,pp,virtual_stages,dp,ep,micro_batch,sequence_parallel,sharding,"
 	      "recompute,tp_beyond_domain,memory_bytes,estimate_s,step_time_s,mfu,tflops_per_gpu,"
-	      "tokens_per_s,compute_s", f);
+	      "tokens_per_s,compute_s",
+	      f);
 	for (int k = 0; k < CS_COMM_KINDS; k++)
 		fprintf(f, ",exposed_%s_s", cs_comm_kind_name((cs_comm_kind)k));
 	fputs(",bubble_s,bound\n", f);
@@ -190,11 +193,10 @@ void cs_plan_write_csv(FILE *f, const cs_plan_search *s)
 		const cs_plan *p = &s->plans[i];
 		fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%s,%d", (long long)(i + 1),
 			(long long)p->tp, (long long)p->cp, (long long)p->pp, (long long)p->vstages,
-			(long long)p->dp, (long long)p->ep, (long long)p->micro_batch,
-			p->sequence_parallel, cs_sharding_name(p->sharding),
-			cs_recompute_name(p->recompute), p->tp_beyond_domain);
-		const double nums[] = {p->mem_bytes, p->estimate_s, p->step_time_s, p->mfu,
-				       p->tflops_per_gpu, p->tokens_per_s, p->compute_s};
+			(long long)p->dp, (long long)p->ep, (long long)p->micro_batch, p->sequence_parallel,
+			cs_sharding_name(p->sharding), cs_recompute_name(p->recompute), p->tp_beyond_domain);
+		const double nums[] = { p->mem_bytes,      p->estimate_s,   p->step_time_s, p->mfu,
+					p->tflops_per_gpu, p->tokens_per_s, p->compute_s };
 		for (size_t j = 0; j < sizeof nums / sizeof nums[0]; j++) {
 			fputc(',', f);
 			cs_csv_num(f, nums[j]);

@@ -25,23 +25,23 @@ static void print_fleet(FILE *f, const cs_fleet_effects *x)
 	if (x->spread)
 		fprintf(f, " spread %.1f %%", 100 * x->spread_sigma), sep = ";";
 	if (x->slow_machines) {
-		fprintf(f, "%s %lld of %lld machines x%.2f (none slow: p %.4f)", sep,
-			(long long)x->slow, (long long)x->machines, x->slow_factor, x->p_none);
+		fprintf(f, "%s %lld of %lld machines x%.2f (none slow: p %.4f)", sep, (long long)x->slow,
+			(long long)x->machines, x->slow_factor, x->p_none);
 		sep = ";";
 	}
 	if (x->diurnal)
 		fprintf(f, "%s diurnal x%.4f", sep, x->diurnal_factor), sep = ";";
 	if (x->gc)
-		fprintf(f, "%s gc %.0f ms every %lld steps%s: +%.4f s a step", sep,
-			1e3 * x->gc_pause_s, (long long)x->gc_interval,
-			x->gc_sync ? " together" : ", each rank its own", x->gc_cost_s);
+		fprintf(f, "%s gc %.0f ms every %lld steps%s: +%.4f s a step", sep, 1e3 * x->gc_pause_s,
+			(long long)x->gc_interval, x->gc_sync ? " together" : ", each rank its own",
+			x->gc_cost_s);
 	fprintf(f, "%s\n", x->folded ? " (folded: per-GPU effects left out)" : "");
 }
 
 static void write_fleet(cs_jw *w, const cs_fleet_effects *x)
 {
-	static const char *const names[] = {"spread", "slow_machines", "diurnal", "gc"};
-	const int ran[] = {x->spread, x->slow_machines, x->diurnal, x->gc};
+	static const char *const names[] = { "spread", "slow_machines", "diurnal", "gc" };
+	const int ran[] = { x->spread, x->slow_machines, x->diurnal, x->gc };
 	cs_jw_key(w, "fleet");
 	cs_jw_begin_obj(w);
 	cs_jw_key(w, "effects");
@@ -66,28 +66,28 @@ static void write_fleet(cs_jw *w, const cs_fleet_effects *x)
 
 void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 {
-	fprintf(f, "%s%s%s: %lld GPUs, %lld micro-batches per replica, %lld step%s simulated\n",
-		b(color), name && *name ? name : "scenario", e(color), (long long)m->gpus,
-		(long long)m->micro_batches, (long long)m->steps, m->steps == 1 ? "" : "s");
+	fprintf(f, "%s%s%s: %lld GPUs, %lld micro-batches per replica, %lld step%s simulated\n", b(color),
+		name && *name ? name : "scenario", e(color), (long long)m->gpus, (long long)m->micro_batches,
+		(long long)m->steps, m->steps == 1 ? "" : "s");
 	fprintf(f, "  step time        %s%.4f s%s", b(color), m->step_time_s, e(color));
 	if (m->steps > 1)
 		fprintf(f, "  (p50 %.4f, p99 %.4f, max %.4f)", m->step_time_p50_s, m->step_time_p99_s,
 			m->step_time_max_s);
 	fputc('\n', f);
 	if (m->slowdown > 1.0 + 1e-12 || m->slowdown < 1.0 - 1e-12)
-		fprintf(f, "  baseline         %.4f s unperturbed, slowdown x%.4f\n",
-			m->baseline_step_time_s, m->slowdown);
-	fprintf(f, "  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f by Megatron-LM's count, "
-		"%.1f with recomputation)\n", m->tokens_per_s, m->tflops_per_gpu,
-		m->tflops_per_gpu_megatron, m->tflops_per_gpu_hardware);
+		fprintf(f, "  baseline         %.4f s unperturbed, slowdown x%.4f\n", m->baseline_step_time_s,
+			m->slowdown);
+	fprintf(f,
+		"  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f by Megatron-LM's count, "
+		"%.1f with recomputation)\n",
+		m->tokens_per_s, m->tflops_per_gpu, m->tflops_per_gpu_megatron, m->tflops_per_gpu_hardware);
 	fprintf(f, "  MFU              %s%.1f %%%s (Megatron-LM's count %.1f %%, HFU %.1f %%)\n", b(color),
 		100 * m->mfu, e(color), 100 * m->mfu_megatron, 100 * m->hfu);
 	double span = m->step_time_s > 0 ? m->step_time_s : 1;
 	fprintf(f, "  critical rank    %lld:\n", (long long)m->critical_rank);
 	fprintf(f, "    compute        %.4f s (%.1f %%)\n", m->compute_s, 100 * m->compute_s / span);
-	static const char *const kind_label[CS_COMPUTE_KINDS] = {
-		"gemm", "attention", "memory-bound", "optimizer", "host idle"
-	};
+	static const char *const kind_label[CS_COMPUTE_KINDS] = { "gemm", "attention", "memory-bound",
+								  "optimizer", "host idle" };
 	for (int k = 0; k < CS_COMPUTE_KINDS; k++)
 		if (m->compute_kind_s[k] > 0)
 			fprintf(f, "      %-12s %.4f s (%.1f %%)\n", kind_label[k], m->compute_kind_s[k],
@@ -107,8 +107,8 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 			m->coll_choice[k][0] ? "  " : "", m->coll_choice[k]);
 	}
 	fprintf(f, "    bubble/idle    %.4f s (%.1f %%)\n", m->bubble_s, 100 * m->bubble_fraction);
-	fprintf(f, "  idle per rank    min %.4f s, mean %.4f s, max %.4f s\n", m->idle_min_s,
-		m->idle_mean_s, m->idle_max_s);
+	fprintf(f, "  idle per rank    min %.4f s, mean %.4f s, max %.4f s\n", m->idle_min_s, m->idle_mean_s,
+		m->idle_max_s);
 	if (m->straggler_rank >= 0)
 		fprintf(f, "  straggler        rank %lld computes x%.3f\n", (long long)m->straggler_rank,
 			m->straggler_factor);
@@ -123,17 +123,19 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 		fprintf(f, "\n    longest on rank %lld (%.4f s of compute in one stretch)\n",
 			(long long)p->longest_rank, p->longest_s);
 		for (int i = 0; i < p->nlast; i++)
-			fprintf(f, "    %s rank %lld -> %lld via %s %s (%s) at %.4f s\n", i ? "  " : "ends:",
-				(long long)p->last[i].from, (long long)p->last[i].to,
+			fprintf(f, "    %s rank %lld -> %lld via %s %s (%s) at %.4f s\n",
+				i ? "  " : "ends:", (long long)p->last[i].from, (long long)p->last[i].to,
 				cs_comm_kind_name((cs_comm_kind)p->last[i].kind), p->last[i].via,
 				cs_tier_name((cs_tier)p->last[i].tier), p->last[i].at_s);
 	}
 	const cs_memory *mem = &m->memory;
 	fprintf(f, "  memory per GPU   %.1f GB of %.1f GB: %s%s%s\n", mem->total / GB, mem->capacity / GB,
 		b(color), mem->fits ? "fits" : "does NOT fit", e(color));
-	fprintf(f, "    weights %.1f GB, grads %.1f GB, optimizer %.1f GB, activations %.1f GB "
-		"(%.1f GB measured from the schedule)\n", mem->weights / GB, mem->grads / GB,
-		mem->optimizer / GB, mem->activations / GB, m->activation_peak_bytes / GB);
+	fprintf(f,
+		"    weights %.1f GB, grads %.1f GB, optimizer %.1f GB, activations %.1f GB "
+		"(%.1f GB measured from the schedule)\n",
+		mem->weights / GB, mem->grads / GB, mem->optimizer / GB, mem->activations / GB,
+		m->activation_peak_bytes / GB);
 	fprintf(f, "  simulated        %lld events in %.3f s\n", (long long)m->events, m->sim_wall_s);
 }
 

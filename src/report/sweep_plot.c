@@ -39,22 +39,16 @@ static int as_number(const cs_config_key *k, const char *text, double *out)
 	switch (k ? k->kind : CS_KIND_STRING) {
 	case CS_KIND_INT:
 	case CS_KIND_FLOAT:
-	case CS_KIND_RATIO:
-		*out = strtod(text, &end);
-		return end != text && !*end && isfinite(*out);
-	case CS_KIND_SIZE:
-		return cs_parse_size(text, out, msg, sizeof msg) == CS_OK;
-	case CS_KIND_BANDWIDTH:
-		return cs_parse_bandwidth(text, out, msg, sizeof msg) == CS_OK;
-	case CS_KIND_FLOPS:
-		return cs_parse_flops(text, out, msg, sizeof msg) == CS_OK;
+	case CS_KIND_RATIO: *out = strtod(text, &end); return end != text && !*end && isfinite(*out);
+	case CS_KIND_SIZE: return cs_parse_size(text, out, msg, sizeof msg) == CS_OK;
+	case CS_KIND_BANDWIDTH: return cs_parse_bandwidth(text, out, msg, sizeof msg) == CS_OK;
+	case CS_KIND_FLOPS: return cs_parse_flops(text, out, msg, sizeof msg) == CS_OK;
 	case CS_KIND_TIME:
 		if (cs_parse_time(text, &ns, msg, sizeof msg) != CS_OK)
 			return 0;
 		*out = (double)ns;
 		return 1;
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
@@ -65,8 +59,8 @@ static double nice_step(double range)
 }
 
 typedef struct frame {
-	double *xpos;      /* per value of the first key, in plot pixels */
-	double y0, y1;     /* metric range */
+	double *xpos;  /* per value of the first key, in plot pixels */
+	double y0, y1; /* metric range */
 } frame;
 
 static double ypix(const frame *fr, double v)
@@ -127,8 +121,10 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 {
 	int col = cs_sweep_column_find(sw, metric);
 	if (col < 0) {
-		snprintf(diag->msg, sizeof diag->msg, "unknown metric '%.100s' (a column of the CSV, "
-		         "e.g. step_time_s)", metric);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "unknown metric '%.100s' (a column of the CSV, "
+			 "e.g. step_time_s)",
+			 metric);
 		return -1;
 	}
 	if (!cs_sweep_nkeys(sw)) {
@@ -148,7 +144,7 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 	place_x(sw, fr.xpos);
 	for (size_t i = 0; i < nx; i++)
 		order[i] = i;
-	for (size_t i = 1; i < nx; i++)   /* insertion sort by x: stable, small n */
+	for (size_t i = 1; i < nx; i++) /* insertion sort by x: stable, small n */
 		for (size_t j = i; j > 0 && cmp_x(&order[j - 1], &order[j], fr.xpos) > 0; j--) {
 			size_t t = order[j];
 			order[j] = order[j - 1];
@@ -172,46 +168,53 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 	fr.y0 = floor(lo / step) * step;
 	fr.y1 = ceil(hi / step) * step;
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-	        "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-	        "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
-	        W, H, W, H, W, H);
-	fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">", (LEFT + W - RIGHT) / 2);
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
+		W, H, W, H, W, H);
+	fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">",
+		(LEFT + W - RIGHT) / 2);
 	cs_xml_text(f, metric);
 	fputs(" against ", f);
 	cs_xml_text(f, cs_sweep_key(sw, 0));
 	fputs("</text>\n", f);
 
 	/* axes, grid and ticks */
-	fprintf(f, "<g stroke=\"black\" fill=\"none\">\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-	        "y2=\"%.1f\"/>\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n</g>\n",
-	        LEFT, H - BOTTOM, W - RIGHT, H - BOTTOM, LEFT, TOP, LEFT, H - BOTTOM);
+	fprintf(f,
+		"<g stroke=\"black\" fill=\"none\">\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+		"y2=\"%.1f\"/>\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n</g>\n",
+		LEFT, H - BOTTOM, W - RIGHT, H - BOTTOM, LEFT, TOP, LEFT, H - BOTTOM);
 	fputs("<g class=\"y-ticks\" text-anchor=\"end\">\n", f);
 	for (int i = 0; i <= 1000; i++) {
 		double v = fr.y0 + i * step;
 		if (v > fr.y1 + step / 2)
 			break;
 		double y = ypix(&fr, v);
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-		        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-		        "<text x=\"%.1f\" y=\"%.1f\">%.6g</text>\n",
-		        LEFT, y, W - RIGHT, y, LEFT - 5, y, LEFT, y, LEFT - 8, y + 4,
-		        fabs(v) < step * 1e-9 ? 0.0 : v);
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
+			"<text x=\"%.1f\" y=\"%.1f\">%.6g</text>\n",
+			LEFT, y, W - RIGHT, y, LEFT - 5, y, LEFT, y, LEFT - 8, y + 4,
+			fabs(v) < step * 1e-9 ? 0.0 : v);
 	}
 	fputs("</g>\n<g class=\"x-ticks\" text-anchor=\"middle\">\n", f);
 	for (size_t i = 0; i < nx; i++) {
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-		        "<text x=\"%.1f\" y=\"%.1f\">", fr.xpos[i], H - BOTTOM, fr.xpos[i],
-		        H - BOTTOM + 5, fr.xpos[i], H - BOTTOM + 20);
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
+			"<text x=\"%.1f\" y=\"%.1f\">",
+			fr.xpos[i], H - BOTTOM, fr.xpos[i], H - BOTTOM + 5, fr.xpos[i], H - BOTTOM + 20);
 		cs_xml_text(f, cs_sweep_value(sw, 0, i));
 		fputs("</text>\n", f);
 	}
 	fprintf(f, "</g>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2,
-	        H - 20);
+		H - 20);
 	cs_xml_text(f, cs_sweep_key(sw, 0));
-	fprintf(f, "</text>\n<text x=\"20\" y=\"%.1f\" text-anchor=\"middle\" "
-	        "transform=\"rotate(-90 20 %.1f)\">", (TOP + H - BOTTOM) / 2, (TOP + H - BOTTOM) / 2);
+	fprintf(f,
+		"</text>\n<text x=\"20\" y=\"%.1f\" text-anchor=\"middle\" "
+		"transform=\"rotate(-90 20 %.1f)\">",
+		(TOP + H - BOTTOM) / 2, (TOP + H - BOTTOM) / 2);
 	cs_xml_text(f, metric);
 	fputs("</text>\n", f);
 
@@ -232,7 +235,7 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 			const double *v = cs_sweep_point_values(sw, i * nseries + s);
 			if (v && isfinite(v[col]))
 				fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n",
-				        fr.xpos[i], ypix(&fr, v[col]), c);
+					fr.xpos[i], ypix(&fr, v[col]), c);
 		}
 	}
 
@@ -248,16 +251,17 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 	}
 	for (size_t s = 0; s < nseries && s < MAX_LEGEND; s++) {
 		double y = TOP + 20 + 18.0 * (double)s;
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-		        "stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\">", W - RIGHT + 20, y - 4,
-		        W - RIGHT + 44, y - 4, palette[s % (sizeof palette / sizeof palette[0])],
-		        W - RIGHT + 50, y);
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			"stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\">",
+			W - RIGHT + 20, y - 4, W - RIGHT + 44, y - 4,
+			palette[s % (sizeof palette / sizeof palette[0])], W - RIGHT + 50, y);
 		series_label(sw, s, metric, f);
 		fputs("</text>\n", f);
 	}
 	if (nseries > MAX_LEGEND)
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">and %zu more</text>\n", W - RIGHT + 50,
-		        TOP + 20 + 18.0 * MAX_LEGEND, nseries - MAX_LEGEND);
+			TOP + 20 + 18.0 * MAX_LEGEND, nseries - MAX_LEGEND);
 	fputs("</g>\n</svg>\n", f);
 	free(order);
 	free(fr.xpos);

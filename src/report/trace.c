@@ -27,10 +27,7 @@ struct cs_trace {
 	int oom;
 };
 
-cs_trace *cs_trace_new(void)
-{
-	return calloc(1, sizeof(cs_trace));
-}
+cs_trace *cs_trace_new(void) { return calloc(1, sizeof(cs_trace)); }
 
 void cs_trace_free(cs_trace *t)
 {
@@ -63,15 +60,12 @@ void cs_trace_span(void *ctx, int64_t rank, int stream, cs_time start, cs_time e
 
 static const char *phase_name(int phase)
 {
-	static const char *const names[] = { "forward", "backward", "weight-grad", "recompute",
-					     "optimizer", "comm" };
+	static const char *const names[] = { "forward",   "backward",  "weight-grad",
+					     "recompute", "optimizer", "comm" };
 	return phase >= 0 && phase <= CS_PHASE_COMM ? names[phase] : "?";
 }
 
-static const char *group_label(int group)
-{
-	return cs_group_kind_name((cs_group_kind)group);
-}
+static const char *group_label(int group) { return cs_group_kind_name((cs_group_kind)group); }
 
 static void span_name(const span *s, char *buf, size_t n)
 {
@@ -107,10 +101,11 @@ cs_status cs_trace_admit(void *ctx, int64_t ranks, double spans, cs_diag *diag)
 	double bytes = spans * CS_TRACE_SPAN_BYTES;
 	if (bytes <= CS_TRACE_MAX_BYTES)
 		return CS_OK;
-	snprintf(diag->msg, sizeof(diag->msg), "--trace: %lld rank%s would write about %.3g spans "
+	snprintf(diag->msg, sizeof(diag->msg),
+		 "--trace: %lld rank%s would write about %.3g spans "
 		 "(%.1f GB of JSON), more than the limit of %.0f GB: trace fewer ranks "
-		 "(--trace-ranks)", (long long)ranks, ranks == 1 ? "" : "s", spans, bytes / 1e9,
-		 CS_TRACE_MAX_BYTES / 1e9);
+		 "(--trace-ranks)",
+		 (long long)ranks, ranks == 1 ? "" : "s", spans, bytes / 1e9, CS_TRACE_MAX_BYTES / 1e9);
 	return CS_ERR_INPUT;
 }
 
@@ -229,7 +224,8 @@ static int by_stage_start(const void *a, const void *b)
 int cs_trace_write_timeline(const cs_trace *t, const cs_scenario *sc, const cs_mesh *mesh, const char *path,
 			    cs_diag *diag)
 {
-	cs_pipe_result res = { .sched = sc->parallel.schedule, .stages = sc->parallel.pp,
+	cs_pipe_result res = { .sched = sc->parallel.schedule,
+			       .stages = sc->parallel.pp,
 			       .micro_batches = cs_scenario_micro_batches(sc) };
 	int64_t p = sc->parallel.pp;
 	int split = cs_sched_split_backward(sc->parallel.schedule);
@@ -255,8 +251,11 @@ int cs_trace_write_timeline(const cs_trace *t, const cs_scenario *sc, const cs_m
 		int64_t chunk, st;
 		cs_sched_stage_of(sc->parallel.schedule, p, res.chunks, s->op.vstage, &st, &chunk);
 		res.spans[n++] = (cs_pipe_span){
-			.start = s->start, .end = s->end, .stage = stage,
-			.op = { .kind = (uint8_t)kind, .chunk = (uint16_t)chunk, .micro = s->op.micro } };
+			.start = s->start,
+			.end = s->end,
+			.stage = stage,
+			.op = { .kind = (uint8_t)kind, .chunk = (uint16_t)chunk, .micro = s->op.micro }
+		};
 	}
 	qsort(res.spans, (size_t)n, sizeof(cs_pipe_span), by_stage_start);
 	for (int64_t i = 0; i < n; i++) {

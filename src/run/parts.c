@@ -41,14 +41,14 @@ enum { MAX_PARTS = 64, MIN_PART_RANKS = 2048 };
 typedef struct cs__parts {
 	cs_runner **part;
 	int32_t nparts;
-	int threads;                  /* the root's thread and threads - 1 workers */
+	int threads; /* the root's thread and threads - 1 workers */
 	cs_time lookahead;
-	cs_time end;                  /* of the window being run */
-	int lost;                     /* a collective across parts ended inside a window */
+	cs_time end; /* of the window being run */
+	int lost;    /* a collective across parts ended inside a window */
 	pthread_t *tid;
-	atomic_uint go;               /* windows started */
-	atomic_int done;              /* workers through the current window */
-	atomic_int next;              /* the next part to run in this window */
+	atomic_uint go;  /* windows started */
+	atomic_int done; /* workers through the current window */
+	atomic_int next; /* the next part to run in this window */
 	atomic_bool quit;
 } cs__parts;
 
@@ -82,8 +82,9 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, cons
 		r->out = o;
 		r->capout = cap;
 	}
-	r->out[r->nout++] = (cs__arrival){ .op = op, .gi = gi, .at = cs_sim_now(r->sim), .local = local,
-					   .kind = op->group, .stream = s };
+	r->out[r->nout++] = (cs__arrival){
+		.op = op, .gi = gi, .at = cs_sim_now(r->sim), .local = local, .kind = op->group, .stream = s
+	};
 }
 
 /* A collective across parts ended: this part's members leave it. */
@@ -258,8 +259,10 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 			}
 	}
 	if (c->lost) {
-		snprintf(diag->msg, sizeof(diag->msg), "internal error: a collective across parts of the "
-			 "run ended before its window did (lookahead %lld ns)", (long long)c->lookahead);
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "internal error: a collective across parts of the "
+			 "run ended before its window did (lookahead %lld ns)",
+			 (long long)c->lookahead);
 		return CS_ERR_SIM;
 	}
 	return CS_OK;
@@ -282,8 +285,8 @@ static int32_t nparts_for(const cs_runner *r)
 {
 	const cs_mesh *m = r->shared.env.mesh;
 	int64_t dp = m->deg[CS_AXIS_DP];
-	if (r->net || r->shared.fold_mask || r->shared.env.tmpl_of || r->shared.env.first_rank != 0 || r->shared.nlocal != m->world ||
-	    dp < 2 || m->stride[CS_AXIS_DP] * dp != m->world)
+	if (r->net || r->shared.fold_mask || r->shared.env.tmpl_of || r->shared.env.first_rank != 0 ||
+	    r->shared.nlocal != m->world || dp < 2 || m->stride[CS_AXIS_DP] * dp != m->world)
 		return 1;
 	int64_t most = r->shared.env.sc->sim.parts;
 	if (most <= 0) {
@@ -388,7 +391,8 @@ static cs_time lookahead(cs_runner *r)
 			const cs__comm_table *t = &r->shared.comm[k][s];
 			const cs_group_shape *seen = NULL;
 			for (int64_t g = 0; t->slots && g < t->ngroups; g++) {
-				if (!r->shared.cross[k][g] || (seen && !memcmp(seen, &t->shapes[g], sizeof *seen)))
+				if (!r->shared.cross[k][g] ||
+				    (seen && !memcmp(seen, &t->shapes[g], sizeof *seen)))
 					continue;
 				seen = &t->shapes[g];
 				for (int64_t p = 0; p < ntmpl; p++)

@@ -27,8 +27,8 @@ void cs_path_transfer(cs_path *p, cs_time d, int kind, int coll, int tier, int64
 	if (to == p->rank)
 		return;
 	close_stretch(p);
-	uint64_t what = (uint64_t)p->rank | (uint64_t)to << 24 | (uint64_t)kind << 48 |
-			(uint64_t)coll << 52 | (uint64_t)tier << 57;
+	uint64_t what = (uint64_t)p->rank | (uint64_t)to << 24 | (uint64_t)kind << 48 | (uint64_t)coll << 52 |
+			(uint64_t)tier << 57;
 	cs_path_hop h = { .what = what, .at = end };
 	if (p->nlast == CS_PATH_HOPS) { /* the oldest makes room */
 		p->last[p->first] = h;

@@ -44,13 +44,13 @@ static inline int cs_path_hop_tier(const cs_path_hop *h) { return (int)((h->what
 typedef struct cs_path {
 	cs_time compute;
 	cs_time comm[CS_COMM_KINDS];
-	int64_t rank;           /* where the path is now */
-	cs_time stretch;        /* compute time on `rank` since the last hop */
-	int64_t top_rank;       /* the rank with the longest stretch so far */
+	int64_t rank;     /* where the path is now */
+	cs_time stretch;  /* compute time on `rank` since the last hop */
+	int64_t top_rank; /* the rank with the longest stretch so far */
 	cs_time top;
 	int32_t hops;
-	int16_t nlast;          /* valid entries in last[] */
-	int16_t first;          /* the oldest of them: last[] is a ring until
+	int16_t nlast; /* valid entries in last[] */
+	int16_t first; /* the oldest of them: last[] is a ring until
 	                         * cs_path_finish puts it in order */
 	cs_path_hop last[CS_PATH_HOPS];
 } cs_path;

@@ -31,7 +31,7 @@ _Static_assert(CS_STREAMS <= 8, "stream bit masks are uint8_t");
  * send's local and stream with the top bit set.
  */
 typedef int64_t cs__ticket;
-#define CS__GEN_MASK 0x07ffffffu   /* 27 bits, as a ticket once also held a stream */
+#define CS__GEN_MASK 0x07ffffffu /* 27 bits, as a ticket once also held a stream */
 
 _Static_assert(CS_STREAMS <= CS_SIM_MERGE_KEYS, "an op's end merges by its stream");
 _Static_assert(CS_STREAMS <= 16, "a send's tag keeps its stream in 4 bits");
@@ -45,8 +45,8 @@ static inline int64_t cs__ticket_local(cs__ticket t) { return t & 0xffffffff; }
 static inline uint32_t cs__ticket_gen(cs__ticket t) { return (uint32_t)((uint64_t)t >> 32); }
 
 typedef struct cs__coll_ev {
-	int64_t slot;   /* in the comm table [kind][stream] */
-	int kind;       /* cs_group_kind */
+	int64_t slot; /* in the comm table [kind][stream] */
+	int kind;     /* cs_group_kind */
 	int stream;
 } cs__coll_ev;
 
@@ -56,12 +56,13 @@ static inline uint64_t cs__coll_ev_pack(cs__coll_ev e)
 }
 static inline cs__coll_ev cs__coll_ev_unpack(uint64_t a)
 {
-	return (cs__coll_ev){ .slot = (int64_t)(a >> 16), .kind = (int)((a >> 8) & 0xff),
+	return (cs__coll_ev){ .slot = (int64_t)(a >> 16),
+			      .kind = (int)((a >> 8) & 0xff),
 			      .stream = (int)(a & 0xff) };
 }
 
 typedef struct cs__send {
-	int64_t local;  /* the sender */
+	int64_t local; /* the sender */
 	int stream;
 } cs__send;
 
@@ -101,20 +102,20 @@ typedef struct cs__rank {
 	uint8_t busy;                 /* bit per stream */
 	uint8_t retry;                /* bit per stream: try it at the next try_rank */
 	uint8_t waiters[CS_COUNTERS]; /* bits of the streams whose head waits on a counter */
-	uint8_t wait_counter;               /* counter the compute stream waits on, or CS__NO_COUNTER */
+	uint8_t wait_counter;         /* counter the compute stream waits on, or CS__NO_COUNTER */
 	uint16_t left[CS_STREAMS];    /* moves of that counter the head still waits for
 	                               * (at most 65535: then it is tried, and waits again) */
 	/* line 1, what a compute op's start and end read: its rate, its end
 	 * and the clock model */
 	_Alignas(64) float factor;
-	float comp_rate;                  /* rate of the running compute op (contention) */
-	uint32_t comp_gen;                /* compute ops started, to tell their events apart */
-	uint16_t ctas;                /* SMs held by the rank's communication kernels */
-	uint8_t held[CS_STREAMS];     /* of them, by the op running on each stream */
-	cs_time comp_end;                 /* when the running compute op ends */
-	cs_time comp_wake;                /* the earliest event pending for it */
-	cs_time clk_at;               /* clock model: the controller's view is up to here */
-	double clk_g, clk_h;          /* its averages: GEMM share of time, W left under the cap */
+	float comp_rate;          /* rate of the running compute op (contention) */
+	uint32_t comp_gen;        /* compute ops started, to tell their events apart */
+	uint16_t ctas;            /* SMs held by the rank's communication kernels */
+	uint8_t held[CS_STREAMS]; /* of them, by the op running on each stream */
+	cs_time comp_end;         /* when the running compute op ends */
+	cs_time comp_wake;        /* the earliest event pending for it */
+	cs_time clk_at;           /* clock model: the controller's view is up to here */
+	double clk_g, clk_h;      /* its averages: GEMM share of time, W left under the cap */
 	/* lines 2 and 3, what an op adds to and a collective looks up */
 	_Alignas(64) cs_rank_stats st;
 	double mem;
@@ -126,21 +127,21 @@ typedef struct cs__rank {
 	 * whose path its op in flight extends, read in place until that path
 	 * changes (then copied to the stream's own slot: CS__PATH_OWN) */
 	uint8_t path_from[CS_STREAMS];
-	bool comp_path_ref;                    /* the compute counter's path is path_refs[local], not its cs__slot */
+	bool comp_path_ref; /* the compute counter's path is path_refs[local], not its cs__slot */
 	/* bit per counter whose path a collective set last, and is read from
 	 * the collective's (cs__run_flying_path), and the parity of its generation */
 	uint16_t coll_paths, parity;
 	/* what only pipeline sends read */
-	cs_time send_at;              /* when the pipeline send in flight started */
+	cs_time send_at; /* when the pipeline send in flight started */
 	/* pipeline peers down [0] and up [1], and the time of the last message
 	 * size sent each way (links do not change during a run) */
 	int64_t p2p_peer[2];
 	double p2p_bytes[2];
 	cs_time p2p_ns[2];
-	double p2p_net[2];            /* flow fidelity: the bytes that message puts on the net */
-	uint8_t p2p_ch[2];            /* channels of the last message size each way */
-	uint8_t p2p_tier[2];          /* the highest tier a message crosses each way */
-	int32_t p2p_plan[2];          /* flow fidelity: the net's plan of that message + 1,
+	double p2p_net[2];   /* flow fidelity: the bytes that message puts on the net */
+	uint8_t p2p_ch[2];   /* channels of the last message size each way */
+	uint8_t p2p_tier[2]; /* the highest tier a message crosses each way */
+	int32_t p2p_plan[2]; /* flow fidelity: the net's plan of that message + 1,
 	                               * 0 not yet asked, -1 not kept */
 } cs__rank;
 
@@ -167,7 +168,7 @@ typedef struct cs__tmpl {
 	_Alignas(128) const cs_op *ops[CS_STREAMS];
 	int32_t nops[CS_STREAMS];
 	const cs_dep *deps;
-	uint8_t stream_mask;          /* streams that have ops */
+	uint8_t stream_mask; /* streams that have ops */
 } cs__tmpl;
 
 _Static_assert(sizeof(cs__tmpl) == 128, "a template's dispatch table is indexed by a shift");
@@ -182,7 +183,7 @@ static inline void cs__run_counter_moved(cs__rank *rs, int c)
 		int s = __builtin_ctz(w);
 		if (--rs->left[s] == 0) {
 			rs->retry |= (uint8_t)(1u << s);
-			rs->waiters[c] &= (uint8_t)~(1u << s);
+			rs->waiters[c] &= (uint8_t) ~(1u << s);
 		}
 	}
 }

@@ -102,8 +102,8 @@ int cs__run_fold_exceptions(cs_runner *r)
 		for (int64_t d = 0; d < dp; d++) {
 			if (mark[d] != 1)
 				continue;
-			cs_group grp = cs_mesh_group(m, CS_GROUP_DP_INTRA, d * m->stride[CS_AXIS_DP],
-						     r->shared.gpn);
+			cs_group grp =
+				cs_mesh_group(m, CS_GROUP_DP_INTRA, d * m->stride[CS_AXIS_DP], r->shared.gpn);
 			for (int64_t i = 0; i < cs_group_size(&grp); i++) {
 				int64_t e = cs_mesh_coord(m, cs_group_member(&grp, i), CS_AXIS_DP);
 				if (!mark[e])

@@ -234,7 +234,8 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 	if (r->progress == CS_PROGRESS_TERMINAL)
 		fputs("\r\033[K", stderr);
 	if (r->failed == CS_ERR_SIM) {
-		snprintf(diag->msg, sizeof(diag->msg), "simulated time exceeds 2^61 ns (73 years): an op or "
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "simulated time exceeds 2^61 ns (73 years): an op or "
 			 "a transfer takes far too long (check the bandwidths, peak FLOP/s and straggler "
 			 "factors)");
 		return CS_ERR_SIM;
@@ -262,10 +263,7 @@ int64_t cs_runner_representative(const cs_runner *r, int64_t rank)
 	return cs_mesh_coord(m, rank, CS_AXIS_PP) * m->stride[CS_AXIS_PP];
 }
 
-int64_t cs_runner_whole_replicas(const cs_runner *r)
-{
-	return r->shared.fold_mask ? r->shared.nx : 0;
-}
+int64_t cs_runner_whole_replicas(const cs_runner *r) { return r->shared.fold_mask ? r->shared.nx : 0; }
 
 const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
 {
@@ -274,10 +272,7 @@ const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
 	return &r->shared.ranks[cs__run_local_of(r, rank)].st;
 }
 
-cs_time cs_runner_makespan(const cs_runner *r)
-{
-	return r->makespan;
-}
+cs_time cs_runner_makespan(const cs_runner *r) { return r->makespan; }
 
 uint64_t cs_runner_events(const cs_runner *r)
 {

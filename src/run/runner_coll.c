@@ -63,11 +63,13 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 {
 	if (cs_topo_is_torus(r->shared.env.topo))
 		return cs_topo_torus_group(r->shared.env.topo, g->base, g->n, g->stride);
-	cs_group_shape s = cs_topo_group(r->shared.env.topo, g->base, g->stride[0] ? g->stride[0] : 1, g->n[0]);
+	cs_group_shape s =
+		cs_topo_group(r->shared.env.topo, g->base, g->stride[0] ? g->stride[0] : 1, g->n[0]);
 	int64_t outer = g->n[1] * g->n[2];
 	if (outer == 1)
 		return s;
-	cs_group_shape far = cs_topo_group(r->shared.env.topo, g->base, g->stride[1] ? g->stride[1] : 1, g->n[1]);
+	cs_group_shape far =
+		cs_topo_group(r->shared.env.topo, g->base, g->stride[1] ? g->stride[1] : 1, g->n[1]);
 	if (g->n[2] > 1) {
 		cs_group_shape far2 = cs_topo_group(r->shared.env.topo, g->base, g->stride[2], g->n[2]);
 		far.nnodes *= far2.nnodes;
@@ -85,8 +87,9 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 	s.nleaves *= far.nleaves;
 	s.npods *= far.npods;
 	int64_t pods = r->shared.env.sc->cluster.pod_gpus > 0
-		? (cs_scenario_gpus(r->shared.env.sc) + r->shared.env.sc->cluster.pod_gpus - 1) / r->shared.env.sc->cluster.pod_gpus
-		: 1;
+			       ? (cs_scenario_gpus(r->shared.env.sc) + r->shared.env.sc->cluster.pod_gpus -
+				  1) / r->shared.env.sc->cluster.pod_gpus
+			       : 1;
 	if (s.npods > pods)
 		s.npods = pods;
 	if (far.tier > s.tier)
@@ -96,7 +99,8 @@ static cs_group_shape group_shape(const cs_runner *r, const cs_group *g)
 
 const cs_group_shape *cs__run_shape_of(cs_runner *r, cs__comm_table *t, int64_t gi, int kind, int64_t local)
 {
-	cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)kind, cs__run_rank_of(r, local), r->shared.gpn);
+	cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)kind, cs__run_rank_of(r, local),
+				   r->shared.gpn);
 	t->shapes[gi] = group_shape(r, &g);
 	t->shape_ok[gi] = 1;
 	return &t->shapes[gi];
@@ -150,7 +154,8 @@ cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh,
 		/* a userbuffers kernel: the builder timed it; it holds the SMs
 		 * it was launched on (none beside a GEMM given a margin) */
 		tu->d = op->ns;
-		tu->choice = (cs_coll_choice){ .algo = CS_ALGO_RING, .proto = CS_PROTO_SIMPLE,
+		tu->choice = (cs_coll_choice){ .algo = CS_ALGO_RING,
+					       .proto = CS_PROTO_SIMPLE,
 					       .channels = op->sms };
 	} else {
 		tu->d = cs_coll_time(r->coll, (cs_coll_op)op->coll, sh, op->bytes, &tu->choice);
@@ -167,7 +172,8 @@ void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_o
 	cs__comm_table *t = &r->shared.comm[op->group][s];
 	int64_t gi = rs->gidx[op->group];
 	if (gi < 0) {
-		gi = cs_mesh_group_index(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
+		gi = cs_mesh_group_index(r->shared.env.mesh, (cs_group_kind)op->group,
+					 cs__run_rank_of(r, local), r->shared.gpn);
 		rs->gidx[op->group] = (int32_t)gi;
 	}
 	if (r->shared.cross[op->group] && r->shared.cross[op->group][gi]) {
@@ -176,7 +182,8 @@ void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_o
 	}
 	cs__slot *sl = &t->slots[gi];
 	if (sl->expected == 0) {
-		cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
+		cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group,
+					   cs__run_rank_of(r, local), r->shared.gpn);
 		int64_t n = cs_group_size(&g), e = 0;
 		for (int64_t i = 0; i < n; i++)
 			e += cs__run_simulated(r, cs_group_member(&g, i));

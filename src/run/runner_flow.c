@@ -136,7 +136,8 @@ void cs__run_flow_coll(cs_runner *r, cs__comm_table *t, int64_t gi, const cs_op 
 	}
 	/* the members' ranks: from the slot's list when every member is
 	 * simulated here (in the group's order), else from the mesh */
-	cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local), r->shared.gpn);
+	cs_group g = cs_mesh_group(r->shared.env.mesh, (cs_group_kind)op->group, cs__run_rank_of(r, local),
+				   r->shared.gpn);
 	int64_t n = cs_group_size(&g);
 	if (sl->expected == n) {
 		for (int64_t i = 0; i < n; i++)
@@ -178,7 +179,8 @@ static void on_net(cs_sim *sim, void *ctx, uint64_t arg)
 /* Flow fidelity: degraded links lose capacity in the network itself. */
 static void scale_gpu_links(cs_runner *r, int64_t gpu, cs_link_kind a, cs_link_kind b, double keep)
 {
-	int32_t la = cs_topo_gpu_link(r->shared.env.topo, gpu, a), lb = cs_topo_gpu_link(r->shared.env.topo, gpu, b);
+	int32_t la = cs_topo_gpu_link(r->shared.env.topo, gpu, a),
+		lb = cs_topo_gpu_link(r->shared.env.topo, gpu, b);
 	if (la >= 0)
 		cs_net_scale_link(r->net, 0, la, keep);
 	if (lb >= 0)
@@ -217,7 +219,8 @@ int cs__run_flow_init(cs_runner *r)
 	r->members = malloc((size_t)env->mesh->world * sizeof(int64_t));
 	/* the idle net, the measure of a collective alone, routes ideally */
 	if (!r->net || !r->idle || !r->members ||
-	    (cs_cluster_ecmp(&env->sc->cluster) && cs_net_route_ecmp(r->net, env->sc->coll.qps, env->sc->sim.seed)))
+	    (cs_cluster_ecmp(&env->sc->cluster) &&
+	     cs_net_route_ecmp(r->net, env->sc->coll.qps, env->sc->sim.seed)))
 		return -1;
 	if (env->links)
 		degrade_net(r);

@@ -27,27 +27,27 @@
  * channels' SMs as each arrives, and its time when the last does. */
 typedef struct cs__tuned {
 	double bytes;
-	int32_t coll;                 /* cs_coll_op + 1, 0 for none yet */
-	cs_time d;                    /* its time on the group's shape */
+	int32_t coll; /* cs_coll_op + 1, 0 for none yet */
+	cs_time d;    /* its time on the group's shape */
 	cs_coll_choice choice;
-	int32_t plan;                 /* flow fidelity: the net's plan of it + 1, 0 not
+	int32_t plan; /* flow fidelity: the net's plan of it + 1, 0 not
 	                               * yet asked, -1 not kept */
-	uint8_t ub;                   /* a userbuffers op's SMs + 1, 0 for NCCL's */
+	uint8_t ub;   /* a userbuffers op's SMs + 1, 0 for NCCL's */
 } cs__tuned;
 
 typedef struct cs__tunes {
 	cs__tuned e[2];
-	int32_t next;                 /* the entry a new answer replaces */
+	int32_t next; /* the entry a new answer replaces */
 } cs__tunes;
 
 typedef struct cs__slot {
-	int32_t arrived;              /* members; across parts, the parts whose members all did */
-	int32_t expected;             /* 0 until first use */
-	cs_time dur;                  /* transfer time of the collective in flight */
-	cs_time start;                /* when it started; across parts, the latest arrival so far */
+	int32_t arrived;  /* members; across parts, the parts whose members all did */
+	int32_t expected; /* 0 until first use */
+	cs_time dur;      /* transfer time of the collective in flight */
+	cs_time start;    /* when it started; across parts, the latest arrival so far */
 	cs__tunes tuned;
-	cs_coll_choice choice;        /* of the collective in flight */
-	int64_t *locals;              /* the simulated members' locals, listed at first use:
+	cs_coll_choice choice; /* of the collective in flight */
+	int64_t *locals;       /* the simulated members' locals, listed at first use:
 	                               * a collective costs O(simulated members) and no
 	                               * arithmetic per member */
 	/* a group across parts (parts.c): its members in ascending order, the
@@ -55,13 +55,13 @@ typedef struct cs__slot {
 	int32_t *parts;
 	int32_t nparts;
 	int64_t last;
-	uint32_t gen;                 /* collectives started */
+	uint32_t gen; /* collectives started */
 } cs__slot;
 
 /* A part's members of a group instance that spans parts: they are
  * cs__slot.locals[off, off + expected). */
 typedef struct cs__part_group {
-	int32_t arrived, expected;    /* expected 0 until first use */
+	int32_t arrived, expected; /* expected 0 until first use */
 	int64_t off;
 	cs__tunes tuned;
 } cs__part_group;
@@ -72,12 +72,12 @@ typedef struct cs__arrival {
 	const cs_op *op;
 	int64_t gi;
 	cs_time at;
-	int64_t local;                /* the last of them */
+	int64_t local; /* the last of them */
 	int kind, stream;
 } cs__arrival;
 
 typedef struct cs__comm_table {
-	cs__slot *slots;                  /* one per group instance (cs__run_tables) */
+	cs__slot *slots; /* one per group instance (cs__run_tables) */
 	/* Critical path: the last arriver's path and the transfer time, per
 	 * instance and generation ([2 gi + (gen & 1)]). A member's counter
 	 * moved by a collective keeps no copy: its path is the collective's
@@ -90,9 +90,9 @@ typedef struct cs__comm_table {
 	cs_time *xfers;
 	cs_group_shape *shapes;
 	uint8_t *shape_ok;
-	float *keep;                  /* degraded links: bandwidth kept by the group */
-	cs_time *lat;                 /* and latency added */
-	double *alone;                /* flow fidelity: seconds per byte of each op (ring and
+	float *keep;   /* degraded links: bandwidth kept by the group */
+	cs_time *lat;  /* and latency added */
+	double *alone; /* flow fidelity: seconds per byte of each op (ring and
 	                               * tree apart) alone on an idle fabric, 0 unknown */
 	int64_t ngroups;
 } cs__comm_table;
@@ -102,29 +102,29 @@ typedef struct cs__comm_table {
  * only their own ranks' entries and, under parts.c's rules, the comm
  * tables. */
 typedef struct cs__run_shared {
-	cs_run_env env;               /* the caller's; its tuner and progress are the root's
+	cs_run_env env;  /* the caller's; its tuner and progress are the root's
 	                               * (cs_runner.coll, cs_runner.progress) */
-	cs__tmpl *tmpls;              /* per template, what the dispatch reads of it */
+	cs__tmpl *tmpls; /* per template, what the dispatch reads of it */
 	cs__rank *ranks;
-	cs__rank_times *times;            /* per local, or NULL when nothing reads them */
+	cs__rank_times *times; /* per local, or NULL when nothing reads them */
 	int64_t nlocal;
-	int fold_mask;                /* bit per axis not simulated beyond coordinate 0 */
+	int fold_mask; /* bit per axis not simulated beyond coordinate 0 */
 	/* Folded runs with perturbations (ranks.c): the data-parallel replicas
 	 * holding a perturbed rank and one unperturbed replica, rep_dp, are
 	 * simulated whole (xdp[0..nx), sorted); the other replicas are copies
 	 * of rep_dp. */
 	int64_t *xdp, nx, rep_dp;
-	int64_t per_replica;          /* ranks of one data-parallel replica */
+	int64_t per_replica; /* ranks of one data-parallel replica */
 	int64_t gpn;
 	cs__comm_table comm[CS_GROUP_KINDS][CS_STREAMS]; /* runner_coll.c */
-	cs_path *paths;               /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight
+	cs_path *paths;                  /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight
 	                               * (runner_path.c) */
-	cs__path_ref *path_refs;              /* per rank: the compute counter's path while it names a
+	cs__path_ref *path_refs;         /* per rank: the compute counter's path while it names a
 	                               * collective's (cs__rank.comp_path_ref); 32 bytes a rank, where
 	                               * its slot in paths would cost a cache miss each op */
 	float rate_of[CS__MAX_CTAS + 1]; /* compute's rate while k SMs are held */
-	bool contend;                 /* some rate is below 1: track the SMs held */
-	uint8_t *cross[CS_GROUP_KINDS]; /* per group instance: 1 when it spans parts (parts.c) */
+	bool contend;                    /* some rate is below 1: track the SMs held */
+	uint8_t *cross[CS_GROUP_KINDS];  /* per group instance: 1 when it spans parts (parts.c) */
 } cs__run_shared;
 
 struct cs_runner {
@@ -133,9 +133,9 @@ struct cs_runner {
 	/* What this engine owns: the root's in a whole run, each part's its
 	 * own (part_new, parts.c), made by own_init (runner.c). */
 	cs_sim *sim;
-	cs_coll *coll;                /* the tuner it asks: the caller's for the root, a copy for
+	cs_coll *coll; /* the tuner it asks: the caller's for the root, a copy for
 	                               * a part (its cache is the part's) */
-	int progress;                 /* CS_PROGRESS_*: the root's, 0 for a part */
+	int progress;  /* CS_PROGRESS_*: the root's, 0 for a part */
 	cs_coll_choice last_choice[CS_COMM_KINDS];
 	cs_time last_at[CS_COMM_KINDS]; /* when last_choice was set, -1 never */
 	cs_time makespan;
@@ -143,26 +143,26 @@ struct cs_runner {
 	uint64_t ops_done, ops_total;
 	/* progress lines (the root's) */
 	uint64_t next_progress_events;
-	double last_progress_s;       /* elapsed at the last progress line */
+	double last_progress_s; /* elapsed at the last progress line */
 	int64_t progress_lines;
 	struct timespec t0;
 	/* flow fidelity (a whole run's, runner_coll.c) */
-	cs_net *net;                  /* the shared network, else NULL */
-	cs_net *idle;                 /* a network that runs one collective at a time, to time
+	cs_net *net;      /* the shared network, else NULL */
+	cs_net *idle;     /* a network that runs one collective at a time, to time
 	                               * it alone */
-	uint64_t net_gen;             /* only the newest net event is live */
-	int64_t *members;             /* scratch: a group's GPUs */
+	uint64_t net_gen; /* only the newest net event is live */
+	int64_t *members; /* scratch: a group's GPUs */
 
 	/* Partitioned runs (parts.c): the ranks split into parts along the
 	 * data-parallel axis, each part an engine of its own over the shared
 	 * state. Parts run in windows no longer than the shortest collective
 	 * across parts (the lookahead); at each window's end the root starts
 	 * the collectives whose members have all arrived. */
-	struct cs__parts *parts;        /* root: its parts and threads, NULL for a whole run */
-	int64_t lo, hi;               /* a part: its locals */
+	struct cs__parts *parts; /* root: its parts and threads, NULL for a whole run */
+	int64_t lo, hi;          /* a part: its locals */
 	cs__part_group *part_groups[CS_GROUP_KINDS][CS_STREAMS]; /* a part: its members of groups
 	                               * across parts, by instance */
-	cs__arrival *out;             /* a part: its groups complete in this window */
+	cs__arrival *out; /* a part: its groups complete in this window */
 	int32_t nout, capout;
 };
 
@@ -235,7 +235,7 @@ void cs__run_describe_stuck(const cs_runner *r, cs_diag *diag);
 typedef struct cs__done {
 	cs_time xfer;
 	const cs_coll_choice *choice;
-	uint32_t gen;                 /* the collective's generation (paths only) */
+	uint32_t gen; /* the collective's generation (paths only) */
 	int tier;
 } cs__done;
 
@@ -245,8 +245,8 @@ void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op,
 /* The shape of instance gi of a group kind, `local` one of its members:
  * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
 const cs_group_shape *cs__run_shape_of(cs_runner *r, cs__comm_table *t, int64_t gi, int kind, int64_t local);
-static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, cs__comm_table *t, int64_t gi,
-							int kind, int64_t local)
+static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, cs__comm_table *t, int64_t gi, int kind,
+							int64_t local)
 {
 	return t->shape_ok[gi] ? &t->shapes[gi] : cs__run_shape_of(r, t, gi, kind, local);
 }
@@ -256,7 +256,7 @@ static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, cs__comm_t
  * group's shape, which only then is looked up). */
 cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
 static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, cs__comm_table *t, int64_t gi,
-					     int64_t local, const cs_op *op)
+				      int64_t local, const cs_op *op)
 {
 	for (int i = 0; i < 2; i++)
 		if (tc->e[i].coll == op->coll + 1 && tc->e[i].bytes == op->bytes &&

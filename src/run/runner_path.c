@@ -19,8 +19,8 @@ static const cs_path *path_ref_expand(const cs_runner *r, int64_t local, const c
 	const cs__comm_table *t = &r->shared.comm[x->kind][x->stream];
 	int64_t at = 2 * (int64_t)x->gi + x->parity;
 	*tmp = t->paths[at];
-	cs_path_transfer(tmp, t->xfers[at], x->comm, x->coll, t->shapes[x->gi].tier, cs__run_rank_of(r, local),
-			 x->end);
+	cs_path_transfer(tmp, t->xfers[at], x->comm, x->coll, t->shapes[x->gi].tier,
+			 cs__run_rank_of(r, local), x->end);
 	if (x->add)
 		cs_path_compute(tmp, x->add);
 	return tmp;
@@ -82,7 +82,7 @@ cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
 {
 	cs__rank *rs = &r->shared.ranks[local];
 	path_detach(r, local, rs, c);
-	rs->coll_paths &= (uint16_t)~(1u << c);
+	rs->coll_paths &= (uint16_t) ~(1u << c);
 	if (c == CS_STREAM_COMPUTE)
 		rs->comp_path_ref = false;
 	return &r->shared.paths[local * CS__PATHS_PER_RANK + c];
@@ -103,7 +103,7 @@ static bool compute_to_path_ref(cs_runner *r, int64_t local, cs__rank *rs, cs_ti
 	path_detach(r, local, rs, c);
 	if (!own)
 		path_ref_of(r, local, rs, ref, x);
-	rs->coll_paths &= (uint16_t)~(1u << c);
+	rs->coll_paths &= (uint16_t) ~(1u << c);
 	x->add += d;
 	rs->comp_path_ref = true;
 	return true;
@@ -147,8 +147,9 @@ void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op,
 	if (r->shared.env.traced) {
 		int64_t rank = cs__run_rank_of(r, local);
 		if (r->shared.env.traced[rank])
-			r->shared.env.on_span(r->shared.env.span_ctx, rank, s, r->shared.times[local].started[s], now, op, d->xfer,
-				       op->kind == CS_OP_COLL ? d->choice : NULL);
+			r->shared.env.on_span(r->shared.env.span_ctx, rank, s,
+					      r->shared.times[local].started[s], now, op, d->xfer,
+					      op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
 	if (r->shared.paths) {
 		if (op->kind == CS_OP_COLL) {
@@ -166,7 +167,8 @@ void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op,
 			if (op->kind == CS_OP_COMPUTE)
 				cs_path_compute(p, now - r->shared.times[local].started[s]);
 			else
-				cs_path_transfer(p, d->xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank, now);
+				cs_path_transfer(p, d->xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, p->rank,
+						 now);
 		}
 	}
 	r->shared.times[local].done_at[s] = now;

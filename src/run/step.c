@@ -51,7 +51,7 @@ static inline void complete(cs_runner *r, int64_t local, int s, const cs_op *op,
 		rs->mem += op->mem;
 	if (r->shared.times)
 		cs__run_complete_times(r, local, s, op, d);
-	rs->busy &= (uint8_t)~(1u << s);
+	rs->busy &= (uint8_t) ~(1u << s);
 	rs->retry |= (uint8_t)(1u << s);
 	cs__run_counter_moved(rs, s);
 	r->ops_done++;
@@ -71,7 +71,9 @@ static inline void start_coll(cs_runner *r, int64_t local, cs__rank *rs, int s, 
 		cs__run_path_ref_arrive(r, local, rs, s, op);
 	int64_t gi = rs->gidx[op->group];
 	cs__comm_table *t = &r->shared.comm[op->group][s];
-	cs__slot *sl = gi >= 0 && !(r->shared.cross[op->group] && r->shared.cross[op->group][gi]) ? &t->slots[gi] : NULL;
+	cs__slot *sl = gi >= 0 && !(r->shared.cross[op->group] && r->shared.cross[op->group][gi])
+			       ? &t->slots[gi]
+			       : NULL;
 	if (!sl || sl->expected == 0 || sl->arrived + 1 >= sl->expected) {
 		cs__run_arrive(r, local, rs, s, op);
 		return;
@@ -106,8 +108,8 @@ void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg)
  * kernels. With jitter nearly every op ends alone. */
 static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int s)
 {
-	if (can_schedule(r, at) && cs_sim_at_merge(r->sim, at, on_op_done, r, (unsigned)s, (uint64_t)tk) != 0 &&
-	    !r->failed)
+	if (can_schedule(r, at) &&
+	    cs_sim_at_merge(r->sim, at, on_op_done, r, (unsigned)s, (uint64_t)tk) != 0 && !r->failed)
 		r->failed = CS_ERR_NOMEM;
 }
 
@@ -170,8 +172,7 @@ static void clock_idle_to(const cs_kprof_clock *k, cs__rank *rs, cs_time now)
 
 /* An op from `from` for dt: its GEMM share g and the W h it leaves enter
  * the averages, after the idle stretch before it. */
-static void clock_run(const cs_kprof_clock *k, cs__rank *rs, cs_time from, cs_time dt,
-		      double g, double h)
+static void clock_run(const cs_kprof_clock *k, cs__rank *rs, cs_time from, cs_time dt, double g, double h)
 {
 	clock_idle_to(k, rs, from);
 	double a = exp(-(double)dt / k->window_ns);
@@ -194,8 +195,8 @@ static double clock_speedup(const cs_kprof_clock *k, double g, double h)
 /* The duration of compute op `op` (ns, as the table times it) at the clock
  * the rank's recent work leaves it; *gemm_share: its GEMMs' share of that.
  * f is the rank's own slowness, for the statistics. */
-static cs_time clock_op(const cs_kprof_clock *k, cs__rank *rs, cs_time now, const cs_op *op,
-			cs_time ns, double f, double *gemm_share)
+static cs_time clock_op(const cs_kprof_clock *k, cs__rank *rs, cs_time now, const cs_op *op, cs_time ns,
+			double f, double *gemm_share)
 {
 	if (op->gemm_ns <= 0)
 		return ns;
@@ -213,8 +214,7 @@ static cs_time clock_op(const cs_kprof_clock *k, cs__rank *rs, cs_time now, cons
 /* Compute op `op` starts now on local's stream s: its duration at the
  * rank's speed, the GPU's share left by communication kernels and the
  * clock the rank's recent work leaves it. */
-static void start_compute(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
-			  cs_time now)
+static void start_compute(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op, cs_time now)
 {
 	cs_time ns = op->ns;
 	if (s == CS_STREAM_COMPUTE)
@@ -290,15 +290,9 @@ static void start_op(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_
 			rs->st.mem_peak = rs->mem;
 	}
 	switch (op->kind) {
-	case CS_OP_COMPUTE:
-		start_compute(r, local, rs, s, op, cs_sim_now(r->sim));
-		break;
-	case CS_OP_COLL:
-		start_coll(r, local, rs, s, op);
-		break;
-	case CS_OP_SEND:
-		start_send(r, local, rs, s, op, cs_sim_now(r->sim));
-		break;
+	case CS_OP_COMPUTE: start_compute(r, local, rs, s, op, cs_sim_now(r->sim)); break;
+	case CS_OP_COLL: start_coll(r, local, rs, s, op); break;
+	case CS_OP_SEND: start_send(r, local, rs, s, op, cs_sim_now(r->sim)); break;
 	}
 }
 
@@ -333,7 +327,8 @@ void cs__run_try_rank(cs_runner *r, int64_t local)
 {
 	/* a part touches its own ranks alone: what makes its windows run
 	 * apart from the others' (parts.c) */
-	CS_ASSERT(local >= 0 && local < r->shared.nlocal && (r->hi == 0 || (local >= r->lo && local < r->hi)));
+	CS_ASSERT(local >= 0 && local < r->shared.nlocal &&
+		  (r->hi == 0 || (local >= r->lo && local < r->hi)));
 	cs__rank *rs = &r->shared.ranks[local];
 	unsigned mask = r->shared.tmpls[rs->tmpl].stream_mask & ~(unsigned)rs->busy & rs->retry;
 	rs->retry &= (uint8_t)~mask;
@@ -441,7 +436,7 @@ void cs__run_retime(cs_runner *r, int64_t local, cs__rank *rs, float rate)
 void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 {
 	cs__rank *rs = &r->shared.ranks[local];
-	int64_t peer = rs->p2p_peer[op->to > 0];  /* set when the send started */
+	int64_t peer = rs->p2p_peer[op->to > 0]; /* set when the send started */
 	int mbox = op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN;
 	cs_time xfer = cs_sim_now(r->sim) - rs->send_at;
 	int sim_peer = cs__run_simulated(r, peer);
@@ -511,7 +506,8 @@ void cs__run_describe_stuck(const cs_runner *r, cs_diag *diag)
 				 "(micro-batch %d, %s)",
 				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->cnt[s],
 				 r->shared.env.progs[rs->tmpl].nops[s], op->micro,
-				 c >= 0 ? "waiting on a dependency" : "waiting for its group's other members");
+				 c >= 0 ? "waiting on a dependency"
+					: "waiting for its group's other members");
 			return;
 		}
 	}

@@ -28,10 +28,7 @@ cs_status cs_scenario_load(const char *path, const char *const *overrides, size_
 	return st;
 }
 
-void cs_scenario_free(cs_scenario *sc)
-{
-	cs_config_free(sc);
-}
+void cs_scenario_free(cs_scenario *sc) { cs_config_free(sc); }
 
 cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result **out, cs_diag *diag)
 {
@@ -50,10 +47,7 @@ cs_status cs_simulate(const cs_scenario *sc, const cs_run_opts *opts, cs_result 
 	return cs__simulate(sc, &(cs__sim_request){ .opts = opts }, out, diag);
 }
 
-const cs_metrics *cs_result_metrics(const cs_result *res)
-{
-	return &res->m;
-}
+const cs_metrics *cs_result_metrics(const cs_result *res) { return &res->m; }
 
 void cs_result_free(cs_result *res)
 {
@@ -71,9 +65,8 @@ const cs_rank_row *cs__result_rows(const cs_result *res, int64_t *n)
 
 const char *cs_compute_kind_name(cs_compute_kind kind)
 {
-	static const char *const names[CS_COMPUTE_KINDS] = {
-		"gemm", "attention", "memory_bound", "optimizer", "host_idle"
-	};
+	static const char *const names[CS_COMPUTE_KINDS] = { "gemm", "attention", "memory_bound", "optimizer",
+							     "host_idle" };
 	return (unsigned)kind < CS_COMPUTE_KINDS ? names[kind] : "?";
 }
 

@@ -9,9 +9,11 @@
 
 #define JSON CS_METRIC_JSON
 #define CSV CS_METRIC_CSV
+/* clang-format off */
 #define F64(nm, in, fld) {(nm), (in), offsetof(cs_metrics, fld), CS_METRIC_F64}
 #define I64(nm, in, fld) {(nm), (in), offsetof(cs_metrics, fld), CS_METRIC_I64}
 #define INT(nm, in, fld) {(nm), (in), offsetof(cs_metrics, fld), CS_METRIC_INT}
+/* clang-format on */
 
 static const cs_metric_def cs__metric_table[] = {
 	F64("step_time_s", JSON | CSV, step_time_s),
@@ -69,12 +71,9 @@ double cs_metric_value(const cs_metric_def *d, const cs_metrics *m)
 {
 	const char *p = (const char *)m + d->offset;
 	switch (d->type) {
-	case CS_METRIC_I64:
-		return (double)*(const int64_t *)(const void *)p;
-	case CS_METRIC_INT:
-		return *(const int *)(const void *)p;
-	default:
-		return *(const double *)(const void *)p;
+	case CS_METRIC_I64: return (double)*(const int64_t *)(const void *)p;
+	case CS_METRIC_INT: return *(const int *)(const void *)p;
+	default: return *(const double *)(const void *)p;
 	}
 }
 

@@ -16,8 +16,8 @@
 #include "hw/calib.h"
 #include "model/compute.h"
 
-cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets,
-			  size_t nsets, int64_t steps, cs_compare *c, cs_diag *diag)
+cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets, size_t nsets,
+			  int64_t steps, cs_compare *c, cs_diag *diag)
 {
 	memset(c, 0, sizeof *c);
 	cs_status st = cs_kineto_load(trace, &c->trace, diag);
@@ -79,8 +79,7 @@ int cs_compare_fit(const cs_compare *c, double factor[CS_COMPUTE_KINDS], bool ha
 
 double cs_compare_trace_idle_s(const cs_compare *c)
 {
-	return 1e-9 * (double)(cs_kineto_span_ns(c->trace) - cs_kineto_busy_ns(c->trace)) /
-	       (double)c->steps;
+	return 1e-9 * (double)(cs_kineto_span_ns(c->trace) - cs_kineto_busy_ns(c->trace)) / (double)c->steps;
 }
 
 double cs_compare_sim_idle_s(const cs_compare *c)
@@ -125,12 +124,19 @@ int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *c
 {
 	size_t n;
 	const cs_kineto_shape *sh = cs_kineto_gemm_shapes(c->trace, &n);
-	cs_compute cm = { .gpu = &c->sc->cluster.gpu, .prec = c->sc->training.precision,
-			  .prof = prof, .attn = CS_ATTN_CUDNN };
+	cs_compute cm = { .gpu = &c->sc->cluster.gpu,
+			  .prec = c->sc->training.precision,
+			  .prof = prof,
+			  .attn = CS_ATTN_CUDNN };
 	int set = 0;
 	for (size_t i = 0; i < n && prof; i++) {
-		cs_layer_op op = { .name = "gemm", .cls = CS_OPC_GEMM, .m = sh[i].m, .n = sh[i].n,
-				   .k = sh[i].k, .batch = sh[i].batch, .kernels = 1,
+		cs_layer_op op = { .name = "gemm",
+				   .cls = CS_OPC_GEMM,
+				   .m = sh[i].m,
+				   .n = sh[i].n,
+				   .k = sh[i].k,
+				   .batch = sh[i].batch,
+				   .kernels = 1,
 				   .flops = 2.0 * (double)sh[i].m * (double)sh[i].n * (double)sh[i].k *
 					    (double)sh[i].batch };
 		int64_t profiled = cs_compute_op_ns(&cm, &op);
@@ -147,10 +153,7 @@ int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *c
 
 /* ---- guardrails ---------------------------------------------------------- */
 
-static bool plausible(double f)
-{
-	return f >= CS_COMPARE_FACTOR_MIN && f <= CS_COMPARE_FACTOR_MAX;
-}
+static bool plausible(double f) { return f >= CS_COMPARE_FACTOR_MIN && f <= CS_COMPARE_FACTOR_MAX; }
 
 /* Append a sentence to msg[n] (used so far: *len). */
 static void say(char *msg, size_t n, size_t *len, const char *fmt, ...)
@@ -176,15 +179,18 @@ int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, 
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
 		const char *key = cs_calib_key((cs_compute_kind)k);
 		if (cal->has_factor[k] && !plausible(cal->factor[k])) {
-			say(msg, n, &len, "the %s factor %.4g (trace %.2f ms a step, simulated %.2f ms "
-			    "before calibration) is outside %g to %g", key, cal->factor[k],
-			    1e3 * cs_compare_trace_s(c, (cs_kineto_class)k), 1e3 * c->m->compute_kind_s[k],
-			    CS_COMPARE_FACTOR_MIN, CS_COMPARE_FACTOR_MAX);
+			say(msg, n, &len,
+			    "the %s factor %.4g (trace %.2f ms a step, simulated %.2f ms "
+			    "before calibration) is outside %g to %g",
+			    key, cal->factor[k], 1e3 * cs_compare_trace_s(c, (cs_kineto_class)k),
+			    1e3 * c->m->compute_kind_s[k], CS_COMPARE_FACTOR_MIN, CS_COMPARE_FACTOR_MAX);
 			bad++;
 		}
 		if (cal->has_kernels[k] && !plausible(cal->kernels[k])) {
-			say(msg, n, &len, "the %s_kernels factor %.4g (%.0f kernels a step in the trace, "
-			    "%lld simulated) is outside %g to %g", key, cal->kernels[k],
+			say(msg, n, &len,
+			    "the %s_kernels factor %.4g (%.0f kernels a step in the trace, "
+			    "%lld simulated) is outside %g to %g",
+			    key, cal->kernels[k],
 			    (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) / (double)c->steps,
 			    (long long)c->m->compute_kind_kernels[k], CS_COMPARE_FACTOR_MIN,
 			    CS_COMPARE_FACTOR_MAX);
@@ -195,9 +201,11 @@ int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, 
 		const cs_calib_shape *s = &cal->shape[i];
 		if (plausible(s->factor))
 			continue;
-		say(msg, n, &len, "the factor %.4g of GEMM shape [%lld, %lld, %lld, %lld] is outside "
-		    "%g to %g", s->factor, (long long)s->m, (long long)s->n, (long long)s->k,
-		    (long long)s->batch, CS_COMPARE_FACTOR_MIN, CS_COMPARE_FACTOR_MAX);
+		say(msg, n, &len,
+		    "the factor %.4g of GEMM shape [%lld, %lld, %lld, %lld] is outside "
+		    "%g to %g",
+		    s->factor, (long long)s->m, (long long)s->n, (long long)s->k, (long long)s->batch,
+		    CS_COMPARE_FACTOR_MIN, CS_COMPARE_FACTOR_MAX);
 		bad++;
 	}
 	return bad;
@@ -208,11 +216,14 @@ int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, 
  * prod[np]; 0 when unknown. */
 static int named_arch(const char *name, char *prod, size_t np)
 {
-	static const struct { const char *prod; int arch; } gpus[] = {
+	static const struct {
+		const char *prod;
+		int arch;
+	} gpus[] = {
 		{ "gb200", 100 }, { "gh200", 90 }, { "b200", 100 }, { "b100", 100 }, { "h200", 90 },
-		{ "h100", 90 }, { "h800", 90 }, { "h20", 90 }, { "a100", 80 }, { "a800", 80 },
-		{ "a30", 80 }, { "a40", 86 }, { "a10", 86 }, { "l40", 89 }, { "l4", 89 },
-		{ "v100", 70 }, { "t4", 75 },
+		{ "h100", 90 },   { "h800", 90 },  { "h20", 90 },   { "a100", 80 },  { "a800", 80 },
+		{ "a30", 80 },    { "a40", 86 },   { "a10", 86 },   { "l40", 89 },   { "l4", 89 },
+		{ "v100", 70 },   { "t4", 75 },
 	};
 	char low[128];
 	size_t i = 0;
@@ -261,8 +272,10 @@ int cs_compare_device(const cs_compare *c, char *msg, size_t n)
 	if (dev[0]) {
 		int arch = named_arch(dev, prod, sizeof prod);
 		if (arch && want && arch != want) {
-			snprintf(msg, n, "the trace was measured on '%s', %s, and the scenario's GPU '%s' "
-				 "is %s", dev, arch_name(arch), g->name, arch_name(want));
+			snprintf(msg, n,
+				 "the trace was measured on '%s', %s, and the scenario's GPU '%s' "
+				 "is %s",
+				 dev, arch_name(arch), g->name, arch_name(want));
 			return 1;
 		}
 		if (arch && prod[0] && !strstr(g->name, prod)) {
@@ -288,29 +301,33 @@ int cs_compare_device(const cs_compare *c, char *msg, size_t n)
 	int64_t rocm = cs_kineto_arch_kernels(c->trace, CS_KINETO_ARCH_ROCM);
 	int64_t nvjet = cs_kineto_arch_kernels(c->trace, CS_KINETO_ARCH_NVJET);
 	if (rocm > 0 && named == 0 && nvjet == 0) {
-		snprintf(msg, n, "the trace's kernels are %s builds (%lld ROCm GEMMs), and the scenario's GPU "
-			 "'%s' is %s", arch_name(CS_KINETO_ARCH_ROCM), (long long)rocm, g->name,
-			 arch_name(want));
+		snprintf(msg, n,
+			 "the trace's kernels are %s builds (%lld ROCm GEMMs), and the scenario's GPU "
+			 "'%s' is %s",
+			 arch_name(CS_KINETO_ARCH_ROCM), (long long)rocm, g->name, arch_name(want));
 		return 1;
 	}
 	if (!want)
 		return 0;
 	if (newest > want) {
-		snprintf(msg, n, "%lld of the trace's kernels are built for %s, which the scenario's GPU "
-			 "'%s', %s, cannot run", (long long)newest_n, arch_name(newest), g->name,
-			 arch_name(want));
+		snprintf(msg, n,
+			 "%lld of the trace's kernels are built for %s, which the scenario's GPU "
+			 "'%s', %s, cannot run",
+			 (long long)newest_n, arch_name(newest), g->name, arch_name(want));
 		return 1;
 	}
 	if (nvjet > 0 && want < 90) {
-		snprintf(msg, n, "%lld of the trace's kernels are cuBLASLt's nvjet kernels, of Hopper "
-			 "and later, and the scenario's GPU '%s' is %s", (long long)nvjet, g->name,
-			 arch_name(want));
+		snprintf(msg, n,
+			 "%lld of the trace's kernels are cuBLASLt's nvjet kernels, of Hopper "
+			 "and later, and the scenario's GPU '%s' is %s",
+			 (long long)nvjet, g->name, arch_name(want));
 		return 1;
 	}
 	if (newest && newest < want && !(nvjet > 0 && want >= 90)) {
-		snprintf(msg, n, "the trace's kernels name no architecture newer than %s (%lld of its "
-			 "kernels name one), and the scenario's GPU '%s' is %s", arch_name(newest),
-			 (long long)named, g->name, arch_name(want));
+		snprintf(msg, n,
+			 "the trace's kernels name no architecture newer than %s (%lld of its "
+			 "kernels name one), and the scenario's GPU '%s' is %s",
+			 arch_name(newest), (long long)named, g->name, arch_name(want));
 		return 1;
 	}
 	return 0;
@@ -325,14 +342,16 @@ int cs_compare_workload(const cs_compare *c, char *msg, size_t n)
 	}
 	double tg = cs_compare_trace_s(c, CS_KINETO_GEMM), sg = c->m->compute_kind_s[CS_COMPUTE_GEMM];
 	double rk = sk > 0 ? tk / sk : 0, rg = sg > 0 ? tg / sg : 0;
-	bool kernels_off = sk > 0 && tk > 0 &&
-			   (rk > CS_COMPARE_KERNELS_RATIO || rk < 1.0 / CS_COMPARE_KERNELS_RATIO);
+	bool kernels_off =
+		sk > 0 && tk > 0 && (rk > CS_COMPARE_KERNELS_RATIO || rk < 1.0 / CS_COMPARE_KERNELS_RATIO);
 	bool gemm_off = sg > 0 && tg > 0 && !plausible(rg);
 	msg[0] = '\0';
 	if (!kernels_off && !gemm_off)
 		return 0;
-	snprintf(msg, n, "the trace and the scenario cannot be the same job: %.0f compute kernels a "
+	snprintf(msg, n,
+		 "the trace and the scenario cannot be the same job: %.0f compute kernels a "
 		 "step against %.0f simulated (x%.3g), GEMM time %.2f ms a step against %.2f ms "
-		 "simulated (x%.3g)", tk, sk, rk, 1e3 * tg, 1e3 * sg, rg);
+		 "simulated (x%.3g)",
+		 tk, sk, rk, 1e3 * tg, 1e3 * sg, rg);
 	return 1;
 }

@@ -32,8 +32,8 @@ typedef struct cs_compare {
  * simulate it; `steps` > 0 overrides the trace's step count. On failure
  * the message is in diag (a simulation's without a prefix; sim_failed
  * says which) and *c holds nothing to free. */
-cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets,
-			  size_t nsets, int64_t steps, cs_compare *c, cs_diag *diag);
+cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets, size_t nsets,
+			  int64_t steps, cs_compare *c, cs_diag *diag);
 void cs_compare_close(cs_compare *c);
 
 /* The trace's kernel time of class k per step, seconds. */

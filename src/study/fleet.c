@@ -122,8 +122,8 @@ static cs_status slow_machines(const cs_scenario *sc, double factor, int64_t slo
 	return CS_OK;
 }
 
-cs_status cs__fleet_factors(const cs_scenario *sc, const cs__fleet *fl, const cs_mesh *mesh,
-			    int64_t slow, float *out)
+cs_status cs__fleet_factors(const cs_scenario *sc, const cs__fleet *fl, const cs_mesh *mesh, int64_t slow,
+			    float *out)
 {
 	int64_t world = mesh->world;
 	cs_status st = CS_OK;

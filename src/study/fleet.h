@@ -30,10 +30,10 @@
 #define CS_FLEET_MIN_P_NONE 1e-4
 
 typedef struct cs__fleet {
-	cs_fleet_spec spec;      /* resolved */
-	cs_fleet_effects fx;     /* what runs, for the metrics */
-	int factors;             /* some GPU's compute factor is not 1 */
-	int run_none;            /* also simulate the fleet without slow machines */
+	cs_fleet_spec spec;  /* resolved */
+	cs_fleet_effects fx; /* what runs, for the metrics */
+	int factors;         /* some GPU's compute factor is not 1 */
+	int run_none;        /* also simulate the fleet without slow machines */
 } cs__fleet;
 
 /* The effects that apply to sc, and what they cost that needs no run. */
@@ -41,8 +41,8 @@ void cs__fleet_plan(const cs_scenario *sc, cs__fleet *fl);
 
 /* Per-rank factors of the fleet with `slow` slow machines into
  * out[0 .. world). CS_ERR_NOMEM when scratch cannot be had. */
-cs_status cs__fleet_factors(const cs_scenario *sc, const cs__fleet *fl, const cs_mesh *mesh,
-			    int64_t slow, float *out);
+cs_status cs__fleet_factors(const cs_scenario *sc, const cs__fleet *fl, const cs_mesh *mesh, int64_t slow,
+			    float *out);
 
 /* The expectation into m, the run reported in detail: with none_s and
  * slow_s the mean steps without and with the slow machines (read when

@@ -27,23 +27,23 @@
  * + dependency 2 + NCCL watchdog timeouts 7 = 63 for the job. */
 #define LLAMA3_HOURS (54.0 * 24.0)
 static const double llama3_rate[CS_FAIL_CLASSES] = {
-	[CS_FAIL_GPU] = 196.0 / (LLAMA3_HOURS * 16384.0),
-	[CS_FAIL_HBM] = 72.0 / (LLAMA3_HOURS * 16384.0),
-	[CS_FAIL_HOST] = 46.0 / (LLAMA3_HOURS * 2048.0),
-	[CS_FAIL_NIC] = 7.0 / (LLAMA3_HOURS * 16384.0),
-	[CS_FAIL_NETWORK] = 35.0 / (LLAMA3_HOURS * 2048.0),
-	[CS_FAIL_SOFTWARE] = 63.0 / LLAMA3_HOURS,
+	[CS_FAIL_GPU] = 196.0 / (LLAMA3_HOURS * 16384.0),   [CS_FAIL_HBM] = 72.0 / (LLAMA3_HOURS * 16384.0),
+	[CS_FAIL_HOST] = 46.0 / (LLAMA3_HOURS * 2048.0),    [CS_FAIL_NIC] = 7.0 / (LLAMA3_HOURS * 16384.0),
+	[CS_FAIL_NETWORK] = 35.0 / (LLAMA3_HOURS * 2048.0), [CS_FAIL_SOFTWARE] = 63.0 / LLAMA3_HOURS,
 };
 #define LLAMA3_PLANNED_PER_DAY (47.0 / 54.0)
 
 /* The failed unit is replaced by a node (hardware), or the job restarts on
  * the same nodes (a switch is routed around, software restarts). */
 static const bool needs_spare[CS_FAIL_CLASSES] = {
-	[CS_FAIL_GPU] = true, [CS_FAIL_HBM] = true, [CS_FAIL_HOST] = true, [CS_FAIL_NIC] = true,
+	[CS_FAIL_GPU] = true,
+	[CS_FAIL_HBM] = true,
+	[CS_FAIL_HOST] = true,
+	[CS_FAIL_NIC] = true,
 };
 
-static cs_status fail_at(const cs_scenario *sc, const char *key, cs_diag *diag, const char *fmt,
-			 double a, double b)
+static cs_status fail_at(const cs_scenario *sc, const char *key, cs_diag *diag, const char *fmt, double a,
+			 double b)
 {
 	char where[400], body[600];
 	cs_config_locate(sc, key, where, sizeof where);
@@ -84,16 +84,16 @@ static cs_status simulate_step(const cs_scenario *sc, double *step_s, double *to
 
 /* The same plan with one data-parallel replica (and its nodes) fewer, the
  * micro-batches per replica kept. */
-static cs_status simulate_smaller(const cs_scenario *sc, double *step_s, double *tokens,
-				  cs_diag *diag)
+static cs_status simulate_smaller(const cs_scenario *sc, double *step_s, double *tokens, cs_diag *diag)
 {
 	const cs_parallel_spec *p = &sc->parallel;
 	int64_t per_replica = p->tp * p->pp * p->cp, gpn = sc->cluster.gpus_per_node;
 	if (p->dp < 2 || per_replica % gpn != 0)
-		return fail_at(sc, "reliability.elastic", diag, "elastic running drops whole "
+		return fail_at(sc, "reliability.elastic", diag,
+			       "elastic running drops whole "
 			       "data-parallel replicas: it needs dp >= 2 (here %.0f) and a replica of "
-			       "whole nodes (tp x pp x cp = %.0f GPUs)", (double)p->dp,
-			       (double)per_replica);
+			       "whole nodes (tp x pp x cp = %.0f GPUs)",
+			       (double)p->dp, (double)per_replica);
 	cs_scenario *s = malloc(sizeof *s);
 	if (!s) {
 		snprintf(diag->msg, sizeof diag->msg, "out of memory");
@@ -101,8 +101,7 @@ static cs_status simulate_smaller(const cs_scenario *sc, double *step_s, double 
 	}
 	*s = *sc;
 	char a[3][96];
-	snprintf(a[0], sizeof a[0], "cluster.nodes=%lld",
-		 (long long)(sc->cluster.nodes - per_replica / gpn));
+	snprintf(a[0], sizeof a[0], "cluster.nodes=%lld", (long long)(sc->cluster.nodes - per_replica / gpn));
 	snprintf(a[1], sizeof a[1], "parallelism.dp=%lld", (long long)(p->dp - 1));
 	snprintf(a[2], sizeof a[2], "training.global_batch=%lld",
 		 (long long)(sc->training.global_batch / p->dp * (p->dp - 1)));
@@ -118,8 +117,8 @@ static cs_status simulate_smaller(const cs_scenario *sc, double *step_s, double 
 }
 
 /* The job a run samples, and the report's description of it. */
-static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job,
-			 cs_goodput_report *g, cs_diag *diag)
+static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job, cs_goodput_report *g,
+			 cs_diag *diag)
 {
 	const cs_reliability_spec *rl = &sc->reliability;
 	bool llama = rl->preset == CS_RELIAB_LLAMA3;
@@ -128,8 +127,8 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job,
 	g->nodes = sc->cluster.nodes;
 	g->replicas = sc->parallel.dp;
 	double units[CS_FAIL_CLASSES] = {
-		[CS_FAIL_GPU] = (double)g->gpus, [CS_FAIL_HBM] = (double)g->gpus,
-		[CS_FAIL_HOST] = (double)g->nodes, [CS_FAIL_NIC] = (double)g->gpus,
+		[CS_FAIL_GPU] = (double)g->gpus,      [CS_FAIL_HBM] = (double)g->gpus,
+		[CS_FAIL_HOST] = (double)g->nodes,    [CS_FAIL_NIC] = (double)g->gpus,
 		[CS_FAIL_NETWORK] = (double)g->nodes, [CS_FAIL_SOFTWARE] = 1.0,
 	};
 	double per_h = 0;
@@ -141,7 +140,8 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job,
 		per_h += r * units[c];
 	}
 	double planned = rl->planned_per_day >= 0 ? rl->planned_per_day
-						  : llama ? LLAMA3_PLANNED_PER_DAY : 0.0;
+			 : llama                  ? LLAMA3_PLANNED_PER_DAY
+						  : 0.0;
 	job->planned_per_ns = planned / 86400e9;
 	g->fail_per_day[CS_FAIL_CLASSES] = planned;
 	g->mtbf_h = per_h > 0 ? 1.0 / per_h : INFINITY;
@@ -164,12 +164,11 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job,
 		g->elastic_step_s = s1;
 		/* the step of one replica fewer stands for k fewer: a data-parallel
 		 * step hardly changes with a few replicas */
-		job->max_lost = (int)(g->replicas - 1 < CS_REL_MAX_LOST ? g->replicas - 1
-									    : CS_REL_MAX_LOST);
+		job->max_lost = (int)(g->replicas - 1 < CS_REL_MAX_LOST ? g->replicas - 1 : CS_REL_MAX_LOST);
 		for (int k = 1; k <= job->max_lost; k++) {
 			job->lost_step_ns[k] = (int64_t)llround(s1 * 1e9);
-			job->lost_tokens_per_step[k] = g->tokens_per_step * (double)(g->replicas - k) /
-						       (double)g->replicas;
+			job->lost_tokens_per_step[k] =
+				g->tokens_per_step * (double)(g->replicas - k) / (double)g->replicas;
 		}
 	}
 
@@ -186,21 +185,25 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job,
 		g->checkpoint_bytes = (double)mb.params * (w + master + moments);
 	}
 	if (rl->storage_capacity > 0 && g->checkpoint_bytes > rl->storage_capacity)
-		return fail_at(sc, "reliability.checkpoint.storage_capacity", diag, "a checkpoint of "
-			       "%.4g GB does not fit the storage's %.4g GB", g->checkpoint_bytes / 1e9,
-			       rl->storage_capacity / 1e9);
+		return fail_at(sc, "reliability.checkpoint.storage_capacity", diag,
+			       "a checkpoint of "
+			       "%.4g GB does not fit the storage's %.4g GB",
+			       g->checkpoint_bytes / 1e9, rl->storage_capacity / 1e9);
 	double bw = fmin((double)g->nodes * rl->node_write_bw, rl->storage_bw);
 	double write_s = g->checkpoint_bytes / bw;
 	g->restart_s = (double)rl->restart_ns / 1e9 + write_s; /* loading reads it back */
 	g->interval_s = (double)rl->checkpoint_interval_ns / 1e9;
 	if (rl->checkpoint_interval_ns > 0 && g->interval_s < g->step_s)
-		return fail_at(sc, "reliability.checkpoint.interval", diag, "a checkpoint every %.4g s "
-			       "is shorter than a step (%.4g s)", g->interval_s, g->step_s);
+		return fail_at(sc, "reliability.checkpoint.interval", diag,
+			       "a checkpoint every %.4g s "
+			       "is shorter than a step (%.4g s)",
+			       g->interval_s, g->step_s);
 	if (rl->async_checkpoint) {
 		g->stall_s = g->checkpoint_bytes / (double)g->gpus / rl->snapshot_bw;
 		g->write_s = write_s;
 		if (rl->checkpoint_interval_ns > 0 && write_s > g->interval_s)
-			return fail_at(sc, "reliability.checkpoint.interval", diag, "an async "
+			return fail_at(sc, "reliability.checkpoint.interval", diag,
+				       "an async "
 				       "checkpoint every %.4g s is shorter than its write (%.4g s)",
 				       g->interval_s, write_s);
 	} else {
@@ -216,8 +219,9 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job,
 
 	double m_s = g->mtbf_h * 3600.0;
 	g->young_daly_s = sqrt(2.0 * g->stall_s * m_s);
-	g->first_order_lost = (g->interval_s > 0 ? g->stall_s / g->interval_s + g->interval_s /
-			       (2.0 * m_s) : 0.0) + g->restart_s / m_s;
+	g->first_order_lost =
+		(g->interval_s > 0 ? g->stall_s / g->interval_s + g->interval_s / (2.0 * m_s) : 0.0) +
+		g->restart_s / m_s;
 	return CS_OK;
 }
 
@@ -269,8 +273,8 @@ static cs_goodput_ci ci(const acc *a)
 	return (cs_goodput_ci){ m, m - h, m + h };
 }
 
-cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
-			   cs_goodput_report *out, cs_diag *diag)
+cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts, cs_goodput_report *out,
+			   cs_diag *diag)
 {
 	cs_diag scratch;
 	if (!diag)
@@ -286,11 +290,12 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
 	cs_status st = prepare(sc, opts->step_s, &out->job, out, diag);
 	if (st != CS_OK)
 		return st;
-	sampler S = { .job = &out->job, .horizon_ns = (int64_t)llround(opts->days * 86400e9),
-		      .seed = out->seed, .runs = calloc((size_t)out->runs, sizeof *S.runs) };
+	sampler S = { .job = &out->job,
+		      .horizon_ns = (int64_t)llround(opts->days * 86400e9),
+		      .seed = out->seed,
+		      .runs = calloc((size_t)out->runs, sizeof *S.runs) };
 	if (!S.runs) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory for %lld runs",
-			 (long long)out->runs);
+		snprintf(diag->msg, sizeof diag->msg, "out of memory for %lld runs", (long long)out->runs);
 		return CS_ERR_NOMEM;
 	}
 	cs_pool_opts po = opts->pool;
@@ -303,9 +308,10 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
 		return CS_ERR_SIM;
 	}
 	/* in run order, so the sums do not depend on the threads */
-	double full_rate = out->tokens_per_step / out->step_s;   /* per s */
-	acc ett = {0}, per_day[CS_FAIL_CLASSES + 1] = {{0}}, inter = {0}, lost[CS_LOSS_KINDS] = {{0}};
-	acc ttt = {0};
+	double full_rate = out->tokens_per_step / out->step_s; /* per s */
+	acc ett = { 0 }, per_day[CS_FAIL_CLASSES + 1] = { { 0 } }, inter = { 0 },
+	    lost[CS_LOSS_KINDS] = { { 0 } };
+	acc ttt = { 0 };
 	for (int64_t i = 0; i < out->runs; i++) {
 		const cs_rel_run *r = &S.runs[i];
 		double h = (double)r->horizon_ns / 1e9, total = (double)r->planned;
@@ -338,11 +344,17 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts,
 
 int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *values, int cap)
 {
-	static const char *const lost[CS_LOSS_KINDS] = {
-		"lost_checkpoint", "lost_restart", "lost_rework", "lost_wait", "lost_degraded"
-	};
+	static const char *const lost[CS_LOSS_KINDS] = { "lost_checkpoint", "lost_restart", "lost_rework",
+							 "lost_wait", "lost_degraded" };
 	int n = 0;
-#define COL(nm, v) do { if (n < cap) { names[n] = (nm); values[n] = (v); } n++; } while (0)
+#define COL(nm, v)                       \
+	do {                             \
+		if (n < cap) {           \
+			names[n] = (nm); \
+			values[n] = (v); \
+		}                        \
+		n++;                     \
+	} while (0)
 	COL("effective_training", g->ett.mean);
 	COL("effective_training_lo99", g->ett.lo);
 	COL("effective_training_hi99", g->ett.hi);
@@ -354,8 +366,8 @@ int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *v
 	return n;
 }
 
-cs_status cs_study_goodput_sample(const cs_goodput_report *g, int64_t which,
-				  cs_rel_span_fn on_span, void *ctx, cs_rel_run *out)
+cs_status cs_study_goodput_sample(const cs_goodput_report *g, int64_t which, cs_rel_span_fn on_span,
+				  void *ctx, cs_rel_run *out)
 {
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
 	if (!rng)

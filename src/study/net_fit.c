@@ -27,10 +27,7 @@ typedef struct problem {
 	bool nomem;
 } problem;
 
-static double start(double f)
-{
-	return f > 0 ? f : 1.0;
-}
+static double start(double f) { return f > 0 ? f : 1.0; }
 
 static cs_coll_spec with(const problem *p, double lb, double ll)
 {
@@ -115,8 +112,7 @@ static void minimise(problem *p)
 		return;
 	}
 	gsl_vector *x = gsl_vector_alloc(dim), *ss = gsl_vector_alloc(dim);
-	gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2,
-								   dim);
+	gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, dim);
 	if (!x || !ss || !m) {
 		p->nomem = true;
 	} else {
@@ -217,8 +213,8 @@ static void fit(problem *p, bool *bw_fit, bool *lat_fit)
 	minimise(p);
 }
 
-cs_status cs_net_fit_series(const cs_cluster_spec *c, const cs_coll_spec *spec,
-			    const cs_net_series *s, size_t ns, cs_net_fit *out, cs_diag *diag)
+cs_status cs_net_fit_series(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_net_series *s,
+			    size_t ns, cs_net_fit *out, cs_diag *diag)
 {
 	size_t n = 0;
 	bool nic = false;
@@ -236,8 +232,8 @@ cs_status cs_net_fit_series(const cs_cluster_spec *c, const cs_coll_spec *spec,
 		return CS_ERR_INPUT;
 	}
 	problem p = { .c = c, .spec = *spec, .s = s, .ns = ns, .n = n, .nic = nic };
-	double before = cost(&p, log(start(nic ? spec->scale_out_bw : spec->scale_up_bw)),
-			     log(start(spec->latency)));
+	double before =
+		cost(&p, log(start(nic ? spec->scale_out_bw : spec->scale_up_bw)), log(start(spec->latency)));
 	bool bw_fit, lat_fit;
 	fit(&p, &bw_fit, &lat_fit);
 	if (!bw_fit && p.nic) {
@@ -249,16 +245,19 @@ cs_status cs_net_fit_series(const cs_cluster_spec *c, const cs_coll_spec *spec,
 		snprintf(diag->msg, sizeof diag->msg, "out of memory");
 		return CS_ERR_NOMEM;
 	}
-	*out = (cs_net_fit){ .bandwidth = exp(p.lb0), .nic = p.nic, .latency = exp(p.ll0),
-			      .bandwidth_fit = bw_fit, .latency_fit = lat_fit,
-			      .rms = sqrt(cost(&p, p.lb0, p.ll0) / (double)n),
-			      .rms_before = sqrt(before / (double)n) };
+	*out = (cs_net_fit){ .bandwidth = exp(p.lb0),
+			     .nic = p.nic,
+			     .latency = exp(p.ll0),
+			     .bandwidth_fit = bw_fit,
+			     .latency_fit = lat_fit,
+			     .rms = sqrt(cost(&p, p.lb0, p.ll0) / (double)n),
+			     .rms_before = sqrt(before / (double)n) };
 	return CS_OK;
 }
 
 cs_status cs_net_fit_times(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
-			   const cs_group_shape *g, const double *bytes, const double *time_ns,
-			   size_t n, cs_net_fit *out, cs_diag *diag)
+			   const cs_group_shape *g, const double *bytes, const double *time_ns, size_t n,
+			   cs_net_fit *out, cs_diag *diag)
 {
 	cs_net_series s = { .op = op, .g = g, .bytes = bytes, .time_ns = time_ns, .n = n };
 	return cs_net_fit_series(c, spec, &s, 1, out, diag);

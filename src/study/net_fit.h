@@ -15,14 +15,14 @@
 #include "coll/coll.h"
 
 typedef struct cs_net_fit {
-	double bandwidth;   /* the factor on the group's link: NVLink within one
+	double bandwidth;                /* the factor on the group's link: NVLink within one
 	                     * scale-up domain, the NIC across domains */
-	bool nic;           /* which link: false NVLink, true NIC */
-	double latency;     /* the factor on every latency */
+	bool nic;                        /* which link: false NVLink, true NIC */
+	double latency;                  /* the factor on every latency */
 	bool bandwidth_fit, latency_fit; /* false: the times do not depend on it;
 	                                  * the factor is left as given */
-	double rms;         /* root mean square of ln(model / measured), fitted */
-	double rms_before;  /* the same at the starting factors */
+	double rms;                      /* root mean square of ln(model / measured), fitted */
+	double rms_before;               /* the same at the starting factors */
 } cs_net_fit;
 
 /* One measured collective: op on the group *g, time_ns[i] for bytes[i]. */
@@ -45,15 +45,15 @@ typedef struct cs_net_series {
  * CS_ERR_INPUT with a message when n is 0 or the group has one rank;
  * CS_ERR_NOMEM. */
 cs_status cs_net_fit_times(const cs_cluster_spec *c, const cs_coll_spec *spec, cs_coll_op op,
-			   const cs_group_shape *g, const double *bytes, const double *time_ns,
-			   size_t n, cs_net_fit *out, cs_diag *diag);
+			   const cs_group_shape *g, const double *bytes, const double *time_ns, size_t n,
+			   cs_net_fit *out, cs_diag *diag);
 
 /* The same fit to several measured collectives s[0..ns) at once (several
  * tests of one nccl-tests file): one pair of factors for all of them, the
  * NIC's bandwidth when some group spans scale-up domains. CS_ERR_INPUT when
  * no series has a size or one has a group of one rank. */
-cs_status cs_net_fit_series(const cs_cluster_spec *c, const cs_coll_spec *spec,
-			    const cs_net_series *s, size_t ns, cs_net_fit *out, cs_diag *diag);
+cs_status cs_net_fit_series(const cs_cluster_spec *c, const cs_coll_spec *spec, const cs_net_series *s,
+			    size_t ns, cs_net_fit *out, cs_diag *diag);
 
 /* spec with the fit's factors in place. */
 cs_coll_spec cs_net_fit_apply(const cs_coll_spec *spec, const cs_net_fit *fit);

@@ -44,9 +44,9 @@ static int push(plan_list *l, const cs_plan *p)
 
 static bool same_plan(const cs_plan *a, const cs_plan *b)
 {
-	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
-	       a->ep == b->ep && a->vstages == b->vstages && a->micro_batch == b->micro_batch &&
-	       a->sharding == b->sharding && a->recompute == b->recompute;
+	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp && a->ep == b->ep &&
+	       a->vstages == b->vstages && a->micro_batch == b->micro_batch && a->sharding == b->sharding &&
+	       a->recompute == b->recompute;
 }
 
 static int by_estimate(const void *x, const void *y)
@@ -88,8 +88,8 @@ static int consider(search_ctx *c, cs_plan *p)
 	p->sequence_parallel = p->tp > 1;
 	p->tp_beyond_domain = p->tp > c->base->cluster.scale_up_domain;
 	cs__plan_fill(c->base, p, sc);
-	cs_mem_breakdown mem = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel,
-					      &sc->cluster.gpu, cs_cluster_shard_unit(&sc->cluster));
+	cs_mem_breakdown mem = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
+					      cs_cluster_shard_unit(&sc->cluster));
 	p->mem_bytes = mem.total;
 	if (mem.total > s->budget_bytes) {
 		s->pruned_memory++;
@@ -108,20 +108,17 @@ static int consider(search_ctx *c, cs_plan *p)
 
 static int enumerate(search_ctx *c)
 {
-	static const cs_recompute rcs[] = {CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE,
-					   CS_RECOMPUTE_FULL};
+	static const cs_recompute rcs[] = { CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE, CS_RECOMPUTE_FULL };
 	/* zero2 stands for FSDP's shard-grad-op too: the same memory, and the
 	 * same schedule while parameter gathers overlap (the default) */
-	static const cs_sharding shs[] = {CS_SHARD_NONE, CS_SHARD_ZERO1, CS_SHARD_ZERO2,
-					  CS_SHARD_ZERO3};
-	static const int64_t vs[] = {1, 2, 4};
+	static const cs_sharding shs[] = { CS_SHARD_NONE, CS_SHARD_ZERO1, CS_SHARD_ZERO2, CS_SHARD_ZERO3 };
+	static const int64_t vs[] = { 1, 2, 4 };
 	const cs_scenario *b = c->base;
 	const cs_model_spec *m = &b->model;
 	int64_t gpus = cs_scenario_gpus(b), domain = b->cluster.scale_up_domain;
-	int64_t mbs[4] = {1, 2, 4, 0}, nmb = 3, cp_max = 1;
+	int64_t mbs[4] = { 1, 2, 4, 0 }, nmb = 3, cp_max = 1;
 
-	if (b->training.micro_batch != 1 && b->training.micro_batch != 2 &&
-	    b->training.micro_batch != 4)
+	if (b->training.micro_batch != 1 && b->training.micro_batch != 2 && b->training.micro_batch != 4)
 		mbs[nmb++] = b->training.micro_batch;
 	if (b->training.seq_len >= CS_PLAN_CP_SEQ)
 		cp_max = CS_PLAN_CP_MAX;
@@ -138,9 +135,10 @@ static int enumerate(search_ctx *c)
 				int64_t dp = rest / pp;
 				for (size_t iv = 0; iv < 3 && (iv == 0 || pp > 1); iv++) {
 					for (int64_t im = 0; im < nmb; im++) {
-						for (size_t is = 0; is < 4 && (is == 0 || dp * cp > 1); is++) {
+						for (size_t is = 0; is < 4 && (is == 0 || dp * cp > 1);
+						     is++) {
 							for (size_t ir = 0; ir < 3; ir++) {
-								cs_plan p = {0};
+								cs_plan p = { 0 };
 								p.tp = tp;
 								p.pp = pp;
 								p.dp = dp;
@@ -196,12 +194,12 @@ static int64_t select_survivors(plan_list *keep, const cs_plan *h, int64_t max_s
 	return max_sims;
 }
 
-cs_status cs_plan_prepare(const cs_scenario *base_in, const cs_plan_opts *opts,
-			  cs_plan_search **out, cs_diag *diag)
+cs_status cs_plan_prepare(const cs_scenario *base_in, const cs_plan_opts *opts, cs_plan_search **out,
+			  cs_diag *diag)
 {
-	cs_plan_opts o = opts ? *opts : (cs_plan_opts){0};
+	cs_plan_opts o = opts ? *opts : (cs_plan_opts){ 0 };
 	cs_status st = CS_ERR_NOMEM;
-	search_ctx c = {0};
+	search_ctx c = { 0 };
 	cs_scenario *base = NULL;
 	cs_plan_search *s;
 	cs_diag scratch;
@@ -247,10 +245,11 @@ cs_status cs_plan_prepare(const cs_scenario *base_in, const cs_plan_opts *opts,
 			snprintf(s->heuristic_note, sizeof s->heuristic_note, "refused: %.140s", d2.msg);
 		else
 			s->heuristic.mem_bytes = cs_mem_per_gpu(&c.scratch->model, &c.scratch->training,
-				&c.scratch->parallel, &c.scratch->cluster.gpu,
-				cs_cluster_shard_unit(&c.scratch->cluster)).total;
-		s->heuristic.estimate_s = s->heuristic_valid ? cs_plan_estimate(c.scratch, &s->heuristic)
-							     : 0.0;
+								&c.scratch->parallel, &c.scratch->cluster.gpu,
+								cs_cluster_shard_unit(&c.scratch->cluster))
+							 .total;
+		s->heuristic.estimate_s =
+			s->heuristic_valid ? cs_plan_estimate(c.scratch, &s->heuristic) : 0.0;
 	}
 
 	if (enumerate(&c) != 0)
@@ -291,7 +290,8 @@ void cs_plan_rank(cs_plan_search *s)
 	s->nplans = n;
 
 	if (s->heuristic_valid && s->heuristic.mem_bytes > s->budget_bytes) {
-		snprintf(s->heuristic_note, sizeof s->heuristic_note, "over the memory budget "
+		snprintf(s->heuristic_note, sizeof s->heuristic_note,
+			 "over the memory budget "
 			 "(%.1f GB of %.1f GB), simulated for reference only",
 			 s->heuristic.mem_bytes / 1e9, s->budget_bytes / 1e9);
 	} else if (s->heuristic_valid && s->heuristic.simulated) {

@@ -35,8 +35,11 @@
 
 /* What bounds a plan: the largest of compute, each exposed communication
  * kind (CS_PLAN_BOUND_COMM + cs_comm_kind) and the pipeline bubble. */
-enum { CS_PLAN_BOUND_COMPUTE = 0, CS_PLAN_BOUND_COMM = 1,
-       CS_PLAN_BOUND_BUBBLE = CS_PLAN_BOUND_COMM + CS_COMM_KINDS };
+enum {
+	CS_PLAN_BOUND_COMPUTE = 0,
+	CS_PLAN_BOUND_COMM = 1,
+	CS_PLAN_BOUND_BUBBLE = CS_PLAN_BOUND_COMM + CS_COMM_KINDS
+};
 
 /* One plan: the searched fields, its formula memory and estimate, and (once
  * simulated) its metrics. Plain data. */
@@ -45,37 +48,37 @@ typedef struct cs_plan {
 	cs_sharding sharding;
 	cs_recompute recompute;
 	bool sequence_parallel;
-	bool tp_beyond_domain;   /* tp exceeds the scale-up (NVLink) domain */
-	double mem_bytes;        /* cs_mem_per_gpu total */
-	double estimate_s;       /* cs_plan_estimate */
-	int64_t index;           /* enumeration order, the last tie-breaker */
+	bool tp_beyond_domain; /* tp exceeds the scale-up (NVLink) domain */
+	double mem_bytes;      /* cs_mem_per_gpu total */
+	double estimate_s;     /* cs_plan_estimate */
+	int64_t index;         /* enumeration order, the last tie-breaker */
 	/* filled by simulation */
-	bool simulated;          /* and succeeded */
+	bool simulated; /* and succeeded */
 	double step_time_s, mfu, tflops_per_gpu, tokens_per_s;
 	double compute_s, bubble_s, exposed_s[CS_COMM_KINDS];
-	int bound;               /* CS_PLAN_BOUND_* */
+	int bound; /* CS_PLAN_BOUND_* */
 } cs_plan;
 
 typedef struct cs_plan_opts {
-	int64_t gpus;        /* resize the cluster to this many GPUs; 0 keeps it */
-	int jobs;            /* simulation threads; <= 0 means 1 */
-	int64_t max_sims;    /* 0 means CS_PLAN_MAX_SIMS */
-	double headroom;     /* 0 means CS_PLAN_HEADROOM; else in (0, 1] */
+	int64_t gpus;     /* resize the cluster to this many GPUs; 0 keeps it */
+	int jobs;         /* simulation threads; <= 0 means 1 */
+	int64_t max_sims; /* 0 means CS_PLAN_MAX_SIMS */
+	double headroom;  /* 0 means CS_PLAN_HEADROOM; else in (0, 1] */
 } cs_plan_opts;
 
 typedef struct cs_plan_search {
-	cs_scenario *base;       /* the scenario searched, resized to `gpus` (owned) */
+	cs_scenario *base; /* the scenario searched, resized to `gpus` (owned) */
 	int64_t gpus;
-	double headroom, budget_bytes;   /* budget = headroom x HBM */
+	double headroom, budget_bytes; /* budget = headroom x HBM */
 	int64_t max_sims;
 	int jobs;
-	int64_t considered;      /* plans enumerated (tp x pp x cp dividing the GPUs) */
-	int64_t pruned_memory;   /* over the budget */
-	int64_t pruned_invalid;  /* refused by cs_config_validate */
-	int64_t survived;        /* left after pruning */
-	int64_t skipped;         /* survivors not simulated (estimate beyond the cap) */
-	int64_t simulated;       /* simulations run (plans, not the heuristic's extra run) */
-	int64_t failed;          /* simulations that returned an error */
+	int64_t considered;     /* plans enumerated (tp x pp x cp dividing the GPUs) */
+	int64_t pruned_memory;  /* over the budget */
+	int64_t pruned_invalid; /* refused by cs_config_validate */
+	int64_t survived;       /* left after pruning */
+	int64_t skipped;        /* survivors not simulated (estimate beyond the cap) */
+	int64_t simulated;      /* simulations run (plans, not the heuristic's extra run) */
+	int64_t failed;         /* simulations that returned an error */
 	double wall_s;
 	char first_invalid[256]; /* cs_config_validate's first refusal, "" if none */
 	char first_failure[256]; /* a failed simulation's message, "" if none */
@@ -84,12 +87,12 @@ typedef struct cs_plan_search {
 	int64_t nplans;
 	/* the seed's heuristic */
 	cs_plan heuristic;
-	bool heuristic_fits;     /* at CS_PLAN_SEED_HEADROOM, by the seed's rule */
-	bool heuristic_valid;    /* cs_config_validate accepts it */
-	int64_t heuristic_rank;  /* 1-based among `plans`; 0 when invalid, over the
+	bool heuristic_fits;      /* at CS_PLAN_SEED_HEADROOM, by the seed's rule */
+	bool heuristic_valid;     /* cs_config_validate accepts it */
+	int64_t heuristic_rank;   /* 1-based among `plans`; 0 when invalid, over the
 	                          * budget (then simulated for reference only) or
 	                          * when its simulation failed */
-	char heuristic_note[160];/* why it is not ranked, "" when it is */
+	char heuristic_note[160]; /* why it is not ranked, "" when it is */
 } cs_plan_search;
 
 /* Resize sc's cluster to `gpus` GPUs: whole nodes when gpus is a multiple
@@ -99,8 +102,7 @@ cs_status cs_plan_resize(cs_scenario *sc, int64_t gpus, cs_diag *diag);
 
 /* Write plan p's fields into a copy of base (out), with sim.fold on, one
  * step and no perturbations, and validate it. */
-cs_status cs_plan_apply(const cs_scenario *base, const cs_plan *p, cs_scenario *out,
-                        cs_diag *diag);
+cs_status cs_plan_apply(const cs_scenario *base, const cs_plan *p, cs_scenario *out, cs_diag *diag);
 
 /* cs_plan_apply without the validation (the search's inner loop). */
 void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out);
@@ -127,8 +129,8 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p);
  * modified): the heuristic's plan, and in plans[0 .. nplans) the survivors
  * to simulate, best estimate first. *out is allocated on CS_OK and freed
  * with cs_plan_search_free. study/search.c simulates them (cs_study_plans). */
-cs_status cs_plan_prepare(const cs_scenario *base, const cs_plan_opts *opts,
-                          cs_plan_search **out, cs_diag *diag);
+cs_status cs_plan_prepare(const cs_scenario *base, const cs_plan_opts *opts, cs_plan_search **out,
+			  cs_diag *diag);
 /* Once every plan's `simulated` and metrics are filled: keep the plans
  * that succeeded, best step time first (then less memory, then enumeration
  * order), count the failures and rank the heuristic's plan among them. */

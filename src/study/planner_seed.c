@@ -13,7 +13,7 @@
 #include "model/model.h"
 #include "study/planner.h"
 
-static const char *const bound_names[] = {"compute", "tp", "dp", "pp", "cp", "ep", "bubble"};
+static const char *const bound_names[] = { "compute", "tp", "dp", "pp", "cp", "ep", "bubble" };
 
 const char *cs_plan_bound_name(int bound)
 {
@@ -49,15 +49,19 @@ cs_status cs_plan_resize(cs_scenario *sc, int64_t gpus, cs_diag *diag)
 		if (c->nics_per_node > gpus)
 			c->nics_per_node = (int)gpus;
 	} else {
-		snprintf(diag->msg, sizeof diag->msg, "'--gpus' (%lld) must be a multiple of the %lld "
-			 "GPUs per node, or divide it", (long long)gpus, (long long)per);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "'--gpus' (%lld) must be a multiple of the %lld "
+			 "GPUs per node, or divide it",
+			 (long long)gpus, (long long)per);
 		return CS_ERR_INPUT;
 	}
 	int64_t dom = c->scale_up_domain;
 	per = c->gpus_per_node;
 	if (per % dom != 0 && gpus % dom != 0) {
-		snprintf(diag->msg, sizeof diag->msg, "'--gpus' (%lld) must be a multiple of the "
-			 "scale-up domain of %lld GPUs", (long long)gpus, (long long)dom);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "'--gpus' (%lld) must be a multiple of the "
+			 "scale-up domain of %lld GPUs",
+			 (long long)gpus, (long long)dom);
 		return CS_ERR_INPUT;
 	}
 	return CS_OK;
@@ -85,8 +89,7 @@ void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
 	out->n_perturbations = 0;
 }
 
-cs_status cs_plan_apply(const cs_scenario *base, const cs_plan *p, cs_scenario *out,
-			cs_diag *diag)
+cs_status cs_plan_apply(const cs_scenario *base, const cs_plan *p, cs_scenario *out, cs_diag *diag)
 {
 	cs__plan_fill(base, p, out);
 	return cs_config_validate(out, diag);
@@ -123,11 +126,11 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
 	for (int64_t tp = 1; tp <= domain; tp++) {
 		if (domain % tp || m->heads % tp)
 			continue;
-		int64_t rest = gpus / tp;   /* the seed's n_gpus // tp */
+		int64_t rest = gpus / tp; /* the seed's n_gpus // tp */
 		for (int64_t pp = 1; pp <= rest; pp++) {
 			if (rest % pp || m->layers % pp)
 				continue;
-			cs_plan c = {0};
+			cs_plan c = { 0 };
 			c.tp = tp;
 			c.pp = pp;
 			c.dp = gpus / (tp * pp);
@@ -150,16 +153,15 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
 			q.sharding = CS_SHARD_ZERO1;
 			q.recompute = CS_RECOMPUTE_SELECTIVE;
 			/* the paper's layer (34 sbh/t), as the seed's formula */
-			double layer = cs_mem_activation_bytes_per_layer(t.seq_len, 1, m->hidden,
-									 m->heads, tp, true,
-									 CS_RECOMPUTE_SELECTIVE,
-									 q.flash_attention);
+			double layer =
+				cs_mem_activation_bytes_per_layer(t.seq_len, 1, m->hidden, m->heads, tp, true,
+								  CS_RECOMPUTE_SELECTIVE, q.flash_attention);
 			if (m->parallel_block)
 				layer -= cs_mem_parallel_block_saving(t.seq_len, 1, m->hidden, tp, true,
 								      CS_RECOMPUTE_SELECTIVE);
 			c.mem_bytes = cs_mem_per_gpu_with(m, &t, &q, &sc->cluster.gpu,
-							  cs_cluster_shard_unit(&sc->cluster),
-							  layer).total;
+							  cs_cluster_shard_unit(&sc->cluster), layer)
+					      .total;
 			bool f = c.mem_bytes <= budget;
 			if (!have || seed_better(&c, f, best, best_fits)) {
 				*best = c;
@@ -188,10 +190,10 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 	double up = cl->scale_up.bandwidth;
 	double out = cl->scale_out.bandwidth * (double)cl->nics_per_node / (double)cl->gpus_per_node;
 	double dom = (double)cl->scale_up_domain;
-	double act = s / cp * mb * (double)m->hidden * 2.0;  /* one micro-batch's (s, b, h), 16-bit */
+	double act = s / cp * mb * (double)m->hidden * 2.0; /* one micro-batch's (s, b, h), 16-bit */
 
-	double hw = cs_model_hw_flops_per_step(m, sc->training.seq_len, sc->training.global_batch,
-					       p->recompute);
+	double hw =
+		cs_model_hw_flops_per_step(m, sc->training.seq_len, sc->training.global_batch, p->recompute);
 	double compute = hw / (gpus * peak);
 	double bubble = compute * (pp - 1.0) / (v * micro);
 
@@ -218,7 +220,7 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 		double d = dp * cp;
 		double params = (double)cs_model_params(m).total / (tp * pp);
 		double gbytes = cs_model_dtype_bytes(sc->training.grad_dtype);
-		double vol = 2.0 * (d - 1.0) / d * params * gbytes;   /* all-reduce, or RS + AG */
+		double vol = 2.0 * (d - 1.0) / d * params * gbytes; /* all-reduce, or RS + AG */
 		if (p->sharding == CS_SHARD_ZERO3)
 			vol *= 1.5;
 		/* hierarchical collectives cross the scale-out network once per
@@ -226,7 +228,7 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 		double stride = tp * cp * pp, per = (double)cl->gpus_per_node;
 		double local = stride < per ? per / stride : 1.0;
 		double bw = gpus <= dom ? up : out * local;
-		double hide = compute * 2.0 / 3.0;   /* backward */
+		double hide = compute * 2.0 / 3.0; /* backward */
 		dp_exposed = vol / bw > hide ? vol / bw - hide : 0.0;
 	}
 	return compute + bubble + tp_comm + cp_comm + pp_comm + dp_exposed;

@@ -22,10 +22,7 @@ typedef struct pool {
 	int live;                     /* workers not yet finished, under mu */
 } pool;
 
-static bool stopped(const cs_pool_opts *o)
-{
-	return o->stop && *o->stop;
-}
+static bool stopped(const cs_pool_opts *o) { return o->stop && *o->stop; }
 
 static void *worker(void *arg)
 {

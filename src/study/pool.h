@@ -20,8 +20,7 @@
 /* Job i of n; returns false when it failed (counted for the progress). */
 typedef bool (*cs_pool_job_fn)(void *ctx, size_t i);
 /* Called on the calling thread about 5 times a second, and once at the end. */
-typedef void (*cs_pool_progress_fn)(void *ud, size_t done, size_t total, size_t running,
-				    size_t failed);
+typedef void (*cs_pool_progress_fn)(void *ud, size_t done, size_t total, size_t running, size_t failed);
 
 typedef struct cs_pool_opts {
 	int jobs;                          /* threads: < 1 means 1, at most CS_POOL_MAX_JOBS */

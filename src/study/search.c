@@ -18,8 +18,8 @@ typedef struct search_jobs {
 	const cs_plan_search *s;
 	const cs_kprof *prof;
 	cs_plan **plans;
-	pthread_mutex_t lock;   /* guards failure */
-	char *failure;          /* the first failure's message */
+	pthread_mutex_t lock; /* guards failure */
+	char *failure;        /* the first failure's message */
 	size_t failure_size;
 } search_jobs;
 
@@ -66,7 +66,8 @@ static bool simulate_plan(void *ctx, size_t i)
 		return false;
 	}
 	if (cs_plan_apply(J->s->base, p, sc, &diag) != CS_OK ||
-	    cs__simulate(sc, &(cs__sim_request){ .have_prof = true, .prof = J->prof }, &res, &diag) != CS_OK) {
+	    cs__simulate(sc, &(cs__sim_request){ .have_prof = true, .prof = J->prof }, &res, &diag) !=
+		    CS_OK) {
 		failed(J, p, diag.msg);
 		cs_result_free(res);
 		free(sc);
@@ -88,8 +89,8 @@ static bool simulate_plan(void *ctx, size_t i)
 	return true;
 }
 
-cs_status cs_study_plans(const cs_scenario *base, const cs_plan_opts *opts,
-			 const cs_pool_opts *pool, cs_plan_search **out, cs_diag *diag)
+cs_status cs_study_plans(const cs_scenario *base, const cs_plan_opts *opts, const cs_pool_opts *pool,
+			 cs_plan_search **out, cs_diag *diag)
 {
 	double t0 = now_s();
 	cs_plan_search *s = NULL;
@@ -106,7 +107,9 @@ cs_status cs_study_plans(const cs_scenario *base, const cs_plan_opts *opts,
 		return st;
 	}
 	/* the picked plans, then the heuristic's when the validation takes it */
-	search_jobs J = { .s = s, .prof = prof, .failure = s->first_failure,
+	search_jobs J = { .s = s,
+			  .prof = prof,
+			  .failure = s->first_failure,
 			  .failure_size = sizeof s->first_failure,
 			  .plans = malloc((size_t)(s->nplans + 1) * sizeof *J.plans) };
 	if (!J.plans || pthread_mutex_init(&J.lock, NULL) != 0) {

@@ -19,7 +19,7 @@
 /* Search base's plans (base is not modified). pool may be NULL; its jobs
  * field is ignored (opts->jobs counts), its stop flag and progress are
  * used. *out is allocated on CS_OK and freed with cs_plan_search_free. */
-cs_status cs_study_plans(const cs_scenario *base, const cs_plan_opts *opts,
-			 const cs_pool_opts *pool, cs_plan_search **out, cs_diag *diag);
+cs_status cs_study_plans(const cs_scenario *base, const cs_plan_opts *opts, const cs_pool_opts *pool,
+			 cs_plan_search **out, cs_diag *diag);
 
 #endif

@@ -37,16 +37,16 @@ static double now_s(void)
 typedef struct sim_ctx {
 	const cs_scenario *sc;
 	const cs_kprof *prof;
-	float *docs;          /* document-mask attention factors, NULL for none */
+	float *docs; /* document-mask attention factors, NULL for none */
 	cs_mesh mesh;
 	cs_topo *topo;
 	cs_coll *coll;
-	cs_program *progs;    /* built here, freed with the context */
+	cs_program *progs; /* built here, freed with the context */
 	int64_t nprogs;
-	const cs_program *run; /* what the ranks run: progs, or imported programs */
+	const cs_program *run;   /* what the ranks run: progs, or imported programs */
 	const uint16_t *tmpl_of; /* per rank its program in run; NULL: its stage's */
 	int64_t nrun;
-	bool stragglers;      /* the scenario's own perturbations, not only the fleet's */
+	bool stragglers; /* the scenario's own perturbations, not only the fleet's */
 } sim_ctx;
 
 static const cs_program *prog_of(const sim_ctx *c, int64_t rank)
@@ -65,11 +65,11 @@ static void ctx_free(sim_ctx *c)
 
 static void split_kinds(const sim_ctx *c, int64_t rank, const cs_rank_stats *s, double *kind_s);
 static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
-			  bool want_rows, const cs_kprof *prof, const cs__programs *given,
-			  cs_result **out, cs_diag *diag);
+			  bool want_rows, const cs_kprof *prof, const cs__programs *given, cs_result **out,
+			  cs_diag *diag);
 
-static void fill_row(const sim_ctx *c, cs_rank_row *row, int64_t rank, const cs_rank_stats *s,
-		     double idle, const float *factor)
+static void fill_row(const sim_ctx *c, cs_rank_row *row, int64_t rank, const cs_rank_stats *s, double idle,
+		     const float *factor)
 {
 	row->rank = rank;
 	row->end_s = 1e-9 * (double)s->end;
@@ -93,7 +93,7 @@ typedef struct step_out {
 	double act_peak;
 	char choice[CS_COMM_KINDS][32];
 	cs_critical_path path;
-	int64_t straggler;       /* the slowest-computing rank, -1 for none */
+	int64_t straggler; /* the slowest-computing rank, -1 for none */
 	double straggler_factor;
 } step_out;
 
@@ -131,8 +131,10 @@ static void export_path(const cs_path *p, cs_critical_path *out)
 	out->nlast = p->nlast;
 	for (int i = 0; i < p->nlast; i++) {
 		const cs_path_hop *h = &p->last[i];
-		out->last[i] = (cs_path_step){ .from = cs_path_hop_from(h), .to = cs_path_hop_to(h),
-					       .kind = cs_path_hop_kind(h), .tier = cs_path_hop_tier(h),
+		out->last[i] = (cs_path_step){ .from = cs_path_hop_from(h),
+					       .to = cs_path_hop_to(h),
+					       .kind = cs_path_hop_kind(h),
+					       .tier = cs_path_hop_tier(h),
 					       .at_s = 1e-9 * (double)h->at };
 		snprintf(out->last[i].via, sizeof(out->last[i].via), "%s",
 			 cs_coll_op_name((cs_coll_op)cs_path_hop_coll(h)));
@@ -183,25 +185,35 @@ static void draw_documents(const cs_scenario *sc, double floor_share, int64_t st
 }
 
 static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_link_faults *links,
-			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows,
-			  const cs_span_sink *sink, const uint8_t *traced, cs_diag *diag)
+			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows, const cs_span_sink *sink,
+			  const uint8_t *traced, cs_diag *diag)
 {
 	/* the critical path: asked for (1), refused (-1), or by default */
 	int want_path = opts ? opts->critical_path : 0;
-	cs_run_env env = { .sc = c->sc, .mesh = &c->mesh, .progs = c->run, .topo = c->topo,
-			   .tmpl_of = c->tmpl_of, .ntmpl = c->nrun,
-			   .coll = c->coll, .compute_factor = factor, .first_rank = 0,
-			   .nranks = c->mesh.world, .progress = opts ? opts->progress : 0,
-			   .traced = sink ? traced : NULL, .on_span = sink ? sink->on_span : NULL,
-			   .span_ctx = sink ? sink->ctx : NULL,
-			   .links = links, .prof = c->prof, .doc_factor = c->docs,
-			   .doc_micro = cs_scenario_micro_batches(c->sc),
-			   .clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE
-				? cs_kprof_clock_model(c->prof) : NULL,
-			   .fold = fold,
-			   .critical_path = !fold && want_path >= 0 &&
-				(want_path > 0 || (factor != NULL && c->stragglers) ||
-				 c->mesh.world <= 4096) };
+	cs_run_env env = {
+		.sc = c->sc,
+		.mesh = &c->mesh,
+		.progs = c->run,
+		.topo = c->topo,
+		.tmpl_of = c->tmpl_of,
+		.ntmpl = c->nrun,
+		.coll = c->coll,
+		.compute_factor = factor,
+		.first_rank = 0,
+		.nranks = c->mesh.world,
+		.progress = opts ? opts->progress : 0,
+		.traced = sink ? traced : NULL,
+		.on_span = sink ? sink->on_span : NULL,
+		.span_ctx = sink ? sink->ctx : NULL,
+		.links = links,
+		.prof = c->prof,
+		.doc_factor = c->docs,
+		.doc_micro = cs_scenario_micro_batches(c->sc),
+		.clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE ? cs_kprof_clock_model(c->prof) : NULL,
+		.fold = fold,
+		.critical_path = !fold && want_path >= 0 &&
+				 (want_path > 0 || (factor != NULL && c->stragglers) || c->mesh.world <= 4096)
+	};
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",
@@ -257,8 +269,8 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 	for (int k = 0; k < CS_COMM_KINDS; k++) {
 		const cs_coll_choice *ch = cs_runner_last_choice(r, (cs_comm_kind)k);
 		if (ch->channels > 0 || ch->bus_bw > 0)
-			snprintf(o->choice[k], sizeof(o->choice[k]), "%s/%s",
-				 cs_coll_algo_name(ch->algo), cs_coll_proto_name(ch->proto));
+			snprintf(o->choice[k], sizeof(o->choice[k]), "%s/%s", cs_coll_algo_name(ch->algo),
+				 cs_coll_proto_name(ch->proto));
 	}
 	cs_runner_free(r);
 	return CS_OK;
@@ -301,8 +313,7 @@ static cs_status trace_ranks(const cs_scenario *sc, const cs_mesh *mesh, const c
 
 /* The sink's say on the spans the traced ranks' programs will make in the
  * one traced step, before anything runs. */
-static cs_status trace_admit(const sim_ctx *c, const cs_span_sink *sink, const uint8_t *traced,
-			     cs_diag *diag)
+static cs_status trace_admit(const sim_ctx *c, const cs_span_sink *sink, const uint8_t *traced, cs_diag *diag)
 {
 	double spans = 0;
 	int64_t ranks = 0;
@@ -341,12 +352,12 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 	double per_gpu_s = m->step_time_s * (double)gpus;
 	m->gpus = gpus;
 	m->micro_batches = cs_scenario_micro_batches(sc);
-	m->model_flops_megatron = cs_model_flops_per_step(&sc->model, sc->training.seq_len,
-							  sc->training.global_batch);
+	m->model_flops_megatron =
+		cs_model_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
 	double hw = cs_model_hw_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch,
 					       sc->parallel.recompute);
-	m->model_flops = cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len,
-							sc->training.global_batch);
+	m->model_flops =
+		cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
 	m->tokens_per_s = tokens / m->step_time_s;
 	m->tflops_per_gpu = m->model_flops / per_gpu_s / 1e12;
 	m->mfu = m->model_flops / (per_gpu_s * peak);
@@ -374,9 +385,13 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 	m->straggler_factor = rep->straggler_factor;
 	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
 					     cs_cluster_shard_unit(&sc->cluster));
-	m->memory = (cs_memory){ .weights = mb.weights, .grads = mb.grads, .optimizer = mb.optimizer,
-				 .activations = mb.activations, .total = mb.total,
-				 .capacity = mb.capacity, .fits = mb.fits };
+	m->memory = (cs_memory){ .weights = mb.weights,
+				 .grads = mb.grads,
+				 .optimizer = mb.optimizer,
+				 .activations = mb.activations,
+				 .total = mb.total,
+				 .capacity = mb.capacity,
+				 .fits = mb.fits };
 }
 
 cs_status cs__simulate_check(const cs_scenario *sc, cs_diag *diag)
@@ -415,12 +430,12 @@ cs_status cs__simulate(const cs_scenario *sc, const cs__sim_request *rq, cs_resu
 /* One fleet: the scenario's run with `slow` of the fleet's slow machines. */
 static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_t slow,
 			      const cs_run_opts *opts, const cs_span_sink *sink, bool want_rows,
-			      const cs_kprof *prof, const cs__programs *given, cs_result **out,
-			      cs_diag *diag)
+			      const cs_kprof *prof, const cs__programs *given, cs_result **out, cs_diag *diag)
 {
 	double t0 = now_s();
 	*out = NULL;
-	sim_ctx c = { .sc = sc, .prof = prof,
+	sim_ctx c = { .sc = sc,
+		      .prof = prof,
 		      .stragglers = sc->n_perturbations > 0 || sc->cluster.gpu_variation > 0 };
 	float *fleet = NULL;
 	cs_result *res = calloc(1, sizeof(*res));
@@ -500,8 +515,8 @@ static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_
 	 * which folding keeps exactly (the ranks it folds are identical), so it
 	 * folds wherever folding applies: a straggler study costs about one
 	 * step, not two. */
-	bool fold_base = sc->sim.fold || (perturbed && !c.docs && !c.tmpl_of &&
-					  sc->coll.fidelity == CS_FIDELITY_ANALYTIC);
+	bool fold_base = sc->sim.fold ||
+			 (perturbed && !c.docs && !c.tmpl_of && sc->coll.fidelity == CS_FIDELITY_ANALYTIC);
 	st = run_step(&c, fold_base, NULL, NULL, opts, &base, perturbed ? NULL : res->rows,
 		      perturbed ? NULL : sink, traced, diag);
 	if (st != CS_OK)
@@ -523,8 +538,7 @@ static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_
 		if (fresh || i == 0 || c.docs) {
 			st = run_step(&c, sc->sim.fold, perturbed ? factor : NULL,
 				      perturbed && cs_fault_any_links(fault) ? &lf : NULL, opts, &so,
-				      perturbed ? scratch : NULL,
-				      i == 0 ? sink : NULL, traced, diag);
+				      perturbed ? scratch : NULL, i == 0 ? sink : NULL, traced, diag);
 			if (st != CS_OK)
 				goto fail;
 			events += so.events;
@@ -571,15 +585,15 @@ fail:
  * machines, and without them where that is likely enough (fleet.h). The
  * likelier of the two is reported in detail (traced, rows, path). */
 static cs_status simulate(const cs_scenario *sc, const cs_run_opts *opts, const cs_span_sink *sink,
-			  bool want_rows, const cs_kprof *prof, const cs__programs *given,
-			  cs_result **out, cs_diag *diag)
+			  bool want_rows, const cs_kprof *prof, const cs__programs *given, cs_result **out,
+			  cs_diag *diag)
 {
 	cs__fleet fl;
 	cs_result *other = NULL;
 	cs__fleet_plan(sc, &fl);
 	int none_first = fl.run_none && fl.fx.p_none >= 0.5;
-	cs_status st = simulate_one(sc, &fl, none_first ? 0 : fl.fx.slow, opts, sink, want_rows, prof,
-				    given, out, diag);
+	cs_status st = simulate_one(sc, &fl, none_first ? 0 : fl.fx.slow, opts, sink, want_rows, prof, given,
+				    out, diag);
 	if (st != CS_OK)
 		return st;
 	double t[2] = { (*out)->m.step_time_s, (*out)->m.step_time_s }; /* without, with */

@@ -51,16 +51,16 @@ typedef struct cs__programs {
 /* What the study's callers may ask of a simulation beyond cs_simulate:
  * every field may be left zero. */
 typedef struct cs__sim_request {
-	const cs_run_opts *opts;      /* NULL: the defaults */
-	const cs_span_sink *sink;     /* NULL: nothing traced */
-	bool want_rows;               /* one row per rank (of the worst perturbed step),
+	const cs_run_opts *opts;  /* NULL: the defaults */
+	const cs_span_sink *sink; /* NULL: nothing traced */
+	bool want_rows;           /* one row per rank (of the worst perturbed step),
 	                               * read with cs__result_rows (owned by the result) */
-	bool have_prof;               /* prof is the kernel profile, loaded by the caller, who
+	bool have_prof;           /* prof is the kernel profile, loaded by the caller, who
 	                               * keeps it (NULL: the flat efficiencies), for callers
 	                               * that simulate many variants on one GPU; else the
 	                               * scenario's is loaded here */
 	const cs_kprof *prof;
-	const cs__programs *given;    /* programs in place of the scenario's own; the
+	const cs__programs *given; /* programs in place of the scenario's own; the
 	                               * scenario gives the cluster, the process groups and
 	                               * the run's settings */
 } cs__sim_request;

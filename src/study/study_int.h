@@ -10,7 +10,7 @@
 
 struct cs_result {
 	cs_metrics m;
-	cs_rank_row *rows;   /* per rank, when asked for */
+	cs_rank_row *rows; /* per rank, when asked for */
 	int64_t nrows;
 };
 

@@ -35,8 +35,7 @@ static void trim(const char **s, size_t *n)
 		(*n)--;
 }
 
-cs_status cs_sweep_new(const char *path, const char *const *sets, size_t nsets, cs_sweep **out,
-                       cs_diag *diag)
+cs_status cs_sweep_new(const char *path, const char *const *sets, size_t nsets, cs_sweep **out, cs_diag *diag)
 {
 	*out = NULL;
 	if (nsets > CS_SWEEP_MAX_SETS) {
@@ -97,13 +96,12 @@ cs_status cs_sweep_vary(cs_sweep *sw, const char *spec, cs_diag *diag)
 {
 	const char *eq = strchr(spec, '=');
 	if (!eq) {
-		snprintf(diag->msg, sizeof diag->msg, "--vary '%.200s': expected key.path=v1,v2,...",
-		         spec);
+		snprintf(diag->msg, sizeof diag->msg, "--vary '%.200s': expected key.path=v1,v2,...", spec);
 		return CS_ERR_INPUT;
 	}
 	if (sw->nkeys == CS_SWEEP_MAX_KEYS) {
 		snprintf(diag->msg, sizeof diag->msg, "--vary '%.200s': more than %d varied keys", spec,
-		         CS_SWEEP_MAX_KEYS);
+			 CS_SWEEP_MAX_KEYS);
 		return CS_ERR_INPUT;
 	}
 	const char *k = spec;
@@ -116,7 +114,7 @@ cs_status cs_sweep_vary(cs_sweep *sw, const char *spec, cs_diag *diag)
 	for (size_t i = 0; i < sw->nkeys; i++)
 		if (strlen(sw->keys[i].key) == kl && !strncmp(sw->keys[i].key, k, kl)) {
 			snprintf(diag->msg, sizeof diag->msg, "--vary '%.200s': key '%.*s' is varied twice",
-			         spec, (int)(kl > 200 ? 200 : kl), k);
+				 spec, (int)(kl > 200 ? 200 : kl), k);
 			return CS_ERR_INPUT;
 		}
 	cs_sweep_key_vals *kv = &sw->keys[sw->nkeys];
@@ -136,7 +134,7 @@ cs_status cs_sweep_vary(cs_sweep *sw, const char *spec, cs_diag *diag)
 		trim(&v, &n);
 		if (!n) {
 			snprintf(diag->msg, sizeof diag->msg, "--vary '%.200s': empty value (number %zu)",
-			         spec, kv->n + 1);
+				 spec, kv->n + 1);
 			goto fail;
 		}
 		if (!(kv->vals[kv->n] = dup_range(v, n)))
@@ -165,15 +163,16 @@ cs_status cs_sweep_check(cs_sweep *sw, cs_diag *diag)
 	size_t np = 1;
 	for (size_t k = 0; k < sw->nkeys; k++) {
 		if (np > CS_SWEEP_MAX_POINTS / sw->keys[k].n) {
-			snprintf(diag->msg, sizeof diag->msg, "the sweep has more than %d points (the "
-			         "limit); vary fewer keys or values", CS_SWEEP_MAX_POINTS);
+			snprintf(diag->msg, sizeof diag->msg,
+				 "the sweep has more than %d points (the "
+				 "limit); vary fewer keys or values",
+				 CS_SWEEP_MAX_POINTS);
 			return CS_ERR_INPUT;
 		}
 		np *= sw->keys[k].n;
 	}
 	cs_scenario *base = NULL, *tmp = NULL;
-	cs_status st = cs_scenario_load(sw->path, (const char *const *)sw->sets, sw->nsets, &base,
-	                                diag);
+	cs_status st = cs_scenario_load(sw->path, (const char *const *)sw->sets, sw->nsets, &base, diag);
 	if (st != CS_OK)
 		return st;
 	tmp = malloc(sizeof *tmp);
@@ -224,8 +223,10 @@ out:
 cs_status cs_sweep_goodput(cs_sweep *sw, double days, int64_t runs, cs_diag *diag)
 {
 	if (sw->checked || !(days > 0 && days <= 36500)) {
-		snprintf(diag->msg, sizeof diag->msg, "'--goodput' needs a number of days in (0, 36500]"
-			 " (got %g)", days);
+		snprintf(diag->msg, sizeof diag->msg,
+			 "'--goodput' needs a number of days in (0, 36500]"
+			 " (got %g)",
+			 days);
 		return CS_ERR_INPUT;
 	}
 	cs_goodput_report zero;
@@ -260,7 +261,7 @@ cs_status cs_sweep_point_sets(const cs_sweep *sw, size_t p, char *buf, size_t le
 	size_t used = 0;
 	for (size_t k = 0; k < sw->nkeys; k++) {
 		int n = snprintf(buf + used, len - used, "%s=%s", sw->keys[k].key,
-		                 sw->keys[k].vals[cs_sweep_point_index(sw, p, k)]);
+				 sw->keys[k].vals[cs_sweep_point_index(sw, p, k)]);
 		if (n < 0 || (size_t)n + 1 > len - used)
 			return CS_ERR_INPUT;
 		used += (size_t)n + 1;
@@ -293,8 +294,7 @@ const double *cs_sweep_point_values(const cs_sweep *sw, size_t p)
 	return sw->values + p * sw->ncols;
 }
 
-void cs__sweep_store(cs_sweep *sw, size_t p, cs_sweep_state st, const double *vals,
-                     const char *err)
+void cs__sweep_store(cs_sweep *sw, size_t p, cs_sweep_state st, const double *vals, const char *err)
 {
 	if (st == CS_SWEEP_OK) {
 		memcpy(sw->values + p * sw->ncols, vals, sw->ncols * sizeof *vals);

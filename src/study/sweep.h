@@ -40,13 +40,13 @@ typedef struct cs_sweep cs_sweep;
 
 /* State of one point. */
 typedef enum cs_sweep_state {
-	CS_SWEEP_PENDING = 0,  /* not run (or interrupted before it started) */
+	CS_SWEEP_PENDING = 0, /* not run (or interrupted before it started) */
 	CS_SWEEP_OK = 1,
 	CS_SWEEP_FAILED = 2
 } cs_sweep_state;
 
 cs_status cs_sweep_new(const char *path, const char *const *sets, size_t nsets, cs_sweep **out,
-                       cs_diag *diag);
+		       cs_diag *diag);
 void cs_sweep_free(cs_sweep *sw);
 
 /* Add a varied key from "key.path=v1,v2,...": values are split at commas,
@@ -78,8 +78,8 @@ size_t cs_sweep_point_index(const cs_sweep *sw, size_t p, size_t k);
 cs_status cs_sweep_point_sets(const cs_sweep *sw, size_t p, char *buf, size_t len);
 
 typedef struct cs_sweep_run_opts {
-	int jobs;                        /* threads; < 1 means 1 */
-	int rank, nranks;                /* run points p with p % nranks == rank; 0, 0 = all */
+	int jobs;                          /* threads; < 1 means 1 */
+	int rank, nranks;                  /* run points p with p % nranks == rank; 0, 0 = all */
 	const volatile sig_atomic_t *stop; /* when it becomes non-zero, start no more points */
 	cs_pool_progress_fn progress;      /* called about 5 times a second, and at the end */
 	void *progress_ud;

@@ -53,7 +53,9 @@ static void run_point(cs_sweep *sw, size_t p)
 	cs_study_columns(cs_result_metrics(res), names, vals, CS_SWEEP_MAX_COLUMNS);
 	if (sw->goodput_days > 0) {
 		cs_goodput_report g;
-		cs_goodput_opts go = { .days = sw->goodput_days, .runs = sw->goodput_runs, .jobs = 1,
+		cs_goodput_opts go = { .days = sw->goodput_days,
+				       .runs = sw->goodput_runs,
+				       .jobs = 1,
 				       .step_s = cs_result_metrics(res)->step_time_s };
 		if ((st = cs_study_goodput(sc, &go, &g, &diag)) != CS_OK)
 			goto failed;
@@ -104,8 +106,9 @@ cs_status cs_sweep_run(cs_sweep *sw, const cs_sweep_run_opts *o)
 	for (size_t p = rank; p < sw->npoints; p += nranks)
 		if (sw->state[p] == CS_SWEEP_PENDING)
 			sh.list[sh.n++] = p;
-	cs_pool_opts po = { .jobs = o->jobs, .stop = o->stop, .progress = o->progress,
-			    .progress_ud = o->progress_ud };
+	cs_pool_opts po = {
+		.jobs = o->jobs, .stop = o->stop, .progress = o->progress, .progress_ud = o->progress_ud
+	};
 	size_t done = cs_pool_run(sh.n, run_job, &sh, &po);
 	free(sh.list);
 	return done < sh.n ? CS_ERR_SIM : CS_OK;
