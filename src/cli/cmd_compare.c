@@ -30,7 +30,9 @@ static const char compare_help[] =
 	"kernels, memcpy, memset), the GPU's idle time (trace: from its first\n"
 	"kernel's start to its last one's end, minus the union of the kernels;\n"
 	"simulated: host launch waits and idle time no transfer explains), and\n"
-	"that span against the simulated step time.\n"
+	"that span against the simulated step time. A trace of another GPU (its\n"
+"deviceProperties, its kernels' sm80/sm90 tags) or of another job (its\n"
+"kernels a step, its GEMM time) is warned of on standard error.\n"
 	"\n"
 	"Kernels are classified by name, ignoring case: 'nccl' communication;\n"
 	"'adam' (or multi_tensor_apply with 'fusedoptimizer') optimizer; 'sdpa',\n"
@@ -121,6 +123,11 @@ int cs_cmd_compare(int argc, char **argv)
 		fprintf(stderr, "clustersim compare: %s\n", CS_CLEAN(diag));
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
+	char why[2048];
+	if (cs_compare_device(&c, why, sizeof why))
+		fprintf(stderr, "clustersim compare: warning: %s: %s\n", r.in.trace, why);
+	if (cs_compare_workload(&c, why, sizeof why))
+		fprintf(stderr, "clustersim compare: warning: %s: %s\n", r.in.trace, why);
 	if (r.format == F_JSON)
 		cs_compare_write_json(stdout, &c, r.in.trace, r.in.steps > 0);
 	else if (r.format == F_CSV)

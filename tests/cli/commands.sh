@@ -105,6 +105,13 @@ has err.txt 'written for '"'"'--force'"'"
 expect 0 calibrate "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --out a100.yaml \
 	--set cluster.gpu=a100-sxm-80g
 has err.txt "warning: $llama_trace: the trace was measured on 'NVIDIA H200', sm90 (Hopper), and the scenario's GPU 'a100-sxm-80g' is sm80 (Ampere)"
+# compare warns of another job and of another GPU, and of nothing on its own
+expect 0 compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml"
+[ -s err.txt ] && { echo "FAIL: compare of a trace with its own job warned:" >&2; cat err.txt >&2; fail=1; }
+expect 0 compare "$llama_trace" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml"
+has err.txt "clustersim compare: warning: $llama_trace: the trace and the scenario cannot be the same job: 1504 compute kernels a step"
+expect 0 compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --set cluster.gpu=a100-sxm-80g
+has err.txt "clustersim compare: warning: $llama_trace: the trace was measured on 'NVIDIA H200', sm90 (Hopper), and the scenario's GPU 'a100-sxm-80g' is sm80 (Ampere)"
 # the network fit: the rms before and after
 expect 0 calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
 	"$root/scenarios/megatron-1t-3072gpu.yaml" --out net.yaml
