@@ -183,17 +183,18 @@ cs_status cs__nccltests_parse_json(const char *buf, size_t len, const char *file
 			snprintf(diag->msg, sizeof diag->msg, "out of memory");
 			return CS_ERR_NOMEM;
 		}
-		return cs__nccltests_fail(diag, file, err.line > 0 ? err.line : 1, err.column > 0 ? err.column : 1,
-			    "not nccl-tests output: bad JSON");
+		return cs__nccltests_fail(diag, file, err.line > 0 ? err.line : 1,
+					  err.column > 0 ? err.column : 1, "not nccl-tests output: bad JSON");
 	}
 	cs_nccltests t = { .root = -1, .line = 1 };
 	const json_t *res = json_object_get(root, "results"), *cfg = json_object_get(root, "config");
 	cs_status st;
 	if (!json_is_array(res) || !json_is_object(cfg))
-		st = cs__nccltests_fail(diag, file, 1, 1,
-			  "not nccl-tests output: no column header ('# size count "
-			  "type ... time algbw busbw') and no 'config' and 'results' of nccl-tests' -J "
-			  "JSON");
+		st = cs__nccltests_fail(
+			diag, file, 1, 1,
+			"not nccl-tests output: no column header ('# size count "
+			"type ... time algbw busbw') and no 'config' and 'results' of nccl-tests' -J "
+			"JSON");
 	else
 		st = jdevices(cfg, file, &t, diag);
 	if (st == CS_OK)
