@@ -430,6 +430,83 @@ START_TEST(device_properties_name_the_gpu)
 }
 END_TEST
 
+/* Each kernel name's totals, the most time first (ties by name), with its
+ * class; copies and memsets are not kernels. */
+static const char by_name[] =
+	"{\"traceEvents\": [\n"
+	K("nvjet_a", 1000, 10) ",\n"
+	K("elementwise_b", 1010, 5) ",\n"
+	K("flash_fwd", 1020, 60) ",\n"
+	K("nvjet_a", 1080, 20) ",\n"
+	K("ncclKernel_x", 1100, 60) ",\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 1160, \"dur\": 3},\n"
+	K("elementwise_b", 1170, 5) ",\n"
+	K("nvjet_a", 1180, 35) "\n"
+	"]}\n";
+
+START_TEST(kernels_are_totalled_by_name)
+{
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kineto_parse("t.json", by_name, strlen(by_name), &t, &diag) == CS_OK, "%s", diag.msg);
+	static const struct {
+		const char *name;
+		cs_kineto_class cls;
+		int64_t count, ns;
+	} want[] = {
+		{ "nvjet_a", CS_KINETO_GEMM, 3, 65000 },
+		{ "flash_fwd", CS_KINETO_ATTN, 1, 60000 },
+		{ "ncclKernel_x", CS_KINETO_COMM, 1, 60000 },
+		{ "elementwise_b", CS_KINETO_MEMBOUND, 2, 10000 },
+	};
+	size_t n;
+	const cs_kineto_kernel *k = cs_kineto_kernels_by_name(t, &n);
+	ck_assert_uint_eq(n, ROWS(want));
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(k[i].name, want[i].name);
+		ck_assert_int_eq(k[i].cls, want[i].cls);
+		ck_assert_int_eq(k[i].count, want[i].count);
+		ck_assert_int_eq(k[i].ns, want[i].ns);
+	}
+	cs_kineto_free(t);
+}
+END_TEST
+
+/* Thousands of names: the table grows and loses none. */
+START_TEST(many_kernel_names_keep_their_totals)
+{
+	enum { NAMES = 3000 };
+	size_t cap = (size_t)NAMES * 2 * 128 + 64, len = 0;
+	char *text = malloc(cap);
+	ck_assert_ptr_nonnull(text);
+	len += (size_t)snprintf(text + len, cap - len, "{\"traceEvents\": [\n");
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < NAMES; i++)
+			len += (size_t)snprintf(text + len, cap - len,
+						"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", "
+						"\"ts\": %d, \"dur\": %d}",
+						r || i ? ",\n" : "", i, 10 * (r * NAMES + i), i + 1);
+	len += (size_t)snprintf(text + len, cap - len, "\n]}\n");
+	ck_assert_uint_lt(len, cap);
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kineto_parse("t.json", text, len, &t, &diag) == CS_OK, "%s", diag.msg);
+	size_t n;
+	const cs_kineto_kernel *k = cs_kineto_kernels_by_name(t, &n);
+	ck_assert_uint_eq(n, NAMES);
+	for (size_t i = 0; i < n; i++) {
+		/* k2999 took the most: 2 x 3000 us */
+		char want[16];
+		snprintf(want, sizeof want, "k%zu", NAMES - 1 - i);
+		ck_assert_str_eq(k[i].name, want);
+		ck_assert_int_eq(k[i].count, 2);
+		ck_assert_int_eq(k[i].ns, 2 * 1000 * (int64_t)(NAMES - i));
+	}
+	cs_kineto_free(t);
+	free(text);
+}
+END_TEST
+
 static Suite *kineto_suite(void)
 {
 	Suite *s = suite_create("kineto");
@@ -444,6 +521,10 @@ static Suite *kineto_suite(void)
 	tc = tcase_create("steps");
 	tcase_add_test(tc, steps_span_and_busy_union);
 	tcase_add_test(tc, epoch_times_and_operator_steps);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("names");
+	tcase_add_test(tc, kernels_are_totalled_by_name);
+	tcase_add_test(tc, many_kernel_names_keep_their_totals);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shapes");
 	tcase_add_test(tc, gemm_kernels_by_shape);

@@ -48,6 +48,9 @@ static const char compare_help[] =
 	"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
 	"                      annotations, or 1)\n"
 	"  --format text|json|csv   output format (default text)\n"
+	"  --kernels           list the trace's kernels by name instead, the most\n"
+	"                      time first: time and kernels per step and the class\n"
+	"                      each is counted in\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"examples:\n"
@@ -60,11 +63,11 @@ static const char compare_help[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_FORMAT, O_HELP };
+enum { O_SET = 1, O_STEPS, O_FORMAT, O_KERNELS, O_HELP };
 
 static const cs_opt compare_opts[] = {
-	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "format", 1, O_FORMAT }, { "help", 0, O_HELP },
-	{ 0, 0, 0 },
+	{ "set", 1, O_SET },         { "steps", 1, O_STEPS }, { "format", 1, O_FORMAT },
+	{ "kernels", 0, O_KERNELS }, { "help", 0, O_HELP },   { 0, 0, 0 },
 };
 
 enum { F_TEXT, F_JSON, F_CSV };
@@ -72,6 +75,7 @@ enum { F_TEXT, F_JSON, F_CSV };
 typedef struct compare_args {
 	cs_trace_args in;
 	int format;
+	bool kernels; /* --kernels: the trace's kernels by name instead */
 } compare_args;
 
 static int parse(cs_args *a, compare_args *r)
@@ -97,6 +101,7 @@ static int parse(cs_args *a, compare_args *r)
 			else
 				return cs_args_fail(a, "unknown format '%s' (text, json or csv)", val);
 			break;
+		case O_KERNELS: r->kernels = true; break;
 		case O_HELP: fputs(compare_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
@@ -128,7 +133,12 @@ int cs_cmd_compare(int argc, char **argv)
 		fprintf(stderr, "clustersim compare: warning: %s: %s\n", r.in.trace, why);
 	if (cs_compare_workload(&c, why, sizeof why))
 		fprintf(stderr, "clustersim compare: warning: %s: %s\n", r.in.trace, why);
-	if (r.format == F_JSON)
+	if (r.kernels)
+		cs_compare_write_kernels(stdout, &c, r.in.trace,
+					 r.format == F_JSON  ? CS_COMPARE_JSON
+					 : r.format == F_CSV ? CS_COMPARE_CSV
+							     : CS_COMPARE_TEXT);
+	else if (r.format == F_JSON)
 		cs_compare_write_json(stdout, &c, r.in.trace, r.in.steps > 0);
 	else if (r.format == F_CSV)
 		cs_compare_write_csv(stdout, &c);

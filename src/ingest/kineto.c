@@ -34,6 +34,8 @@ struct cs_kineto {
 	size_t nshapes;
 	char device[128];                   /* deviceProperties[0].name */
 	int64_t arch[CS_KINETO_ARCH_CODES]; /* kernels by the architecture their names say */
+	cs_kineto_kernel *by_name;          /* each kernel name's totals, the most time first */
+	size_t nnames;
 };
 
 /* ---- classification ----------------------------------------------------- */
@@ -155,6 +157,13 @@ typedef struct gemm_kernel {
 	int64_t ext, ns;
 } gemm_kernel;
 
+/* A kernel name's totals. */
+typedef struct kname {
+	char *name; /* NULL: an empty place */
+	uint64_t hash;
+	int64_t count, ns;
+} kname;
+
 typedef struct acc {
 	const char *name; /* for messages */
 	cs_kineto *t;
@@ -170,8 +179,91 @@ typedef struct acc {
 	double dev;
 	int have_base;
 	double base_us; /* the first timed event's 'ts': times are rebased to it */
+	kname *kn;      /* kernel names, open-addressed by hash; kncap a power of two */
+	size_t nkn, kncap;
 	cs_diag *diag;
 } acc;
+
+/* FNV-1a, 64 bits. */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The place of `name` (hash h) in the table, or the empty one it would
+ * take. */
+static size_t kname_slot(const kname *kn, size_t cap, const char *name, uint64_t h)
+{
+	size_t i = h & (cap - 1);
+	while (kn[i].name && (kn[i].hash != h || strcmp(kn[i].name, name) != 0))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* One more kernel of `name`, `ns` long. 0, or -1 when out of memory. */
+static int note_kernel(acc *a, const char *name, int64_t ns)
+{
+	if (2 * (a->nkn + 1) > a->kncap) {
+		size_t cap = a->kncap ? 2 * a->kncap : 256;
+		kname *kn = calloc(cap, sizeof *kn);
+		if (!kn)
+			return -1;
+		for (size_t i = 0; i < a->kncap; i++)
+			if (a->kn[i].name)
+				kn[kname_slot(kn, cap, a->kn[i].name, a->kn[i].hash)] = a->kn[i];
+		free(a->kn);
+		a->kn = kn;
+		a->kncap = cap;
+	}
+	uint64_t h = name_hash(name);
+	kname *k = &a->kn[kname_slot(a->kn, a->kncap, name, h)];
+	if (!k->name) {
+		if (!(k->name = strdup(name)))
+			return -1;
+		k->hash = h;
+		a->nkn++;
+	}
+	k->count++;
+	k->ns += ns; /* at most its class's sum, which add_ns bounds */
+	return 0;
+}
+
+static int cmp_kernel(const void *x, const void *y)
+{
+	const cs_kineto_kernel *p = x, *q = y;
+	if (p->ns != q->ns)
+		return p->ns > q->ns ? -1 : 1;
+	return strcmp(p->name, q->name);
+}
+
+/* The table's names into t->by_name, the most time first (the names move;
+ * the table is freed). 0, or -1 when out of memory. */
+static int list_kernels(acc *a)
+{
+	cs_kineto *t = a->t;
+	t->by_name = a->nkn ? malloc(a->nkn * sizeof *t->by_name) : NULL;
+	if (a->nkn && !t->by_name)
+		return -1;
+	for (size_t i = 0; i < a->kncap; i++)
+		if (a->kn[i].name) {
+			t->by_name[t->nnames++] =
+				(cs_kineto_kernel){ a->kn[i].name, cs_kineto_classify(a->kn[i].name),
+						    a->kn[i].count, a->kn[i].ns };
+			a->kn[i].name = NULL;
+		}
+	qsort(t->by_name, t->nnames, sizeof *t->by_name, cmp_kernel);
+	return 0;
+}
+
+static void kname_free(acc *a)
+{
+	for (size_t i = 0; i < a->kncap; i++)
+		free(a->kn[i].name);
+	free(a->kn);
+}
 
 static int grow(void **p, size_t *cap, size_t n, size_t size)
 {
@@ -364,6 +456,10 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 	if (c == CS_KINETO_COPY || c == CS_KINETO_MEMSET)
 		return CS_OK;
 	a->t->arch[cs_kineto_kernel_arch(name)]++;
+	if (note_kernel(a, name, dur)) {
+		snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
+		return CS_ERR_NOMEM;
+	}
 	if (check_device(a, e))
 		return CS_ERR_INPUT;
 	if (grow((void **)&a->iv, &a->cap, a->niv, sizeof(span))) {
@@ -521,11 +617,12 @@ static cs_status summarise(const char *name, size_t max_event, cs_jstream_read r
 	}
 	if (st == CS_OK) {
 		finish(&a);
-		if (join_shapes(&a)) {
+		if (join_shapes(&a) || list_kernels(&a)) {
 			snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", name);
 			st = CS_ERR_NOMEM;
 		}
 	}
+	kname_free(&a);
 	free(a.iv);
 	free(a.step);
 	free(a.ops);
@@ -594,9 +691,19 @@ cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag)
 
 void cs_kineto_free(cs_kineto *t)
 {
-	if (t)
-		free(t->shapes);
+	if (!t)
+		return;
+	free(t->shapes);
+	for (size_t i = 0; i < t->nnames; i++)
+		free((char *)t->by_name[i].name);
+	free(t->by_name);
 	free(t);
+}
+
+const cs_kineto_kernel *cs_kineto_kernels_by_name(const cs_kineto *t, size_t *n)
+{
+	*n = t->nnames;
+	return t->by_name;
 }
 
 const cs_kineto_shape *cs_kineto_gemm_shapes(const cs_kineto *t, size_t *n)

@@ -12,7 +12,8 @@
  * cpu_op, PyTorch 1.8's Operator; the whole trace is one step without
  * them). Timestamps are rebased to the first timed event's, so Unix-epoch
  * microseconds read like relative ones.
- * Memory is one event and 16 bytes per kernel, whatever the trace's size;
+ * Memory is one event, 16 bytes per kernel and each distinct kernel name
+ * once, whatever the trace's size;
  * an event of more than CS_KINETO_MAX_EVENT bytes is refused.
  *
  * Kernels are classified by name, case-insensitively, in this order:
@@ -103,6 +104,15 @@ const char *cs_kineto_device(const cs_kineto *t);
 int cs_kineto_kernel_arch(const char *name);
 /* The trace's kernels whose names say architecture `arch`. */
 int64_t cs_kineto_arch_kernels(const cs_kineto *t, int arch);
+
+/* Each kernel name's class and totals over the whole trace, the most time
+ * first (ties by name); the array and its names belong to t. */
+typedef struct cs_kineto_kernel {
+	const char *name;
+	cs_kineto_class cls;
+	int64_t count, ns;
+} cs_kineto_kernel;
+const cs_kineto_kernel *cs_kineto_kernels_by_name(const cs_kineto *t, size_t *n);
 
 /* GEMM kernels by shape, where the trace records shapes (torch.profiler's
  * record_shapes=True: "Input Dims" on the CPU ops): each GEMM kernel joined

@@ -165,3 +165,51 @@ void cs_compare_write_csv(FILE *f, const cs_compare *c)
 		fputc('\n', f);
 	}
 }
+
+void cs_compare_write_kernels(FILE *f, const cs_compare *c, const char *trace, int format)
+{
+	size_t n;
+	const cs_kineto_kernel *k = cs_kineto_kernels_by_name(c->trace, &n);
+	double per = 1.0 / (double)c->steps;
+	if (format == CS_COMPARE_JSON) {
+		cs_jw w;
+		cs_jw_init(&w, f, 2);
+		cs_jw_begin_obj(&w);
+		cs_jw_kv_str(&w, "trace", trace);
+		cs_jw_kv_int(&w, "steps", c->steps);
+		cs_jw_key(&w, "kernels");
+		cs_jw_begin_arr(&w);
+		for (size_t i = 0; i < n; i++) {
+			cs_jw_begin_obj(&w);
+			cs_jw_kv_str(&w, "name", k[i].name);
+			cs_jw_kv_str(&w, "class", cs_kineto_class_name(k[i].cls));
+			cs_jw_kv_num(&w, "kernels_per_step", (double)k[i].count * per);
+			cs_jw_kv_num(&w, "time_per_step_s", 1e-9 * (double)k[i].ns * per);
+			cs_jw_end_obj(&w);
+		}
+		cs_jw_end_arr(&w);
+		cs_jw_end_obj(&w);
+		cs_jw_finish(&w);
+		return;
+	}
+	if (format == CS_COMPARE_CSV) {
+		fputs("name,class,kernels_per_step,time_per_step_s\n", f);
+		for (size_t i = 0; i < n; i++) {
+			cs_csv_field(f, k[i].name);
+			fputc(',', f);
+			cs_csv_field(f, cs_kineto_class_name(k[i].cls));
+			fputc(',', f);
+			cs_csv_num(f, (double)k[i].count * per);
+			fputc(',', f);
+			cs_csv_num(f, 1e-9 * (double)k[i].ns * per);
+			fputc('\n', f);
+		}
+		return;
+	}
+	fprintf(f, "trace      %s: %lld step%s, %zu kernel name%s, the most time first\n\n", trace,
+		(long long)c->steps, c->steps == 1 ? "" : "s", n, n == 1 ? "" : "s");
+	fprintf(f, "%12s %9s  %-14s %s\n", "ms per step", "kernels", "class", "name");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%12.3f %9.1f  %-14s %s\n", 1e-6 * (double)k[i].ns * per, (double)k[i].count * per,
+			cs_kineto_class_name(k[i].cls), k[i].name);
+}

@@ -19,4 +19,10 @@ void cs_compare_write_text(FILE *f, const cs_compare *c, const char *trace, bool
 void cs_compare_write_json(FILE *f, const cs_compare *c, const char *trace, bool steps_given);
 void cs_compare_write_csv(FILE *f, const cs_compare *c);
 
+/* The trace's kernels by name, the most time first, each with its class,
+ * kernels and time per step (`compare --kernels`): a table, a JSON object
+ * with a "kernels" array, or one CSV row per name. */
+enum { CS_COMPARE_TEXT, CS_COMPARE_JSON, CS_COMPARE_CSV };
+void cs_compare_write_kernels(FILE *f, const cs_compare *c, const char *trace, int format);
+
 #endif

@@ -112,6 +112,13 @@ expect 0 compare "$llama_trace" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml"
 has err.txt "clustersim compare: warning: $llama_trace: the trace and the scenario cannot be the same job: 1504 compute kernels a step"
 expect 0 compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --set cluster.gpu=a100-sxm-80g
 has err.txt "clustersim compare: warning: $llama_trace: the trace was measured on 'NVIDIA H200', sm90 (Hopper), and the scenario's GPU 'a100-sxm-80g' is sm80 (Ampere)"
+# compare --kernels: the trace's kernels by name, the most time first
+expect 0 compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --kernels
+has out.txt '51 kernel names, the most time first' \
+	'      77.763      50.0  gemm           nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT'
+expect 0 compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --kernels --format csv
+has out.txt 'name,class,kernels_per_step,time_per_step_s' 'nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT,gemm,50,0.077763185'
+[ "$(wc -l <out.txt)" -eq 52 ] || { echo "FAIL: compare --kernels --format csv: not 51 rows" >&2; fail=1; }
 # the network fit: the rms before and after
 expect 0 calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
 	"$root/scenarios/megatron-1t-3072gpu.yaml" --out net.yaml
