@@ -104,6 +104,16 @@ static const struct {
 	{ "void cudnn::detail::implicit_convolve_sgemm<float>", CS_KINETO_GEMM },
 	{ "void cudnn::winograd_nonfused::winogradForwardData4x4", CS_KINETO_GEMM },
 	{ "ampere_sgemm_128x64_nn", CS_KINETO_GEMM },
+	/* torch.compile's Triton kernels: a matmul template, pointwise,
+	 * reductions; Triton's flash attention */
+	{ "triton_tem_fused_mm_0", CS_KINETO_GEMM },
+	{ "triton_tem_fused_addmm_relu_3", CS_KINETO_GEMM },
+	{ "triton_tem_fused_bmm_1", CS_KINETO_GEMM },
+	{ "triton_poi_fused_add_mul_4", CS_KINETO_MEMBOUND },
+	{ "triton_red_fused_native_layer_norm_2", CS_KINETO_MEMBOUND },
+	{ "triton_per_fused_sum_7", CS_KINETO_MEMBOUND },
+	{ "_attn_fwd", CS_KINETO_ATTN },
+	{ "_attn_bwd_dkdv", CS_KINETO_ATTN },
 };
 
 START_TEST(kernels_are_classified_by_name_ignoring_case)

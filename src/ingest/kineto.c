@@ -75,7 +75,9 @@ static int has_gemm(const char *name)
 
 cs_kineto_class cs_kineto_classify(const char *name)
 {
-	static const char *const attn[] = { "sdpa", "fmha", "flash", "cudnn::fusion", "attention", NULL };
+	/* and Triton's flash attention (_attn_fwd, _attn_bwd...) */
+	static const char *const attn[] = { "sdpa",      "fmha",      "flash",     "cudnn::fusion",
+					    "attention", "_attn_fwd", "_attn_bwd", NULL };
 	/* cuBLAS/cuBLASLt (nvjet, xmma), CUTLASS, ROCm's Tensile (Cijk_) and
 	 * cuDNN's convolutions (convolve, winograd) */
 	static const char *const gemm[] = { "nvjet", "cutlass",  "xmma",     "cublas",
@@ -87,6 +89,10 @@ cs_kineto_class cs_kineto_classify(const char *name)
 	if (has_any(name, attn))
 		return CS_KINETO_ATTN;
 	if (has_gemm(name) || has_any(name, gemm))
+		return CS_KINETO_GEMM;
+	/* torch.compile's Triton templates: triton_tem_fused_mm, _addmm, _bmm
+	 * (its pointwise and reduction kernels are memory-bound) */
+	if (has(name, "triton_tem_") && has(name, "mm"))
 		return CS_KINETO_GEMM;
 	return CS_KINETO_MEMBOUND;
 }

@@ -19,9 +19,10 @@
  * Kernels are classified by name, case-insensitively, in this order:
  * communication (NCCL: "nccl"), optimizer ("adam", or "multi_tensor_apply"
  * with "fusedoptimizer"), attention ("sdpa", "fmha", "flash",
- * "cudnn::fusion", "attention"), gemm ("nvjet", "gemm" but not fbgemm's,
- * "cutlass", "xmma", "cublas", ROCm's "Cijk_", cuDNN's "convolve" and
- * "winograd"), memory_bound (everything else). gpu_memcpy and gpu_memset
+ * "cudnn::fusion", "attention", Triton's "_attn_fwd" and "_attn_bwd"), gemm
+ * ("nvjet", "gemm" but not fbgemm's, "cutlass", "xmma", "cublas", ROCm's
+ * "Cijk_", cuDNN's "convolve" and "winograd", Triton's "triton_tem_" with
+ * "mm"), memory_bound (everything else). gpu_memcpy and gpu_memset
  * events are counted as copy and memset, apart from the kernels. The four
  * compute classes match tools/profile/trace_classes.py wherever a trace
  * has no NCCL kernels and no Adam kernel outside multi_tensor_apply.
