@@ -211,7 +211,7 @@ START_TEST(shapes_fitted_from_a_trace)
 	temp_file(path, sizeof path, shaped_trace);
 	cs_compare c;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_compare_open(path, GPT_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_compare_open(path, NULL, GPT_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
 	unlink(path);
 	cs_kprof *prof = NULL;
 	ck_assert_int_eq(cs_hw_load_profile(c.sc, &prof, &d), CS_OK);
@@ -294,7 +294,7 @@ static void calibrate(const char *trace, const char *scenario, char *path, size_
 {
 	cs_compare c;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_compare_open(trace, scenario, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_compare_open(trace, NULL, scenario, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
 	cs_calib cal;
 	cs_calib_init(&cal);
 	ck_assert_int_eq(cs_compare_fit(&c, cal.factor, cal.has_factor), 4);
@@ -306,7 +306,7 @@ static void calibrate(const char *trace, const char *scenario, char *path, size_
 		snprintf(set, sizeof set, "cluster.gpu.calibration=%s", path);
 		const char *sets[] = { set };
 		cs_compare after;
-		ck_assert_msg(cs_compare_open(trace, scenario, sets, 1, 0, &after, &d) == CS_OK, "%s", d.msg);
+		ck_assert_msg(cs_compare_open(trace, NULL, scenario, sets, 1, 0, &after, &d) == CS_OK, "%s", d.msg);
 		double worst = cs_compare_refine(&after, &cal, factor);
 		cs_compare_close(&after);
 		if (worst <= 1e-3)
@@ -327,7 +327,7 @@ START_TEST(reproduces_trace)
 	sets[0] = set;
 	cs_compare c;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_compare_open(LLAMA_TRACE, LLAMA_SC, sets, 1, 0, &c, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_compare_open(LLAMA_TRACE, NULL, LLAMA_SC, sets, 1, 0, &c, &d) == CS_OK, "%s", d.msg);
 	unlink(path);
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
 		double t = cs_compare_trace_s(&c, (cs_kineto_class)k), s = c.m->compute_kind_s[k];
@@ -367,7 +367,7 @@ START_TEST(comparison_is_written)
 {
 	cs_compare c;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_compare_open(LLAMA_TRACE, LLAMA_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_compare_open(LLAMA_TRACE, NULL, LLAMA_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
 	char *text = written(&c, 0, false), *json = written(&c, 1, true), *csv = written(&c, 2, false);
 	ck_assert_msg(strncmp(text, "trace      t.json: ", 19) == 0, "%s", text);
 	ck_assert_ptr_nonnull(strstr(text, "ProfilerStep annotations"));
@@ -479,7 +479,7 @@ START_TEST(guardrails_say_what_does_not_match)
 	const char *sets[] = { g->set };
 	cs_compare c;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_compare_open(trace, g->scenario, sets, g->set ? 1 : 0, 0, &c, &d) == CS_OK,
+	ck_assert_msg(cs_compare_open(trace, NULL, g->scenario, sets, g->set ? 1 : 0, 0, &c, &d) == CS_OK,
 		      "%s", d.msg);
 	char msg[2048];
 	ck_assert_int_eq(cs_compare_device(&c, msg, sizeof msg), g->device != NULL);
@@ -507,7 +507,7 @@ START_TEST(implausible_factors_are_named)
 {
 	cs_compare c;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_compare_open(LLAMA_TRACE, LLAMA_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
+	ck_assert_msg(cs_compare_open(LLAMA_TRACE, NULL, LLAMA_SC, NULL, 0, 0, &c, &d) == CS_OK, "%s", d.msg);
 	cs_calib cal;
 	cs_calib_init(&cal);
 	char msg[2048];

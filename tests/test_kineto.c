@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "ingest/kernel_rules.h"
 #include "ingest/kineto.h"
 
 #define ROWS(a) (sizeof(a) / sizeof((a)[0]))
@@ -517,6 +518,56 @@ START_TEST(many_kernel_names_keep_their_totals)
 }
 END_TEST
 
+/* A user's rules come first, in their order, ignoring case; a kernel no
+ * rule matches keeps its built-in class. */
+START_TEST(user_rules_classify_first)
+{
+	static const char rules[] = "# the user's\n"
+				    "memory_bound  NVJET_A\n"
+				    "  gemm\telementwise_b  \n"
+				    "\n"
+				    "attention elementwise\n";
+	cs_kernel_rules *r = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kernel_rules_parse("r.txt", rules, strlen(rules), &r, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(cs_kernel_rules_match(r, "xx_nvjet_a_yy"), CS_KINETO_MEMBOUND);
+	ck_assert_int_eq(cs_kernel_rules_match(r, "Elementwise_B"), CS_KINETO_GEMM);
+	ck_assert_int_eq(cs_kernel_rules_match(r, "elementwise_c"), CS_KINETO_ATTN);
+	ck_assert_int_eq(cs_kernel_rules_match(r, "flash_fwd"), -1);
+	cs_kineto *t = NULL;
+	ck_assert_msg(cs_kineto_parse_ruled("t.json", by_name, strlen(by_name), r, &t, &diag) == CS_OK, "%s",
+		      diag.msg);
+	ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_MEMBOUND), 65000);
+	ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_GEMM), 10000);
+	ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_ATTN), 60000);
+	size_t n;
+	const cs_kineto_kernel *k = cs_kineto_kernels_by_name(t, &n);
+	ck_assert_str_eq(k[0].name, "nvjet_a");
+	ck_assert_int_eq(k[0].cls, CS_KINETO_MEMBOUND);
+	cs_kineto_free(t);
+	cs_kernel_rules_free(r);
+}
+END_TEST
+
+static const struct {
+	const char *text, *msg;
+} bad_rule_rows[] = {
+	{ "gemmm x\n", "r.txt:1:1: unknown class 'gemmm' (gemm, attention, memory_bound, optimizer or communication)" },
+	{ "# ok\n  copy memcpy\n", "r.txt:2:3: unknown class 'copy'" },
+	{ "gemm nvjet\nattention   \n", "r.txt:2:13: no pattern after 'attention'" },
+};
+
+START_TEST(bad_rules_are_refused_with_their_place)
+{
+	cs_kernel_rules *r = NULL;
+	cs_diag diag = { { 0 } };
+	const char *text = bad_rule_rows[_i].text;
+	ck_assert_int_eq(cs_kernel_rules_parse("r.txt", text, strlen(text), &r, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_null(r);
+	ck_assert_msg(strstr(diag.msg, bad_rule_rows[_i].msg) != NULL, "%s", diag.msg);
+}
+END_TEST
+
 static Suite *kineto_suite(void)
 {
 	Suite *s = suite_create("kineto");
@@ -535,6 +586,8 @@ static Suite *kineto_suite(void)
 	tc = tcase_create("names");
 	tcase_add_test(tc, kernels_are_totalled_by_name);
 	tcase_add_test(tc, many_kernel_names_keep_their_totals);
+	tcase_add_test(tc, user_rules_classify_first);
+	tcase_add_loop_test(tc, bad_rules_are_refused_with_their_place, 0, ROWS(bad_rule_rows));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shapes");
 	tcase_add_test(tc, gemm_kernels_by_shape);

@@ -118,8 +118,13 @@ int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const c
 	return 0;
 }
 
-int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps, cs_trace_args *t)
+int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps, int o_classes,
+		       cs_trace_args *t)
 {
+	if (id == o_classes) {
+		t->classes = val;
+		return 1;
+	}
 	if (id == CS_ARGS_POSITIONAL) {
 		if (!t->trace)
 			t->trace = val;

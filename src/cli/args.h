@@ -55,13 +55,15 @@ int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const c
 typedef struct cs_trace_args {
 	const char *trace;
 	cs_scenario_args sc;
-	int64_t steps; /* 0: the trace's */
+	int64_t steps;       /* 0: the trace's */
+	const char *classes; /* --kernel-classes FILE, or NULL */
 } cs_trace_args;
 
-/* Take cs_args_next's `id` when it is one of those (o_set, o_steps: the
- * command's ids for --set and --steps): 1 when taken, 0 when not, 2 after
- * printing the problem. */
-int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps, cs_trace_args *t);
+/* Take cs_args_next's `id` when it is one of those (o_set, o_steps,
+ * o_classes: the command's ids for --set, --steps and --kernel-classes):
+ * 1 when taken, 0 when not, 2 after printing the problem. */
+int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps, int o_classes,
+		       cs_trace_args *t);
 /* 0 when the trace and the scenario were given, else 2 after saying so. */
 int cs_trace_args_check(cs_args *a, const cs_trace_args *t);
 

@@ -76,6 +76,9 @@ static const char calibrate_help[] =
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
 	"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
 	"                      annotations, or 1)\n"
+	"  --kernel-classes FILE   classify kernels by FILE's rules first: a class\n"
+	"                      (gemm, attention, memory_bound, optimizer,\n"
+	"                      communication) and a name pattern a line\n"
 	"  --nccl-tests FILE   calibrate the network from nccl-tests output instead\n"
 	"  --op OP             the collective FILE measured, when its header does not\n"
 	"                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
@@ -93,11 +96,12 @@ static const char calibrate_help[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_OUT, O_NCCL, O_OP, O_FORCE, O_HELP };
+enum { O_SET = 1, O_STEPS, O_CLASSES, O_OUT, O_NCCL, O_OP, O_FORCE, O_HELP };
 
 static const cs_opt calibrate_opts[] = {
-	{ "set", 1, O_SET }, { "steps", 1, O_STEPS }, { "out", 1, O_OUT },   { "nccl-tests", 1, O_NCCL },
-	{ "op", 1, O_OP },   { "force", 0, O_FORCE }, { "help", 0, O_HELP }, { 0, 0, 0 },
+	{ "set", 1, O_SET },     { "steps", 1, O_STEPS },     { "kernel-classes", 1, O_CLASSES },
+	{ "out", 1, O_OUT },     { "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP },
+	{ "force", 0, O_FORCE }, { "help", 0, O_HELP },       { 0, 0, 0 },
 };
 
 typedef struct calibrate_args {
@@ -115,7 +119,7 @@ static int parse(cs_args *a, calibrate_args *r)
 	memset(r, 0, sizeof *r);
 	r->op = -1;
 	while ((id = cs_args_next(a, calibrate_opts, &val)) != CS_ARGS_END) {
-		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, &r->in);
+		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, O_CLASSES, &r->in);
 		if (taken == 2)
 			return 2;
 		if (taken)
@@ -152,6 +156,9 @@ static int parse(cs_args *a, calibrate_args *r)
 					    r->in.trace, r->in.sc.file);
 		if (r->in.steps)
 			return cs_args_fail(a, "'--steps' is for a profiler trace, not '--nccl-tests'");
+		if (r->in.classes)
+			return cs_args_fail(a,
+					    "'--kernel-classes' is for a profiler trace, not '--nccl-tests'");
 		if (!r->in.trace)
 			return cs_args_fail(a, "no scenario file given");
 		r->in.sc.file = r->in.trace;
@@ -275,8 +282,8 @@ int cs_cmd_calibrate(int argc, char **argv)
 		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
-	cs_status st = cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps,
-				       &before, &diag);
+	cs_status st = cs_compare_open(r.in.trace, r.in.classes, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets,
+				       r.in.steps, &before, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", CS_CLEAN(diag));
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
@@ -349,8 +356,8 @@ int cs_cmd_calibrate(int argc, char **argv)
 	}
 	/* refit until the classes hold: the mix moves the GEMM clock */
 	for (int pass = 0; rc == 0; pass++) {
-		st = cs_compare_open(r.in.trace, r.in.sc.file, sets, r.in.sc.nsets + 1, r.in.steps, &after,
-				     &diag);
+		st = cs_compare_open(r.in.trace, r.in.classes, r.in.sc.file, sets, r.in.sc.nsets + 1,
+				     r.in.steps, &after, &diag);
 		if (st != CS_OK) {
 			fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;

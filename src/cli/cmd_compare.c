@@ -50,6 +50,9 @@ static const char compare_help[] =
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
 	"  --steps N           the trace holds N steps (default: its ProfilerStep\n"
 	"                      annotations, or 1)\n"
+	"  --kernel-classes FILE   classify kernels by FILE's rules first: a class\n"
+	"                      (gemm, attention, memory_bound, optimizer,\n"
+	"                      communication) and a name pattern a line\n"
 	"  --format text|json|csv   output format (default text)\n"
 	"  --kernels           list the trace's kernels by name instead, the most\n"
 	"                      time first: time and kernels per step and the class\n"
@@ -66,11 +69,16 @@ static const char compare_help[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_FORMAT, O_KERNELS, O_HELP };
+enum { O_SET = 1, O_STEPS, O_CLASSES, O_FORMAT, O_KERNELS, O_HELP };
 
 static const cs_opt compare_opts[] = {
-	{ "set", 1, O_SET },         { "steps", 1, O_STEPS }, { "format", 1, O_FORMAT },
-	{ "kernels", 0, O_KERNELS }, { "help", 0, O_HELP },   { 0, 0, 0 },
+	{ "set", 1, O_SET },
+	{ "steps", 1, O_STEPS },
+	{ "kernel-classes", 1, O_CLASSES },
+	{ "format", 1, O_FORMAT },
+	{ "kernels", 0, O_KERNELS },
+	{ "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 enum { F_TEXT, F_JSON, F_CSV };
@@ -87,7 +95,7 @@ static int parse(cs_args *a, compare_args *r)
 	int id;
 	memset(r, 0, sizeof *r);
 	while ((id = cs_args_next(a, compare_opts, &val)) != CS_ARGS_END) {
-		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, &r->in);
+		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, O_CLASSES, &r->in);
 		if (taken == 2)
 			return 2;
 		if (taken)
@@ -121,8 +129,8 @@ int cs_cmd_compare(int argc, char **argv)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_diag diag = { { 0 } };
 	cs_compare c;
-	cs_status st =
-		cs_compare_open(r.in.trace, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets, r.in.steps, &c, &diag);
+	cs_status st = cs_compare_open(r.in.trace, r.in.classes, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets,
+				       r.in.steps, &c, &diag);
 	if (st != CS_OK) {
 		if (!c.sim_failed) {
 			fprintf(stderr, "%s\n", CS_CLEAN(diag));

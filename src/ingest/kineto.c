@@ -24,6 +24,7 @@
 
 #include "core/file.h"
 #include "ingest/jstream.h"
+#include "ingest/kernel_rules.h"
 
 struct cs_kineto {
 	int64_t ns[CS_KINETO_CLASSES], count[CS_KINETO_CLASSES];
@@ -167,6 +168,7 @@ typedef struct gemm_kernel {
 typedef struct kname {
 	char *name; /* NULL: an empty place */
 	uint64_t hash;
+	cs_kineto_class cls;
 	int64_t count, ns;
 } kname;
 
@@ -184,8 +186,9 @@ typedef struct acc {
 	int have_dev;
 	double dev;
 	int have_base;
-	double base_us; /* the first timed event's 'ts': times are rebased to it */
-	kname *kn;      /* kernel names, open-addressed by hash; kncap a power of two */
+	double base_us;               /* the first timed event's 'ts': times are rebased to it */
+	const cs_kernel_rules *rules; /* the user's classes, or NULL */
+	kname *kn;                    /* kernel names, open-addressed by hash; kncap a power of two */
 	size_t nkn, kncap;
 	cs_diag *diag;
 } acc;
@@ -209,8 +212,9 @@ static size_t kname_slot(const kname *kn, size_t cap, const char *name, uint64_t
 	return i;
 }
 
-/* One more kernel of `name`, `ns` long. 0, or -1 when out of memory. */
-static int note_kernel(acc *a, const char *name, int64_t ns)
+/* One more kernel of `name`, of class cls, `ns` long. 0, or -1 when out
+ * of memory. */
+static int note_kernel(acc *a, const char *name, cs_kineto_class cls, int64_t ns)
 {
 	if (2 * (a->nkn + 1) > a->kncap) {
 		size_t cap = a->kncap ? 2 * a->kncap : 256;
@@ -230,6 +234,7 @@ static int note_kernel(acc *a, const char *name, int64_t ns)
 		if (!(k->name = strdup(name)))
 			return -1;
 		k->hash = h;
+		k->cls = cls;
 		a->nkn++;
 	}
 	k->count++;
@@ -255,9 +260,8 @@ static int list_kernels(acc *a)
 		return -1;
 	for (size_t i = 0; i < a->kncap; i++)
 		if (a->kn[i].name) {
-			t->by_name[t->nnames++] =
-				(cs_kineto_kernel){ a->kn[i].name, cs_kineto_classify(a->kn[i].name),
-						    a->kn[i].count, a->kn[i].ns };
+			t->by_name[t->nnames++] = (cs_kineto_kernel){ a->kn[i].name, a->kn[i].cls,
+								      a->kn[i].count, a->kn[i].ns };
 			a->kn[i].name = NULL;
 		}
 	qsort(t->by_name, t->nnames, sizeof *t->by_name, cmp_kernel);
@@ -444,7 +448,8 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 				 a->name, i);
 			return CS_ERR_INPUT;
 		}
-		c = cs_kineto_classify(name);
+		int ruled = cs_kernel_rules_match(a->rules, name);
+		c = ruled >= 0 ? (cs_kineto_class)ruled : cs_kineto_classify(name);
 	} else if (strcasecmp(cat, "gpu_memcpy") == 0 || strcasecmp(cat, "memcpy") == 0) {
 		c = CS_KINETO_COPY;
 	} else if (strcasecmp(cat, "gpu_memset") == 0 || strcasecmp(cat, "memset") == 0) {
@@ -462,7 +467,7 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 	if (c == CS_KINETO_COPY || c == CS_KINETO_MEMSET)
 		return CS_OK;
 	a->t->arch[cs_kineto_kernel_arch(name)]++;
-	if (note_kernel(a, name, dur)) {
+	if (note_kernel(a, name, c, dur)) {
 		snprintf(a->diag->msg, sizeof a->diag->msg, "out of memory reading '%.400s'", a->name);
 		return CS_ERR_NOMEM;
 	}
@@ -596,10 +601,10 @@ static cs_status each_device(void *arg, const json_t *e, size_t i)
 }
 
 /* Stream the events of the text `rd` reads into *t. */
-static cs_status summarise(const char *name, size_t max_event, cs_jstream_read rd, void *rctx, cs_kineto *t,
-			   cs_diag *diag)
+static cs_status summarise(const char *name, size_t max_event, const cs_kernel_rules *rules,
+			   cs_jstream_read rd, void *rctx, cs_kineto *t, cs_diag *diag)
 {
-	acc a = { .name = name, .t = t, .diag = diag };
+	acc a = { .name = name, .t = t, .rules = rules, .diag = diag };
 	cs_jstream_opts o = { .name = name,
 			      .key = "traceEvents",
 			      .max_element = max_event,
@@ -638,15 +643,15 @@ static cs_status summarise(const char *name, size_t max_event, cs_jstream_read r
 
 /* ---- entry points ------------------------------------------------------- */
 
-static cs_status run(const char *name, size_t max_event, cs_jstream_read rd, void *rctx, cs_kineto **out,
-		     cs_diag *diag)
+static cs_status run(const char *name, size_t max_event, const cs_kernel_rules *rules, cs_jstream_read rd,
+		     void *rctx, cs_kineto **out, cs_diag *diag)
 {
 	cs_kineto *t = calloc(1, sizeof *t);
 	if (!t) {
 		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", name);
 		return CS_ERR_NOMEM;
 	}
-	cs_status st = summarise(name, max_event, rd, rctx, t, diag);
+	cs_status st = summarise(name, max_event, rules, rd, rctx, t, diag);
 	if (st != CS_OK) {
 		cs_kineto_free(t);
 		return st;
@@ -659,10 +664,11 @@ cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kin
 {
 	cs_jstream_mem m = { .text = text, .len = len };
 	*out = NULL;
-	return run(name, CS_KINETO_MAX_EVENT, cs_jstream_mem_read, &m, out, diag);
+	return run(name, CS_KINETO_MAX_EVENT, NULL, cs_jstream_mem_read, &m, out, diag);
 }
 
-cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out, cs_diag *diag)
+static cs_status load(const char *path, size_t max_event, const cs_kernel_rules *rules, cs_kineto **out,
+		      cs_diag *diag)
 {
 	long long size;
 	*out = NULL;
@@ -676,7 +682,7 @@ cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **
 		return CS_ERR_NOMEM;
 	}
 	gzbuffer(g.gz, 256 * 1024);
-	cs_status st = run(path, max_event, cs_jstream_gz_read, &g, out, diag);
+	cs_status st = run(path, max_event, rules, cs_jstream_gz_read, &g, out, diag);
 	/* a gzip stream cut short may read as text that ends early: say what it is */
 	if (gzclose_r(g.gz) == Z_BUF_ERROR && st != CS_ERR_NOMEM) {
 		snprintf(diag->msg, sizeof diag->msg,
@@ -690,9 +696,27 @@ cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **
 	return st;
 }
 
+cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out, cs_diag *diag)
+{
+	return load(path, max_event, NULL, out, diag);
+}
+
 cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag)
 {
-	return cs__kineto_load_limit(path, CS_KINETO_MAX_EVENT, out, diag);
+	return load(path, CS_KINETO_MAX_EVENT, NULL, out, diag);
+}
+
+cs_status cs_kineto_load_ruled(const char *path, const cs_kernel_rules *rules, cs_kineto **out, cs_diag *diag)
+{
+	return load(path, CS_KINETO_MAX_EVENT, rules, out, diag);
+}
+
+cs_status cs_kineto_parse_ruled(const char *name, const char *text, size_t len, const cs_kernel_rules *rules,
+				cs_kineto **out, cs_diag *diag)
+{
+	cs_jstream_mem m = { .text = text, .len = len };
+	*out = NULL;
+	return run(name, CS_KINETO_MAX_EVENT, rules, cs_jstream_mem_read, &m, out, diag);
 }
 
 void cs_kineto_free(cs_kineto *t)

@@ -68,6 +68,14 @@ cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **
 /* Summarise `len` bytes of JSON text; `name` labels messages. */
 cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out, cs_diag *diag);
 void cs_kineto_free(cs_kineto *t);
+/* cs_kineto_load and cs_kineto_parse with a user's classes of kernels
+ * ahead of the built-in ones (kernel_rules.h; NULL: none), which the
+ * caller keeps. */
+struct cs_kernel_rules;
+cs_status cs_kineto_load_ruled(const char *path, const struct cs_kernel_rules *rules, cs_kineto **out,
+			       cs_diag *diag);
+cs_status cs_kineto_parse_ruled(const char *name, const char *text, size_t len,
+				const struct cs_kernel_rules *rules, cs_kineto **out, cs_diag *diag);
 
 /* The class of a kernel named `name` (never COPY or MEMSET). */
 cs_kineto_class cs_kineto_classify(const char *name);

@@ -13,14 +13,19 @@
 #include <string.h>
 
 #include "config/scenario.h"
+#include "ingest/kernel_rules.h"
 #include "hw/calib.h"
 #include "model/compute.h"
 
-cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets, size_t nsets,
-			  int64_t steps, cs_compare *c, cs_diag *diag)
+cs_status cs_compare_open(const char *trace, const char *classes, const char *scenario,
+			  const char *const *sets, size_t nsets, int64_t steps, cs_compare *c, cs_diag *diag)
 {
 	memset(c, 0, sizeof *c);
-	cs_status st = cs_kineto_load(trace, &c->trace, diag);
+	cs_kernel_rules *rules = NULL;
+	cs_status st = classes ? cs_kernel_rules_load(classes, &rules, diag) : CS_OK;
+	if (st == CS_OK)
+		st = cs_kineto_load_ruled(trace, rules, &c->trace, diag);
+	cs_kernel_rules_free(rules);
 	if (st == CS_OK)
 		st = cs_scenario_load(scenario, sets, nsets, &c->sc, diag);
 	if (st == CS_OK) {

@@ -28,12 +28,13 @@ typedef struct cs_compare {
 	bool sim_failed;     /* on failure: the simulation, not the input, failed */
 } cs_compare;
 
-/* Load `trace`, load `scenario` with the --set assignments sets[nsets] and
- * simulate it; `steps` > 0 overrides the trace's step count. On failure
- * the message is in diag (a simulation's without a prefix; sim_failed
- * says which) and *c holds nothing to free. */
-cs_status cs_compare_open(const char *trace, const char *scenario, const char *const *sets, size_t nsets,
-			  int64_t steps, cs_compare *c, cs_diag *diag);
+/* Load `trace` (its kernels classified first by the rules file `classes`,
+ * ingest/kernel_rules.h, when not NULL), load `scenario` with the --set
+ * assignments sets[nsets] and simulate it; `steps` > 0 overrides the
+ * trace's step count. On failure the message is in diag (a simulation's
+ * without a prefix; sim_failed says which) and *c holds nothing to free. */
+cs_status cs_compare_open(const char *trace, const char *classes, const char *scenario,
+			  const char *const *sets, size_t nsets, int64_t steps, cs_compare *c, cs_diag *diag);
 void cs_compare_close(cs_compare *c);
 
 /* The trace's kernel time of class k per step, seconds. */

@@ -119,6 +119,17 @@ has out.txt '51 kernel names, the most time first' \
 expect 0 compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --kernels --format csv
 has out.txt 'name,class,kernels_per_step,time_per_step_s' 'nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT,gemm,50,0.077763185'
 [ "$(wc -l <out.txt)" -eq 52 ] || { echo "FAIL: compare --kernels --format csv: not 51 rows" >&2; fail=1; }
+# --kernel-classes: the user's rules first, and a bad rules file refused with its place
+printf '# mine\nmemory_bound  nvjet_sm90_tst_256x128\n' >classes.txt
+expect 0 compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --kernels \
+	--kernel-classes classes.txt
+has out.txt '      77.763      50.0  memory_bound   nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT'
+printf 'gemm nvjet\nmatmul x\n' >bad.txt
+bad "bad.txt:2:1: unknown class 'matmul' (gemm, attention, memory_bound, optimizer or communication)" \
+	compare "$llama_trace" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" --kernel-classes bad.txt
+bad "'--kernel-classes' is for a profiler trace, not '--nccl-tests'" \
+	calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
+	"$root/scenarios/megatron-1t-3072gpu.yaml" --out k.yaml --kernel-classes classes.txt
 # the network fit: the rms before and after
 expect 0 calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
 	"$root/scenarios/megatron-1t-3072gpu.yaml" --out net.yaml
