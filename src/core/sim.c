@@ -82,7 +82,7 @@ struct cs_sim {
 	uint32_t n_free;
 
 	/* The entry that pops next as the last pop left it, when `hint` (no
-	 * push since): what cs_sim_next_arg answers from. */
+	 * push since): what cs_sim_next_item answers from. */
 	cs_eq_entry next;
 	bool hint;
 

@@ -70,7 +70,8 @@ static cs_status take_line(cs_kernel_rules *r, size_t *cap, const char *name, in
 			cls = (int)ruled[i];
 	if (cls < 0)
 		return fail(diag, name, no, (int)(w - s) + 1,
-			    "unknown class '%s' (gemm, attention, memory_bound, optimizer or communication)", word);
+			    "unknown class '%s' (gemm, attention, memory_bound, optimizer or communication)",
+			    word);
 	while (p < e && isspace((unsigned char)*p))
 		p++;
 	const char *q = e;
