@@ -1,8 +1,10 @@
 /*
- * fuzz_calib.c - libFuzzer target for the two readers of `calibrate`'s
- * inputs and outputs besides the trace: nccl-tests output, text or -J JSON
- * (cs_nccltests_parse_set, then each test's op and GPU) and calibration files
- * (cs_calib_parse). The first byte picks the reader; the rest is the text.
+ * fuzz_calib.c - libFuzzer target for the readers of `calibrate`'s inputs
+ * and outputs besides the trace: nccl-tests output, text or -J JSON
+ * (cs_nccltests_parse_set, then each test's op and GPU), calibration files
+ * (cs_calib_parse) and a user's kernel classes (cs_kernel_rules_parse, then
+ * a match). The first byte picks the reader (odd: calibration, 'r': kernel
+ * classes, else nccl-tests); the rest is the text.
  * Both must refuse bad input with a diagnostic, never crash, hang, leak or
  * read out of bounds. Built and run by tools/fuzz/run-fuzz.sh.
  */
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 
 #include "hw/calib.h"
+#include "ingest/kernel_rules.h"
 #include "ingest/nccltests.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,6 +31,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (int k = 0; k < CS_CALIB_NETS; k++)
 				if (!(c.net[k] > 0) || !isfinite(c.net[k]))
 					abort(); /* the parser promised positive finite factors */
+		return 0;
+	}
+	if (data[0] == 'r') {
+		cs_kernel_rules *r = NULL;
+		if (cs_kernel_rules_parse("fuzz.txt", text, len, &r, &diag) == CS_OK) {
+			int c = cs_kernel_rules_match(r, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT");
+			if (c < -1 || c >= CS_KINETO_CLASSES)
+				abort(); /* a class or -1 */
+		} else if (r) {
+			abort(); /* refused: nothing handed over */
+		}
+		cs_kernel_rules_free(r);
 		return 0;
 	}
 	cs_nccltests_set set;

@@ -5,8 +5,9 @@
 #   fuzz_set     --set overrides and the unit parsers (cs_parse_size, ...)
 #   fuzz_kineto  the profiler trace reader of 'compare' (cs_kineto_load on the
 #                input as a file: JSON, or gzip)
-#   fuzz_calib   nccl-tests output and calibration files (cs_nccltests_parse_set,
-#                cs_calib_parse; the input's first byte picks the reader)
+#   fuzz_calib   nccl-tests output, calibration files and kernel classes
+#                (cs_nccltests_parse_set, cs_calib_parse, cs_kernel_rules_parse;
+#                the input's first byte picks the reader)
 #   fuzz_chakra  the Chakra execution-trace decoder of 'run-chakra'
 #                (cs_chakra_decode; the first byte picks the rank)
 #
