@@ -1,7 +1,7 @@
 /*
  * kernel_rules.c - a user's classes of kernels (kernel_rules.h): the
  * file's lines parsed into (class, lowercase pattern) pairs, matched in
- * order.
+ * order as the reader matches names (cs_kineto_name_has).
  */
 #include "ingest/kernel_rules.h"
 
@@ -138,24 +138,10 @@ cs_status cs_kernel_rules_load(const char *path, cs_kernel_rules **out, cs_diag 
 	return st;
 }
 
-/* Whether `hay` contains the lowercase `needle`, ignoring ASCII case. */
-static int contains(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (; *hay; hay++) {
-		size_t i = 0;
-		while (i < n && hay[i] && tolower((unsigned char)hay[i]) == (unsigned char)needle[i])
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return 0;
-}
-
 int cs_kernel_rules_match(const cs_kernel_rules *r, const char *name)
 {
 	for (size_t i = 0; r && i < r->n; i++)
-		if (contains(name, r->r[i].pattern))
+		if (cs_kineto_name_has(name, r->r[i].pattern))
 			return (int)r->r[i].cls;
 	return -1;
 }

@@ -41,8 +41,7 @@ struct cs_kineto {
 
 /* ---- classification ----------------------------------------------------- */
 
-/* Whether `hay` contains `needle` (lowercase ASCII), ignoring ASCII case. */
-static int has(const char *hay, const char *needle)
+int cs_kineto_name_has(const char *hay, const char *needle)
 {
 	size_t n = strlen(needle);
 	for (; *hay; hay++) {
@@ -59,7 +58,7 @@ static int has(const char *hay, const char *needle)
 static int has_any(const char *hay, const char *const *needles)
 {
 	for (; *needles; needles++)
-		if (has(hay, *needles))
+		if (cs_kineto_name_has(hay, *needles))
 			return 1;
 	return 0;
 }
@@ -83,9 +82,10 @@ cs_kineto_class cs_kineto_classify(const char *name)
 	 * cuDNN's convolutions (convolve, winograd) */
 	static const char *const gemm[] = { "nvjet", "cutlass",  "xmma",     "cublas",
 					    "cijk_", "convolve", "winograd", NULL };
-	if (has(name, "nccl"))
+	if (cs_kineto_name_has(name, "nccl"))
 		return CS_KINETO_COMM;
-	if (has(name, "adam") || (has(name, "multi_tensor_apply") && has(name, "fusedoptimizer")))
+	if (cs_kineto_name_has(name, "adam") ||
+	    (cs_kineto_name_has(name, "multi_tensor_apply") && cs_kineto_name_has(name, "fusedoptimizer")))
 		return CS_KINETO_OPTIM;
 	if (has_any(name, attn))
 		return CS_KINETO_ATTN;
@@ -93,7 +93,7 @@ cs_kineto_class cs_kineto_classify(const char *name)
 		return CS_KINETO_GEMM;
 	/* torch.compile's Triton templates: triton_tem_fused_mm, _addmm, _bmm
 	 * (its pointwise and reduction kernels are memory-bound) */
-	if (has(name, "triton_tem_") && has(name, "mm"))
+	if (cs_kineto_name_has(name, "triton_tem_") && cs_kineto_name_has(name, "mm"))
 		return CS_KINETO_GEMM;
 	return CS_KINETO_MEMBOUND;
 }

@@ -77,6 +77,9 @@ cs_status cs_kineto_load_ruled(const char *path, const struct cs_kernel_rules *r
 cs_status cs_kineto_parse_ruled(const char *name, const char *text, size_t len,
 				const struct cs_kernel_rules *rules, cs_kineto **out, cs_diag *diag);
 
+/* Whether `hay` contains `needle` (lowercase ASCII), ignoring ASCII case:
+ * how kernel names are matched, here and by a user's rules. */
+int cs_kineto_name_has(const char *hay, const char *needle);
 /* The class of a kernel named `name` (never COPY or MEMSET). */
 cs_kineto_class cs_kineto_classify(const char *name);
 /* "gemm", "attention", "memory_bound", "optimizer", "communication", "copy",

@@ -399,18 +399,23 @@ cs_status cs_nccltests_parse_set(const char *buf, size_t len, const char *file, 
 	return parse_text(buf, len, file, out, diag);
 }
 
+/* The set's first test into *out (the rest freed), after `st`. */
+static cs_status first_test(cs_status st, cs_nccltests_set *set, cs_nccltests *out)
+{
+	if (st == CS_OK && set->n > 0) {
+		*out = set->tests[0];
+		memset(&set->tests[0], 0, sizeof set->tests[0]);
+	}
+	cs_nccltests_set_free(set);
+	return st;
+}
+
 cs_status cs_nccltests_parse(const char *buf, size_t len, const char *file, cs_nccltests *out, cs_diag *diag)
 {
 	cs_nccltests_set set;
 	memset(out, 0, sizeof *out);
 	out->root = -1;
-	cs_status st = cs_nccltests_parse_set(buf, len, file, &set, diag);
-	if (st == CS_OK && set.n > 0) {
-		*out = set.tests[0];
-		memset(&set.tests[0], 0, sizeof set.tests[0]);
-	}
-	cs_nccltests_set_free(&set);
-	return st;
+	return first_test(cs_nccltests_parse_set(buf, len, file, &set, diag), &set, out);
 }
 
 cs_status cs_nccltests_load_set(const char *path, cs_nccltests_set *out, cs_diag *diag)
@@ -427,14 +432,10 @@ cs_status cs_nccltests_load_set(const char *path, cs_nccltests_set *out, cs_diag
 
 cs_status cs_nccltests_load(const char *path, cs_nccltests *out, cs_diag *diag)
 {
-	char *buf = NULL;
-	size_t len = 0;
+	cs_nccltests_set set;
 	memset(out, 0, sizeof *out);
-	cs_status st = cs_file_read(path, MAX_BYTES, &buf, &len, diag);
-	if (st == CS_OK)
-		st = cs_nccltests_parse(buf, len, path, out, diag);
-	free(buf);
-	return st;
+	out->root = -1;
+	return first_test(cs_nccltests_load_set(path, &set, diag), &set, out);
 }
 
 void cs_nccltests_free(cs_nccltests *t)
