@@ -386,8 +386,8 @@ START_TEST(files_that_cannot_be_read)
 	cs_diag diag = { { 0 } };
 	ck_assert_int_eq(cs_kineto_load("/nonexistent/trace.json", &t, &diag), CS_ERR_INPUT);
 	ck_assert_str_eq(diag.msg, "cannot open '/nonexistent/trace.json': No such file or directory");
-	ck_assert_int_eq(cs_kineto_load("/tmp", &t, &diag), CS_ERR_INPUT);
-	ck_assert_str_eq(diag.msg, "cannot read '/tmp': not a regular file");
+	ck_assert_int_eq(cs_kineto_load("/dev/null", &t, &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "cannot read '/dev/null': not a regular file");
 	ck_assert_ptr_null(t);
 	/* the size limit applies to one event's text, not to the trace: the
 	 * longest event of two_steps is the element-wise kernel, element 4, of
@@ -568,6 +568,237 @@ START_TEST(bad_rules_are_refused_with_their_place)
 }
 END_TEST
 
+
+/* ---- other people's traces ----------------------------------------------- */
+
+/*
+ * The traces of HolisticTraceAnalysis's test data (tests/data/README.md):
+ * ROCm, Triton, a plain-JSON trace, several streams, relative timestamps
+ * behind a baseTimeNanoseconds, absolute Unix-epoch ones. The figures are
+ * what this Python computes from each file (kernel events of any case of
+ * "cat"; times rebased to the first kernel, memcpy or memset event and
+ * rounded to ns; ProfilerStep#N of any other category):
+ *   base = first ts; iv = [(round((ts - base) * 1000), + round(dur * 1000))]
+ *   span = max(end) - min(start); busy = length of the union of iv
+ * Each GPU's time is exact to the ns the reader rounds to, or one ns a
+ * kernel off where Python's rounding of a double differs from llroundl's.
+ */
+static const struct {
+	const char *file;
+	int64_t kernels, steps, span_ns, busy_ns;
+	const char *device;
+	int64_t rank, gemms;
+} hta_rows[] = {
+	{ "mi250_minitoy_train_ROCm6_2_kineto.json.gz", 14, 2, 8594445, 110881, "AMD Radeon Graphics", -1, 2 },
+	{ "triton_example.json.gz", 1, 1, 1760, 1760, "NVIDIA A100-PG509-200", -1, 0 }, /* a pointwise */
+	{ "backward_thread.json", 1, 1, 45000, 45000, "", 0, 1 }, /* a CUTLASS GEMM */
+	{ "alexnet_benchmark_result_2869224_1695835535_trace.json.gz", 79, 1, 12840244000, 10630000,
+	  "NVIDIA A100-PG509-200", 0, -1 },
+	{ "event_sync_multi_stream_trace.json.gz", 3, 1, 19473000, 369000, "NVIDIA A100-PG509-200", 0, 3 },
+	{ "benchmark_simple_add_trace.json.gz", 4, 1, 108919000, 16000, "NVIDIA A100-PG509-200", 0, -1 },
+	{ "trace_compare_base.json.gz", 6, 2, 274039000, 432000, "", 1, -1 },
+	{ "inference_rank_1.json.gz", 4, 1, 1629000, 30000, "", 1, -1 },
+	{ "sampled/sampled_rank-0.json.gz", 1154, 2, 1222818000, 547303000, "", 0, -1 },
+	{ "sampled/sampled_rank-1.json.gz", 1104, 2, 1231182000, 575496000, "", 1, -1 },
+};
+
+START_TEST(hta_traces_are_read)
+{
+	char path[512];
+	snprintf(path, sizeof path, CS_SOURCE_ROOT "/tests/data/kineto/hta/%s", hta_rows[_i].file);
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kineto_load(path, &t, &diag) == CS_OK, "%s", diag.msg);
+	int64_t k = hta_rows[_i].kernels;
+	ck_assert_int_eq(cs_kineto_kernels(t), k);
+	ck_assert_int_eq(cs_kineto_steps(t), hta_rows[_i].steps);
+	ck_assert_int_le(llabs(cs_kineto_span_ns(t) - hta_rows[_i].span_ns), k);
+	ck_assert_int_le(llabs(cs_kineto_busy_ns(t) - hta_rows[_i].busy_ns), k);
+	ck_assert_str_eq(cs_kineto_device(t), hta_rows[_i].device);
+	ck_assert_uint_eq(cs_kineto_ranks(t), 1);
+	ck_assert_int_eq(cs_kineto_rank_at(t, 0)->rank, hta_rows[_i].rank);
+	ck_assert_int_eq(cs_kineto_rank_at(t, 0)->kernels, k);
+	ck_assert_ptr_null(cs_kineto_rank_at(t, 1));
+	if (hta_rows[_i].gemms >= 0)
+		ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_GEMM), hta_rows[_i].gemms);
+	cs_kineto_free(t);
+}
+END_TEST
+
+/* Files of HTA's test data that are not Kineto traces of a GPU. */
+static const struct { const char *file, *msg; } hta_refused_rows[] = {
+	{ "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "no GPU kernels" },
+	{ "benchmark_simple_add_et.json.gz", "no 'traceEvents' array at the top level" },
+};
+
+START_TEST(hta_files_without_gpu_kernels_are_refused)
+{
+	char path[512];
+	snprintf(path, sizeof path, CS_SOURCE_ROOT "/tests/data/kineto/hta/%s", hta_refused_rows[_i].file);
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_kineto_load(path, &t, &diag), CS_ERR_INPUT);
+	ck_assert_ptr_null(t);
+	ck_assert_msg(strstr(diag.msg, hta_refused_rows[_i].msg) && strstr(diag.msg, path), "%s", diag.msg);
+}
+END_TEST
+
+/* A folder of two ranks' traces: the job's totals are the files' sums, each
+ * rank's its own, in rank order. */
+START_TEST(a_folder_is_a_job_of_ranks)
+{
+	cs_kineto *t = NULL, *r0 = NULL, *r1 = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_msg(cs_kineto_load(CS_SOURCE_ROOT "/tests/data/kineto/hta/sampled", &t, &diag) == CS_OK, "%s",
+		      diag.msg);
+	ck_assert_int_eq(cs_kineto_load(CS_SOURCE_ROOT "/tests/data/kineto/hta/sampled/sampled_rank-0.json.gz",
+					&r0, &diag),
+			 CS_OK);
+	ck_assert_int_eq(cs_kineto_load(CS_SOURCE_ROOT "/tests/data/kineto/hta/sampled/sampled_rank-1.json.gz",
+					&r1, &diag),
+			 CS_OK);
+	ck_assert_uint_eq(cs_kineto_ranks(t), 2);
+	ck_assert_int_eq(cs_kineto_kernels(t), 1154 + 1104);
+	ck_assert_int_eq(cs_kineto_steps(t), 2);
+	ck_assert_int_eq(cs_kineto_span_ns(t), cs_kineto_span_ns(r0) + cs_kineto_span_ns(r1));
+	ck_assert_int_eq(cs_kineto_busy_ns(t), cs_kineto_busy_ns(r0) + cs_kineto_busy_ns(r1));
+	for (int c = 0; c < CS_KINETO_CLASSES; c++) {
+		ck_assert_int_eq(cs_kineto_class_ns(t, c), cs_kineto_class_ns(r0, c) + cs_kineto_class_ns(r1, c));
+		ck_assert_int_eq(cs_kineto_class_count(t, c),
+				 cs_kineto_class_count(r0, c) + cs_kineto_class_count(r1, c));
+	}
+	ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_COMM), 20);
+	const cs_kineto_rank *a = cs_kineto_rank_at(t, 0), *b = cs_kineto_rank_at(t, 1);
+	ck_assert_str_eq(a->file, "sampled_rank-0.json.gz");
+	ck_assert_str_eq(b->file, "sampled_rank-1.json.gz");
+	ck_assert_int_eq(a->rank, 0);
+	ck_assert_int_eq(b->rank, 1);
+	ck_assert_int_eq(a->kernels, 1154);
+	ck_assert_int_eq(b->span_ns, cs_kineto_span_ns(r1));
+	/* the names' table: every kernel once, the sums of both ranks */
+	size_t n, n0, n1;
+	const cs_kineto_kernel *kt = cs_kineto_kernels_by_name(t, &n);
+	const cs_kineto_kernel *k0 = cs_kineto_kernels_by_name(r0, &n0);
+	(void)cs_kineto_kernels_by_name(r1, &n1);
+	ck_assert_uint_ge(n, n0);
+	ck_assert_uint_le(n, n0 + n1);
+	int64_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		count += kt[i].count;
+		if (i > 0)
+			ck_assert_int_ge(kt[i - 1].ns, kt[i].ns);
+	}
+	ck_assert_int_eq(count, 1154 + 1104);
+	int64_t want = 0;
+	for (size_t i = 0; i < n0; i++)
+		if (strcmp(k0[i].name, kt[0].name) == 0)
+			want += k0[i].ns;
+	size_t m1;
+	const cs_kineto_kernel *k1 = cs_kineto_kernels_by_name(r1, &m1);
+	for (size_t i = 0; i < m1; i++)
+		if (strcmp(k1[i].name, kt[0].name) == 0)
+			want += k1[i].ns;
+	ck_assert_int_eq(kt[0].ns, want);
+	cs_kineto_free(t);
+	cs_kineto_free(r0);
+	cs_kineto_free(r1);
+}
+END_TEST
+
+/* Write `text` as dir/name. */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+#define TRACE_OF_RANK(r, steps) \
+	"{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " #r "}, \"traceEvents\": [" steps "," \
+	K("gemm_a", 1700000000000000, 10) "," K("ncclKernel_AllReduce", 1700000000000020, 5) "]}"
+#define ONE_STEP "{\"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 0, \"dur\": 9}"
+#define TWO_STEPS ONE_STEP ", {\"cat\": \"user_annotation\", \"name\": \"ProfilerStep#2\", \"ts\": 9, \"dur\": 9}"
+
+/* Ranks in distributedInfo order whatever the files' names; what cannot be
+ * one job is refused with the file named. */
+START_TEST(folders_order_ranks_and_refuse_what_is_not_one_job)
+{
+	char dir[] = "/tmp/cs_kineto_dir_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cs_kineto *t = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_kineto_load(dir, &t, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, "a folder without trace files"), "%s", diag.msg);
+	put(dir, "host_b.pt.trace.json", TRACE_OF_RANK(0, ONE_STEP));
+	put(dir, "host_a.pt.trace.json", TRACE_OF_RANK(10, ONE_STEP));
+	put(dir, "host_c.pt.trace.json", TRACE_OF_RANK(2, ONE_STEP));
+	put(dir, "notes.txt", "not a trace");
+	ck_assert_msg(cs_kineto_load(dir, &t, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_uint_eq(cs_kineto_ranks(t), 3);
+	ck_assert_str_eq(cs_kineto_rank_at(t, 0)->file, "host_b.pt.trace.json");
+	ck_assert_int_eq(cs_kineto_rank_at(t, 1)->rank, 2);
+	ck_assert_int_eq(cs_kineto_rank_at(t, 2)->rank, 10);
+	ck_assert_int_eq(cs_kineto_class_ns(t, CS_KINETO_GEMM), 3 * 10000);
+	ck_assert_int_eq(cs_kineto_class_count(t, CS_KINETO_COMM), 3);
+	ck_assert_int_eq(cs_kineto_span_ns(t), 3 * 25000);
+	size_t n;
+	const cs_kineto_kernel *k = cs_kineto_kernels_by_name(t, &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(k[0].name, "gemm_a");
+	ck_assert_int_eq(k[0].count, 3);
+	cs_kineto_free(t);
+	t = NULL;
+	/* another step count */
+	put(dir, "host_d.pt.trace.json", TRACE_OF_RANK(3, TWO_STEPS));
+	ck_assert_int_eq(cs_kineto_load(dir, &t, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, "host_d.pt.trace.json': 2 steps, and 1 in 'host_a.pt.trace.json'"), "%s",
+		      diag.msg);
+	ck_assert_ptr_null(t);
+	/* a file that is not a trace of a GPU */
+	put(dir, "host_d.pt.trace.json", "{\"traceEvents\": []}");
+	ck_assert_int_eq(cs_kineto_load(dir, &t, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, "host_d.pt.trace.json': no GPU kernels"), "%s", diag.msg);
+	/* without a rank in every trace, the files' natural order */
+	put(dir, "host_d.pt.trace.json", "{\"traceEvents\": [" ONE_STEP "," K("gemm_a", 5, 10) "]}");
+	ck_assert_msg(cs_kineto_load(dir, &t, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_str_eq(cs_kineto_rank_at(t, 0)->file, "host_a.pt.trace.json");
+	ck_assert_int_eq(cs_kineto_rank_at(t, 3)->rank, -1);
+	cs_kineto_free(t);
+	const char *names[] = { "host_a.pt.trace.json", "host_b.pt.trace.json", "host_c.pt.trace.json",
+				"host_d.pt.trace.json", "notes.txt" };
+	for (size_t i = 0; i < ROWS(names); i++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
+/* A trace whose times count from its baseTimeNanoseconds reads as the same
+ * trace in Unix-epoch microseconds. */
+START_TEST(base_time_and_epoch_times_read_alike)
+{
+	const char *rel = "{\"baseTimeNanoseconds\": 1735632360000000000, \"traceEvents\": [" K("gemm_a", 3.5, 10) ","
+			  K("elementwise", 20.25, 4) "]}";
+	const char *abs = "{\"traceEvents\": [" K("gemm_a", 1735632360000003.5, 10) ","
+			  K("elementwise", 1735632360000020.25, 4) "]}";
+	cs_kineto *a = NULL, *b = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_kineto_parse("rel.json", rel, strlen(rel), &a, &diag), CS_OK);
+	ck_assert_int_eq(cs_kineto_parse("abs.json", abs, strlen(abs), &b, &diag), CS_OK);
+	ck_assert_int_eq(cs_kineto_span_ns(a), 20750);
+	ck_assert_int_eq(cs_kineto_span_ns(b), 20750);
+	ck_assert_int_eq(cs_kineto_busy_ns(a), 14000);
+	ck_assert_int_eq(cs_kineto_busy_ns(b), 14000);
+	cs_kineto_free(a);
+	cs_kineto_free(b);
+}
+END_TEST
+
 static Suite *kineto_suite(void)
 {
 	Suite *s = suite_create("kineto");
@@ -591,6 +822,13 @@ static Suite *kineto_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shapes");
 	tcase_add_test(tc, gemm_kernels_by_shape);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("others");
+	tcase_add_loop_test(tc, hta_traces_are_read, 0, ROWS(hta_rows));
+	tcase_add_loop_test(tc, hta_files_without_gpu_kernels_are_refused, 0, ROWS(hta_refused_rows));
+	tcase_add_test(tc, a_folder_is_a_job_of_ranks);
+	tcase_add_test(tc, folders_order_ranks_and_refuse_what_is_not_one_job);
+	tcase_add_test(tc, base_time_and_epoch_times_read_alike);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bad_input");
 	tcase_add_loop_test(tc, bad_input_is_refused_with_its_place, 0, ROWS(bad_rows));

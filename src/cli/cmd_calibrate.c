@@ -30,17 +30,18 @@
 #include "study/compare.h"
 
 static const char calibrate_help[] =
-	"usage: clustersim calibrate TRACE.json[.gz] SCENARIO.yaml --out FILE [options]\n"
+	"usage: clustersim calibrate TRACE.json[.gz]|FOLDER SCENARIO.yaml --out FILE [options]\n"
 	"   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
 	"                            [--op OP] [--set KEY=VALUE] [--force]\n"
 	"\n"
 	"Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
-	"trace of one GPU's training steps. For each compute class that both the\n"
-	"trace and the simulation have time for (gemm, attention, memory_bound,\n"
-	"optimizer), the factor is the trace's kernel time per step over the\n"
-	"simulated one (the comparison of 'clustersim compare'); also the kernels\n"
-	"the trace launches per kernel modelled, per class, the GPU's idle gap\n"
-	"after each kernel, and, where the trace records shapes (record_shapes),\n"
+	"trace of one GPU's training steps (or a FOLDER of one per GPU of the\n"
+	"job, taken as their mean, as 'compare' reads it). For each compute class\n"
+	"that both the trace and the simulation have time for (gemm, attention,\n"
+	"memory_bound, optimizer), the factor is the trace's kernel time per step\n"
+	"over the simulated one (the comparison of 'clustersim compare'); also\n"
+	"the kernels the trace launches per kernel modelled, per class, the GPU's\n"
+	"idle gap after each kernel, and, where the trace records shapes (record_shapes),\n"
 	"a factor per GEMM shape against the kernel profile. The factors go to\n"
 	"FILE as YAML; a scenario uses them with cluster.gpu.calibration: FILE\n"
 	"(relative to the scenario), which multiplies each op's profile time by its\n"
@@ -229,7 +230,7 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 	char gap[32];
 	snprintf(gap, sizeof gap, "%.3g us", cal->kernel_gap_us);
 	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "gpu_idle", 1e3 * ti, 1e3 * si0, gap, 1e3 * si1, "");
-	double span = 1e-9 * (double)cs_kineto_span_ns(before->trace) / (double)before->steps;
+	double span = 1e-9 * (double)cs_kineto_span_ns(before->trace) * before->per;
 	printf("%-14s %10.2f %13.2f %9s %13.2f %10s\n", "step", 1e3 * span, 1e3 * before->m->step_time_s, "",
 	       1e3 * after->m->step_time_s, "");
 	if (nrms > 0)
@@ -238,8 +239,7 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 		       "rms error", 100 * sqrt(sq0 / nrms), 100 * sqrt(sq1 / nrms), nrms);
 	printf("\n%-14s %10s %13s %9s %13s\n", "kernels", "trace", "simulated", "factor", "calibrated");
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
-		double t = (double)cs_kineto_class_count(before->trace, (cs_kineto_class)k) /
-			   (double)before->steps;
+		double t = (double)cs_kineto_class_count(before->trace, (cs_kineto_class)k) * before->per;
 		char fs[32] = "-";
 		if (cal->has_kernels[k])
 			snprintf(fs, sizeof fs, "%.4g", cal->kernels[k]);
@@ -262,8 +262,8 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 			 (long long)sh[i].n, (long long)sh[i].k, (long long)sh[i].batch);
 		double f = cs_calib_gemm_factor(cal, sh[i].m, sh[i].n, sh[i].k, sh[i].batch);
 		double us = 1e-3 * (double)sh[i].ns / (double)sh[i].kernels;
-		printf("%-34s %8.0f %12.2f %12.2f %9.4g\n", name,
-		       (double)sh[i].kernels / (double)before->steps, us, us / f, f);
+		printf("%-34s %8.0f %12.2f %12.2f %9.4g\n", name, (double)sh[i].kernels * before->per, us,
+		       us / f, f);
 	}
 }
 

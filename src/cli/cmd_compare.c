@@ -20,7 +20,7 @@
 #include "study/compare.h"
 
 static const char compare_help[] =
-	"usage: clustersim compare TRACE.json[.gz] SCENARIO.yaml [options]\n"
+	"usage: clustersim compare TRACE.json[.gz]|FOLDER SCENARIO.yaml [options]\n"
 	"\n"
 	"Set a PyTorch profiler (Kineto) Chrome trace of one GPU's training steps\n"
 	"beside a simulation of SCENARIO. Per class of kernel, per step: the\n"
@@ -45,6 +45,11 @@ static const char compare_help[] =
 	"one step); the figures are the trace's totals divided by the steps.\n"
 	"The trace may be gzip-compressed; it is streamed, one event in memory at a\n"
 	"time, whatever its size (an event of more than 16 MiB is refused).\n"
+	"A FOLDER of traces, one per GPU of the job (every NAME.json and\n"
+	"NAME.json.gz in it: rank-0.json.gz..., or torch.profiler's\n"
+	"HOST_PID.pt.trace.json), is read as their mean, then one line per GPU\n"
+	"(by its distributedInfo rank) and the slowest; the traces must hold the\n"
+	"same steps and GPU.\n"
 	"\n"
 	"options:\n"
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"

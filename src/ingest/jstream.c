@@ -52,6 +52,9 @@ typedef struct scan {
 	bool second_next; /* ... the second array's (o->key2) member's */
 	bool second;      /* the array streamed is o->key2's */
 	bool done_second;
+	bool whole_next; /* the next value is o->key3's, handed over whole */
+	bool whole;      /* the element being copied is that value */
+	bool done_whole;
 	bool *found;
 	char *el; /* the element being copied */
 	size_t nel, capel;
@@ -99,7 +102,11 @@ static cs_status copy(scan *s, char c)
 			snprintf(s->diag->msg, sizeof s->diag->msg,
 				 "'%.400s': element %zu of '%.60s' is "
 				 "larger than the limit of %zu bytes",
-				 s->o->name, s->index, s->second ? s->o->key2 : s->o->key, s->o->max_element);
+				 s->o->name, s->whole ? 0 : s->index,
+				 s->whole    ? s->o->key3
+				 : s->second ? s->o->key2
+					     : s->o->key,
+				 s->o->max_element);
 			return CS_ERR_INPUT;
 		}
 		size_t ncap = s->capel ? 2 * s->capel : 4096;
@@ -120,7 +127,9 @@ static cs_status element_done(scan *s)
 {
 	json_error_t err;
 	json_t *v = json_loadb(s->el, s->nel, JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, &err);
+	bool whole = s->whole;
 	s->in_el = false;
+	s->whole = false;
 	s->nel = 0;
 	if (!v) {
 		if (json_error_code(&err) == json_error_out_of_memory)
@@ -131,7 +140,9 @@ static cs_status element_done(scan *s)
 			 col, err.text);
 		return CS_ERR_INPUT;
 	}
-	cs_status st = s->second ? s->o->each2(s->arg, v, s->index++) : s->each(s->arg, v, s->index++);
+	cs_status st = whole       ? s->o->each3(s->arg, v, 0)
+		       : s->second ? s->o->each2(s->arg, v, s->index++)
+				   : s->each(s->arg, v, s->index++);
 	json_decref(v);
 	return st;
 }
@@ -148,6 +159,12 @@ static cs_status value_starts(scan *s, long line, long col, const char *near, bo
 		s->in_el = true;
 		s->el_line = line;
 		s->el_col = col;
+	} else if (s->whole_next && s->depth == 1) {
+		s->whole_next = false;
+		s->done_whole = true;
+		s->in_el = s->whole = true;
+		s->el_line = line;
+		s->el_col = col;
 	}
 	return CS_OK;
 }
@@ -156,7 +173,7 @@ static cs_status value_starts(scan *s, long line, long col, const char *near, bo
 static cs_status value_ends(scan *s)
 {
 	s->want[s->depth] = s->depth == 0 ? W_END : W_COMMA_OR_CLOSE;
-	if (s->in_el && s->depth == 2)
+	if (s->in_el && s->depth == (s->whole ? 1 : 2))
 		return element_done(s);
 	return CS_OK;
 }
@@ -312,6 +329,12 @@ static cs_status quote(scan *s)
 	return CS_OK;
 }
 
+/* Whether the top-level key just read is `k`. */
+static bool key_is(const scan *s, const char *k)
+{
+	return k && !s->key_long && (size_t)s->nkey == strlen(k) && memcmp(s->key, k, (size_t)s->nkey) == 0;
+}
+
 /* The string ends at this '"'. */
 static cs_status string_ends(scan *s)
 {
@@ -319,12 +342,9 @@ static cs_status string_ends(scan *s)
 	if (s->is_key) {
 		s->want[s->depth] = W_COLON;
 		if (s->depth == 1) {
-			s->target_next = !s->done_target && !s->key_long &&
-					 (size_t)s->nkey == strlen(s->o->key) &&
-					 memcmp(s->key, s->o->key, (size_t)s->nkey) == 0;
-			s->second_next = s->o->key2 && s->o->each2 && !s->done_second && !s->key_long &&
-					 (size_t)s->nkey == strlen(s->o->key2) &&
-					 memcmp(s->key, s->o->key2, (size_t)s->nkey) == 0;
+			s->target_next = !s->done_target && key_is(s, s->o->key);
+			s->second_next = s->o->each2 && !s->done_second && key_is(s, s->o->key2);
+			s->whole_next = s->o->each3 && !s->done_whole && key_is(s, s->o->key3);
 		}
 		return CS_OK;
 	}
@@ -374,9 +394,12 @@ static cs_status byte(scan *s, char c)
 			s->ntok = 0;
 			s->tok_long = false;
 			want w = s->want[s->depth];
-			if (s->streaming && s->depth == 2 && !s->in_el &&
-			    (w == W_VALUE || w == W_VALUE_OR_CLOSE)) {
+			if (((s->streaming && s->depth == 2) || (s->whole_next && s->depth == 1)) &&
+			    !s->in_el && (w == W_VALUE || w == W_VALUE_OR_CLOSE)) {
 				s->in_el = true; /* value_starts checks it when the token ends */
+				s->whole = s->depth == 1;
+				s->whole_next = false;
+				s->done_whole |= s->whole;
 				s->el_line = s->line;
 				s->el_col = s->col;
 			}

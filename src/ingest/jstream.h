@@ -36,6 +36,10 @@ typedef struct cs_jstream_opts {
 	 * from 0; the first array's numbering goes on after it) */
 	const char *key2;
 	cs_jstream_each each2;
+	/* optional: a member whose value, of any type, goes whole to each3 (index
+	 * 0), within max_element bytes */
+	const char *key3;
+	cs_jstream_each each3;
 } cs_jstream_opts;
 
 /* Scan the document that `rd` reads; call `each` for every element of the

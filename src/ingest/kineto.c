@@ -1,15 +1,14 @@
 /*
- * kineto.c - kernel time by class in a PyTorch profiler (Kineto) Chrome
- * trace: read (plain or gzip, zlib), stream its events (jstream.c, one
- * event at a time through jansson), classify, total.
+ * kineto.c - kernel time by class in one PyTorch profiler (Kineto) Chrome
+ * trace file: read (plain or gzip, zlib), stream its events (jstream.c,
+ * one event at a time through jansson), classify (kineto_names.c), total.
  *
  * Memory is one event's text and tree, and 16 bytes per kernel (the busy
  * intervals), whatever the trace's size. The returned cs_kineto holds
  * numbers only; cs_kineto_free frees it.
  */
-#include "ingest/kineto.h"
+#include "ingest/kineto_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -25,130 +24,6 @@
 #include "core/file.h"
 #include "ingest/jstream.h"
 #include "ingest/kernel_rules.h"
-
-struct cs_kineto {
-	int64_t ns[CS_KINETO_CLASSES], count[CS_KINETO_CLASSES];
-	int64_t steps;
-	int steps_marked;
-	int64_t kernels, span_ns, busy_ns;
-	cs_kineto_shape *shapes;
-	size_t nshapes;
-	char device[128];                   /* deviceProperties[0].name */
-	int64_t arch[CS_KINETO_ARCH_CODES]; /* kernels by the architecture their names say */
-	cs_kineto_kernel *by_name;          /* each kernel name's totals, the most time first */
-	size_t nnames;
-};
-
-/* ---- classification ----------------------------------------------------- */
-
-int cs_kineto_name_has(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (; *hay; hay++) {
-		size_t i = 0;
-		while (i < n && hay[i] &&
-		       (hay[i] >= 'A' && hay[i] <= 'Z' ? hay[i] + 32 : hay[i]) == needle[i])
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return 0;
-}
-
-static int has_any(const char *hay, const char *const *needles)
-{
-	for (; *needles; needles++)
-		if (cs_kineto_name_has(hay, *needles))
-			return 1;
-	return 0;
-}
-
-/* "gemm" in `name` other than as fbgemm's (FBGEMM_GPU's permute, embedding
- * and jagged kernels are not matrix products). */
-static int has_gemm(const char *name)
-{
-	for (const char *p = name; *p; p++)
-		if (strncasecmp(p, "gemm", 4) == 0 && !(p - name >= 2 && strncasecmp(p - 2, "fb", 2) == 0))
-			return 1;
-	return 0;
-}
-
-cs_kineto_class cs_kineto_classify(const char *name)
-{
-	/* and Triton's flash attention (_attn_fwd, _attn_bwd...) */
-	static const char *const attn[] = { "sdpa",      "fmha",      "flash",     "cudnn::fusion",
-					    "attention", "_attn_fwd", "_attn_bwd", NULL };
-	/* cuBLAS/cuBLASLt (nvjet, xmma), CUTLASS, ROCm's Tensile (Cijk_) and
-	 * cuDNN's convolutions (convolve, winograd) */
-	static const char *const gemm[] = { "nvjet", "cutlass",  "xmma",     "cublas",
-					    "cijk_", "convolve", "winograd", NULL };
-	if (cs_kineto_name_has(name, "nccl"))
-		return CS_KINETO_COMM;
-	if (cs_kineto_name_has(name, "adam") ||
-	    (cs_kineto_name_has(name, "multi_tensor_apply") && cs_kineto_name_has(name, "fusedoptimizer")))
-		return CS_KINETO_OPTIM;
-	if (has_any(name, attn))
-		return CS_KINETO_ATTN;
-	if (has_gemm(name) || has_any(name, gemm))
-		return CS_KINETO_GEMM;
-	/* torch.compile's Triton templates: triton_tem_fused_mm, _addmm, _bmm
-	 * (its pointwise and reduction kernels are memory-bound) */
-	if (cs_kineto_name_has(name, "triton_tem_") && cs_kineto_name_has(name, "mm"))
-		return CS_KINETO_GEMM;
-	return CS_KINETO_MEMBOUND;
-}
-
-/* The digits at p as a number in [lo, hi], where the tag ends after them:
- * at the name's end, a byte that is no letter or digit, or one of `ends`;
- * 0 when it does not. */
-static int tag_number(const char *p, int lo, int hi, const char *ends)
-{
-	int v = 0, n = 0;
-	for (; *p >= '0' && *p <= '9' && n < 4; p++, n++)
-		v = 10 * v + (*p - '0');
-	if (n < 2 || v < lo || v > hi)
-		return 0;
-	return !isalnum((unsigned char)*p) || strchr(ends, *p) ? v : 0;
-}
-
-int cs_kineto_kernel_arch(const char *name)
-{
-	static const struct {
-		const char *prefix;
-		int arch;
-	} legacy[] = {
-		{ "volta_", 70 },
-		{ "turing_", 75 },
-		{ "ampere_", 80 },
-	};
-	for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++)
-		if (strncmp(name, legacy[i].prefix, strlen(legacy[i].prefix)) == 0)
-			return legacy[i].arch;
-	for (const char *p = name; *p; p++) {
-		bool start = p == name || !isalnum((unsigned char)p[-1]);
-		int v = 0;
-		if (start && p[0] == 's' && p[1] == 'm')
-			v = tag_number(p + 2, 60, 130, "a_");
-		else if (start && strncmp(p, "cutlass_", 8) == 0)
-			v = tag_number(p + 8, 60, 130, "_");
-		if (v)
-			return v;
-	}
-	if (strncmp(name, "Cijk_", 5) == 0 || strstr(name, " Cijk_"))
-		return CS_KINETO_ARCH_ROCM;
-	if (strncmp(name, "nvjet_", 6) == 0)
-		return CS_KINETO_ARCH_NVJET;
-	return 0;
-}
-
-const char *cs_kineto_class_name(cs_kineto_class c)
-{
-	static const char *const names[CS_KINETO_CLASSES] = { "gemm",      "attention",     "memory_bound",
-							      "optimizer", "communication", "copy",
-							      "memset" };
-	return (unsigned)c < CS_KINETO_CLASSES ? names[c] : "?";
-}
-
 /* ---- summarising -------------------------------------------------------- */
 
 typedef struct span {
@@ -242,7 +117,7 @@ static int note_kernel(acc *a, const char *name, cs_kineto_class cls, int64_t ns
 	return 0;
 }
 
-static int cmp_kernel(const void *x, const void *y)
+int cs__kineto_cmp_kernel(const void *x, const void *y)
 {
 	const cs_kineto_kernel *p = x, *q = y;
 	if (p->ns != q->ns)
@@ -264,7 +139,7 @@ static int list_kernels(acc *a)
 								      a->kn[i].count, a->kn[i].ns };
 			a->kn[i].name = NULL;
 		}
-	qsort(t->by_name, t->nnames, sizeof *t->by_name, cmp_kernel);
+	qsort(t->by_name, t->nnames, sizeof *t->by_name, cs__kineto_cmp_kernel);
 	return 0;
 }
 
@@ -545,6 +420,21 @@ static int cmp_shape(const void *x, const void *y)
 	return (p->batch > q->batch) - (p->batch < q->batch);
 }
 
+size_t cs__kineto_sum_shapes(cs_kineto_shape *sh, size_t n)
+{
+	qsort(sh, n, sizeof *sh, cmp_shape);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (w > 0 && cmp_shape(&sh[w - 1], &sh[i]) == 0) {
+			sh[w - 1].kernels += sh[i].kernels;
+			sh[w - 1].ns += sh[i].ns;
+		} else {
+			sh[w++] = sh[i];
+		}
+	}
+	return w;
+}
+
 /* GEMM kernels joined to their ops' shapes, summed by shape. 0, or -1 out
  * of memory. */
 static int join_shapes(acc *a)
@@ -565,16 +455,7 @@ static int join_shapes(acc *a)
 		const op_shape *o = &a->ops[j];
 		sh[n++] = (cs_kineto_shape){ o->m, o->n, o->k, o->batch, 1, a->gk[i].ns };
 	}
-	qsort(sh, n, sizeof *sh, cmp_shape);
-	size_t w = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (w > 0 && cmp_shape(&sh[w - 1], &sh[i]) == 0) {
-			sh[w - 1].kernels++;
-			sh[w - 1].ns += sh[i].ns;
-		} else {
-			sh[w++] = sh[i];
-		}
-	}
+	size_t w = cs__kineto_sum_shapes(sh, n);
 	if (w == 0) {
 		free(sh);
 		return 0;
@@ -600,6 +481,17 @@ static cs_status each_device(void *arg, const json_t *e, size_t i)
 	return CS_OK;
 }
 
+/* 'distributedInfo': the trace's rank in its job. */
+static cs_status each_info(void *arg, const json_t *e, size_t i)
+{
+	acc *a = arg;
+	const json_t *r = json_object_get(e, "rank");
+	(void)i;
+	if (json_is_number(r) && json_number_value(r) >= 0 && json_number_value(r) < 1e9)
+		a->t->rank = (int64_t)json_number_value(r);
+	return CS_OK;
+}
+
 /* Stream the events of the text `rd` reads into *t. */
 static cs_status summarise(const char *name, size_t max_event, const cs_kernel_rules *rules,
 			   cs_jstream_read rd, void *rctx, cs_kineto *t, cs_diag *diag)
@@ -609,7 +501,9 @@ static cs_status summarise(const char *name, size_t max_event, const cs_kernel_r
 			      .key = "traceEvents",
 			      .max_element = max_event,
 			      .key2 = "deviceProperties",
-			      .each2 = each_device };
+			      .each2 = each_device,
+			      .key3 = "distributedInfo",
+			      .each3 = each_info };
 	bool found;
 	cs_status st = cs_jstream_array(&o, rd, rctx, each_event, &a, &found, diag);
 	if (st == CS_OK && !found) {
@@ -640,7 +534,6 @@ static cs_status summarise(const char *name, size_t max_event, const cs_kernel_r
 	free(a.gk);
 	return st;
 }
-
 /* ---- entry points ------------------------------------------------------- */
 
 static cs_status run(const char *name, size_t max_event, const cs_kernel_rules *rules, cs_jstream_read rd,
@@ -651,7 +544,12 @@ static cs_status run(const char *name, size_t max_event, const cs_kernel_rules *
 		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", name);
 		return CS_ERR_NOMEM;
 	}
+	t->rank = -1;
 	cs_status st = summarise(name, max_event, rules, rd, rctx, t, diag);
+	if (st == CS_OK && cs__kineto_own_rank(t, name) != 0) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory reading '%.400s'", name);
+		st = CS_ERR_NOMEM;
+	}
 	if (st != CS_OK) {
 		cs_kineto_free(t);
 		return st;
@@ -660,15 +558,8 @@ static cs_status run(const char *name, size_t max_event, const cs_kernel_rules *
 	return CS_OK;
 }
 
-cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out, cs_diag *diag)
-{
-	cs_jstream_mem m = { .text = text, .len = len };
-	*out = NULL;
-	return run(name, CS_KINETO_MAX_EVENT, NULL, cs_jstream_mem_read, &m, out, diag);
-}
-
-static cs_status load(const char *path, size_t max_event, const cs_kernel_rules *rules, cs_kineto **out,
-		      cs_diag *diag)
+cs_status cs__kineto_load_file(const char *path, size_t max_event, const cs_kernel_rules *rules,
+			       cs_kineto **out, cs_diag *diag)
 {
 	long long size;
 	*out = NULL;
@@ -696,19 +587,9 @@ static cs_status load(const char *path, size_t max_event, const cs_kernel_rules 
 	return st;
 }
 
-cs_status cs__kineto_load_limit(const char *path, size_t max_event, cs_kineto **out, cs_diag *diag)
+cs_status cs_kineto_parse(const char *name, const char *text, size_t len, cs_kineto **out, cs_diag *diag)
 {
-	return load(path, max_event, NULL, out, diag);
-}
-
-cs_status cs_kineto_load(const char *path, cs_kineto **out, cs_diag *diag)
-{
-	return load(path, CS_KINETO_MAX_EVENT, NULL, out, diag);
-}
-
-cs_status cs_kineto_load_ruled(const char *path, const cs_kernel_rules *rules, cs_kineto **out, cs_diag *diag)
-{
-	return load(path, CS_KINETO_MAX_EVENT, rules, out, diag);
+	return cs_kineto_parse_ruled(name, text, len, NULL, out, diag);
 }
 
 cs_status cs_kineto_parse_ruled(const char *name, const char *text, size_t len, const cs_kernel_rules *rules,
@@ -718,49 +599,3 @@ cs_status cs_kineto_parse_ruled(const char *name, const char *text, size_t len, 
 	*out = NULL;
 	return run(name, CS_KINETO_MAX_EVENT, rules, cs_jstream_mem_read, &m, out, diag);
 }
-
-void cs_kineto_free(cs_kineto *t)
-{
-	if (!t)
-		return;
-	free(t->shapes);
-	for (size_t i = 0; i < t->nnames; i++)
-		free((char *)t->by_name[i].name);
-	free(t->by_name);
-	free(t);
-}
-
-const cs_kineto_kernel *cs_kineto_kernels_by_name(const cs_kineto *t, size_t *n)
-{
-	*n = t->nnames;
-	return t->by_name;
-}
-
-const cs_kineto_shape *cs_kineto_gemm_shapes(const cs_kineto *t, size_t *n)
-{
-	*n = t->nshapes;
-	return t->shapes;
-}
-
-int64_t cs_kineto_class_ns(const cs_kineto *t, cs_kineto_class c)
-{
-	return (unsigned)c < CS_KINETO_CLASSES ? t->ns[c] : 0;
-}
-
-int64_t cs_kineto_class_count(const cs_kineto *t, cs_kineto_class c)
-{
-	return (unsigned)c < CS_KINETO_CLASSES ? t->count[c] : 0;
-}
-
-const char *cs_kineto_device(const cs_kineto *t) { return t->device; }
-
-int64_t cs_kineto_arch_kernels(const cs_kineto *t, int arch)
-{
-	return arch >= 0 && arch < CS_KINETO_ARCH_CODES ? t->arch[arch] : 0;
-}
-
-int64_t cs_kineto_steps(const cs_kineto *t) { return t->steps; }
-int cs_kineto_steps_marked(const cs_kineto *t) { return t->steps_marked; }
-int64_t cs_kineto_kernels(const cs_kineto *t) { return t->kernels; }
-int64_t cs_kineto_span_ns(const cs_kineto *t) { return t->span_ns; }
-int64_t cs_kineto_busy_ns(const cs_kineto *t) { return t->busy_ns; }

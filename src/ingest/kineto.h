@@ -12,6 +12,14 @@
  * cpu_op, PyTorch 1.8's Operator; the whole trace is one step without
  * them). Timestamps are rebased to the first timed event's, so Unix-epoch
  * microseconds read like relative ones.
+ * A folder of such traces, one per GPU of a job (rank-0.json.gz, ...,
+ * or torch.profiler's HOST_PID.pt.trace.json: every NAME.json and
+ * NAME.json.gz in it), reads as the job: the totals below summed over its
+ * ranks, which must have the same steps and GPU, and each rank's own totals
+ * (cs_kineto_rank_at), in the order of their distributedInfo ranks, else
+ * of their file names. Times are each trace's own (rebased per file), so
+ * traces of unsynchronised clocks, or with their own baseTimeNanoseconds,
+ * read alike.
  * Memory is one event, 16 bytes per kernel and each distinct kernel name
  * once, whatever the trace's size;
  * an event of more than CS_KINETO_MAX_EVENT bytes is refused.
@@ -56,7 +64,10 @@ typedef enum cs_kineto_class {
 
 typedef struct cs_kineto cs_kineto;
 
-/* Read and summarise the trace at `path`. On error returns CS_ERR_INPUT (or
+/* The most trace files a folder may hold. */
+#define CS_KINETO_MAX_RANKS 65536
+
+/* Read and summarise the trace at `path` (a file or a folder of them). On error returns CS_ERR_INPUT (or
  * CS_ERR_NOMEM) with *out NULL and a message in *diag: "cannot open 'PATH':
  * ...", "'PATH': truncated gzip data at byte N (...)", "PATH:LINE:COL: not
  * JSON: ...", "'PATH': no 'traceEvents' array ...", "'PATH': no GPU kernels
@@ -98,6 +109,19 @@ int cs_kineto_steps_marked(const cs_kineto *t);
 int64_t cs_kineto_kernels(const cs_kineto *t);
 int64_t cs_kineto_span_ns(const cs_kineto *t);
 int64_t cs_kineto_busy_ns(const cs_kineto *t);
+
+/* One GPU's trace: its file's name (within its folder), its rank
+ * (distributedInfo's "rank", or -1), and its own totals. */
+typedef struct cs_kineto_rank {
+	const char *file;
+	int64_t rank;
+	int64_t steps, kernels, span_ns, busy_ns;
+	int64_t ns[CS_KINETO_CLASSES], count[CS_KINETO_CLASSES];
+} cs_kineto_rank;
+/* The traces read: 1 for a file. */
+size_t cs_kineto_ranks(const cs_kineto *t);
+/* Trace i (< cs_kineto_ranks), NULL beyond; it belongs to t. */
+const cs_kineto_rank *cs_kineto_rank_at(const cs_kineto *t, size_t i);
 
 /* The GPU named by the trace's 'deviceProperties' (the first device's
  * "name", as "NVIDIA H100 80GB HBM3"); "" without them. */

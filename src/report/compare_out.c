@@ -27,7 +27,7 @@ static void make_rows(const cs_compare *cmp, row *rows)
 {
 	const cs_kineto *t = cmp->trace;
 	const cs_metrics *m = cmp->m;
-	double per = 1.0 / (double)cmp->steps;
+	double per = cmp->per;
 	double tsum = 0, tk = 0, ssum = 0, sk = 0;
 	for (int c = 0; c < CS_KINETO_CLASSES; c++) {
 		double ts = 1e-9 * (double)cs_kineto_class_ns(t, (cs_kineto_class)c) * per;
@@ -71,6 +71,50 @@ static void text_num(char *buf, size_t n, double v, int kernels)
 		snprintf(buf, n, "%.1f", v);
 }
 
+/* Trace i's own figures per step: compute, NCCL kernels, idle, span (s). */
+typedef struct rank_row {
+	double compute_s, comm_s, idle_s, step_s, kernels;
+} rank_row;
+
+static rank_row rank_figures(const cs_compare *c, const cs_kineto_rank *r)
+{
+	double per = 1.0 / (double)c->steps, ns = 0;
+	for (int k = 0; k < CS_KINETO_COMM; k++)
+		ns += (double)r->ns[k];
+	return (rank_row){ .compute_s = 1e-9 * ns * per,
+			   .comm_s = 1e-9 * (double)r->ns[CS_KINETO_COMM] * per,
+			   .idle_s = 1e-9 * (double)(r->span_ns - r->busy_ns) * per,
+			   .step_s = 1e-9 * (double)r->span_ns * per,
+			   .kernels = (double)r->kernels * per };
+}
+
+/* The GPUs' traces of a folder, one line each, and the slowest. */
+static void write_ranks_text(FILE *f, const cs_compare *c)
+{
+	size_t n = cs_kineto_ranks(c->trace), slow = 0;
+	double sum = 0, worst = -1;
+	fprintf(f, "\n%-14s %11s %11s %11s %11s %9s  %s\n", "per GPU", "compute ms", "nccl ms", "idle ms",
+		"step ms", "kernels", "trace");
+	for (size_t i = 0; i < n; i++) {
+		const cs_kineto_rank *r = cs_kineto_rank_at(c->trace, i);
+		rank_row x = rank_figures(c, r);
+		char id[32];
+		if (r->rank >= 0)
+			snprintf(id, sizeof id, "rank %lld", (long long)r->rank);
+		else
+			snprintf(id, sizeof id, "trace %zu", i);
+		fprintf(f, "%-14s %11.2f %11.2f %11.2f %11.2f %9.0f  %s\n", id, 1e3 * x.compute_s,
+			1e3 * x.comm_s, 1e3 * x.idle_s, 1e3 * x.step_s, x.kernels, r->file);
+		sum += x.step_s;
+		if (x.step_s > worst)
+			worst = x.step_s, slow = i;
+	}
+	double mean = sum / (double)n;
+	fprintf(f, "slowest        %s: a step %.2f ms, %+.1f %% against the GPUs' mean\n",
+		cs_kineto_rank_at(c->trace, slow)->file, 1e3 * worst,
+		mean > 0 ? 100 * (worst / mean - 1) : 0.0);
+}
+
 void cs_compare_write_text(FILE *f, const cs_compare *c, const char *trace, bool steps_given)
 {
 	const cs_kineto *t = c->trace;
@@ -78,7 +122,10 @@ void cs_compare_write_text(FILE *f, const cs_compare *c, const char *trace, bool
 	int64_t steps = c->steps;
 	row rows[ROWS];
 	make_rows(c, rows);
-	fprintf(f, "trace      %s: %lld step%s (%s), %lld kernels\n", trace, (long long)steps,
+	char gpus[64] = "";
+	if (c->ranks > 1)
+		snprintf(gpus, sizeof gpus, "%lld GPUs' traces (their mean), ", (long long)c->ranks);
+	fprintf(f, "trace      %s: %s%lld step%s (%s), %lld kernels\n", trace, gpus, (long long)steps,
 		steps == 1 ? "" : "s",
 		steps_given                 ? "--steps"
 		: cs_kineto_steps_marked(t) ? "ProfilerStep annotations"
@@ -100,6 +147,8 @@ void cs_compare_write_text(FILE *f, const cs_compare *c, const char *trace, bool
 			snprintf(e, sizeof e, "%+.1f %%", 100 * err);
 		fprintf(f, "%-14s %13s %9s %13s %9s %10s\n", rows[i].name, a, b, s, d, e);
 	}
+	if (c->ranks > 1)
+		write_ranks_text(f, c);
 }
 
 static void jw_num_or_null(cs_jw *w, const char *key, double v)
@@ -128,6 +177,7 @@ void cs_compare_write_json(FILE *f, const cs_compare *c, const char *trace, bool
 		     : cs_kineto_steps_marked(t) ? "profiler_steps"
 						 : "whole_trace");
 	cs_jw_kv_int(&w, "trace_kernels", cs_kineto_kernels(t));
+	cs_jw_kv_int(&w, "ranks", c->ranks);
 	cs_jw_kv_str(&w, "scenario", c->sc->name);
 	cs_jw_kv_int(&w, "gpus", m->gpus);
 	cs_jw_kv_int(&w, "critical_rank", m->critical_rank);
@@ -145,6 +195,26 @@ void cs_compare_write_json(FILE *f, const cs_compare *c, const char *trace, bool
 		cs_jw_end_obj(&w);
 	}
 	cs_jw_end_obj(&w);
+	cs_jw_key(&w, "per_rank");
+	cs_jw_begin_arr(&w);
+	for (size_t i = 0; i < (size_t)c->ranks; i++) {
+		const cs_kineto_rank *r = cs_kineto_rank_at(t, i);
+		rank_row x = rank_figures(c, r);
+		cs_jw_begin_obj(&w);
+		cs_jw_kv_str(&w, "file", r->file);
+		cs_jw_key(&w, "rank");
+		if (r->rank >= 0)
+			cs_jw_int(&w, r->rank);
+		else
+			cs_jw_null(&w);
+		cs_jw_kv_num(&w, "compute_s", x.compute_s);
+		cs_jw_kv_num(&w, "communication_s", x.comm_s);
+		cs_jw_kv_num(&w, "gpu_idle_s", x.idle_s);
+		cs_jw_kv_num(&w, "step_s", x.step_s);
+		cs_jw_kv_num(&w, "kernels", x.kernels);
+		cs_jw_end_obj(&w);
+	}
+	cs_jw_end_arr(&w);
 	cs_jw_end_obj(&w);
 	cs_jw_finish(&w);
 }
@@ -170,7 +240,7 @@ void cs_compare_write_kernels(FILE *f, const cs_compare *c, const char *trace, i
 {
 	size_t n;
 	const cs_kineto_kernel *k = cs_kineto_kernels_by_name(c->trace, &n);
-	double per = 1.0 / (double)c->steps;
+	double per = c->per;
 	if (format == CS_COMPARE_JSON) {
 		cs_jw w;
 		cs_jw_init(&w, f, 2);

@@ -48,6 +48,8 @@ cs_status cs_compare_open(const char *trace, const char *classes, const char *sc
 	}
 	c->m = cs_result_metrics(c->res);
 	c->steps = steps > 0 ? steps : cs_kineto_steps(c->trace);
+	c->ranks = (int64_t)cs_kineto_ranks(c->trace);
+	c->per = 1.0 / ((double)c->steps * (double)c->ranks);
 	return CS_OK;
 }
 
@@ -61,7 +63,7 @@ void cs_compare_close(cs_compare *c)
 
 double cs_compare_trace_s(const cs_compare *c, cs_kineto_class k)
 {
-	return 1e-9 * (double)cs_kineto_class_ns(c->trace, k) / (double)c->steps;
+	return 1e-9 * (double)cs_kineto_class_ns(c->trace, k) * c->per;
 }
 
 int cs_compare_fit(const cs_compare *c, double factor[CS_COMPUTE_KINDS], bool have[CS_COMPUTE_KINDS])
@@ -84,7 +86,7 @@ int cs_compare_fit(const cs_compare *c, double factor[CS_COMPUTE_KINDS], bool ha
 
 double cs_compare_trace_idle_s(const cs_compare *c)
 {
-	return 1e-9 * (double)(cs_kineto_span_ns(c->trace) - cs_kineto_busy_ns(c->trace)) / (double)c->steps;
+	return 1e-9 * (double)(cs_kineto_span_ns(c->trace) - cs_kineto_busy_ns(c->trace)) * c->per;
 }
 
 double cs_compare_sim_idle_s(const cs_compare *c)
@@ -110,7 +112,7 @@ void cs_compare_fit_host(const cs_compare *c, cs_calib *cal)
 {
 	double kernels = 0;
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
-		double t = (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) / (double)c->steps;
+		double t = (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) * c->per;
 		double s = (double)c->m->compute_kind_kernels[k];
 		kernels += t;
 		if (t > 0 && s > 0) {
@@ -196,7 +198,7 @@ int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, 
 			    "the %s_kernels factor %.4g (%.0f kernels a step in the trace, "
 			    "%lld simulated) is outside %g to %g",
 			    key, cal->kernels[k],
-			    (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) / (double)c->steps,
+			    (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) * c->per,
 			    (long long)c->m->compute_kind_kernels[k], CS_COMPARE_FACTOR_MIN,
 			    CS_COMPARE_FACTOR_MAX);
 			bad++;
@@ -342,7 +344,7 @@ int cs_compare_workload(const cs_compare *c, char *msg, size_t n)
 {
 	double tk = 0, sk = 0;
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
-		tk += (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) / (double)c->steps;
+		tk += (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) * c->per;
 		sk += (double)c->m->compute_kind_kernels[k];
 	}
 	double tg = cs_compare_trace_s(c, CS_KINETO_GEMM), sg = c->m->compute_kind_s[CS_COMPUTE_GEMM];

@@ -1,6 +1,7 @@
 /*
- * compare.h - a profiler (Kineto) trace of one GPU's training steps beside
- * the simulation of a scenario: what `clustersim compare` prints and
+ * compare.h - a profiler (Kineto) trace of one GPU's training steps (or a
+ * folder of the traces of a job's GPUs, taken as their mean) beside the
+ * simulation of a scenario: what `clustersim compare` prints and
  * `clustersim calibrate` fits.
  *
  * Ownership: cs_compare_open fills *c with a trace, a scenario and a result
@@ -25,6 +26,8 @@ typedef struct cs_compare {
 	cs_result *res;
 	const cs_metrics *m; /* the result's */
 	int64_t steps;       /* the trace's steps (the caller's, or its annotations) */
+	int64_t ranks;       /* the GPUs it holds (a folder's traces; 1 for a file) */
+	double per;          /* 1 / (steps x ranks): the trace's totals to one GPU's step */
 	bool sim_failed;     /* on failure: the simulation, not the input, failed */
 } cs_compare;
 

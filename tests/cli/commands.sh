@@ -130,6 +130,23 @@ bad "bad.txt:2:1: unknown class 'matmul' (gemm, attention, memory_bound, optimiz
 bad "'--kernel-classes' is for a profiler trace, not '--nccl-tests'" \
 	calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
 	"$root/scenarios/megatron-1t-3072gpu.yaml" --out k.yaml --kernel-classes classes.txt
+# a folder of one job's traces, one per GPU (HolisticTraceAnalysis's two
+# sampled ranks): their mean, a line per GPU and the slowest; the figures
+# are each file's span, idle and kernels over its 2 steps
+hta="$root/tests/data/kineto/hta"
+expect 0 compare "$hta/sampled" "$root/scenarios/ddp-gpt-small.yaml"
+has out.txt "trace      $hta/sampled: 2 GPUs' traces (their mean), 2 steps (ProfilerStep annotations), 2258 kernels" \
+	'rank 0              105.16      198.10      337.76      611.41       577  sampled_rank-0.json.gz' \
+	'rank 1              135.99      189.53      327.84      615.59       552  sampled_rank-1.json.gz' \
+	"slowest        sampled_rank-1.json.gz: a step 615.59 ms, +0.3 % against the GPUs' mean"
+expect 0 compare "$hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --format json
+has out.txt '"ranks": 2,' '"file": "sampled_rank-1.json.gz",' '"step_s": 0.615591,'
+# a ROCm trace against a Hopper scenario is warned of
+expect 0 compare "$hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml"
+has err.txt "the trace was measured on 'AMD Radeon Graphics', ROCm (AMD), and the scenario's GPU 'h200-sxm-141g' is sm90 (Hopper)"
+# calibrate reads a folder too: the mean GPU's kernels
+expect 0 calibrate "$hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out hta.yaml --force
+[ -s hta.yaml ] || { echo "FAIL: calibrate of a folder wrote nothing" >&2; fail=1; }
 # the network fit: the rms before and after
 expect 0 calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \
 	"$root/scenarios/megatron-1t-3072gpu.yaml" --out net.yaml
