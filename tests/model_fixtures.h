@@ -50,6 +50,27 @@ static inline cs_model_spec fx_moe(void)
 	return m;
 }
 
+/* DeepSeek-V3 (arXiv 2412.19437, section 4.2 and its config.json): 61
+ * layers, the first 3 dense; multi-head latent attention with a 1536-wide
+ * query latent, a 512-wide key/value latent, heads of 128 + 64 rotary for
+ * queries and keys and 128 for values; 1 shared and 256 routed experts of
+ * width 2048, top-8. */
+static inline cs_model_spec fx_deepseek_v3(void)
+{
+	cs_model_spec m = fx_llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280);
+	m.head_dim = 128;
+	m.q_lora_rank = 1536;
+	m.kv_lora_rank = 512;
+	m.rope_head_dim = 64;
+	m.v_head_dim = 128;
+	m.experts = 256;
+	m.top_k = 8;
+	m.shared_experts = 1;
+	m.expert_ffn = 2048;
+	m.dense_layers = 3;
+	return m;
+}
+
 static inline cs_gpu_spec fx_h100(void)
 {
 	cs_gpu_spec g;

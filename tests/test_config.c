@@ -144,6 +144,8 @@ START_TEST(presets_hold_reference_figures)
 		{"a100-sxm-80g", 312e12, 81920 * MIB, 0.869, 108, 80, 0, 300e9, 25e9},
 		{"h100-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
 		{"h200-sxm-141g", 989e12, 143771 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
+		/* H800: the H100 die with NVLink cut to 400 GB/s bidirectional */
+		{"h800-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 200e9, 50e9},
 		{"b200", 2250e12, 183359 * MIB, 0.776, 148, 100, 1, 900e9, 100e9},
 	};
 	size_t count = 0;
@@ -178,7 +180,7 @@ START_TEST(presets_hold_reference_figures)
 	ck_assert_double_eq_tol(tpu->ici_bandwidth * 512, 24e12, 1);
 	while (cs_preset_gpu_name(count))
 		count++;
-	ck_assert_uint_eq(count, 5);
+	ck_assert_uint_eq(count, 6);
 	ck_assert_ptr_null(cs_preset_gpu("h100"));
 }
 END_TEST
@@ -193,6 +195,7 @@ START_TEST(presets_hold_model_shapes)
 		{"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0},
 		{"megatron-1t", 128, 25600, 160, 160, 102400, 51200, 0},
 		{"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, 256},
+		{"deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 256},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const cs_model_spec *m = cs_preset_model(cases[i].name);
@@ -206,7 +209,15 @@ START_TEST(presets_hold_model_shapes)
 		ck_assert_int_eq(m->experts, cases[i].experts);
 		ck_assert_str_eq(cs_preset_model_name(i), cases[i].name);
 	}
-	ck_assert_ptr_null(cs_preset_model_name(7));
+	ck_assert_ptr_null(cs_preset_model_name(8));
+	const cs_model_spec *ds = cs_preset_model("deepseek-v3");
+	ck_assert_int_eq(ds->q_lora_rank, 1536);
+	ck_assert_int_eq(ds->kv_lora_rank, 512);
+	ck_assert_int_eq(ds->head_dim, 128);
+	ck_assert_int_eq(ds->rope_head_dim, 64);
+	ck_assert_int_eq(ds->v_head_dim, 128);
+	ck_assert_int_eq(ds->kv_lora_rank + ds->q_lora_rank, 2048);
+	ck_assert_int_eq(cs_preset_model("deepseek-v3-like")->kv_lora_rank, 0);
 }
 END_TEST
 
@@ -403,6 +414,21 @@ static const struct {
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, positions: learned, max_positions: 2048}\n"
 	 "training: {seq_len: 4096}\n",
 	 "'training.seq_len' (4096) exceeds the model's 2048 learned positions"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, q_lora_rank: 1536}\n",
+	 ":2:41: 'model.q_lora_rank', 'rope_head_dim' and 'v_head_dim' are multi-head latent attention's: "
+	 "they need 'model.kv_lora_rank' > 0"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3, kv_heads: 8}\n",
+	 ":2:40: 'model.kv_heads' (8) with 'model.kv_lora_rank': latent attention rebuilds keys and values "
+	 "for every one of the 128 heads"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3, parallel_block: true}\n",
+	 ":2:46: 'model.parallel_block' with 'model.kv_lora_rank': latent attention is modelled in the "
+	 "sequential block only"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3, arch: gpt}\n",
+	 ":2:36: 'model.kv_lora_rank' needs 'model.arch: llama'"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3, positions: alibi}\n",
+	 ":2:41: 'model.positions' must be rotary with 'model.kv_lora_rank'"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3, kv_lora_rank: -1}\n",
+	 ":2:44: 'model.kv_lora_rank' must be at least 0, got '-1'"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, positions: alibl}\n",
 	 ":2:39: unknown value 'alibl' for 'model.positions' (did you mean 'alibi'?)"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, activation: relu}\n",

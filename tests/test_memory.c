@@ -289,6 +289,8 @@ static const struct { cs_model_spec (*make)(void); double bytes; } kv_cases[] = 
 	{ fx_llama2_7b, 2.0 * 32 * 32 * 128 * 2 },
 	{ fx_llama3_70b, 2.0 * 80 * 8 * 128 * 2 },
 	{ fx_llama3_405b, 2.0 * 126 * 8 * 128 * 2 },
+	/* latent attention caches the key/value latent and the shared rotary key */
+	{ fx_deepseek_v3, 61.0 * (512 + 64) * 2 },
 };
 
 START_TEST(test_kv_cache_bytes_per_token)

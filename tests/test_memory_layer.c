@@ -52,6 +52,31 @@ START_TEST(test_gqa_and_gated_mlp_saved_at_their_widths)
 }
 END_TEST
 
+/* DeepSeek-V3's dense layer at 4K, TP 8 with SP, flash: norms 4 and the
+ * down projections' and fc1's inputs 4 as any layer (sharded); each latent
+ * (1536 + 512) before its norm and after it 2 + 2, sharded as the norms'
+ * input; Q and K at 128 heads of 192 2 + 2, V and O at 128 heads of 128
+ * 2 + 2; gate, up and the SwiGLU output 6 x ffn. In units of s*b*h/t:
+ * (57344 + 8192 + 274432) / 7168. */
+START_TEST(test_latent_attention_saves_its_latents_and_wide_heads)
+{
+	cs_model_spec m = fx_deepseek_v3();
+	cs_training_spec t = fx_train(4096, 1);
+	cs_parallel_spec p = fx_plan(8, 16, 16, CS_SHARD_GRAD_OP);
+	p.sequence_parallel = true;
+	double sbh = 4096.0 * 7168;
+	double outside = 4.0 * 7168 + 2.0 * 2 * 7168, lat = 4.0 * (1536 + 512);
+	double inside = 2.0 * 24576 + 2.0 * 24576 + 2.0 * 16384 + 2.0 * 16384 + 6.0 * 18432;
+	ck_assert_double_eq(outside + lat + inside, 339968.0);
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), sbh * (outside + lat + inside) / 7168 / 8));
+	/* without sequence parallelism the latents, like the norms' inputs, are
+	 * whole on every rank */
+	p.sequence_parallel = false;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p),
+		       sbh * ((outside + lat) / 7168 + inside / 7168 / 8)));
+}
+END_TEST
+
 /* Dropout keeps two 1-byte masks (sbh each, in the region sequence
  * parallelism shards) and, with the scores materialised, the softmax's mask
  * and output (3as^2 of its 5as^2). */
@@ -190,6 +215,7 @@ static Suite *memory_layer_suite(void)
 	Suite *s = suite_create("memory_layer");
 	TCase *tc = tcase_create("layer");
 	tcase_add_test(tc, test_gqa_and_gated_mlp_saved_at_their_widths);
+	tcase_add_test(tc, test_latent_attention_saves_its_latents_and_wide_heads);
 	tcase_add_test(tc, test_dropout_masks_only_with_dropout);
 	tcase_add_test(tc, test_fp8_saves_gemm_inputs_in_one_byte);
 	suite_add_tcase(s, tc);

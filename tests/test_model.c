@@ -97,6 +97,43 @@ START_TEST(test_params_moe_total_and_active)
 }
 END_TEST
 
+/* DeepSeek-V3's latent attention by hand: the query latent and its norm
+ * (h*1536 + 1536), its up projection to 128 heads of 128 + 64, the key/value
+ * latent with the shared rotary key (h*(512 + 64)) and its norm, its up
+ * projection to keys and values (512*128*(128 + 128)), the output
+ * projection (128*128*h). The report's sizes: 671 B parameters, 37 B of
+ * them active per token. */
+START_TEST(test_params_deepseek_v3_latent_attention_by_hand)
+{
+	cs_model_spec m = fx_deepseek_v3();
+	cs_param_counts pc = cs_model_params(&m);
+	int64_t h = 7168, a = 128, V = 129280;
+	int64_t attn = h * 1536 + 1536 + 1536 * a * (128 + 64) + h * (512 + 64) + 512 +
+		       512 * a * (128 + 128) + a * 128 * h;
+	int64_t expert = 3 * h * 2048, norms = 2 * h, router = h * 256;
+	int64_t dense = attn + 3 * h * 18432 + norms;
+	int64_t moe = attn + norms + router + 257 * expert;
+	ck_assert_int_eq(attn, 187107328);
+	ck_assert_int_eq(pc.dense_layer, dense);
+	ck_assert_int_eq(pc.moe_layer, moe);
+	ck_assert_int_eq(pc.total, 3 * dense + 58 * moe + 2 * V * h + h);
+	ck_assert_int_eq(pc.active, 3 * dense + 58 * (attn + norms + router + 9 * expert) + 2 * V * h + h);
+	ck_assert_int_eq(pc.total, 671026404352LL);
+	ck_assert_int_eq(pc.active, 37552282624LL);
+	ck_assert_int_eq(cs_model_qk_head_dim(&m), 192);
+	ck_assert_int_eq(cs_model_v_head_dim(&m), 128);
+	/* without a query latent, W_q maps the hidden state to the heads directly */
+	m.q_lora_rank = 0;
+	ck_assert_int_eq(cs_model_params(&m).dense_layer,
+			 dense - (h * 1536 + 1536 + 1536 * a * 192) + h * a * 192);
+	/* the rotary width defaults to 64, the value width to head_dim */
+	m.rope_head_dim = 0;
+	m.v_head_dim = 0;
+	ck_assert_int_eq(cs_model_qk_head_dim(&m), 192);
+	ck_assert_int_eq(cs_model_v_head_dim(&m), 128);
+}
+END_TEST
+
 /* ---- model FLOPs --------------------------------------------------------- */
 
 static const struct { int64_t s, B; } flop_cases[] = { { 2048, 1536 }, { 8192, 1 }, { 512, 64 } };
@@ -147,6 +184,25 @@ START_TEST(test_flops_llama_gqa_swiglu_closed_form)
 	double s = 8192, B = 16, h = 8192, kv = 1024, f = 28672, V = 128256, L = 80;
 	double per_tok = L * (2.0 * (2 * h * h + 2 * h * kv) + 2.0 * 3 * h * f + 4 * s * h) + 2 * h * V;
 	ck_assert(rel(cs_model_flops_per_step(&m, 8192, 16), 3.0 * s * B * per_tok) < 1e-12);
+}
+END_TEST
+
+/* Latent attention's FLOPs per token: 2 per weight of its five projections
+ * (the norms are no matmul), and the score and context matmuls over
+ * queries/keys of 192 and values of 128: 2*s*heads*(192 + 128). */
+START_TEST(test_flops_latent_attention_closed_form)
+{
+	cs_model_spec m = fx_deepseek_v3();
+	double s = 4096, B = 8, h = 7168, a = 128, V = 129280;
+	double proj = h * 1536 + 1536 * a * 192 + h * 576 + 512 * a * 256 + a * 128 * h;
+	double attn = 2.0 * proj + 2.0 * s * a * (192 + 128);
+	double dense = attn + 2.0 * 3 * h * 18432;
+	double moe = attn + 2.0 * h * 256 + 2.0 * 3 * h * 2048 * 9;
+	double per_tok = 3 * dense + 58 * moe + 2 * h * V;
+	ck_assert(rel(cs_model_flops_per_step(&m, 4096, 8), 3.0 * s * B * per_tok) < 1e-12);
+	/* causal: half the square */
+	double masked = 61 * 0.5 * 2.0 * s * a * (192 + 128);
+	ck_assert(rel(cs_model_causal_flops_per_step(&m, 4096, 8), 3.0 * s * B * (per_tok - masked)) < 1e-12);
 }
 END_TEST
 
@@ -221,6 +277,36 @@ START_TEST(test_fwd_ops_sum_to_model_flops)
 	double want = cs_model_flops_per_step(&m, 2048, 2) / 3.0;
 	ck_assert_msg(rel(f * ranks, want) < 1e-9, "tp %ld cp %ld: %g vs %g",
 		      (long)split_cases[_i].tp, (long)split_cases[_i].cp, f * ranks, want);
+}
+END_TEST
+
+/* Latent attention's down projections have whole weights on every TP rank:
+ * with sequence parallelism each rank runs them on its s/tp tokens, so the
+ * ranks' forward sums to the model FLOPs / 3 as for any block; without it
+ * every rank runs them on all tokens, tp - 1 copies more. */
+START_TEST(test_latent_attention_ops_sum_to_model_flops)
+{
+	cs_model_spec m = fx_deepseek_v3();
+	m.layers = 2;
+	m.experts = m.top_k = m.shared_experts = 0; /* dense blocks */
+	int64_t tp = split_cases[_i].tp, cp = split_cases[_i].cp, s = 4096, b = 2;
+	double ranks = (double)(tp * cp), h = 7168;
+	double want = cs_model_flops_per_step(&m, s, b) / 3.0;
+	double down = 2.0 * (double)(s * b) * h * (1536 + 512 + 64); /* per layer, all tokens */
+	for (int sp = 0; sp < 2; sp++) {
+		cs_layer_ctx c = ctx(s, b, tp, cp);
+		c.sequence_parallel = sp;
+		double f = 2.0 * block(&m, &c, false, CS_PASS_FWD).flops;
+		cs_layer_op ops[16];
+		f += count(ops, cs_model_head_ops(&m, &c, CS_PASS_FWD, ops, 16)).flops;
+		double copies = sp && tp > 1 ? 0.0 : 2.0 * down * (double)(tp - 1);
+		ck_assert_msg(rel(f * ranks, want + copies) < 1e-9, "tp %ld cp %ld sp %d: %g vs %g", (long)tp,
+			      (long)cp, sp, f * ranks, want + copies);
+		/* backward: twice the forward's matmuls */
+		double bwd = block(&m, &c, false, CS_PASS_BWD_INPUT).flops +
+			     block(&m, &c, false, CS_PASS_BWD_WEIGHT).flops;
+		ck_assert(rel(bwd, 2.0 * block(&m, &c, false, CS_PASS_FWD).flops) < 1e-9);
+	}
 }
 END_TEST
 
@@ -317,6 +403,43 @@ START_TEST(test_tp_comm_points_per_block)
 		ck_assert(fabs(t.comm_bytes - k * 8192.0 * 8192.0 * 2.0) < 1.0);
 	}
 	ck_assert_int_eq(block(&m, &c, false, CS_PASS_BWD_WEIGHT).colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], 0);
+}
+END_TEST
+
+/* Latent attention's TP traffic: with sequence parallelism one all-gather
+ * of the latents (query 1536, key/value 512, rotary key 64) replaces the
+ * hidden state's before attention, and its gradient is reduce-scattered
+ * instead of the hidden state's; without it the latents' gradients, partial
+ * over the ranks' heads, are all-reduced instead of the hidden state's. The
+ * MLP's collectives are unchanged. */
+START_TEST(test_latent_attention_tp_comm_points)
+{
+	cs_model_spec m = fx_deepseek_v3();
+	cs_layer_ctx c = ctx(4096, 1, tp_cases[_i].tp, 1);
+	c.sequence_parallel = tp_cases[_i].sp;
+	c.flash_attention = true;
+	double hid = 4096.0 * 7168 * 2, lat = 4096.0 * (1536 + 512 + 64) * 2;
+	cs_pass passes[] = { CS_PASS_FWD, CS_PASS_BWD_INPUT };
+	for (int p = 0; p < 2; p++) {
+		cs_layer_op ops[MAXOPS];
+		int n = cs_model_block_ops(&m, &c, false, passes[p], ops, MAXOPS);
+		tally t = count(ops, n);
+		ck_assert_int_eq(t.colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], tp_cases[_i].ar);
+		ck_assert_int_eq(t.colls[CS_COLL_REDUCE_SCATTER][CS_COMM_TP], tp_cases[_i].rs);
+		ck_assert_int_eq(t.colls[CS_COLL_ALL_GATHER][CS_COMM_TP], tp_cases[_i].ag);
+		int k = tp_cases[_i].ar + tp_cases[_i].rs + tp_cases[_i].ag;
+		/* forward: the latents' gather (SP) and the output's reduce, or the
+		 * output's all-reduce alone; backward: the output gradient's gather
+		 * (SP) and the latents' reduce */
+		bool latent = k > 0 && (tp_cases[_i].sp || passes[p] == CS_PASS_BWD_INPUT);
+		double want = latent ? (k - 1) * hid + lat : k * hid;
+		ck_assert_msg(fabs(t.comm_bytes - want) < 1.0, "pass %d: %g vs %g", p, t.comm_bytes, want);
+		for (int i = 0; i < n; i++)
+			ck_assert_msg(strcmp(ops[i].name, "sp_ag_attn") != 0 &&
+					      strcmp(ops[i].name, "tp_ar_attn_bwd") != 0 &&
+					      strcmp(ops[i].name, "tp_rs_attn_bwd") != 0,
+				      "%s under latent attention", ops[i].name);
+	}
 }
 END_TEST
 
@@ -775,6 +898,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_params_llama_closed_form);
 	tcase_add_test(tc, test_params_gpt3_counts_biases_and_positions);
 	tcase_add_test(tc, test_params_moe_total_and_active);
+	tcase_add_test(tc, test_params_deepseek_v3_latent_attention_by_hand);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model_flops");
 	tcase_add_loop_test(tc, test_flops_equal_megatron_formula, 0, N(flop_cases));
@@ -787,13 +911,16 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_relu_moves_what_gelu_moves);
 	tcase_add_test(tc, test_fp8_recipe_casts_by_hand);
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
+	tcase_add_test(tc, test_flops_latent_attention_closed_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_flops");
 	tcase_add_loop_test(tc, test_fwd_ops_sum_to_model_flops, 0, N(split_cases));
 	tcase_add_loop_test(tc, test_bwd_is_twice_fwd, 0, N(split_cases));
+	tcase_add_loop_test(tc, test_latent_attention_ops_sum_to_model_flops, 0, N(split_cases));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("comm_points");
 	tcase_add_loop_test(tc, test_tp_comm_points_per_block, 0, N(tp_cases));
+	tcase_add_loop_test(tc, test_latent_attention_tp_comm_points, 0, N(tp_cases));
 	tcase_add_test(tc, test_cp_ring_interleaves_send_recv_with_blocks);
 	tcase_add_loop_test(tc, test_moe_all_to_all_and_imbalance, 0, N(imbalance_cases));
 	suite_add_tcase(s, tc);

@@ -344,6 +344,10 @@ static const struct { const char *scenario, *golden; const char *set[3]; } golde
 	/* Transformer Engine's fp8 recipe as the dgxc Llama 3.1 70B recipe runs
 	 * it: fp8 weights and gathers, fp8 userbuffers, amax reductions */
 	{ "validation/dgxc/dgxc-llama31-70b-fp8-64gpu", "dgxc-llama31-70b-fp8-64gpu-ideal", { "fleet=ideal" } },
+	/* the 3D plan with DeepSeek-V2/V3's latent attention: the latents
+	 * gathered under sequence parallelism instead of the hidden state */
+	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-mla",
+	  { "model.kv_heads=64", "model.kv_lora_rank=512", "model.q_lora_rank=1536" } },
 	/* flow fidelity with ECMP on leaves of 4 servers: queue pairs hashed onto uplinks */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-flow-ecmp",
 	  { "collectives.fidelity=flow", "cluster.fabric.leaf_gpus=32", "cluster.fabric.routing=ecmp" } },

@@ -189,6 +189,19 @@ static const cs_config_key keys[] = {
 	  "always-active experts per MoE layer"),
 	K("model.expert_ffn", CS_KIND_INT, model.expert_ffn, 1, 1e9, false, NULL, "ffn",
 	  "inner width of one expert"),
+	K("model.kv_lora_rank", CS_KIND_INT, model.kv_lora_rank, 0, 1e6, false, NULL, "0",
+	  "multi-head latent attention (DeepSeek-V2/V3): keys and values rebuilt per head from one "
+	  "latent of this width (0: ordinary multi-head or grouped-query attention); head_dim is "
+	  "then the query and key width without positions"),
+	K("model.q_lora_rank", CS_KIND_INT, model.q_lora_rank, 0, 1e6, false, NULL, "0",
+	  "with kv_lora_rank: queries rebuilt from a latent of this width (0: projected from the "
+	  "input directly)"),
+	K("model.rope_head_dim", CS_KIND_INT, model.rope_head_dim, 0, 1e6, false, NULL,
+	  "64 with kv_lora_rank",
+	  "with kv_lora_rank: the rotary part of each query and key head, "
+	  "the key's shared by all heads"),
+	K("model.v_head_dim", CS_KIND_INT, model.v_head_dim, 0, 1e6, false, NULL, "head_dim",
+	  "with kv_lora_rank: the width of one value head"),
 	K("model.attention_window", CS_KIND_INT, model.attention_window, 0, 1e9, false, NULL, "0",
 	  "sliding-window attention (Mistral, MegaScale): each token attends to itself and the "
 	  "window - 1 tokens before it; 0 for the whole causal context"),

@@ -13,8 +13,10 @@
  * Model shapes: Llama 2 and Llama 3 papers and model cards (as in the
  * seed chapter's TransformerConfig table), GPT-3 (Brown et al. 2020, Table
  * 2.1), Megatron-LM 1T (Narayanan et al. 2021, Table 1), DeepSeek-V3
- * (DeepSeek-AI 2024, arXiv 2412.19437, section 4.2; MLA is modelled as
- * plain multi-head attention, hence "-like").
+ * (DeepSeek-AI 2024, arXiv 2412.19437, section 4.2). "deepseek-v3" has the
+ * report's multi-head latent attention (MLA); "deepseek-v3-like" keeps the
+ * older shape with plain multi-head attention, for the scenarios written
+ * against it.
  */
 #include <string.h>
 
@@ -33,13 +35,18 @@ static const cs_gpu_spec gpus[] = {
 	 * 143,771 on an H200 SXM "141 GB", 183,359 on a B200 "180 GB"
 	 * (docs/memory-model.md, "Capacity"). */
 	{ "a100-sxm-80g", 312 * TF, 0, 81920 * MIB, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "",
-	  CS_CLOCK_AUTO, 0, 0 },
+	  CS_CLOCK_AUTO, 0, 0, 0 },
 	{ "h100-sxm-80g", 989 * TF, 1979 * TF, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm",
-	  "", CS_CLOCK_AUTO, 0, 0 },
+	  "", CS_CLOCK_AUTO, 0, 0, 0 },
+	/* H800 SXM5 (NVIDIA's export variant, as DeepSeek-V3 trained on it:
+	 * arXiv 2412.19437 section 3.1): the H100 SXM's compute and HBM, NVLink
+	 * cut to 400 GB/s bidirectional, 200 GB/s per direction; 8 x 400 Gb/s IB */
+	{ "h800-sxm-80g", 989 * TF, 1979 * TF, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm",
+	  "", CS_CLOCK_AUTO, 0, 0, 200e9 },
 	{ "h200-sxm-141g", 989 * TF, 1979 * TF, 143771 * MIB, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm",
-	  "", CS_CLOCK_AUTO, 0, 0 },
+	  "", CS_CLOCK_AUTO, 0, 0, 0 },
 	{ "b200", 2250 * TF, 4500 * TF, 183359 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "",
-	  CS_CLOCK_AUTO, 0, 0 },
+	  CS_CLOCK_AUTO, 0, 0, 0 },
 	/* TPU v4 (Cloud TPU v4 documentation; Jouppi et al., ISCA 2023): 275 TFLOP/s
 	 * bf16, no fp8, 32 GiB HBM2 at 1,200 GB/s, two TensorCores of four 128x128
 	 * MXUs (8 in "sms": the units a GEMM's tiles spread over), six ICI links.
@@ -48,54 +55,71 @@ static const cs_gpu_spec gpus[] = {
 	 * attention fraction exists here for TPU v4: gemm and attention keep the
 	 * flat fallbacks (0.8, 0.6), assumptions; no kernel profile. */
 	{ "tpu-v4", 275 * TF, 0, 32 * 1073741824.0, 1.2e12, 8, 0.8, 0.6, 0.8, 0, 90, "none", "",
-	  CS_CLOCK_AUTO, 6, 24e12 / 512 },
+	  CS_CLOCK_AUTO, 6, 24e12 / 512, 0 },
 };
 
 #define NGPUS (sizeof gpus / sizeof gpus[0])
 
+/* A preset names what it has; what it leaves out is 0: no experts, every
+ * key attended, the sequential block, the arch's positions and activation,
+ * head_dim = hidden / heads, no latent attention. */
+#define DENSE(n, a, L, h, H, kv, f, V, pos, tied)                                                     \
+	{                                                                                             \
+		.name = n, .arch = a, .layers = L, .hidden = h, .heads = H, .kv_heads = kv, .ffn = f, \
+		.vocab = V, .max_positions = pos, .tied_embeddings = tied                             \
+	}
+
 static const cs_model_spec models[] = {
-	/* name, arch, layers, hidden, heads, kv heads, ffn, vocab, positions, tied,
-	 * experts, top_k, shared experts, expert ffn, dense layers, attention window,
-	 * parallel block, positions, embedding norm, activation, head dim (0: hidden / heads) */
-	{ "llama2-7b", CS_ARCH_LLAMA, 32,    4096,        32, 32, 11008, 32000, 4096, false, 0, 0, 0, 0, 0, 0,
-	  false,       CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
-	{ "llama3-8b", CS_ARCH_LLAMA, 32,    4096,        32, 8, 14336, 128256,
-	  131072,      false,         0,     0,           0,  0, 0,     0,
-	  false,       CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
-	{ "llama3-70b", CS_ARCH_LLAMA, 80,    8192,        64, 8, 28672, 128256,
-	  131072,       false,         0,     0,           0,  0, 0,     0,
-	  false,        CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
-	{ "llama3-405b", CS_ARCH_LLAMA, 126,   16384,       128, 8, 53248, 128256,
-	  131072,        false,         0,     0,           0,   0, 0,     0,
-	  false,         CS_POS_AUTO,   false, CS_ACT_AUTO, 0 },
-	{ "gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96,    49152,       50257, 2048,        true, 0,
-	  0,           0,           0,  0,     0,  false, CS_POS_AUTO, false, CS_ACT_AUTO, 0 },
-	{ "megatron-1t", CS_ARCH_GPT, 128,   25600,       160, 160, 102400, 51200,
-	  2048,          true,        0,     0,           0,   0,   0,      0,
-	  false,         CS_POS_AUTO, false, CS_ACT_AUTO, 0 },
-	{ "deepseek-v3-like",
-	  CS_ARCH_LLAMA,
-	  61,
-	  7168,
-	  128,
-	  128,
-	  18432,
-	  129280,
-	  4096,
-	  false,
-	  256,
-	  8,
-	  1,
-	  2048,
-	  3,
-	  0,
-	  false,
-	  CS_POS_AUTO,
-	  false,
-	  CS_ACT_AUTO,
-	  0 },
+	/* name, arch, layers, hidden, heads, kv heads, ffn, vocab, positions, tied */
+	DENSE("llama2-7b", CS_ARCH_LLAMA, 32, 4096, 32, 32, 11008, 32000, 4096, false),
+	DENSE("llama3-8b", CS_ARCH_LLAMA, 32, 4096, 32, 8, 14336, 128256, 131072, false),
+	DENSE("llama3-70b", CS_ARCH_LLAMA, 80, 8192, 64, 8, 28672, 128256, 131072, false),
+	DENSE("llama3-405b", CS_ARCH_LLAMA, 126, 16384, 128, 8, 53248, 128256, 131072, false),
+	DENSE("gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96, 49152, 50257, 2048, true),
+	DENSE("megatron-1t", CS_ARCH_GPT, 128, 25600, 160, 160, 102400, 51200, 2048, true),
+	/* DeepSeek-V3's layers and experts with plain multi-head attention */
+	{ .name = "deepseek-v3-like",
+	  .arch = CS_ARCH_LLAMA,
+	  .layers = 61,
+	  .hidden = 7168,
+	  .heads = 128,
+	  .kv_heads = 128,
+	  .ffn = 18432,
+	  .vocab = 129280,
+	  .max_positions = 4096,
+	  .experts = 256,
+	  .top_k = 8,
+	  .shared_experts = 1,
+	  .expert_ffn = 2048,
+	  .dense_layers = 3 },
+	/* DeepSeek-V3 (DeepSeek-AI, arXiv 2412.19437, section 4.2, and its
+	 * config.json): 61 layers of width 7,168, the first 3 dense (ffn 18,432),
+	 * then 1 shared and 256 routed experts of width 2,048, 8 routed a token;
+	 * multi-head latent attention of 128 heads: a 1,536-wide query latent and a
+	 * 512-wide key/value one, query and key heads of 128 + 64 rotary, value
+	 * heads of 128; vocabulary 129,280, untied. 671 B parameters, 37 B active. */
+	{ .name = "deepseek-v3",
+	  .arch = CS_ARCH_LLAMA,
+	  .layers = 61,
+	  .hidden = 7168,
+	  .heads = 128,
+	  .kv_heads = 128,
+	  .ffn = 18432,
+	  .vocab = 129280,
+	  .max_positions = 4096,
+	  .experts = 256,
+	  .top_k = 8,
+	  .shared_experts = 1,
+	  .expert_ffn = 2048,
+	  .dense_layers = 3,
+	  .head_dim = 128,
+	  .q_lora_rank = 1536,
+	  .kv_lora_rank = 512,
+	  .rope_head_dim = 64,
+	  .v_head_dim = 128 },
 };
 
+#undef DENSE
 #define NMODELS (sizeof models / sizeof models[0])
 
 const cs_gpu_spec *cs_preset_gpu(const char *name)
@@ -151,6 +175,8 @@ void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c)
 		c->scale_out.bandwidth = 800e9 / 8;
 		c->pcie.bandwidth = 63e9;
 	}
+	if (gpu && gpu->nvlink_bandwidth > 0)
+		c->scale_up.bandwidth = gpu->nvlink_bandwidth;
 }
 
 /* Production values of the fleet's effects (docs/references.md, "The fleet"):

@@ -39,6 +39,8 @@ typedef struct cs_gpu_spec {
 	int clock;                     /* cs_clock_mode */
 	int ici_links;                 /* direct chip-to-chip links (TPU ICI), 0 for a GPU */
 	double ici_bandwidth;          /* B/s per link per direction */
+	double nvlink_bandwidth;       /* B/s per direction of its server's NVLink; 0: the
+	                                * standard server of its arch's */
 } cs_gpu_spec;
 
 /* How GEMMs are clocked: by the profile's power-cap model when it has one
@@ -155,6 +157,12 @@ typedef struct cs_model_spec {
 	bool embedding_norm; /* a norm right after the embedding (BLOOM) */
 	cs_activation activation;
 	int64_t head_dim; /* per attention head; 0 before validation: hidden / heads */
+	/* multi-head latent attention (DeepSeek-V2/V3) when kv_lora_rank > 0:
+	 * keys and values rebuilt from a kv_lora_rank latent, queries from a
+	 * q_lora_rank one (0: projected from the input directly); head_dim is
+	 * then the query's and key's part without positions, rope_head_dim the
+	 * rotary part (one key part shared by all heads), v_head_dim the value's */
+	int64_t q_lora_rank, kv_lora_rank, rope_head_dim, v_head_dim;
 } cs_model_spec;
 
 /* ---- training ----------------------------------------------------------- */

@@ -367,6 +367,32 @@ static cs_status check_model(checker *c)
 			    "'model.kv_heads' (%lld) must divide heads "
 			    "(%lld)",
 			    (long long)m->kv_heads, (long long)m->heads);
+	bool mla = m->kv_lora_rank > 0;
+	if (!mla && (m->q_lora_rank || m->rope_head_dim || m->v_head_dim))
+		return fail(c,
+			    m->q_lora_rank     ? "model.q_lora_rank"
+			    : m->rope_head_dim ? "model.rope_head_dim"
+					       : "model.v_head_dim",
+			    NULL,
+			    "'model.q_lora_rank', 'rope_head_dim' and 'v_head_dim' are "
+			    "multi-head latent attention's: they need 'model.kv_lora_rank' > 0");
+	if (mla && m->kv_heads != m->heads)
+		return fail(c, "model.kv_heads", "model.kv_lora_rank",
+			    "'model.kv_heads' (%lld) with 'model.kv_lora_rank': latent attention "
+			    "rebuilds keys and values for every one of the %lld heads",
+			    (long long)m->kv_heads, (long long)m->heads);
+	if (mla && m->parallel_block)
+		return fail(c, "model.parallel_block", "model.kv_lora_rank",
+			    "'model.parallel_block' with 'model.kv_lora_rank': latent attention "
+			    "is modelled in the sequential block only");
+	if (mla && m->arch != CS_ARCH_LLAMA)
+		return fail(c, "model.kv_lora_rank", "model.arch",
+			    "'model.kv_lora_rank' needs 'model.arch: llama' (latent attention's "
+			    "RMSNorms and rotary positions)");
+	if (mla && m->positions != CS_POS_AUTO && m->positions != CS_POS_ROTARY)
+		return fail(c, "model.positions", "model.kv_lora_rank",
+			    "'model.positions' must be rotary with 'model.kv_lora_rank': latent "
+			    "attention's positions are its rotary head part");
 	if (m->experts == 0 && (m->top_k || m->shared_experts))
 		return fail(c, "model.top_k", "model.shared_experts",
 			    "'model.top_k' and "

@@ -100,7 +100,8 @@ static bool take_rank(cs_kineto *t, cs_kineto *p)
 		ok = ok && add(&t->ns[c], p->ns[c]) && add(&t->count[c], p->count[c]);
 	for (int a = 0; a < CS_KINETO_ARCH_CODES; a++)
 		t->arch[a] += p->arch[a]; /* at most the kernels, which are bounded above */
-	if (p->nnames > 0) /* memcpy's pointers must not be NULL even for no bytes */
+	/* memcpy's pointers must not be NULL, even for no bytes */
+	if (p->nnames > 0)
 		memcpy(t->by_name + t->nnames, p->by_name, p->nnames * sizeof *p->by_name);
 	t->nnames += p->nnames;
 	p->nnames = 0;

@@ -74,13 +74,18 @@ double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_r
 		return 2.0 * sbh;       /* the layer input only */
 	double gi = d->fp8 ? 1.0 : 2.0; /* bytes of a saved GEMM input */
 	double qf = (double)d->q_dim / h, kf = (double)d->kv_dim / h, f = (double)d->ffn / h;
+	double vf = (double)(d->v_dim > 0 ? d->v_dim : d->kv_dim) / h;
+	double of = (double)(d->o_dim > 0 ? d->o_dim : d->q_dim) / h;
 	double outside = 4.0 + 2.0 * gi + (d->dropout ? 2.0 : 0.0);
 	double o = d->fp8 && flash && rc == CS_RECOMPUTE_NONE ? 2.0 + gi : gi;
-	double inside = 2.0 * qf + 4.0 * kf + o * qf + (d->gated ? 4.0 : 2.0) * f + gi * f;
+	double inside = 2.0 * qf + 2.0 * kf + 2.0 * vf + o * of + (d->gated ? 4.0 : 2.0) * f + gi * f;
+	/* latent attention: each latent before its norm (16 bits) and after it
+	 * (a GEMM input), sharded as the norms' input is */
+	double lat = (2.0 + gi) * (double)d->latent / h;
 	if (rc == CS_RECOMPUTE_NONE && !flash)
 		inside += (d->dropout ? 5.0 : 2.0) * (double)d->heads * (double)d->s / h;
 	bool all_sharded = sp || t == 1.0;
-	return sbh * (outside / (all_sharded ? t : 1.0) + inside / t);
+	return sbh * ((outside + lat) / (all_sharded ? t : 1.0) + inside / t);
 }
 
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp, bool sp,
@@ -110,7 +115,7 @@ double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp,
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
 				     const cs_parallel_spec *p)
 {
-	int64_t b = deg(t->micro_batch), dh = cs_model_head_dim(m);
+	int64_t b = deg(t->micro_batch), dh = cs_model_qk_head_dim(m), dv = cs_model_v_head_dim(m);
 	int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
 	cs_mem_layer_shape d = { .s = t->seq_len,
 				 .b = b,
@@ -118,6 +123,9 @@ double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_s
 				 .heads = m->heads,
 				 .q_dim = m->heads * dh,
 				 .kv_dim = kv * dh,
+				 .v_dim = kv * dv,
+				 .o_dim = m->heads * dv,
+				 .latent = cs_model_mla(m) ? m->q_lora_rank + m->kv_lora_rank : 0,
 				 .ffn = m->ffn,
 				 .gated = m->arch == CS_ARCH_LLAMA,
 				 .dropout = t->dropout,
@@ -211,6 +219,9 @@ cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_s
 
 double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype)
 {
+	if (cs_model_mla(m)) /* the latent and the shared rotary key (DeepSeek-V2 section 2.1.2) */
+		return (double)m->layers * (double)(m->kv_lora_rank + cs_model_rope_head_dim(m)) *
+		       cs_model_dtype_bytes(dtype);
 	int64_t kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
 	double d_head = (double)cs_model_head_dim(m);
 	return 2.0 * (double)m->layers * (double)kvh * d_head * cs_model_dtype_bytes(dtype);

@@ -33,7 +33,10 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
  * and whether the GEMM inputs are saved as fp8 copies (Transformer Engine). */
 typedef struct cs_mem_layer_shape {
 	int64_t s, b, h, heads;
-	int64_t q_dim, kv_dim, ffn;
+	int64_t q_dim, kv_dim, ffn; /* queries, keys (and values unless v_dim) */
+	int64_t v_dim, o_dim;       /* values, attention output: 0 for kv_dim, q_dim */
+	int64_t latent;             /* latent attention's q and kv latents, whole on every TP rank
+	                             * without sequence parallelism; 0 without */
 	bool gated, dropout, fp8;
 } cs_mem_layer_shape;
 
@@ -77,7 +80,8 @@ cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_s
 				     const cs_parallel_spec *p, const cs_gpu_spec *gpu, int gpus_per_node,
 				     double layer_bytes);
 
-/* KV cache per token: 2 (K and V) x layers x kv_heads x d_head x bytes. */
+/* KV cache per token: 2 (K and V) x layers x kv_heads x d_head x bytes;
+ * with latent attention, layers x (kv_lora_rank + rope_head_dim) x bytes. */
 double cs_mem_kv_cache_bytes_per_token(const cs_model_spec *m, cs_precision dtype);
 
 #endif

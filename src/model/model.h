@@ -31,6 +31,13 @@ cs_param_counts cs_model_params(const cs_model_spec *m);
 bool cs_model_layer_is_moe(const cs_model_spec *m, int64_t layer);
 /* Width of one attention head: model.head_dim, else hidden / heads. */
 int64_t cs_model_head_dim(const cs_model_spec *m);
+/* Multi-head latent attention (kv_lora_rank > 0), and its head widths: a
+ * query's and key's (head_dim + the rotary part, 64 unless set), a value's
+ * (v_head_dim, else head_dim). Without it: head_dim, head_dim, rotary 0. */
+bool cs_model_mla(const cs_model_spec *m);
+int64_t cs_model_rope_head_dim(const cs_model_spec *m);
+int64_t cs_model_qk_head_dim(const cs_model_spec *m);
+int64_t cs_model_v_head_dim(const cs_model_spec *m);
 
 /* Bytes of one element of `p` (bf16 2, fp8 1, fp32 4). */
 double cs_model_dtype_bytes(cs_precision p);

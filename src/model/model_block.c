@@ -21,6 +21,7 @@ typedef struct blk {
 	cs__dims d;
 	cs__oplist *l;
 	bool tp_on, sp;
+	bool mla; /* latent attention: its own projections and TP comm */
 	double cp;
 	double wgrad_elems; /* weight-gradient elements written in this pass */
 } blk;
@@ -74,13 +75,13 @@ static double gate_mult(const blk *B) { return B->m->arch == CS_ARCH_LLAMA ? 2.0
 
 /* ---- attention core ----------------------------------------------------- */
 
-static double kv_block_bytes(const blk *B) { return B->d.tokens * 2.0 * B->d.kv / B->d.tp * B->d.ab; }
+static double kv_block_bytes(const blk *B) { return B->d.tokens * (B->d.kv + B->d.kvv) / B->d.tp * B->d.ab; }
 
 static void flash_op(blk *B, const char *name, double flops, double bytes, double seq, bool bwd)
 {
 	double b = (double)(B->c->micro_batch > 0 ? B->c->micro_batch : 1);
 	double heads = (double)B->m->heads / B->d.tp;
-	int hd = (int)cs_model_head_dim(B->m);
+	int hd = (int)cs_model_qk_head_dim(B->m);
 	bool gqa = B->m->kv_heads > 0 && B->m->kv_heads < B->m->heads;
 	cs__attn(B->l, name, flops, bytes, b * heads, seq, hd, bwd, gqa);
 }
@@ -97,13 +98,14 @@ static void attn_core(blk *B, bool bwd)
 		cs__comm(B->l, "cp_ag_kv", CS_COMM_CP, CS_COLL_ALL_GATHER, kv_block_bytes(B) * B->cp);
 
 	if (B->c->flash_attention || ring) {
-		/* half of 4*T*s*h/tp, of which a sliding window keeps its share */
+		/* half of 2*T*s*(q + v)/tp (4*T*s*h/tp with q = v = h), of which a
+		 * sliding window keeps its share */
 		double causal =
-			2.0 * d->tokens * s * d->q / d->tp * cs_model_window_fraction(B->m, B->c->seq_len);
-		double q_o = d->tokens * d->q / d->tp * d->ab;
+			d->tokens * s * (d->q + d->v) / d->tp * cs_model_window_fraction(B->m, B->c->seq_len);
+		double q_o = d->tokens * (d->q + d->v) / d->tp * d->ab; /* Q read, O written */
 		double flops = bwd ? 2.5 * causal : causal;
-		double bytes = bwd ? 4.0 * q_o + 2.0 * kv_block_bytes(B) * B->cp
-				   : 2.0 * q_o + kv_block_bytes(B) * B->cp;
+		double bytes =
+			bwd ? 2.0 * q_o + 2.0 * kv_block_bytes(B) * B->cp : q_o + kv_block_bytes(B) * B->cp;
 		const char *name = bwd ? "attn_core_bwd" : "attn_core";
 		if (!ring) {
 			flash_op(B, name, flops, bytes, s, bwd);
@@ -119,7 +121,7 @@ static void attn_core(blk *B, bool bwd)
 		}
 	} else {
 		double heads = (double)B->m->heads / d->tp;
-		double dh = (double)cs_model_head_dim(B->m);
+		double dh = (double)cs_model_qk_head_dim(B->m), dv = (double)cs_model_v_head_dim(B->m);
 		double batch = b * heads;
 		double sl = s / B->cp;
 		double probs = batch * sl * s;
@@ -130,10 +132,10 @@ static void attn_core(blk *B, bool bwd)
 			cs__mem(B->l, "attn_softmax", CS_MEM_SOFTMAX, probs * 2.0 * ab, 1);
 			if (drop > 0.0)
 				cs__mem(B->l, "attn_dropout", CS_MEM_DROPOUT, probs * (1.0 + 2.0 * ab), 1);
-			cs__gemm(B->l, "attn_context", sl, dh, s, batch, ab, ab, CS_GEMM_NN);
+			cs__gemm(B->l, "attn_context", sl, dv, s, batch, ab, ab, CS_GEMM_NN);
 		} else {
-			cs__gemm(B->l, "attn_dprobs", sl, s, dh, batch, ab, ab, CS_GEMM_NT);
-			cs__gemm(B->l, "attn_dv", s, dh, sl, batch, ab, ab, CS_GEMM_TN);
+			cs__gemm(B->l, "attn_dprobs", sl, s, dv, batch, ab, ab, CS_GEMM_NT);
+			cs__gemm(B->l, "attn_dv", s, dv, sl, batch, ab, ab, CS_GEMM_TN);
 			cs__mem(B->l, "attn_softmax_bwd", CS_MEM_SOFTMAX, probs * (3.0 * ab + drop), 1);
 			cs__gemm(B->l, "attn_dq", sl, dh, s, batch, ab, ab, CS_GEMM_NN);
 			cs__gemm(B->l, "attn_dk", s, dh, sl, batch, ab, ab, CS_GEMM_TN);
@@ -280,6 +282,113 @@ static void mlp_bwd_weight(blk *B, bool moe)
 	wgrad(B, "router_wgrad", d->h, (double)B->m->experts, d->tokens, 1);
 }
 
+/* ---- latent attention (DeepSeek-V2/V3) ------------------------------------ */
+
+/*
+ * Megatron-Core's MLASelfAttention: the down projections to the query
+ * latent (q_lora) and to the key/value latent with the shared rotary key
+ * (kv_lora + rope) have whole weights on every TP rank; under sequence
+ * parallelism they run on the rank's s/tp tokens, their normed latents are
+ * all-gathered for the column-parallel up projections (one gather, not the
+ * hidden width's), and the latents' gradients reduce-scattered back;
+ * without it they run on all tokens, and the latents' gradients, partial
+ * over the ranks' heads, are all-reduced.
+ */
+typedef struct mla_dims {
+	double tl;          /* tokens of the down projections */
+	double ql, kvl;     /* latents: query (0 without), key/value */
+	double rope;        /* the shared rotary key */
+	double q_up, kv_up; /* up projections' outputs per rank */
+} mla_dims;
+
+static mla_dims mla_init(const blk *B)
+{
+	const cs__dims *d = &B->d;
+	double a = (double)B->m->heads / d->tp;
+	double nope = (double)cs_model_head_dim(B->m), v = (double)cs_model_v_head_dim(B->m);
+	mla_dims x = { .tl = B->sp ? d->norm_tokens : d->tokens,
+		       .ql = (double)B->m->q_lora_rank,
+		       .kvl = (double)B->m->kv_lora_rank,
+		       .rope = (double)cs_model_rope_head_dim(B->m) };
+	x.q_up = a * (nope + x.rope);
+	x.kv_up = a * (nope + v);
+	return x;
+}
+
+static double mla_latent_bytes(const blk *B, const mla_dims *x)
+{
+	return B->d.tokens * (x->ql + x->kvl + x->rope) * B->d.ab;
+}
+
+static void mla_rope(blk *B, const mla_dims *x, bool bwd)
+{
+	double n = B->d.tokens * ((double)B->m->heads / B->d.tp * x->rope + x->rope);
+	if (bwd) {
+		cs__cast_act(B->l, &B->d, "rope_cast_bwd", n, true);
+		cs__rope(B->l, &B->d, "rope_bwd", n, true);
+	} else {
+		cs__rope(B->l, &B->d, "rope", n, false);
+		cs__cast_act(B->l, &B->d, "rope_cast", n, false);
+	}
+}
+
+static void mla_fwd(blk *B)
+{
+	const cs__dims *d = &B->d;
+	mla_dims x = mla_init(B);
+	if (x.ql > 0) {
+		fgemm(B, "q_down", x.tl, x.ql, d->h, 1);
+		cs__norm(B->l, B->m, d, "q_norm", x.tl * x.ql, false);
+	}
+	fgemm(B, "kv_down", x.tl, x.kvl + x.rope, d->h, 1);
+	cs__norm(B->l, B->m, d, "kv_norm", x.tl * x.kvl, false);
+	if (B->sp)
+		cs__comm(B->l, "sp_ag_latent", CS_COMM_TP, CS_COLL_ALL_GATHER, mla_latent_bytes(B, &x));
+	if (x.ql > 0)
+		fgemm(B, "q_up", d->tokens, x.q_up, x.ql, 1);
+	else
+		fgemm(B, "q_proj", d->tokens, x.q_up, d->h, 1);
+	fgemm(B, "kv_up", d->tokens, x.kv_up, x.kvl, 1);
+	mla_rope(B, &x, false);
+}
+
+static void mla_bwd_input(blk *B)
+{
+	const cs__dims *d = &B->d;
+	mla_dims x = mla_init(B);
+	mla_rope(B, &x, true);
+	dgemm(B, "kv_up_dgrad", d->tokens, x.kvl, x.kv_up, 1);
+	if (x.ql > 0)
+		dgemm(B, "q_up_dgrad", d->tokens, x.ql, x.q_up, 1);
+	else
+		dgemm(B, "q_proj_dgrad", d->tokens, d->h, x.q_up, 1);
+	if (B->sp)
+		cs__comm(B->l, "sp_rs_latent_bwd", CS_COMM_TP, CS_COLL_REDUCE_SCATTER,
+			 mla_latent_bytes(B, &x));
+	else if (B->tp_on)
+		cs__comm(B->l, "tp_ar_latent_bwd", CS_COMM_TP, CS_COLL_ALL_REDUCE, mla_latent_bytes(B, &x));
+	cs__norm(B->l, B->m, d, "kv_norm_bwd", x.tl * x.kvl, true);
+	dgemm(B, "kv_down_dgrad", x.tl, d->h, x.kvl + x.rope, 1);
+	if (x.ql > 0) {
+		cs__norm(B->l, B->m, d, "q_norm_bwd", x.tl * x.ql, true);
+		dgemm(B, "q_down_dgrad", x.tl, d->h, x.ql, 1);
+	}
+}
+
+static void mla_bwd_weight(blk *B)
+{
+	const cs__dims *d = &B->d;
+	mla_dims x = mla_init(B);
+	wgrad(B, "kv_up_wgrad", x.kvl, x.kv_up, d->tokens, 1);
+	if (x.ql > 0) {
+		wgrad(B, "q_up_wgrad", x.ql, x.q_up, d->tokens, 1);
+		wgrad(B, "q_down_wgrad", d->h, x.ql, x.tl, 1);
+	} else {
+		wgrad(B, "q_proj_wgrad", d->h, x.q_up, d->tokens, 1);
+	}
+	wgrad(B, "kv_down_wgrad", d->h, x.kvl + x.rope, x.tl, 1);
+}
+
 /* ---- passes ------------------------------------------------------------- */
 
 /* The attention branch from the normed input to the output projection's
@@ -288,16 +397,19 @@ static void attn_branch_fwd(blk *B)
 {
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->q + 2.0 * d->kv) / d->tp;
-	fp8_cast(B, "fp8_transpose_attn_in", d->tokens * d->h, true);
-	fgemm(B, "qkv", d->tokens, qkv_n, d->h, 1);
-	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
+	fp8_cast(B, "fp8_transpose_attn_in", (B->mla ? mla_init(B).tl : d->tokens) * d->h, true);
+	if (B->mla)
+		mla_fwd(B);
+	else
+		fgemm(B, "qkv", d->tokens, qkv_n, d->h, 1);
+	if (!B->mla && cs_model_positions(B->m) == CS_POS_ROTARY) {
 		double qk = d->tokens * (d->q + d->kv) / d->tp;
 		cs__rope(B->l, d, "rope", qk, false);
 		cs__cast_act(B->l, d, "rope_cast", qk, false);
 	}
 	attn_core(B, false);
-	fp8_cast(B, "fp8_cast_attn_out", d->tokens * d->q / d->tp, false);
-	fgemm(B, "out_proj", d->tokens, d->h, d->q / d->tp, 1);
+	fp8_cast(B, "fp8_cast_attn_out", d->tokens * d->v / d->tp, false);
+	fgemm(B, "out_proj", d->tokens, d->h, d->v / d->tp, 1);
 }
 
 static void attn_branch_bwd(blk *B)
@@ -305,8 +417,12 @@ static void attn_branch_bwd(blk *B)
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->q + 2.0 * d->kv) / d->tp;
 	fp8_cast(B, "fp8_cast_attn_grad", d->tokens * d->h, false);
-	dgemm(B, "out_proj_dgrad", d->tokens, d->q / d->tp, d->h, 1);
+	dgemm(B, "out_proj_dgrad", d->tokens, d->v / d->tp, d->h, 1);
 	attn_core(B, true);
+	if (B->mla) {
+		mla_bwd_input(B);
+		return;
+	}
 	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
 		double qk = d->tokens * (d->q + d->kv) / d->tp;
 		cs__cast_act(B->l, d, "rope_cast_bwd", qk, true);
@@ -367,8 +483,9 @@ static void block_fwd(blk *B, bool moe)
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
 	bool drop = B->c->dropout;
 	cs__norm(B->l, B->m, d, "attn_norm", n, false);
-	tp_gather(B, "sp_ag_attn", true);
-	cs__cast_act(B->l, d, "attn_norm_cast", full, false);
+	if (!B->mla) /* latent attention gathers its latents instead */
+		tp_gather(B, "sp_ag_attn", true);
+	cs__cast_act(B->l, d, "attn_norm_cast", B->mla ? n : full, false);
 	attn_branch_fwd(B);
 	tp_reduce(B, "tp_ar_attn", "tp_rs_attn");
 	cs__residual(B->l, d, "attn_residual", n, drop);
@@ -397,8 +514,9 @@ static void block_bwd_input(blk *B, bool moe)
 	tp_gather(B, "sp_ag_attn_bwd", true);
 	cs__cast_act(B->l, d, "attn_grad_cast", full, false);
 	attn_branch_bwd(B);
-	tp_reduce(B, "tp_ar_attn_bwd", "tp_rs_attn_bwd");
-	cs__cast_act(B->l, d, "attn_norm_cast_bwd", full, true);
+	if (!B->mla) /* latent attention reduces its latents' gradients instead */
+		tp_reduce(B, "tp_ar_attn_bwd", "tp_rs_attn_bwd");
+	cs__cast_act(B->l, d, "attn_norm_cast_bwd", B->mla ? n : full, true);
 	cs__norm(B->l, B->m, d, "attn_norm_bwd", n, true);
 }
 
@@ -417,8 +535,11 @@ static void block_bwd_weight(blk *B, bool moe)
 	const cs__dims *d = &B->d;
 	double qkv_n = (d->q + 2.0 * d->kv) / d->tp;
 	mlp_bwd_weight(B, moe);
-	wgrad(B, "out_proj_wgrad", d->q / d->tp, d->h, d->tokens, 1);
-	wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
+	wgrad(B, "out_proj_wgrad", d->v / d->tp, d->h, d->tokens, 1);
+	if (B->mla)
+		mla_bwd_weight(B);
+	else
+		wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
 	/* the recipe casts each weight (with its transpose) on a step's first
 	 * micro-batch and keeps the fp8 copy for the rest (TE's
 	 * is_first_microbatch): charged evenly; weights kept in fp8 are only
@@ -443,6 +564,7 @@ int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, 
 	B.tp_on = c->tp > 1;
 	B.sp = B.tp_on && c->sequence_parallel;
 	B.cp = (double)(c->cp > 0 ? c->cp : 1);
+	B.mla = cs_model_mla(m);
 	moe = moe && m->experts > 0;
 
 	switch (pass) {

@@ -17,8 +17,10 @@ void cs__dims_init(cs__dims *d, const cs_model_spec *m, const cs_layer_ctx *c)
 	d->tokens = (double)c->seq_len / cp * b;
 	d->norm_tokens = c->sequence_parallel ? d->tokens / tp : d->tokens;
 	d->h = (double)m->hidden;
-	d->kv = (double)kvh * (double)cs_model_head_dim(m);
-	d->q = (double)m->heads * (double)cs_model_head_dim(m);
+	d->kv = (double)kvh * (double)cs_model_qk_head_dim(m);
+	d->q = (double)m->heads * (double)cs_model_qk_head_dim(m);
+	d->v = (double)m->heads * (double)cs_model_v_head_dim(m);
+	d->kvv = (double)kvh * (double)cs_model_v_head_dim(m);
 	d->ffn = (double)m->ffn;
 	d->tp = tp;
 	d->ab = c->precision == CS_PREC_FP32 ? 4.0 : 2.0;

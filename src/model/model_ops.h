@@ -17,8 +17,9 @@ typedef struct cs__oplist {
 typedef struct cs__dims {
 	double tokens;      /* s/cp * b: tokens this rank computes */
 	double norm_tokens; /* tokens under the norms (divided by tp with SP) */
-	double h, kv, ffn;  /* hidden, kv_dim, ffn (full) */
-	double q;           /* the query (and attention output) width: heads x head_dim */
+	double h, kv, ffn;  /* hidden, the keys' width (kv heads x query/key head), ffn (full) */
+	double q;           /* the queries' width: heads x query/key head */
+	double v, kvv;      /* the attention output's (heads x value head) and the values' widths */
 	double tp;
 	double ab; /* activation bytes per element */
 	double wb; /* weight bytes per element */

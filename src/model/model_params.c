@@ -6,6 +6,13 @@
  * an untied LM head V*h. GPT adds the biases (q/k/v/o and both MLP
  * matrices), LayerNorm biases (4h per block, 2h final) and the learned
  * position table.
+ *
+ * Multi-head latent attention (DeepSeek-V2/V3, kv_lora_rank > 0) replaces
+ * W_q, W_k and W_v: a query latent h*q_lora (with its RMSNorm) rebuilt as
+ * q_lora*heads*(head_dim + rope) (or W_q = h*heads*(head_dim + rope)
+ * without one); a key/value latent and the shared rotary key,
+ * h*(kv_lora + rope), normed and rebuilt as kv_lora*heads*(head_dim + v);
+ * W_o = heads*v*h.
  */
 #include "model/model.h"
 
@@ -16,6 +23,35 @@ int64_t cs_model_head_dim(const cs_model_spec *m)
 	if (m->head_dim > 0)
 		return m->head_dim;
 	return m->heads > 0 ? m->hidden / m->heads : m->hidden;
+}
+
+bool cs_model_mla(const cs_model_spec *m) { return m->kv_lora_rank > 0; }
+
+int64_t cs_model_rope_head_dim(const cs_model_spec *m)
+{
+	if (!cs_model_mla(m))
+		return 0;
+	return m->rope_head_dim > 0 ? m->rope_head_dim : 64;
+}
+
+int64_t cs_model_qk_head_dim(const cs_model_spec *m)
+{
+	return cs_model_head_dim(m) + cs_model_rope_head_dim(m);
+}
+
+int64_t cs_model_v_head_dim(const cs_model_spec *m)
+{
+	return cs_model_mla(m) && m->v_head_dim > 0 ? m->v_head_dim : cs_model_head_dim(m);
+}
+
+/* The weights of latent attention's projections (no norms). */
+static int64_t mla_weights(const cs_model_spec *m)
+{
+	int64_t h = m->hidden, a = m->heads, qk = cs_model_qk_head_dim(m), v = cs_model_v_head_dim(m);
+	int64_t q = m->q_lora_rank > 0 ? h * m->q_lora_rank + m->q_lora_rank * a * qk : h * a * qk;
+	int64_t kv = h * (m->kv_lora_rank + cs_model_rope_head_dim(m)) +
+		     m->kv_lora_rank * a * (cs_model_head_dim(m) + v);
+	return q + kv + a * v * h;
 }
 
 static int64_t kv_dim(const cs_model_spec *m)
@@ -35,6 +71,8 @@ static int64_t mlp_params(const cs_model_spec *m, int64_t ffn)
 
 static int64_t attn_params(const cs_model_spec *m)
 {
+	if (cs_model_mla(m)) /* the two latents' RMSNorms */
+		return mla_weights(m) + m->q_lora_rank + m->kv_lora_rank;
 	int64_t h = m->hidden, kv = kv_dim(m), q = m->heads * cs_model_head_dim(m);
 	int64_t w = 2 * h * q + 2 * h * kv;
 	if (!gated(m))
@@ -113,13 +151,22 @@ cs_param_counts cs_model_params(const cs_model_spec *m)
 static double q_dim(const cs_model_spec *m) { return (double)m->heads * (double)cs_model_head_dim(m); }
 
 /* Matmul FLOPs of one block's forward per token: 2 per weight of every
- * projection, plus QK^T and PV over the full s x s square (4*s*q, with
- * q = heads x head_dim: PaLM's 12*L*H*Q*T over forward and backward). */
+ * projection, plus QK^T and PV over the full s x s square (2*s*heads*(qk +
+ * v) for query/key heads of qk and value heads of v; 4*s*q, with q = heads
+ * x head_dim, without latent attention: PaLM's 12*L*H*Q*T over forward and
+ * backward). */
+static double attn_core_fwd_flops_per_token(const cs_model_spec *m, int64_t s)
+{
+	double a = (double)m->heads;
+	return 2.0 * (double)s * a * (double)(cs_model_qk_head_dim(m) + cs_model_v_head_dim(m));
+}
+
 static double block_fwd_flops_per_token(const cs_model_spec *m, bool moe, int64_t s)
 {
 	double h = (double)m->hidden, kv = (double)kv_dim(m), q = q_dim(m);
-	double f = 2.0 * (2.0 * h * q + 2.0 * h * kv); /* q, o, k, v */
-	f += 4.0 * (double)s * q;                      /* scores + context */
+	double f = cs_model_mla(m) ? 2.0 * (double)mla_weights(m)
+				   : 2.0 * (2.0 * h * q + 2.0 * h * kv); /* q, o, k, v */
+	f += attn_core_fwd_flops_per_token(m, s);                        /* scores + context */
 	double per_mlp = gated(m) ? 3.0 : 2.0;
 	if (moe) {
 		f += 2.0 * h * (double)m->experts; /* router */
@@ -128,11 +175,6 @@ static double block_fwd_flops_per_token(const cs_model_spec *m, bool moe, int64_
 		f += 2.0 * per_mlp * h * (double)m->ffn;
 	}
 	return f;
-}
-
-static double attn_core_fwd_flops_per_token(const cs_model_spec *m, int64_t s)
-{
-	return 4.0 * (double)s * q_dim(m);
 }
 
 double cs_model_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch)
