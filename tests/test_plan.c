@@ -72,6 +72,25 @@ START_TEST(dp_traffic_against_ddp)
 }
 END_TEST
 
+/* Latent attention's weights in the buckets: DDP moves every parameter
+ * the model counts, with a query latent and without (the step's edges,
+ * whose loss all-reduce adds 8 bytes, left out). */
+START_TEST(dp_traffic_counts_latent_attention)
+{
+	const char *text = "cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n"
+			   "model: {preset: deepseek-v3, layers: 2, experts: 0, top_k: 0, shared_experts: 0, dense_layers: 0}\n"
+			   "training: {seq_len: 1024, micro_batch: 1, global_batch: 16, step_edges: false}\n";
+	const char *sets[][1] = { { "model.q_lora_rank=1536" }, { "model.q_lora_rank=0" } };
+	for (int i = 0; i < 2; i++) {
+		cs_scenario *sc = load_text(text, sets[i], 1);
+		double P = (double)cs_model_params(&sc->model).total, N = 16;
+		double got = dp_bytes_on_wire(sc) / (2.0 * (N - 1) / N * 2.0);
+		ck_assert_msg(fabs(got - P) < 1e-12 * P, "%s: %.0f parameters moved, %.0f counted", sets[i][0], got, P);
+		cs_scenario_free(sc);
+	}
+}
+END_TEST
+
 static const struct { int64_t tp; bool sp; } tp_cases[] = {
 	{ 2, false }, { 4, false }, { 8, false }, { 2, true }, { 4, true }, { 8, true },
 };
@@ -576,6 +595,7 @@ static Suite *plan_suite(void)
 	Suite *s = suite_create("plan");
 	TCase *tc = tcase_create("traffic");
 	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, dp_traffic_counts_latent_attention);
 	tcase_add_loop_test(tc, dp_traffic_against_ddp, 0, sizeof(traffic_cases) / sizeof(traffic_cases[0]));
 	tcase_add_loop_test(tc, tp_traffic_per_layer_per_micro_batch, 0, sizeof(tp_cases) / sizeof(tp_cases[0]));
 	suite_add_tcase(s, tc);

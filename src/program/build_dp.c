@@ -57,6 +57,35 @@ struct cs_dp_state {
 
 /* ---- parameters ------------------------------------------------------- */
 
+/* Latent attention's tensors after the `n` of t (Megatron-Core's
+ * MLASelfAttention, in reverse registration order): the output projection
+ * and the up projections split by heads (nq of them here), the down
+ * projections and the latents' norms whole on every TP rank. */
+static int mla_tensors(const cs_model_spec *m, double nq, double *t, int n, unsigned lin, unsigned *linear)
+{
+	double h = (double)m->hidden, ql = (double)m->q_lora_rank, kvl = (double)m->kv_lora_rank;
+	double qk = (double)cs_model_qk_head_dim(m), v = (double)cs_model_v_head_dim(m);
+	double nope = (double)cs_model_head_dim(m), rope = (double)cs_model_rope_head_dim(m);
+	lin |= 1u << n;
+	t[n++] = h * nq * v; /* out projection: rows */
+	lin |= 3u << n;
+	t[n++] = kvl * nq * (nope + v); /* key/value up projection: columns */
+	t[n++] = h * (kvl + rope);      /* key/value down projection with the rotary key */
+	t[n++] = kvl;                   /* its latent's norm */
+	if (ql > 0) {
+		lin |= 3u << n;
+		t[n++] = ql * nq * qk; /* query up projection: columns */
+		t[n++] = h * ql;       /* query down projection */
+		t[n++] = ql;           /* its latent's norm */
+	} else {
+		lin |= 1u << n;
+		t[n++] = h * nq * qk; /* query projection: columns */
+	}
+	if (linear)
+		*linear = lin;
+	return n;
+}
+
 /* Local parameter tensors of a layer, in reverse registration order (the
  * order DDP fills buckets), as parameter counts; bit i of *linear set when
  * t[i] is a block's linear weight (an fp8 GEMM's, under the fp8 recipe). */
@@ -99,6 +128,8 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned
 		t[n++] = h * (double)nf;                   /* down: rows */
 		t[n++] = h * (double)nf * (gated ? 2 : 1); /* up (and gate): columns */
 	}
+	if (cs_model_mla(m))
+		return mla_tensors(m, (double)nq, t, n, lin, linear);
 	lin |= 3u << n;
 	t[n++] = h * (double)(nq * dh);             /* out projection: rows */
 	t[n++] = h * (double)((nq + 2 * nkv) * dh); /* q, k, v: columns */

@@ -40,6 +40,13 @@ static void layer_fp8(const cs_builder *b, int64_t layer, double *gemms, double 
 	const cs_model_spec *m = &b->sc->model;
 	*gemms = 5.0; /* QKV, the attention's 3, the out-projection */
 	*modules = 3.0;
+	if (cs_model_mla(m)) {
+		/* the query's down and up projections (or its one), the key/value
+		 * latent's down and up: a module each, in place of QKV */
+		double q = m->q_lora_rank > 0 ? 2.0 : 1.0;
+		*gemms = q + 2.0 + 3.0 + 1.0;
+		*modules = q + 2.0 + 2.0;
+	}
 	if (cs_model_layer_is_moe(m, layer)) {
 		double ep = (double)(b->sc->parallel.ep > 0 ? b->sc->parallel.ep : 1);
 		double local = (double)m->experts / ep;
