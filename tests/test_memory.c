@@ -271,17 +271,26 @@ START_TEST(test_exercise_1_llama3_8b_zero2)
 }
 END_TEST
 
+/* The routed experts divide by ep, the shared expert and the dense weights
+ * do not; under the distributed optimizer the dense state shards over the
+ * whole DP group (dp counts the expert-parallel ranks) and the experts'
+ * over the (dp / ep) x cp ranks that hold the same experts. */
 START_TEST(test_experts_divide_across_ep)
 {
 	cs_model_spec m = fx_moe();
 	cs_training_spec t = fx_train(4096, 1);
-	cs_parallel_spec p = fx_plan(1, 1, 1, CS_SHARD_NONE);
+	cs_parallel_spec p = fx_plan(1, 1, 16, CS_SHARD_NONE);
 	cs_gpu_spec g = fx_h100();
 	cs_param_counts pc = cs_model_params(&m);
 	p.ep = 8;
+	double routed = (double)pc.experts * 16.0 / 17.0, dense = (double)pc.total - routed;
+	ck_assert_double_eq_tol(routed, 12.0 * 16 * 3 * 2048 * 1408, 1e-3);
 	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
-	double per_rank = (double)(pc.total - pc.experts) + (double)pc.experts / 8.0;
-	ck_assert(fabs(r.weights - 2.0 * per_rank) < 1.0);
+	ck_assert(fabs(r.weights - 2.0 * (dense + routed / 8.0)) < 1.0);
+	p.sharding = CS_SHARD_ZERO1;
+	p.cp = 2;
+	r = cs_mem_per_gpu(&m, &t, &p, &g, 8);
+	ck_assert(fabs(r.optimizer - 12.0 * (dense / (16 * 2) + routed / 8.0 / (2 * 2))) < 1.0);
 }
 END_TEST
 

@@ -26,15 +26,21 @@
 
 #define load_text cs_test_load
 
-/* Bytes one rank sends per step for data parallelism, from its program. */
-static double dp_bytes_on_wire(const cs_scenario *sc)
+/* The program of `sc` (the caller frees it). */
+static void build_program(const cs_scenario *sc, cs_program *prog)
 {
 	cs_mesh mesh;
 	cs_mesh_init(&mesh, &sc->parallel);
-	cs_program prog;
-	cs_program_init(&prog);
+	cs_program_init(prog);
 	cs_diag diag = { { 0 } };
-	ck_assert_int_eq(cs_plan_build(sc, &mesh, NULL, &prog, &diag), CS_OK);
+	ck_assert_int_eq(cs_plan_build(sc, &mesh, NULL, prog, &diag), CS_OK);
+}
+
+/* Bytes one rank sends per step for data parallelism, from its program. */
+static double dp_bytes_on_wire(const cs_scenario *sc)
+{
+	cs_program prog;
+	build_program(sc, &prog);
 	double sum = 0;
 	int64_t n = sc->parallel.dp;
 	for (int s = CS_STREAM_DP; s <= CS_STREAM_DP_AG; s++)
@@ -86,6 +92,54 @@ START_TEST(dp_traffic_counts_latent_attention)
 		double P = (double)cs_model_params(&sc->model).total, N = 16;
 		double got = dp_bytes_on_wire(sc) / (2.0 * (N - 1) / N * 2.0);
 		ck_assert_msg(fabs(got - P) < 1e-12 * P, "%s: %.0f parameters moved, %.0f counted", sets[i][0], got, P);
+		cs_scenario_free(sc);
+	}
+}
+END_TEST
+
+/* Bytes of the DP streams' collectives over `group`, per step. */
+static double dp_bytes_over(const cs_scenario *sc, cs_group_kind group, cs_coll_op coll)
+{
+	cs_program prog;
+	build_program(sc, &prog);
+	double sum = 0;
+	for (int s = CS_STREAM_DP; s <= CS_STREAM_DP_AG; s++)
+		for (int i = 0; i < prog.nops[s]; i++)
+			if (prog.ops[s][i].group == group && prog.ops[s][i].coll == coll)
+				sum += prog.ops[s][i].bytes;
+	cs_program_free(&prog);
+	return sum;
+}
+
+/* Expert parallelism 4 in dp 16: the routed experts' gradients (a quarter
+ * of them here) reduce over the 4 ranks that hold them, everything else
+ * (the shared expert, the router, attention) over all 16; under the
+ * distributed optimizer they are gathered over the same groups. With ep 16
+ * each expert lives on one rank and its gradients go nowhere. */
+START_TEST(dp_traffic_splits_the_experts_over_their_group)
+{
+	const char *text = "cluster: {gpu: h100-sxm-80g, nodes: 2, gpus_per_node: 8}\n"
+			   "model: {preset: deepseek-v3-like, layers: 4, dense_layers: 1, experts: 16}\n"
+			   "training: {seq_len: 1024, micro_batch: 1, global_batch: 16, step_edges: false}\n";
+	const char *sets[][2] = { { "parallelism.ep=4", "parallelism.data_parallel.sharding=none" },
+				  { "parallelism.ep=4", "parallelism.data_parallel.sharding=zero1" },
+				  { "parallelism.ep=16", "parallelism.data_parallel.sharding=zero1" } };
+	for (int i = 0; i < 3; i++) {
+		cs_scenario *sc = load_text(text, sets[i], 2);
+		cs_param_counts pc = cs_model_params(&sc->model);
+		double ep = (double)sc->parallel.ep;
+		double routed = (double)pc.experts * 16.0 / 17.0, dense = (double)pc.total - routed;
+		bool zero = sc->parallel.sharding != CS_SHARD_NONE;
+		cs_coll_op red = zero ? CS_COLL_REDUCE_SCATTER : CS_COLL_ALL_REDUCE;
+		double want_edp = ep < 16 ? 2.0 * routed / ep : 0.0;
+		ck_assert_double_eq_tol(dp_bytes_over(sc, CS_GROUP_DP, red), 2.0 * dense, 1e-6 * dense);
+		ck_assert_double_eq_tol(dp_bytes_over(sc, CS_GROUP_EDP, red), want_edp, 1e-6 * dense);
+		if (zero) {
+			ck_assert_double_eq_tol(dp_bytes_over(sc, CS_GROUP_DP, CS_COLL_ALL_GATHER), 2.0 * dense,
+						1e-6 * dense);
+			ck_assert_double_eq_tol(dp_bytes_over(sc, CS_GROUP_EDP, CS_COLL_ALL_GATHER), want_edp,
+						1e-6 * dense);
+		}
 		cs_scenario_free(sc);
 	}
 }
@@ -596,6 +650,7 @@ static Suite *plan_suite(void)
 	TCase *tc = tcase_create("traffic");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, dp_traffic_counts_latent_attention);
+	tcase_add_test(tc, dp_traffic_splits_the_experts_over_their_group);
 	tcase_add_loop_test(tc, dp_traffic_against_ddp, 0, sizeof(traffic_cases) / sizeof(traffic_cases[0]));
 	tcase_add_loop_test(tc, tp_traffic_per_layer_per_micro_batch, 0, sizeof(tp_cases) / sizeof(tp_cases[0]));
 	suite_add_tcase(s, tc);

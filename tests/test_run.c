@@ -102,9 +102,9 @@ END_TEST
 
 START_TEST(mesh_groups_partition_the_ranks)
 {
-	static const cs_group_kind kinds[] = { CS_GROUP_TP, CS_GROUP_CP, CS_GROUP_PP, CS_GROUP_DP,
-					       CS_GROUP_DP_INTRA, CS_GROUP_DP_INTER };
-	cs_parallel_spec p = { .tp = 2, .cp = 2, .ep = 1, .pp = 2, .dp = 4,
+	static const cs_group_kind kinds[] = { CS_GROUP_TP, CS_GROUP_CP, CS_GROUP_EP, CS_GROUP_PP, CS_GROUP_DP,
+					       CS_GROUP_DP_INTRA, CS_GROUP_DP_INTER, CS_GROUP_EDP };
+	cs_parallel_spec p = { .tp = 2, .cp = 2, .ep = 2, .pp = 2, .dp = 4,
 			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
 	cs_mesh m;
 	cs_mesh_init(&m, &p);
@@ -133,6 +133,32 @@ START_TEST(mesh_groups_partition_the_ranks)
 	/* the gradient group spans dp and cp: 8 ranks */
 	cs_group g = cs_mesh_group(&m, CS_GROUP_DP, 0, 8);
 	ck_assert_int_eq(cs_group_size(&g), 8);
+}
+END_TEST
+
+/* Expert parallelism 2 inside dp 4, cp 2: a rank's experts are also held
+ * by the ranks of its cp group and its dp / ep replicas, four in all. */
+START_TEST(mesh_expert_data_parallel_group_by_hand)
+{
+	cs_parallel_spec p = { .tp = 2, .cp = 2, .ep = 2, .pp = 2, .dp = 4,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	cs_mesh m;
+	cs_mesh_init(&m, &p);
+	ck_assert_int_eq(m.world, 32); /* strides: tp 1, cp 2, ep 4, pp 8, dp / ep 16 */
+	static const struct { cs_group_kind kind; int64_t rank, n, members[8]; } cases[] = {
+		{ CS_GROUP_EP, 0, 2, { 0, 4 } },
+		{ CS_GROUP_EDP, 0, 4, { 0, 2, 16, 18 } },
+		{ CS_GROUP_EDP, 13, 4, { 13, 15, 29, 31 } },
+		{ CS_GROUP_DP, 0, 8, { 0, 2, 4, 6, 16, 18, 20, 22 } },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		cs_group g = cs_mesh_group(&m, cases[c].kind, cases[c].rank, 8);
+		ck_assert_int_eq(cs_group_size(&g), cases[c].n);
+		for (int64_t i = 0; i < cases[c].n; i++)
+			ck_assert_int_eq(cs_group_member(&g, i), cases[c].members[i]);
+	}
+	ck_assert_int_eq(cs_mesh_group_count(&m, CS_GROUP_EDP, 8), 8);
+	ck_assert_str_eq(cs_group_kind_name(CS_GROUP_EDP), "edp");
 }
 END_TEST
 
@@ -625,6 +651,34 @@ static const struct {
 	{ "zb-h1", 1, "zero3" }, { "zb-v", 2, "shard-grad-op" },
 };
 
+/* Expert parallelism with its own gradient group folds exactly too: the
+ * experts' buckets over (dp / ep) x cp ranks, the dense ones over dp x cp,
+ * each sharding of the optimizer. */
+START_TEST(expert_data_parallel_folds_exactly)
+{
+	static const char *const shards[] = { "none", "zero1", "zero2" };
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "cluster: {gpu: h100-sxm-80g, nodes: 4, gpus_per_node: 8}\n"
+		 "model: {preset: deepseek-v3-like, layers: 4, dense_layers: 1, experts: 16}\n"
+		 "training: {seq_len: 1024, micro_batch: 1, global_batch: 32}\n"
+		 "parallelism: {pp: 2, ep: 4, cp: 2, data_parallel: {sharding: %s}}\n"
+		 "fleet: ideal\nsimulate: {fold: %%s}\n",
+		 shards[_i]);
+	char full[1100], fold[1100];
+	snprintf(full, sizeof full, text, "false");
+	snprintf(fold, sizeof fold, text, "true");
+	cs_scenario *a = load_text(full), *b = load_text(fold);
+	cs_metrics ma = simulate(a), mb = simulate(b);
+	ck_assert_msg(ma.step_time_s == mb.step_time_s, "%s: full %.9f folded %.9f", shards[_i], ma.step_time_s,
+		      mb.step_time_s);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		ck_assert(ma.exposed_comm_s[k] == mb.exposed_comm_s[k]);
+	cs_scenario_free(a);
+	cs_scenario_free(b);
+}
+END_TEST
+
 START_TEST(folded_run_equals_full_run)
 {
 	cs_scenario *full = three_d(fold_cases[_i].sched, fold_cases[_i].v, fold_cases[_i].shard, "false");
@@ -940,6 +994,8 @@ static Suite *run_suite(void)
 	TCase *tc = tcase_create("mesh");
 	tcase_add_test(tc, mesh_coordinates_follow_the_order);
 	tcase_add_test(tc, mesh_groups_partition_the_ranks);
+	tcase_add_test(tc, mesh_expert_data_parallel_group_by_hand);
+	tcase_add_loop_test(tc, expert_data_parallel_folds_exactly, 0, 3);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ddp");
 	tcase_set_timeout(tc, 120);

@@ -4,10 +4,11 @@
  * Persistent state: parameters are divided by the model-parallel degree
  * (tp x pp; expert weights also by ep), then weights, gradients and the
  * optimizer state (fp32 master + moments) by the data-parallel group as the
- * sharding says. The data-parallel group of the dense weights is dp x cp x
- * ep (the ranks that hold the same dense shard: Megatron shards its
- * distributed optimizer over data x context parallel ranks, and expert
- * parallel ranks replicate the dense part); of the expert weights dp x cp.
+ * sharding says. The data-parallel group of the dense weights is dp x cp
+ * (the ranks that hold the same dense shard: Megatron shards its
+ * distributed optimizer over data x context parallel ranks; dp counts the
+ * expert-parallel ranks, which replicate the dense part); of the expert
+ * weights (dp / ep) x cp, the expert-data-parallel group.
  *
  * Activations: Korthikanti et al.'s saved tensors of one layer for the
  * model's widths (GQA's K and V, the MLP's width and gating), its dropout
@@ -196,12 +197,17 @@ cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_s
 				       t->grad_dtype, t->optimizer, t->optimizer_dtype, &bw, &bg, &bm, &bo);
 	r.params = pc.total;
 
-	double dense = (double)(pc.total - pc.experts) / (double)(tp * pp);
-	double expert = (double)pc.experts / (double)(tp * pp * ep);
+	/* the routed experts split by ep; the shared ones, like the dense
+	 * weights, on every expert-parallel rank */
+	double routed = m->experts > 0 ? (double)pc.experts * (double)m->experts /
+						 (double)(m->experts + m->shared_experts)
+				       : 0.0;
+	double dense = ((double)pc.total - routed) / (double)(tp * pp);
+	double expert = routed / (double)(tp * pp * ep);
 	int64_t node_dp = gpus_per_node > 0 ? gpus_per_node / tp : 1;
 	double dw, dg, dopt, ew, eg, eopt;
-	cs_mem_shard_factors(p->sharding, dp * cp * ep, node_dp, &dw, &dg, &dopt);
-	cs_mem_shard_factors(p->sharding, dp * cp, node_dp, &ew, &eg, &eopt);
+	cs_mem_shard_factors(p->sharding, dp * cp, node_dp, &dw, &dg, &dopt);
+	cs_mem_shard_factors(p->sharding, (dp / ep > 0 ? dp / ep : 1) * cp, node_dp, &ew, &eg, &eopt);
 	r.weights = dense * bw / dw + expert * bw / ew;
 	r.grads = dense * bg / dg + expert * bg / eg;
 	r.optimizer = dense * (bm + bo) / dopt + expert * (bm + bo) / eopt;

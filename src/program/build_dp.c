@@ -20,6 +20,13 @@
  * inside the node and all-reduces the gradient shard across nodes.
  * Backward prefetch PRE issues the next gather before the current block's
  * gradient compute, POST after it, NONE after its reduce-scatter too.
+ *
+ * With expert parallelism (ep > 1) the routed experts' weights are held by
+ * (dp / ep) x cp ranks only: Megatron-Core's DDP keeps them in buffers of
+ * their own (params with allreduce = False), bucketed apart and reduced,
+ * sharded and gathered over the expert-data-parallel group (CS_GROUP_EDP);
+ * the dense weights, shared experts and router over the whole DP group.
+ * Fully sharded units (ZeRO-3, FSDP) keep every weight in one unit.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,16 +39,28 @@
 #define MAX_TENSORS 16
 #define MAX_INFLIGHT 64
 
+/* Weights by the group that reduces them: dense over DP, routed experts
+ * over the expert-data-parallel group. */
+enum { DENSE, EXPERT, KINDS };
+
+typedef struct late_bucket {
+	double bytes;
+	int kind;
+} late_bucket;
+
 struct cs_dp_state {
-	int active; /* a DP group of more than one rank */
+	int active;       /* a DP group of more than one rank */
+	int active_edp;   /* experts split by ep > 1 and reduced over more than one rank */
+	int split;        /* ep > 1: routed experts' weights apart from the dense ones */
+	double edp_ranks; /* (dp / ep) x cp */
 	cs_sharding mode;
 	double grad_bytes; /* per parameter */
 	double param_bytes;
-	/* bucket being filled */
-	double bucket; /* bytes */
-	double cap;
+	/* buckets being filled, by kind */
+	double bucket[KINDS]; /* bytes */
+	double cap[KINDS];
 	/* buckets postponed to the end of backward (overlap off) */
-	double *late;
+	late_bucket *late;
 	int nlate, latecap;
 	/* parameters gathered at the step's start: DP_AG mark per layer */
 	int32_t *ag_mark; /* [layers + 2]: index layer + 2 (embed 1, head 0) */
@@ -49,10 +68,11 @@ struct cs_dp_state {
 	/* FSDP: compute marks at the end of recent uses, newest last */
 	int32_t use_end[MAX_INFLIGHT];
 	int nuse;
-	int32_t last_rs;     /* DP mark of the latest reduce-scatter */
-	double stage_params; /* local parameters of this stage */
-	double stage_linear; /* of them, the blocks' linear weights */
-	double stage_gather; /* bytes of this stage's parameters as all-gathered */
+	int32_t last_rs;            /* DP mark of the latest reduce-scatter */
+	double stage_params;        /* local parameters of this stage */
+	double stage_expert;        /* of them, the routed experts' (0 unless split) */
+	double stage_linear;        /* of them, the blocks' linear weights */
+	double stage_gather[KINDS]; /* bytes of this stage's parameters as all-gathered */
 };
 
 /* ---- parameters ------------------------------------------------------- */
@@ -88,8 +108,9 @@ static int mla_tensors(const cs_model_spec *m, double nq, double *t, int n, unsi
 
 /* Local parameter tensors of a layer, in reverse registration order (the
  * order DDP fills buckets), as parameter counts; bit i of *linear set when
- * t[i] is a block's linear weight (an fp8 GEMM's, under the fp8 recipe). */
-static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned *linear)
+ * t[i] is a block's linear weight (an fp8 GEMM's, under the fp8 recipe), of
+ * *expert when it is the routed experts' and reduced over their group. */
+static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned *linear, unsigned *expert)
 {
 	const cs_model_spec *m = &b->sc->model;
 	double tp = (double)b->sc->parallel.tp, ep = (double)b->sc->parallel.ep;
@@ -97,6 +118,8 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned
 	int n = 0;
 	if (linear)
 		*linear = 0;
+	if (expert)
+		*expert = 0;
 	if (layer == CS_DP_EMBED) {
 		t[n++] = (double)m->vocab * h / tp;
 		if (m->arch == CS_ARCH_GPT)
@@ -120,8 +143,19 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned
 	if (cs_model_layer_is_moe(m, layer)) {
 		double per = (gated ? 3.0 : 2.0) * h * (double)m->expert_ffn / tp;
 		double local = (double)m->experts / ep;
-		lin |= 1u << n;
-		t[n++] = per * (local + (double)m->shared_experts);
+		if (b->dp && b->dp->split) { /* Megatron-Core's expert buffers */
+			if (expert)
+				*expert = 1u << n;
+			lin |= 1u << n;
+			t[n++] = per * local;
+			if (m->shared_experts > 0) {
+				lin |= 1u << n;
+				t[n++] = per * (double)m->shared_experts;
+			}
+		} else {
+			lin |= 1u << n;
+			t[n++] = per * (local + (double)m->shared_experts);
+		}
 		t[n++] = h * (double)m->experts; /* router */
 	} else {
 		lin |= 3u << n;
@@ -138,51 +172,66 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned
 	return n;
 }
 
-static double tensors_sum(const cs_builder *b, int64_t layer)
+/* A unit's parameters, all and linear, by kind. */
+typedef struct unit_sums {
+	double all[KINDS], linear[KINDS];
+} unit_sums;
+
+static unit_sums unit_params(const cs_builder *b, int64_t layer)
 {
-	double t[MAX_TENSORS], s = 0;
-	int n = layer_tensors(b, layer, t, NULL);
-	for (int i = 0; i < n; i++)
-		s += t[i];
-	return s;
+	double t[MAX_TENSORS];
+	unsigned lin, exp;
+	int n = layer_tensors(b, layer, t, &lin, &exp);
+	unit_sums u = { { 0 }, { 0 } };
+	for (int i = 0; i < n; i++) {
+		int k = exp >> i & 1u ? EXPERT : DENSE;
+		u.all[k] += t[i];
+		if (lin >> i & 1u)
+			u.linear[k] += t[i];
+	}
+	return u;
 }
 
-static double linear_sum(const cs_builder *b, int64_t layer)
+static double tensors_sum(const cs_builder *b, int64_t layer, int kind)
 {
-	double t[MAX_TENSORS], s = 0;
-	unsigned lin;
-	int n = layer_tensors(b, layer, t, &lin);
-	for (int i = 0; i < n; i++)
-		s += lin >> i & 1u ? t[i] : 0.0;
-	return s;
+	unit_sums u = unit_params(b, layer);
+	return kind < KINDS ? u.all[kind] : u.all[DENSE] + u.all[EXPERT];
 }
 
-/* Bytes of a unit's parameters as all-gathered: 16-bit, or one byte for a
- * block's linear weights kept in fp8 (training.fp8.params; NeMo's
- * distributed optimizer gathers their uint8 shards); the norms, the MoE
- * router, the embedding and the LM head stay 16-bit. */
-static double gather_bytes(const cs_builder *b, int64_t layer)
+static double linear_sum(const cs_builder *b, int64_t layer, int kind)
 {
-	double all = tensors_sum(b, layer);
+	unit_sums u = unit_params(b, layer);
+	return kind < KINDS ? u.linear[kind] : u.linear[DENSE] + u.linear[EXPERT];
+}
+
+/* Bytes of a unit's parameters of `kind` (KINDS: all) as all-gathered:
+ * 16-bit, or one byte for a block's linear weights kept in fp8
+ * (training.fp8.params; NeMo's distributed optimizer gathers their uint8
+ * shards); the norms, the MoE router, the embedding and the LM head stay
+ * 16-bit. */
+static double gather_bytes(const cs_builder *b, int64_t layer, int kind)
+{
+	if (kind == KINDS)
+		return gather_bytes(b, layer, DENSE) + gather_bytes(b, layer, EXPERT);
+	unit_sums u = unit_params(b, layer);
 	if (b->sc->training.precision != CS_PREC_FP8 || !b->sc->training.fp8.params)
-		return all * b->dp->param_bytes;
-	double lin = linear_sum(b, layer);
-	return lin + (all - lin) * b->dp->param_bytes;
+		return u.all[kind] * b->dp->param_bytes;
+	return u.linear[kind] + (u.all[kind] - u.linear[kind]) * b->dp->param_bytes;
 }
 
-/* `f` summed over this stage's units. */
-static double stage_sum(const cs_builder *b, double (*f)(const cs_builder *, int64_t))
+/* `f` of `kind` summed over this stage's units. */
+static double stage_sum(const cs_builder *b, double (*f)(const cs_builder *, int64_t, int), int kind)
 {
 	double s = 0;
 	for (int64_t k = 0; k < b->lay.vstages; k++) {
 		if (!cs__runs_here(b, k))
 			continue;
 		for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++)
-			s += f(b, l);
+			s += f(b, l, kind);
 		if (k == 0)
-			s += f(b, CS_DP_EMBED);
+			s += f(b, CS_DP_EMBED, kind);
 		if (k == b->lay.vstages - 1)
-			s += f(b, CS_DP_HEAD);
+			s += f(b, CS_DP_HEAD, kind);
 	}
 	return s;
 }
@@ -218,32 +267,35 @@ static cs_group_kind grad_group(const cs_dp_state *d)
 	return d->mode == CS_SHARD_HYBRID ? CS_GROUP_DP_INTRA : CS_GROUP_DP;
 }
 
-/* Launch the bucket now, or keep it for the end of backward. */
-static int flush_bucket(cs_builder *b)
+/* The group a bucket of `kind` is reduced, sharded and gathered over. */
+static cs_group_kind bucket_group(int kind) { return kind == EXPERT ? CS_GROUP_EDP : CS_GROUP_DP; }
+
+/* Launch the bucket of `kind` now, or keep it for the end of backward. */
+static int flush_bucket(cs_builder *b, int kind)
 {
 	cs_dp_state *d = b->dp;
-	if (d->bucket <= 0)
+	if (d->bucket[kind] <= 0)
 		return 0;
-	double bytes = d->bucket;
-	d->bucket = 0;
-	d->cap = b->sc->parallel.bucket_bytes;
+	double bytes = d->bucket[kind];
+	d->bucket[kind] = 0;
+	d->cap[kind] = b->sc->parallel.bucket_bytes;
 	if (!b->sc->parallel.overlap_grad_reduce) {
 		if (d->nlate == d->latecap) {
 			int nc = d->latecap ? d->latecap * 2 : 32;
-			double *nl = realloc(d->late, (size_t)nc * sizeof(double));
+			late_bucket *nl = realloc(d->late, (size_t)nc * sizeof(*nl));
 			if (!nl)
 				return -1;
 			d->late = nl;
 			d->latecap = nc;
 		}
-		d->late[d->nlate++] = bytes;
+		d->late[d->nlate++] = (late_bucket){ bytes, kind };
 		return 0;
 	}
 	if (cs__edges_bucket(b, bytes))
 		return -1;
 	cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 	cs_coll_op op = d->mode == CS_SHARD_NONE ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
-	return add_coll(b, CS_STREAM_DP, CS_GROUP_DP, op, bytes, &dep, 1, -1) < 0 ? -1 : 0;
+	return add_coll(b, CS_STREAM_DP, bucket_group(kind), op, bytes, &dep, 1, -1) < 0 ? -1 : 0;
 }
 
 /* ---- hooks ------------------------------------------------------------ */
@@ -257,6 +309,10 @@ int cs__dp_init(cs_builder *b)
 	const cs_scenario *sc = b->sc;
 	d->mode = sc->parallel.sharding;
 	d->active = sc->parallel.dp * sc->parallel.cp > 1;
+	d->split = sc->parallel.ep > 1 && sc->model.experts > 0;
+	d->edp_ranks =
+		(double)(sc->parallel.dp / (sc->parallel.ep > 0 ? sc->parallel.ep : 1) * sc->parallel.cp);
+	d->active_edp = d->split && d->edp_ranks > 1;
 	d->grad_bytes = cs_model_dtype_bytes(sc->training.grad_dtype);
 	d->param_bytes = cs_model_dtype_bytes(
 		cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16 : sc->training.precision);
@@ -291,39 +347,49 @@ static int fsdp_full(const cs_dp_state *d)
 int cs__dp_stage_begin(cs_builder *b)
 {
 	cs_dp_state *d = b->dp;
-	d->bucket = 0;
-	d->cap = b->sc->parallel.first_bucket_bytes > 0 && d->mode == CS_SHARD_NONE
-			 ? b->sc->parallel.first_bucket_bytes
-			 : b->sc->parallel.bucket_bytes;
+	d->bucket[DENSE] = d->bucket[EXPERT] = 0;
+	d->cap[DENSE] = b->sc->parallel.first_bucket_bytes > 0 && d->mode == CS_SHARD_NONE
+				? b->sc->parallel.first_bucket_bytes
+				: b->sc->parallel.bucket_bytes;
+	d->cap[EXPERT] = b->sc->parallel.bucket_bytes;
 	d->nlate = 0;
 	d->nuse = 0;
 	d->last_rs = 0;
-	d->stage_params = stage_sum(b, tensors_sum);
-	d->stage_linear = stage_sum(b, linear_sum);
-	d->stage_gather = stage_sum(b, gather_bytes);
+	d->stage_params = stage_sum(b, tensors_sum, KINDS);
+	d->stage_expert = stage_sum(b, tensors_sum, EXPERT);
+	d->stage_linear = stage_sum(b, linear_sum, KINDS);
+	d->stage_gather[DENSE] = stage_sum(b, gather_bytes, DENSE);
+	d->stage_gather[EXPERT] = stage_sum(b, gather_bytes, EXPERT);
 	memset(d->used, 0, (size_t)b->sc->model.layers + 2);
 	if (!gathers_at_start(b))
 		return 0;
 	/* parameter all-gathers in forward order, packed like the buckets; a
 	 * virtual stage's units are the embedding (first), its layers, the head
 	 * (last), at positions -1, 0 .. n-1, n */
-	double bucket = 0;
+	double bucket[KINDS] = { 0, 0 };
 	for (int64_t k = 0; k < b->lay.vstages; k++) {
 		if (!cs__runs_here(b, k))
 			continue;
 		int64_t first = b->lay.first_layer[k], n = b->lay.nlayers[k];
 		int64_t lo = k == 0 ? -1 : 0, hi = n + (k == b->lay.vstages - 1), pend = lo;
 		for (int64_t pos = lo; pos < hi; pos++) {
-			bucket += gather_bytes(b, unit_at(first, n, pos));
-			if (bucket < b->sc->parallel.bucket_bytes && pos < hi - 1)
+			bucket[DENSE] += gather_bytes(b, unit_at(first, n, pos), DENSE);
+			bucket[EXPERT] += gather_bytes(b, unit_at(first, n, pos), EXPERT);
+			if (bucket[DENSE] + bucket[EXPERT] < b->sc->parallel.bucket_bytes && pos < hi - 1)
 				continue;
-			int32_t mk = add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER, bucket,
-					      NULL, 0, unit_at(first, n, pend));
-			if (mk < 0)
-				return -1;
+			/* the experts' share, gathered over their own group, after */
+			int32_t mk = 0;
+			for (int kind = DENSE; kind < KINDS; kind++) {
+				if (kind == EXPERT && !(d->active_edp && bucket[EXPERT] > 0))
+					continue;
+				mk = add_coll(b, CS_STREAM_DP_AG, bucket_group(kind), CS_COLL_ALL_GATHER,
+					      bucket[kind], NULL, 0, unit_at(first, n, pend));
+				if (mk < 0)
+					return -1;
+			}
 			for (int64_t x = pend; x <= pos; x++)
 				d->ag_mark[unit_at(first, n, x) + 2] = mk;
-			bucket = 0;
+			bucket[DENSE] = bucket[EXPERT] = 0;
 			pend = pos + 1;
 		}
 	}
@@ -340,7 +406,7 @@ static int copy_out(cs_builder *b, int64_t layer)
 	cs_layer_op op = { .name = "fsdp_copy_out",
 			   .cls = CS_OPC_MEMBOUND,
 			   .mem = CS_MEM_COPY,
-			   .bytes = 2.0 * gather_bytes(b, layer),
+			   .bytes = 2.0 * gather_bytes(b, layer, KINDS),
 			   .kernels = 1 };
 	return cs__add_kernel(b, &op, CS_PHASE_FWD, (int)b->vstage, (int)layer, -1);
 }
@@ -374,8 +440,8 @@ int cs__dp_before_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
 		deps[nd++] = (cs_dep){ .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 	if (!fwd && b->sc->parallel.backward_prefetch == CS_PREFETCH_NONE && d->last_rs > 0)
 		deps[nd++] = (cs_dep){ .counter = CS_STREAM_DP, .value = d->last_rs };
-	int32_t mk = add_coll(b, CS_STREAM_DP_AG, grad_group(d), CS_COLL_ALL_GATHER, gather_bytes(b, layer),
-			      deps, nd, layer);
+	int32_t mk = add_coll(b, CS_STREAM_DP_AG, grad_group(d), CS_COLL_ALL_GATHER,
+			      gather_bytes(b, layer, KINDS), deps, nd, layer);
 	if (mk < 0)
 		return -1;
 	cs__pending(b, CS_STREAM_DP_AG, mk);
@@ -398,7 +464,7 @@ int cs__dp_after_use(cs_builder *b, int64_t layer, int64_t micro, int fwd)
 	/* FSDP reduce-scatters each unit's gradients after every backward */
 	cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 	int32_t mk = add_coll(b, CS_STREAM_DP, grad_group(d), CS_COLL_REDUCE_SCATTER,
-			      tensors_sum(b, layer) * d->grad_bytes, &dep, 1, layer);
+			      tensors_sum(b, layer, KINDS) * d->grad_bytes, &dep, 1, layer);
 	if (mk < 0)
 		return -1;
 	d->last_rs = mk;
@@ -414,7 +480,8 @@ int cs__dp_grads_ready(cs_builder *b, int64_t layer)
 		if (d->mode == CS_SHARD_HYBRID) {
 			cs_group g = cs_mesh_group(b->mesh, CS_GROUP_DP_INTRA, 0,
 						   cs_cluster_shard_unit(&b->sc->cluster));
-			double shard = tensors_sum(b, layer) * d->grad_bytes / (double)cs_group_size(&g);
+			double shard =
+				tensors_sum(b, layer, KINDS) * d->grad_bytes / (double)cs_group_size(&g);
 			cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
 			if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP_INTER, CS_COLL_ALL_REDUCE, shard, &dep, 1,
 				     layer) < 0)
@@ -423,16 +490,21 @@ int cs__dp_grads_ready(cs_builder *b, int64_t layer)
 		return 0;
 	}
 	double t[MAX_TENSORS];
-	int n = layer_tensors(b, layer, t, NULL);
+	unsigned exp;
+	int n = layer_tensors(b, layer, t, NULL, &exp);
 	for (int i = 0; i < n; i++) {
-		d->bucket += t[i] * d->grad_bytes;
-		if (d->bucket >= d->cap && flush_bucket(b))
+		int k = exp >> i & 1u ? EXPERT : DENSE;
+		if (k == EXPERT && !d->active_edp)
+			continue; /* held by no other rank */
+		d->bucket[k] += t[i] * d->grad_bytes;
+		if (d->bucket[k] >= d->cap[k] && flush_bucket(b, k))
 			return -1;
 	}
 	return 0;
 }
 
-/* Ranks over which the optimizer's state and update are sharded. */
+/* Ranks over which the optimizer's state and update are sharded: the
+ * dense weights' (the experts' are sharded over their own group). */
 static double optimizer_shard(const cs_builder *b)
 {
 	const cs_dp_state *d = b->dp;
@@ -448,7 +520,12 @@ static double optimizer_shard(const cs_builder *b)
 
 int64_t cs__dp_optimizer_params(const cs_builder *b)
 {
-	return (int64_t)(b->dp->stage_params / optimizer_shard(b) + 0.5);
+	const cs_dp_state *d = b->dp;
+	if (!d->split || fsdp_full(d))
+		return (int64_t)(d->stage_params / optimizer_shard(b) + 0.5);
+	double experts = d->mode == CS_SHARD_NONE ? 1.0 : d->edp_ranks;
+	return (int64_t)((d->stage_params - d->stage_expert) / optimizer_shard(b) +
+			 d->stage_expert / experts + 0.5);
 }
 
 int64_t cs__dp_grad_buffer_params(const cs_builder *b)
@@ -460,14 +537,15 @@ int64_t cs__dp_grad_buffer_params(const cs_builder *b)
 int cs__dp_stage_end(cs_builder *b)
 {
 	cs_dp_state *d = b->dp;
-	if (d->active && !fsdp_full(d) && flush_bucket(b))
+	if (d->active && !fsdp_full(d) && (flush_bucket(b, DENSE) || flush_bucket(b, EXPERT)))
 		return -1;
 	cs_coll_op op = d->mode == CS_SHARD_NONE ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
 	for (int i = 0; i < d->nlate; i++) {
-		if (cs__edges_bucket(b, d->late[i]))
+		if (cs__edges_bucket(b, d->late[i].bytes))
 			return -1;
 		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
-		if (add_coll(b, CS_STREAM_DP, CS_GROUP_DP, op, d->late[i], &dep, 1, -1) < 0)
+		if (add_coll(b, CS_STREAM_DP, bucket_group(d->late[i].kind), op, d->late[i].bytes, &dep, 1,
+			     -1) < 0)
 			return -1;
 	}
 	/* the optimizer waits for every gradient collective, and for the
@@ -485,14 +563,16 @@ int cs__dp_stage_end(cs_builder *b)
 	/* ZeRO-1/2 without overlap: gather the updated parameters now */
 	if (d->active && (d->mode == CS_SHARD_ZERO1 || d->mode == CS_SHARD_ZERO2) && !gathers_at_start(b)) {
 		cs_dep dep = { .counter = CS_STREAM_COMPUTE, .value = compute_mark(b) };
-		double bytes = d->stage_gather;
 		double cap = b->sc->parallel.bucket_bytes;
-		while (bytes > 0) {
-			double chunk = bytes > cap ? cap : bytes;
-			if (add_coll(b, CS_STREAM_DP_AG, CS_GROUP_DP, CS_COLL_ALL_GATHER, chunk, &dep, 1,
-				     -1) < 0)
-				return -1;
-			bytes -= chunk;
+		for (int kind = DENSE; kind < KINDS; kind++) {
+			double bytes = kind == EXPERT && !d->active_edp ? 0.0 : d->stage_gather[kind];
+			while (bytes > 0) {
+				double chunk = bytes > cap ? cap : bytes;
+				if (add_coll(b, CS_STREAM_DP_AG, bucket_group(kind), CS_COLL_ALL_GATHER,
+					     chunk, &dep, 1, -1) < 0)
+					return -1;
+				bytes -= chunk;
+			}
 		}
 	}
 	return 0;

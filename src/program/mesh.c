@@ -37,6 +37,10 @@ static int group_axes(cs_group_kind kind, cs_axis axes[4])
 		axes[1] = CS_AXIS_DP;
 		axes[2] = CS_AXIS_CP;
 		return 3;
+	case CS_GROUP_EDP:
+		axes[0] = CS_AXIS_DP;
+		axes[1] = CS_AXIS_CP;
+		return 2;
 	case CS_GROUP_MP:
 		axes[0] = CS_AXIS_TP;
 		axes[1] = CS_AXIS_PP;
@@ -167,8 +171,9 @@ int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, 
 
 const char *cs_group_kind_name(cs_group_kind kind)
 {
-	static const char *const names[CS_GROUP_KINDS] = { "tp",       "cp",       "ep", "pp",    "dp",
-							   "dp-intra", "dp-inter", "mp", "world", "stage" };
+	static const char *const names[CS_GROUP_KINDS] = { "tp",    "cp",       "ep",       "pp",
+							   "dp",    "dp-intra", "dp-inter", "mp",
+							   "world", "stage",    "edp" };
 	return (unsigned)kind < CS_GROUP_KINDS ? names[kind] : "?";
 }
 

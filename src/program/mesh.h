@@ -38,6 +38,8 @@ typedef enum cs_group_kind {
 	CS_GROUP_WORLD,    /* every rank */
 	CS_GROUP_STAGE,    /* one pipeline stage's ranks: tp x cp x dp (with ep), Megatron's
 	                   * tensor-and-data-parallel group with CP (the fp8 amax reduction) */
+	CS_GROUP_EDP,      /* gradient sync of expert weights: the ranks holding the same
+	                   * experts, (dp / ep) x cp (Megatron's expert-data-parallel group) */
 	CS_GROUP_KINDS
 } cs_group_kind;
 
