@@ -263,6 +263,11 @@ static const struct {
 				  "parallelism.sequence_parallel=true", "parallelism.tp_overlap=true",
 				  "parallelism.tp_overlap_config=nemo-h100-h16384-tp8-cp2-mbs1-seqlen8192" },
 	  0 },
+	/* expert parallelism: the experts' gradients over their own group, 'edp' */
+	{ "ddp-gpt-small.yaml", { "model.preset=deepseek-v3-like", "model.layers=2", "model.dense_layers=1",
+				  "model.experts=8", "parallelism.ep=4", "training.global_batch=8",
+				  "training.micro_batch=1", "training.seq_len=512" },
+	  0 },
 };
 
 /* An export for ASTRA-sim names its groups 1, 2, ...: no KIND.INSTANCE
