@@ -139,7 +139,7 @@ static int list_kernels(acc *a)
 								      a->kn[i].count, a->kn[i].ns };
 			a->kn[i].name = NULL;
 		}
-	qsort(t->by_name, t->nnames, sizeof *t->by_name, cs__kineto_cmp_kernel);
+	cs__kineto_sort(t->by_name, t->nnames, sizeof *t->by_name, cs__kineto_cmp_kernel);
 	return 0;
 }
 
@@ -369,7 +369,7 @@ static cs_status take_event(acc *a, const json_t *e, size_t i)
 static void finish(acc *a)
 {
 	cs_kineto *t = a->t;
-	qsort(a->iv, a->niv, sizeof(span), cmp_span);
+	cs__kineto_sort(a->iv, a->niv, sizeof(span), cmp_span);
 	/* [from, to): the busy stretch being merged */
 	int64_t first = a->iv[0].start, last = a->iv[0].end, from = a->iv[0].start, to = a->iv[0].end;
 	for (size_t i = 1; i < a->niv; i++) {
@@ -388,7 +388,7 @@ static void finish(acc *a)
 	t->span_ns = last - first;
 	t->kernels = (int64_t)a->niv;
 	if (a->nstep)
-		qsort(a->step, a->nstep, sizeof(int64_t), cmp_i64);
+		cs__kineto_sort(a->step, a->nstep, sizeof(int64_t), cmp_i64);
 	int64_t distinct = 0;
 	for (size_t i = 0; i < a->nstep; i++)
 		distinct += i == 0 || a->step[i] != a->step[i - 1];
@@ -422,7 +422,7 @@ static int cmp_shape(const void *x, const void *y)
 
 size_t cs__kineto_sum_shapes(cs_kineto_shape *sh, size_t n)
 {
-	qsort(sh, n, sizeof *sh, cmp_shape);
+	cs__kineto_sort(sh, n, sizeof *sh, cmp_shape);
 	size_t w = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (w > 0 && cmp_shape(&sh[w - 1], &sh[i]) == 0) {
@@ -441,8 +441,8 @@ static int join_shapes(acc *a)
 {
 	if (a->nops == 0 || a->ngk == 0)
 		return 0;
-	qsort(a->ops, a->nops, sizeof *a->ops, cmp_op);
-	qsort(a->gk, a->ngk, sizeof *a->gk, cmp_gk);
+	cs__kineto_sort(a->ops, a->nops, sizeof *a->ops, cmp_op);
+	cs__kineto_sort(a->gk, a->ngk, sizeof *a->gk, cmp_gk);
 	cs_kineto_shape *sh = malloc(a->ngk * sizeof *sh);
 	if (!sh)
 		return -1;

@@ -9,6 +9,16 @@
 #include "ingest/kineto.h"
 #include "ingest/kernel_rules.h"
 
+#include <stdlib.h>
+
+/* qsort, for arrays that may be empty and then NULL (which qsort's
+ * pointer must never be). */
+static inline void cs__kineto_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 struct cs_kineto {
 	/* totals over the ranks (one, for a file) */
 	int64_t ns[CS_KINETO_CLASSES], count[CS_KINETO_CLASSES];

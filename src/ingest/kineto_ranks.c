@@ -117,7 +117,7 @@ static bool take_rank(cs_kineto *t, cs_kineto *p)
 static void combine(cs_kineto *t)
 {
 	size_t w = 0;
-	qsort(t->by_name, t->nnames, sizeof *t->by_name, cmp_kernel_name);
+	cs__kineto_sort(t->by_name, t->nnames, sizeof *t->by_name, cmp_kernel_name);
 	for (size_t i = 0; i < t->nnames; i++) {
 		if (w > 0 && strcmp(t->by_name[w - 1].name, t->by_name[i].name) == 0) {
 			t->by_name[w - 1].count += t->by_name[i].count;
@@ -128,7 +128,7 @@ static void combine(cs_kineto *t)
 		}
 	}
 	t->nnames = w;
-	qsort(t->by_name, t->nnames, sizeof *t->by_name, cs__kineto_cmp_kernel);
+	cs__kineto_sort(t->by_name, t->nnames, sizeof *t->by_name, cs__kineto_cmp_kernel);
 	t->nshapes = cs__kineto_sum_shapes(t->shapes, t->nshapes);
 	/* rank order when every trace names a distinct rank, else the files' */
 	bool ranked = true;
@@ -139,7 +139,7 @@ static void combine(cs_kineto *t)
 		if (!r)
 			return; /* the files' order stands */
 		memcpy(r, t->ranks, t->nranks * sizeof *r);
-		qsort(r, t->nranks, sizeof *r, cmp_rank);
+		cs__kineto_sort(r, t->nranks, sizeof *r, cmp_rank);
 		for (size_t i = 1; i < t->nranks; i++)
 			ranked = ranked && r[i].rank != r[i - 1].rank;
 		if (ranked)
@@ -192,7 +192,7 @@ static cs_status load_dir(const char *dir, size_t max_event, const cs_kernel_rul
 			 dir);
 		st = CS_ERR_INPUT;
 	}
-	qsort(names, n, sizeof *names, cmp_name);
+	cs__kineto_sort(names, n, sizeof *names, cmp_name);
 	cs_kineto **part = st == CS_OK ? calloc(n, sizeof *part) : NULL;
 	if (st == CS_OK && !part)
 		st = CS_ERR_NOMEM;
