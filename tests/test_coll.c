@@ -519,6 +519,50 @@ START_TEST(test_tpu_v4_pod_all_reduce_bandwidth)
 }
 END_TEST
 
+/* ---- DeepEP's dispatch --------------------------------------------------- */
+
+/* The nodes a token reaches: its 8 experts on the 4 nodes routing allows
+ * (DeepSeek-V3), or on any of 8; the own node's share stays on NVLink. */
+START_TEST(test_dispatch_remote_nodes_closed_form)
+{
+	ck_assert_double_eq_tol(cs_coll_dispatch_remote_nodes(8, 4, 8), 4.0 * (1 - pow(0.75, 8)) * 7 / 8, 1e-12);
+	ck_assert_double_eq_tol(cs_coll_dispatch_remote_nodes(8, 0, 8), 8.0 * (1 - pow(7.0 / 8, 8)) * 7 / 8,
+				1e-12);
+	/* a limit past the span is no limit; one expert reaches one node */
+	ck_assert_double_eq(cs_coll_dispatch_remote_nodes(8, 16, 8), cs_coll_dispatch_remote_nodes(8, 0, 8));
+	ck_assert_double_eq_tol(cs_coll_dispatch_remote_nodes(1, 4, 8), 7.0 / 8, 1e-12);
+	ck_assert_double_eq(cs_coll_dispatch_remote_nodes(8, 4, 1), 0.0);
+}
+END_TEST
+
+/* DeepSeek-V3's dispatch on H800s: 4,096 tokens of 7,168 in fp8 to 8
+ * experts over EP 64 (8 nodes of 8): the network leg carries one copy per
+ * remote node reached at the NIC's 50 GB/s, the NVLink leg 7/8 of the 8
+ * copies at NCCL's 8 x 20.6 GB/s; the slower, plus both latencies. One
+ * node: the NVLink leg alone. */
+START_TEST(test_dispatch_time_is_the_slower_leg)
+{
+	cs_cluster_spec c = cluster(H100, 8);
+	c.scale_up.bandwidth = 200e9; /* H800: 8 NVLinks */
+	double buffer = 4096.0 * 8 * 7168, token = 4096.0 * 7168;
+	double ib = token * cs_coll_dispatch_remote_nodes(8, 4, 8) / 50e9;
+	double nvl = buffer * 7 / 8 / (8 * 20.6e9);
+	ck_assert(ib > nvl);
+	ck_assert_int_eq(cs_coll_dispatch_ns(&c, NULL, buffer, 8, 4, 8, 8), 7000 + llround(ib * 1e9));
+	ck_assert_int_eq(cs_coll_dispatch_ns(&c, NULL, buffer, 8, 0, 8, 1), 2000 + llround(nvl * 1e9));
+	/* against NCCL's all-to-all, which sends over the NICs all 7 of the 8
+	 * copies that leave the node, not 3.15: under half the time */
+	cs_coll_spec s = { .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1 };
+	cs_coll *t = cs_coll_new(&c, &s);
+	cs_group_shape g = { .nranks = 64, .nnodes = 8, .ranks_per_node = 8, .ndomains = 8, .nleaves = 1,
+			     .npods = 1, .tier = CS_TIER_NIC };
+	ck_assert_int_lt(cs_coll_dispatch_ns(&c, NULL, buffer, 8, 4, 8, 8) * 2,
+			 cs_coll_time(t, CS_COLL_ALL_TO_ALL, &g, buffer, NULL));
+	cs_coll_free(t);
+	ck_assert_int_eq(cs_coll_dispatch_ns(&c, NULL, 0, 8, 4, 8, 8), 0);
+}
+END_TEST
+
 static Suite *coll_suite(void)
 {
 	Suite *s = suite_create("coll");
@@ -551,6 +595,8 @@ static Suite *coll_suite(void)
 	tcase_add_test(tc, test_all_to_all_slowed_by_pod_oversubscription);
 	tcase_add_test(tc, test_hierarchical_is_rs_ar_ag);
 	tcase_add_test(tc, test_send_recv_at_link_rate);
+	tcase_add_test(tc, test_dispatch_remote_nodes_closed_form);
+	tcase_add_test(tc, test_dispatch_time_is_the_slower_leg);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("torus");
 	tcase_add_loop_test(tc, test_torus_costs_match_closed_forms, 0,

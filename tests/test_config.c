@@ -414,6 +414,17 @@ static const struct {
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, positions: learned, max_positions: 2048}\n"
 	 "training: {seq_len: 4096}\n",
 	 "'training.seq_len' (4096) exceeds the model's 2048 learned positions"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
+	 "parallelism: {ep: 32, moe_node_limit: 2}\n",
+	 ":3:39: 'parallelism.moe_node_limit' needs 'parallelism.moe_dispatcher: deepep'"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: llama3-8b}\nparallelism: {moe_dispatcher: deepep}\n",
+	 ":3:31: 'parallelism.moe_dispatcher: deepep' needs a model with experts"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
+	 "parallelism: {ep: 16, moe_dispatcher: deepep, moe_node_limit: 3}\n",
+	 ":3:63: 'parallelism.moe_node_limit' (3) exceeds the 2 nodes an expert-parallel group of 16 spans"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
+	 "parallelism: {ep: 16, moe_dispatcher: deepepp}\n",
+	 ":3:39: unknown value 'deepepp' for 'parallelism.moe_dispatcher' (did you mean 'deepep'?)"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b, q_lora_rank: 1536}\n",
 	 ":2:41: 'model.q_lora_rank', 'rope_head_dim' and 'v_head_dim' are multi-head latent attention's: "
 	 "they need 'model.kv_lora_rank' > 0"},

@@ -443,6 +443,40 @@ START_TEST(test_latent_attention_tp_comm_points)
 }
 END_TEST
 
+/* DeepEP under the fp8 recipe: the tokens sent to their experts and the
+ * gradients sent back to the experts' down projections in fp8, the two
+ * combines in 16 bits (DeepSeek-V3 section 3.3.4). */
+START_TEST(test_fp8_dispatch_halves_the_sends_to_the_experts)
+{
+	cs_model_spec m = fx_moe();
+	cs_layer_ctx c = ctx(4096, 1, 1, 1);
+	c.ep = 4;
+	c.precision = CS_PREC_FP8;
+	double full = 4096.0 * 2 * 2048 * 2; /* tokens x top_k x hidden x 2 bytes */
+	static const struct { cs_pass pass; const char *fp8, *bf16; } cases[] = {
+		{ CS_PASS_FWD, "ep_dispatch", "ep_combine" },
+		{ CS_PASS_BWD_INPUT, "ep_combine_bwd", "ep_dispatch_bwd" },
+	};
+	for (int on = 0; on < 2; on++) {
+		c.moe_fp8_dispatch = on;
+		for (size_t k = 0; k < 2; k++) {
+			cs_layer_op ops[MAXOPS];
+			int n = cs_model_block_ops(&m, &c, true, cases[k].pass, ops, MAXOPS), seen = 0;
+			for (int i = 0; i < n; i++) {
+				if (strcmp(ops[i].name, cases[k].fp8) == 0) {
+					ck_assert_double_eq(ops[i].comm_bytes, on ? full / 2 : full);
+					seen++;
+				} else if (strcmp(ops[i].name, cases[k].bf16) == 0) {
+					ck_assert_double_eq(ops[i].comm_bytes, full);
+					seen++;
+				}
+			}
+			ck_assert_int_eq(seen, 2);
+		}
+	}
+}
+END_TEST
+
 /* The parallel block: the attention and MLP partial sums add up before one
  * reduction, so each pass has half the sequential block's TP collectives
  * (one all-reduce; or one all-gather and one reduce-scatter with sequence
@@ -921,6 +955,7 @@ static Suite *model_suite(void)
 	tc = tcase_create("comm_points");
 	tcase_add_loop_test(tc, test_tp_comm_points_per_block, 0, N(tp_cases));
 	tcase_add_loop_test(tc, test_latent_attention_tp_comm_points, 0, N(tp_cases));
+	tcase_add_test(tc, test_fp8_dispatch_halves_the_sends_to_the_experts);
 	tcase_add_test(tc, test_cp_ring_interleaves_send_recv_with_blocks);
 	tcase_add_loop_test(tc, test_moe_all_to_all_and_imbalance, 0, N(imbalance_cases));
 	suite_add_tcase(s, tc);

@@ -421,6 +421,9 @@ static const struct { const char *scenario, *golden; const char *set[3]; } golde
 	 * gathered under sequence parallelism instead of the hidden state */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-mla",
 	  { "model.kv_heads=64", "model.kv_lora_rank=512", "model.q_lora_rank=1536" } },
+	/* DeepEP's dispatch and combine, a token's experts on at most 2 of the 4 nodes */
+	{ "moe-deepseek-ep", "moe-deepseek-ep-deepep",
+	  { "parallelism.moe_dispatcher=deepep", "parallelism.moe_node_limit=2" } },
 	/* flow fidelity with ECMP on leaves of 4 servers: queue pairs hashed onto uplinks */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-flow-ecmp",
 	  { "collectives.fidelity=flow", "cluster.fabric.leaf_gpus=32", "cluster.fabric.routing=ecmp" } },

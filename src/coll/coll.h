@@ -53,6 +53,17 @@ double cs_coll_nvlink_bw(const cs_cluster_spec *c, const cs_coll_spec *spec);
 /* The algorithm as a report names it: all-to-all is "pairwise", send/recv "p2p". */
 const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice);
 
+/* DeepEP's dispatch or combine (dispatch.c) over an expert-parallel group
+ * of `per_node` ranks on each of `nodes` nodes (NVLink domains): `buffer`
+ * the bytes a plain all-to-all would send (tokens x top_k x hidden x
+ * bytes per element), a token's experts on at most `node_limit` nodes (0:
+ * any). The expected remote nodes a token crosses the network to, and the
+ * time (ns): the slower of the network and NVLink legs, plus their
+ * latencies. */
+double cs_coll_dispatch_remote_nodes(int64_t top_k, int64_t node_limit, int64_t nodes);
+int64_t cs_coll_dispatch_ns(const cs_cluster_spec *c, const cs_coll_spec *spec, double buffer, int64_t top_k,
+			    int64_t node_limit, int64_t per_node, int64_t nodes);
+
 /* nccl-tests: busBw = algBw * factor. */
 double cs_coll_bus_factor(cs_coll_op op, int64_t n);
 

@@ -27,6 +27,7 @@ static const char *const attn_kernel_names[] = { "cudnn", "flash2", NULL };
 static const char *const act_names[] = { "auto", "gelu", "relu", "swiglu", NULL };
 static const char *const doc_names[] = { "exponential", "lognormal", "fixed", NULL };
 static const char *const cp_names[] = { "all-gather", "ring", NULL };
+static const char *const dispatcher_names[] = { "alltoall", "deepep", NULL };
 static const char *const tpo_model_names[] = { "userbuffers", "nccl", NULL };
 static const char *const ub_config_names[] = { "te-default",
 					       "nemo-h100-h12288-tp4-mbs1-seqlen2048",
@@ -344,6 +345,13 @@ static const cs_config_key keys[] = {
 	  "all-gather", "K/V exchange: all-gather | ring"),
 	K("parallelism.expert_imbalance", CS_KIND_FLOAT, parallel.expert_imbalance, 1, 1e6, false, NULL, "1",
 	  "busiest expert rank's load over the mean"),
+	K("parallelism.moe_dispatcher", CS_KIND_ENUM, parallel.moe_dispatcher, 0, 0, false, dispatcher_names,
+	  "alltoall",
+	  "how MoE tokens reach their experts: alltoall (NCCL's all-to-all, every copy sent) | deepep "
+	  "(DeepSeek's kernels: one copy a remote node over the network, forwarded over NVLink, "
+	  "on 20 SMs; fp8 dispatch under the fp8 recipe)"),
+	K("parallelism.moe_node_limit", CS_KIND_INT, parallel.moe_node_limit, 0, 1e6, false, NULL, "0",
+	  "with moe_dispatcher deepep: nodes a token's experts may lie on (DeepSeek-V3: 4); 0 for any"),
 
 	K("collectives.algorithm", CS_KIND_ENUM, coll.algorithm, 0, 0, false, algo_names, "auto",
 	  "auto | ring | tree | nvls | nvls_tree | hierarchical | torus (on a torus: rings "

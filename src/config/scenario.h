@@ -289,6 +289,10 @@ typedef enum cs_ub_config {
 	CS_UB_CONFIGS
 } cs_ub_config;
 
+/* How MoE tokens reach their experts' ranks: NCCL's all-to-all, or
+ * DeepEP's kernels (one network copy a node, forwarded over NVLink). */
+typedef enum cs_moe_dispatcher { CS_MOE_ALLTOALL, CS_MOE_DEEPEP } cs_moe_dispatcher;
+
 /* Mesh axes, innermost first in cs_parallel_spec.order. */
 typedef enum cs_axis { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP, CS_AXIS_COUNT } cs_axis;
 
@@ -317,7 +321,29 @@ typedef struct cs_parallel_spec {
 	bool flash_attention;
 	cs_cp_kind cp_kind;
 	double expert_imbalance; /* busiest expert rank's load / mean, >= 1 */
+	cs_moe_dispatcher moe_dispatcher;
+	int64_t moe_node_limit; /* deepep: nodes a token's experts lie on, 0 any */
 } cs_parallel_spec;
+
+/* An expert-parallel group's ranks in each scale-up domain of `domain`
+ * GPUs and the domains it spans: its ranks lie the product of the axes
+ * inside ep (in p->order) apart. */
+static inline void cs_parallel_ep_span(const cs_parallel_spec *p, int64_t domain, int64_t *per,
+				       int64_t *domains)
+{
+	int64_t stride = 1, ep = p->ep > 0 ? p->ep : 1;
+	for (int i = 0; i < CS_AXIS_COUNT && p->order[i] != CS_AXIS_EP; i++) {
+		int a = p->order[i];
+		stride *= a == CS_AXIS_TP   ? p->tp
+			  : a == CS_AXIS_CP ? p->cp
+			  : a == CS_AXIS_PP ? p->pp
+					    : p->dp / ep;
+	}
+	*per = stride >= domain ? 1 : domain / stride < ep ? domain / stride : ep;
+	if (*per < 1)
+		*per = 1;
+	*domains = (ep + *per - 1) / *per;
+}
 
 /* ---- collectives and simulation ----------------------------------------- */
 

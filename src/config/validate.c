@@ -474,6 +474,25 @@ static cs_status check_plan(checker *c)
 			    "'parallelism.ep' (%lld) must divide the "
 			    "model's %lld experts",
 			    (long long)p->ep, (long long)m->experts);
+	if (p->moe_dispatcher == CS_MOE_DEEPEP && m->experts == 0)
+		return fail(c, "parallelism.moe_dispatcher", NULL,
+			    "'parallelism.moe_dispatcher: deepep' needs a model with experts");
+	if (p->moe_node_limit > 0 && p->moe_dispatcher != CS_MOE_DEEPEP)
+		return fail(c, "parallelism.moe_node_limit", NULL,
+			    "'parallelism.moe_node_limit' needs 'parallelism.moe_dispatcher: deepep' "
+			    "(an all-to-all sends every copy whatever node it lies on)");
+	if (p->moe_node_limit > 0) {
+		int64_t per, domains;
+		cs_parallel_ep_span(p,
+				    sc->cluster.scale_up_domain > 0 ? sc->cluster.scale_up_domain
+								    : sc->cluster.gpus_per_node,
+				    &per, &domains);
+		if (p->moe_node_limit > domains)
+			return fail(c, "parallelism.moe_node_limit", "parallelism.ep",
+				    "'parallelism.moe_node_limit' (%lld) exceeds the %lld nodes an "
+				    "expert-parallel group of %lld spans",
+				    (long long)p->moe_node_limit, (long long)domains, (long long)p->ep);
+	}
 	if (m->heads % p->tp != 0)
 		return fail(c, "parallelism.tp", NULL,
 			    "'parallelism.tp' (%lld) must divide the "

@@ -60,6 +60,9 @@ typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on 
 	cs_cp_kind cp_kind;
 	cs_precision precision;
 	double expert_imbalance;
+	bool moe_fp8_dispatch; /* tokens to their experts, and the gradients before the expert
+	                        * down projections back, sent in fp8 (DeepEP; DeepSeek-V3
+	                        * section 3.3.4); the combines in 16 bits */
 	bool dropout;
 	double grad_accum_bytes; /* HBM bytes per weight-gradient element of a separate
 	                           * accumulation kernel after the weight-gradient GEMMs

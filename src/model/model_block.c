@@ -178,6 +178,7 @@ typedef struct moe_dims {
 	double local;  /* experts on this rank */
 	double ffn;    /* expert ffn per TP rank */
 	double a2a;    /* all-to-all send buffer */
+	double a2a_to; /* of the sends to the experts (dispatch, the combine's backward) */
 } moe_dims;
 
 static moe_dims moe_init(const blk *B)
@@ -192,6 +193,7 @@ static moe_dims moe_init(const blk *B)
 	e.tokens = B->d.tokens * k * imb / e.local;
 	e.ffn = (double)B->m->expert_ffn / B->d.tp;
 	e.a2a = B->d.tokens * k * B->d.h * B->d.ab;
+	e.a2a_to = B->c->moe_fp8_dispatch ? B->d.tokens * k * B->d.h : e.a2a;
 	return e;
 }
 
@@ -213,7 +215,7 @@ static void mlp_fwd(blk *B, bool moe)
 	fgemm(B, "router", d->tokens, (double)B->m->experts, d->h, 1);
 	cs__mem(B->l, "moe_permute", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->c->ep > 1)
-		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
+		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
 	fgemm(B, "expert_up", e.tokens, g * e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act", e.tokens * e.local * e.ffn, false);
 	fgemm(B, "expert_down", e.tokens, d->h, e.ffn, e.local);
@@ -250,7 +252,7 @@ static void mlp_bwd_input(blk *B, bool moe)
 	}
 	cs__mem(B->l, "moe_unpermute_bwd", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->c->ep > 1)
-		cs__comm(B->l, "ep_combine_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
+		cs__comm(B->l, "ep_combine_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
 	dgemm(B, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act_bwd", e.tokens * e.local * e.ffn, true);
 	dgemm(B, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local);

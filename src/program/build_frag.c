@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "coll/coll_op.h"
 #include "core/sim.h"
 #include "model/compute.h"
@@ -48,6 +49,25 @@ static cs_stream comm_stream(int comm_kind)
 	}
 }
 
+/* DeepEP's kernels move an MoE layer's tokens (coll/dispatch.c): timed
+ * here for the expert-parallel group's span, on the SMs they hold
+ * (DeepSeek-V3 section 3.2.2: 20 of the H800's 132). */
+enum { DEEPEP_SMS = 20 };
+
+static void deepep(const cs_builder *b, const cs_layer_op *op, cs_frag_item *c)
+{
+	const cs_scenario *sc = b->sc;
+	int64_t per, domains;
+	cs_parallel_ep_span(&sc->parallel,
+			    sc->cluster.scale_up_domain > 0 ? sc->cluster.scale_up_domain
+							    : sc->cluster.gpus_per_node,
+			    &per, &domains);
+	c->ub = 1;
+	c->sms = DEEPEP_SMS;
+	c->ns = cs_coll_dispatch_ns(&sc->cluster, &sc->coll, op->comm_bytes, sc->model.top_k,
+				    sc->parallel.moe_node_limit, per, domains);
+}
+
 /* Convert a model op list into a fragment: merge consecutive compute ops;
  * drop collectives whose group has one member. */
 /* The segment *cur gains `kernels` kernels lasting `ns` after its first
@@ -81,6 +101,8 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 			int ub = cs__ub_comm(b, ops, n, i, &c);
 			if (ub == 1) /* folded into the GEMM beside it */
 				continue;
+			if (op->comm_kind == CS_COMM_EP && b->sc->parallel.moe_dispatcher == CS_MOE_DEEPEP)
+				deepep(b, op, &c);
 			if (have && frag_push(f, &cur))
 				return -1;
 			have = 0;
