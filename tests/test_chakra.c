@@ -87,7 +87,23 @@ typedef struct tnode {
 	int cpu;                      /* is_cpu_op: 0 left out, 1 false, 2 true */
 	uint64_t ctrl[2];
 	int nctrl;
+	const char *xname; /* one more attribute: xint, or xdbl when xd */
+	int64_t xint;
+	double xdbl;
+	int xd;
 } tnode;
+
+static void attr_dbl(buf *node, int field, const char *name, double v)
+{
+	buf a = { .n = 0 };
+	uint64_t u;
+	memcpy(&u, &v, sizeof u);
+	f_bytes(&a, 1, name, strlen(name));
+	varint(&a, 3 << 3 | 1); /* double_val, 64-bit little-endian */
+	for (int i = 0; i < 8; i++)
+		a.b[a.n++] = (uint8_t)(u >> (8 * i));
+	f_bytes(node, field, a.b, a.n);
+}
 
 static void attr_bool(buf *node, const char *name, int v)
 {
@@ -123,6 +139,10 @@ static void put_node(buf *file, const tnode *t)
 		attr_int(&n, t->type == CS_CHAKRA_SEND ? "comm_dst" : "comm_src", t->peer);
 	if (t->cpu)
 		attr_bool(&n, "is_cpu_op", t->cpu - 1);
+	if (t->xname && t->xd)
+		attr_dbl(&n, 10, t->xname, t->xdbl);
+	else if (t->xname)
+		attr_int(&n, t->xname, t->xint);
 	varint(file, n.n);
 	memcpy(file->b + file->n, n.b, n.n);
 	file->n += n.n;
@@ -787,6 +807,9 @@ static const struct bad {
 	const char *raw;  /* the file itself instead, when not NULL */
 	size_t rawlen;
 	int64_t rank;
+	const char *meta; /* a metadata attribute: a list of meta_v, or meta_d for cs_model_flops */
+	int64_t meta_v[5];
+	double meta_d;
 	const char *msg;
 } bad[] = {
 	{ .raw = "", .rawlen = 0, .msg = "x.et: empty trace" },
@@ -831,7 +854,56 @@ static const struct bad {
 	{ .nodes = { { .id = 8, .type = CS_CHAKRA_RECV, .comm_type = -1, .comm_size = 64, .peer = -1 },
 		     END },
 	  .msg = "x.et: node 8: a receive without 'comm_src' or 'comm_size'" },
+	/* figures that cannot be: beyond the 2^61 ns of simulated time, negative */
+	{ .nodes = { { .id = 2, .type = CS_CHAKRA_COMP, .dur_us = ((uint64_t)1 << 61) / 1000 + 1,
+		       .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  .msg = "x.et: node 2: duration of 2305843009213694 us is beyond the 2^61 ns of simulated time" },
+	{ .nodes = { { .id = 2, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+		       .xname = "cs_ns", .xint = ((int64_t)1 << 61) + 1 }, END },
+	  .msg = "x.et: node 2: a duration of 2305843009213693953 ns, beyond the 2^61 ns of simulated time" },
+	{ .nodes = { { .id = 2, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+		       .xname = "cs_gemm_ns", .xint = INT64_MAX }, END },
+	  .msg = "x.et: node 2: a duration of 9223372036854775807 ns, beyond the 2^61 ns" },
+	{ .nodes = { { .id = 3, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8, .pg = "tp", .peer = -1,
+		       .xname = "cs_bytes", .xdbl = -8, .xd = 1 }, END },
+	  .msg = "x.et: node 3: attribute 'cs_bytes' of -8 is negative" },
+	{ .nodes = { { .id = 3, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = INT64_MAX, .pg = "tp",
+		       .peer = -1 }, END },
+	  .msg = "x.et: node 3: a collective of 9223372036854775807 bytes, beyond 2^60" },
+	{ .nodes = { { .id = 3, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+		       .xname = "cs_mem", .xdbl = 1e300, .xd = 1 }, END },
+	  .msg = "x.et: node 3: attribute 'cs_mem' of 1e+300 is out of range" },
+	{ .nodes = { COMP(1, 5), END }, .meta = "cs_class_ns", .meta_v = { 10, -5, 0, 0, 0 },
+	  .msg = "x.et: global metadata: 'cs_class_ns' holds a negative or out-of-range figure" },
+	{ .nodes = { COMP(1, 5), END }, .meta = "cs_model_flops", .meta_d = -1e12,
+	  .msg = "x.et: global metadata: 'cs_model_flops' holds a negative or out-of-range figure" },
 };
+
+/* The trace of b->nodes after a GlobalMetadata holding b->meta. */
+static void put_bad(buf *file, const struct bad *b)
+{
+	put_trace(file, b->nodes);
+	if (!b->meta)
+		return;
+	buf m = { .n = 0 }, a = { .n = 0 }, list = { .n = 0 }, packed = { .n = 0 };
+	if (strcmp(b->meta, "cs_model_flops") == 0) {
+		attr_dbl(&m, 2, b->meta, b->meta_d);
+	} else {
+		for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+			varint(&packed, (uint64_t)b->meta_v[k]);
+		f_bytes(&list, 1, packed.b, packed.n);
+		f_bytes(&a, 1, b->meta, strlen(b->meta));
+		f_bytes(&a, 10, list.b, list.n); /* int64_list */
+		f_bytes(&m, 2, a.b, a.n);
+	}
+	buf nodes = *file; /* the empty metadata's one byte, then the nodes */
+	file->n = 0;
+	varint(file, m.n);
+	memcpy(file->b + file->n, m.b, m.n);
+	file->n += m.n;
+	memcpy(file->b + file->n, nodes.b + 1, nodes.n - 1);
+	file->n += nodes.n - 1;
+}
 
 START_TEST(a_bad_trace_is_refused_with_file_and_node)
 {
@@ -846,7 +918,7 @@ START_TEST(a_bad_trace_is_refused_with_file_and_node)
 		memcpy(b.b, bad[_i].raw, bad[_i].rawlen);
 		b.n = bad[_i].rawlen;
 	} else {
-		put_trace(&b, bad[_i].nodes);
+		put_bad(&b, &bad[_i]);
 	}
 	cs_program prog;
 	cs_program_init(&prog);
