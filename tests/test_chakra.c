@@ -415,6 +415,39 @@ START_TEST(a_lone_collective_takes_what_coll_says)
 }
 END_TEST
 
+/* Durations saturate at the 2^61 ns horizon: a step that reaches it (an
+ * op of 2^61 ns) or passes it (one more after it) fails (exit 1) rather
+ * than report 73 years. */
+START_TEST(a_step_at_the_horizon_fails)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	tnode nodes[] = { { .id = 1, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+			    .xname = "cs_ns", .xint = (int64_t)1 << 61 },
+			  { .id = 2, .type = CS_CHAKRA_COMP, .dep = { 1 }, .ndeps = 1, .comm_type = -1,
+			    .comm_size = -1, .peer = -1, .xname = "cs_ns", .xint = 1000 },
+			  END };
+	if (_i == 0)
+		nodes[1] = (tnode)END;
+	for (int r = 0; r < 8; r++)
+		write_rank(dir, "h", r, nodes);
+	cs_chakra_set *set = NULL;
+	cs_result *res = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),
+			       .tmpl_of = cs_chakra_set_template_of(set) };
+	ck_assert_int_eq(cs__simulate(sc, &(cs__sim_request){ .given = &given }, &res, &d), CS_ERR_SIM);
+	ck_assert_msg(strstr(d.msg, _i == 0 ? "reaches 2^61 ns (73 years)" : "exceeds 2^61 ns (73 years)"),
+		      "%s", d.msg);
+	ck_assert_ptr_null(res);
+	cs_chakra_set_free(set);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 /* ---- messages between any two ranks ----------------------------------------- */
 
 /* Per rank: 10 us of compute, a send of `bytes` to rank r + offset, a
@@ -976,6 +1009,7 @@ static Suite *chakra_suite(void)
 	tcase_add_test(tc, astra_sim_custom_ring_all_reduce_runs_on_its_ring);
 	tcase_add_test(tc, chakra_feeder_trace_loads_without_its_host_side);
 	tcase_add_loop_test(tc, a_bad_trace_is_refused_with_file_and_node, 0, sizeof bad / sizeof bad[0]);
+	tcase_add_loop_test(tc, a_step_at_the_horizon_fails, 0, 2);
 	tcase_add_test(tc, a_missing_rank_file_is_named);
 	tcase_add_test(tc, named_groups_resolve_by_their_ranks);
 	tcase_add_loop_test(tc, a_bad_named_group_is_refused, 0, sizeof bad_groups / sizeof bad_groups[0]);

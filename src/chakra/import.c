@@ -15,8 +15,8 @@
  * The host's side of a collective (PyTorch's c10d::allreduce_ beside its
  * NCCL kernel) is an op of no time, counted and named.
  */
+#include <float.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,9 +266,10 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 	static const int8_t amounts[] = { A_BYTES, A_MEM, A_SPARE };
 	for (size_t i = 0; i < sizeof amounts; i++) {
 		int k = amounts[i];
-		double lo = k == A_MEM ? -CS__CHAKRA_MAX_BYTES : 0,
-		       hi = k == A_SPARE ? HUGE_VAL : CS__CHAKRA_MAX_BYTES;
-		if (!(d[k] >= lo && d[k] < hi))
+		/* bytes moved are not negative; memory freed and a clock model's
+		 * spare (W x ns left under the cap, or taken over it) may be */
+		double hi = k == A_SPARE ? DBL_MAX : CS__CHAKRA_MAX_BYTES, lo = k == A_BYTES ? 0 : -hi;
+		if (!(d[k] >= lo && d[k] <= hi))
 			return fail(c, id, "attribute '%s' of %g is %s", attr_names[k], d[k],
 				    d[k] < 0 && lo == 0 ? "negative" : "out of range");
 	}
@@ -434,8 +435,9 @@ nomem:
 	return CS_ERR_NOMEM;
 }
 
-/* The trace's own figures, each refused where it cannot be: a negative
- * or beyond the 2^61 ns of simulated time. */
+/* The trace's own figures, each refused where it cannot be: negative
+ * (but the spare, which a power cap may make so), infinite, or beyond the
+ * 2^61 ns of simulated time. */
 static cs_status read_metadata(ctx *c, const ChakraProtoMsg__GlobalMetadata *g, cs_program *p)
 {
 	for (size_t i = 0; i < g->n_attr; i++) {
@@ -452,7 +454,8 @@ static cs_status read_metadata(ctx *c, const ChakraProtoMsg__GlobalMetadata *g, 
 				: strcmp(a->name, "cs_class_kernels") == 0 ? p->class_kernels
 									   : NULL;
 		if (num) {
-			if (attr_num(a, num) == 0 && !(*num >= 0 && *num < HUGE_VAL))
+			if (attr_num(a, num) == 0 &&
+			    !(*num >= (num == &p->spare ? -DBL_MAX : 0) && *num <= DBL_MAX))
 				goto bad;
 		} else if (ints && list) {
 			for (int k = 0; k < CS_COMPUTE_KINDS; k++)

@@ -227,6 +227,13 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 	}
 	memset(o, 0, sizeof(*o));
 	o->makespan = cs_runner_makespan(r);
+	if (o->makespan >= CS_TIME_HORIZON) { /* durations saturate there: the step is not its sum */
+		cs_runner_free(r);
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "simulated time reaches 2^61 ns (73 years), where durations saturate: an op or a "
+			 "transfer takes far too long");
+		return CS_ERR_SIM;
+	}
 	o->events = cs_runner_events(r);
 	o->idle_min = INFINITY;
 	o->critical = -1;
