@@ -97,6 +97,8 @@ static const struct {
 	{ "gemm_shapes: {a: 1}\n", "t.yaml:1:14: 'gemm_shapes' must be a list" },
 	{ "host:\n  kernel_gap_us: -1\n", "t.yaml:2:18: 'kernel_gap_us' must be a finite number, zero or more" },
 	{ "host:\n  memory_bound_kernels: 0\n", "t.yaml:2:25: 'memory_bound_kernels' must be a positive finite number" },
+	{ "host: {kernel_gap_us: 1e300}\n", "t.yaml:1:23: 'kernel_gap_us' must be at most 1e+06, not '1e300'" },
+	{ "host:\n  gemm_kernels: 1001\n", "t.yaml:2:17: 'gemm_kernels' must be at most 1000, not '1001'" },
 	{ "host:\n  gap: 1\n", "t.yaml:2:3: unknown key 'gap' in 'host'" },
 	{ "calibration:\n  gem: 1\n", "t.yaml:2:3: unknown key 'gem' in 'calibration' (did you mean 'gemm'?); allowed: gemm, attention, memory_bound, optimizer" },
 	{ "network:\n  latncy: 1\n", "t.yaml:2:3: unknown key 'latncy' in 'network' (did you mean 'latency'?); allowed: scale_up_bandwidth, scale_out_bandwidth, latency" },

@@ -87,7 +87,23 @@ typedef struct tnode {
 	int cpu;                      /* is_cpu_op: 0 left out, 1 false, 2 true */
 	uint64_t ctrl[2];
 	int nctrl;
+	const char *xname; /* one more attribute: xint, or xdbl when xd */
+	int64_t xint;
+	double xdbl;
+	int xd;
 } tnode;
+
+static void attr_dbl(buf *node, int field, const char *name, double v)
+{
+	buf a = { .n = 0 };
+	uint64_t u;
+	memcpy(&u, &v, sizeof u);
+	f_bytes(&a, 1, name, strlen(name));
+	varint(&a, 3 << 3 | 1); /* double_val, 64-bit little-endian */
+	for (int i = 0; i < 8; i++)
+		a.b[a.n++] = (uint8_t)(u >> (8 * i));
+	f_bytes(node, field, a.b, a.n);
+}
 
 static void attr_bool(buf *node, const char *name, int v)
 {
@@ -123,6 +139,10 @@ static void put_node(buf *file, const tnode *t)
 		attr_int(&n, t->type == CS_CHAKRA_SEND ? "comm_dst" : "comm_src", t->peer);
 	if (t->cpu)
 		attr_bool(&n, "is_cpu_op", t->cpu - 1);
+	if (t->xname && t->xd)
+		attr_dbl(&n, 10, t->xname, t->xdbl);
+	else if (t->xname)
+		attr_int(&n, t->xname, t->xint);
 	varint(file, n.n);
 	memcpy(file->b + file->n, n.b, n.n);
 	file->n += n.n;
@@ -395,6 +415,39 @@ START_TEST(a_lone_collective_takes_what_coll_says)
 	double want = coll_s(sc, micro[_i].op, 0, 1, 8, bytes, &ch);
 	ck_assert_msg(fabs(got - want) <= 1e-3 * want, "%s: imported %.9f s, coll %.9f s",
 		      cs_coll_op_name(micro[_i].op), got, want);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* Durations saturate at the 2^61 ns horizon: a step that reaches it (an
+ * op of 2^61 ns) or passes it (one more after it) fails (exit 1) rather
+ * than report 73 years. */
+START_TEST(a_step_at_the_horizon_fails)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64];
+	make_dir(dir, sizeof dir);
+	tnode nodes[] = { { .id = 1, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+			    .xname = "cs_ns", .xint = (int64_t)1 << 61 },
+			  { .id = 2, .type = CS_CHAKRA_COMP, .dep = { 1 }, .ndeps = 1, .comm_type = -1,
+			    .comm_size = -1, .peer = -1, .xname = "cs_ns", .xint = 1000 },
+			  END };
+	if (_i == 0)
+		nodes[1] = (tnode)END;
+	for (int r = 0; r < 8; r++)
+		write_rank(dir, "h", r, nodes);
+	cs_chakra_set *set = NULL;
+	cs_result *res = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	cs__programs given = { .progs = cs_chakra_set_programs(set, &given.n),
+			       .tmpl_of = cs_chakra_set_template_of(set) };
+	ck_assert_int_eq(cs__simulate(sc, &(cs__sim_request){ .given = &given }, &res, &d), CS_ERR_SIM);
+	ck_assert_msg(strstr(d.msg, _i == 0 ? "reaches 2^61 ns (73 years)" : "exceeds 2^61 ns (73 years)"),
+		      "%s", d.msg);
+	ck_assert_ptr_null(res);
+	cs_chakra_set_free(set);
 	rm_dir(dir);
 	cs_scenario_free(sc);
 }
@@ -792,6 +845,9 @@ static const struct bad {
 	const char *raw;  /* the file itself instead, when not NULL */
 	size_t rawlen;
 	int64_t rank;
+	const char *meta; /* a metadata attribute: a list of meta_v, or meta_d for cs_model_flops */
+	int64_t meta_v[5];
+	double meta_d;
 	const char *msg;
 } bad[] = {
 	{ .raw = "", .rawlen = 0, .msg = "x.et: empty trace" },
@@ -836,7 +892,56 @@ static const struct bad {
 	{ .nodes = { { .id = 8, .type = CS_CHAKRA_RECV, .comm_type = -1, .comm_size = 64, .peer = -1 },
 		     END },
 	  .msg = "x.et: node 8: a receive without 'comm_src' or 'comm_size'" },
+	/* figures that cannot be: beyond the 2^61 ns of simulated time, negative */
+	{ .nodes = { { .id = 2, .type = CS_CHAKRA_COMP, .dur_us = ((uint64_t)1 << 61) / 1000 + 1,
+		       .comm_type = -1, .comm_size = -1, .peer = -1 }, END },
+	  .msg = "x.et: node 2: duration of 2305843009213694 us is beyond the 2^61 ns of simulated time" },
+	{ .nodes = { { .id = 2, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+		       .xname = "cs_ns", .xint = ((int64_t)1 << 61) + 1 }, END },
+	  .msg = "x.et: node 2: a duration of 2305843009213693953 ns, beyond the 2^61 ns of simulated time" },
+	{ .nodes = { { .id = 2, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+		       .xname = "cs_gemm_ns", .xint = INT64_MAX }, END },
+	  .msg = "x.et: node 2: a duration of 9223372036854775807 ns, beyond the 2^61 ns" },
+	{ .nodes = { { .id = 3, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = 8, .pg = "tp", .peer = -1,
+		       .xname = "cs_bytes", .xdbl = -8, .xd = 1 }, END },
+	  .msg = "x.et: node 3: attribute 'cs_bytes' of -8 is negative" },
+	{ .nodes = { { .id = 3, .type = CS_CHAKRA_COLL, .comm_type = 0, .comm_size = INT64_MAX, .pg = "tp",
+		       .peer = -1 }, END },
+	  .msg = "x.et: node 3: a collective of 9223372036854775807 bytes, beyond 2^60" },
+	{ .nodes = { { .id = 3, .type = CS_CHAKRA_COMP, .comm_type = -1, .comm_size = -1, .peer = -1,
+		       .xname = "cs_mem", .xdbl = 1e300, .xd = 1 }, END },
+	  .msg = "x.et: node 3: attribute 'cs_mem' of 1e+300 is out of range" },
+	{ .nodes = { COMP(1, 5), END }, .meta = "cs_class_ns", .meta_v = { 10, -5, 0, 0, 0 },
+	  .msg = "x.et: global metadata: 'cs_class_ns' holds a negative or out-of-range figure" },
+	{ .nodes = { COMP(1, 5), END }, .meta = "cs_model_flops", .meta_d = -1e12,
+	  .msg = "x.et: global metadata: 'cs_model_flops' holds a negative or out-of-range figure" },
 };
+
+/* The trace of b->nodes after a GlobalMetadata holding b->meta. */
+static void put_bad(buf *file, const struct bad *b)
+{
+	put_trace(file, b->nodes);
+	if (!b->meta)
+		return;
+	buf m = { .n = 0 }, a = { .n = 0 }, list = { .n = 0 }, packed = { .n = 0 };
+	if (strcmp(b->meta, "cs_model_flops") == 0) {
+		attr_dbl(&m, 2, b->meta, b->meta_d);
+	} else {
+		for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+			varint(&packed, (uint64_t)b->meta_v[k]);
+		f_bytes(&list, 1, packed.b, packed.n);
+		f_bytes(&a, 1, b->meta, strlen(b->meta));
+		f_bytes(&a, 10, list.b, list.n); /* int64_list */
+		f_bytes(&m, 2, a.b, a.n);
+	}
+	buf nodes = *file; /* the empty metadata's one byte, then the nodes */
+	file->n = 0;
+	varint(file, m.n);
+	memcpy(file->b + file->n, m.b, m.n);
+	file->n += m.n;
+	memcpy(file->b + file->n, nodes.b + 1, nodes.n - 1);
+	file->n += nodes.n - 1;
+}
 
 START_TEST(a_bad_trace_is_refused_with_file_and_node)
 {
@@ -851,7 +956,7 @@ START_TEST(a_bad_trace_is_refused_with_file_and_node)
 		memcpy(b.b, bad[_i].raw, bad[_i].rawlen);
 		b.n = bad[_i].rawlen;
 	} else {
-		put_trace(&b, bad[_i].nodes);
+		put_bad(&b, &bad[_i]);
 	}
 	cs_program prog;
 	cs_program_init(&prog);
@@ -909,6 +1014,7 @@ static Suite *chakra_suite(void)
 	tcase_add_test(tc, astra_sim_custom_ring_all_reduce_runs_on_its_ring);
 	tcase_add_test(tc, chakra_feeder_trace_loads_without_its_host_side);
 	tcase_add_loop_test(tc, a_bad_trace_is_refused_with_file_and_node, 0, sizeof bad / sizeof bad[0]);
+	tcase_add_loop_test(tc, a_step_at_the_horizon_fails, 0, 2);
 	tcase_add_test(tc, a_missing_rank_file_is_named);
 	tcase_add_test(tc, named_groups_resolve_by_their_ranks);
 	tcase_add_loop_test(tc, a_bad_named_group_is_refused, 0, sizeof bad_groups / sizeof bad_groups[0]);

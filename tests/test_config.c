@@ -322,7 +322,7 @@ static const struct {
 	{BASE "fleet: {spred: 0.02}\n", ":5:9: unknown key 'spred' in 'fleet' (did you mean 'spread'?)"},
 	{BASE "fleet: {slow_factor: 0.9}\n", ":5:22: 'fleet.slow_factor' must be at least 1, got '0.9'"},
 	{BASE "reliability: {distribution: weibull, weibull_shape: 0.005}\n",
-	 ":5:53: 'reliability.weibull_shape' must be at least 0.01, got '0.005'"},
+	 ":5:53: 'reliability.weibull_shape' must be at least 0.1, got '0.005'"},
 	{BASE "fleet: {spread: 2}\n", ":5:17: 'fleet.spread' must be at most 1, got '2'"},
 	{BASE "fleet: {gc_pause: 100}\n", ":5:19: 'fleet.gc_pause' needs a unit"},
 	{BASE "fleet: {gc_interval: 0}\n", ":5:22: 'fleet.gc_interval' must be at least 1"},

@@ -112,6 +112,24 @@ END_TEST
 	DP16 "stragglers:\n  - {random: {fraction: 0.5, distribution: lognormal, mu: 0, sigma: 0.2}, " \
 	"seed: " #seed ", per_step: true}\nsimulate: {steps: 4}\n"
 
+/* GPUs drawn faster than the profile (compute factors 0.2 to 0.25 on every
+ * GPU: the step is some 4x shorter) would put MFU past 100 % against the
+ * GPU's peak; it is against the fastest GPU's (the GPU's over the least
+ * factor drawn), and is then about the unperturbed run's. */
+START_TEST(faster_gpus_keep_mfu_below_the_fastest_peak)
+{
+	cs_metrics m = with_straggler(DP16, "{random: {fraction: 1, distribution: uniform, low: 0.2, high: 0.25}}");
+	cs_metrics base = run_text(DP16);
+	ck_assert(m.peak_scale > 4.0 && m.peak_scale <= 5.0);
+	ck_assert_double_le(m.mfu, 1.0);
+	/* the closed form: model FLOPs over step x GPUs x the scaled peak */
+	ck_assert_double_eq_tol(m.mfu * m.peak_scale * m.step_time_s, base.mfu * base.step_time_s,
+				1e-9 * base.mfu * base.step_time_s);
+	ck_assert_double_eq(base.peak_scale, 1.0);
+	ck_assert_double_le(m.mfu, base.mfu * 1.01);
+}
+END_TEST
+
 START_TEST(same_seed_same_result_other_seed_differs)
 {
 	cs_metrics a = run_text(JITTER(7)), b = run_text(JITTER(7)), c = run_text(JITTER(8));
@@ -319,6 +337,7 @@ static Suite *fault_suite(void)
 			    sizeof(slower_cases) / sizeof(slower_cases[0]));
 	tcase_add_test(tc, twice_slower_gpu_in_dp_costs_its_compute);
 	tcase_add_test(tc, pipeline_position_of_a_straggler_matters);
+	tcase_add_test(tc, faster_gpus_keep_mfu_below_the_fastest_peak);
 	tcase_add_test(tc, same_seed_same_result_other_seed_differs);
 	tcase_add_test(tc, gpu_variation_is_persistent_and_lognormal);
 	tcase_add_test(tc, per_rank_rows_are_the_reported_steps);

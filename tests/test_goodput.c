@@ -145,6 +145,53 @@ START_TEST(wall_clock_is_kept_training_plus_losses)
 }
 END_TEST
 
+/* The spans of a run follow one another: time never goes back. */
+static void in_order(void *ctx, cs_rel_state st, int64_t t0, int64_t t1, int cls)
+{
+	int64_t *last = ctx;
+	(void)st;
+	(void)cls;
+	ck_assert_int_ge(t0, *last);
+	ck_assert_int_ge(t1, t0);
+	*last = t1;
+}
+
+/* Failures during planned stops' checkpoints (half an hour every hour,
+ * failures every hour): each cancels the checkpoint and restarts from the
+ * last durable one, and the wall clock still splits into kept training and
+ * losses none of which is negative (a failure left pending behind the stop
+ * once sent the clock back: a restart of -168035 %). Small Weibull shapes
+ * crowd the failures further. */
+START_TEST(failures_during_a_planned_stop_do_not_turn_back_the_clock)
+{
+	cs_rel_job j = simple_job(1, 0, 0, 600);
+	j.planned_per_ns = 1.0 / HOUR_NS;
+	j.stall_ns = (int64_t)(0.5 * HOUR_NS);
+	j.dist = _i ? CS_FAIL_WEIBULL : CS_FAIL_EXPONENTIAL;
+	j.shape = _i == 1 ? CS_REL_MIN_SHAPE : _i == 2 ? 0.3 : 1;
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 11);
+	double rate = j.lost_tokens_per_step[0] / (double)j.lost_step_ns[0];
+	int64_t planned = 0;
+	for (int n = 0; n < 20; n++) {
+		cs_rel_run r;
+		int64_t last = 0;
+		cs_rel_sample(&j, (int64_t)(10 * 24 * HOUR_NS), rng, &r, in_order, &last);
+		double sum = r.tokens / rate;
+		ck_assert(r.tokens >= 0);
+		for (int k = 0; k < CS_LOSS_KINDS; k++) {
+			ck_assert_int_ge(r.lost_ns[k], 0);
+			sum += (double)r.lost_ns[k];
+		}
+		ck_assert_msg(fabs(sum - (double)r.horizon_ns) < 1e-6 * (double)r.horizon_ns,
+			      "parts %.6g ns, horizon %lld ns", sum, (long long)r.horizon_ns);
+		planned += r.planned;
+	}
+	gsl_rng_free(rng);
+	ck_assert_int_gt(planned, 0);
+}
+END_TEST
+
 /* A class's long-run failure count depends on its mean gap, not the shape
  * of the gaps (renewal theorem): Weibull k = 0.7 and exponential agree. */
 START_TEST(weibull_keeps_the_mean_rate)
@@ -279,6 +326,67 @@ START_TEST(bad_reliability_is_refused_at_its_key)
 }
 END_TEST
 
+/* Figures that cannot be are never reported: without failures nor
+ * checkpoints every run keeps all its training (exactly 1, not
+ * 1.0000000000000002), the MTBF and the Young/Daly interval are infinite
+ * (the JSON's null, a sweep's empty cell), and at a checkpoint that takes
+ * longer than the interval the first-order loss is all, not -1789 %. */
+START_TEST(impossible_figures_are_not_reported)
+{
+	static const char *const none[] = { "reliability.checkpoint.interval=0s" };
+	cs_scenario *sc = load(CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml", none, 1);
+	cs_goodput_report g;
+	cs_diag d = { { 0 } };
+	cs_goodput_opts o = { .days = 3, .runs = 30, .jobs = 1 };
+	ck_assert_msg(cs_study_goodput(sc, &o, &g, &d) == CS_OK, "%s", d.msg);
+	ck_assert_double_eq(g.ett.mean, 1.0);
+	ck_assert_double_eq(g.ett.hi, 1.0);
+	ck_assert(isinf(g.mtbf_h) && isinf(g.young_daly_s));
+	const char *names[16];
+	double vals[16];
+	int n = cs_goodput_columns(&g, names, vals, 16);
+	ck_assert_str_eq(names[n - 1], "young_daly_interval_s");
+	ck_assert(isinf(vals[n - 1]));
+	cs_scenario_free(sc);
+	static const char *const absurd[] = { "reliability.software_rate=10", "reliability.planned_per_day=100",
+					      "reliability.checkpoint.size=100TB",
+					      "reliability.checkpoint.interval=1h" };
+	sc = load(CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml", absurd, 4);
+	o.runs = 20;
+	ck_assert_msg(cs_study_goodput(sc, &o, &g, &d) == CS_OK, "%s", d.msg);
+	ck_assert_double_eq(g.first_order_lost, 1.0);
+	for (int k = 0; k < CS_LOSS_KINDS; k++)
+		ck_assert(g.lost[k].lo >= 0 && g.lost[k].hi <= 1);
+	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
+		ck_assert(g.per_day[c].lo >= 0);
+	ck_assert(g.ett.lo >= 0);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* What the library is handed past the scenario's checks is refused at its
+ * key: a Weibull shape below CS_REL_MIN_SHAPE (tgamma overflows), and
+ * runs whose events would take hours. */
+START_TEST(unsampleable_jobs_are_refused_at_their_key)
+{
+	static const char *const sets[] = { "reliability.preset=llama3", "reliability.checkpoint.interval=1s" };
+	cs_scenario *sc = load(CS_SOURCE_ROOT "/scenarios/ddp-gpt-small.yaml", sets, _i ? 2 : 1);
+	cs_goodput_report g;
+	cs_diag d = { { 0 } };
+	cs_goodput_opts o = { .days = _i ? 36500 : 1, .runs = 1000, .jobs = 1 };
+	if (!_i) {
+		sc->reliability.distribution = CS_FAIL_WEIBULL;
+		sc->reliability.weibull_shape = 0.005;
+	}
+	ck_assert_int_eq(cs_study_goodput(sc, &o, &g, &d), CS_ERR_INPUT);
+	const char *want = _i ? "--set 'reliability.checkpoint.interval=1s': 1000 runs of 36500 days at 8.64e+04 "
+				"events a day"
+			      : ": a Weibull shape of 0.005 is below the least sampled, 0.1";
+	ck_assert_msg(strstr(d.msg, want) != NULL, "%s", d.msg);
+	cs_scenario_free(sc);
+}
+END_TEST
+
 static Suite *goodput_suite(void)
 {
 	Suite *s = suite_create("goodput");
@@ -288,12 +396,15 @@ static Suite *goodput_suite(void)
 	tcase_add_test(tc, young_daly_interval_minimises_lost_time);
 	tcase_add_loop_test(tc, wall_clock_is_kept_training_plus_losses, 0, 4);
 	tcase_add_test(tc, weibull_keeps_the_mean_rate);
+	tcase_add_loop_test(tc, failures_during_a_planned_stop_do_not_turn_back_the_clock, 0, 3);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("study");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, report_does_not_depend_on_threads);
 	tcase_add_test(tc, llama3_preset_reproduces_the_interruption_log);
 	tcase_add_loop_test(tc, step_is_the_runs_step, 0, 3);
+	tcase_add_test(tc, impossible_figures_are_not_reported);
+	tcase_add_loop_test(tc, unsampleable_jobs_are_refused_at_their_key, 0, 2);
 	tcase_add_loop_test(tc, bad_reliability_is_refused_at_its_key, 0,
 			    sizeof refusals / sizeof refusals[0]);
 	suite_add_tcase(s, tc);

@@ -164,6 +164,8 @@ typedef struct cs_metrics {
 	int64_t straggler_rank;              /* the slowest-computing rank, -1 without perturbations */
 	double straggler_factor;
 	cs_fleet_effects fleet;
+	double peak_scale; /* the peak MFU and HFU are against, over the GPU's: the fastest
+	                    * GPU's, past 1 when a compute factor below 1 made one faster */
 } cs_metrics;
 
 enum { CS_PROGRESS_NONE, CS_PROGRESS_TERMINAL, CS_PROGRESS_LINES };

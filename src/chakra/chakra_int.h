@@ -14,6 +14,10 @@
 #include "coll/coll_op.h"
 #include "program/program.h"
 
+/* The most bytes a node may move or allocate (2^60, an exabyte): beyond
+ * any GPU's, and far from the doubles' and the times' overflow. */
+#define CS__CHAKRA_MAX_BYTES 1152921504606846976.0
+
 /* Chakra's CollectiveCommType values. */
 enum {
 	CS_CHAKRA_ALL_REDUCE,

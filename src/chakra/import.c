@@ -15,6 +15,7 @@
  * The host's side of a collective (PyTorch's c10d::allreduce_ beside its
  * NCCL kernel) is an op of no time, counted and named.
  */
+#include <float.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "chakra/chakra.h"
 #include "chakra/chakra_int.h"
 #include "chakra/et_wire.pb-c.h"
+#include "core/sim.h"
 
 typedef ChakraProtoMsg__AttributeProto attr_t;
 
@@ -262,6 +264,16 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 	op->layer = a[A_LAYER] ? (int16_t)v[A_LAYER] : -1;
 	op->vstage = (int16_t)v[A_VSTAGE];
 	op->mem = d[A_MEM];
+	static const int8_t amounts[] = { A_BYTES, A_MEM, A_SPARE };
+	for (size_t i = 0; i < sizeof amounts; i++) {
+		int k = amounts[i];
+		/* bytes moved are not negative; memory freed and a clock model's
+		 * spare (W x ns left under the cap, or taken over it) may be */
+		double hi = k == A_SPARE ? DBL_MAX : CS__CHAKRA_MAX_BYTES, lo = k == A_BYTES ? 0 : -hi;
+		if (!(d[k] >= lo && d[k] <= hi))
+			return fail(c, id, "attribute '%s' of %g is %s", attr_names[k], d[k],
+				    d[k] < 0 && lo == 0 ? "negative" : "out of range");
+	}
 	op->phase = CS_PHASE_COMM;
 	if (a[A_PHASE] && (v[A_PHASE] < 0 || v[A_PHASE] > CS_PHASE_COMM))
 		return fail(c, id, "unknown phase %" PRId64, v[A_PHASE]);
@@ -270,12 +282,20 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 	switch (n->type) {
 	case CS_CHAKRA_METADATA:
 	case CS_CHAKRA_COMP:
-		if (!a[A_NS] && n->duration_micros > (uint64_t)INT64_MAX / 1000)
-			return fail(c, id, "duration of %" PRIu64 " us is out of range", n->duration_micros);
+		if (!a[A_NS] && n->duration_micros > (uint64_t)CS_TIME_HORIZON / 1000)
+			return fail(c, id,
+				    "duration of %" PRIu64 " us is beyond the 2^61 ns of simulated time",
+				    n->duration_micros);
 		op->kind = CS_OP_COMPUTE;
 		op->ns = a[A_NS] ? v[A_NS] : (int64_t)n->duration_micros * 1000;
 		if (op->ns < 0 || v[A_ATTN] < 0 || v[A_GEMM] < 0)
 			return fail(c, id, "a negative duration (%" PRId64 " ns)", op->ns);
+		if (op->ns > CS_TIME_HORIZON || v[A_ATTN] > CS_TIME_HORIZON || v[A_GEMM] > CS_TIME_HORIZON)
+			return fail(c, id,
+				    "a duration of %" PRId64 " ns, beyond the 2^61 ns of simulated time",
+				    op->ns > CS_TIME_HORIZON ? op->ns
+				    : v[A_ATTN] > v[A_GEMM]  ? v[A_ATTN]
+							     : v[A_GEMM]);
 		op->attn_ns = v[A_ATTN];
 		op->gemm_ns = v[A_GEMM];
 		op->spare = d[A_SPARE];
@@ -299,6 +319,8 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 			return fail(c, id, "unknown clustersim collective %" PRId64, v[A_COLL]);
 		if (!a[A_COMM_SIZE] || v[A_COMM_SIZE] < 0)
 			return fail(c, id, "a collective without a size ('comm_size')");
+		if ((double)v[A_COMM_SIZE] >= CS__CHAKRA_MAX_BYTES)
+			return fail(c, id, "a collective of %" PRId64 " bytes, beyond 2^60", v[A_COMM_SIZE]);
 		cs_status st = group_of(c, id, a[A_PG] ? a[A_PG]->string_val : NULL, &op->group);
 		if (st != CS_OK)
 			return st;
@@ -309,7 +331,8 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 			return fail(c, id, "unknown communication kind %" PRId64, v[A_COMM]);
 		op->comm = (uint8_t)(a[A_COMM] ? v[A_COMM] : comm_of_kind[op->group]);
 		if (a[A_UB_NS]) { /* a userbuffers kernel of that time on those SMs */
-			if (v[A_UB_NS] < 0 || v[A_UB_SMS] < 0 || v[A_UB_SMS] > 255)
+			if (v[A_UB_NS] < 0 || v[A_UB_NS] > CS_TIME_HORIZON || v[A_UB_SMS] < 0 ||
+			    v[A_UB_SMS] > 255)
 				return fail(c, id,
 					    "a userbuffers collective of %" PRId64 " ns on %" PRId64 " SMs",
 					    v[A_UB_NS], v[A_UB_SMS]);
@@ -329,6 +352,9 @@ static cs_status fill(ctx *c, const ChakraProtoMsg__Node *n, inode *x)
 		if (!a[k] || !a[A_COMM_SIZE])
 			return fail(c, id, "a %s without '%s' or 'comm_size'", recv ? "receive" : "send",
 				    attr_names[k]);
+		if (v[A_COMM_SIZE] < 0 || (double)v[A_COMM_SIZE] >= CS__CHAKRA_MAX_BYTES)
+			return fail(c, id, "a %s of %" PRId64 " bytes", recv ? "receive" : "send",
+				    v[A_COMM_SIZE]);
 		int64_t world = c->w->mesh->world, peer = v[k];
 		if (peer < 0 || peer >= world || peer == c->w->rank)
 			return fail(c, id, "a %s rank %" PRId64 ", %s %" PRId64 " ranks",
@@ -410,7 +436,10 @@ nomem:
 	return CS_ERR_NOMEM;
 }
 
-static void read_metadata(const ChakraProtoMsg__GlobalMetadata *g, cs_program *p)
+/* The trace's own figures, each refused where it cannot be: negative
+ * (but the spare, which a power cap may make so), infinite, or beyond the
+ * 2^61 ns of simulated time. */
+static cs_status read_metadata(ctx *c, const ChakraProtoMsg__GlobalMetadata *g, cs_program *p)
 {
 	for (size_t i = 0; i < g->n_attr; i++) {
 		const attr_t *a = g->attr[i];
@@ -419,20 +448,36 @@ static void read_metadata(const ChakraProtoMsg__GlobalMetadata *g, cs_program *p
 		int list = a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST &&
 			   a->int64_list && a->int64_list->n_values == CS_COMPUTE_KINDS;
 		int64_t v;
-		if (strcmp(a->name, "cs_model_flops") == 0)
-			attr_num(a, &p->model_flops);
-		else if (strcmp(a->name, "cs_spare") == 0)
-			attr_num(a, &p->spare);
-		else if (strcmp(a->name, "cs_profile_derived") == 0 && attr_int(a, &v) == 0)
+		double *num = strcmp(a->name, "cs_model_flops") == 0 ? &p->model_flops
+			      : strcmp(a->name, "cs_spare") == 0     ? &p->spare
+								     : NULL;
+		int64_t *ints = strcmp(a->name, "cs_class_ns") == 0        ? p->class_ns
+				: strcmp(a->name, "cs_class_kernels") == 0 ? p->class_kernels
+									   : NULL;
+		if (num) {
+			if (attr_num(a, num) == 0 &&
+			    !(*num >= (num == &p->spare ? -DBL_MAX : 0) && *num <= DBL_MAX))
+				goto bad;
+		} else if (ints && list) {
+			for (int k = 0; k < CS_COMPUTE_KINDS; k++)
+				if (a->int64_list->values[k] < 0 ||
+				    a->int64_list->values[k] > CS_TIME_HORIZON)
+					goto bad;
+			memcpy(ints, a->int64_list->values, CS_COMPUTE_KINDS * sizeof *ints);
+		} else if (strcmp(a->name, "cs_profile_derived") == 0 && attr_int(a, &v) == 0) {
 			p->profile_derived = v != 0;
-		else if (strcmp(a->name, "cs_profile") == 0 &&
-			 a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+		} else if (strcmp(a->name, "cs_profile") == 0 &&
+			   a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) {
 			snprintf(p->profile, sizeof p->profile, "%s", a->string_val);
-		else if (strcmp(a->name, "cs_class_ns") == 0 && list)
-			memcpy(p->class_ns, a->int64_list->values, sizeof p->class_ns);
-		else if (strcmp(a->name, "cs_class_kernels") == 0 && list)
-			memcpy(p->class_kernels, a->int64_list->values, sizeof p->class_kernels);
+		}
+		continue;
+	bad:
+		snprintf(c->diag->msg, sizeof c->diag->msg,
+			 "%s: global metadata: '%.64s' holds a negative or out-of-range figure", c->g.name,
+			 a->name);
+		return CS_ERR_INPUT;
 	}
+	return CS_OK;
 }
 
 /* Split the buffer into its messages. */
@@ -465,8 +510,9 @@ static cs_status read_messages(ctx *c, const uint8_t *buf, size_t len, cs_progra
 				chakra_proto_msg__global_metadata__unpack(&arena.pa, (size_t)n, m);
 			if (!g)
 				goto bad;
-			read_metadata(g, p);
 			first = 0;
+			if ((st = read_metadata(c, g, p)) != CS_OK)
+				break;
 		} else {
 			ChakraProtoMsg__Node *node = chakra_proto_msg__node__unpack(&arena.pa, (size_t)n, m);
 			if (!node)

@@ -6,6 +6,8 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 #include "config/scenario.h"
+#include "model/model.h"
 #include "program/mesh.h"
 #include "report/chakra_out.h"
 #include "report/report.h"
@@ -190,18 +193,14 @@ static int load_astra(const cs_scenario_args *sa, const char *net, const char *s
 	return rc;
 }
 
-/* What rank 0's program communicates; 0 when some program carries model
- * FLOPs (clustersim's own traces, reported as `run` reports them). */
-static int trace_comm(const cs_scenario *sc, const cs__programs *given, cs_trace_comm *c)
+/* What rank 0's program communicates. */
+static void trace_comm(const cs_scenario *sc, const cs__programs *given, cs_trace_comm *c)
 {
 	memset(c, 0, sizeof *c);
 	c->comm_only = 1;
-	for (int64_t t = 0; t < given->n; t++) {
-		if (given->progs[t].model_flops > 0)
-			return 0;
+	for (int64_t t = 0; t < given->n; t++)
 		if (given->progs[t].compute_ns > 0)
 			c->comm_only = 0;
-	}
 	cs_mesh mesh;
 	cs_mesh_init(&mesh, &sc->parallel);
 	const cs_program *p = &given->progs[given->tmpl_of[0]];
@@ -227,7 +226,49 @@ static int trace_comm(const cs_scenario *sc, const cs__programs *given, cs_trace
 					 cs_coll_op_name((cs_coll_op)op->coll));
 			}
 		}
-	return 1;
+}
+
+/* The ranks' FLOPs per step as the traces carry them (clustersim's carry
+ * cs_model_flops; other tools' none: 0). */
+static double trace_flops(const cs_scenario *sc, const cs__programs *given)
+{
+	double f = 0;
+	int64_t world = cs_scenario_gpus(sc);
+	for (int64_t r = 0; r < world; r++)
+		f += given->progs[given->tmpl_of[r]].model_flops;
+	return f;
+}
+
+/* Whether the scenario's model stands for the traces' (its MFU, tokens/s
+ * and memory are then theirs): the traces carry FLOPs, within a factor
+ * CS__FLOPS_MATCH of the scenario's model's (between its causal count and
+ * what its kernels compute, recomputation included), and the step runs
+ * them below the GPUs' peak.
+ * Else a note says why the report is that of traces without a model. */
+#define CS__FLOPS_MATCH 1.5
+static bool model_stands(const cs_scenario *sc, double flops, const cs_metrics *m)
+{
+	if (!(flops > 0))
+		return false;
+	const cs_training_spec *t = &sc->training;
+	double hw =
+		cs_model_hw_flops_per_step(&sc->model, t->seq_len, t->global_batch, sc->parallel.recompute);
+	double causal = cs_model_causal_flops_per_step(&sc->model, t->seq_len, t->global_batch);
+	if (!(flops > fmin(hw, causal) / CS__FLOPS_MATCH && flops < fmax(hw, causal) * CS__FLOPS_MATCH)) {
+		fprintf(stderr,
+			"note: the traces compute %.4g FLOPs a step, the scenario's model %.4g: they are not "
+			"its traces, so the report gives no MFU, tokens/s or memory\n",
+			flops, causal);
+		return false;
+	}
+	if (!(m->mfu <= 1.0)) {
+		fprintf(stderr,
+			"note: the traces run the scenario's model above the GPUs' peak (MFU %.4g %%): their "
+			"durations are not the model's, so the report gives no MFU, tokens/s or memory\n",
+			100 * m->mfu);
+		return false;
+	}
+	return true;
 }
 
 static double now_s(void)
@@ -343,7 +384,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 	cs_chakra_set *set = NULL;
 	cs_result *res = NULL;
 	cs_trace_comm comm;
-	int foreign = 0;
+	double flops = 0;
 	st = cs_chakra_load(traces, groups, sc, &set, &diag);
 	if (st == CS_OK) {
 		int64_t decoded, files = cs_chakra_set_files(set, &decoded);
@@ -366,7 +407,8 @@ int cs_cmd_run_chakra(int argc, char **argv)
 				(long long)sk->ctrl_deps, sk->ctrl_deps == 1 ? "y" : "ies",
 				sk->ctrl_cycles ? ", or closing a cycle" : "");
 		cs_run_opts opts = { .progress = progress };
-		foreign = trace_comm(sc, &given, &comm);
+		trace_comm(sc, &given, &comm);
+		flops = trace_flops(sc, &given);
 		st = cs__simulate(sc, &(cs__sim_request){ .opts = &opts, .given = &given }, &res, &diag);
 	}
 	cs_chakra_set_free(set);
@@ -376,6 +418,14 @@ int cs_cmd_run_chakra(int argc, char **argv)
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
 	const cs_metrics *m = cs_result_metrics(res);
+	if (!(m->step_time_s > 0)) {
+		fprintf(stderr, "clustersim run-chakra: the traces take no time (no node of theirs lasts): "
+				"there is no step to report\n");
+		cs_result_free(res);
+		cs_scenario_free(sc);
+		return 2;
+	}
+	bool foreign = !model_stands(sc, flops, m);
 	if (foreign && format == 2)
 		cs_report_trace_csv(stdout, sc->name, m, &comm);
 	else if (foreign && format)

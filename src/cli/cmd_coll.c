@@ -6,7 +6,6 @@
  */
 #include "cli/commands.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,6 +101,7 @@ static const char usage_own[] =
 	"exit status: 0 success, 2 bad input\n";
 
 #define CS_COLL_MAX_BYTES 1125899906842624.0 /* 1 PiB per rank: far beyond any GPU */
+#define CS_COLL_MAX_GPN 1024                 /* GPUs per node, as cluster.gpus_per_node */
 #define CS_COLL_MAX_ROWS 10000
 
 enum {
@@ -224,13 +224,22 @@ static int pick(const char *what, const char *value, const char *const *names, i
 	return -1;
 }
 
-static int parse_count(const char *opt, const char *s, int64_t *out)
+/* A count of GPUs or nodes, from 1 to `max` (what a scenario accepts). */
+static int parse_count(const char *opt, const char *s, int64_t max, int64_t *out)
 {
-	if (cs_args_parse_int(s, 1, INT64_MAX, out)) {
-		bad("'%s' needs a positive integer, got '%s'", opt, s);
+	if (cs_args_parse_int(s, 1, max, out)) {
+		fprintf(stderr, "clustersim coll: '%s' needs a whole number from 1 to %lld, got '%s'\n", opt,
+			(long long)max, s);
 		return -1;
 	}
 	return 0;
+}
+
+/* Out of memory: said, and a run that cannot finish (exit 1). */
+static int nomem(void)
+{
+	fprintf(stderr, "clustersim coll: out of memory\n");
+	return 1;
 }
 
 typedef struct args {
@@ -388,9 +397,9 @@ static int take(args *a, int id, const char *v)
 		a->factor_given = true;
 		break;
 	}
-	case O_GPUS: rc = parse_count("--gpus", v, &a->gpus); break;
-	case O_NODES: rc = parse_count("--nodes", v, &a->nodes); break;
-	case O_GPN: rc = parse_count("--gpus-per-node", v, &a->gpn); break;
+	case O_GPUS: rc = parse_count("--gpus", v, CS_CONFIG_MAX_GPUS, &a->gpus); break;
+	case O_NODES: rc = parse_count("--nodes", v, CS_CONFIG_MAX_GPUS, &a->nodes); break;
+	case O_GPN: rc = parse_count("--gpus-per-node", v, CS_COLL_MAX_GPN, &a->gpn); break;
 	case O_GPU: a->gpu = v; break;
 	case O_JSON:
 		if (!v[0] || strcmp(v, "-") == 0)
@@ -508,7 +517,7 @@ static int make_cluster(const args *a, cs_scenario *sc)
 	cs_preset_server_defaults(gpu, &sc->cluster);
 	sc->cluster.nodes = a->nodes ? a->nodes : 1;
 	int64_t gpn = a->gpn ? a->gpn : sc->cluster.gpus_per_node;
-	if (a->gpn > INT_MAX || sc->cluster.nodes > CS_CONFIG_MAX_GPUS / (gpn > 0 ? gpn : 1)) {
+	if (sc->cluster.nodes > CS_CONFIG_MAX_GPUS / (gpn > 0 ? gpn : 1)) {
 		char what[96], limit[32];
 		snprintf(what, sizeof what, "%lld nodes of %lld GPUs", (long long)sc->cluster.nodes,
 			 (long long)gpn);
@@ -596,7 +605,7 @@ int cs_cmd_coll(int argc, char **argv)
 	int targc;
 	char **targv = cs__nccl_translate(argc, argv, &targc);
 	if (!targv)
-		return CS_ERR_NOMEM;
+		return nomem();
 	int rc = parse(targc, targv, &a);
 	free(targv);
 	if (rc)
@@ -608,11 +617,11 @@ int cs_cmd_coll(int argc, char **argv)
 	}
 	cs_scenario *sc = calloc(1, sizeof(*sc));
 	if (sc == NULL)
-		return CS_ERR_NOMEM;
+		return nomem();
 	rc = make_cluster(&a, sc);
 	if (rc) {
 		free(sc);
-		return rc;
+		return rc == CS_ERR_INPUT ? 2 : 1;
 	}
 	cs_coll_spec spec;
 	if (cs_hw_coll_spec(sc, &spec, &diag) != CS_OK) { /* the calibration's network */
@@ -630,7 +639,7 @@ int cs_cmd_coll(int argc, char **argv)
 		cs_topo_free(topo);
 		cs_coll_free(coll);
 		free(sc);
-		return CS_ERR_NOMEM;
+		return nomem();
 	}
 	int64_t n;
 	rc = ranks(&a, cs_topo_gpus(topo), sc->cluster.gpus_per_node, &n);
@@ -665,10 +674,25 @@ int cs_cmd_coll(int argc, char **argv)
 			    .cycles = a.cycles,
 			    .parallel_init = a.parallel,
 			    .cputime = a.cputime };
+	if (cs_nccl_rows(&run) == 0) {
+		int word = cs_nccl_dtype_bytes(a.dtype);
+		bool per_rank = cs_nccl_per_rank(op);
+		char ranks_of[48] = "";
+		if (per_rank)
+			snprintf(ranks_of, sizeof ranks_of, " on %lld ranks", (long long)n);
+		fprintf(stderr,
+			"clustersim coll: no size from '--minbytes' %.0f to '--maxbytes' %.0f holds one "
+			"%s%s: "
+			"%s%s needs at least %.0f bytes; raise '--maxbytes'\n",
+			a.min, a.max, cs_nccl_dtype_name(a.dtype), per_rank ? " per rank" : "",
+			cs_coll_op_name(op), ranks_of, (double)word * (per_rank ? (double)n : 1.0));
+		rc = 2;
+		goto out;
+	}
 	/* the JSON's args: the test, then the options (the TEST argument is args[0]) */
 	char **opts = malloc((size_t)argc * sizeof *opts);
 	if (!opts) {
-		rc = CS_ERR_NOMEM;
+		rc = nomem();
 		goto out;
 	}
 	for (int i = 1; i < argc; i++)

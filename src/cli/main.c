@@ -55,9 +55,12 @@ static void usage(FILE *f)
 }
 
 /* What a command printed must reach standard output whole: a full disk or
- * a closed pipe is an error, not a truncated report with exit 0. */
+ * a closed pipe is an error, not a truncated report with exit 0. Out of
+ * memory is a run that cannot finish: exit 1, as documented. */
 static int finish(int rc)
 {
+	if (rc == CS_ERR_NOMEM)
+		rc = 1;
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
 		fprintf(stderr, "clustersim: cannot write the standard output: %s\n", strerror(errno));
 		return rc ? rc : 1;

@@ -418,7 +418,7 @@ static const cs_config_key keys[] = {
 	  "is taken first: no work lost)"),
 	K("reliability.distribution", CS_KIND_ENUM, reliability.distribution, 0, 0, false, fail_dist_names,
 	  "exponential", "exponential | weibull: gaps between one class's failures"),
-	K("reliability.weibull_shape", CS_KIND_FLOAT, reliability.weibull_shape, 0.01, 100, false, NULL, "1",
+	K("reliability.weibull_shape", CS_KIND_FLOAT, reliability.weibull_shape, 0.1, 100, false, NULL, "1",
 	  "Weibull shape k (1 is exponential, < 1 infant mortality)"),
 	K("reliability.checkpoint.interval", CS_KIND_TIME, reliability.checkpoint_interval_ns, 0, 9e18, false,
 	  NULL, "0", "training time between checkpoints (e.g. 30 min); 0 = none"),

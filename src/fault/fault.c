@@ -19,6 +19,7 @@ struct cs_fault {
 	int64_t last_step;
 	gsl_rng *rng;
 	const float *fleet; /* persistent per-GPU factors, NULL for none */
+	double fastest;     /* the least factor a straggler entry drew, 1 for none below */
 };
 
 static double draw(gsl_rng *r, const cs_perturbation *p)
@@ -45,6 +46,7 @@ cs_status cs_fault_new(const cs_scenario *sc, int64_t ranks, cs_fault **out, cs_
 	f->sc = sc;
 	f->ranks = ranks;
 	f->last_step = -1;
+	f->fastest = 1.0;
 	for (int i = 0; i < sc->n_perturbations; i++) {
 		const cs_perturbation *p = &sc->perturbations[i];
 		if ((p->target == CS_PERT_LINK || p->target == CS_PERT_GPU) && p->first >= ranks) {
@@ -141,6 +143,8 @@ static void range(const cs_scenario *sc, const cs_perturbation *p, int64_t *lo, 
 	}
 }
 
+double cs_fault_fastest(const cs_fault *f) { return f->fastest; }
+
 int cs_fault_draw(cs_fault *f, int64_t step, float *factor)
 {
 	const cs_scenario *sc = f->sc;
@@ -190,6 +194,7 @@ int cs_fault_draw(cs_fault *f, int64_t step, float *factor)
 			if (!(x >= CS_FAULT_MIN_FACTOR))
 				x = CS_FAULT_MIN_FACTOR;
 			factor[r] *= (float)x;
+			f->fastest = x < f->fastest ? x : f->fastest;
 		}
 	}
 	return 1;

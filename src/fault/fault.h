@@ -37,6 +37,10 @@ void cs_fault_set_fleet(cs_fault *f, const float *fleet);
 /* Fill factor[0 .. ranks) for `step`. Returns 1 when the factors may differ
  * from the previous step's, 0 when they are the same. */
 int cs_fault_draw(cs_fault *f, int64_t step, float *factor);
+/* The least compute factor the stragglers' random entries have drawn so
+ * far (a GPU made faster than the profile), 1 when none drew below 1; the
+ * fleet's and cluster.gpu_variation's spread around 1 are not counted. */
+double cs_fault_fastest(const cs_fault *f);
 
 /* Degraded links for one step: per GPU, the fraction of its NIC's and of its
  * NVLink port's bandwidth kept and the latency added; per fabric tier

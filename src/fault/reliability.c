@@ -9,6 +9,8 @@
  */
 #include "fault/reliability.h"
 
+#include "core/invariant.h"
+
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stddef.h>
@@ -57,6 +59,7 @@ static int64_t gap(run *r, int c)
 	if (!(per_ns > 0))
 		return NEVER;
 	double mean = 1.0 / per_ns, g;
+	CS_ASSERT(r->j->dist != CS_FAIL_WEIBULL || r->j->shape >= CS_REL_MIN_SHAPE);
 	if (r->j->dist == CS_FAIL_WEIBULL && c != CS_FAIL_CLASSES)
 		g = gsl_ran_weibull(r->rng, mean / tgamma(1.0 + 1.0 / r->j->shape), r->j->shape);
 	else
@@ -210,15 +213,29 @@ static void checkpoint(run *r)
 	}
 }
 
-/* Planned maintenance: a full checkpoint first, so nothing is lost. */
+/* Planned maintenance: a full checkpoint first, so nothing is lost. A
+ * failure during that checkpoint cancels it, as during any other: the
+ * stop is counted, and the failure takes its course from there. */
 static void planned_stop(run *r)
 {
-	int64_t end = at_plus(r->t, r->j->stall_ns + r->j->write_ns);
+	int64_t end = at_plus(r->t, r->j->stall_ns + r->j->write_ns), tf;
 	if (end > r->horizon)
 		end = r->horizon;
-	r->loss[CS_LOSS_CHECKPOINT] += (double)(end - r->t);
-	span(r, CS_GP_CHECKPOINT, r->t, end, CS_FAIL_CLASSES);
-	r->t = end;
+	int64_t due = r->next[CS_FAIL_CLASSES];
+	r->next[CS_FAIL_CLASSES] = NEVER; /* the stop itself is no failure during it */
+	int c = next_failure(r, &tf);
+	r->next[CS_FAIL_CLASSES] = due;
+	int64_t stop = tf < end ? tf : end;
+	r->loss[CS_LOSS_CHECKPOINT] += (double)(stop - r->t);
+	span(r, CS_GP_CHECKPOINT, r->t, stop, CS_FAIL_CLASSES);
+	r->t = stop;
+	if (stop == tf && tf < end) {
+		r->o->planned++;
+		r->next[CS_FAIL_CLASSES] = at_plus(r->t, gap(r, CS_FAIL_CLASSES));
+		fail(r, c);
+		restart(r, c);
+		return;
+	}
 	r->durable = r->tokens;
 	fail(r, CS_FAIL_CLASSES);
 	if (r->t < r->horizon)

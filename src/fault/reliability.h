@@ -28,6 +28,13 @@
 #include "config/scenario.h"
 
 #define CS_REL_MAX_LOST 8 /* replicas an elastic job can go without */
+/* The least Weibull shape sampled (reliability.weibull_shape's range
+ * starts here): below about 0.006 the scale's Γ(1 + 1/k) overflows a
+ * double (the gaps become NaN); at 0.01 it is 9.3e157 and most gaps of a
+ * mean of hours are under the nanosecond they are rounded up to, so the
+ * failures no longer keep their mean and a run never ends. At 0.1, a mean
+ * of an hour has 22 % of its gaps under a nanosecond and keeps its mean. */
+#define CS_REL_MIN_SHAPE 0.1
 
 /* Where the wall clock goes besides kept training. */
 typedef enum cs_rel_loss {

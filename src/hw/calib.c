@@ -113,10 +113,18 @@ static cs_status check_keys(parser *ps, const yaml_node_t *map)
 	return cs__yaml_check_keys(ps->diag, ps->file, &ps->doc, map);
 }
 
-/* One section: a mapping of the keys keys[0..n) to positive factors. */
+/* The host's figures beyond which no framework drives a GPU: a second
+ * between two kernels, a thousand kernels launched per kernel of the model.
+ * Larger ones would only overflow the step's integer time. */
+static const double host_max[1 + CS_COMPUTE_HOST] = { CS_CALIB_MAX_GAP_US, CS_CALIB_MAX_KERNELS,
+						      CS_CALIB_MAX_KERNELS, CS_CALIB_MAX_KERNELS,
+						      CS_CALIB_MAX_KERNELS };
+
+/* One section: a mapping of the keys keys[0..n) to positive factors, each
+ * at most max[key] when max is given. */
 static cs_status parse_section(parser *ps, const char *section, const yaml_node_t *map,
 			       const char *const *keys, int n, const char *allowed, double *factor, bool *has,
-			       int zero_ok)
+			       int zero_ok, const double *max)
 {
 	if (map->type != YAML_MAPPING_NODE)
 		return at(ps, map, "'%s' must be a mapping of name: factor, not %s", section, type_word(map));
@@ -148,6 +156,8 @@ static cs_status parse_section(parser *ps, const char *section, const yaml_node_
 		if (c != zero_ok && (!isfinite(f) || !(f > 0.0)))
 			return at(ps, v, "'%s' must be a positive finite number, not '%.60s'", keys[c],
 				  text(v));
+		if (max && f > max[c])
+			return at(ps, v, "'%s' must be at most %g, not '%.60s'", keys[c], max[c], text(v));
 		factor[c] = f;
 		has[c] = true;
 	}
@@ -203,7 +213,7 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root, cs_calib *out)
 		if (strcmp(text(k), "calibration") == 0) {
 			st = parse_section(ps, "calibration", v, class_keys, CS_COMPUTE_HOST,
 					   "gemm, attention, memory_bound, optimizer", out->factor,
-					   out->has_factor, -1);
+					   out->has_factor, -1, NULL);
 		} else if (strcmp(text(k), "gemm_shapes") == 0) {
 			st = parse_shapes(ps, v, out);
 		} else if (strcmp(text(k), "host") == 0) {
@@ -212,7 +222,7 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root, cs_calib *out)
 			st = parse_section(ps, "host", v, host_keys, 1 + CS_COMPUTE_HOST,
 					   "kernel_gap_us, gemm_kernels, attention_kernels, "
 					   "memory_bound_kernels, optimizer_kernels",
-					   h, has, 0);
+					   h, has, 0, host_max);
 			out->kernel_gap_us = h[0];
 			out->has_gap = has[0];
 			for (int c = 0; c < CS_COMPUTE_HOST; c++) {
@@ -222,7 +232,7 @@ static cs_status parse_root(parser *ps, const yaml_node_t *root, cs_calib *out)
 		} else if (strcmp(text(k), "network") == 0) {
 			st = parse_section(ps, "network", v, net_keys, CS_CALIB_NETS,
 					   "scale_up_bandwidth, scale_out_bandwidth, latency", out->net,
-					   out->has_net, -1);
+					   out->has_net, -1, NULL);
 		} else {
 			const char *near = cs_suggest(text(k), sections, 4);
 			char hint[64] = "";

@@ -44,6 +44,10 @@ typedef enum cs_calib_net {
 } cs_calib_net;
 
 #define CS_CALIB_MAX_SHAPES 256
+/* The host's largest figures a file may give: the gap in us, and the
+ * kernels launched per kernel modelled. */
+#define CS_CALIB_MAX_GAP_US 1e6
+#define CS_CALIB_MAX_KERNELS 1000
 
 /* A GEMM shape's factor on its profiled time. */
 typedef struct cs_calib_shape {

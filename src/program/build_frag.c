@@ -315,7 +315,7 @@ int32_t cs__add_segment(cs_builder *b, cs_op *op, const int64_t *class_ns, const
 		class_kernels = scaled;
 	}
 	if (b->gap_ns > 0.0 && kernels > 0)
-		idle = (int64_t)((double)kernels * b->gap_ns + 0.5); /* the GPU's own gaps */
+		idle = cs_time_of((double)kernels * b->gap_ns); /* the GPU's own gaps */
 	if (b->launch_ns > 0.0 && kernels > 0) {
 		if (need < 0) /* one op */
 			need = cs__host_need(b->launch_ns, 0.0, 0, (double)kernels, op->ns);

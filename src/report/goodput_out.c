@@ -35,6 +35,8 @@ void cs_goodput_write_text(FILE *f, const char *name, const cs_goodput_report *g
 	fputc('\n', f);
 	if (isfinite(g->mtbf_h))
 		fprintf(f, "  job MTBF           %.2f h between unexpected failures\n", g->mtbf_h);
+	else
+		fprintf(f, "  job MTBF           never fails (no unexpected failure rate)\n");
 	fprintf(f, "  checkpoint         %.3g TB", g->checkpoint_bytes / 1e12);
 	if (g->write_s > 0) {
 		fputs(": a ", f);
@@ -57,6 +59,8 @@ void cs_goodput_write_text(FILE *f, const char *name, const cs_goodput_report *g
 		fputs(" (Young/Daly: ", f);
 		interval(f, g->young_daly_s);
 		fputc(')', f);
+	} else if (!isfinite(g->young_daly_s)) {
+		fputs(" (Young/Daly: never, without failures)", f);
 	}
 	fputc('\n', f);
 	fputs("  restart            ", f);
@@ -112,12 +116,12 @@ void cs_goodput_write_json(FILE *f, const char *name, const cs_goodput_report *g
 	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
 		cs_jw_kv_num(&w, cs_fail_class_name(c), g->fail_per_day[c]);
 	cs_jw_end_obj(&w);
-	cs_jw_kv_num(&w, "mtbf_h", isfinite(g->mtbf_h) ? g->mtbf_h : 0);
+	cs_jw_kv_num(&w, "mtbf_h", g->mtbf_h); /* null when infinite */
 	cs_jw_kv_num(&w, "checkpoint_bytes", g->checkpoint_bytes);
 	cs_jw_kv_num(&w, "checkpoint_stall_s", g->stall_s);
 	cs_jw_kv_num(&w, "checkpoint_write_behind_s", g->write_s);
 	cs_jw_kv_num(&w, "checkpoint_interval_s", g->interval_s);
-	cs_jw_kv_num(&w, "young_daly_interval_s", isfinite(g->young_daly_s) ? g->young_daly_s : 0);
+	cs_jw_kv_num(&w, "young_daly_interval_s", g->young_daly_s);
 	cs_jw_kv_num(&w, "restart_s", g->restart_s);
 	cs_jw_kv_num(&w, "first_order_lost", isfinite(g->first_order_lost) ? g->first_order_lost : 0);
 	kv_ci(&w, "effective_training", g->ett);

@@ -41,11 +41,15 @@ const char *cs_nccl_redop_name(int i) { return redops[i]; }
 
 /* nccl-tests' count column (elements per rank for the ops whose size is
  * the whole buffer over the ranks) and the bytes it then moves. */
+bool cs_nccl_per_rank(cs_coll_op op)
+{
+	return op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_ALL_GATHER || op == CS_COLL_ALL_TO_ALL ||
+	       op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
+}
+
 void cs_nccl_count(cs_coll_op op, double size, int word, int64_t n, double *count, double *bytes)
 {
-	bool per_rank = op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_ALL_GATHER ||
-			op == CS_COLL_ALL_TO_ALL || op == CS_COLL_GATHER || op == CS_COLL_SCATTER;
-	double div = per_rank ? (double)n : 1.0;
+	double div = cs_nccl_per_rank(op) ? (double)n : 1.0;
 	*count = floor(size / word / div);
 	*bytes = *count * word * div;
 }
@@ -92,7 +96,10 @@ typedef struct row {
 
 typedef void (*row_fn)(void *arg, const cs_nccl_run *r, const row *w);
 
-static bool rows(const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked, row_fn fn, void *arg)
+/* Each row to fn, timed by coll; without fn, the rows are only counted.
+ * Returns whether some row's algorithm is not `asked`. */
+static bool rows(const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked, row_fn fn, void *arg,
+		 int64_t *count)
 {
 	cs_coll_op op = r->op;
 	double factor = cs_coll_bus_factor(op, r->n);
@@ -118,6 +125,10 @@ static bool rows(const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked, row_fn
 						cs_nccl_count(op, size, word, r->n, &w.count, &w.bytes);
 						if (!(w.bytes > 0))
 							continue;
+						if (count)
+							++*count;
+						if (!fn)
+							continue;
 						int64_t ns = cs_coll_time(coll, op, r->g, w.bytes, &w.ch);
 						w.us = (double)ns / 1e3;
 						w.algbw = ns > 0 ? w.bytes / (double)ns : 0; /* GB/s */
@@ -128,6 +139,13 @@ static bool rows(const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked, row_fn
 		}
 	}
 	return other;
+}
+
+int64_t cs_nccl_rows(const cs_nccl_run *r)
+{
+	int64_t n = 0;
+	rows(r, NULL, CS_ALGO_AUTO, NULL, NULL, &n);
+	return n;
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -221,7 +239,7 @@ bool cs_nccl_write(FILE *f, bool json, const cs_nccl_run *r, cs_coll *coll, cs_c
 		fprintf(f, "[");
 	else
 		header(f, r);
-	bool other = rows(r, coll, asked, text_row, &x);
+	bool other = rows(r, coll, asked, text_row, &x, NULL);
 	if (json) {
 		fprintf(f, "\n]\n");
 		return other;
@@ -346,7 +364,7 @@ int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char 
 	}
 	fprintf(f, "]},\"results\":[");
 	jrows x = { .f = f };
-	rows(r, coll, CS_ALGO_AUTO, json_row, &x);
+	rows(r, coll, CS_ALGO_AUTO, json_row, &x, NULL);
 	fprintf(f, "],\"out_of_bounds\":{\"count\":0,\"okay\":\"true\"},"
 		   "\"average_bus_bandwidth\":{\"bandwidth\":");
 	jdouble(f, x.rows ? x.bus_sum / (double)x.rows : 0.0);

@@ -39,6 +39,8 @@ const char *cs_nccl_redop_name(int i);
 /* The count column (elements per rank for the ops whose size is the whole
  * buffer over the ranks) and the bytes the op then moves. */
 void cs_nccl_count(cs_coll_op op, double size, int word, int64_t n, double *count, double *bytes);
+/* Whether op's size is the whole buffer over the ranks (its count per rank). */
+bool cs_nccl_per_rank(cs_coll_op op);
 /* Whether the op reduces (a redop column) and has a root (a root column). */
 bool cs_nccl_reduces(cs_coll_op op);
 bool cs_nccl_rooted(cs_coll_op op);
@@ -64,6 +66,10 @@ typedef struct cs_nccl_run {
 	int argc; /* the command line the JSON's args echo */
 	char *const *argv;
 } cs_nccl_run;
+
+/* The rows run r prints: a size below one element per rank (or per
+ * buffer) prints none, as in nccl-tests. */
+int64_t cs_nccl_rows(const cs_nccl_run *r);
 
 /* The output of run r timed by coll, as text or clustersim's JSON array.
  * Returns whether some row's algorithm is not `asked` (CS_ALGO_AUTO:

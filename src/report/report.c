@@ -81,8 +81,11 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 		"  throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (%.1f by Megatron-LM's count, "
 		"%.1f with recomputation)\n",
 		m->tokens_per_s, m->tflops_per_gpu, m->tflops_per_gpu_megatron, m->tflops_per_gpu_hardware);
-	fprintf(f, "  MFU              %s%.1f %%%s (Megatron-LM's count %.1f %%, HFU %.1f %%)\n", b(color),
+	fprintf(f, "  MFU              %s%.1f %%%s (Megatron-LM's count %.1f %%, HFU %.1f %%)", b(color),
 		100 * m->mfu, e(color), 100 * m->mfu_megatron, 100 * m->hfu);
+	if (m->peak_scale > 1.0)
+		fprintf(f, " of the fastest GPU's peak, x%.3g the GPU's", m->peak_scale);
+	fputc('\n', f);
 	double span = m->step_time_s > 0 ? m->step_time_s : 1;
 	fprintf(f, "  critical rank    %lld:\n", (long long)m->critical_rank);
 	fprintf(f, "    compute        %.4f s (%.1f %%)\n", m->compute_s, 100 * m->compute_s / span);

@@ -147,6 +147,11 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job, 
 	g->mtbf_h = per_h > 0 ? 1.0 / per_h : INFINITY;
 	job->dist = rl->distribution;
 	job->shape = rl->weibull_shape;
+	if (job->dist == CS_FAIL_WEIBULL && !(job->shape >= CS_REL_MIN_SHAPE))
+		return fail_at(sc, "reliability.weibull_shape", diag,
+			       "a Weibull shape of %g is below the least sampled, %g (the scale's "
+			       "gamma function overflows)",
+			       job->shape, CS_REL_MIN_SHAPE);
 
 	cs_status st = CS_OK;
 	if (step_s > 0) {
@@ -218,11 +223,39 @@ static cs_status prepare(const cs_scenario *sc, double step_s, cs_rel_job *job, 
 	job->spares = rl->spares;
 
 	double m_s = g->mtbf_h * 3600.0;
-	g->young_daly_s = sqrt(2.0 * g->stall_s * m_s);
-	g->first_order_lost =
-		(g->interval_s > 0 ? g->stall_s / g->interval_s + g->interval_s / (2.0 * m_s) : 0.0) +
-		g->restart_s / m_s;
+	g->young_daly_s = sqrt(2.0 * g->stall_s * m_s); /* infinite without failures */
+	/* a first-order figure: past the whole wall clock it says all is lost */
+	g->first_order_lost = fmin(
+		1.0, (g->interval_s > 0 ? g->stall_s / g->interval_s + g->interval_s / (2.0 * m_s) : 0.0) +
+			     g->restart_s / m_s);
 	return CS_OK;
+}
+
+/* The runs' work, bounded: each run's events (the failures and planned
+ * stops the rates give, the checkpoints the interval gives) over all runs
+ * at most CS__GOODPUT_MAX_EVENTS, some 30 minutes on one core
+ * (docs/performance.md: 10,000 runs of the Llama 3 setup, 1.6e8 events,
+ * take 2.9 s). */
+#define CS__GOODPUT_MAX_EVENTS 1e11
+static cs_status bound_work(const cs_scenario *sc, const cs_goodput_report *g, const cs_goodput_opts *opts,
+			    cs_diag *diag)
+{
+	double per_day = 0;
+	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
+		per_day += g->fail_per_day[c];
+	if (g->interval_s > 0)
+		per_day += 86400.0 / g->interval_s;
+	double events = (double)g->runs * opts->days * per_day;
+	if (events <= CS__GOODPUT_MAX_EVENTS)
+		return CS_OK;
+	char where[400];
+	cs_config_locate(sc, "reliability.checkpoint.interval", where, sizeof where);
+	snprintf(diag->msg, sizeof diag->msg,
+		 "%.380s: %lld runs of %g days at %.4g events a day (failures, stops and checkpoints) are "
+		 "%.3g events, more than the %.0e a study takes (hours of work): fewer '--runs' or "
+		 "'--days', or a longer checkpoint interval",
+		 where, (long long)g->runs, opts->days, per_day, events, CS__GOODPUT_MAX_EVENTS);
+	return CS_ERR_INPUT;
 }
 
 /* ---- the runs ------------------------------------------------------------ */
@@ -265,12 +298,16 @@ static void add(acc *a, double x)
 	a->sq += x * x;
 }
 
-static cs_goodput_ci ci(const acc *a)
+/* The mean and its interval, within [lo, hi], where the figure lies
+ * whatever the sample (a fraction in [0, 1], a count not below 0): the
+ * normal interval would pass the bounds of a skewed sample, and the sums
+ * round a mean of ones to 1.0000000000000002. */
+static cs_goodput_ci ci(const acc *a, double lo, double hi)
 {
 	double m = a->sum / a->n;
 	double var = a->n > 1 ? fmax(0.0, (a->sq - a->n * m * m) / (a->n - 1)) : 0.0;
 	double h = 2.576 * sqrt(var / a->n);
-	return (cs_goodput_ci){ m, m - h, m + h };
+	return (cs_goodput_ci){ fmin(hi, fmax(lo, m)), fmin(hi, fmax(lo, m - h)), fmin(hi, fmax(lo, m + h)) };
 }
 
 cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts, cs_goodput_report *out,
@@ -288,6 +325,8 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts, c
 		return CS_ERR_INPUT;
 	}
 	cs_status st = prepare(sc, opts->step_s, &out->job, out, diag);
+	if (st == CS_OK)
+		st = bound_work(sc, out, opts, diag);
 	if (st != CS_OK)
 		return st;
 	sampler S = { .job = &out->job,
@@ -328,16 +367,16 @@ cs_status cs_study_goodput(const cs_scenario *sc, const cs_goodput_opts *opts, c
 			add(&ttt, opts->token_budget / (r->tokens / h) / 86400.0);
 	}
 	free(S.runs);
-	out->ett = ci(&ett);
+	out->ett = ci(&ett, 0, 1);
 	for (int c = 0; c <= CS_FAIL_CLASSES; c++)
-		out->per_day[c] = ci(&per_day[c]);
-	out->interruptions_per_day = ci(&inter);
+		out->per_day[c] = ci(&per_day[c], 0, INFINITY);
+	out->interruptions_per_day = ci(&inter, 0, INFINITY);
 	for (int k = 0; k < CS_LOSS_KINDS; k++)
-		out->lost[k] = ci(&lost[k]);
+		out->lost[k] = ci(&lost[k], 0, 1);
 	if (opts->token_budget > 0) {
 		out->ttt_ideal_days = opts->token_budget / full_rate / 86400.0;
 		if (ttt.n > 0)
-			out->ttt_days = ci(&ttt);
+			out->ttt_days = ci(&ttt, out->ttt_ideal_days, INFINITY);
 	}
 	return CS_OK;
 }
@@ -361,7 +400,7 @@ int cs_goodput_columns(const cs_goodput_report *g, const char **names, double *v
 	COL("interruptions_per_day", g->interruptions_per_day.mean);
 	for (int k = 0; k < CS_LOSS_KINDS; k++)
 		COL(lost[k], g->lost[k].mean);
-	COL("young_daly_interval_s", isfinite(g->young_daly_s) ? g->young_daly_s : 0);
+	COL("young_daly_interval_s", g->young_daly_s); /* infinite without failures: an empty cell */
 #undef COL
 	return n;
 }

@@ -227,6 +227,13 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 	}
 	memset(o, 0, sizeof(*o));
 	o->makespan = cs_runner_makespan(r);
+	if (o->makespan >= CS_TIME_HORIZON) { /* durations saturate there: the step is not its sum */
+		cs_runner_free(r);
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "simulated time reaches 2^61 ns (73 years), where durations saturate: an op or a "
+			 "transfer takes far too long");
+		return CS_ERR_SIM;
+	}
 	o->events = cs_runner_events(r);
 	o->idle_min = INFINITY;
 	o->critical = -1;
@@ -331,9 +338,11 @@ static cs_status trace_admit(const sim_ctx *c, const cs_span_sink *sink, const u
 }
 
 /* Everything the report shows, from the steps' times, the unperturbed step
- * and the reported one (the slowest perturbed step). */
+ * and the reported one (the slowest perturbed step). MFU and HFU are
+ * against the fastest GPU's peak: a GPU a straggler entry drew a compute
+ * factor below 1 for (`fastest`) runs past the nominal one. */
 static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, int64_t nsteps,
-			 const step_out *base, const step_out *rep)
+			 const step_out *base, const step_out *rep, double fastest)
 {
 	double sum = 0;
 	for (int64_t i = 0; i < nsteps; i++)
@@ -348,7 +357,8 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 	m->slowdown = m->step_time_s / m->baseline_step_time_s;
 	int64_t gpus = cs_scenario_gpus(sc);
 	double tokens = (double)sc->training.global_batch * (double)sc->training.seq_len;
-	double peak = cs_compute_peak(&sc->cluster.gpu, sc->training.precision);
+	double peak = cs_compute_peak(&sc->cluster.gpu, sc->training.precision) / fmin(1.0, fastest);
+	m->peak_scale = 1.0 / fmin(1.0, fastest);
 	double per_gpu_s = m->step_time_s * (double)gpus;
 	m->gpus = gpus;
 	m->micro_batches = cs_scenario_micro_batches(sc);
@@ -550,7 +560,7 @@ static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_
 				memcpy(res->rows, scratch, (size_t)world * sizeof(cs_rank_row));
 		}
 	}
-	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base);
+	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base, cs_fault_fastest(fault));
 	const cs_rank_stats *crit = &(perturbed ? &worst : &base)->crit;
 	split_kinds(&c, res->m.critical_rank, crit, res->m.compute_kind_s);
 	res->m.gemm_clock = crit->gemm > 0 ? (double)crit->gemm_cap / (double)crit->gemm : 0.0;
