@@ -170,7 +170,7 @@ int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts,
 		if (!outs[i])
 			continue;
 		for (size_t j = 0; j < i; j++)
-			if (outs[j] && strcmp(outs[i], outs[j]) == 0 && strcmp(outs[i], "-") != 0) {
+			if (outs[j] && cs_out_same(outs[i], outs[j])) {
 				fprintf(stderr, "clustersim %s: '%s' is given for two outputs\n", cmd,
 					outs[i]);
 				return 2;

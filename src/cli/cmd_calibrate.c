@@ -186,16 +186,16 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 	cs_out *o = cs_out_open(path, &diag);
 	if (!o) {
 		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	if (cs_calib_write(cs_out_file(o), scenario, source, cal) != 0) {
 		cs_out_abort(o);
 		fprintf(stderr, "clustersim calibrate: cannot write '%s'\n", path);
-		return 2;
+		return 1;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	return 0;
 }

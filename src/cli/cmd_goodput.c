@@ -154,8 +154,8 @@ static int parse(cs_args *a, goodput_args *r)
 	return 0;
 }
 
-/* Write through cs_out: 0, or 2 (1 for a timeline short of memory) after
- * printing the problem. */
+/* Write through cs_out: 0, or 1 after printing the
+ * problem (the output cannot be written, or no memory for the timeline). */
 static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_report *g, int json,
 		     const cs_goodput_timeline *tl, const cs_rel_run *run)
 {
@@ -174,7 +174,7 @@ static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_r
 			return 0;
 	}
 	fprintf(stderr, "clustersim goodput: %s\n", CS_CLEAN(diag));
-	return 2;
+	return 1;
 }
 
 int cs_cmd_goodput(int argc, char **argv)

@@ -171,16 +171,16 @@ static int write_timeline(const char *path, const cs_pipe_result *r, double tpu)
 
 	if (!o) {
 		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	if (cs_svg_pipeline(cs_out_file(o), r, tpu, "input units") != 0) {
 		fprintf(stderr, "clustersim pipeline: cannot write '%s'\n", path);
 		cs_out_abort(o);
-		return 2;
+		return 1;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	return 0;
 }

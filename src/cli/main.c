@@ -2,6 +2,7 @@
  * main.c - the clustersim command: dispatch to subcommands.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,11 +56,15 @@ static void usage(FILE *f)
 }
 
 /* What a command printed must reach standard output whole: a full disk or
- * a closed pipe is an error, not a truncated report with exit 0. */
+ * a closed pipe (SIGPIPE is ignored, so a write gets EPIPE) is an error, not
+ * a truncated report with exit 0; a run that could not write its result
+ * exits 1. */
 static int finish(int rc)
 {
+	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
-		fprintf(stderr, "clustersim: cannot write the standard output: %s\n", strerror(errno));
+		fprintf(stderr, "clustersim: cannot write the standard output: %s\n",
+			strerror(errno ? errno : EIO));
 		return rc ? rc : 1;
 	}
 	return rc;
@@ -67,6 +72,9 @@ static int finish(int rc)
 
 int main(int argc, char **argv)
 {
+	/* a reader that goes away is reported as a write error, not a silent
+	 * death by signal before the command can say so */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

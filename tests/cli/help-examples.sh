@@ -108,14 +108,6 @@ grep -Eq '^gemm +295\.38 +198 +[0-9.]+ +198 ' out.txt ||
 expect 0 compare $llama --format csv --steps 2
 grep -q '^optimizer,0\.0121526675,67,' out.txt ||
 	{ echo "FAIL: compare --format csv --steps 2:" >&2; cat out.txt >&2; fail=1; }
-expect_err() {
-	want=$1
-	msg=$2
-	shift 2
-	expect "$want" "$@"
-	grep -qF -- "$msg" err.txt ||
-		{ echo "FAIL: clustersim $*: no '$msg' in:" >&2; cat err.txt >&2; fail=1; }
-}
 printf 'not json\n' >bad.json
 expect_err 2 "bad.json:1:3: not JSON: " compare bad.json scenarios/h200-llama8l-h4096-s8192.yaml
 head -c 1000 "$root/tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz" >cut.json.gz

@@ -1,0 +1,117 @@
+#!/bin/sh
+# Files in and out, through the binary: outputs checked before the work
+# without touching them, written whole or not at all (a failing run keeps
+# the old result), devices and pipes written only once the result is
+# complete, an output that is an input refused; every write failure (a
+# full disk, a closed pipe) exits 1 with the path and the reason; inputs
+# that are not regular files (a FIFO must not hang) or are over their size
+# limit refused with exit 2; export-chakra's folder made whole with a
+# manifest that run-chakra checks.
+#   tests/cli/io.sh CLUSTERSIM SOURCE_ROOT
+set -u
+real=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+lib=$(cd "$(dirname "$0")" && pwd)/lib.sh
+root=$2
+gpt=$root/scenarios/ddp-gpt-small.yaml
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cd "$tmp" || exit 1
+# a command that waits on a FIFO fails the test instead of hanging it
+printf '#!/bin/sh\nexec timeout 120 "%s" "$@"\n' "$real" >clustersim
+chmod +x clustersim
+bin=$tmp/clustersim
+
+fail=0
+# shellcheck source=tests/cli/lib.sh
+. "$lib"
+
+# same FILE TEXT: FILE holds exactly the line TEXT
+same() {
+	[ "$(cat "$1")" = "$2" ] || { echo "FAIL: '$1' changed: $(head -c 200 "$1")" >&2; fail=1; }
+}
+
+# no_temporaries: no output's temporary file is left in this folder
+no_temporaries() {
+	if ls ./*.tmp.* >/dev/null 2>&1; then
+		echo "FAIL: temporary files left behind: $(ls ./*.tmp.*)" >&2
+		fail=1
+	fi
+}
+
+# closed_stdout ARGS...: clustersim ARGS with its standard output a pipe
+# whose reader has gone; its exit status in rc.txt, its standard error in
+# err.txt (SIGPIPE at its default, as a shell leaves it)
+closed_stdout() {
+	python3 - "$bin" "$@" <<'EOF'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+with open("err.txt", "wb") as err:
+    p = subprocess.run(sys.argv[1:], stdout=w, stderr=err)
+open("rc.txt", "w").write("%d\n" % p.returncode)
+EOF
+}
+
+# ---- write failures: one exit status, the path and the reason ----------------
+closed_stdout run "$gpt"
+same rc.txt 1
+has err.txt "clustersim: cannot write the standard output: Broken pipe"
+closed_stdout plan "$gpt" --gpus 2 --top 2
+same rc.txt 1
+if [ -w /dev/full ]; then
+	"$bin" run "$gpt" >/dev/full 2>err.txt
+	[ $? -eq 1 ] || { echo "FAIL: run >/dev/full did not exit 1" >&2; fail=1; }
+	has err.txt "clustersim: cannot write the standard output: No space left on device"
+	expect_err 1 "clustersim plan: cannot write '/dev/full': No space left on device" \
+		plan "$gpt" --gpus 2 --top 2 --out /dev/full
+	expect_err 1 "clustersim run: cannot write '/dev/full': No space left on device" \
+		run "$gpt" --trace /dev/full
+	expect_err 1 "clustersim run: cannot write '/dev/full': No space left on device" \
+		run "$gpt" --per-rank /dev/full
+	expect_err 1 "clustersim sweep: cannot write '/dev/full': No space left on device" \
+		sweep "$gpt" --vary training.micro_batch=1,2 --out /dev/full
+	expect_err 1 "clustersim calibrate: cannot write '/dev/full': No space left on device" \
+		calibrate "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" \
+		"$root/scenarios/h200-llama8l-h4096-s8192.yaml" --out /dev/full
+fi
+
+# ---- /dev/stdout: a pipe, or the file the shell redirected to -----------------
+{ "$bin" plan "$gpt" --gpus 2 --top 2 --out /dev/stdout 2>err.txt; echo $? >rc.txt; } | cat >piped.txt
+same rc.txt 0
+has piped.txt 'searched ' ' rank    step s'
+expect 0 run "$gpt" --format json --per-rank /dev/stdout
+# the report and the rows, neither written over the other
+has out.txt '"step_time_s"' 'rank,end_s,busy_s'
+[ "$(grep -c '^[0-9]' out.txt)" -eq 8 ] || { echo "FAIL: --per-rank /dev/stdout: not 8 rows" >&2; fail=1; }
+expect 0 run "$gpt" --per-rank /dev/null
+
+# ---- a failing run keeps the old output ---------------------------------------
+horizon="simulated time exceeds 2^61 ns (73 years)"
+printf 'old\n' >single.csv
+printf 'old\n' >linked.csv
+ln linked.csv other-name.csv
+printf 'old\n' >trace.json
+for out in single.csv other-name.csv; do
+	expect_err 1 "$horizon" run "$gpt" --set cluster.gpu.peak_bf16=989FLOPS --per-rank "$out" \
+		--trace trace.json
+done
+same single.csv old
+same linked.csv old
+same trace.json old
+no_temporaries
+# and a run that succeeds replaces it whole
+expect 0 run "$gpt" --per-rank other-name.csv
+has linked.csv 'rank,end_s,busy_s'
+[ "$(stat -c %h linked.csv)" -eq 2 ] || { echo "FAIL: a hard-linked output lost its link" >&2; fail=1; }
+
+# ---- an output that is an input, by any name ----------------------------------
+cp "$gpt" in.yaml
+ln in.yaml in-link.yaml
+expect_err 2 "cannot write 'in-link.yaml': it is the input 'in.yaml'" run in.yaml --trace in-link.yaml
+expect_err 2 "cannot write './in.yaml': it is the input 'in.yaml'" plan in.yaml --gpus 2 --out ./in.yaml
+same_text=$(cat "$gpt")
+[ "$(cat in.yaml)" = "$same_text" ] || { echo "FAIL: a refused output changed its input" >&2; fail=1; }
+ln -f linked.csv b.csv
+expect_err 2 "'linked.csv' is given for two outputs" run in.yaml --per-rank linked.csv --trace b.csv
+
+exit $fail
