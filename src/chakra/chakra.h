@@ -75,6 +75,11 @@ cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc,
 			       const cs_program *progs, int64_t rank, const int64_t *pg_base,
 			       cs_chakra_written *out, cs_diag *diag);
 
+/* The largest input files read: a comm-group file, and ASTRA-sim's
+ * network.yml and system.json (each read whole). */
+#define CS_CHAKRA_GROUPS_MAX_BYTES ((size_t)64 << 20)
+#define CS_CHAKRA_ASTRA_MAX_BYTES ((size_t)1 << 20)
+
 /* Named process groups, from a comm-group file. */
 typedef struct cs_chakra_groups cs_chakra_groups;
 

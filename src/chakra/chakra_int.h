@@ -1,7 +1,7 @@
 /*
- * chakra_int.h - what export.c, export_set.c, import.c and import_set.c
- * share: the varint framing and the collective types. Private to
- * src/chakra.
+ * chakra_int.h - what the files of src/chakra share: the varint framing,
+ * the collective types, the JSON files' reader, the checksum of a file's
+ * bytes and the manifest of an export. Private to src/chakra.
  */
 #ifndef CS_CHAKRA_CHAKRA_INT_H
 #define CS_CHAKRA_CHAKRA_INT_H
@@ -91,5 +91,12 @@ typedef struct cs__chakra_graph {
  * dependencies close a cycle, they are all left out (g->ctrl_cycle) and
  * the data dependencies alone order the nodes, as Chakra's feeder does. */
 cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag);
+
+/* Read the JSON file `path` whole (a regular file of at most `limit`
+ * bytes, cs_file_read's messages) and parse it, duplicate keys refused:
+ * *out, which the caller frees with json_decref, or CS_ERR_INPUT with
+ * "PATH:LINE:COL: reason". */
+struct json_t;
+cs_status cs__chakra_json_load(const char *path, size_t limit, struct json_t **out, cs_diag *diag);
 
 #endif

@@ -15,12 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "chakra/chakra.h"
 #include "core/file.h"
 
-#define MAX_TEMPLATES 65535 /* the runner keeps a template index in 16 bits */
-#define MAX_TRACE_BYTES ((size_t)1 << 34)
+#define MAX_TEMPLATES 65535               /* the runner keeps a template index in 16 bits */
+#define MAX_TRACE_BYTES ((size_t)1 << 32) /* a rank's trace is read whole: 4 GiB at most */
 
 struct cs_chakra_set {
 	cs_program *progs;
@@ -195,12 +196,14 @@ static int64_t find_or_add(cs_chakra_set *s, table *t, cs_program *p, cs_diag *d
 static int pytorch_et(const char *path)
 {
 	char head[4097];
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	long long size;
+	cs_diag d;
+	int fd = cs_file_open(path, &size, &d); /* a FIFO is not waited on */
+	if (fd < 0)
 		return 0;
-	size_t n = fread(head, 1, sizeof head - 1, f);
-	fclose(f);
-	head[n] = 0;
+	ssize_t n = read(fd, head, sizeof head - 1);
+	close(fd);
+	head[n > 0 ? n : 0] = 0;
 	size_t i = strspn(head, " \t\r\n");
 	return head[i] == '{' && strstr(head, "\"schema\"") && strstr(head, "\"nodes\"");
 }

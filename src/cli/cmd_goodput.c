@@ -187,12 +187,14 @@ int cs_cmd_goodput(int argc, char **argv)
 	int rc = parse(&a, &r);
 	if (rc)
 		return rc == CS_ARGS_HELP_SHOWN ? 0 : 2;
-	const char *outs[] = { r.out, r.plot }, *ins[] = { r.sc.file };
-	if (cs_cli_check_outputs("goodput", outs, 2, ins, 1) != 0)
-		return 2;
 	cs_status st = cs_scenario_load(r.sc.file, r.sc.sets, r.sc.nsets, &sc, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
+		return 2;
+	}
+	const char *outs[] = { r.out, r.plot }, *ins[] = { r.sc.file };
+	if (cs_cli_check_outputs("goodput", outs, 2, ins, 1, sc) != 0) {
+		cs_scenario_free(sc);
 		return 2;
 	}
 	cs_cli_progress pr;

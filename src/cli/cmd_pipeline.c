@@ -195,7 +195,7 @@ int cs_cmd_pipeline(int argc, char **argv)
 	if (rc != 0)
 		return rc == 1 ? 0 : rc;
 	const char *outs[] = { a.timeline };
-	if (cs_cli_check_outputs("pipeline", outs, 1, NULL, 0) != 0)
+	if (cs_cli_check_outputs("pipeline", outs, 1, NULL, 0, NULL) != 0)
 		return 2;
 	/* an SVG no viewer opens is refused before it is drawn: up to three
 	 * boxes (F, B, W) per stage, micro-batch and chunk, ~240 bytes each */

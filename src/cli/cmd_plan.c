@@ -196,7 +196,7 @@ int cs_cmd_plan(int argc, char **argv)
 		return st;
 	}
 	const char *outs[] = { r.out }, *ins[] = { r.sc.file };
-	if (cs_cli_check_outputs("plan", outs, 1, ins, 1) != 0) {
+	if (cs_cli_check_outputs("plan", outs, 1, ins, 1, sc) != 0) {
 		cs_scenario_free(sc);
 		return 2;
 	}

@@ -256,7 +256,7 @@ int cs_cmd_run(int argc, char **argv)
 	if (rc)
 		return rc == CS_ARGS_HELP_SHOWN ? 0 : rc;
 	const char *outs[] = { r.trace, r.timeline, r.per_rank }, *ins[] = { r.sc.file };
-	if ((rc = cs_cli_check_outputs("run", outs, 3, ins, 1)) != 0) {
+	if ((rc = cs_cli_check_outputs("run", outs, 3, ins, 1, sc)) != 0) {
 		cs_scenario_free(sc);
 		return rc;
 	}

@@ -302,7 +302,7 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 		return st == CS_ERR_NOMEM ? 3 : 2;
 	}
 	const char *outs[] = { r->out, r->plot }, *ins[] = { r->sc.file };
-	if ((rc = cs_cli_check_outputs("sweep", outs, 2, ins, 1)) != 0) {
+	if ((rc = cs_cli_check_outputs("sweep", outs, 2, ins, 1, NULL)) != 0) {
 		cs_sweep_free(sw);
 		return rc; /* before any point runs; every MPI rank checks, so all stop */
 	}

@@ -114,4 +114,58 @@ same_text=$(cat "$gpt")
 ln -f linked.csv b.csv
 expect_err 2 "'linked.csv' is given for two outputs" run in.yaml --per-rank linked.csv --trace b.csv
 
+# the files the scenario names are inputs too
+printf 'calibration:\n  gemm: 1.1\n' >cal.yaml
+expect_err 2 "cannot write 'cal.yaml': it is the input '$tmp/cal.yaml'" \
+	run "$gpt" --set cluster.gpu.calibration="$tmp/cal.yaml" --trace cal.yaml
+expect_err 2 "cannot write 'cal.yaml': it is the input '$tmp/cal.yaml'" \
+	calibrate "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" \
+	"$root/scenarios/h200-llama8l-h4096-s8192.yaml" --set cluster.gpu.calibration="$tmp/cal.yaml" \
+	--out cal.yaml
+same cal.yaml "$(printf 'calibration:\n  gemm: 1.1')"
+
+# ---- inputs: regular files only (a FIFO is refused, never waited on) ----------
+mkfifo fifo
+mkdir folder
+expect_err 2 "cannot read 'fifo': not a regular file" run fifo
+expect_err 2 "cannot read 'folder': not a regular file" validate folder
+expect_err 2 "cannot read calibration '$tmp/fifo': not a regular file" \
+	run "$gpt" --set cluster.gpu.calibration="$tmp/fifo"
+expect_err 2 "cannot read kernel profile '$tmp/fifo': not a regular file" \
+	run "$gpt" --set cluster.gpu.profile="$tmp/fifo"
+expect_err 2 "cannot read 'fifo': not a regular file" compare fifo "$gpt"
+expect_err 2 "cannot read 'fifo': not a regular file" compare "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" \
+	"$root/scenarios/h200-llama8l-h4096-s8192.yaml" --kernel-classes fifo
+expect_err 2 "cannot read 'fifo': not a regular file" calibrate --nccl-tests fifo "$gpt" --out net.yaml
+expect_err 2 "cannot read 'fifo': not a regular file" run-chakra "$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" \
+	--astra-network fifo
+expect_err 2 "cannot read 'fifo': not a regular file" run-chakra "$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" \
+	--astra-network "$root/tests/data/chakra/astra-sim/HGX-H100-validated.yml" --astra-system fifo
+expect_err 2 "cannot read 'fifo': not a regular file" run-chakra "$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" \
+	--astra-network "$root/tests/data/chakra/astra-sim/HGX-H100-validated.yml" --comm-groups fifo
+mkdir fifo-traces
+mkfifo fifo-traces/x.0.et
+expect_err 2 "cannot read 'fifo-traces/x.0.et': not a regular file" run-chakra fifo-traces \
+	--astra-network "$root/tests/data/chakra/astra-sim/HGX-H100-validated.yml" --set cluster.gpus_per_node=1 \
+	--set cluster.nodes=1
+
+# ---- inputs: each kind of file has a size limit (sparse files, nothing read) ---
+truncate -s 17M big.yaml
+expect_err 2 "'big.yaml' is larger than the limit of 16 MiB" validate big.yaml
+truncate -s 2M big-cal.yaml
+expect_err 2 "'$tmp/big-cal.yaml' is larger than the limit of 1 MiB" \
+	run "$gpt" --set cluster.gpu.calibration="$tmp/big-cal.yaml"
+expect_err 2 "'$tmp/big.yaml' is larger than the limit of 16 MiB" \
+	run "$gpt" --set cluster.gpu.profile="$tmp/big.yaml"
+expect_err 2 "'big-cal.yaml' is larger than the limit of 1 MiB" compare \
+	"$root/tests/data/trace_llama8l-h4096-s8192.json.gz" "$root/scenarios/h200-llama8l-h4096-s8192.yaml" \
+	--kernel-classes big-cal.yaml
+truncate -s 65M big.txt
+expect_err 2 "'big.txt' is larger than the limit of 64 MiB" calibrate --nccl-tests big.txt "$gpt" --out net.yaml
+expect_err 2 "'big-cal.yaml' is larger than the limit of 1 MiB" run-chakra \
+	"$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" --astra-network big-cal.yaml
+expect_err 2 "'big.txt' is larger than the limit of 64 MiB" run-chakra \
+	"$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" \
+	--astra-network "$root/tests/data/chakra/astra-sim/HGX-H100-validated.yml" --comm-groups big.txt
+
 exit $fail
