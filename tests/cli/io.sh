@@ -168,4 +168,44 @@ expect_err 2 "'big.txt' is larger than the limit of 64 MiB" run-chakra \
 	"$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" \
 	--astra-network "$root/tests/data/chakra/astra-sim/HGX-H100-validated.yml" --comm-groups big.txt
 
+# ---- export-chakra: a folder made whole, with a manifest run-chakra checks ----
+expect 0 export-chakra "$gpt" --out et --prefix t
+has et/t.manifest 'clustersim-chakra-manifest 1' 'ranks 8' 'file t.0.et ' 'file t.comm_group.json '
+ls -d et.* >/dev/null 2>&1 && { echo "FAIL: export-chakra left a folder beside et: $(ls -d et.*)" >&2; fail=1; }
+expect 0 run-chakra et --cluster "$gpt"
+# an old export is replaced whole (a stale trace of another prefix goes with it)
+cp et/t.0.et et/stale.0.et
+expect 0 export-chakra "$gpt" --out et/ --prefix t
+[ -e et/stale.0.et ] && { echo "FAIL: an old export's file survived its replacement" >&2; fail=1; }
+cp et/t.manifest manifest.before
+# refused before anything is written: over the size bound, or a folder of other files
+expect_err 2 "clustersim export-chakra: the export would write about 0.2 MiB (8 ranks, 1848 nodes), more than the limit of 0.1 MiB ('--max-size' raises it)" \
+	export-chakra "$gpt" --out et --prefix t --max-size 100KiB
+cmp -s et/t.manifest manifest.before || { echo "FAIL: a refused export changed the old one" >&2; fail=1; }
+ls -d et.* >/dev/null 2>&1 && { echo "FAIL: a refused export left a folder: $(ls -d et.*)" >&2; fail=1; }
+expect_err 2 "bad value 'lots' for '--max-size'" export-chakra "$gpt" --out et --max-size lots
+mkdir notes
+printf 'mine\n' >notes/notes.txt
+expect_err 2 "cannot replace 'notes': it holds 'notes.txt', which is no part of an export" \
+	export-chakra "$gpt" --out notes
+same notes/notes.txt mine
+expect_err 2 "cannot write 'single.csv': it is not a directory" export-chakra "$gpt" --out single.csv
+# run-chakra: a byte changed, a file gone, and traces without a manifest
+cp -r et changed
+printf 'X' | dd of=changed/t.2.et bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_err 2 "'changed/t.2.et' is not the file its manifest 'changed/t.manifest' lists" \
+	run-chakra changed --cluster "$gpt"
+has err.txt 'it changed after the export'
+cp -r et cut
+rm cut/t.7.et
+expect_err 2 "'cut/t.7.et' is missing: the manifest 'cut/t.manifest' lists it" run-chakra cut --cluster "$gpt"
+rm cut/t.comm_group.json
+cp et/t.7.et cut/
+expect_err 2 "'cut/t.comm_group.json' is missing: the manifest 'cut/t.manifest' lists it" \
+	run-chakra cut --cluster "$gpt"
+rm changed/t.manifest
+expect 0 run-chakra changed --cluster "$gpt"
+printf 'not a manifest\n' >et/t.manifest
+expect_err 2 "et/t.manifest:1: not a manifest line" run-chakra et --cluster "$gpt"
+
 exit $fail
