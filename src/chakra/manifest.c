@@ -64,7 +64,8 @@ cs_status cs__chakra_manifest_write(const char *path, int64_t ranks, int64_t nod
 		st = cs_file_read(files[i], (size_t)1 << 40, &buf, &len, diag);
 		if (st != CS_OK)
 			break;
-		fprintf(f, "file %s %zu %016" PRIx64 "\n", base_name(files[i]), len, cs__chakra_checksum(buf, len));
+		fprintf(f, "file %s %zu %016" PRIx64 "\n", base_name(files[i]), len,
+			cs__chakra_checksum(buf, len));
 		free(buf);
 	}
 	if ((ferror(f) | (fclose(f) != 0)) && st == CS_OK) {
@@ -122,8 +123,9 @@ static cs_status parse(cs__chakra_manifest *m, const char *path, char *text, cs_
 		goto bad;
 	return CS_OK;
 bad:
-	snprintf(diag->msg, sizeof diag->msg, "%.900s:%d: not a manifest line (%s, ranks, nodes, file NAME SIZE SUM)",
-		 path, line ? line : 1, MAGIC);
+	snprintf(diag->msg, sizeof diag->msg,
+		 "%.900s:%d: not a manifest line (%s, ranks, nodes, file NAME SIZE SUM)", path,
+		 line ? line : 1, MAGIC);
 	return CS_ERR_INPUT;
 nomem:
 	snprintf(diag->msg, sizeof diag->msg, "out of memory");
@@ -169,15 +171,17 @@ cs_status cs__chakra_manifest_check(cs__chakra_manifest *m, const char *path, co
 {
 	cs__chakra_manifest_entry *e = cs__chakra_manifest_find(m, path);
 	if (!e) {
-		snprintf(diag->msg, sizeof diag->msg, "'%.450s' is not in the manifest '%.450s'", path, m->path);
+		snprintf(diag->msg, sizeof diag->msg, "'%.450s' is not in the manifest '%.450s'", path,
+			 m->path);
 		return CS_ERR_INPUT;
 	}
 	e->seen = 1;
 	uint64_t sum = cs__chakra_checksum(buf, len);
 	if (e->size != len || e->sum != sum) {
 		snprintf(diag->msg, sizeof diag->msg,
-			 "'%.400s' is not the file its manifest '%.400s' lists (%zu bytes, checksum %016" PRIx64
-			 "; the manifest: %llu bytes, %016" PRIx64 "): it changed after the export",
+			 "'%.400s' is not the file its manifest '%.400s' lists (%zu bytes, checksum "
+			 "%016" PRIx64 "; the manifest: %llu bytes, %016" PRIx64
+			 "): it changed after the export",
 			 path, m->path, len, sum, e->size, e->sum);
 		return CS_ERR_INPUT;
 	}
@@ -189,8 +193,8 @@ cs_status cs__chakra_manifest_missing(const cs__chakra_manifest *m, const char *
 	for (size_t i = 0; i < m->n; i++)
 		if (!m->e[i].seen) {
 			snprintf(diag->msg, sizeof diag->msg,
-				 "'%.350s/%.200s' is missing: the manifest '%.350s' lists it", dir, m->e[i].name,
-				 m->path);
+				 "'%.350s/%.200s' is missing: the manifest '%.350s' lists it", dir,
+				 m->e[i].name, m->path);
 			return CS_ERR_INPUT;
 		}
 	return CS_OK;

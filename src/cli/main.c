@@ -58,14 +58,20 @@ static void usage(FILE *f)
 /* What a command printed must reach standard output whole: a full disk or
  * a closed pipe (SIGPIPE is ignored, so a write gets EPIPE) is an error, not
  * a truncated report with exit 0; a run that could not write its result
- * exits 1. */
+ * exits 1. A command that failed already said why (its standard output
+ * too, when it wrote its result there). */
 static int finish(int rc)
 {
 	errno = 0;
-	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+	int bad = fflush(stdout) != 0 || ferror(stdout), err = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad && rc == 0) {
 		fprintf(stderr, "clustersim: cannot write the standard output: %s\n",
-			strerror(errno ? errno : EIO));
-		return rc ? rc : 1;
+			strerror(err ? err : EIO));
+		return 1;
 	}
 	return rc;
 }

@@ -404,6 +404,9 @@ expect_err 2 "bad-et/x.0.et: malformed trace: message at byte 0" \
 	run-chakra bad-et --cluster scenarios/ddp-gpt-small.yaml
 expect 0 export-chakra scenarios/ddp-gpt-small.yaml --out et8 --prefix p
 rm et8/p.7.et
+expect_err 2 "'et8/p.7.et' is missing: the manifest 'et8/p.manifest' lists it" \
+	run-chakra et8 --cluster scenarios/ddp-gpt-small.yaml
+rm et8/p.manifest
 expect_err 2 "missing trace 'et8/p.7.et' of rank 7 (the scenario has 8 ranks)" \
 	run-chakra et8 --cluster scenarios/ddp-gpt-small.yaml
 # other tools' Chakra files: ASTRA-sim's examples on their own network and
