@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "chakra/chakra.h"
+#include "core/file.h"
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
 #include "config/scenario.h"
@@ -315,7 +316,7 @@ START_TEST(exported_scenario_imports_to_the_same_step_time)
 	make_dir(dir, sizeof dir);
 	cs_chakra_written w;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_chakra_export(sc, dir, "t", round_trips[_i].astra_sim, &w, &d) == CS_OK,
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", round_trips[_i].astra_sim, CS_CHAKRA_EXPORT_MAX_BYTES, &w, &d) == CS_OK,
 		      "%s", d.msg);
 	ck_assert_int_eq(w.files, cs_scenario_gpus(sc));
 	ck_assert_int_eq(w.templates, sc->parallel.pp);
@@ -330,6 +331,116 @@ START_TEST(exported_scenario_imports_to_the_same_step_time)
 	ck_assert_msg(fabs(got - want) <= 1e-3 * want, "%s: imported %.9f s, run %.9f s",
 		      round_trips[_i].file, got, want);
 	ck_assert_int_eq(templates, sc->parallel.pp); /* one per stage, as built */
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* ---- the manifest and the size bound ------------------------------------- */
+
+/* ddp-gpt-small exported into a fresh directory `dir` as "t". */
+static cs_chakra_written export_to(const cs_scenario *sc, char *dir, size_t cap)
+{
+	cs_chakra_written w;
+	cs_diag d = { { 0 } };
+	make_dir(dir, cap);
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", 0, CS_CHAKRA_EXPORT_MAX_BYTES, &w, &d) == CS_OK, "%s",
+		      d.msg);
+	return w;
+}
+
+/* cs_chakra_load of `dir` fails with `want` in its message. */
+static void refused(const cs_scenario *sc, const char *dir, const char *want)
+{
+	cs_chakra_set *set = NULL;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_chakra_load(dir, NULL, sc, &set, &d), CS_ERR_INPUT);
+	ck_assert_msg(strstr(d.msg, want), "%s", d.msg);
+}
+
+/* An export's manifest names every file with its size and checksum: the
+ * folder as written loads; a byte changed or a file removed is refused
+ * with the file named; without the manifest (as another tool's traces come)
+ * the folder loads unchecked. */
+START_TEST(the_manifest_catches_a_changed_or_missing_file)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64], path[160];
+	cs_chakra_written w = export_to(sc, dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/t.manifest", dir);
+	char *text = NULL;
+	size_t len = 0;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_file_read(path, 1 << 20, &text, &len, &d), CS_OK);
+	char head[128];
+	snprintf(head, sizeof head, "clustersim-chakra-manifest 1\nranks 8\nnodes %lld\nfile t.0.et ",
+		 (long long)w.nodes);
+	ck_assert_msg(strncmp(text, head, strlen(head)) == 0, "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "\nfile t.7.et "));
+	ck_assert_ptr_nonnull(strstr(text, "\nfile t.comm_group.json "));
+	free(text);
+	cs_chakra_set *set = NULL;
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	cs_chakra_set_free(set);
+	/* one byte of rank 3's trace changed, its size the same */
+	snprintf(path, sizeof path, "%s/t.3.et", dir);
+	FILE *f = fopen(path, "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 40, SEEK_SET), 0);
+	int c = fgetc(f);
+	ck_assert_int_eq(fseek(f, 40, SEEK_SET), 0);
+	fputc(c ^ 1, f);
+	ck_assert_int_eq(fclose(f), 0);
+	refused(sc, dir, "t.3.et' is not the file its manifest");
+	refused(sc, dir, "it changed after the export");
+	/* without its manifest the folder is read as any tool's traces */
+	snprintf(path, sizeof path, "%s/t.manifest", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_msg(cs_chakra_load(dir, NULL, sc, &set, &d) == CS_OK, "%s", d.msg);
+	cs_chakra_set_free(set);
+	rm_dir(dir);
+	/* a rank's trace removed, or the process groups */
+	const char *gone[] = { "t.5.et", "t.comm_group.json" };
+	for (int i = 0; i < 2; i++) {
+		export_to(sc, dir, sizeof dir);
+		snprintf(path, sizeof path, "%s/%s", dir, gone[i]);
+		ck_assert_int_eq(unlink(path), 0);
+		char want[200];
+		snprintf(want, sizeof want, "%s' is missing: the manifest '%s/t.manifest' lists it", gone[i], dir);
+		refused(sc, dir, want);
+		rm_dir(dir);
+	}
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* The size is estimated before anything is written (each stage's first
+ * rank, times the ranks of a stage): ddp-gpt-small's eight ranks run one
+ * program, so the estimate is the bytes written to within the ranks'
+ * numbers; a bound 1 % under them refuses the export and leaves the
+ * folder empty, one 1 % over lets it through. */
+START_TEST(an_export_over_its_size_bound_is_refused_before_writing)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64];
+	cs_chakra_written w = export_to(sc, dir, sizeof dir);
+	rm_dir(dir);
+	make_dir(dir, sizeof dir);
+	cs_chakra_written w2;
+	cs_diag d = { { 0 } };
+	ck_assert_int_eq(cs_chakra_export(sc, dir, "t", 0, w.bytes - w.bytes / 100, &w2, &d), CS_ERR_INPUT);
+	ck_assert_msg(strstr(d.msg, "the export would write about ") &&
+			      strstr(d.msg, " MiB (8 ranks, ") &&
+			      strstr(d.msg, "more than the limit of "),
+		      "%s", d.msg);
+	char manifest[128];
+	snprintf(manifest, sizeof manifest, "%s/t.0.et", dir);
+	ck_assert_int_ne(access(manifest, F_OK), 0);
+	ck_assert_int_eq(rmdir(dir), 0); /* empty */
+	make_dir(dir, sizeof dir);
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", 0, w.bytes + w.bytes / 100, &w2, &d) == CS_OK, "%s",
+		      d.msg);
+	ck_assert_int_eq(w2.bytes, w.bytes);
 	rm_dir(dir);
 	cs_scenario_free(sc);
 }
@@ -1002,6 +1113,8 @@ static Suite *chakra_suite(void)
 	tcase_add_loop_test(tc, exported_scenario_imports_to_the_same_step_time, 0,
 			    sizeof round_trips / sizeof round_trips[0]);
 	tcase_add_test(tc, identical_rank_free_traces_decode_once);
+	tcase_add_test(tc, the_manifest_catches_a_changed_or_missing_file);
+	tcase_add_test(tc, an_export_over_its_size_bound_is_refused_before_writing);
 	tcase_add_loop_test(tc, a_lone_collective_takes_what_coll_says, 0, sizeof micro / sizeof micro[0]);
 	tcase_add_loop_test(tc, a_message_to_any_rank_takes_the_links_time, 0,
 			    sizeof far_sends / sizeof far_sends[0]);

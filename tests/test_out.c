@@ -531,6 +531,99 @@ START_TEST(check_refuses_an_input_and_a_missing_directory)
 }
 END_TEST
 
+/* The check before the work decides from stat and access alone: an old
+ * output (a hard-linked one, written in place) keeps its bytes, and no
+ * file appears. */
+START_TEST(check_touches_nothing)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char a[128], b[128], fresh[128];
+	snprintf(a, sizeof a, "%s/a.csv", d.path);
+	snprintf(b, sizeof b, "%s/b.csv", d.path);
+	snprintf(fresh, sizeof fresh, "%s/fresh.csv", d.path);
+	write_file(a, "old");
+	ck_assert_int_eq(link(a, b), 0);
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_out_check(b, NULL, 0, &diag), 0);
+	ck_assert_int_eq(cs_out_check(fresh, NULL, 0, &diag), 0);
+	char *got = slurp(a);
+	ck_assert_str_eq(got, "old");
+	free(got);
+	ck_assert_int_eq(tmpdir_count(&d), 2);
+	unlink(a);
+	tmpdir_remove(&d, "b.csv");
+}
+END_TEST
+
+/* A file written in place (here a second name of it) is opened only at
+ * commit: a run that fails leaves the old result. */
+START_TEST(in_place_waits_for_the_commit)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char a[128], b[128];
+	snprintf(a, sizeof a, "%s/a.csv", d.path);
+	snprintf(b, sizeof b, "%s/b.csv", d.path);
+	write_file(a, "old");
+	ck_assert_int_eq(link(a, b), 0);
+	cs_diag diag = { { 0 } };
+	cs_out *o = cs_out_open(b, &diag);
+	ck_assert_ptr_nonnull(o);
+	fputs("partial", cs_out_file(o));
+	fflush(cs_out_file(o));
+	char *got = slurp(a);
+	ck_assert_str_eq(got, "old");
+	free(got);
+	cs_out_abort(o);
+	got = slurp(a);
+	ck_assert_str_eq(got, "old");
+	free(got);
+	ck_assert_int_eq(put(b, &diag), 0);
+	got = slurp(a);
+	ck_assert_str_eq(got, "new");
+	free(got);
+	ck_assert_int_eq(tmpdir_count(&d), 2);
+	unlink(a);
+	tmpdir_remove(&d, "b.csv");
+}
+END_TEST
+
+/* A device that cannot take the result: the commit fails with the path
+ * and the reason. */
+START_TEST(a_full_device_is_a_write_error)
+{
+	if (access("/dev/full", W_OK) != 0)
+		return; /* no such device here */
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_out_check("/dev/full", NULL, 0, &diag), 0);
+	ck_assert_int_eq(put("/dev/full", &diag), -1);
+	ck_assert_str_eq(diag.msg, "cannot write '/dev/full': No space left on device");
+}
+END_TEST
+
+/* Two outputs are one file under the same path or two names of it. */
+START_TEST(same_output_by_path_or_inode)
+{
+	tmpdir d;
+	tmpdir_make(&d);
+	char a[128], b[128], dot[160], other[128];
+	snprintf(a, sizeof a, "%s/a.csv", d.path);
+	snprintf(b, sizeof b, "%s/b.csv", d.path);
+	snprintf(dot, sizeof dot, "%s/./a.csv", d.path);
+	snprintf(other, sizeof other, "%s/other.csv", d.path);
+	write_file(a, "x");
+	ck_assert_int_eq(link(a, b), 0);
+	ck_assert(cs_out_same(a, a));
+	ck_assert(cs_out_same(a, dot));
+	ck_assert(cs_out_same(a, b));
+	ck_assert(!cs_out_same(a, other));
+	ck_assert(!cs_out_same("-", "-"));
+	unlink(a);
+	tmpdir_remove(&d, "b.csv");
+}
+END_TEST
+
 /* A signal that ends the process removes the temporary file. */
 START_TEST(signal_removes_the_temporary_file)
 {
@@ -628,6 +721,10 @@ static Suite *out_suite(void)
 	tcase_add_test(tc, pipe_is_written_in_place);
 	tcase_add_test(tc, check_refuses_an_input_and_a_missing_directory);
 	tcase_add_test(tc, signal_removes_the_temporary_file);
+	tcase_add_test(tc, check_touches_nothing);
+	tcase_add_test(tc, in_place_waits_for_the_commit);
+	tcase_add_test(tc, a_full_device_is_a_write_error);
+	tcase_add_test(tc, same_output_by_path_or_inode);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tables");

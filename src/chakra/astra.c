@@ -22,6 +22,7 @@
 #include <yaml.h>
 
 #include "chakra/chakra.h"
+#include "chakra/chakra_int.h"
 #include "config/yaml_node.h"
 #include "core/file.h"
 
@@ -94,7 +95,7 @@ static cs_status read_network(const char *file, cs_chakra_astra *a, cs_diag *dia
 {
 	char *buf;
 	size_t len;
-	cs_status st = cs_file_read(file, (size_t)1 << 20, &buf, &len, diag);
+	cs_status st = cs_file_read(file, CS_CHAKRA_ASTRA_MAX_BYTES, &buf, &len, diag);
 	if (st != CS_OK)
 		return st;
 	yaml_parser_t yp;
@@ -271,13 +272,10 @@ static const char *algorithm_of(json_t *list)
 
 static cs_status read_system(const char *file, cs_chakra_astra *a, cs_diag *diag)
 {
-	json_error_t err;
-	json_t *root = json_load_file(file, JSON_REJECT_DUPLICATES, &err);
-	if (!root) {
-		snprintf(diag->msg, sizeof diag->msg, "%.600s:%d:%d: %.300s", file, err.line, err.column,
-			 err.text);
-		return CS_ERR_INPUT;
-	}
+	json_t *root;
+	cs_status rd = cs__chakra_json_load(file, CS_CHAKRA_ASTRA_MAX_BYTES, &root, diag);
+	if (rd != CS_OK)
+		return rd;
 	if (!json_is_object(root)) {
 		snprintf(diag->msg, sizeof diag->msg,
 			 "%.700s: not an ASTRA-sim system file (an object of "

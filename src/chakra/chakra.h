@@ -55,25 +55,40 @@ typedef struct cs_chakra_written {
 } cs_chakra_written;
 
 /* Build the scenario's programs and write DIR/<prefix>.<rank>.et for every
- * rank, and DIR/<prefix>.comm_group.json (each process group's ranks, for
- * ASTRA-sim's --comm-group-configuration). DIR must exist. Groups are named
- * KIND.INSTANCE ("tp.3") and an all-gather's comm_size is what it gathers
- * (as nccl-tests counts); with `astra_sim`, as ASTRA-sim reads them: groups
- * numbered 1, 2, ... (kind by kind, the instances of a kind in order; it
- * takes pg_name and the comm-group file's names as positive integers) and
- * an all-gather's comm_size the part each rank gives (its ring gathers
- * comm_size from every rank), the gathered size in cs_bytes. */
+ * rank, DIR/<prefix>.comm_group.json (each process group's ranks, for
+ * ASTRA-sim's --comm-group-configuration) and DIR/<prefix>.manifest (the
+ * ranks, the nodes, and each file's size and checksum, which
+ * cs_chakra_load checks). DIR must exist and hold none of these. Groups
+ * are named KIND.INSTANCE ("tp.3") and an all-gather's comm_size is what it
+ * gathers (as nccl-tests counts); with `astra_sim`, as ASTRA-sim reads
+ * them: groups numbered 1, 2, ... (kind by kind, the instances of a kind in
+ * order; it takes pg_name and the comm-group file's names as positive
+ * integers) and an all-gather's comm_size the part each rank gives (its
+ * ring gathers comm_size from every rank), the gathered size in cs_bytes.
+ * Before anything is written the size is estimated (each pipeline stage's
+ * first rank encoded, times the ranks of a stage): over `max_bytes`, the
+ * export is refused (CS_ERR_INPUT, the size in the message). A failure to
+ * write is CS_ERR_SIM. */
 cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix, int astra_sim,
-			   cs_chakra_written *out, cs_diag *diag);
+			   int64_t max_bytes, cs_chakra_written *out, cs_diag *diag);
+
+/* The default bound on an export's size: 1 GiB. */
+#define CS_CHAKRA_EXPORT_MAX_BYTES ((int64_t)1 << 30)
 
 /* Write one rank's program `p` (its pipeline stage's template, which
  * `progs` indexes by stage) to the open stream `f`, named `name` in
  * messages. `pg_base`, when not NULL, writes for ASTRA-sim (see
  * cs_chakra_export): group instance i of kind k is numbered pg_base[k] + i.
- * Adds to out->nodes and out->bytes. */
+ * Adds to out->nodes and out->bytes. With `f` NULL nothing is written: the
+ * bytes and nodes are counted alone. */
 cs_status cs_chakra_write_rank(FILE *f, const char *name, const cs_scenario *sc, const cs_mesh *mesh,
 			       const cs_program *progs, int64_t rank, const int64_t *pg_base,
 			       cs_chakra_written *out, cs_diag *diag);
+
+/* The largest input files read: a comm-group file, and ASTRA-sim's
+ * network.yml and system.json (each read whole). */
+#define CS_CHAKRA_GROUPS_MAX_BYTES ((size_t)64 << 20)
+#define CS_CHAKRA_ASTRA_MAX_BYTES ((size_t)1 << 20)
 
 /* Named process groups, from a comm-group file. */
 typedef struct cs_chakra_groups cs_chakra_groups;

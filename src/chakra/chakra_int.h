@@ -1,7 +1,7 @@
 /*
- * chakra_int.h - what export.c, export_set.c, import.c and import_set.c
- * share: the varint framing and the collective types. Private to
- * src/chakra.
+ * chakra_int.h - what the files of src/chakra share: the varint framing,
+ * the collective types, the JSON files' reader, the checksum of a file's
+ * bytes and the manifest of an export. Private to src/chakra.
  */
 #ifndef CS_CHAKRA_CHAKRA_INT_H
 #define CS_CHAKRA_CHAKRA_INT_H
@@ -95,5 +95,51 @@ typedef struct cs__chakra_graph {
  * dependencies close a cycle, they are all left out (g->ctrl_cycle) and
  * the data dependencies alone order the nodes, as Chakra's feeder does. */
 cs_status cs__chakra_place(cs__chakra_graph *g, cs_program *p, cs_diag *diag);
+
+/* Read the JSON file `path` whole (a regular file of at most `limit`
+ * bytes, cs_file_read's messages) and parse it, duplicate keys refused:
+ * *out, which the caller frees with json_decref, or CS_ERR_INPUT with
+ * "PATH:LINE:COL: reason". */
+struct json_t;
+cs_status cs__chakra_json_load(const char *path, size_t limit, struct json_t **out, cs_diag *diag);
+
+/* A checksum of `len` bytes (FNV-1a, eight bytes at a time; never 0): the
+ * manifest's, and the key under which identical traces share a decode. */
+uint64_t cs__chakra_checksum(const void *buf, size_t len);
+
+/* An export's manifest (manifest.c): the ranks and nodes written and each
+ * file's name (no folder), size and checksum. */
+typedef struct cs__chakra_manifest_entry {
+	char *name;
+	unsigned long long size;
+	uint64_t sum;
+	int seen; /* checked by this load */
+} cs__chakra_manifest_entry;
+
+typedef struct cs__chakra_manifest {
+	char path[4096];
+	int64_t ranks, nodes;
+	cs__chakra_manifest_entry *e;
+	size_t n;
+} cs__chakra_manifest;
+
+/* Write the manifest `path` (a new file) of files[0..nfiles), each read
+ * back for its size and checksum. CS_ERR_SIM when it cannot be written. */
+cs_status cs__chakra_manifest_write(const char *path, int64_t ranks, int64_t nodes, char *const *files,
+				    size_t nfiles, cs_diag *diag);
+/* Read one ("PATH:LINE: ..." for a line it cannot read); the caller frees
+ * it with cs__chakra_manifest_free. */
+cs_status cs__chakra_manifest_load(const char *path, cs__chakra_manifest **out, cs_diag *diag);
+void cs__chakra_manifest_free(cs__chakra_manifest *m);
+/* The entry of the file `path` (its name after the last '/'), or NULL. */
+cs__chakra_manifest_entry *cs__chakra_manifest_find(cs__chakra_manifest *m, const char *path);
+/* The bytes read from `path` are what the manifest lists (and it is marked
+ * seen): CS_OK, or CS_ERR_INPUT when the manifest has no such file or its
+ * size or checksum differs. */
+cs_status cs__chakra_manifest_check(cs__chakra_manifest *m, const char *path, const void *buf, size_t len,
+				    cs_diag *diag);
+/* CS_ERR_INPUT naming the first file the manifest lists that was not seen
+ * in folder `dir`. */
+cs_status cs__chakra_manifest_missing(const cs__chakra_manifest *m, const char *dir, cs_diag *diag);
 
 #endif

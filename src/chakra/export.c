@@ -52,7 +52,7 @@ typedef struct writer {
 
 static void put_bytes(writer *w, const void *p, size_t n)
 {
-	if (!w->failed && fwrite(p, 1, n, w->f) != n)
+	if (!w->failed && w->f && fwrite(p, 1, n, w->f) != n)
 		w->failed = 1;
 	w->out->bytes += (int64_t)n;
 }

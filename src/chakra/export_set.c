@@ -1,14 +1,16 @@
 /*
  * export_set.c - cs_chakra_export: build a scenario's programs and write
- * every rank's trace, and the process groups ASTRA-sim needs to resolve
- * their names.
+ * every rank's trace, the process groups ASTRA-sim needs to resolve
+ * their names, and the manifest; the size estimated first.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chakra/chakra.h"
+#include "chakra/chakra_int.h"
 #include "hw/files.h"
 #include "program/build.h"
 
@@ -49,10 +51,10 @@ static void number_groups(const cs_scenario *sc, const cs_mesh *m, unsigned used
 static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_mesh *m, unsigned used,
 			      const int64_t *base, cs_diag *diag)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen(path, "wx");
 	if (!f) {
-		snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s'", path);
-		return CS_ERR_INPUT;
+		snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s': %s", path, strerror(errno));
+		return CS_ERR_SIM;
 	}
 	int64_t gpn = sc->cluster.gpus_per_node;
 	int first = 1;
@@ -88,13 +90,60 @@ static cs_status write_groups(const char *path, const cs_scenario *sc, const cs_
 	fputs("\n}\n", f);
 	if (ferror(f) | (fclose(f) != 0)) {
 		snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s'", path);
-		return CS_ERR_INPUT;
+		return CS_ERR_SIM;
 	}
 	return CS_OK;
 }
 
+/* `bytes` as "1.50 GiB" or "3.2 MiB", in buf (32 bytes). */
+static const char *size_text(int64_t bytes, char *buf)
+{
+	if (bytes >= (int64_t)1 << 30)
+		snprintf(buf, 32, "%.2f GiB", (double)bytes / (double)((int64_t)1 << 30));
+	else
+		snprintf(buf, 32, "%.1f MiB", (double)bytes / (double)(1 << 20));
+	return buf;
+}
+
+/* The export's size before it is written: each stage's first rank
+ * encoded without writing, times the ranks of a stage. Over max_bytes,
+ * CS_ERR_INPUT with the size. */
+static cs_status check_size(const cs_scenario *sc, const cs_mesh *m, const cs_program *progs,
+			    const int64_t *pg_base, int64_t max_bytes, cs_diag *diag)
+{
+	int64_t pp = sc->parallel.pp, per_stage = m->world / pp, seen = 0;
+	cs_chakra_written est = { 0 };
+	uint8_t *done = calloc((size_t)pp, 1);
+	if (!done) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory");
+		return CS_ERR_NOMEM;
+	}
+	cs_status st = CS_OK;
+	for (int64_t r = 0; st == CS_OK && r < m->world && seen < pp; r++) {
+		int64_t stage = cs_mesh_coord(m, r, CS_AXIS_PP);
+		if (done[stage])
+			continue;
+		done[stage] = 1;
+		seen++;
+		cs_chakra_written one = { 0 };
+		st = cs_chakra_write_rank(NULL, "the size estimate", sc, m, progs, r, pg_base, &one, diag);
+		est.bytes += one.bytes * per_stage;
+		est.nodes += one.nodes * per_stage;
+	}
+	free(done);
+	if (st == CS_OK && est.bytes > max_bytes) {
+		char want[32], limit[32];
+		snprintf(diag->msg, sizeof diag->msg,
+			 "the export would write about %s (%" PRId64 " ranks, %" PRId64
+			 " nodes), more than the limit of %s ('--max-size' raises it)",
+			 size_text(est.bytes, want), m->world, est.nodes, size_text(max_bytes, limit));
+		st = CS_ERR_INPUT;
+	}
+	return st;
+}
+
 cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix, int astra_sim,
-			   cs_chakra_written *out, cs_diag *diag)
+			   int64_t max_bytes, cs_chakra_written *out, cs_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	cs_kprof *prof = NULL;
@@ -110,6 +159,15 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 	if (st == CS_OK)
 		number_groups(sc, &mesh, kinds_used(progs, n), base);
 	const int64_t *pg_base = astra_sim ? base : NULL;
+	if (st == CS_OK)
+		st = check_size(sc, &mesh, progs, pg_base, max_bytes, diag);
+	/* the files written, for the manifest: a rank each and the groups */
+	char **files = st == CS_OK ? calloc((size_t)mesh.world + 1, sizeof *files) : NULL;
+	size_t nfiles = 0;
+	if (st == CS_OK && !files) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory");
+		st = CS_ERR_NOMEM;
+	}
 	char path[4096];
 	for (int64_t r = 0; st == CS_OK && r < mesh.world; r++) {
 		char tail[32];
@@ -119,16 +177,22 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 			st = CS_ERR_INPUT;
 			break;
 		}
-		FILE *f = fopen(path, "wb");
+		FILE *f = fopen(path, "wbx");
 		if (!f) {
-			snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s'", path);
-			st = CS_ERR_INPUT;
+			snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s': %s", path,
+				 strerror(errno));
+			st = CS_ERR_SIM;
 			break;
 		}
 		st = cs_chakra_write_rank(f, path, sc, &mesh, progs, r, pg_base, out, diag);
 		if ((fclose(f) != 0) && st == CS_OK) {
-			snprintf(diag->msg, sizeof diag->msg, "%.900s: cannot write", path);
-			st = CS_ERR_INPUT;
+			snprintf(diag->msg, sizeof diag->msg, "cannot write '%.900s': %s", path,
+				 strerror(errno));
+			st = CS_ERR_SIM;
+		}
+		if (st == CS_OK && !(files[nfiles++] = strdup(path))) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			st = CS_ERR_NOMEM;
 		}
 		out->files++;
 	}
@@ -140,7 +204,22 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 		} else {
 			st = write_groups(path, sc, &mesh, kinds_used(progs, n), pg_base, diag);
 		}
+		if (st == CS_OK && !(files[nfiles++] = strdup(path))) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			st = CS_ERR_NOMEM;
+		}
 	}
+	if (st == CS_OK) {
+		if (path_of(path, sizeof path, dir, prefix, "manifest")) {
+			snprintf(diag->msg, sizeof diag->msg, "output path under '%.900s' too long", dir);
+			st = CS_ERR_INPUT;
+		} else {
+			st = cs__chakra_manifest_write(path, mesh.world, out->nodes, files, nfiles, diag);
+		}
+	}
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
 	cs_plan_programs_free(progs, n);
 	cs_kprof_free(prof);
 	return st;

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "chakra/chakra.h"
+#include "chakra/chakra_int.h"
+#include "core/file.h"
 
 typedef struct named {
 	char *name;
@@ -89,19 +91,32 @@ nomem:
 	return CS_ERR_NOMEM;
 }
 
-cs_status cs_chakra_groups_load(const char *path, cs_chakra_groups **out, cs_diag *diag)
+cs_status cs__chakra_json_load(const char *path, size_t limit, json_t **out, cs_diag *diag)
 {
-	json_error_t err;
+	char *buf;
+	size_t len;
 	*out = NULL;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-	if (!root) {
-		if (err.line < 0)
-			snprintf(diag->msg, sizeof diag->msg, "cannot read '%.900s': %.100s", path, err.text);
-		else
-			snprintf(diag->msg, sizeof diag->msg, "%.900s:%d:%d: %.100s", path, err.line,
-				 err.column, err.text);
+	cs_status st = cs_file_read(path, limit, &buf, &len, diag);
+	if (st != CS_OK)
+		return st;
+	json_error_t err;
+	*out = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+	free(buf);
+	if (!*out) {
+		snprintf(diag->msg, sizeof diag->msg, "%.800s:%d:%d: %.200s", path, err.line, err.column,
+			 err.text);
 		return CS_ERR_INPUT;
 	}
+	return CS_OK;
+}
+
+cs_status cs_chakra_groups_load(const char *path, cs_chakra_groups **out, cs_diag *diag)
+{
+	json_t *root;
+	*out = NULL;
+	cs_status rd = cs__chakra_json_load(path, CS_CHAKRA_GROUPS_MAX_BYTES, &root, diag);
+	if (rd != CS_OK)
+		return rd;
 	cs_status st;
 	cs_chakra_groups *gs = calloc(1, sizeof *gs);
 	if (!json_is_object(root)) {

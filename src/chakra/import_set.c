@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "chakra/chakra.h"
+#include "chakra/chakra_int.h"
 #include "core/file.h"
 
-#define MAX_TEMPLATES 65535 /* the runner keeps a template index in 16 bits */
-#define MAX_TRACE_BYTES ((size_t)1 << 34)
+#define MAX_TEMPLATES 65535               /* the runner keeps a template index in 16 bits */
+#define MAX_TRACE_BYTES ((size_t)1 << 32) /* a rank's trace is read whole: 4 GiB at most */
 
 struct cs_chakra_set {
 	cs_program *progs;
@@ -43,22 +45,6 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h;
-}
-
-/* The hash of a trace's bytes, eight at a time (a file is read whole
- * anyway; this keeps 16,384 identical traces to about the cost of reading
- * them). */
-static uint64_t content_hash(const char *buf, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ len;
-	size_t i = 0;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, buf + i, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	return fnv(h, buf + i, len - i) | 1;
 }
 
 #define MIX(h, x)                               \
@@ -195,12 +181,14 @@ static int64_t find_or_add(cs_chakra_set *s, table *t, cs_program *p, cs_diag *d
 static int pytorch_et(const char *path)
 {
 	char head[4097];
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	long long size;
+	cs_diag d;
+	int fd = cs_file_open(path, &size, &d); /* a FIFO is not waited on */
+	if (fd < 0)
 		return 0;
-	size_t n = fread(head, 1, sizeof head - 1, f);
-	fclose(f);
-	head[n] = 0;
+	ssize_t n = read(fd, head, sizeof head - 1);
+	close(fd);
+	head[n > 0 ? n : 0] = 0;
 	size_t i = strspn(head, " \t\r\n");
 	return head[i] == '{' && strstr(head, "\"schema\"") && strstr(head, "\"nodes\"");
 }
@@ -299,7 +287,8 @@ static cs_status find_traces(const char *path, char *dir, size_t dcap, char *pre
 }
 
 static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefix, const cs_scenario *sc,
-			    const cs_chakra_groups *groups, table *ptab, table *ctab, cs_diag *diag)
+			    const cs_chakra_groups *groups, cs__chakra_manifest *man, table *ptab,
+			    table *ctab, cs_diag *diag)
 {
 	cs_mesh mesh;
 	cs_mesh_init(&mesh, &sc->parallel);
@@ -310,6 +299,8 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 		char *buf;
 		size_t len;
 		struct stat sb;
+		if (stat(path, &sb) != 0 && man && cs__chakra_manifest_find(man, path))
+			return cs__chakra_manifest_missing(man, dir, diag);
 		if (stat(path, &sb) != 0) {
 			snprintf(diag->msg, sizeof diag->msg,
 				 "missing trace '%.900s' of rank %" PRId64 " (the scenario has %" PRId64
@@ -318,10 +309,15 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 			return CS_ERR_INPUT;
 		}
 		cs_status st = cs_file_read(path, MAX_TRACE_BYTES, &buf, &len, diag);
-		if (st != CS_OK)
+		if (st == CS_OK && man)
+			st = cs__chakra_manifest_check(man, path, buf, len, diag);
+		if (st != CS_OK) {
+			if (buf)
+				free(buf);
 			return st;
+		}
 		s->files++;
-		uint64_t ch = content_hash(buf, len);
+		uint64_t ch = cs__chakra_checksum(buf, len);
 		int found;
 		int32_t *cv = slot(ctab, ch, &found);
 		if (found) {
@@ -359,19 +355,46 @@ static cs_status load_ranks(cs_chakra_set *s, const char *dir, const char *prefi
 
 /* The comm-group file asked for, or DIR/PREFIX.comm_group.json when there
  * is one, or none. */
-static cs_status load_groups(const char *asked, const char *dir, const char *prefix, cs_chakra_groups **out,
-			     cs_diag *diag)
+static cs_status load_groups(const char *asked, const char *dir, const char *prefix, cs__chakra_manifest *man,
+			     cs_chakra_groups **out, cs_diag *diag)
 {
 	char path[4400];
 	struct stat sb;
 	*out = NULL;
-	if (asked)
-		return cs_chakra_groups_load(asked, out, diag);
 	snprintf(path, sizeof path, "%s%s%s.comm_group.json", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
 		 prefix);
+	cs__chakra_manifest_entry *e = man ? cs__chakra_manifest_find(man, path) : NULL;
+	if (asked) {
+		if (e)
+			e->seen = 1; /* another file serves: the export's is not read */
+		return cs_chakra_groups_load(asked, out, diag);
+	}
+	if (stat(path, &sb) != 0)
+		return CS_OK; /* none; a manifest that lists one says so at the end */
+	if (e) {
+		char *buf;
+		size_t len;
+		cs_status st = cs_file_read(path, CS_CHAKRA_GROUPS_MAX_BYTES, &buf, &len, diag);
+		if (st == CS_OK)
+			st = cs__chakra_manifest_check(man, path, buf, len, diag);
+		free(buf);
+		if (st != CS_OK)
+			return st;
+	}
+	return cs_chakra_groups_load(path, out, diag);
+}
+
+/* DIR/<prefix>.manifest when the traces have one (an export's; other
+ * tools' traces have none), else NULL. */
+static cs_status load_manifest(const char *dir, const char *prefix, cs__chakra_manifest **out, cs_diag *diag)
+{
+	char path[4400];
+	struct stat sb;
+	*out = NULL;
+	snprintf(path, sizeof path, "%s%s%s.manifest", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", prefix);
 	if (stat(path, &sb) != 0)
 		return CS_OK;
-	return cs_chakra_groups_load(path, out, diag);
+	return cs__chakra_manifest_load(path, out, diag);
 }
 
 cs_status cs_chakra_load(const char *path, const char *groups_file, const cs_scenario *sc,
@@ -392,8 +415,13 @@ cs_status cs_chakra_load(const char *path, const char *groups_file, const cs_sce
 			 path, maxrank, world);
 		return CS_ERR_INPUT;
 	}
-	if ((st = load_groups(groups_file, dir, prefix, &groups, diag)) != CS_OK)
+	cs__chakra_manifest *man = NULL;
+	if ((st = load_manifest(dir, prefix, &man, diag)) != CS_OK)
 		return st;
+	if ((st = load_groups(groups_file, dir, prefix, man, &groups, diag)) != CS_OK) {
+		cs__chakra_manifest_free(man);
+		return st;
+	}
 	cs_chakra_set *s = calloc(1, sizeof *s);
 	table ptab = { .cap = 2 * world + 64 }, ctab = { .cap = 2 * world + 64 };
 	ptab.key = calloc((size_t)ptab.cap, sizeof(uint64_t));
@@ -406,8 +434,11 @@ cs_status cs_chakra_load(const char *path, const char *groups_file, const cs_sce
 		snprintf(diag->msg, sizeof diag->msg, "out of memory");
 		st = CS_ERR_NOMEM;
 	} else {
-		st = load_ranks(s, dir, prefix, sc, groups, &ptab, &ctab, diag);
+		st = load_ranks(s, dir, prefix, sc, groups, man, &ptab, &ctab, diag);
 	}
+	if (st == CS_OK && man)
+		st = cs__chakra_manifest_missing(man, dir, diag);
+	cs__chakra_manifest_free(man);
 	cs_chakra_groups_free(groups);
 	free(ptab.key);
 	free(ptab.val);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "hw/files.h"
 #include "report/out.h"
 
 int cs_args_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
@@ -163,14 +164,23 @@ int cs_cli_color(int fd)
 }
 
 int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts, const char *const *inputs,
-			 size_t ninputs)
+			 size_t ninputs, const cs_scenario *sc)
 {
 	cs_diag diag = { { 0 } };
+	char named[CS_HW_NAMED_FILES][CS_HW_NAMED_PATH];
+	const char *all[CS_CLI_MAX_INPUTS + CS_HW_NAMED_FILES];
+	size_t nall = 0;
+	for (size_t i = 0; i < ninputs && nall < CS_CLI_MAX_INPUTS; i++)
+		all[nall++] = inputs[i];
+	for (int i = 0, n = sc ? cs_hw_named_files(sc, named) : 0; i < n; i++)
+		all[nall++] = named[i];
+	inputs = all;
+	ninputs = nall;
 	for (size_t i = 0; i < nouts; i++) {
 		if (!outs[i])
 			continue;
 		for (size_t j = 0; j < i; j++)
-			if (outs[j] && strcmp(outs[i], outs[j]) == 0 && strcmp(outs[i], "-") != 0) {
+			if (outs[j] && cs_out_same(outs[i], outs[j])) {
 				fprintf(stderr, "clustersim %s: '%s' is given for two outputs\n", cmd,
 					outs[i]);
 				return 2;

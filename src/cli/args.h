@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "config/scenario.h"
+
 typedef struct cs_opt {
 	const char *name; /* without the dashes */
 	int has_arg;
@@ -84,9 +86,12 @@ char *cs_cli_clean(char *msg, size_t cap);
 #define CS_CLEAN(d) cs_cli_clean((d).msg, sizeof(d).msg)
 
 /* Before the work: each output outs[i] (NULL entries skipped) can be
- * written and is none of the inputs, and no two outputs are the same
- * path. 0, or 2 after printing "clustersim CMD: <message>". */
+ * written and is none of the inputs (nor, with a scenario `sc`, the kernel
+ * profile or calibration it names), and no two outputs are one file. 0, or
+ * 2 after printing "clustersim CMD: <message>". At most CS_CLI_MAX_INPUTS
+ * inputs are looked at. */
+#define CS_CLI_MAX_INPUTS 16
 int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts, const char *const *inputs,
-			 size_t ninputs);
+			 size_t ninputs, const cs_scenario *sc);
 
 #endif

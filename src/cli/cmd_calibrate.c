@@ -186,16 +186,16 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 	cs_out *o = cs_out_open(path, &diag);
 	if (!o) {
 		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	if (cs_calib_write(cs_out_file(o), scenario, source, cal) != 0) {
 		cs_out_abort(o);
 		fprintf(stderr, "clustersim calibrate: cannot write '%s'\n", path);
-		return 2;
+		return 1;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	return 0;
 }
@@ -275,8 +275,8 @@ int cs_cmd_calibrate(int argc, char **argv)
 	int prc = parse(&a, &r);
 	if (prc)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
-	const char *outs[] = { r.out }, *ins[] = { r.in.trace, r.in.sc.file, r.nccl };
-	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 3) != 0)
+	const char *outs[] = { r.out }, *ins[] = { r.in.trace, r.in.sc.file, r.nccl, r.in.classes };
+	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 4, NULL) != 0)
 		return 2;
 	if (r.nccl)
 		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force);
@@ -287,6 +287,11 @@ int cs_cmd_calibrate(int argc, char **argv)
 	if (st != CS_OK) {
 		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", CS_CLEAN(diag));
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
+	}
+	/* the scenario's own kernel profile and calibration are inputs too */
+	if (cs_cli_check_outputs("calibrate", outs, 1, NULL, 0, before.sc) != 0) {
+		cs_compare_close(&before);
+		return 2;
 	}
 	char why[2048];
 	if (cs_compare_device(&before, why, sizeof why))

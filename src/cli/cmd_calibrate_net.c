@@ -189,6 +189,9 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		goto done;
 	}
+	const char *outs[] = { out };
+	if (cs_cli_check_outputs("calibrate", outs, 1, NULL, 0, sc) != 0)
+		goto done;
 	m = calloc(set.n, sizeof *m);
 	series = calloc(set.n, sizeof *series);
 	if (!m || !series) {

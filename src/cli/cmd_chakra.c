@@ -5,9 +5,11 @@
  */
 #include "cli/commands.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "coll/coll.h"
+#include "config/config.h"
 #include "config/scenario.h"
 #include "model/model.h"
 #include "program/mesh.h"
@@ -32,13 +35,18 @@ static const char export_help[] =
 	"\n"
 	"Write the programs SCENARIO's ranks run as MLCommons Chakra execution\n"
 	"traces, one file per rank, DIR/PREFIX.<rank>.et (the names ASTRA-sim reads),\n"
-	"and the process groups as DIR/PREFIX.comm_group.json (ASTRA-sim's\n"
-	"--comm-group-configuration). Compute nodes carry the durations of\n"
+	"the process groups as DIR/PREFIX.comm_group.json (ASTRA-sim's\n"
+	"--comm-group-configuration) and DIR/PREFIX.manifest (each file's size and\n"
+	"checksum, which run-chakra checks). Compute nodes carry the durations of\n"
 	"clustersim's compute model; collectives their type, size and process group;\n"
 	"pipeline messages are send/receive pairs. See docs/chakra.md.\n"
 	"\n"
 	"options:\n"
-	"  --out DIR           the directory to write (made when missing)\n"
+	"  --out DIR           the directory to write: made whole in a temporary\n"
+	"                      folder beside it and renamed into place; an old\n"
+	"                      export there is replaced (a folder holding other\n"
+	"                      files is refused)\n"
+	"  --max-size SIZE     refuse an export estimated larger (default 1GiB)\n"
 	"  --prefix NAME       file name prefix (default: the scenario's name)\n"
 	"  --astra-sim         write what ASTRA-sim reads: process groups named 1,\n"
 	"                      2, ... (not tp.0, dp.3, ...), an all-gather's size\n"
@@ -103,12 +111,14 @@ enum {
 	O_GROUPS,
 	O_ASTRA,
 	O_ASTRA_NET,
-	O_ASTRA_SYS
+	O_ASTRA_SYS,
+	O_MAX_SIZE
 };
 
 static const cs_opt export_opts[] = {
 	{ "out", 1, O_OUT },   { "prefix", 1, O_PREFIX },   { "set", 1, O_SET },
-	{ "help", 0, O_HELP }, { "astra-sim", 0, O_ASTRA }, { 0, 0, 0 },
+	{ "help", 0, O_HELP }, { "astra-sim", 0, O_ASTRA }, { "max-size", 1, O_MAX_SIZE },
+	{ 0, 0, 0 },
 };
 
 static const cs_opt run_opts[] = {
@@ -278,12 +288,111 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* What an export's folder may hold to be replaced: its traces, process
+ * groups and manifest (a name ending .et, .comm_group.json or .manifest).
+ * 0 when `dir` is missing, empty or such a folder (*old set when it holds
+ * anything), else 2 after saying what is in the way. */
+static int replaceable(const char *dir, int *old)
+{
+	static const char *const tails[] = { ".et", ".comm_group.json", ".manifest" };
+	struct stat sb;
+	*old = 0;
+	if (stat(dir, &sb) != 0)
+		return 0;
+	if (!S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "clustersim export-chakra: cannot write '%s': it is not a directory\n", dir);
+		return 2;
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "clustersim export-chakra: cannot open '%s': %s\n", dir, strerror(errno));
+		return 2;
+	}
+	int rc = 0;
+	for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		size_t n = strlen(e->d_name);
+		int ours = 0;
+		for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+			size_t k = strlen(tails[t]);
+			ours |= n > k && strcmp(e->d_name + n - k, tails[t]) == 0;
+		}
+		if (!ours) {
+			fprintf(stderr,
+				"clustersim export-chakra: cannot replace '%s': it holds '%s', which is no "
+				"part of an export (give a new or empty directory)\n",
+				dir, e->d_name);
+			rc = 2;
+		}
+		*old = 1;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Remove the files of `dir` and the folder (an export's: no subfolders). */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		char path[4400];
+		for (struct dirent *e; (e = readdir(d)) != NULL;)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+			    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+				unlink(path);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* `base` (its trailing slashes dropped) with `tail`, "DIR.tmp.XXXXXX", as a
+ * folder mkdtemp makes beside it: 0, or -1 with errno. */
+static int sibling_dir(const char *base, const char *tail, char *out, size_t cap)
+{
+	size_t n = strlen(base);
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	if (snprintf(out, cap, "%.*s%s", (int)n, base, tail) >= (int)cap) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return mkdtemp(out) ? 0 : -1;
+}
+
+/* Put the finished export `tmp` where `out` is: renamed over a missing or
+ * empty folder; an old export is moved aside first and removed after. 0, or
+ * 1 after saying why (the export is left in tmp). */
+static int put_in_place(const char *tmp, const char *out, int old)
+{
+	char aside[4200] = "";
+	if (old && (sibling_dir(out, ".old.XXXXXX", aside, sizeof aside) != 0 || rename(out, aside) != 0)) {
+		fprintf(stderr, "clustersim export-chakra: cannot move the old export '%s' aside: %s\n", out,
+			strerror(errno));
+		if (aside[0])
+			rmdir(aside);
+		return 1;
+	}
+	if (rename(tmp, out) != 0) {
+		int err = errno;
+		if (aside[0])
+			(void)rename(aside, out); /* the old export back */
+		fprintf(stderr, "clustersim export-chakra: cannot rename '%s' to '%s': %s\n", tmp, out,
+			strerror(err));
+		return 1;
+	}
+	if (aside[0])
+		remove_dir(aside);
+	return 0;
+}
+
 int cs_cmd_export_chakra(int argc, char **argv)
 {
 	cs_args a;
 	cs_scenario_args sa = { 0 };
 	const char *out = NULL, *prefix = NULL, *val;
 	int id, astra_sim = 0;
+	double max_size = (double)CS_CHAKRA_EXPORT_MAX_BYTES;
 	cs_args_init(&a, "export-chakra", argc, argv);
 	while ((id = cs_args_next(&a, export_opts, &val)) != CS_ARGS_END) {
 		switch (id) {
@@ -300,6 +409,13 @@ int cs_cmd_export_chakra(int argc, char **argv)
 				return cs_args_fail(&a, "bad prefix '%s' (a file name, no '/')", val);
 			prefix = val;
 			break;
+		case O_MAX_SIZE: {
+			char msg[256];
+			if (cs_parse_size(val, &max_size, msg, sizeof msg) != CS_OK || max_size < 1)
+				return cs_args_fail(&a, "bad value '%s' for '--max-size' (a size, e.g. 4GiB)",
+						    val);
+			break;
+		}
 		case O_HELP: fputs(export_help, stdout); return 0;
 		}
 	}
@@ -307,27 +423,40 @@ int cs_cmd_export_chakra(int argc, char **argv)
 		return cs_args_fail(&a, "no scenario file given");
 	if (!out)
 		return cs_args_fail(&a, "no output directory given (--out DIR)");
+	int old;
+	if (replaceable(out, &old) != 0)
+		return 2;
 	cs_scenario *sc = NULL;
 	int rc = load(&sa, &sc);
 	if (rc)
 		return rc;
 	cs_diag diag = { { 0 } };
 	cs_status st;
-	char pre[128];
+	char pre[128], tmp[4200];
 	default_prefix(prefix ? prefix : sc->name, pre, sizeof pre);
-	if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-		fprintf(stderr, "clustersim export-chakra: cannot make directory '%s': %s\n", out,
+	/* a fresh folder beside DIR, renamed into place once whole */
+	if (sibling_dir(out, ".tmp.XXXXXX", tmp, sizeof tmp) != 0) {
+		fprintf(stderr, "clustersim export-chakra: cannot make a directory beside '%s': %s\n", out,
 			strerror(errno));
 		cs_scenario_free(sc);
 		return 2;
 	}
+	mode_t mask = umask(022);
+	umask(mask);
+	(void)chmod(tmp, 0777 & ~mask); /* mkdtemp's 0700 is for while it is made */
 	cs_chakra_written w;
 	double t0 = now_s();
-	st = cs_chakra_export(sc, out, pre, astra_sim, &w, &diag);
+	st = cs_chakra_export(sc, tmp, pre, astra_sim, max_size < 9.2e18 ? (int64_t)max_size : INT64_MAX, &w,
+			      &diag);
 	cs_scenario_free(sc);
 	if (st != CS_OK) {
+		remove_dir(tmp);
 		fprintf(stderr, "clustersim export-chakra: %s\n", CS_CLEAN(diag));
 		return st == CS_ERR_INPUT ? 2 : 1;
+	}
+	if (put_in_place(tmp, out, old) != 0) {
+		remove_dir(tmp);
+		return 1;
 	}
 	printf("wrote %lld traces of %lld distinct program%s (%lld nodes, %.1f MB) to %s/%s.<rank>.et "
 	       "in %.2f s; process groups in %s/%s.comm_group.json\n",

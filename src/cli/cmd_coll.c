@@ -576,7 +576,7 @@ static int write_json(const char *path, const cs_nccl_run *run, cs_coll *coll)
 	cs_out *o = cs_out_open(path, &diag);
 	if (!o) {
 		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
-		return CS_ERR_INPUT;
+		return CS_ERR_SIM;
 	}
 	char now[64];
 	time_t t = time(NULL);
@@ -584,11 +584,12 @@ static int write_json(const char *path, const cs_nccl_run *run, cs_coll *coll)
 	strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
 	if (cs_nccl_write_json(cs_out_file(o), run, coll, now) != 0) {
 		cs_out_abort(o);
-		return bad("cannot write '%s'%s", path, "");
+		fprintf(stderr, "clustersim coll: cannot write '%s'\n", path);
+		return CS_ERR_SIM;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
-		return CS_ERR_INPUT;
+		return CS_ERR_SIM;
 	}
 	return 0;
 }

@@ -154,8 +154,8 @@ static int parse(cs_args *a, goodput_args *r)
 	return 0;
 }
 
-/* Write through cs_out: 0, or 2 (1 for a timeline short of memory) after
- * printing the problem. */
+/* Write through cs_out: 0, or 1 after printing the
+ * problem (the output cannot be written, or no memory for the timeline). */
 static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_report *g, int json,
 		     const cs_goodput_timeline *tl, const cs_rel_run *run)
 {
@@ -174,7 +174,7 @@ static int write_out(const char *path, const cs_scenario *sc, const cs_goodput_r
 			return 0;
 	}
 	fprintf(stderr, "clustersim goodput: %s\n", CS_CLEAN(diag));
-	return 2;
+	return 1;
 }
 
 int cs_cmd_goodput(int argc, char **argv)
@@ -187,12 +187,14 @@ int cs_cmd_goodput(int argc, char **argv)
 	int rc = parse(&a, &r);
 	if (rc)
 		return rc == CS_ARGS_HELP_SHOWN ? 0 : 2;
-	const char *outs[] = { r.out, r.plot }, *ins[] = { r.sc.file };
-	if (cs_cli_check_outputs("goodput", outs, 2, ins, 1) != 0)
-		return 2;
 	cs_status st = cs_scenario_load(r.sc.file, r.sc.sets, r.sc.nsets, &sc, &diag);
 	if (st != CS_OK) {
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
+		return 2;
+	}
+	const char *outs[] = { r.out, r.plot }, *ins[] = { r.sc.file };
+	if (cs_cli_check_outputs("goodput", outs, 2, ins, 1, sc) != 0) {
+		cs_scenario_free(sc);
 		return 2;
 	}
 	cs_cli_progress pr;

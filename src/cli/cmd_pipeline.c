@@ -171,16 +171,16 @@ static int write_timeline(const char *path, const cs_pipe_result *r, double tpu)
 
 	if (!o) {
 		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	if (cs_svg_pipeline(cs_out_file(o), r, tpu, "input units") != 0) {
 		fprintf(stderr, "clustersim pipeline: cannot write '%s'\n", path);
 		cs_out_abort(o);
-		return 2;
+		return 1;
 	}
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim pipeline: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	return 0;
 }
@@ -195,7 +195,7 @@ int cs_cmd_pipeline(int argc, char **argv)
 	if (rc != 0)
 		return rc == 1 ? 0 : rc;
 	const char *outs[] = { a.timeline };
-	if (cs_cli_check_outputs("pipeline", outs, 1, NULL, 0) != 0)
+	if (cs_cli_check_outputs("pipeline", outs, 1, NULL, 0, NULL) != 0)
 		return 2;
 	/* an SVG no viewer opens is refused before it is drawn: up to three
 	 * boxes (F, B, W) per stage, micro-batch and chunk, ~240 bytes each */
@@ -225,7 +225,5 @@ int cs_cmd_pipeline(int argc, char **argv)
 	else if (rc == 0)
 		cs_pipe_write_text(stdout, &res, tpu);
 	cs_pipe_result_release(&res);
-	if (fflush(stdout) != 0)
-		rc = 1;
-	return rc;
+	return rc; /* main reports a standard output that cannot take the report */
 }

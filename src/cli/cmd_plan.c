@@ -196,7 +196,7 @@ int cs_cmd_plan(int argc, char **argv)
 		return st;
 	}
 	const char *outs[] = { r.out }, *ins[] = { r.sc.file };
-	if (cs_cli_check_outputs("plan", outs, 1, ins, 1) != 0) {
+	if (cs_cli_check_outputs("plan", outs, 1, ins, 1, sc) != 0) {
 		cs_scenario_free(sc);
 		return 2;
 	}
@@ -217,7 +217,7 @@ int cs_cmd_plan(int argc, char **argv)
 	cs_out *o = cs_out_open(r.out ? r.out : "-", &diag);
 	if (!o) {
 		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
-		rc = 2;
+		rc = 1;
 		goto done;
 	}
 	FILE *f = cs_out_file(o);
@@ -231,7 +231,7 @@ int cs_cmd_plan(int argc, char **argv)
 		cs_plan_write_text(f, sc, s, r.top);
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim plan: %s\n", CS_CLEAN(diag));
-		rc = 2;
+		rc = 1;
 		goto done;
 	}
 	if (s->nplans == 0) {

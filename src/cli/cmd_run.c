@@ -217,14 +217,14 @@ static int write_per_rank(const char *path, const cs_result *res)
 	cs_out *o = cs_out_open(path, &diag);
 	if (!o) {
 		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	int64_t n;
 	const cs_rank_row *rows = cs__result_rows(res, &n);
 	cs_report_ranks_csv(cs_out_file(o), rows, n);
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim run: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	return 0;
 }
@@ -256,7 +256,7 @@ int cs_cmd_run(int argc, char **argv)
 	if (rc)
 		return rc == CS_ARGS_HELP_SHOWN ? 0 : rc;
 	const char *outs[] = { r.trace, r.timeline, r.per_rank }, *ins[] = { r.sc.file };
-	if ((rc = cs_cli_check_outputs("run", outs, 3, ins, 1)) != 0) {
+	if ((rc = cs_cli_check_outputs("run", outs, 3, ins, 1, sc)) != 0) {
 		cs_scenario_free(sc);
 		return rc;
 	}
@@ -286,7 +286,7 @@ int cs_cmd_run(int argc, char **argv)
 		cs_mesh_init(&mesh, &sc->parallel);
 		if ((r.trace && cs_trace_write_chrome(trace, r.trace, &diag)) ||
 		    (r.timeline && cs_trace_write_timeline(trace, sc, &mesh, r.timeline, &diag)))
-			st = CS_ERR_INPUT;
+			st = CS_ERR_SIM; /* checked before the run: it is the writing that failed */
 	}
 	cs_trace_free(trace);
 	if (st != CS_OK) {

@@ -250,18 +250,18 @@ static int write_outputs(const cs_sweep *sw, const sweep_args *r)
 	cs_out *o = cs_out_open(r->out, &diag);
 	if (!o) {
 		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	cs_sweep_write_csv(sw, cs_out_file(o));
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	if (!r->plot)
 		return 0;
 	if (!(o = cs_out_open(r->plot, &diag))) {
 		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	if (cs_sweep_plot(sw, r->metric, cs_out_file(o), &diag) != 0) {
 		cs_out_abort(o);
@@ -270,7 +270,7 @@ static int write_outputs(const cs_sweep *sw, const sweep_args *r)
 	}
 	if (cs_out_commit(o, &diag) != 0) {
 		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
-		return 2;
+		return 1;
 	}
 	return 0;
 }
@@ -302,7 +302,7 @@ static int sweep(const sweep_args *r, int rank, int nranks)
 		return st == CS_ERR_NOMEM ? 3 : 2;
 	}
 	const char *outs[] = { r->out, r->plot }, *ins[] = { r->sc.file };
-	if ((rc = cs_cli_check_outputs("sweep", outs, 2, ins, 1)) != 0) {
+	if ((rc = cs_cli_check_outputs("sweep", outs, 2, ins, 1, NULL)) != 0) {
 		cs_sweep_free(sw);
 		return rc; /* before any point runs; every MPI rank checks, so all stop */
 	}

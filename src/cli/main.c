@@ -2,6 +2,7 @@
  * main.c - the clustersim command: dispatch to subcommands.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,21 +56,34 @@ static void usage(FILE *f)
 }
 
 /* What a command printed must reach standard output whole: a full disk or
- * a closed pipe is an error, not a truncated report with exit 0. Out of
- * memory is a run that cannot finish: exit 1, as documented. */
+ * a closed pipe (SIGPIPE is ignored, so a write gets EPIPE) is an error, not
+ * a truncated report with exit 0; a run that could not write its result
+ * exits 1. A command that failed already said why (its standard output
+ * too, when it wrote its result there). Out of memory is a run that cannot
+ * finish: exit 1, as documented. */
 static int finish(int rc)
 {
 	if (rc == CS_ERR_NOMEM)
 		rc = 1;
-	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
-		fprintf(stderr, "clustersim: cannot write the standard output: %s\n", strerror(errno));
-		return rc ? rc : 1;
+	errno = 0;
+	int bad = fflush(stdout) != 0 || ferror(stdout), err = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad && rc == 0) {
+		fprintf(stderr, "clustersim: cannot write the standard output: %s\n",
+			strerror(err ? err : EIO));
+		return 1;
 	}
 	return rc;
 }
 
 int main(int argc, char **argv)
 {
+	/* a reader that goes away is reported as a write error, not a silent
+	 * death by signal before the command can say so */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

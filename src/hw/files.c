@@ -8,9 +8,12 @@
  * caller frees.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "hw/files.h"
 
@@ -33,8 +36,8 @@ static int resolve(const cs_scenario *sc, const char *name, bool builtin, char *
 
 /* The file a key names, as a path in path[n]: resolved from the scenario's
  * directory and opened once, so that a missing file is reported at the
- * key's location; a built-in profile's name (with `builtin`) is taken as
- * it is. `what` and `hint` word the message. */
+ * key's location (and a FIFO or a directory refused there, never waited
+ * on); a built-in profile's name (with `builtin`) is taken as it is. `what` and `hint` word the message. */
 static cs_status locate_file(const cs_scenario *sc, const char *key, const char *name, bool builtin,
 			     const char *what, const char *hint, char *path, size_t n, cs_diag *diag)
 {
@@ -46,13 +49,22 @@ static cs_status locate_file(const cs_scenario *sc, const char *key, const char 
 	}
 	if (builtin && cs_kprof_builtin(path))
 		return CS_OK;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	/* O_NONBLOCK: a FIFO without a writer must not hold the open */
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
 		snprintf(diag->msg, sizeof diag->msg, "%s: cannot open %s '%.200s': %s (%s)", where, what,
 			 path, strerror(errno), hint);
+		if (fd >= 0)
+			close(fd);
 		return CS_ERR_INPUT;
 	}
-	fclose(f);
+	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(diag->msg, sizeof diag->msg, "%s: cannot read %s '%.200s': not a regular file",
+			 where, what, path);
+		return CS_ERR_INPUT;
+	}
 	return CS_OK;
 }
 
@@ -94,6 +106,18 @@ cs_status cs_hw_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *dia
 	out->scale_out_bw = cal.net[CS_CALIB_SCALE_OUT_BW];
 	out->latency = cal.net[CS_CALIB_LATENCY];
 	return CS_OK;
+}
+
+int cs_hw_named_files(const cs_scenario *sc, char paths[CS_HW_NAMED_FILES][CS_HW_NAMED_PATH])
+{
+	int n = 0;
+	const char *prof = sc->cluster.gpu.profile, *cal = sc->cluster.gpu.calibration;
+	if (prof[0] && strcmp(prof, "none") != 0 && !cs_kprof_builtin(prof) &&
+	    resolve(sc, prof, false, paths[n], CS_HW_NAMED_PATH) == 0)
+		n++;
+	if (cal[0] && resolve(sc, cal, false, paths[n], CS_HW_NAMED_PATH) == 0)
+		n++;
+	return n;
 }
 
 cs_status cs_hw_check_files(const cs_scenario *sc, cs_diag *diag)

@@ -26,6 +26,13 @@ cs_status cs_hw_load_calibration(const cs_scenario *sc, cs_calib *out, cs_diag *
  * calibration applied (cs_hw_load_calibration's errors). */
 cs_status cs_hw_coll_spec(const cs_scenario *sc, cs_coll_spec *out, cs_diag *diag);
 
+/* The files the scenario names and a run reads, as paths from here: its
+ * kernel profile (unless built in or none) and its calibration. Fills
+ * paths[0..count) and returns the count; NULL entries stand for none. */
+#define CS_HW_NAMED_FILES 2
+#define CS_HW_NAMED_PATH (CS_PATH_MAX * 2)
+int cs_hw_named_files(const cs_scenario *sc, char paths[CS_HW_NAMED_FILES][CS_HW_NAMED_PATH]);
+
 /* Load both and drop them: what loading a scenario checks before anything
  * runs. A built-in profile is not parsed again (its tests check it). */
 cs_status cs_hw_check_files(const cs_scenario *sc, cs_diag *diag);

@@ -566,6 +566,12 @@ cs_status cs__kineto_load_file(const char *path, size_t max_event, const cs_kern
 	int fd = cs_file_open(path, &size, diag);
 	if (fd < 0)
 		return CS_ERR_INPUT;
+	if (size > CS_KINETO_MAX_FILE) {
+		close(fd);
+		snprintf(diag->msg, sizeof diag->msg, "'%.400s' is larger than the limit of %lld GiB", path,
+			 CS_KINETO_MAX_FILE >> 30);
+		return CS_ERR_INPUT;
+	}
 	cs_jstream_gz g = { .gz = gzdopen(fd, "rb"), .path = path };
 	if (!g.gz) {
 		close(fd);

@@ -22,7 +22,8 @@
  * read alike.
  * Memory is one event, 16 bytes per kernel and each distinct kernel name
  * once, whatever the trace's size;
- * an event of more than CS_KINETO_MAX_EVENT bytes is refused.
+ * an event of more than CS_KINETO_MAX_EVENT bytes is refused, and so is a
+ * file of more than CS_KINETO_MAX_FILE bytes (as stored: gzip or text).
  *
  * Kernels are classified by name, case-insensitively, in this order:
  * communication (NCCL: "nccl"), optimizer ("adam", or "multi_tensor_apply"
@@ -49,6 +50,8 @@
 
 /* The largest event of 'traceEvents' read: 16 MiB of JSON text. */
 #define CS_KINETO_MAX_EVENT ((size_t)16 << 20)
+/* The largest trace file read (streamed, never held whole): 64 GiB. */
+#define CS_KINETO_MAX_FILE ((long long)64 << 30)
 
 /* Event classes; the first four are cs_compute_kind's. */
 typedef enum cs_kineto_class {

@@ -1,12 +1,16 @@
 /*
  * out.c - atomic output files, and JSON/CSV formatting helpers.
  *
- * The temporary file sits next to its target (same directory, so the
- * rename stays on one file system and is atomic), made by mkstemp (O_EXCL:
- * a name planted in advance is never followed), with the target's mode and
- * owner. A symlink's target is written, not the link; a device, a pipe or
- * a hard-linked file is written in place (no rename could keep it). SIGINT,
- * SIGTERM and SIGHUP remove the temporary files still open.
+ * Whether and how a path can be written is decided from stat and access
+ * alone (plan_out), so a check before the work touches nothing. The
+ * temporary file sits next to its target (same directory, so the rename
+ * stays on one file system and is atomic), made by mkstemp (O_EXCL: a name
+ * planted in advance is never followed), with the target's mode and owner.
+ * A symlink's target is written, not the link. A device, a pipe, a
+ * hard-linked file or the file of a standard stream cannot be renamed over:
+ * the result is staged in an anonymous temporary file and copied into the
+ * target at commit, which is opened (and a regular one truncated) only
+ * then. SIGINT, SIGTERM and SIGHUP remove the temporary files still open.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 
@@ -27,9 +31,11 @@
 struct cs_out {
 	FILE *f;
 	bool is_stdout;
-	bool in_place; /* a special file or a hard-linked one, written where it is */
-	char *path;    /* the target, symlinks resolved */
-	char *tmp;     /* the file being written, NULL in place */
+	bool in_place; /* a special or hard-linked file: f is a staging file, copied at commit */
+	bool regular;  /* in place: the target is a regular file (truncated at commit) */
+	int std_fd;    /* in place: the standard descriptor that has the target open, or -1 */
+	char *path;    /* the target, symlinks resolved (in place: as given) */
+	char *tmp;     /* the file being renamed into place, NULL in place */
 	int slot;      /* in the signal handler's list, -1 when not */
 };
 
@@ -163,6 +169,90 @@ static char *resolve(const char *path, cs_diag *diag)
 	return NULL;
 }
 
+/* The folder of `path` ("." for a bare name), a new string; NULL when out
+ * of memory. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+}
+
+/* The standard output or error (1 or 2) when `st` is the file it has open
+ * (a path such as /dev/stdout, or the file the shell redirected to), else
+ * -1: a rename would leave the descriptor on the old file, and a second
+ * open would write over what the stream writes. */
+static int std_stream(const struct stat *st)
+{
+	for (int fd = 1; fd <= 2; fd++) {
+		struct stat s;
+		if (fstat(fd, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino)
+			return fd;
+	}
+	return -1;
+}
+
+/* How an output is written, decided from stat and access alone. */
+typedef struct plan {
+	char *path;    /* the file to write (the caller frees it) */
+	bool exists;   /* st is the file's */
+	bool in_place; /* staged and copied at commit, not renamed */
+	int std_fd;    /* in place through this standard descriptor, or -1 */
+	struct stat st;
+} plan;
+
+/* Decide how `path` is written without touching it or its folder: 0 with
+ * *p filled, or -1 with a message. */
+static int plan_out(const char *path, plan *p, cs_diag *diag)
+{
+	memset(p, 0, sizeof *p);
+	p->std_fd = -1;
+	if (stat(path, &p->st) == 0) {
+		p->exists = true;
+		if (S_ISDIR(p->st.st_mode)) {
+			diagf(diag, "cannot write '%s': it is a directory", path);
+			return -1;
+		}
+		if (S_ISREG(p->st.st_mode) && (p->st.st_mode & 0222) == 0) {
+			diagf(diag, "cannot write '%s': the file is read-only (mode %03o)", path,
+			      (unsigned)(p->st.st_mode & 0777));
+			return -1;
+		}
+		if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0) {
+			diagf(diag, "cannot write '%s': %s", path, strerror(errno));
+			return -1;
+		}
+		/* a device, a pipe, a file with other names or a standard stream:
+		 * no rename could keep it, so it is written where it is */
+		p->std_fd = std_stream(&p->st);
+		p->in_place = !S_ISREG(p->st.st_mode) || p->st.st_nlink > 1 || p->std_fd >= 0;
+		if (p->in_place) {
+			p->path = strdup(path);
+			if (!p->path)
+				diagf(diag, "cannot open '%s': out of memory", path);
+			return p->path ? 0 : -1;
+		}
+	}
+	p->path = resolve(path, diag);
+	if (!p->path)
+		return -1;
+	char *dir = dir_of(p->path);
+	if (!dir) {
+		diagf(diag, "cannot open '%s': out of memory", path);
+		free(p->path);
+		return -1;
+	}
+	int ok = faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS), err = errno;
+	free(dir);
+	if (ok != 0 && p->exists) {
+		p->in_place = true; /* a file that may be written in a folder that may not */
+	} else if (ok != 0) {
+		diagf(diag, "cannot open '%s': %s", path, strerror(err));
+		free(p->path);
+		return -1;
+	}
+	return 0;
+}
+
 cs_out *cs_out_open(const char *path, cs_diag *diag)
 {
 	cs_out *o = calloc(1, sizeof(*o));
@@ -176,88 +266,88 @@ cs_out *cs_out_open(const char *path, cs_diag *diag)
 		o->is_stdout = true;
 		return o;
 	}
-	o->path = resolve(path, diag);
-	if (!o->path) {
+	plan p;
+	if (plan_out(path, &p, diag) != 0) {
 		out_release(o);
 		return NULL;
 	}
-	struct stat st;
-	bool exists = stat(o->path, &st) == 0;
-	if (exists && S_ISDIR(st.st_mode)) {
-		diagf(diag, "cannot write '%s': it is a directory", path);
-		out_release(o);
-		return NULL;
-	}
-	if (exists && S_ISREG(st.st_mode) && (st.st_mode & 0222) == 0) {
-		diagf(diag, "cannot write '%s': the file is read-only (mode %03o)", path,
-		      (unsigned)(st.st_mode & 0777));
-		out_release(o);
-		return NULL;
-	}
-	int fd;
-	if (exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
-		/* a device, a pipe, or a file with other names: write it where it is */
+	o->path = p.path;
+	if (p.in_place) {
+		/* nothing reaches the target before the result is complete */
 		o->in_place = true;
-		fd = open(o->path, O_WRONLY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_TRUNC : 0));
-	} else {
-		size_t n = strlen(o->path) + 16;
-		o->tmp = malloc(n);
-		if (!o->tmp) {
-			diagf(diag, "cannot open '%s': out of memory", path);
+		o->regular = S_ISREG(p.st.st_mode);
+		o->std_fd = p.std_fd;
+		o->f = tmpfile();
+		if (!o->f) {
+			diagf(diag, "cannot open '%s': no temporary file: %s", path, strerror(errno));
 			out_release(o);
 			return NULL;
 		}
-		/* O_EXCL: never through a file or a link planted under the name */
-		snprintf(o->tmp, n, "%s.tmp.XXXXXX", o->path);
-		fd = mkstemp(o->tmp);
-		if (fd >= 0) {
-			o->slot = remember(o->tmp);
-			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-			if (fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode()) != 0 ||
-			    (exists && geteuid() == 0 && fchown(fd, st.st_uid, st.st_gid) != 0)) {
-				/* keeping the old mode or owner is best effort */
-			}
-		}
+		return o;
 	}
+	size_t n = strlen(o->path) + 16;
+	o->tmp = malloc(n);
+	if (!o->tmp) {
+		diagf(diag, "cannot open '%s': out of memory", path);
+		out_release(o);
+		return NULL;
+	}
+	/* O_EXCL: never through a file or a link planted under the name */
+	snprintf(o->tmp, n, "%s.tmp.XXXXXX", o->path);
+	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
 		diagf(diag, "cannot open '%s': %s", path, strerror(errno));
 		out_release(o);
 		return NULL;
 	}
+	o->slot = remember(o->tmp);
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (fchmod(fd, p.exists ? (p.st.st_mode & 07777) : new_file_mode()) != 0 ||
+	    (p.exists && geteuid() == 0 && fchown(fd, p.st.st_uid, p.st.st_gid) != 0)) {
+		/* keeping the old mode or owner is best effort */
+	}
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		diagf(diag, "cannot open '%s': %s", path, strerror(errno));
 		close(fd);
-		if (o->tmp)
-			unlink(o->tmp);
+		unlink(o->tmp);
 		out_release(o);
 		return NULL;
 	}
 	return o;
 }
 
+/* Whether a and b exist and are one file (device and inode). */
+static bool same_file(const struct stat *a, const char *b)
+{
+	struct stat sb;
+	return stat(b, &sb) == 0 && a->st_dev == sb.st_dev && a->st_ino == sb.st_ino;
+}
+
 int cs_out_check(const char *path, const char *const *inputs, size_t ninputs, cs_diag *diag)
 {
 	if (strcmp(path, "-") == 0)
 		return 0;
-	struct stat out, in;
+	struct stat out;
 	if (stat(path, &out) == 0)
 		for (size_t i = 0; i < ninputs; i++)
-			if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == out.st_dev &&
-			    in.st_ino == out.st_ino) {
+			if (inputs[i] && strcmp(inputs[i], "-") != 0 && same_file(&out, inputs[i])) {
 				diagf(diag, "cannot write '%s': it is the input '%s'", path, inputs[i]);
 				return -1;
 			}
-	cs_out *o = cs_out_open(path, diag);
-	if (!o)
+	plan p;
+	if (plan_out(path, &p, diag) != 0)
 		return -1;
-	if (o->in_place) { /* nothing written yet; a truncated file stays empty */
-		fclose(o->f);
-		out_release(o);
-		return 0;
-	}
-	cs_out_abort(o);
+	free(p.path);
 	return 0;
+}
+
+bool cs_out_same(const char *a, const char *b)
+{
+	if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+		return false;
+	struct stat sa;
+	return strcmp(a, b) == 0 || (stat(a, &sa) == 0 && S_ISREG(sa.st_mode) && same_file(&sa, b));
 }
 
 FILE *cs_out_file(cs_out *o) { return o->f; }
@@ -265,8 +355,7 @@ FILE *cs_out_file(cs_out *o) { return o->f; }
 /* Best effort: make the rename itself durable. */
 static void sync_parent_dir(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	char *dir = dir_of(path);
 	if (!dir)
 		return;
 	int fd = open(dir, O_RDONLY | O_CLOEXEC);
@@ -277,13 +366,51 @@ static void sync_parent_dir(const char *path)
 	free(dir);
 }
 
+/* Copy the staged result into the target, opened now (a regular file
+ * truncated only now), or after what its standard stream holds: 0 or an
+ * errno. */
+static int copy_in_place(cs_out *o)
+{
+	if (fseek(o->f, 0, SEEK_SET) != 0)
+		return errno;
+	int fd;
+	if (o->std_fd >= 0) {
+		errno = 0;
+		if (fflush(o->std_fd == 1 ? stdout : stderr) != 0)
+			return errno ? errno : EIO;
+		fd = dup(o->std_fd);
+	} else {
+		fd = open(o->path, O_WRONLY | O_CLOEXEC | (o->regular ? O_TRUNC : 0));
+	}
+	if (fd < 0)
+		return errno;
+	char buf[65536];
+	size_t n;
+	int err = 0;
+	while (!err && (n = fread(buf, 1, sizeof buf, o->f)) > 0)
+		for (size_t off = 0; off < n && !err;) {
+			ssize_t w = write(fd, buf + off, n - off);
+			if (w >= 0)
+				off += (size_t)w;
+			else if (errno != EINTR)
+				err = errno;
+		}
+	if (!err && ferror(o->f))
+		err = EIO;
+	if (!err && o->regular && o->std_fd < 0 && fsync(fd) != 0)
+		err = errno;
+	if (close(fd) != 0 && !err)
+		err = errno;
+	return err;
+}
+
 int cs_out_commit(cs_out *o, cs_diag *diag)
 {
 	int rc = 0;
 	if (o->is_stdout) {
 		errno = 0;
 		if (fflush(o->f) != 0 || ferror(o->f)) {
-			diagf(diag, "cannot write '-': %s", strerror(errno ? errno : EIO));
+			diagf(diag, "cannot write the standard output: %s", strerror(errno ? errno : EIO));
 			rc = -1;
 		}
 		out_release(o);
@@ -293,7 +420,9 @@ int cs_out_commit(cs_out *o, cs_diag *diag)
 	errno = 0;
 	if (fflush(o->f) != 0 || ferror(o->f))
 		err = errno ? errno : EIO;
-	else if (!o->in_place && fsync(fileno(o->f)) != 0)
+	else if (o->in_place)
+		err = copy_in_place(o);
+	else if (fsync(fileno(o->f)) != 0)
 		err = errno;
 	if (fclose(o->f) != 0 && !err)
 		err = errno;

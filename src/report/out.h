@@ -4,12 +4,15 @@
  * cs_out writes a file atomically: cs_out_open creates "<path>.tmp.XXXXXX"
  * (mkstemp, with the old file's mode and owner), the writer fills
  * cs_out_file(o), and cs_out_commit flushes, fsyncs and renames it over
- * <path>, so an interrupted run never leaves a truncated result behind (a
- * signal that ends the process removes the temporary file). A symlink is
- * resolved and its target written; a device, a pipe or a file with several
- * hard links is written in place; a directory or a file without write
- * permission is refused. The path "-" means standard output (commit only
- * flushes).
+ * <path>, so a run that fails or is interrupted never leaves a truncated
+ * result behind (a signal that ends the process removes the temporary
+ * file). A symlink is resolved and its target written. A device
+ * (/dev/stdout, /dev/null), a pipe, a file with several hard links or the
+ * file a standard stream has open is written in place, but only at commit:
+ * until then the result is staged in an anonymous temporary file. A
+ * directory or a file without write permission is refused. The path "-"
+ * means standard output (commit only flushes). Write errors read "cannot
+ * write 'PATH': reason".
  *
  * Ownership: cs_out_open allocates; cs_out_commit and cs_out_abort both
  * release the handle (and close the file), whatever they return.
@@ -33,11 +36,14 @@ typedef struct cs_out cs_out;
 /* NULL with a message in *diag (when not NULL) on error. */
 cs_out *cs_out_open(const char *path, cs_diag *diag);
 FILE *cs_out_file(cs_out *o);
-/* Before the work that fills an output: 0 when `path` can be written (a
- * temporary file is made and removed), -1 with a message when it cannot or
- * when it names the same file as one of inputs[0..ninputs) (NULL entries
- * skipped). */
+/* Before the work that fills an output: 0 when `path` can be written
+ * (decided from stat and access: nothing is created, opened or truncated),
+ * -1 with a message when it cannot or when it is the same file (device and
+ * inode) as one of inputs[0..ninputs) (NULL and "-" entries skipped). */
 int cs_out_check(const char *path, const char *const *inputs, size_t ninputs, cs_diag *diag);
+/* Whether two outputs name one file: the same path, or one existing
+ * regular file under two names ("-" is never the same). */
+bool cs_out_same(const char *a, const char *b);
 /* 0, or -1 with a message in *diag; on error the temporary file is removed
  * and <path> is left as it was. */
 int cs_out_commit(cs_out *o, cs_diag *diag);

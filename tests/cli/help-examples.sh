@@ -110,14 +110,6 @@ grep -Eq '^gemm +295\.38 +198 +[0-9.]+ +198 ' out.txt ||
 expect 0 compare $llama --format csv --steps 2
 grep -q '^optimizer,0\.0121526675,67,' out.txt ||
 	{ echo "FAIL: compare --format csv --steps 2:" >&2; cat out.txt >&2; fail=1; }
-expect_err() {
-	want=$1
-	msg=$2
-	shift 2
-	expect "$want" "$@"
-	grep -qF -- "$msg" err.txt ||
-		{ echo "FAIL: clustersim $*: no '$msg' in:" >&2; cat err.txt >&2; fail=1; }
-}
 printf 'not json\n' >bad.json
 expect_err 2 "bad.json:1:3: not JSON: " compare bad.json scenarios/h200-llama8l-h4096-s8192.yaml
 head -c 1000 "$root/tests/data/trace_gpt-h5120-8l-s2048-mb4.json.gz" >cut.json.gz
@@ -414,6 +406,9 @@ expect_err 2 "bad-et/x.0.et: malformed trace: message at byte 0" \
 	run-chakra bad-et --cluster scenarios/ddp-gpt-small.yaml
 expect 0 export-chakra scenarios/ddp-gpt-small.yaml --out et8 --prefix p
 rm et8/p.7.et
+expect_err 2 "'et8/p.7.et' is missing: the manifest 'et8/p.manifest' lists it" \
+	run-chakra et8 --cluster scenarios/ddp-gpt-small.yaml
+rm et8/p.manifest
 expect_err 2 "missing trace 'et8/p.7.et' of rank 7 (the scenario has 8 ranks)" \
 	run-chakra et8 --cluster scenarios/ddp-gpt-small.yaml
 # other tools' Chakra files: ASTRA-sim's examples on their own network and
