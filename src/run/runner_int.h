@@ -2,7 +2,7 @@
  * runner_int.h - the runner: what its engines share and what each owns,
  * its comm tables, and the calls between its files (runner.c its life,
  * step.c the steps of an op, runner_coll.c the work per collective,
- * runner_flow.c the flow network, runner_path.c the critical path,
+ * and the flow network, runner_path.c the critical path,
  * ranks.c folding, parts.c parts). Private to src/run.
  */
 #ifndef CS_RUN_RUNNER_INT_H
@@ -288,12 +288,9 @@ uint64_t cs__run_parts_events(const cs_runner *r);
 void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
 			  cs__comm_table *t, int64_t gi);
 void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
-/* runner_flow.c: the flow network of a run in flow fidelity (0, or -1
- * when out of memory), and a collective whose members have all arrived
- * started there (d its tuner's time, tag its event). */
+/* runner_coll.c: the flow network of a run in flow fidelity (0, or -1
+ * when out of memory). */
 int cs__run_flow_init(cs_runner *r);
-void cs__run_flow_coll(cs_runner *r, cs__comm_table *t, int64_t gi, const cs_op *op, int64_t local, cs_time d,
-		       uint64_t tag);
 /* Start a collective on the flow net, planned once: *plan is the net's
  * plan + 1 (0 not yet asked, then set; -1 not kept); its flows wait
  * `latency` (CS_NET_ROUTE_LATENCY: their routes') before they drain. */
@@ -308,8 +305,6 @@ void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_o
  * tier, and in flow fidelity the bytes each puts on the net
  * (runner_coll.c). */
 void cs__run_p2p_route(cs_runner *r, cs__rank *rs, int up, int64_t rank, double bytes);
-/* runner_flow.c: the bytes a message of `bytes` puts on the flow network. */
-double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
 /* A pipeline send of `local`'s stream s (op, its head) has arrived:
  * complete it, deliver it to the peer's mailbox, and try both ranks. */
 void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
