@@ -208,16 +208,10 @@ static inline int cs__run_simulated(const cs_runner *r, int64_t rank)
 /* The path of local's op in flight on `stream`, to read: in place, or
  * worked out into *tmp. */
 const cs_path *cs__run_flying_path(const cs_runner *r, int64_t local, int stream, cs_path *tmp);
-/* Counter c's path, to write whole: the ops in flight that read it are
- * given a copy first. */
-cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c);
 /* local arrives at collective op on stream s while its compute counter
  * names a collective's path (cs__path_ref): if the collective about to start
  * overwrites that path, the counter takes a copy first. */
 void cs__run_path_ref_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
-/* A traced op starts on local's stream s: its path in flight names its
- * predecessor's, read in place until that changes (runner_path.c). */
-void cs__run_path_begin(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
 void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
 /* The op at the head of rs's stream s, NULL when the stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const cs__rank *rs, int s)

@@ -273,6 +273,25 @@ static void start_send(cs_runner *r, int64_t local, cs__rank *rs, int s, const c
 	schedule_op_done(r, now + rs->p2p_ns[up], local, s);
 }
 
+/* The op at the head of stream s starts now: its path is its last
+ * predecessor's (the stream's previous op, or the latest dependency),
+ * read in place until it changes (runner_path.c): a stream's own
+ * path cannot change before this op completes, and a dependency's most
+ * often does not either, so most ops copy nothing here. */
+static void path_begin(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
+{
+	int pred = s;
+	const cs_time *done_at = r->shared.times[local].done_at;
+	cs_time best = done_at[s];
+	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
+	for (int i = 0; i < op->ndeps; i++)
+		if (done_at[d[i].counter] > best) {
+			best = done_at[d[i].counter];
+			pred = d[i].counter;
+		}
+	rs->path_from[s] = (uint8_t)pred;
+}
+
 /* Op `op`, its dependencies met, starts on local's stream s. Apart from
  * the check that comes first: half the tries of a run find a dependency
  * unmet, and need none of this. */
@@ -283,7 +302,7 @@ static void start_op(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_
 	if (r->shared.times)
 		r->shared.times[local].started[s] = cs_sim_now(r->sim);
 	if (r->shared.paths)
-		cs__run_path_begin(r, local, rs, s, op);
+		path_begin(r, local, rs, s, op);
 	if (op->mem > 0) {
 		rs->mem += op->mem;
 		if (rs->mem > rs->st.mem_peak)
@@ -442,19 +461,8 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 	int sim_peer = cs__run_simulated(r, peer);
 	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
 	cs__done d = { .xfer = xfer };
-	if (r->shared.paths) {
+	if (r->shared.paths) /* the tier it crossed, on both ranks' paths */
 		d.tier = rs->p2p_tier[op->to > 0];
-		/* the receiver's path, from the sender's before completing the send
-		 * extends it */
-		if (sim_peer) {
-			cs_path tmp;
-			const cs_path *src = cs__run_flying_path(r, local, s, &tmp);
-			cs_path *rp = cs__run_path_to_write(r, pl, mbox);
-			*rp = *src;
-			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d.tier, peer,
-					 cs_sim_now(r->sim));
-		}
-	}
 	complete(r, local, s, op, &d);
 	if (sim_peer) {
 		if (r->shared.times)
