@@ -218,6 +218,31 @@ void cs_runner_free(cs_runner *r)
 	free(r);
 }
 
+/* The run stopped with ops left: the first rank and stream that waits,
+ * and on what. */
+static void describe_stuck(const cs_runner *r, cs_diag *diag)
+{
+	for (int64_t l = 0; l < r->shared.nlocal; l++) {
+		const cs__rank *rs = &r->shared.ranks[l];
+		for (int s = 0; s < CS_STREAMS; s++) {
+			const cs_op *op = cs__run_head(r, rs, s);
+			if (!op)
+				continue;
+			int32_t short_by;
+			int c = cs__run_unmet_dep(&r->shared.tmpls[rs->tmpl], rs, op, &short_by);
+			snprintf(diag->msg, sizeof(diag->msg),
+				 "simulation deadlocked: rank %lld stream '%s' stopped at op %d of %d "
+				 "(micro-batch %d, %s)",
+				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->cnt[s],
+				 r->shared.env.progs[rs->tmpl].nops[s], op->micro,
+				 c >= 0 ? "waiting on a dependency"
+					: "waiting for its group's other members");
+			return;
+		}
+	}
+	snprintf(diag->msg, sizeof(diag->msg), "simulation deadlocked");
+}
+
 cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 {
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
@@ -247,7 +272,7 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 	for (int64_t l = 0; l < r->shared.nlocal; l++)
 		for (int s = 0; s < CS_STREAMS; s++)
 			if (cs__run_head(r, &r->shared.ranks[l], s)) {
-				cs__run_describe_stuck(r, diag);
+				describe_stuck(r, diag);
 				return CS_ERR_SIM;
 			}
 	return CS_OK;

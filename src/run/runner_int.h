@@ -219,10 +219,8 @@ static inline const cs_op *cs__run_head(const cs_runner *r, const cs__rank *rs, 
 	const cs__tmpl *p = &r->shared.tmpls[rs->tmpl];
 	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
 }
-/* step.c: try local's streams; say where a run that stopped with ops
- * left waits (into diag). */
+/* step.c: try local's streams. */
 void cs__run_try_rank(cs_runner *r, int64_t local);
-void cs__run_describe_stuck(const cs_runner *r, cs_diag *diag);
 /* What ends an op, for the trace and the critical path: the transfer time
  * (-1 for compute), and for a collective the tuner's choice and its
  * generation, for a transfer the tier it crossed (paths only). */

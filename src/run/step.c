@@ -8,7 +8,6 @@
  * here, static, so the compiler inlines it.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/invariant.h"
@@ -111,19 +110,6 @@ static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int
 	if (can_schedule(r, at) &&
 	    cs_sim_at_merge(r->sim, at, on_op_done, r, (unsigned)s, (uint64_t)tk) != 0 && !r->failed)
 		r->failed = CS_ERR_NOMEM;
-}
-
-/* The first dependency of op that rs lacks, -1 for none; *short_by: how
- * many moves of its counter it still needs. */
-static int unmet_dep(const cs_runner *r, const cs__rank *rs, const cs_op *op, int32_t *short_by)
-{
-	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
-	for (int i = 0; i < op->ndeps; i++)
-		if (rs->cnt[d[i].counter] < d[i].value) {
-			*short_by = d[i].value - rs->cnt[d[i].counter];
-			return d[i].counter;
-		}
-	return -1;
 }
 
 static cs_comm_kind counter_kind(int c)
@@ -323,7 +309,7 @@ static inline void try_stream(cs_runner *r, int64_t local, cs__rank *rs, int s)
 	if (!op)
 		return;
 	int32_t short_by;
-	int c = unmet_dep(r, rs, op, &short_by);
+	int c = cs__run_unmet_dep(&r->shared.tmpls[rs->tmpl], rs, op, &short_by);
 	if (c < 0) {
 		start_op(r, local, rs, s, op);
 		return;
@@ -495,29 +481,4 @@ void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 	cs__comm_table *t = &r->shared.comm[e.kind][e.stream];
 	(void)sim;
 	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals, t->slots[e.slot].expected);
-}
-
-/* The run stopped with ops left: the first rank and stream that waits,
- * and on what. */
-void cs__run_describe_stuck(const cs_runner *r, cs_diag *diag)
-{
-	for (int64_t l = 0; l < r->shared.nlocal; l++) {
-		const cs__rank *rs = &r->shared.ranks[l];
-		for (int s = 0; s < CS_STREAMS; s++) {
-			const cs_op *op = cs__run_head(r, rs, s);
-			if (!op)
-				continue;
-			int32_t short_by;
-			int c = unmet_dep(r, rs, op, &short_by);
-			snprintf(diag->msg, sizeof(diag->msg),
-				 "simulation deadlocked: rank %lld stream '%s' stopped at op %d of %d "
-				 "(micro-batch %d, %s)",
-				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->cnt[s],
-				 r->shared.env.progs[rs->tmpl].nops[s], op->micro,
-				 c >= 0 ? "waiting on a dependency"
-					: "waiting for its group's other members");
-			return;
-		}
-	}
-	snprintf(diag->msg, sizeof(diag->msg), "simulation deadlocked");
 }
