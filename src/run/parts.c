@@ -87,17 +87,6 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, cons
 	};
 }
 
-/* A collective across parts ended: this part's members leave it. */
-static void on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
-{
-	cs_runner *r = ctx;
-	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	cs__comm_table *t = &r->shared.comm[e.kind][e.stream];
-	const cs__part_group *pg = &r->part_groups[e.kind][e.stream][e.slot];
-	(void)sim;
-	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals + pg->off, pg->expected);
-}
-
 /* ---- the root's side ----------------------------------------------------- */
 
 /* A part's share of a collective is complete: when it is the last part's,
@@ -125,7 +114,7 @@ static void arrive(cs_runner *r, const cs__arrival *a)
 	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = a->gi, .kind = a->kind, .stream = a->stream });
 	for (int32_t i = 0; i < sl->nparts; i++) {
 		cs_runner *p = c->part[sl->parts[i]];
-		if (cs_sim_at(p->sim, at + d, on_cross_done, p, tag) != 0)
+		if (cs_sim_at(p->sim, at + d, cs__run_on_coll_done, p, tag) != 0)
 			r->failed = CS_ERR_NOMEM;
 	}
 }

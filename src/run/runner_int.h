@@ -260,8 +260,6 @@ static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, cs__comm_tabl
  * collective starts; returns its time (runner_coll.c). */
 cs_time cs__run_coll_begin(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const cs_op *op,
 			   int64_t last_local, cs_time now);
-/* Complete a collective on `n` of its members and try them. */
-void cs__run_coll_end(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n);
 /* The comm tables of every group kind and stream the programs use. */
 int cs__run_tables(cs_runner *r);
 
@@ -300,6 +298,8 @@ void cs__run_p2p_route(cs_runner *r, cs__rank *rs, int up, int64_t rank, double 
 /* A pipeline send of `local`'s stream s (op, its head) has arrived:
  * complete it, deliver it to the peer's mailbox, and try both ranks. */
 void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
+/* The engine's event of a collective's end (a cs__coll_ev): its members
+ * complete it and are tried (in a part, those of the part). */
 void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
 /* Compute's rate on rs's GPU while its communication kernels hold the
  * SMs they do. */

@@ -460,25 +460,28 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 	cs__run_try_rank(r, local);
 }
 
-void cs__run_coll_end(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n)
+/* A collective ends now: its members leave it together; in a part, a
+ * collective across parts ends for the part's own members (parts.c). */
+void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
-	const cs__slot *sl = &t->slots[gi];
+	cs_runner *r = ctx;
+	cs__coll_ev e = cs__coll_ev_unpack(arg);
+	const cs__slot *sl = &r->shared.comm[e.kind][e.stream].slots[e.slot];
+	const int64_t *locals = sl->locals;
+	int64_t n = sl->expected;
+	(void)sim;
+	if (r->shared.cross[e.kind] && r->shared.cross[e.kind][e.slot]) {
+		const cs__part_group *pg = &r->part_groups[e.kind][e.stream][e.slot];
+		locals += pg->off;
+		n = pg->expected;
+	}
 	cs__done d = { .xfer = sl->dur, .choice = &sl->choice, .gen = sl->gen };
 	/* members lie far apart in memory: fetch each four ahead */
 	for (int64_t i = 0; i < n; i++) {
 		if (i + 4 < n)
 			prefetch_rank(r, locals[i + 4]);
-		complete(r, locals[i], s, cs__run_head(r, &r->shared.ranks[locals[i]], s), &d);
+		complete(r, locals[i], e.stream, cs__run_head(r, &r->shared.ranks[locals[i]], e.stream), &d);
 	}
 	for (int64_t i = 0; i < n; i++)
 		cs__run_try_rank(r, locals[i]);
-}
-
-void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
-{
-	cs_runner *r = ctx;
-	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	cs__comm_table *t = &r->shared.comm[e.kind][e.stream];
-	(void)sim;
-	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals, t->slots[e.slot].expected);
 }
