@@ -1,7 +1,8 @@
 /*
  * runner.c - a runner's life: made per owner (the state its engines
- * share, its own engine, the flow network, the parts), run to its end or
- * to a deadlock it describes, read, freed; and the progress line.
+ * share: the ranks, templates and comm tables; its own engine, the flow
+ * network, the parts), run to its end or to a deadlock it describes, read,
+ * freed; and the progress line.
  *
  * Per-rank state is a program counter and a completion counter per stream,
  * two mailbox counters and a few accumulators (rank.h); per group instance
@@ -61,6 +62,51 @@ static cs__rank *alloc_ranks(size_t n)
 	return rs;
 }
 
+/* Table t of group kind `kind`: per instance a rendezvous slot and a
+ * shape, and what the critical path and degraded links keep. */
+static int table_alloc(cs_runner *r, cs__comm_table *t, int kind)
+{
+	t->ngroups = cs_mesh_group_count(r->shared.env.mesh, (cs_group_kind)kind, r->shared.gpn);
+	size_t n = (size_t)t->ngroups;
+	t->slots = calloc(n, sizeof(cs__slot));
+	t->shapes = calloc(n, sizeof(cs_group_shape));
+	t->shape_ok = calloc(n, 1);
+	if (!t->slots || !t->shapes || !t->shape_ok)
+		return -1;
+	if (r->shared.paths) { /* two generations per instance */
+		t->paths = calloc(2 * n, sizeof(cs_path));
+		t->xfers = calloc(2 * n, sizeof(cs_time));
+		if (!t->paths || !t->xfers)
+			return -1;
+	}
+	if (r->shared.env.links && !r->net) {
+		t->keep = malloc(n * sizeof(float));
+		t->lat = malloc(n * sizeof(cs_time));
+		if (!t->keep || !t->lat)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			t->keep[i] = -1;
+	}
+	return 0;
+}
+
+/* The comm tables of every group kind and stream the programs use
+ * (cs__run_shared.comm): allocated up front, not at first use, so that the
+ * parts of a partitioned run, copies of this runner, share them. */
+static int tables(cs_runner *r)
+{
+	int64_t ntmpl = r->shared.env.tmpl_of ? r->shared.env.ntmpl : r->shared.env.mesh->deg[CS_AXIS_PP];
+	for (int64_t p = 0; p < ntmpl; p++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			for (int32_t i = 0; i < r->shared.env.progs[p].nops[s]; i++) {
+				const cs_op *op = &r->shared.env.progs[p].ops[s][i];
+				cs__comm_table *t = &r->shared.comm[op->group][s];
+				if (op->kind == CS_OP_COLL && !t->slots && table_alloc(r, t, op->group))
+					return -1;
+			}
+	return 0;
+}
+
 /* The shared state (cs__run_shared): the ranks, templates, comm tables
  * and what the trace and the critical path keep. 0, or -1 when out of
  * memory (what was made is freed by shared_free). */
@@ -108,7 +154,7 @@ static int shared_init(cs_runner *r, const cs_run_env *env)
 			for (int c = 0; c < CS__PATHS_PER_RANK; c++)
 				cs_path_start(&sh->paths[l * CS__PATHS_PER_RANK + c], cs__run_rank_of(r, l));
 	}
-	if (cs__run_tables(r))
+	if (tables(r))
 		return -1;
 	for (int64_t l = 0; l < sh->nlocal; l++) {
 		int64_t rank = cs__run_rank_of(r, l);

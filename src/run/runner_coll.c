@@ -1,9 +1,9 @@
 /*
- * runner_coll.c - the runner's work per collective: the comm tables, the
- * rendezvous of a group's members, the group's shape on the topology, the
- * tuner's answers kept per group, degraded links, and a pipeline message's
- * time; and the bridge to the flow network (flow fidelity), where a
- * collective's or a send's flows drain and whence its end comes back.
+ * runner_coll.c - the runner's work per collective, in the comm tables:
+ * the rendezvous of a group's members, the group's shape on the topology,
+ * the tuner's answers kept per group, degraded links, and a pipeline
+ * message's time; and the bridge to the flow network (flow fidelity), where
+ * a collective's or a send's flows drain and whence its end comes back.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,48 +14,6 @@
 #include "run/runner_int.h"
 
 /* ---- groups ----------------------------------------------------------- */
-
-static int table_alloc(cs_runner *r, cs__comm_table *t, int kind)
-{
-	t->ngroups = cs_mesh_group_count(r->shared.env.mesh, (cs_group_kind)kind, r->shared.gpn);
-	size_t n = (size_t)t->ngroups;
-	t->slots = calloc(n, sizeof(cs__slot));
-	t->shapes = calloc(n, sizeof(cs_group_shape));
-	t->shape_ok = calloc(n, 1);
-	if (!t->slots || !t->shapes || !t->shape_ok)
-		return -1;
-	if (r->shared.paths) { /* two generations per instance */
-		t->paths = calloc(2 * n, sizeof(cs_path));
-		t->xfers = calloc(2 * n, sizeof(cs_time));
-		if (!t->paths || !t->xfers)
-			return -1;
-	}
-	if (r->shared.env.links && !r->net) {
-		t->keep = malloc(n * sizeof(float));
-		t->lat = malloc(n * sizeof(cs_time));
-		if (!t->keep || !t->lat)
-			return -1;
-		for (size_t i = 0; i < n; i++)
-			t->keep[i] = -1;
-	}
-	return 0;
-}
-
-/* Allocated up front, not at first use, so that the parts of a
- * partitioned run, copies of this runner, share them. */
-int cs__run_tables(cs_runner *r)
-{
-	int64_t ntmpl = r->shared.env.tmpl_of ? r->shared.env.ntmpl : r->shared.env.mesh->deg[CS_AXIS_PP];
-	for (int64_t p = 0; p < ntmpl; p++)
-		for (int s = 0; s < CS_STREAMS; s++)
-			for (int32_t i = 0; i < r->shared.env.progs[p].nops[s]; i++) {
-				const cs_op *op = &r->shared.env.progs[p].ops[s][i];
-				cs__comm_table *t = &r->shared.comm[op->group][s];
-				if (op->kind == CS_OP_COLL && !t->slots && table_alloc(r, t, op->group))
-					return -1;
-			}
-	return 0;
-}
 
 /* Shape of a group of up to three regular axes: the innermost progression
  * from the topology, repeated along the outer axes. Outer axes that stay

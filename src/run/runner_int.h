@@ -77,7 +77,7 @@ typedef struct cs__arrival {
 } cs__arrival;
 
 typedef struct cs__comm_table {
-	cs__slot *slots; /* one per group instance (cs__run_tables) */
+	cs__slot *slots; /* one per group instance (made in runner.c) */
 	/* Critical path: the last arriver's path and the transfer time, per
 	 * instance and generation ([2 gi + (gen & 1)]). A member's counter
 	 * moved by a collective keeps no copy: its path is the collective's
@@ -260,8 +260,6 @@ static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, cs__comm_tabl
  * collective starts; returns its time (runner_coll.c). */
 cs_time cs__run_coll_begin(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const cs_op *op,
 			   int64_t last_local, cs_time now);
-/* The comm tables of every group kind and stream the programs use. */
-int cs__run_tables(cs_runner *r);
 
 /* What this engine owns (runner.c): made with the tuner it asks and its
  * progress (CS_PROGRESS_*), 0 or -1 when out of memory; freed (all but
