@@ -399,32 +399,13 @@ static cs_time lookahead(cs_runner *r)
 	return best;
 }
 
-static void part_free(cs_runner *p)
-{
-	if (!p)
-		return;
-	cs__run_own_free(p);
-	cs_coll_free(p->coll);
-	free(p);
-}
-
-/* A part: the root's shared state and an engine, tuner, shares and
- * results of its own. */
+/* Part j of n: the data-parallel coordinates [j dp / n, (j + 1) dp / n). */
 static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 {
 	const cs_mesh *m = r->shared.env.mesh;
-	cs_runner *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
-	p->shared = r->shared;
-	if (cs__run_own_init(p, cs_coll_clone(r->coll), 0)) {
-		part_free(p);
-		return NULL;
-	}
 	int64_t dp = m->deg[CS_AXIS_DP];
-	p->lo = (int64_t)j * dp / n * m->stride[CS_AXIS_DP];
-	p->hi = (int64_t)(j + 1) * dp / n * m->stride[CS_AXIS_DP];
-	return p;
+	return cs__run_part_new(r, (int64_t)j * dp / n * m->stride[CS_AXIS_DP],
+				(int64_t)(j + 1) * dp / n * m->stride[CS_AXIS_DP]);
 }
 
 int cs__run_partition(cs_runner *r)
@@ -461,7 +442,7 @@ void cs__run_parts_free(cs_runner *r)
 	if (!c)
 		return;
 	for (int32_t j = 0; c->part && j < c->nparts; j++)
-		part_free(c->part[j]);
+		cs_runner_free(c->part[j]);
 	free(c->part);
 	free(c->tid);
 	free(c);

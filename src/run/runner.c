@@ -216,7 +216,9 @@ static void shared_free(cs__run_shared *sh)
 	free(sh->ranks);
 }
 
-int cs__run_own_init(cs_runner *r, cs_coll *coll, int progress)
+/* What this engine owns, made with the tuner it asks and its progress
+ * (CS_PROGRESS_*): 0, or -1 when out of memory. */
+static int own_init(cs_runner *r, cs_coll *coll, int progress)
 {
 	r->coll = coll;
 	r->progress = progress;
@@ -231,7 +233,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	cs_runner *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	if (shared_init(r, env) || cs__run_own_init(r, env->coll, env->progress) ||
+	if (shared_init(r, env) || own_init(r, env->coll, env->progress) ||
 	    (env->sc->coll.fidelity == CS_FIDELITY_FLOW && cs__run_flow_init(r)) || cs__run_partition(r)) {
 		cs_runner_free(r);
 		return NULL;
@@ -242,7 +244,9 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	return r;
 }
 
-void cs__run_own_free(cs_runner *r)
+/* What own_init made, and what the engine made since (the flow network, a
+ * part's shares of groups across parts), all but the tuner. */
+static void own_free(cs_runner *r)
 {
 	cs_sim_free(r->sim);
 	cs_net_free(r->net);
@@ -254,13 +258,31 @@ void cs__run_own_free(cs_runner *r)
 	free(r->out);
 }
 
+cs_runner *cs__run_part_new(const cs_runner *root, int64_t lo, int64_t hi)
+{
+	cs_runner *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->shared = root->shared;
+	p->lo = lo;
+	p->hi = hi;
+	if (own_init(p, cs_coll_clone(root->coll), 0)) {
+		cs_runner_free(p);
+		return NULL;
+	}
+	return p;
+}
+
 void cs_runner_free(cs_runner *r)
 {
 	if (!r)
 		return;
 	cs__run_parts_free(r);
-	cs__run_own_free(r);
-	shared_free(&r->shared);
+	own_free(r);
+	if (r->hi) /* a part: the tuner is its copy, the shared state the root's */
+		cs_coll_free(r->coll);
+	else
+		shared_free(&r->shared);
 	free(r);
 }
 

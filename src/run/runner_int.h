@@ -131,7 +131,7 @@ struct cs_runner {
 	cs__run_shared shared;
 
 	/* What this engine owns: the root's in a whole run, each part's its
-	 * own (part_new, parts.c), made by own_init (runner.c). */
+	 * own (cs__run_part_new), made by own_init (runner.c). */
 	cs_sim *sim;
 	cs_coll *coll; /* the tuner it asks: the caller's for the root, a copy for
 	                               * a part (its cache is the part's) */
@@ -261,11 +261,10 @@ static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, cs__comm_tabl
 cs_time cs__run_coll_begin(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const cs_op *op,
 			   int64_t last_local, cs_time now);
 
-/* What this engine owns (runner.c): made with the tuner it asks and its
- * progress (CS_PROGRESS_*), 0 or -1 when out of memory; freed (all but
- * the tuner, which the caller keeps). */
-int cs__run_own_init(cs_runner *r, cs_coll *coll, int progress);
-void cs__run_own_free(cs_runner *r);
+/* runner.c: a part of root holding locals [lo, hi): the root's shared
+ * state, and an engine and a copy of the root's tuner of its own; NULL when
+ * out of memory. cs_runner_free frees it (and the copy). */
+cs_runner *cs__run_part_new(const cs_runner *root, int64_t lo, int64_t hi);
 /* parts.c: split a runner into parts (0, or -1 on out-of-memory; a run
  * that cannot be split stays whole), run them, free them. */
 int cs__run_partition(cs_runner *r);
