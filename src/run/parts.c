@@ -208,6 +208,15 @@ static void stop_threads(cs__parts *c)
 	c->threads = 1;
 }
 
+/* The events the parts' engines have run. */
+static uint64_t parts_events(const cs__parts *c)
+{
+	uint64_t n = 0;
+	for (int32_t j = 0; j < c->nparts; j++)
+		n += cs_sim_events(c->part[j]->sim);
+	return n;
+}
+
 cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 {
 	cs__parts *c = r->parts;
@@ -232,7 +241,7 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 			r->ops_done = 0;
 			for (int32_t j = 0; j < c->nparts; j++)
 				r->ops_done += c->part[j]->ops_done;
-			cs__run_progress(r, cs__run_parts_events(r), t);
+			cs__run_progress(r, parts_events(c), t);
 		}
 	}
 	stop_threads(c);
@@ -257,12 +266,10 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 	return CS_OK;
 }
 
-uint64_t cs__run_parts_events(const cs_runner *r)
+/* A partitioned run's events are its parts'. */
+uint64_t cs_runner_events(const cs_runner *r)
 {
-	uint64_t n = 0;
-	for (int32_t j = 0; j < r->parts->nparts; j++)
-		n += cs_sim_events(r->parts->part[j]->sim);
-	return n;
+	return r->parts ? parts_events(r->parts) : cs_sim_events(r->sim);
 }
 
 /* ---- setup --------------------------------------------------------------- */

@@ -367,11 +367,6 @@ const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
 
 cs_time cs_runner_makespan(const cs_runner *r) { return r->makespan; }
 
-uint64_t cs_runner_events(const cs_runner *r)
-{
-	return r->parts ? cs__run_parts_events(r) : cs_sim_events(r->sim);
-}
-
 const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind)
 {
 	return &r->last_choice[kind];

@@ -270,7 +270,6 @@ cs_runner *cs__run_part_new(const cs_runner *root, int64_t lo, int64_t hi);
 int cs__run_partition(cs_runner *r);
 cs_status cs__run_parts(cs_runner *r, cs_diag *diag);
 void cs__run_parts_free(cs_runner *r);
-uint64_t cs__run_parts_events(const cs_runner *r);
 /* A part's member arrives at a collective across parts. */
 void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
 			  cs__comm_table *t, int64_t gi);
