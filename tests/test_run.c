@@ -551,6 +551,50 @@ START_TEST(contention_holds_from_each_members_arrival)
 }
 END_TEST
 
+/* A run that stops with ops left says where: the first rank and stream
+ * that waits, its op, and on what. Here every rank's compute op waits on a
+ * gradient all-reduce no program has (a dependency), and then rank 1's
+ * program lacks the all-reduce rank 0 waits in (its group's members). */
+START_TEST(a_deadlocked_run_says_where_it_waits)
+{
+	rig g;
+	rig_open(&g, 0.0);
+	cs_op work = { .kind = CS_OP_COMPUTE, .ns = 1000, .layer = -1, .micro = 3 };
+	cs_dep dep = { .counter = CS_STREAM_DP, .value = 1 };
+	ck_assert_int_eq(cs_program_add(&g.prog, CS_STREAM_COMPUTE, &work, &dep, 1), 1);
+	cs_run_env env = { .sc = g.sc, .mesh = &g.mesh, .progs = &g.prog, .topo = g.topo,
+			   .coll = g.coll, .first_rank = 0, .nranks = 2 };
+	cs_diag diag = { { 0 } };
+	cs_runner *run = cs_runner_new(&env);
+	ck_assert_ptr_nonnull(run);
+	ck_assert_int_eq(cs_runner_run(run, &diag), CS_ERR_SIM);
+	ck_assert_str_eq(diag.msg, "simulation deadlocked: rank 0 stream 'compute' stopped at op 0 of 1 "
+				   "(micro-batch 3, waiting on a dependency)");
+	cs_runner_free(run);
+	rig_close(&g);
+
+	rig_open(&g, 0.0);
+	cs_op ar = { .kind = CS_OP_COLL, .group = CS_GROUP_DP, .coll = CS_COLL_ALL_REDUCE,
+		     .comm = CS_COMM_DP, .bytes = 1e6, .phase = CS_PHASE_COMM, .layer = -1, .micro = 0 };
+	ck_assert_int_eq(cs_program_add(&g.prog, CS_STREAM_COMPUTE, &work, NULL, 0), 1);
+	ck_assert_int_eq(cs_program_add(&g.prog, CS_STREAM_DP, &ar, NULL, 0), 1);
+	cs_program progs[2] = { g.prog };
+	cs_program_init(&progs[1]);
+	ck_assert_int_eq(cs_program_add(&progs[1], CS_STREAM_COMPUTE, &work, NULL, 0), 1);
+	static const uint16_t tmpl_of[2] = { 0, 1 };
+	env = (cs_run_env){ .sc = g.sc, .mesh = &g.mesh, .progs = progs, .tmpl_of = tmpl_of, .ntmpl = 2,
+			    .topo = g.topo, .coll = g.coll, .first_rank = 0, .nranks = 2 };
+	run = cs_runner_new(&env);
+	ck_assert_ptr_nonnull(run);
+	ck_assert_int_eq(cs_runner_run(run, &diag), CS_ERR_SIM);
+	ck_assert_str_eq(diag.msg, "simulation deadlocked: rank 0 stream 'dp' stopped at op 0 of 1 "
+				   "(micro-batch 0, waiting for its group's other members)");
+	cs_runner_free(run);
+	cs_program_free(&progs[1]);
+	rig_close(&g);
+}
+END_TEST
+
 /* ---- document masks ----------------------------------------------------- */
 
 #define ONE_H200 \
@@ -1012,6 +1056,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, contention_needs_overlap);
 	tcase_add_test(tc, contention_adds_the_channels_of_overlapping_collectives);
 	tcase_add_test(tc, contention_holds_from_each_members_arrival);
+	tcase_add_test(tc, a_deadlocked_run_says_where_it_waits);
 	tcase_add_loop_test(tc, flow_and_analytic_agree_for_a_collective_alone, 0,
 			    (int)(sizeof agree_cases / sizeof agree_cases[0]));
 	suite_add_tcase(s, tc);

@@ -87,17 +87,6 @@ void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, cons
 	};
 }
 
-/* A collective across parts ended: this part's members leave it. */
-static void on_cross_done(cs_sim *sim, void *ctx, uint64_t arg)
-{
-	cs_runner *r = ctx;
-	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	cs__comm_table *t = &r->shared.comm[e.kind][e.stream];
-	const cs__part_group *pg = &r->part_groups[e.kind][e.stream][e.slot];
-	(void)sim;
-	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals + pg->off, pg->expected);
-}
-
 /* ---- the root's side ----------------------------------------------------- */
 
 /* A part's share of a collective is complete: when it is the last part's,
@@ -125,7 +114,7 @@ static void arrive(cs_runner *r, const cs__arrival *a)
 	uint64_t tag = cs__coll_ev_pack((cs__coll_ev){ .slot = a->gi, .kind = a->kind, .stream = a->stream });
 	for (int32_t i = 0; i < sl->nparts; i++) {
 		cs_runner *p = c->part[sl->parts[i]];
-		if (cs_sim_at(p->sim, at + d, on_cross_done, p, tag) != 0)
+		if (cs_sim_at(p->sim, at + d, cs__run_on_coll_done, p, tag) != 0)
 			r->failed = CS_ERR_NOMEM;
 	}
 }
@@ -219,6 +208,15 @@ static void stop_threads(cs__parts *c)
 	c->threads = 1;
 }
 
+/* The events the parts' engines have run. */
+static uint64_t parts_events(const cs__parts *c)
+{
+	uint64_t n = 0;
+	for (int32_t j = 0; j < c->nparts; j++)
+		n += cs_sim_events(c->part[j]->sim);
+	return n;
+}
+
 cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 {
 	cs__parts *c = r->parts;
@@ -243,7 +241,7 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 			r->ops_done = 0;
 			for (int32_t j = 0; j < c->nparts; j++)
 				r->ops_done += c->part[j]->ops_done;
-			cs__run_progress(r, cs__run_parts_events(r), t);
+			cs__run_progress(r, parts_events(c), t);
 		}
 	}
 	stop_threads(c);
@@ -268,12 +266,10 @@ cs_status cs__run_parts(cs_runner *r, cs_diag *diag)
 	return CS_OK;
 }
 
-uint64_t cs__run_parts_events(const cs_runner *r)
+/* A partitioned run's events are its parts'. */
+uint64_t cs_runner_events(const cs_runner *r)
 {
-	uint64_t n = 0;
-	for (int32_t j = 0; j < r->parts->nparts; j++)
-		n += cs_sim_events(r->parts->part[j]->sim);
-	return n;
+	return r->parts ? parts_events(r->parts) : cs_sim_events(r->sim);
 }
 
 /* ---- setup --------------------------------------------------------------- */
@@ -410,32 +406,13 @@ static cs_time lookahead(cs_runner *r)
 	return best;
 }
 
-static void part_free(cs_runner *p)
-{
-	if (!p)
-		return;
-	cs__run_own_free(p);
-	cs_coll_free(p->coll);
-	free(p);
-}
-
-/* A part: the root's shared state and an engine, tuner, shares and
- * results of its own. */
+/* Part j of n: the data-parallel coordinates [j dp / n, (j + 1) dp / n). */
 static cs_runner *part_new(const cs_runner *r, int32_t j, int32_t n)
 {
 	const cs_mesh *m = r->shared.env.mesh;
-	cs_runner *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
-	p->shared = r->shared;
-	if (cs__run_own_init(p, cs_coll_clone(r->coll), 0)) {
-		part_free(p);
-		return NULL;
-	}
 	int64_t dp = m->deg[CS_AXIS_DP];
-	p->lo = (int64_t)j * dp / n * m->stride[CS_AXIS_DP];
-	p->hi = (int64_t)(j + 1) * dp / n * m->stride[CS_AXIS_DP];
-	return p;
+	return cs__run_part_new(r, (int64_t)j * dp / n * m->stride[CS_AXIS_DP],
+				(int64_t)(j + 1) * dp / n * m->stride[CS_AXIS_DP]);
 }
 
 int cs__run_partition(cs_runner *r)
@@ -472,7 +449,7 @@ void cs__run_parts_free(cs_runner *r)
 	if (!c)
 		return;
 	for (int32_t j = 0; c->part && j < c->nparts; j++)
-		part_free(c->part[j]);
+		cs_runner_free(c->part[j]);
 	free(c->part);
 	free(c->tid);
 	free(c);

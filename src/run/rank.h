@@ -173,6 +173,19 @@ typedef struct cs__tmpl {
 
 _Static_assert(sizeof(cs__tmpl) == 128, "a template's dispatch table is indexed by a shift");
 
+/* The first dependency of op, an op of template p, that rs lacks, -1 for
+ * none; *short_by: how many moves of its counter it still needs. */
+static inline int cs__run_unmet_dep(const cs__tmpl *p, const cs__rank *rs, const cs_op *op, int32_t *short_by)
+{
+	const cs_dep *d = &p->deps[op->dep];
+	for (int i = 0; i < op->ndeps; i++)
+		if (rs->cnt[d[i].counter] < d[i].value) {
+			*short_by = d[i].value - rs->cnt[d[i].counter];
+			return d[i].counter;
+		}
+	return -1;
+}
+
 /* Counter c of rs moved: the streams waiting on it whose dependency it now
  * meets are tried again (a stream waits on the first dependency its head
  * lacks, which counters only move towards). */

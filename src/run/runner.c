@@ -1,7 +1,8 @@
 /*
  * runner.c - a runner's life: made per owner (the state its engines
- * share, its own engine, the flow network, the parts), run to its end or
- * to a deadlock it describes, read, freed; and the progress line.
+ * share: the ranks, templates and comm tables; its own engine, the flow
+ * network, the parts), run to its end or to a deadlock it describes, read,
+ * freed; and the progress line.
  *
  * Per-rank state is a program counter and a completion counter per stream,
  * two mailbox counters and a few accumulators (rank.h); per group instance
@@ -61,6 +62,51 @@ static cs__rank *alloc_ranks(size_t n)
 	return rs;
 }
 
+/* Table t of group kind `kind`: per instance a rendezvous slot and a
+ * shape, and what the critical path and degraded links keep. */
+static int table_alloc(cs_runner *r, cs__comm_table *t, int kind)
+{
+	t->ngroups = cs_mesh_group_count(r->shared.env.mesh, (cs_group_kind)kind, r->shared.gpn);
+	size_t n = (size_t)t->ngroups;
+	t->slots = calloc(n, sizeof(cs__slot));
+	t->shapes = calloc(n, sizeof(cs_group_shape));
+	t->shape_ok = calloc(n, 1);
+	if (!t->slots || !t->shapes || !t->shape_ok)
+		return -1;
+	if (r->shared.paths) { /* two generations per instance */
+		t->paths = calloc(2 * n, sizeof(cs_path));
+		t->xfers = calloc(2 * n, sizeof(cs_time));
+		if (!t->paths || !t->xfers)
+			return -1;
+	}
+	if (r->shared.env.links && !r->net) {
+		t->keep = malloc(n * sizeof(float));
+		t->lat = malloc(n * sizeof(cs_time));
+		if (!t->keep || !t->lat)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			t->keep[i] = -1;
+	}
+	return 0;
+}
+
+/* The comm tables of every group kind and stream the programs use
+ * (cs__run_shared.comm): allocated up front, not at first use, so that the
+ * parts of a partitioned run, copies of this runner, share them. */
+static int tables(cs_runner *r)
+{
+	int64_t ntmpl = r->shared.env.tmpl_of ? r->shared.env.ntmpl : r->shared.env.mesh->deg[CS_AXIS_PP];
+	for (int64_t p = 0; p < ntmpl; p++)
+		for (int s = 0; s < CS_STREAMS; s++)
+			for (int32_t i = 0; i < r->shared.env.progs[p].nops[s]; i++) {
+				const cs_op *op = &r->shared.env.progs[p].ops[s][i];
+				cs__comm_table *t = &r->shared.comm[op->group][s];
+				if (op->kind == CS_OP_COLL && !t->slots && table_alloc(r, t, op->group))
+					return -1;
+			}
+	return 0;
+}
+
 /* The shared state (cs__run_shared): the ranks, templates, comm tables
  * and what the trace and the critical path keep. 0, or -1 when out of
  * memory (what was made is freed by shared_free). */
@@ -108,7 +154,7 @@ static int shared_init(cs_runner *r, const cs_run_env *env)
 			for (int c = 0; c < CS__PATHS_PER_RANK; c++)
 				cs_path_start(&sh->paths[l * CS__PATHS_PER_RANK + c], cs__run_rank_of(r, l));
 	}
-	if (cs__run_tables(r))
+	if (tables(r))
 		return -1;
 	for (int64_t l = 0; l < sh->nlocal; l++) {
 		int64_t rank = cs__run_rank_of(r, l);
@@ -170,7 +216,9 @@ static void shared_free(cs__run_shared *sh)
 	free(sh->ranks);
 }
 
-int cs__run_own_init(cs_runner *r, cs_coll *coll, int progress)
+/* What this engine owns, made with the tuner it asks and its progress
+ * (CS_PROGRESS_*): 0, or -1 when out of memory. */
+static int own_init(cs_runner *r, cs_coll *coll, int progress)
 {
 	r->coll = coll;
 	r->progress = progress;
@@ -185,7 +233,7 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	cs_runner *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	if (shared_init(r, env) || cs__run_own_init(r, env->coll, env->progress) ||
+	if (shared_init(r, env) || own_init(r, env->coll, env->progress) ||
 	    (env->sc->coll.fidelity == CS_FIDELITY_FLOW && cs__run_flow_init(r)) || cs__run_partition(r)) {
 		cs_runner_free(r);
 		return NULL;
@@ -196,7 +244,9 @@ cs_runner *cs_runner_new(const cs_run_env *env)
 	return r;
 }
 
-void cs__run_own_free(cs_runner *r)
+/* What own_init made, and what the engine made since (the flow network, a
+ * part's shares of groups across parts), all but the tuner. */
+static void own_free(cs_runner *r)
 {
 	cs_sim_free(r->sim);
 	cs_net_free(r->net);
@@ -208,14 +258,57 @@ void cs__run_own_free(cs_runner *r)
 	free(r->out);
 }
 
+cs_runner *cs__run_part_new(const cs_runner *root, int64_t lo, int64_t hi)
+{
+	cs_runner *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->shared = root->shared;
+	p->lo = lo;
+	p->hi = hi;
+	if (own_init(p, cs_coll_clone(root->coll), 0)) {
+		cs_runner_free(p);
+		return NULL;
+	}
+	return p;
+}
+
 void cs_runner_free(cs_runner *r)
 {
 	if (!r)
 		return;
 	cs__run_parts_free(r);
-	cs__run_own_free(r);
-	shared_free(&r->shared);
+	own_free(r);
+	if (r->hi) /* a part: the tuner is its copy, the shared state the root's */
+		cs_coll_free(r->coll);
+	else
+		shared_free(&r->shared);
 	free(r);
+}
+
+/* The run stopped with ops left: the first rank and stream that waits,
+ * and on what. */
+static void describe_stuck(const cs_runner *r, cs_diag *diag)
+{
+	for (int64_t l = 0; l < r->shared.nlocal; l++) {
+		const cs__rank *rs = &r->shared.ranks[l];
+		for (int s = 0; s < CS_STREAMS; s++) {
+			const cs_op *op = cs__run_head(r, rs, s);
+			if (!op)
+				continue;
+			int32_t short_by;
+			int c = cs__run_unmet_dep(&r->shared.tmpls[rs->tmpl], rs, op, &short_by);
+			snprintf(diag->msg, sizeof(diag->msg),
+				 "simulation deadlocked: rank %lld stream '%s' stopped at op %d of %d "
+				 "(micro-batch %d, %s)",
+				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->cnt[s],
+				 r->shared.env.progs[rs->tmpl].nops[s], op->micro,
+				 c >= 0 ? "waiting on a dependency"
+					: "waiting for its group's other members");
+			return;
+		}
+	}
+	snprintf(diag->msg, sizeof(diag->msg), "simulation deadlocked");
 }
 
 cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
@@ -247,7 +340,7 @@ cs_status cs_runner_run(cs_runner *r, cs_diag *diag)
 	for (int64_t l = 0; l < r->shared.nlocal; l++)
 		for (int s = 0; s < CS_STREAMS; s++)
 			if (cs__run_head(r, &r->shared.ranks[l], s)) {
-				cs__run_describe_stuck(r, diag);
+				describe_stuck(r, diag);
 				return CS_ERR_SIM;
 			}
 	return CS_OK;
@@ -273,11 +366,6 @@ const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
 }
 
 cs_time cs_runner_makespan(const cs_runner *r) { return r->makespan; }
-
-uint64_t cs_runner_events(const cs_runner *r)
-{
-	return r->parts ? cs__run_parts_events(r) : cs_sim_events(r->sim);
-}
 
 const cs_coll_choice *cs_runner_last_choice(const cs_runner *r, cs_comm_kind kind)
 {

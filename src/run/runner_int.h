@@ -1,9 +1,10 @@
 /*
- * runner_int.h - the runner: what its engines share and what each owns,
- * its comm tables, and the calls between its files (runner.c its life,
- * step.c the steps of an op, runner_coll.c the work per collective,
- * runner_flow.c the flow network, runner_path.c the critical path,
- * ranks.c folding, parts.c parts). Private to src/run.
+ * runner_int.h - the runner: what its engines share and what each owns
+ * (each member says which file writes it), its comm tables, and the calls
+ * between its files (runner.c its life, step.c the steps of an op,
+ * runner_coll.c the work per collective and the flow network,
+ * runner_path.c the critical path, ranks.c folding, parts.c parts).
+ * Private to src/run.
  */
 #ifndef CS_RUN_RUNNER_INT_H
 #define CS_RUN_RUNNER_INT_H
@@ -77,7 +78,7 @@ typedef struct cs__arrival {
 } cs__arrival;
 
 typedef struct cs__comm_table {
-	cs__slot *slots; /* one per group instance (cs__run_tables) */
+	cs__slot *slots; /* one per group instance (made in runner.c) */
 	/* Critical path: the last arriver's path and the transfer time, per
 	 * instance and generation ([2 gi + (gen & 1)]). A member's counter
 	 * moved by a collective keeps no copy: its path is the collective's
@@ -116,7 +117,8 @@ typedef struct cs__run_shared {
 	int64_t *xdp, nx, rep_dp;
 	int64_t per_replica; /* ranks of one data-parallel replica */
 	int64_t gpn;
-	cs__comm_table comm[CS_GROUP_KINDS][CS_STREAMS]; /* runner_coll.c */
+	cs__comm_table comm[CS_GROUP_KINDS][CS_STREAMS]; /* made in runner.c, worked in by
+	                               * runner_coll.c */
 	cs_path *paths;                  /* per rank: CS_COUNTERS paths, then CS_STREAMS in flight
 	                               * (runner_path.c) */
 	cs__path_ref *path_refs;         /* per rank: the compute counter's path while it names a
@@ -128,25 +130,28 @@ typedef struct cs__run_shared {
 } cs__run_shared;
 
 struct cs_runner {
-	cs__run_shared shared;
+	cs__run_shared shared; /* the root's, made in runner.c; a part's a copy of it */
 
 	/* What this engine owns: the root's in a whole run, each part's its
-	 * own (part_new, parts.c), made by own_init (runner.c). */
-	cs_sim *sim;
-	cs_coll *coll; /* the tuner it asks: the caller's for the root, a copy for
-	                               * a part (its cache is the part's) */
-	int progress;  /* CS_PROGRESS_*: the root's, 0 for a part */
-	cs_coll_choice last_choice[CS_COMM_KINDS];
-	cs_time last_at[CS_COMM_KINDS]; /* when last_choice was set, -1 never */
-	cs_time makespan;
-	int failed;
-	uint64_t ops_done, ops_total;
-	/* progress lines (the root's) */
+	 * own (cs__run_part_new); made by own_init and freed by own_free
+	 * (runner.c). Each member names the file that writes it. */
+	cs_sim *sim;   /* runner.c; step.c, runner_coll.c and parts.c schedule on it */
+	cs_coll *coll; /* runner.c: the tuner it asks (runner_coll.c), the caller's
+	                               * for the root, a copy for a part (its cache is the part's) */
+	int progress;  /* runner.c: CS_PROGRESS_*, the root's, 0 for a part */
+	cs_coll_choice last_choice[CS_COMM_KINDS]; /* runner_coll.c (cs__run_coll_begin) */
+	cs_time last_at[CS_COMM_KINDS];            /* runner_coll.c: when last_choice was set, -1
+	                               * never; the root's taken from its parts' (parts.c) */
+	cs_time makespan;                          /* step.c (an op's end); the root's from its parts' */
+	int failed;                                /* where it fails (CS_ERR_*); runner.c reports it */
+	uint64_t ops_done;                         /* step.c; the root's summed from its parts' */
+	uint64_t ops_total;                        /* runner.c */
+	/* progress lines (runner.c, the root's) */
 	uint64_t next_progress_events;
 	double last_progress_s; /* elapsed at the last progress line */
 	int64_t progress_lines;
 	struct timespec t0;
-	/* flow fidelity (a whole run's, runner_coll.c) */
+	/* flow fidelity (runner_coll.c, a whole run's) */
 	cs_net *net;      /* the shared network, else NULL */
 	cs_net *idle;     /* a network that runs one collective at a time, to time
 	                               * it alone */
@@ -159,9 +164,9 @@ struct cs_runner {
 	 * across parts (the lookahead); at each window's end the root starts
 	 * the collectives whose members have all arrived. */
 	struct cs__parts *parts; /* root: its parts and threads, NULL for a whole run */
-	int64_t lo, hi;          /* a part: its locals */
+	int64_t lo, hi;          /* a part: its locals (hi > 0), 0 for the root */
 	cs__part_group *part_groups[CS_GROUP_KINDS][CS_STREAMS]; /* a part: its members of groups
-	                               * across parts, by instance */
+	                               * across parts, by instance (step.c ends their collectives) */
 	cs__arrival *out; /* a part: its groups complete in this window */
 	int32_t nout, capout;
 };
@@ -182,8 +187,12 @@ static inline int64_t cs__lower_bound(const int64_t *v, int64_t n, int64_t x)
 	return lo;
 }
 
-/* Folded runs: choose the replicas simulated whole around perturbations
- * (ranks.c): 0, 1 when every replica differs (nothing to fold), -1 on
+/* ---- the calls between the files --------------------------------------
+ * By the file that defines them; tools/run-calls.sh lists the ones each
+ * file uses of another's. */
+
+/* ranks.c: folded runs. Choose the replicas simulated whole around
+ * perturbations: 0, 1 when every replica differs (nothing to fold), -1 on
  * out-of-memory. */
 int cs__run_fold_exceptions(cs_runner *r);
 /* A rank's local index, a local's rank, whether a rank is simulated: in
@@ -205,45 +214,37 @@ static inline int cs__run_simulated(const cs_runner *r, int64_t rank)
 		return cs__run_simulated_folded(r, rank);
 	return rank >= r->shared.env.first_rank && rank < r->shared.env.first_rank + r->shared.env.nranks;
 }
-/* The path of local's op in flight on `stream`, to read: in place, or
- * worked out into *tmp. */
-const cs_path *cs__run_flying_path(const cs_runner *r, int64_t local, int stream, cs_path *tmp);
-/* Counter c's path, to write whole: the ops in flight that read it are
- * given a copy first. */
-cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c);
-/* local arrives at collective op on stream s while its compute counter
- * names a collective's path (cs__path_ref): if the collective about to start
- * overwrites that path, the counter takes a copy first. */
-void cs__run_path_ref_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
-/* A traced op starts on local's stream s: its path in flight names its
- * predecessor's, read in place until that changes (runner_path.c). */
-void cs__run_path_begin(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
-void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
-/* The op at the head of rs's stream s, NULL when the stream is done. */
+
+/* runner.c: a part of root holding locals [lo, hi): the root's shared
+ * state, and an engine and a copy of the root's tuner of its own; NULL when
+ * out of memory. cs_runner_free frees it (and the copy). */
+cs_runner *cs__run_part_new(const cs_runner *root, int64_t lo, int64_t hi);
+/* The progress line, after `events` events at simulated time `now`. */
+void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
+
+/* step.c: the steps. The op at the head of rs's stream s, NULL when the
+ * stream is done. */
 static inline const cs_op *cs__run_head(const cs_runner *r, const cs__rank *rs, int s)
 {
 	const cs__tmpl *p = &r->shared.tmpls[rs->tmpl];
 	return rs->cnt[s] < p->nops[s] ? &p->ops[s][rs->cnt[s]] : NULL;
 }
-/* step.c: try local's streams; say where a run that stopped with ops
- * left waits (into diag). */
+/* Try local's streams. */
 void cs__run_try_rank(cs_runner *r, int64_t local);
-void cs__run_describe_stuck(const cs_runner *r, cs_diag *diag);
-/* What ends an op, for the trace and the critical path: the transfer time
- * (-1 for compute), and for a collective the tuner's choice and its
- * generation, for a transfer the tier it crossed (paths only). */
-typedef struct cs__done {
-	cs_time xfer;
-	const cs_coll_choice *choice;
-	uint32_t gen; /* the collective's generation (paths only) */
-	int tier;
-} cs__done;
+/* Schedule fn(arg) at `at`; a time past the horizon stops the run. */
+void cs__run_schedule(cs_runner *r, cs_time at, cs_event_fn fn, uint64_t arg);
+/* A pipeline send of `local`'s stream s (op, its head) has arrived:
+ * complete it, deliver it to the peer's mailbox, and try both ranks. */
+void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
+/* The engine's event of a collective's end (a cs__coll_ev): its members
+ * complete it and are tried (in a part, those of the part). */
+void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
+/* The rate of local's running compute op changed: re-time it. */
+void cs__run_retime(cs_runner *r, int64_t local, cs__rank *rs, float rate);
 
-/* What completing an op records when the trace or the critical path
- * reads it (r->shared.times is kept): its span, its path, when it ended. */
-void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d);
-/* The shape of instance gi of a group kind, `local` one of its members:
- * worked out once (cs__run_shape_of, runner_coll.c), then kept. */
+/* runner_coll.c: the work per collective. The shape of instance gi of a
+ * group kind, `local` one of its members: worked out once
+ * (cs__run_shape_of), then kept. */
 const cs_group_shape *cs__run_shape_of(cs_runner *r, cs__comm_table *t, int64_t gi, int kind, int64_t local);
 static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, cs__comm_table *t, int64_t gi, int kind,
 							int64_t local)
@@ -252,8 +253,8 @@ static inline const cs_group_shape *cs__run_group_shape(cs_runner *r, cs__comm_t
 }
 /* The tuner's answer for op on instance gi of table t (`local` one of its
  * members), kept in tc while the group's collectives keep to its two
- * latest kinds (asked anew by cs__run_retune, runner_coll.c, on the
- * group's shape, which only then is looked up). */
+ * latest kinds (asked anew by cs__run_retune on the group's shape, which
+ * only then is looked up). */
 cs__tuned *cs__run_retune(cs_runner *r, cs__tunes *tc, const cs_group_shape *sh, const cs_op *op);
 static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, cs__comm_table *t, int64_t gi,
 				      int64_t local, const cs_op *op)
@@ -264,64 +265,63 @@ static inline cs__tuned *cs__run_tune(cs_runner *r, cs__tunes *tc, cs__comm_tabl
 			return &tc->e[i];
 	return cs__run_retune(r, tc, cs__run_group_shape(r, t, gi, op->group, local), op);
 }
+/* Member `local` arrives at collective `op` on its stream s: the first
+ * arrival at an instance lists its members, the last starts it (a call;
+ * step.c counts the others). */
+void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
 /* The last member of instance gi arrived at `now` (last_local): the
- * collective starts; returns its time (runner_coll.c). */
+ * collective starts; returns its time. */
 cs_time cs__run_coll_begin(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const cs_op *op,
 			   int64_t last_local, cs_time now);
-/* Complete a collective on `n` of its members and try them. */
-void cs__run_coll_end(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n);
-/* The comm tables of every group kind and stream the programs use. */
-int cs__run_tables(cs_runner *r);
-
-/* What this engine owns (runner.c): made with the tuner it asks and its
- * progress (CS_PROGRESS_*), 0 or -1 when out of memory; freed (all but
- * the tuner, which the caller keeps). */
-int cs__run_own_init(cs_runner *r, cs_coll *coll, int progress);
-void cs__run_own_free(cs_runner *r);
-/* parts.c: split a runner into parts (0, or -1 on out-of-memory; a run
- * that cannot be split stays whole), run them, free them. */
-int cs__run_partition(cs_runner *r);
-cs_status cs__run_parts(cs_runner *r, cs_diag *diag);
-void cs__run_parts_free(cs_runner *r);
-uint64_t cs__run_parts_events(const cs_runner *r);
-/* A part's member arrives at a collective across parts. */
-void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
-			  cs__comm_table *t, int64_t gi);
-void cs__run_progress(cs_runner *r, uint64_t events, cs_time now);
-/* runner_flow.c: the flow network of a run in flow fidelity (0, or -1
- * when out of memory), and a collective whose members have all arrived
- * started there (d its tuner's time, tag its event). */
+/* The route of rank's pipeline messages of `bytes` down (up 0) or up (1)
+ * to its peer there (rs->p2p_peer[up]): their time, channels and highest
+ * tier, and in flow fidelity the bytes each puts on the net. */
+void cs__run_p2p_route(cs_runner *r, cs__rank *rs, int up, int64_t rank, double bytes);
+/* The flow network of a run in flow fidelity: 0, or -1 when out of memory. */
 int cs__run_flow_init(cs_runner *r);
-void cs__run_flow_coll(cs_runner *r, cs__comm_table *t, int64_t gi, const cs_op *op, int64_t local, cs_time d,
-		       uint64_t tag);
 /* Start a collective on the flow net, planned once: *plan is the net's
  * plan + 1 (0 not yet asked, then set; -1 not kept); its flows wait
  * `latency` (CS_NET_ROUTE_LATENCY: their routes') before they drain. */
 void cs__run_net_start(cs_runner *r, const int64_t *members, int64_t n, cs_coll_op op, double bytes,
 		       cs_coll_algo algo, cs_time latency, uint64_t tag, int32_t *plan);
-/* Member `local` arrives at collective `op` on its stream s: the first
- * arrival at an instance lists its members, the last starts it (a call,
- * runner_coll.c). */
-void cs__run_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
-/* The route of rank's pipeline messages of `bytes` down (up 0) or up (1)
- * to its peer there (rs->p2p_peer[up]): their time, channels and highest
- * tier, and in flow fidelity the bytes each puts on the net
- * (runner_coll.c). */
-void cs__run_p2p_route(cs_runner *r, cs__rank *rs, int up, int64_t rank, double bytes);
-/* runner_flow.c: the bytes a message of `bytes` puts on the flow network. */
-double cs__run_p2p_net_bytes(cs_runner *r, int64_t src, int64_t dst, double bytes);
-/* A pipeline send of `local`'s stream s (op, its head) has arrived:
- * complete it, deliver it to the peer's mailbox, and try both ranks. */
-void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op);
-void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg);
-/* Compute's rate on rs's GPU while its communication kernels hold the
- * SMs they do. */
+
+/* runner_path.c: the critical path. What ends an op, for the trace and the
+ * critical path: the transfer time (-1 for compute), and for a collective
+ * the tuner's choice and its generation, for a transfer the tier it crossed
+ * (paths only). */
+typedef struct cs__done {
+	cs_time xfer;
+	const cs_coll_choice *choice;
+	uint32_t gen; /* the collective's generation (paths only) */
+	int tier;
+} cs__done;
+/* What completing an op records when the trace or the critical path
+ * reads it (r->shared.times is kept): its span, its path (and a send's
+ * receiver's), when it ended. */
+void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d);
+/* The path of local's op in flight on `stream`, to read: in place, or
+ * worked out into *tmp. */
+const cs_path *cs__run_flying_path(const cs_runner *r, int64_t local, int stream, cs_path *tmp);
+/* local arrives at collective op on stream s while its compute counter
+ * names a collective's path (cs__path_ref): if the collective about to start
+ * overwrites that path, the counter takes a copy first. */
+void cs__run_path_ref_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op);
+
+/* parts.c: split a runner into parts (0, or -1 on out-of-memory; a run
+ * that cannot be split stays whole), run them, free them. */
+int cs__run_partition(cs_runner *r);
+cs_status cs__run_parts(cs_runner *r, cs_diag *diag);
+void cs__run_parts_free(cs_runner *r);
+/* A part's member arrives at a collective across parts. */
+void cs__run_cross_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op,
+			  cs__comm_table *t, int64_t gi);
+
+/* Contention, inline where an op starts and ends. Compute's rate on rs's
+ * GPU while its communication kernels hold the SMs they do. */
 static inline float cs__run_rate(const cs_runner *r, const cs__rank *rs)
 {
 	return r->shared.rate_of[rs->ctas < CS__MAX_CTAS ? rs->ctas : CS__MAX_CTAS];
 }
-/* The rate of local's running compute op changed: re-time it (runner.c). */
-void cs__run_retime(cs_runner *r, int64_t local, cs__rank *rs, float rate);
 /* Communication kernels on `local` take (ctas > 0) or give back (< 0) SMs:
  * a compute op running there continues at the rate the GPU now gives it. */
 static inline void cs__run_contend(cs_runner *r, int64_t local, int ctas)

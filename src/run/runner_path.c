@@ -78,7 +78,9 @@ static void path_detach(cs_runner *r, int64_t local, cs__rank *rs, int c)
 	}
 }
 
-cs_path *cs__run_path_to_write(cs_runner *r, int64_t local, int c)
+/* Counter c's path, to write whole: the ops in flight that read it are
+ * given a copy first. */
+static cs_path *path_to_write(cs_runner *r, int64_t local, int c)
 {
 	cs__rank *rs = &r->shared.ranks[local];
 	path_detach(r, local, rs, c);
@@ -118,26 +120,22 @@ void cs__run_path_ref_arrive(cs_runner *r, int64_t local, cs__rank *rs, int s, c
 		return;
 	cs_path tmp;
 	const cs_path *p = path_read(r, local, CS_STREAM_COMPUTE, &tmp);
-	*cs__run_path_to_write(r, local, CS_STREAM_COMPUTE) = *p;
+	*path_to_write(r, local, CS_STREAM_COMPUTE) = *p;
 }
 
-/* The op at the head of stream s starts now: its path is its last
- * predecessor's (the stream's previous op, or the latest dependency),
- * read in place until it changes (cs__run_path_to_write): a stream's own
- * path cannot change before this op completes, and a dependency's most
- * often does not either, so most ops copy nothing here. */
-void cs__run_path_begin(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
+/* Pipeline send `op` of local's stream s ends now: the receiver's mailbox
+ * counter, when the receiver is simulated, takes the sender's path and the
+ * transfer, before the send extends the sender's own. */
+static void path_sent(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d, cs_time now)
 {
-	int pred = s;
-	const cs_time *done_at = r->shared.times[local].done_at;
-	cs_time best = done_at[s];
-	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
-	for (int i = 0; i < op->ndeps; i++)
-		if (done_at[d[i].counter] > best) {
-			best = done_at[d[i].counter];
-			pred = d[i].counter;
-		}
-	rs->path_from[s] = (uint8_t)pred;
+	int64_t peer = r->shared.ranks[local].p2p_peer[op->to > 0]; /* set when the send started */
+	if (!cs__run_simulated(r, peer))
+		return;
+	cs_path tmp;
+	const cs_path *src = cs__run_flying_path(r, local, s, &tmp);
+	cs_path *rp = path_to_write(r, cs__run_local_of(r, peer), op->to > 0 ? CS_MBOX_UP : CS_MBOX_DOWN);
+	*rp = *src;
+	cs_path_transfer(rp, d->xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d->tier, peer, now);
 }
 
 void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op, const cs__done *d)
@@ -152,6 +150,8 @@ void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op,
 					      op->kind == CS_OP_COLL ? d->choice : NULL);
 	}
 	if (r->shared.paths) {
+		if (op->kind == CS_OP_SEND)
+			path_sent(r, local, s, op, d, now);
 		if (op->kind == CS_OP_COLL) {
 			/* read from the collective's from now on (path_read) */
 			path_detach(r, local, rs, s);
@@ -161,7 +161,7 @@ void cs__run_complete_times(cs_runner *r, int64_t local, int s, const cs_op *op,
 			     compute_to_path_ref(r, local, rs, now - r->shared.times[local].started[s]))) {
 			cs_path tmp;
 			const cs_path *src = cs__run_flying_path(r, local, s, &tmp);
-			cs_path *p = cs__run_path_to_write(r, local, s);
+			cs_path *p = path_to_write(r, local, s);
 			if (src != p)
 				*p = *src;
 			if (op->kind == CS_OP_COMPUTE)

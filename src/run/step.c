@@ -8,7 +8,6 @@
  * here, static, so the compiler inlines it.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/invariant.h"
@@ -111,19 +110,6 @@ static inline void schedule_op_done(cs_runner *r, cs_time at, cs__ticket tk, int
 	if (can_schedule(r, at) &&
 	    cs_sim_at_merge(r->sim, at, on_op_done, r, (unsigned)s, (uint64_t)tk) != 0 && !r->failed)
 		r->failed = CS_ERR_NOMEM;
-}
-
-/* The first dependency of op that rs lacks, -1 for none; *short_by: how
- * many moves of its counter it still needs. */
-static int unmet_dep(const cs_runner *r, const cs__rank *rs, const cs_op *op, int32_t *short_by)
-{
-	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
-	for (int i = 0; i < op->ndeps; i++)
-		if (rs->cnt[d[i].counter] < d[i].value) {
-			*short_by = d[i].value - rs->cnt[d[i].counter];
-			return d[i].counter;
-		}
-	return -1;
 }
 
 static cs_comm_kind counter_kind(int c)
@@ -273,6 +259,25 @@ static void start_send(cs_runner *r, int64_t local, cs__rank *rs, int s, const c
 	schedule_op_done(r, now + rs->p2p_ns[up], local, s);
 }
 
+/* The op at the head of stream s starts now: its path is its last
+ * predecessor's (the stream's previous op, or the latest dependency),
+ * read in place until it changes (runner_path.c): a stream's own
+ * path cannot change before this op completes, and a dependency's most
+ * often does not either, so most ops copy nothing here. */
+static void path_begin(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_op *op)
+{
+	int pred = s;
+	const cs_time *done_at = r->shared.times[local].done_at;
+	cs_time best = done_at[s];
+	const cs_dep *d = &r->shared.tmpls[rs->tmpl].deps[op->dep];
+	for (int i = 0; i < op->ndeps; i++)
+		if (done_at[d[i].counter] > best) {
+			best = done_at[d[i].counter];
+			pred = d[i].counter;
+		}
+	rs->path_from[s] = (uint8_t)pred;
+}
+
 /* Op `op`, its dependencies met, starts on local's stream s. Apart from
  * the check that comes first: half the tries of a run find a dependency
  * unmet, and need none of this. */
@@ -283,7 +288,7 @@ static void start_op(cs_runner *r, int64_t local, cs__rank *rs, int s, const cs_
 	if (r->shared.times)
 		r->shared.times[local].started[s] = cs_sim_now(r->sim);
 	if (r->shared.paths)
-		cs__run_path_begin(r, local, rs, s, op);
+		path_begin(r, local, rs, s, op);
 	if (op->mem > 0) {
 		rs->mem += op->mem;
 		if (rs->mem > rs->st.mem_peak)
@@ -304,7 +309,7 @@ static inline void try_stream(cs_runner *r, int64_t local, cs__rank *rs, int s)
 	if (!op)
 		return;
 	int32_t short_by;
-	int c = unmet_dep(r, rs, op, &short_by);
+	int c = cs__run_unmet_dep(&r->shared.tmpls[rs->tmpl], rs, op, &short_by);
 	if (c < 0) {
 		start_op(r, local, rs, s, op);
 		return;
@@ -442,19 +447,8 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 	int sim_peer = cs__run_simulated(r, peer);
 	int64_t pl = sim_peer ? cs__run_local_of(r, peer) : -1;
 	cs__done d = { .xfer = xfer };
-	if (r->shared.paths) {
+	if (r->shared.paths) /* the tier it crossed, on both ranks' paths */
 		d.tier = rs->p2p_tier[op->to > 0];
-		/* the receiver's path, from the sender's before completing the send
-		 * extends it */
-		if (sim_peer) {
-			cs_path tmp;
-			const cs_path *src = cs__run_flying_path(r, local, s, &tmp);
-			cs_path *rp = cs__run_path_to_write(r, pl, mbox);
-			*rp = *src;
-			cs_path_transfer(rp, xfer, CS_COMM_PP, CS_COLL_SEND_RECV, d.tier, peer,
-					 cs_sim_now(r->sim));
-		}
-	}
 	complete(r, local, s, op, &d);
 	if (sim_peer) {
 		if (r->shared.times)
@@ -466,50 +460,28 @@ void cs__run_send_done(cs_runner *r, int64_t local, int s, const cs_op *op)
 	cs__run_try_rank(r, local);
 }
 
-void cs__run_coll_end(cs_runner *r, cs__comm_table *t, int64_t gi, int s, const int64_t *locals, int64_t n)
+/* A collective ends now: its members leave it together; in a part, a
+ * collective across parts ends for the part's own members (parts.c). */
+void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
 {
-	const cs__slot *sl = &t->slots[gi];
+	cs_runner *r = ctx;
+	cs__coll_ev e = cs__coll_ev_unpack(arg);
+	const cs__slot *sl = &r->shared.comm[e.kind][e.stream].slots[e.slot];
+	const int64_t *locals = sl->locals;
+	int64_t n = sl->expected;
+	(void)sim;
+	if (r->shared.cross[e.kind] && r->shared.cross[e.kind][e.slot]) {
+		const cs__part_group *pg = &r->part_groups[e.kind][e.stream][e.slot];
+		locals += pg->off;
+		n = pg->expected;
+	}
 	cs__done d = { .xfer = sl->dur, .choice = &sl->choice, .gen = sl->gen };
 	/* members lie far apart in memory: fetch each four ahead */
 	for (int64_t i = 0; i < n; i++) {
 		if (i + 4 < n)
 			prefetch_rank(r, locals[i + 4]);
-		complete(r, locals[i], s, cs__run_head(r, &r->shared.ranks[locals[i]], s), &d);
+		complete(r, locals[i], e.stream, cs__run_head(r, &r->shared.ranks[locals[i]], e.stream), &d);
 	}
 	for (int64_t i = 0; i < n; i++)
 		cs__run_try_rank(r, locals[i]);
-}
-
-void cs__run_on_coll_done(cs_sim *sim, void *ctx, uint64_t arg)
-{
-	cs_runner *r = ctx;
-	cs__coll_ev e = cs__coll_ev_unpack(arg);
-	cs__comm_table *t = &r->shared.comm[e.kind][e.stream];
-	(void)sim;
-	cs__run_coll_end(r, t, e.slot, e.stream, t->slots[e.slot].locals, t->slots[e.slot].expected);
-}
-
-/* The run stopped with ops left: the first rank and stream that waits,
- * and on what. */
-void cs__run_describe_stuck(const cs_runner *r, cs_diag *diag)
-{
-	for (int64_t l = 0; l < r->shared.nlocal; l++) {
-		const cs__rank *rs = &r->shared.ranks[l];
-		for (int s = 0; s < CS_STREAMS; s++) {
-			const cs_op *op = cs__run_head(r, rs, s);
-			if (!op)
-				continue;
-			int32_t short_by;
-			int c = unmet_dep(r, rs, op, &short_by);
-			snprintf(diag->msg, sizeof(diag->msg),
-				 "simulation deadlocked: rank %lld stream '%s' stopped at op %d of %d "
-				 "(micro-batch %d, %s)",
-				 (long long)cs__run_rank_of(r, l), cs_stream_name((cs_stream)s), rs->cnt[s],
-				 r->shared.env.progs[rs->tmpl].nops[s], op->micro,
-				 c >= 0 ? "waiting on a dependency"
-					: "waiting for its group's other members");
-			return;
-		}
-	}
-	snprintf(diag->msg, sizeof(diag->msg), "simulation deadlocked");
 }
