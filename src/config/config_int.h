@@ -29,7 +29,18 @@ bool cs__config_is_section(const char *path);
  * unknown top-level key (after any syntax error). */
 cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file, cs_diag *diag);
 
-/* validate.c */
+/* validate.c, validate_model.c: a check reads the scenario and, failing,
+ * writes diag (NULL: no message) at the place of the first of its keys
+ * that has one, else the file. */
+typedef struct cs__checker {
+	cs_scenario *sc;
+	cs_diag *diag;
+} cs__checker;
+cs_status cs__config_fail(const cs__checker *c, const char *key1, const char *key2, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The key's entry when it has a place (file or --set), else NULL. */
+const cs_config_key *cs__config_placed(const cs__checker *c, const char *key);
+cs_status cs__config_check_model(cs__checker *c);
 void cs__config_reopen(cs_scenario *sc);
 cs_status cs__config_check(cs_scenario *sc, cs_diag *diag);
 /* Where key k's value came from, as messages print it: "file:line:col",

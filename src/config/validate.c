@@ -132,65 +132,33 @@ void cs__config_reopen(cs_scenario *sc)
 	sc->derived = 0;
 }
 
-/* ---- messages ------------------------------------------------------------ */
-
-typedef struct checker {
-	cs_scenario *sc;
-	cs_diag *diag;
-} checker;
-
-/* The key's entry when it has a place (file or --set), else NULL. */
-static const cs_config_key *placed(const checker *c, const char *key)
-{
-	const cs_config_key *k = key ? cs_config_key_find(key) : NULL;
-	return k && c->sc->where[cs__config_key_index(k)].line != 0 ? k : NULL;
-}
-
-/* Report at the location of key1 (or key2, or the file). */
-static cs_status fail(const checker *c, const char *key1, const char *key2, const char *fmt, ...)
-{
-	const cs_config_key *k = placed(c, key1);
-	char body[768], where[400];
-	va_list ap;
-
-	if (!k)
-		k = placed(c, key2);
-	va_start(ap, fmt);
-	vsnprintf(body, sizeof body, fmt, ap);
-	va_end(ap);
-	if (!c->diag)
-		return CS_ERR_INPUT;
-	cs__config_where(c->sc, k, where, sizeof where);
-	snprintf(c->diag->msg, sizeof c->diag->msg, "%.330s: %.680s", where, body);
-	return CS_ERR_INPUT;
-}
-
 /* ---- deriving ------------------------------------------------------------ */
 
 /* "16x16x12" into cluster.torus_dim[]; a torus needs a shape and a link
  * bandwidth, and its pods must tile the chips. */
-static cs_status derive_torus(checker *c)
+static cs_status derive_torus(cs__checker *c)
 {
 	cs_cluster_spec *cl = &c->sc->cluster;
 	static const char *const torus_keys[] = { "cluster.torus.shape", "cluster.torus.wrap",
 						  "cluster.torus.bandwidth", "cluster.torus.latency" };
 	cl->torus_dims = 0;
 	if (cl->topology == CS_TOPO_TORUS && cl->routing == CS_ROUTING_ECMP)
-		return fail(c, "cluster.fabric.routing", "cluster.topology",
-			    "'cluster.fabric.routing: "
-			    "ecmp' needs a fat tree: a torus has no equal-cost uplinks to hash onto");
+		return cs__config_fail(
+			c, "cluster.fabric.routing", "cluster.topology",
+			"'cluster.fabric.routing: "
+			"ecmp' needs a fat tree: a torus has no equal-cost uplinks to hash onto");
 	if (cl->topology != CS_TOPO_TORUS) {
 		for (size_t i = 0; i < sizeof torus_keys / sizeof *torus_keys; i++)
-			if (placed(c, torus_keys[i]))
-				return fail(c, torus_keys[i], NULL, "'%s' needs 'cluster.topology: torus'",
-					    torus_keys[i]);
+			if (cs__config_placed(c, torus_keys[i]))
+				return cs__config_fail(c, torus_keys[i], NULL,
+						       "'%s' needs 'cluster.topology: torus'", torus_keys[i]);
 		return CS_OK;
 	}
 	const char *p = cl->torus_shape;
 	if (*p == '\0')
-		return fail(c, "cluster.topology", NULL,
-			    "a torus needs 'cluster.torus.shape', such "
-			    "as \"16x16x12\"");
+		return cs__config_fail(c, "cluster.topology", NULL,
+				       "a torus needs 'cluster.torus.shape', such "
+				       "as \"16x16x12\"");
 	double chips = 1;
 	while (*p) {
 		char *end;
@@ -200,53 +168,55 @@ static cs_status derive_torus(checker *c)
 		else
 			end = (char *)p;
 		if (end == p || v < 1 || cl->torus_dims == CS_TORUS_MAX_DIMS || (*end != '\0' && *end != 'x'))
-			return fail(c, "cluster.torus.shape", NULL,
-				    "'cluster.torus.shape' \"%s\" is not "
-				    "one to three positive sizes joined by 'x', such as \"16x16x12\"",
-				    cl->torus_shape);
+			return cs__config_fail(
+				c, "cluster.torus.shape", NULL,
+				"'cluster.torus.shape' \"%s\" is not "
+				"one to three positive sizes joined by 'x', such as \"16x16x12\"",
+				cl->torus_shape);
 		cl->torus_dim[cl->torus_dims++] = v;
 		chips *= (double)v;
 		p = *end == 'x' ? end + 1 : end;
 		if (*end == 'x' && *p == '\0')
-			return fail(c, "cluster.torus.shape", NULL,
-				    "'cluster.torus.shape' \"%s\" ends "
-				    "with 'x'",
-				    cl->torus_shape);
+			return cs__config_fail(c, "cluster.torus.shape", NULL,
+					       "'cluster.torus.shape' \"%s\" ends "
+					       "with 'x'",
+					       cl->torus_shape);
 	}
 	double gpus = (double)cl->nodes * (double)cl->gpus_per_node;
 	if (chips > gpus || (int64_t)gpus % (int64_t)chips != 0)
-		return fail(c, "cluster.torus.shape", "cluster.nodes",
-			    "the torus %s holds %.0f chips, "
-			    "which does not divide the cluster's %.0f (nodes x gpus_per_node)",
-			    cl->torus_shape, chips, gpus);
+		return cs__config_fail(c, "cluster.torus.shape", "cluster.nodes",
+				       "the torus %s holds %.0f chips, "
+				       "which does not divide the cluster's %.0f (nodes x gpus_per_node)",
+				       cl->torus_shape, chips, gpus);
 	if (!(cl->ici.bandwidth > 0))
-		return fail(c, "cluster.topology", NULL,
-			    "a torus needs 'cluster.torus.bandwidth', "
-			    "one link's bandwidth per direction ('%s' has no chip-to-chip links)",
-			    cl->gpu.name);
+		return cs__config_fail(c, "cluster.topology", NULL,
+				       "a torus needs 'cluster.torus.bandwidth', "
+				       "one link's bandwidth per direction ('%s' has no chip-to-chip links)",
+				       cl->gpu.name);
 	if (cl->gpu.ici_links > 0 && 2 * cl->torus_dims > cl->gpu.ici_links)
-		return fail(c, "cluster.torus.shape", NULL,
-			    "a %d-D torus needs %d links per chip; "
-			    "'%s' has %d",
-			    cl->torus_dims, 2 * cl->torus_dims, cl->gpu.name, cl->gpu.ici_links);
+		return cs__config_fail(c, "cluster.torus.shape", NULL,
+				       "a %d-D torus needs %d links per chip; "
+				       "'%s' has %d",
+				       cl->torus_dims, 2 * cl->torus_dims, cl->gpu.name, cl->gpu.ici_links);
 	int route = 2;
 	for (int d = 0; d < cl->torus_dims; d++)
 		route += (int)(cl->torus_wrap ? cl->torus_dim[d] / 2 : cl->torus_dim[d] - 1);
 	if (c->sc->coll.fidelity == CS_FIDELITY_FLOW && route > CS_MAX_ROUTE_LINKS)
-		return fail(c, "cluster.torus.shape", "collectives.fidelity",
-			    "the flow fidelity "
-			    "follows routes of at most %d links; the %s %s has routes of %d (use "
-			    "'collectives.fidelity: analytic')",
-			    CS_MAX_ROUTE_LINKS, cl->torus_wrap ? "torus" : "mesh", cl->torus_shape, route);
+		return cs__config_fail(c, "cluster.torus.shape", "collectives.fidelity",
+				       "the flow fidelity "
+				       "follows routes of at most %d links; the %s %s has routes of %d (use "
+				       "'collectives.fidelity: analytic')",
+				       CS_MAX_ROUTE_LINKS, cl->torus_wrap ? "torus" : "mesh", cl->torus_shape,
+				       route);
 	if ((int64_t)chips % cl->gpus_per_node != 0)
-		return fail(c, "cluster.torus.shape", "cluster.gpus_per_node",
-			    "the torus %s (%.0f "
-			    "chips) must hold whole hosts of %d chips",
-			    cl->torus_shape, chips, cl->gpus_per_node);
+		return cs__config_fail(c, "cluster.torus.shape", "cluster.gpus_per_node",
+				       "the torus %s (%.0f "
+				       "chips) must hold whole hosts of %d chips",
+				       cl->torus_shape, chips, cl->gpus_per_node);
 	return CS_OK;
 }
 
-static cs_status derive_hw(checker *c)
+static cs_status derive_hw(cs__checker *c)
 {
 	cs_scenario *sc = c->sc;
 	cs_gpu_spec *g = &sc->cluster.gpu;
@@ -254,19 +224,22 @@ static cs_status derive_hw(checker *c)
 
 	if (g->name[0] == '\0') {
 		if (g->peak_bf16 == 0 && g->hbm_bytes == 0 && g->hbm_bandwidth == 0 && g->sms == 0)
-			return fail(c, "cluster.gpu.preset", NULL,
-				    "'cluster.gpu' is required: a preset "
-				    "such as 'h100-sxm-80g', or a mapping with peak_bf16, hbm, "
-				    "hbm_bandwidth and sms");
+			return cs__config_fail(c, "cluster.gpu.preset", NULL,
+					       "'cluster.gpu' is required: a preset "
+					       "such as 'h100-sxm-80g', or a mapping with peak_bf16, hbm, "
+					       "hbm_bandwidth and sms");
 		if (g->peak_bf16 == 0)
-			return fail(c, NULL, NULL, "'cluster.gpu.peak_bf16' is required without a preset");
+			return cs__config_fail(c, NULL, NULL,
+					       "'cluster.gpu.peak_bf16' is required without a preset");
 		if (g->hbm_bytes == 0)
-			return fail(c, NULL, NULL, "'cluster.gpu.hbm' is required without a preset");
+			return cs__config_fail(c, NULL, NULL,
+					       "'cluster.gpu.hbm' is required without a preset");
 		if (g->hbm_bandwidth == 0)
-			return fail(c, NULL, NULL,
-				    "'cluster.gpu.hbm_bandwidth' is required without a preset");
+			return cs__config_fail(c, NULL, NULL,
+					       "'cluster.gpu.hbm_bandwidth' is required without a preset");
 		if (g->sms == 0)
-			return fail(c, NULL, NULL, "'cluster.gpu.sms' is required without a preset");
+			return cs__config_fail(c, NULL, NULL,
+					       "'cluster.gpu.sms' is required without a preset");
 		snprintf(g->name, sizeof g->name, "custom");
 	}
 	cs_preset_server_defaults(g, &std);
@@ -294,7 +267,7 @@ static cs_status derive_hw(checker *c)
 	return derive_torus(c);
 }
 
-static cs_status derive_model(checker *c)
+static cs_status derive_model(cs__checker *c)
 {
 	cs_scenario *sc = c->sc;
 	cs_model_spec *m = &sc->model;
@@ -306,13 +279,14 @@ static cs_status derive_model(checker *c)
 		for (size_t i = 0; i < 5; i++)
 			any = any || vals[i] != 0;
 		if (!any)
-			return fail(c, "model.preset", NULL,
-				    "'model' is required: a preset such as "
-				    "'llama3-8b', or layers, hidden, heads, ffn and vocab");
+			return cs__config_fail(c, "model.preset", NULL,
+					       "'model' is required: a preset such as "
+					       "'llama3-8b', or layers, hidden, heads, ffn and vocab");
 		for (size_t i = 0; i < 5; i++)
 			if (vals[i] == 0)
-				return fail(c, NULL, NULL, "'model.%s' is required without 'model.preset'",
-					    shape[i]);
+				return cs__config_fail(c, NULL, NULL,
+						       "'model.%s' is required without 'model.preset'",
+						       shape[i]);
 		snprintf(m->name, sizeof m->name, "custom");
 	}
 	FILL(m->kv_heads == 0, m->kv_heads, m->heads, CS_DERIVED_KV_HEADS);
@@ -324,120 +298,37 @@ static cs_status derive_model(checker *c)
 
 /* ---- checks -------------------------------------------------------------- */
 
-static cs_status check_cluster(checker *c)
+static cs_status check_cluster(cs__checker *c)
 {
 	const cs_cluster_spec *cl = &c->sc->cluster;
 	int64_t gpus = cl->nodes * cl->gpus_per_node, per = cl->gpus_per_node;
 	int64_t dom = cl->scale_up_domain;
 
 	if (gpus > CS_CONFIG_MAX_GPUS)
-		return fail(c, "cluster.nodes", "cluster.gpus_per_node",
-			    "the cluster has %lld GPUs, "
-			    "more than the limit of %d",
-			    (long long)gpus, CS_CONFIG_MAX_GPUS);
+		return cs__config_fail(c, "cluster.nodes", "cluster.gpus_per_node",
+				       "the cluster has %lld GPUs, "
+				       "more than the limit of %d",
+				       (long long)gpus, CS_CONFIG_MAX_GPUS);
 	if (per % dom != 0 && (dom % per != 0 || gpus % dom != 0))
-		return fail(c, "cluster.scale_up.domain", NULL,
-			    "'cluster.scale_up.domain' (%lld) must "
-			    "divide gpus_per_node (%lld) or be a multiple of it dividing the %lld GPUs",
-			    (long long)dom, (long long)per, (long long)gpus);
+		return cs__config_fail(
+			c, "cluster.scale_up.domain", NULL,
+			"'cluster.scale_up.domain' (%lld) must "
+			"divide gpus_per_node (%lld) or be a multiple of it dividing the %lld GPUs",
+			(long long)dom, (long long)per, (long long)gpus);
 	if (cl->leaf_gpus % per != 0)
-		return fail(c, "cluster.fabric.leaf_gpus", NULL,
-			    "'cluster.fabric.leaf_gpus' (%lld) "
-			    "must be a multiple of gpus_per_node (%lld)",
-			    (long long)cl->leaf_gpus, (long long)per);
+		return cs__config_fail(c, "cluster.fabric.leaf_gpus", NULL,
+				       "'cluster.fabric.leaf_gpus' (%lld) "
+				       "must be a multiple of gpus_per_node (%lld)",
+				       (long long)cl->leaf_gpus, (long long)per);
 	if (cl->pod_gpus % per != 0)
-		return fail(c, "cluster.fabric.pod_gpus", NULL,
-			    "'cluster.fabric.pod_gpus' (%lld) "
-			    "must be a multiple of gpus_per_node (%lld)",
-			    (long long)cl->pod_gpus, (long long)per);
+		return cs__config_fail(c, "cluster.fabric.pod_gpus", NULL,
+				       "'cluster.fabric.pod_gpus' (%lld) "
+				       "must be a multiple of gpus_per_node (%lld)",
+				       (long long)cl->pod_gpus, (long long)per);
 	return CS_OK;
 }
 
-static cs_status check_model(checker *c)
-{
-	const cs_model_spec *m = &c->sc->model;
-
-	if (m->head_dim == 0 && m->hidden % m->heads != 0)
-		return fail(c, "model.heads", "model.hidden",
-			    "'model.hidden' (%lld) must be divisible "
-			    "by heads (%lld)",
-			    (long long)m->hidden, (long long)m->heads);
-	if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
-		return fail(c, "model.kv_heads", NULL,
-			    "'model.kv_heads' (%lld) must divide heads "
-			    "(%lld)",
-			    (long long)m->kv_heads, (long long)m->heads);
-	bool mla = m->kv_lora_rank > 0;
-	if (!mla && (m->q_lora_rank || m->rope_head_dim || m->v_head_dim))
-		return fail(c,
-			    m->q_lora_rank     ? "model.q_lora_rank"
-			    : m->rope_head_dim ? "model.rope_head_dim"
-					       : "model.v_head_dim",
-			    NULL,
-			    "'model.q_lora_rank', 'rope_head_dim' and 'v_head_dim' are "
-			    "multi-head latent attention's: they need 'model.kv_lora_rank' > 0");
-	if (mla && m->kv_heads != m->heads)
-		return fail(c, "model.kv_heads", "model.kv_lora_rank",
-			    "'model.kv_heads' (%lld) with 'model.kv_lora_rank': latent attention "
-			    "rebuilds keys and values for every one of the %lld heads",
-			    (long long)m->kv_heads, (long long)m->heads);
-	if (mla && m->parallel_block)
-		return fail(c, "model.parallel_block", "model.kv_lora_rank",
-			    "'model.parallel_block' with 'model.kv_lora_rank': latent attention "
-			    "is modelled in the sequential block only");
-	if (mla && m->arch != CS_ARCH_LLAMA)
-		return fail(c, "model.kv_lora_rank", "model.arch",
-			    "'model.kv_lora_rank' needs 'model.arch: llama' (latent attention's "
-			    "RMSNorms and rotary positions)");
-	if (mla && m->positions != CS_POS_AUTO && m->positions != CS_POS_ROTARY)
-		return fail(c, "model.positions", "model.kv_lora_rank",
-			    "'model.positions' must be rotary with 'model.kv_lora_rank': latent "
-			    "attention's positions are its rotary head part");
-	if (m->experts == 0 && (m->top_k || m->shared_experts))
-		return fail(c, "model.top_k", "model.shared_experts",
-			    "'model.top_k' and "
-			    "'model.shared_experts' need 'model.experts' > 0");
-	if (m->experts > 0 && (m->top_k < 1 || m->top_k > m->experts))
-		return fail(c, "model.top_k", "model.experts",
-			    "'model.top_k' (%lld) must be between 1 "
-			    "and experts (%lld)",
-			    (long long)m->top_k, (long long)m->experts);
-	if (m->experts > 0 && m->dense_layers >= m->layers)
-		return fail(c, "model.dense_layers", NULL,
-			    "'model.dense_layers' (%lld) must be less "
-			    "than layers (%lld)",
-			    (long long)m->dense_layers, (long long)m->layers);
-	if ((m->arch == CS_ARCH_GPT && m->activation == CS_ACT_SWIGLU) ||
-	    (m->arch == CS_ARCH_LLAMA && (m->activation == CS_ACT_GELU || m->activation == CS_ACT_RELU)))
-		return fail(c, "model.activation", "model.arch",
-			    "'model.activation' %s does not go with "
-			    "'model.arch' %s (gpt: gelu or relu; llama: swiglu)",
-			    cs_activation_name(m->activation), cs_arch_name(m->arch));
-	bool learned =
-		m->positions == CS_POS_LEARNED || (m->positions == CS_POS_AUTO && m->arch == CS_ARCH_GPT);
-	if (learned && c->sc->training.seq_len > m->max_positions)
-		return fail(c, "training.seq_len", "model.max_positions",
-			    "'training.seq_len' (%lld) "
-			    "exceeds the model's %lld learned positions",
-			    (long long)c->sc->training.seq_len, (long long)m->max_positions);
-	if (m->attention_window > c->sc->training.seq_len)
-		return fail(c, "model.attention_window", "training.seq_len",
-			    "'model.attention_window' "
-			    "(%lld) is longer than the sequence ('training.seq_len' %lld)",
-			    (long long)m->attention_window, (long long)c->sc->training.seq_len);
-	if (m->attention_window > 0 && c->sc->parallel.cp > 1 && c->sc->parallel.cp_kind == CS_CP_RING)
-		return fail(c, "model.attention_window", "parallelism.context_parallel.kind",
-			    "'model.attention_window' with ring context parallelism is not modelled (the "
-			    "ring would skip the blocks outside the window); use kind all-gather");
-	if (cs_prec_is_fp8(c->sc->training.precision) && c->sc->cluster.gpu.peak_fp8 <= 0)
-		return fail(c, "training.precision", NULL,
-			    "'training.precision' fp8 needs a GPU with "
-			    "an fp8 peak ('%s' has none)",
-			    c->sc->cluster.gpu.name);
-	return CS_OK;
-}
-
-static cs_status check_plan(checker *c)
+static cs_status check_plan(cs__checker *c)
 {
 	cs_scenario *sc = c->sc;
 	cs_parallel_spec *p = &sc->parallel;
@@ -446,41 +337,44 @@ static cs_status check_plan(checker *c)
 	double product;
 
 	if (p->tp_overlap && p->tp_overlap_model == CS_TPO_USERBUFFERS && p->tp > 1 && !p->sequence_parallel)
-		return fail(c, "parallelism.tp_overlap", "parallelism.sequence_parallel",
-			    "'parallelism.tp_overlap' with userbuffers needs "
-			    "'parallelism.sequence_parallel' (Megatron requires it); "
-			    "'parallelism.tp_overlap_model: nccl' overlaps NCCL's all-reduce instead");
+		return cs__config_fail(
+			c, "parallelism.tp_overlap", "parallelism.sequence_parallel",
+			"'parallelism.tp_overlap' with userbuffers needs "
+			"'parallelism.sequence_parallel' (Megatron requires it); "
+			"'parallelism.tp_overlap_model: nccl' overlaps NCCL's all-reduce instead");
 	if (p->dp == 0) {
 		double mp = (double)p->tp * (double)p->pp * (double)p->cp; /* may pass int64 */
 		if (mp > (double)gpus || gpus % (int64_t)mp != 0)
-			return fail(c, "parallelism.tp", "parallelism.pp",
-				    "tp x pp x cp = %.0f does not "
-				    "divide the %lld GPUs",
-				    mp, (long long)gpus);
+			return cs__config_fail(c, "parallelism.tp", "parallelism.pp",
+					       "tp x pp x cp = %.0f does not "
+					       "divide the %lld GPUs",
+					       mp, (long long)gpus);
 		p->dp = gpus / (int64_t)mp;
 		sc->derived |= CS_DERIVED_DP;
 	}
 	product = (double)p->tp * (double)p->pp * (double)p->dp * (double)p->cp;
 	if (product != (double)gpus)
-		return fail(c, "parallelism.dp", "parallelism.tp",
-			    "tp x pp x dp x cp = %.0f but the "
-			    "cluster has %lld GPUs",
-			    product, (long long)gpus);
+		return cs__config_fail(c, "parallelism.dp", "parallelism.tp",
+				       "tp x pp x dp x cp = %.0f but the "
+				       "cluster has %lld GPUs",
+				       product, (long long)gpus);
 	if (p->dp % p->ep != 0)
-		return fail(c, "parallelism.ep", NULL, "'parallelism.ep' (%lld) must divide dp (%lld)",
-			    (long long)p->ep, (long long)p->dp);
+		return cs__config_fail(c, "parallelism.ep", NULL,
+				       "'parallelism.ep' (%lld) must divide dp (%lld)", (long long)p->ep,
+				       (long long)p->dp);
 	if (p->ep > 1 && (m->experts == 0 || m->experts % p->ep != 0))
-		return fail(c, "parallelism.ep", NULL,
-			    "'parallelism.ep' (%lld) must divide the "
-			    "model's %lld experts",
-			    (long long)p->ep, (long long)m->experts);
+		return cs__config_fail(c, "parallelism.ep", NULL,
+				       "'parallelism.ep' (%lld) must divide the "
+				       "model's %lld experts",
+				       (long long)p->ep, (long long)m->experts);
 	if (p->moe_dispatcher == CS_MOE_DEEPEP && m->experts == 0)
-		return fail(c, "parallelism.moe_dispatcher", NULL,
-			    "'parallelism.moe_dispatcher: deepep' needs a model with experts");
+		return cs__config_fail(c, "parallelism.moe_dispatcher", NULL,
+				       "'parallelism.moe_dispatcher: deepep' needs a model with experts");
 	if (p->moe_node_limit > 0 && p->moe_dispatcher != CS_MOE_DEEPEP)
-		return fail(c, "parallelism.moe_node_limit", NULL,
-			    "'parallelism.moe_node_limit' needs 'parallelism.moe_dispatcher: deepep' "
-			    "(an all-to-all sends every copy whatever node it lies on)");
+		return cs__config_fail(
+			c, "parallelism.moe_node_limit", NULL,
+			"'parallelism.moe_node_limit' needs 'parallelism.moe_dispatcher: deepep' "
+			"(an all-to-all sends every copy whatever node it lies on)");
 	if (p->moe_node_limit > 0) {
 		int64_t per, domains;
 		cs_parallel_ep_span(p,
@@ -488,26 +382,27 @@ static cs_status check_plan(checker *c)
 								    : sc->cluster.gpus_per_node,
 				    &per, &domains);
 		if (p->moe_node_limit > domains)
-			return fail(c, "parallelism.moe_node_limit", "parallelism.ep",
-				    "'parallelism.moe_node_limit' (%lld) exceeds the %lld nodes an "
-				    "expert-parallel group of %lld spans",
-				    (long long)p->moe_node_limit, (long long)domains, (long long)p->ep);
+			return cs__config_fail(
+				c, "parallelism.moe_node_limit", "parallelism.ep",
+				"'parallelism.moe_node_limit' (%lld) exceeds the %lld nodes an "
+				"expert-parallel group of %lld spans",
+				(long long)p->moe_node_limit, (long long)domains, (long long)p->ep);
 	}
 	if (m->heads % p->tp != 0)
-		return fail(c, "parallelism.tp", NULL,
-			    "'parallelism.tp' (%lld) must divide the "
-			    "model's %lld heads",
-			    (long long)p->tp, (long long)m->heads);
+		return cs__config_fail(c, "parallelism.tp", NULL,
+				       "'parallelism.tp' (%lld) must divide the "
+				       "model's %lld heads",
+				       (long long)p->tp, (long long)m->heads);
 	if (m->kv_heads % p->tp != 0 && p->tp % m->kv_heads != 0)
-		return fail(c, "parallelism.tp", NULL,
-			    "'parallelism.tp' (%lld) and the model's %lld "
-			    "kv heads must divide one another",
-			    (long long)p->tp, (long long)m->kv_heads);
+		return cs__config_fail(c, "parallelism.tp", NULL,
+				       "'parallelism.tp' (%lld) and the model's %lld "
+				       "kv heads must divide one another",
+				       (long long)p->tp, (long long)m->kv_heads);
 	if (sc->training.seq_len % p->cp != 0)
-		return fail(c, "parallelism.cp", NULL,
-			    "'parallelism.cp' (%lld) must divide seq_len "
-			    "(%lld)",
-			    (long long)p->cp, (long long)sc->training.seq_len);
+		return cs__config_fail(c, "parallelism.cp", NULL,
+				       "'parallelism.cp' (%lld) must divide seq_len "
+				       "(%lld)",
+				       (long long)p->cp, (long long)sc->training.seq_len);
 
 	if (p->virtual_stages == 0) {
 		bool two = p->schedule == CS_SCHED_INTERLEAVED || p->schedule == CS_SCHED_ZB_V;
@@ -515,53 +410,55 @@ static cs_status check_plan(checker *c)
 		sc->derived |= CS_DERIVED_VSTAGES;
 	}
 	if (p->schedule == CS_SCHED_INTERLEAVED && (p->virtual_stages < 2 || p->pp < 2))
-		return fail(c, "parallelism.pipeline.virtual_stages", "parallelism.pipeline.schedule",
-			    "the interleaved schedule needs virtual_stages >= 2 and pp > 1 (got %lld "
-			    "and %lld)",
-			    (long long)p->virtual_stages, (long long)p->pp);
+		return cs__config_fail(
+			c, "parallelism.pipeline.virtual_stages", "parallelism.pipeline.schedule",
+			"the interleaved schedule needs virtual_stages >= 2 and pp > 1 (got %lld "
+			"and %lld)",
+			(long long)p->virtual_stages, (long long)p->pp);
 	if (p->schedule == CS_SCHED_ZB_V && p->virtual_stages != 2)
-		return fail(c, "parallelism.pipeline.virtual_stages", "parallelism.pipeline.schedule",
-			    "the zb-v schedule uses exactly 2 virtual stages (got %lld)",
-			    (long long)p->virtual_stages);
+		return cs__config_fail(c, "parallelism.pipeline.virtual_stages",
+				       "parallelism.pipeline.schedule",
+				       "the zb-v schedule uses exactly 2 virtual stages (got %lld)",
+				       (long long)p->virtual_stages);
 	if (p->schedule != CS_SCHED_INTERLEAVED && p->schedule != CS_SCHED_ZB_V && p->virtual_stages != 1)
-		return fail(c, "parallelism.pipeline.virtual_stages", NULL,
-			    "'parallelism.pipeline."
-			    "virtual_stages' applies to the interleaved and zb-v schedules only");
+		return cs__config_fail(c, "parallelism.pipeline.virtual_stages", NULL,
+				       "'parallelism.pipeline."
+				       "virtual_stages' applies to the interleaved and zb-v schedules only");
 	static const char *const counted[] = { "", " plus the embedding", " plus the loss",
 					       " plus the embedding and the loss" };
 	int64_t units = m->layers + p->account_embedding + p->account_loss;
 	if ((double)p->pp * (double)p->virtual_stages > (double)units)
-		return fail(c, "parallelism.pp", NULL,
-			    "pp x virtual_stages = %lld exceeds the model's "
-			    "%lld layers%s",
-			    (long long)(p->pp * p->virtual_stages), (long long)m->layers,
-			    counted[p->account_embedding + 2 * p->account_loss]);
+		return cs__config_fail(c, "parallelism.pp", NULL,
+				       "pp x virtual_stages = %lld exceeds the model's "
+				       "%lld layers%s",
+				       (long long)(p->pp * p->virtual_stages), (long long)m->layers,
+				       counted[p->account_embedding + 2 * p->account_loss]);
 
 	if (sc->training.global_batch == 0) {
 		sc->training.global_batch = p->dp * sc->training.micro_batch;
 		sc->derived |= CS_DERIVED_GLOBAL_BATCH;
 	}
 	if (sc->training.global_batch % (p->dp * sc->training.micro_batch) != 0)
-		return fail(c, "training.global_batch", "training.micro_batch",
-			    "'training."
-			    "global_batch' (%lld) must be divisible by dp x micro_batch = %lld",
-			    (long long)sc->training.global_batch,
-			    (long long)(p->dp * sc->training.micro_batch));
+		return cs__config_fail(c, "training.global_batch", "training.micro_batch",
+				       "'training."
+				       "global_batch' (%lld) must be divisible by dp x micro_batch = %lld",
+				       (long long)sc->training.global_batch,
+				       (long long)(p->dp * sc->training.micro_batch));
 	if (cs_scenario_micro_batches(sc) > CS_CONFIG_MAX_MICRO_BATCHES)
-		return fail(c, "training.global_batch", "training.micro_batch",
-			    "%lld micro-batches "
-			    "per step (global_batch / (dp x micro_batch)) exceed the limit of %d",
-			    (long long)cs_scenario_micro_batches(sc), CS_CONFIG_MAX_MICRO_BATCHES);
+		return cs__config_fail(c, "training.global_batch", "training.micro_batch",
+				       "%lld micro-batches "
+				       "per step (global_batch / (dp x micro_batch)) exceed the limit of %d",
+				       (long long)cs_scenario_micro_batches(sc), CS_CONFIG_MAX_MICRO_BATCHES);
 	if (p->schedule == CS_SCHED_INTERLEAVED && cs_scenario_micro_batches(sc) % p->pp != 0)
-		return fail(c, "training.global_batch", "parallelism.pipeline.schedule",
-			    "the "
-			    "interleaved schedule needs the micro-batches per step (%lld) to be a "
-			    "multiple of pp (%lld)",
-			    (long long)cs_scenario_micro_batches(sc), (long long)p->pp);
+		return cs__config_fail(c, "training.global_batch", "parallelism.pipeline.schedule",
+				       "the "
+				       "interleaved schedule needs the micro-batches per step (%lld) to be a "
+				       "multiple of pp (%lld)",
+				       (long long)cs_scenario_micro_batches(sc), (long long)p->pp);
 	return CS_OK;
 }
 
-static cs_status check_perturbations(checker *c)
+static cs_status check_perturbations(cs__checker *c)
 {
 	const cs_scenario *sc = c->sc;
 	const char *file = sc->path[0] ? sc->path : "scenario";
@@ -602,42 +499,45 @@ static cs_status check_perturbations(checker *c)
 
 /* Folding simulates one rank per pipeline stage, and whole the replicas a
  * perturbation touches: nothing else may tell ranks of a stage apart. */
-static cs_status check_fold(checker *c)
+static cs_status check_fold(cs__checker *c)
 {
 	int64_t gpus = cs_scenario_gpus(c->sc);
 	if (!c->sc->sim.fold && gpus > CS_CONFIG_MAX_RANKS)
-		return fail(c, "cluster.nodes", "simulate.fold",
-			    "simulating %lld ranks one by one "
-			    "exceeds the limit of %d ranks; fold symmetric ranks with "
-			    "'simulate.fold: true'",
-			    (long long)gpus, CS_CONFIG_MAX_RANKS);
+		return cs__config_fail(c, "cluster.nodes", "simulate.fold",
+				       "simulating %lld ranks one by one "
+				       "exceeds the limit of %d ranks; fold symmetric ranks with "
+				       "'simulate.fold: true'",
+				       (long long)gpus, CS_CONFIG_MAX_RANKS);
 	if (!c->sc->sim.fold)
 		return CS_OK;
 	if (c->sc->training.doc_mean > 0)
-		return fail(c, "simulate.fold", "training.documents.mean",
-			    "'simulate.fold' cannot be "
-			    "combined with 'training.documents': data-parallel replicas draw different "
-			    "documents");
+		return cs__config_fail(
+			c, "simulate.fold", "training.documents.mean",
+			"'simulate.fold' cannot be "
+			"combined with 'training.documents': data-parallel replicas draw different "
+			"documents");
 	if (c->sc->cluster.gpu_variation > 0)
-		return fail(c, "simulate.fold", "cluster.gpu_variation",
-			    "'simulate.fold' cannot be "
-			    "combined with 'cluster.gpu_variation': folding simulates one rank per "
-			    "pipeline stage and would fold the GPUs' differences away");
+		return cs__config_fail(
+			c, "simulate.fold", "cluster.gpu_variation",
+			"'simulate.fold' cannot be "
+			"combined with 'cluster.gpu_variation': folding simulates one rank per "
+			"pipeline stage and would fold the GPUs' differences away");
 	if (c->sc->coll.fidelity == CS_FIDELITY_FLOW)
-		return fail(c, "simulate.fold", "collectives.fidelity",
-			    "'simulate.fold' cannot be "
-			    "combined with 'collectives.fidelity: flow': contention needs every rank's "
-			    "traffic");
+		return cs__config_fail(
+			c, "simulate.fold", "collectives.fidelity",
+			"'simulate.fold' cannot be "
+			"combined with 'collectives.fidelity: flow': contention needs every rank's "
+			"traffic");
 	return CS_OK;
 }
 
 cs_status cs__config_check(cs_scenario *sc, cs_diag *diag)
 {
-	checker c = { sc, diag };
+	cs__checker c = { sc, diag };
 	cs_status st;
 
 	if ((st = derive_hw(&c)) != CS_OK || (st = derive_model(&c)) != CS_OK ||
-	    (st = check_cluster(&c)) != CS_OK || (st = check_model(&c)) != CS_OK ||
+	    (st = check_cluster(&c)) != CS_OK || (st = cs__config_check_model(&c)) != CS_OK ||
 	    (st = check_plan(&c)) != CS_OK || (st = check_perturbations(&c)) != CS_OK ||
 	    (st = check_fold(&c)) != CS_OK)
 		return st;
