@@ -238,6 +238,54 @@ START_TEST(test_resize_whole_nodes_or_part_of_one)
 }
 END_TEST
 
+/* An MoE model: every power of two dividing dp and the experts is an
+ * expert-parallel degree to try (4 GPUs, 8 experts: ep 1, 2 and 4 where
+ * dp allows), and only those. */
+static const char *const moe4[] = {
+	"cluster.gpu=h100-sxm-80g", "cluster.nodes=1", "cluster.gpus_per_node=4",
+	"model.preset=deepseek-v3-like", "model.layers=4", "model.hidden=1024", "model.heads=16",
+	"model.kv_heads=16", "model.ffn=4096", "model.expert_ffn=512", "model.experts=8",
+	"model.dense_layers=1", "model.vocab=32000", "training.seq_len=1024", "training.global_batch=16",
+	NULL,
+};
+
+START_TEST(test_moe_models_search_expert_parallelism)
+{
+	cs_scenario *sc = make(moe4);
+	cs_plan_search *s = search(sc, 0, 2, 0);
+	int64_t by_ep[5] = { 0 };
+	for (int64_t i = 0; i < s->nplans; i++) {
+		ck_assert(s->plans[i].ep == 1 || s->plans[i].ep == 2 || s->plans[i].ep == 4);
+		ck_assert_int_eq(s->plans[i].dp % s->plans[i].ep, 0);
+		by_ep[s->plans[i].ep]++;
+	}
+	ck_assert_int_gt(by_ep[1], 0);
+	ck_assert_int_gt(by_ep[2], 0);
+	ck_assert_int_gt(by_ep[4], 0);
+	cs_plan_search_free(s);
+	free(sc);
+}
+END_TEST
+
+/* The estimate's expert term: four all-to-alls a MoE layer per
+ * micro-batch (3 MoE layers, 4 micro-batches), each token's 8 copies
+ * leaving for the other 3 ranks' experts over NVLink (one domain of 4);
+ * the gradients' sync hides under the backward either way. */
+START_TEST(test_estimate_counts_the_expert_all_to_alls)
+{
+	cs_scenario *sc = make(moe4);
+	cs_plan p = { .tp = 1, .pp = 1, .dp = 4, .cp = 1, .ep = 1, .vstages = 1, .micro_batch = 1,
+		      .sharding = CS_SHARD_ZERO1 };
+	double e1 = cs_plan_estimate(sc, &p);
+	p.ep = 4;
+	double e4 = cs_plan_estimate(sc, &p);
+	double copies = 1024.0 * 1024 * 2 * 8;
+	double a2a = 3.0 / 4 / sc->cluster.scale_up.bandwidth * copies;
+	ck_assert_double_eq_tol(e4 - e1, 4.0 * a2a * 3 * 4, 1e-9 * e1);
+	free(sc);
+}
+END_TEST
+
 /* ---- the estimate -------------------------------------------------------- */
 
 START_TEST(test_estimate_closed_forms)
@@ -438,6 +486,8 @@ static Suite *planner_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("estimate");
 	tcase_add_test(tc, test_estimate_closed_forms);
+	tcase_add_test(tc, test_estimate_counts_the_expert_all_to_alls);
+	tcase_add_test(tc, test_moe_models_search_expert_parallelism);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ranking");
 	tcase_add_loop_test(tc, test_best_is_never_slower_than_the_heuristic, 0, N(vs_cases));

@@ -106,6 +106,16 @@ static int consider(search_ctx *c, cs_plan *p)
 	return push(&c->keep, p);
 }
 
+/* Expert parallelism `ep` for a plan of `dp` replicas: 1 for a dense
+ * model (which keeps the base's, as a gcd), else each power of two that
+ * divides dp and the experts. */
+static bool ep_fits(const cs_scenario *b, int64_t ep, int64_t dp)
+{
+	if (b->model.experts == 0)
+		return ep == 1;
+	return dp % ep == 0 && b->model.experts % ep == 0;
+}
+
 static int enumerate(search_ctx *c)
 {
 	static const cs_recompute rcs[] = { CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE, CS_RECOMPUTE_FULL };
@@ -133,23 +143,30 @@ static int enumerate(search_ctx *c)
 				if (rest % pp)
 					continue;
 				int64_t dp = rest / pp;
-				for (size_t iv = 0; iv < 3 && (iv == 0 || pp > 1); iv++) {
-					for (int64_t im = 0; im < nmb; im++) {
-						for (size_t is = 0; is < 4 && (is == 0 || dp * cp > 1);
-						     is++) {
-							for (size_t ir = 0; ir < 3; ir++) {
-								cs_plan p = { 0 };
-								p.tp = tp;
-								p.pp = pp;
-								p.dp = dp;
-								p.cp = cp;
-								p.ep = gcd64(b->parallel.ep, dp);
-								p.vstages = vs[iv];
-								p.micro_batch = mbs[im];
-								p.sharding = shs[is];
-								p.recompute = rcs[ir];
-								if (consider(c, &p) != 0)
-									return -1;
+				for (int64_t ep = 1; ep <= dp; ep *= 2) {
+					if (!ep_fits(b, ep, dp))
+						continue;
+					for (size_t iv = 0; iv < 3 && (iv == 0 || pp > 1); iv++) {
+						for (int64_t im = 0; im < nmb; im++) {
+							for (size_t is = 0;
+							     is < 4 && (is == 0 || dp * cp > 1); is++) {
+								for (size_t ir = 0; ir < 3; ir++) {
+									cs_plan p = { 0 };
+									p.tp = tp;
+									p.pp = pp;
+									p.dp = dp;
+									p.cp = cp;
+									p.ep = m->experts > 0
+										       ? ep
+										       : gcd64(b->parallel.ep,
+											       dp);
+									p.vstages = vs[iv];
+									p.micro_batch = mbs[im];
+									p.sharding = shs[is];
+									p.recompute = rcs[ir];
+									if (consider(c, &p) != 0)
+										return -1;
+								}
 							}
 						}
 					}

@@ -4,9 +4,11 @@
  * heuristic (choose_parallelism) and the analytic estimate that orders the
  * survivors before simulation.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "config/config.h"
 #include "model/compute.h"
 #include "model/memory.h"
@@ -215,12 +217,43 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 	double pp_comm = 0.0;
 	if (p->pp > 1)
 		pp_comm = 2.0 * act / tp / out * micro * v;
+	double ep = (double)(p->ep > 0 ? p->ep : 1), ep_comm = 0.0;
+	if (p->ep > 1 && m->experts > 0) {
+		/* dispatch and combine, forward and backward, in every MoE layer:
+		 * each of a token's top_k copies leaves for its expert's rank, over
+		 * NVLink inside the domain and the NICs beyond it */
+		double copies = act / tp * (double)m->top_k;
+		double in_dom = fmin(ep, fmax(1.0, dom / (tp * cp)));
+		double t = fmax((in_dom - 1.0) / ep / up, (ep - in_dom) / ep / out) * copies;
+		if (sc->parallel.moe_dispatcher == CS_MOE_DEEPEP) {
+			int64_t per, domains;
+			cs_parallel_spec q = sc->parallel;
+			q.tp = p->tp;
+			q.cp = p->cp;
+			q.ep = p->ep;
+			cs_parallel_ep_span(&q, cl->scale_up_domain, &per, &domains);
+			t = (double)cs_coll_dispatch_ns(cl, &sc->coll, copies, m->top_k,
+							sc->parallel.moe_node_limit, per, domains) /
+			    1e9;
+		}
+		double moe_layers = (double)(m->layers - m->dense_layers) / pp;
+		ep_comm = 4.0 * t * moe_layers * micro;
+	}
 	double dp_exposed = 0.0;
 	if (p->dp * p->cp > 1) {
 		double d = dp * cp;
-		double params = (double)cs_model_params(m).total / (tp * pp);
+		cs_param_counts pc = cs_model_params(m);
+		/* the routed experts split by ep and reduced over the dp / ep x cp
+		 * ranks that hold them, the rest over all dp x cp */
+		double routed = m->experts > 0 ? (double)pc.experts * (double)m->experts /
+							 (double)(m->experts + m->shared_experts)
+					       : 0.0;
+		double de = d / ep;
+		double params = ((double)pc.total - routed) / (tp * pp);
 		double gbytes = cs_model_dtype_bytes(sc->training.grad_dtype);
 		double vol = 2.0 * (d - 1.0) / d * params * gbytes; /* all-reduce, or RS + AG */
+		if (de > 1.0)
+			vol += 2.0 * (de - 1.0) / de * routed / (tp * pp * ep) * gbytes;
 		if (p->sharding == CS_SHARD_ZERO3)
 			vol *= 1.5;
 		/* hierarchical collectives cross the scale-out network once per
@@ -231,5 +264,5 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 		double hide = compute * 2.0 / 3.0; /* backward */
 		dp_exposed = vol / bw > hide ? vol / bw - hide : 0.0;
 	}
-	return compute + bubble + tp_comm + cp_comm + pp_comm + dp_exposed;
+	return compute + bubble + tp_comm + cp_comm + pp_comm + ep_comm + dp_exposed;
 }
