@@ -61,6 +61,7 @@ END_TEST
 START_TEST(test_latent_attention_saves_its_latents_and_wide_heads)
 {
 	cs_model_spec m = fx_deepseek_v3();
+	m.experts = m.top_k = m.shared_experts = 0; /* its dense layers alone */
 	cs_training_spec t = fx_train(4096, 1);
 	cs_parallel_spec p = fx_plan(8, 16, 16, CS_SHARD_GRAD_OP);
 	p.sequence_parallel = true;
@@ -74,6 +75,27 @@ START_TEST(test_latent_attention_saves_its_latents_and_wide_heads)
 	p.sequence_parallel = false;
 	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p),
 		       sbh * ((outside + lat) / 7168 + inside / 7168 / 8)));
+}
+END_TEST
+
+/* DeepSeek-V3's MoE layer at 4K, no TP, flash: besides attention and the
+ * latents, each of a token's 8 routed copies and its shared expert save a
+ * gated MLP's 6 x 2048 bytes a token's h; each copy as dispatched (2) and
+ * as its expert returned it (2); the router's fp32 probabilities, 4 x 256;
+ * in units of s*b*h: (57344 + 8192 + 163840 + 110592 + 32 x 7168 + 1024) /
+ * 7168. The layer figure is the mean over 3 dense and 58 MoE layers. */
+START_TEST(test_moe_layer_saves_each_token_copy)
+{
+	cs_model_spec m = fx_deepseek_v3();
+	cs_training_spec t = fx_train(4096, 1);
+	cs_parallel_spec p = fx_plan(1, 16, 128, CS_SHARD_ZERO1);
+	double sbh = 4096.0 * 7168;
+	double attn = 4.0 * 7168 + 2.0 * 2 * 7168 + 4.0 * (1536 + 512) + 2.0 * 24576 + 2.0 * 24576 +
+		      2.0 * 16384 + 2.0 * 16384;
+	double dense = attn + 6.0 * 18432, moe = attn + 6.0 * 9 * 2048 + 32.0 * 7168 + 4.0 * 256;
+	double want = sbh * (3 * dense + 58 * moe) / 61 / 7168;
+	ck_assert_msg(near(cs_mem_layer_activation_bytes(&m, &t, &p), want), "%g vs %g",
+		      cs_mem_layer_activation_bytes(&m, &t, &p), want);
 }
 END_TEST
 
@@ -216,6 +238,7 @@ static Suite *memory_layer_suite(void)
 	TCase *tc = tcase_create("layer");
 	tcase_add_test(tc, test_gqa_and_gated_mlp_saved_at_their_widths);
 	tcase_add_test(tc, test_latent_attention_saves_its_latents_and_wide_heads);
+	tcase_add_test(tc, test_moe_layer_saves_each_token_copy);
 	tcase_add_test(tc, test_dropout_masks_only_with_dropout);
 	tcase_add_test(tc, test_fp8_saves_gemm_inputs_in_one_byte);
 	suite_add_tcase(s, tc);

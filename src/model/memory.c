@@ -79,14 +79,25 @@ double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_r
 	double of = (double)(d->o_dim > 0 ? d->o_dim : d->q_dim) / h;
 	double outside = 4.0 + 2.0 * gi + (d->dropout ? 2.0 : 0.0);
 	double o = d->fp8 && flash && rc == CS_RECOMPUTE_NONE ? 2.0 + gi : gi;
-	double inside = 2.0 * qf + 2.0 * kf + 2.0 * vf + o * of + (d->gated ? 4.0 : 2.0) * f + gi * f;
+	double inside = 2.0 * qf + 2.0 * kf + 2.0 * vf + o * of;
+	double moe = 0.0; /* an MoE layer's token copies, sharded as the norms' input is */
+	if (d->experts > 0) {
+		/* every routed copy and the shared experts save what a dense MLP
+		 * saves at the expert's width; each copy as dispatched (its up
+		 * projections' input) and as its expert returned it (for the
+		 * weighted combine's backward); the router's fp32 probabilities */
+		double copies = (double)d->top_k, ef = (double)d->expert_ffn / h;
+		f = (copies + (double)d->shared) * ef;
+		moe = gi * copies + 2.0 * copies + 4.0 * (double)d->experts / h;
+	}
+	inside += (d->gated ? 4.0 : 2.0) * f + gi * f;
 	/* latent attention: each latent before its norm (16 bits) and after it
 	 * (a GEMM input), sharded as the norms' input is */
 	double lat = (2.0 + gi) * (double)d->latent / h;
 	if (rc == CS_RECOMPUTE_NONE && !flash)
 		inside += (d->dropout ? 5.0 : 2.0) * (double)d->heads * (double)d->s / h;
 	bool all_sharded = sp || t == 1.0;
-	return sbh * ((outside + lat) / (all_sharded ? t : 1.0) + inside / t);
+	return sbh * ((outside + lat + moe) / (all_sharded ? t : 1.0) + inside / t);
 }
 
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp, bool sp,
@@ -132,6 +143,16 @@ double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_s
 				 .dropout = t->dropout,
 				 .fp8 = cs_prec_is_fp8(t->precision) };
 	double bytes = cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute, p->flash_attention);
+	if (m->experts > 0 && m->layers > m->dense_layers) {
+		d.experts = m->experts;
+		d.top_k = m->top_k;
+		d.expert_ffn = m->expert_ffn;
+		d.shared = m->shared_experts;
+		double moe =
+			cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute, p->flash_attention);
+		double nd = (double)(m->dense_layers > 0 ? m->dense_layers : 0);
+		bytes = (nd * bytes + ((double)m->layers - nd) * moe) / (double)m->layers;
+	}
 	if (m->parallel_block)
 		bytes -= cs_mem_parallel_block_saving(t->seq_len, b, m->hidden, p->tp, p->sequence_parallel,
 						      p->recompute);

@@ -37,6 +37,9 @@ typedef struct cs_mem_layer_shape {
 	int64_t v_dim, o_dim;       /* values, attention output: 0 for kv_dim, q_dim */
 	int64_t latent;             /* latent attention's q and kv latents, whole on every TP rank
 	                             * without sequence parallelism; 0 without */
+	/* an MoE layer's MLP (experts > 0): top_k routed copies of each token
+	 * through experts of expert_ffn, and `shared` experts every token */
+	int64_t experts, top_k, expert_ffn, shared;
 	bool gated, dropout, fp8;
 } cs_mem_layer_shape;
 
@@ -56,7 +59,8 @@ double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp,
 
 /* Bytes one layer of `m` keeps for backward per rank under `t` and `p`:
  * cs_mem_layer_bytes for the model's shape, its dropout and fp8 recipe, less
- * the parallel block's saving, over the cp ranks. */
+ * the parallel block's saving, over the cp ranks; for a model with experts
+ * the mean over its dense and MoE layers. */
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
 				     const cs_parallel_spec *p);
 
