@@ -18,11 +18,14 @@ Two forms are checked, in README.md and docs/*.md:
 
 Exits 1 naming each figure that differs.
 """
+import atexit
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOLATILE = re.compile(r"events in [0-9.]+ s|elapsed|\bwall\b")
@@ -71,14 +74,25 @@ def blocks(text):
     return out
 
 
+def mirror():
+    """A scratch folder whose entries link to the repository's, so the
+    commands read its files and write theirs outside the checkout."""
+    work = tempfile.mkdtemp(prefix="cs-docs-")
+    atexit.register(shutil.rmtree, work, True)
+    for e in os.listdir(ROOT):
+        os.symlink(os.path.join(ROOT, e), os.path.join(work, e))
+    return work
+
+
 class Runner:
     def __init__(self, binary):
         self.binary, self.cache = binary, {}
+        self.cwd = os.environ.get("CS_DOCS_WORKDIR") or mirror()
 
     def run(self, args):
         key = tuple(args)
         if key not in self.cache:
-            p = subprocess.run([self.binary] + args, cwd=ROOT, stdin=subprocess.DEVNULL,
+            p = subprocess.run([self.binary] + args, cwd=self.cwd, stdin=subprocess.DEVNULL,
                                capture_output=True, text=True, timeout=600)
             self.cache[key] = p.stdout if p.returncode == 0 else None
         return self.cache[key]

@@ -2,8 +2,9 @@
 # Every command a doc shows runs: the `clustersim ...` lines of the ```sh
 # blocks of README.md and docs/*.md (continuations joined, `build-release/`
 # and `./build-release/` prefixes taken as the binary) and the inline
-# `clustersim ...` code spans of their text and tables, each run from the
-# repository root with BUILD's binary, must exit 0. Commands that name an
+# `clustersim ...` code spans of their text and tables, each run with
+# BUILD's binary from a scratch folder that mirrors the repository root (its
+# outputs stay out of the checkout), must exit 0. Commands that name an
 # input file the repository does not have (a user's own trace, scenario or
 # calibration) are skipped and counted. Then tools/check-doc-figures.py
 # compares the outputs and table figures the docs quote with what the
@@ -17,6 +18,13 @@ bin=$(pwd)/$build/clustersim
 [ -x "$bin" ] || { echo "check-docs: no binary at $bin (build it first)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
+# the commands run in a folder that mirrors the repository's entries by
+# links, so what they write lands there, not in the checkout
+work=$tmp/work
+mkdir "$work"
+for e in * .[!.]*; do
+	[ -e "$e" ] && ln -s "$(pwd)/$e" "$work/$e"
+done
 
 for doc in README.md docs/*.md; do
 	awk -v doc="$doc" '
@@ -72,7 +80,7 @@ while IFS="$(printf '\t')" read -r doc cmd; do
 		continue
 	fi
 	ran=$((ran + 1))
-	if ! "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null; then
+	if ! (cd "$work" && "$bin" "$@") >"$tmp/out" 2>"$tmp/err" </dev/null; then
 		echo "FAIL ($doc): clustersim $*" >&2
 		sed 's/^/  /' "$tmp/err" | head -5 >&2
 		failed=$((failed + 1))
@@ -80,5 +88,5 @@ while IFS="$(printf '\t')" read -r doc cmd; do
 done <"$tmp/commands"
 echo "check-docs: $ran commands ran, $failed failed, $skipped skipped (inputs not in the repository)"
 # and the figures they quote are what they print
-python3 tools/check-doc-figures.py "$build" || failed=$((failed + 1))
+CS_DOCS_WORKDIR=$work python3 tools/check-doc-figures.py "$build" || failed=$((failed + 1))
 [ "$failed" -eq 0 ]
