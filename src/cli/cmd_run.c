@@ -336,11 +336,13 @@ int cs_cmd_validate(int argc, char **argv)
 			"warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU "
 			"has\n",
 			mb.total / 1e9, mb.capacity / 1e9);
-	printf("ok: %s: %lld GPUs (%lld nodes x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
-	       "%lld micro-batches per replica\n",
-	       r.sc.file, (long long)cs_scenario_gpus(sc), (long long)sc->cluster.nodes,
-	       sc->cluster.gpus_per_node, (long long)p->tp, (long long)p->cp, (long long)p->pp,
-	       (long long)p->dp, (long long)p->ep, (long long)cs_scenario_micro_batches(sc));
+	int64_t gpus = cs_scenario_gpus(sc), micro = cs_scenario_micro_batches(sc);
+	printf("ok: %s: %lld GPU%s (%lld node%s x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
+	       "%lld micro-batch%s per replica\n",
+	       r.sc.file, (long long)gpus, gpus == 1 ? "" : "s", (long long)sc->cluster.nodes,
+	       sc->cluster.nodes == 1 ? "" : "s", sc->cluster.gpus_per_node, (long long)p->tp,
+	       (long long)p->cp, (long long)p->pp, (long long)p->dp, (long long)p->ep, (long long)micro,
+	       micro == 1 ? "" : "es");
 	cs_scenario_free(sc);
 	return 0;
 }

@@ -66,9 +66,10 @@ static void write_fleet(cs_jw *w, const cs_fleet_effects *x)
 
 void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 {
-	fprintf(f, "%s%s%s: %lld GPUs, %lld micro-batches per replica, %lld step%s simulated\n", b(color),
-		name && *name ? name : "scenario", e(color), (long long)m->gpus, (long long)m->micro_batches,
-		(long long)m->steps, m->steps == 1 ? "" : "s");
+	fprintf(f, "%s%s%s: %lld GPU%s, %lld micro-batch%s per replica, %lld step%s simulated\n", b(color),
+		name && *name ? name : "scenario", e(color), (long long)m->gpus, m->gpus == 1 ? "" : "s",
+		(long long)m->micro_batches, m->micro_batches == 1 ? "" : "es", (long long)m->steps,
+		m->steps == 1 ? "" : "s");
 	fprintf(f, "  step time        %s%.4f s%s", b(color), m->step_time_s, e(color));
 	if (m->steps > 1)
 		fprintf(f, "  (p50 %.4f, p99 %.4f, max %.4f)", m->step_time_p50_s, m->step_time_p99_s,
