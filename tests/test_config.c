@@ -43,6 +43,62 @@ static cs_status load_text(const char *text, const char *const *sets, size_t n,
 	return st;
 }
 
+/* ---- other tools' spellings ------------------------------------------------ */
+
+/* Values in any case, and other tools' names for them, read as ours. */
+static const struct {
+	const char *set;
+	int field; /* 0 schedule, 1 sharding, 2 precision */
+	int want;
+} value_cases[] = {
+	{ "parallelism.pipeline.schedule=1F1B", 0, CS_SCHED_1F1B },
+	{ "parallelism.pipeline.schedule=GPipe", 0, CS_SCHED_GPIPE },
+	{ "parallelism.pipeline.schedule=ZBVZeroBubble", 0, CS_SCHED_ZB_V },
+	{ "parallelism.pipeline.schedule=ScheduleZBVZeroBubble", 0, CS_SCHED_ZB_V },
+	{ "parallelism.data_parallel.sharding=FULL_SHARD", 1, CS_SHARD_ZERO3 },
+	{ "parallelism.data_parallel.sharding=SHARD_GRAD_OP", 1, CS_SHARD_GRAD_OP },
+	{ "parallelism.data_parallel.sharding=HYBRID_SHARD", 1, CS_SHARD_HYBRID },
+	{ "parallelism.data_parallel.sharding=NO_SHARD", 1, CS_SHARD_NONE },
+	{ "training.precision=bfloat16", 2, CS_PREC_BF16 },
+	{ "training.precision=FP8", 2, CS_PREC_FP8 },
+};
+
+START_TEST(other_spellings_of_values_read_as_ours)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag = { { 0 } };
+	const char *sets[] = { value_cases[_i].set };
+	ck_assert_msg(load_text(BASE, sets, 1, &sc, &diag) == CS_OK, "%s: %s", sets[0], diag.msg);
+	int got = value_cases[_i].field == 0   ? (int)sc->parallel.schedule
+		  : value_cases[_i].field == 1 ? (int)sc->parallel.sharding
+					       : (int)sc->training.precision;
+	ck_assert_int_eq(got, value_cases[_i].want);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* Megatron-LM's and torchtitan's flag names are suggested as ours, in the
+ * file and on the command line; every alias names a real key. */
+START_TEST(other_tools_key_names_are_suggested)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag = { { 0 } };
+	const char *sets[] = { "tensor_model_parallel_size=4" };
+	ck_assert_int_eq(load_text(BASE, sets, 1, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_str_eq(diag.msg, "--set 'tensor_model_parallel_size=4': unknown key "
+				   "'tensor_model_parallel_size' (did you mean 'parallelism.tp'?)");
+	ck_assert_int_eq(load_text(BASE "parallelism: {pipeline_parallel_degree: 2}\n", NULL, 0, &sc, &diag),
+			 CS_ERR_INPUT);
+	ck_assert_ptr_nonnull(strstr(diag.msg, ":5:15: unknown key 'pipeline_parallel_degree' in "
+					       "'parallelism' (did you mean 'parallelism.pp'?)"));
+	static const char *const names[] = { "tensor_model_parallel_size", "num_query_groups",
+					     "pipeline_parallel_schedule", "seq_length", "num_experts" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		ck_assert_ptr_nonnull(cs_config_key_find(cs__config_key_alias(names[i])));
+	ck_assert_ptr_null(cs__config_key_alias("bandwith"));
+}
+END_TEST
+
 /* ---- units ---------------------------------------------------------------- */
 
 static const struct {
@@ -976,6 +1032,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, too_many_stragglers_names_the_limit);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("keys");
+	tcase_add_loop_test(tc, other_spellings_of_values_read_as_ours, 0,
+			    (int)(sizeof value_cases / sizeof value_cases[0]));
+	tcase_add_test(tc, other_tools_key_names_are_suggested);
 	tcase_add_test(tc, key_table_is_consistent);
 	tcase_add_test(tc, every_key_is_documented);
 	suite_add_tcase(s, tc);

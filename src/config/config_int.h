@@ -29,6 +29,15 @@ bool cs__config_is_section(const char *path);
  * unknown top-level key (after any syntax error). */
 cs_status cs__config_scan(const unsigned char *buf, size_t len, const char *file, cs_diag *diag);
 
+/* aliases.c: other tools' spellings. Whether a and b are equal but for
+ * case and the dashes, underscores and dots between their words; the
+ * canonical value of `key` that `text` spells (NULL: none); the key an
+ * unknown name is another tool's for (its last dotted part compared;
+ * NULL: none). */
+bool cs__config_loose_eq(const char *a, const char *b);
+const char *cs__config_value_alias(const char *key, const char *text);
+const char *cs__config_key_alias(const char *name);
+
 /* validate.c, validate_model.c: a check reads the scenario and, failing,
  * writes diag (NULL: no message) at the place of the first of its keys
  * that has one, else the file. */

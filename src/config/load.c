@@ -86,7 +86,9 @@ static cs_status unknown_key(loader *ld, yaml_node_t *key, const char *prefix, c
 	const char *names[96];
 	char buf[96][48];
 	size_t n = cs__config_children(prefix, names, buf, 96);
-	const char *near = cs_suggest(name, names, n);
+	const char *near = cs__config_key_alias(name);
+	if (!near)
+		near = cs_suggest(name, names, n);
 	char where[300];
 
 	if (prefix[0])
@@ -263,7 +265,9 @@ static cs_status override(cs_scenario *sc, const char *a, cs_diag *diag)
 			names[i] = cs_config_key_at(i)->path;
 		names[n++] = "cluster.gpu";
 		names[n++] = "model";
-		near = cs_suggest(key, names, n);
+		near = cs__config_key_alias(key);
+		if (!near)
+			near = cs_suggest(key, names, n);
 		if (strcmp(key, "stragglers") == 0)
 			snprintf(diag->msg, sizeof diag->msg,
 				 "--set '%.200s': 'stragglers' can only be "

@@ -214,11 +214,19 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 		size_t count = 0;
 		while (k->names[count])
 			count++;
-		for (size_t i = 0; i < count; i++) {
-			if (cs_name_eq(k->names[i], text)) {
-				int x = (int)i;
-				memcpy(field, &x, sizeof x);
-				return CS_OK;
+		/* as written, then in any case ("1F1B"), then another tool's name
+		 * for it ("Interleaved1F1B", "FULL_SHARD") */
+		const char *alias = cs__config_value_alias(k->path, text);
+		for (int pass = 0; pass < 3; pass++) {
+			for (size_t i = 0; i < count; i++) {
+				bool eq = pass == 0   ? cs_name_eq(k->names[i], text)
+					  : pass == 1 ? cs__config_loose_eq(k->names[i], text)
+						      : alias && strcmp(k->names[i], alias) == 0;
+				if (eq) {
+					int x = (int)i;
+					memcpy(field, &x, sizeof x);
+					return CS_OK;
+				}
 			}
 		}
 		return unknown_name(k, text, k->names, count, msg, n);
