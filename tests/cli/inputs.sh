@@ -1,0 +1,50 @@
+#!/bin/sh
+# Inputs that cannot be true are refused with their place, through the
+# binary: nccl-tests' rows and headers for 'calibrate --nccl-tests', and
+# calibration factors a fit would write out of their sane range.
+#   tests/cli/inputs.sh CLUSTERSIM SOURCE_ROOT
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+lib=$(cd "$(dirname "$0")" && pwd)/lib.sh
+root=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cd "$tmp" || exit 1
+
+fail=0
+# shellcheck source=tests/cli/lib.sh
+. "$lib"
+
+# unwritten FILE: a refused run wrote no FILE
+unwritten() {
+	[ ! -e "$1" ] || { echo "FAIL: '$1' was written by a refused run" >&2; fail=1; }
+}
+
+# ---- calibrate --nccl-tests: rows, ranks, --op --------------------------------
+a100=$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt
+mt=$root/scenarios/megatron-1t-3072gpu.yaml
+# one row of 1 GiB in 1 ns: a bus bandwidth no link has, refused at its line
+awk '$1 == "1073741824" && !done { $6 = "0.001"; done = 1 } { print }' "$a100" >absurd.txt
+expect_err 2 "absurd.txt:44: 1073741824 bytes in 0.001 us is a bus bandwidth of 2.08e+09 GB/s, more than 10 times the cluster's fastest link (300 GB/s)" \
+	calibrate --nccl-tests absurd.txt "$mt" --out absurd.yaml
+unwritten absurd.yaml
+# a negative size is a row, refused (it was dropped as a line of another tool)
+awk '$1 == "1073741824" && !done { $1 = "-1073741824"; done = 1 } { print }' "$a100" >negative.txt
+expect_err 2 "negative.txt:44:1: a negative size in column 'size': not a measurement" \
+	calibrate --nccl-tests negative.txt "$mt" --out negative.yaml
+unwritten negative.yaml
+# a rank listed twice, and a rank no machine has
+awk '{ print } /Rank +3 Group/ { print }' "$a100" >twice.txt
+expect_err 2 "twice.txt:12:11: rank 3 is listed twice in this test's '# Rank' lines" \
+	calibrate --nccl-tests twice.txt "$mt" --out twice.yaml
+sed 's/Rank   3 Group/Rank 10000000000 Group/' "$a100" >huge.txt
+expect_err 2 "huge.txt:11:9: expected a rank from 0 to 16777215 after '# Rank', not '10000000000'" \
+	calibrate --nccl-tests huge.txt "$mt" --out huge.yaml
+# '--op' against the test's own header is refused; the same op is accepted
+expect_err 2 "dgx-a100-4node-all_reduce.txt:1: '--op all_gather' contradicts the test's header, which says 'all_reduce_perf' (all_reduce)" \
+	calibrate --nccl-tests "$a100" "$mt" --out op.yaml --op all_gather
+unwritten op.yaml
+expect 0 calibrate --nccl-tests "$a100" "$mt" --out op.yaml --op all_reduce
+has out.txt "scale_out_bandwidth  1.02"
+
+exit $fail
