@@ -47,4 +47,17 @@ unwritten op.yaml
 expect 0 calibrate --nccl-tests "$a100" "$mt" --out op.yaml --op all_reduce
 has out.txt "scale_out_bandwidth  1.02"
 
+# ---- calibrate: factors no fit may write --------------------------------------
+# llama's trace against a step of short sequences: its attention factor of
+# 50.9 is past what '--force' writes
+expect_err 2 "the attention factor 50.94 (trace 65.72 ms a step, simulated 1.29 ms before calibration) is outside 0.05 to 20: no calibration is that far from its profile (outside 0.05 to 20); 'far.yaml' not written, '--force' or not" \
+	calibrate "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml" \
+	--out far.yaml --force --set training.seq_len=128 --set training.micro_batch=1
+unwritten far.yaml
+# a refit that runs away (the simulated GEMM time stops following its
+# factor): refused with exit 1 and the file it wrote removed
+expect_err 1 "clustersim calibrate: the refit diverges: its pass 1 would write the gemm factor 0.005274 (trace 34.35 ms a step, simulated 539.78 ms before calibration) is outside 0.05 to 20; 'away.yaml' removed" \
+	calibrate "$root/tests/data/kineto/hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out away.yaml --force
+unwritten away.yaml
+
 exit $fail
