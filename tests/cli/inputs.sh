@@ -60,4 +60,14 @@ expect_err 1 "clustersim calibrate: the refit diverges: its pass 1 would write t
 	calibrate "$root/tests/data/kineto/hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out away.yaml --force
 unwritten away.yaml
 
+# ---- scenario strings: text a report can print -----------------------------
+gpt=$root/scenarios/ddp-gpt-small.yaml
+expect_err 2 "--set's argument is not valid UTF-8 at byte 9 (0xe9)" \
+	run "$gpt" --set "name=$(printf 'caf\351')" --format json
+[ -s out.txt ] && { echo "FAIL: a JSON report of a name that is not UTF-8" >&2; fail=1; }
+sed 's/^name: .*/name: "a\\u0000b"/' "$gpt" >nul.yaml
+expect_err 2 "nul.yaml:3:7: the value of 'name' holds a NUL character" run nul.yaml
+expect 0 run "$gpt" --set "name=café" --format json
+has out.txt '"name": "café"'
+
 exit $fail
