@@ -70,4 +70,21 @@ expect_err 2 "nul.yaml:3:7: the value of 'name' holds a NUL character" run nul.y
 expect 0 run "$gpt" --set "name=café" --format json
 has out.txt '"name": "café"'
 
+# ---- defaults that change nothing, said or used -------------------------------
+# an algorithm no collective can use: run says so once, as coll does
+expect 0 run "$gpt" --set collectives.algorithm=nvls
+has err.txt "warning: 'collectives.algorithm: nvls' is not available on this cluster (the GPU has no NVLink SHARP); every collective uses what NCCL uses instead"
+[ "$(grep -c 'collectives.algorithm' err.txt)" -eq 1 ] || { echo "FAIL: the nvls warning not once:" >&2; cat err.txt >&2; fail=1; }
+expect 0 run "$gpt" --set collectives.algorithm=torus
+has err.txt "'collectives.algorithm: torus' is not available on this cluster (the cluster is no torus)"
+expect 0 run "$gpt" --set collectives.algorithm=ring
+[ -s err.txt ] && { echo "FAIL: run warned of ring:" >&2; cat err.txt >&2; fail=1; }
+# the network's latency enters NCCL's steps: 1 ms a message is a longer step
+ddp=$root/scenarios/ddp-llama2-7b-2node.yaml
+expect 0 run "$ddp" --set "cluster.scale_out.latency=5 us"
+grep 'step time' out.txt >fast.txt
+expect 0 run "$ddp" --set "cluster.scale_out.latency=1 ms"
+grep 'step time' out.txt >slow.txt
+cmp -s fast.txt slow.txt && { echo "FAIL: a 1 ms network latency changed no step:" >&2; cat fast.txt >&2; fail=1; }
+
 exit $fail
