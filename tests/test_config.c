@@ -514,6 +514,10 @@ static const struct {
 	 ":5:58: unknown value 'ncl' for 'parallelism.tp_overlap_model' (did you mean 'nccl'?)"},
 	/* strings are printed as they are: a NUL (which cut the name short), a
 	 * control character (C0 or C1), or what is not UTF-8 cannot be one */
+	{BASE "name: caf\xe9\n", ":5:10: yaml: incomplete UTF-8 octet sequence: not UTF-8 text"},
+	{BASE "name: caf\xe9 x\n", ":5:10: yaml: invalid trailing UTF-8 octet: not UTF-8 text"},
+	{BASE "name: \xc3\xa9\xe9x\n", ":5:8: yaml: invalid trailing UTF-8 octet"},
+	{BASE "name: a\xff\n", ":5:8: yaml: invalid leading UTF-8 octet"},
 	{BASE "name: \"a\\u0000b\"\n", ":5:7: the value of 'name' holds a NUL character (\\0 or \\u0000)"},
 	{BASE "name: \"a\\x01b\"\n",
 	 ":5:7: the value of 'name' holds a control character (0x01) at byte 2: not printable in a report"},
