@@ -650,13 +650,15 @@ static const struct {
 	{"parallelism.dp=3", "--set 'parallelism.dp=3': tp x pp x dp x cp = 3 but the cluster has 16 GPUs"},
 	{"cluster.nodes=0", "'cluster.nodes' must be at least 1"},
 	/* not echoed: the argument is not text a terminal shows as it is */
-	{"name=caf\xe9", "--set's argument is not valid UTF-8 at byte 9 (0xe9)"},
-	{"name=caf\xc3\xa9\xc3", "--set's argument is not valid UTF-8 at byte 11 (0xc3)"},
-	{"name=\xc0\xaf", "--set's argument is not valid UTF-8 at byte 6 (0xc0)"},
-	{"name=\xed\xa0\x80", "--set's argument is not valid UTF-8 at byte 6 (0xed)"},
-	{"name=\xf4\x90\x80\x80", "--set's argument is not valid UTF-8 at byte 6 (0xf4)"},
-	{"name=a\x1b[2Jb", "--set's argument holds a control character (0x1b) at byte 7"},
-	{"name=a\x7f", "--set's argument holds a control character (0x7f) at byte 7"},
+	{"name=caf\xe9", "--set 'name=...' is not valid UTF-8 at byte 9 (0xe9)"},
+	{"name=caf\xc3\xa9\xc3", "--set 'name=...' is not valid UTF-8 at byte 11 (0xc3)"},
+	{"name=\xc0\xaf", "--set 'name=...' is not valid UTF-8 at byte 6 (0xc0)"},
+	{"name=\xed\xa0\x80", "--set 'name=...' is not valid UTF-8 at byte 6 (0xed)"},
+	{"name=\xf4\x90\x80\x80", "--set 'name=...' is not valid UTF-8 at byte 6 (0xf4)"},
+	{"name=a\x1b[2Jb", "--set 'name=...' holds a control character (0x1b) at byte 7"},
+	{"name=a\x7f", "--set 'name=...' holds a control character (0x7f) at byte 7"},
+	{"na\xe9me=a", "--set's argument is not valid UTF-8 at byte 3 (0xe9)"},
+	{"name\x01", "--set's argument holds a control character (0x01) at byte 5"},
 };
 
 /* Names in any script load as they are: two, three and four bytes. */

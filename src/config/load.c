@@ -240,7 +240,12 @@ static cs_status override(cs_scenario *sc, const char *a, cs_diag *diag)
 	const cs_config_key *k;
 	size_t kl, vl;
 
-	if (a && cs__config_text("--set's argument", a, strlen(a), msg, sizeof msg) != CS_OK) {
+	/* checked before any message echoes it: the key, then the whole argument
+	 * under the key's name */
+	char what[160] = "--set's argument";
+	if (a && eq && cs__config_text(what, a, (size_t)(eq - a), msg, sizeof msg) == CS_OK)
+		snprintf(what, sizeof what, "--set '%.*s=...'", (int)(eq - a > 100 ? 100 : eq - a), a);
+	if (a && cs__config_text(what, a, strlen(a), msg, sizeof msg) != CS_OK) {
 		snprintf(diag->msg, sizeof diag->msg, "%s", msg);
 		return CS_ERR_INPUT;
 	}

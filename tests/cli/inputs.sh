@@ -62,7 +62,7 @@ unwritten away.yaml
 
 # ---- scenario strings: text a report can print -----------------------------
 gpt=$root/scenarios/ddp-gpt-small.yaml
-expect_err 2 "--set's argument is not valid UTF-8 at byte 9 (0xe9)" \
+expect_err 2 "--set 'name=...' is not valid UTF-8 at byte 9 (0xe9)" \
 	run "$gpt" --set "name=$(printf 'caf\351')" --format json
 [ -s out.txt ] && { echo "FAIL: a JSON report of a name that is not UTF-8" >&2; fail=1; }
 sed 's/^name: .*/name: "a\\u0000b"/' "$gpt" >nul.yaml
