@@ -529,6 +529,19 @@ START_TEST(implausible_factors_are_named)
 			      "trace, 906 simulated) is outside 0.2 to 5; the optimizer factor 5.01") &&
 		      strstr(msg, "; the factor 2.238e-14 of GEMM shape [8192, 4096, 4096, 1] is outside "
 			      "0.2 to 5"), "%s", msg);
+	/* the sane range, which --force does not pass: 5.01 and 0.1 are in it,
+	 * the shape's factor and the edges' neighbours are not */
+	ck_assert_int_eq(cs_compare_outside(&c, &cal, CS_COMPARE_SANE_MIN, CS_COMPARE_SANE_MAX, msg, sizeof msg),
+			 1);
+	ck_assert_msg(strstr(msg, "the factor 2.238e-14 of GEMM shape [8192, 4096, 4096, 1] is outside "
+			      "0.05 to 20") == msg, "%s", msg);
+	cal.nshapes = 0;
+	cal.factor[CS_COMPUTE_GEMM] = 4.194e-40;
+	cal.factor[CS_COMPUTE_ATTN] = 20.01;
+	ck_assert_int_eq(cs_compare_outside(&c, &cal, CS_COMPARE_SANE_MIN, CS_COMPARE_SANE_MAX, msg, sizeof msg),
+			 2);
+	ck_assert_msg(strstr(msg, "the gemm factor 4.194e-40 (trace ") == msg &&
+		      strstr(msg, "; the attention factor 20.01 (trace "), "%s", msg);
 	cs_compare_close(&c);
 }
 END_TEST

@@ -231,6 +231,55 @@ START_TEST(test_ring_simple_single_node_closed_form)
 }
 END_TEST
 
+/* The links' latencies enter NCCL's per-step ones: d more than the
+ * defaults (2 us NVLink, 5 us network) adds d to each step over that link,
+ * down to 0 a step. */
+START_TEST(test_link_latency_enters_the_steps)
+{
+	cs_coll_spec s = {.algorithm = CS_ALGO_RING, .protocol = CS_PROTO_SIMPLE,
+			  .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
+	static const struct {
+		int64_t nvlink_ns;
+		double step_us;
+	} k[] = {{2000, 3.4}, {5000, 6.4}, {500, 1.9}, {0, 1.4}};
+	for (int i = 0; i < 4; i++) {
+		cs_cluster_spec c = cluster(H100, 1);
+		c.scale_up.latency_ns = k[i].nvlink_ns;
+		cs_coll *t = cs_coll_new(&c, &s);
+		cs_coll_choice ch;
+		cs_coll_time(t, CS_COLL_ALL_REDUCE, &node8, 1e8, &ch);
+		ck_assert_int_eq(ch.latency_ns, llround((8.4 + 14 * k[i].step_us) * 1e3));
+		cs_coll_free(t);
+	}
+	/* across two nodes: a ring LL all-reduce crosses the network 2(nn - 1)
+	 * times, so 45 us more a message is 90 us more */
+	const cs_group_shape two = {16, 2, 8, 2, 8, 1, 1, {0}};
+	s.protocol = CS_PROTO_LL;
+	int64_t lat[2];
+	for (int i = 0; i < 2; i++) {
+		cs_cluster_spec c = cluster(H100, 2);
+		c.scale_out.latency_ns = i ? 50000 : 5000;
+		cs_coll *t = cs_coll_new(&c, &s);
+		cs_coll_choice ch;
+		cs_coll_time(t, CS_COLL_ALL_REDUCE, &two, 8, &ch);
+		ck_assert_int_eq(ch.proto, CS_PROTO_LL);
+		lat[i] = ch.latency_ns;
+		cs_coll_free(t);
+	}
+	ck_assert_int_eq(lat[1] - lat[0], 90000);
+	/* the tuner's own choice: a small all-reduce takes longer on slower links */
+	int64_t ns[2];
+	for (int i = 0; i < 2; i++) {
+		cs_cluster_spec c = cluster(H100, 2);
+		c.scale_out.latency_ns = i ? 50000 : 5000;
+		cs_coll *t = cs_coll_new(&c, NULL);
+		ns[i] = cs_coll_time(t, CS_COLL_ALL_REDUCE, &two, 8, NULL);
+		cs_coll_free(t);
+	}
+	ck_assert_msg(ns[1] > ns[0] + 40000, "%ld ns, then %ld ns", (long)ns[0], (long)ns[1]);
+}
+END_TEST
+
 /* ---- the tuner -------------------------------------------------------- */
 
 static const cs_group_shape tuner_shapes[] = {
@@ -572,6 +621,7 @@ static Suite *coll_suite(void)
 	tcase_add_loop_test(tc, test_alpha_beta_ring_matches_seed, 0,
 			    (int)(sizeof(ab_cases) / sizeof(ab_cases[0])));
 	tcase_add_test(tc, test_ring_simple_single_node_closed_form);
+	tcase_add_test(tc, test_link_latency_enters_the_steps);
 	tcase_add_test(tc, test_reduce_gather_scatter_follow_their_twins);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("validation");

@@ -568,6 +568,19 @@ static const struct {
 	{BASE "training: {fp8: {params: yes please}}\n", "'training.fp8.params'"},
 	{BASE "parallelism: {tp: 4, tp_overlap: true, tp_overlap_model: ncl}\n",
 	 ":5:58: unknown value 'ncl' for 'parallelism.tp_overlap_model' (did you mean 'nccl'?)"},
+	/* strings are printed as they are: a NUL (which cut the name short), a
+	 * control character (C0 or C1), or what is not UTF-8 cannot be one */
+	{BASE "name: caf\xe9\n", ":5:10: yaml: incomplete UTF-8 octet sequence: not UTF-8 text"},
+	{BASE "name: caf\xe9 x\n", ":5:10: yaml: invalid trailing UTF-8 octet: not UTF-8 text"},
+	{BASE "name: \xc3\xa9\xe9x\n", ":5:8: yaml: invalid trailing UTF-8 octet"},
+	{BASE "name: a\xff\n", ":5:8: yaml: invalid leading UTF-8 octet"},
+	{BASE "name: \"a\\u0000b\"\n", ":5:7: the value of 'name' holds a NUL character (\\0 or \\u0000)"},
+	{BASE "name: \"a\\x01b\"\n",
+	 ":5:7: the value of 'name' holds a control character (0x01) at byte 2: not printable in a report"},
+	{BASE "name: \"a\\u0085\"\n", ":5:7: the value of 'name' holds a control character (0xc2) at byte 2"},
+	{BASE "name: \"\\e[31mred\"\n", ":5:7: the value of 'name' holds a control character (0x1b) at byte 1"},
+	{"cluster:\n  gpu: {preset: h100-sxm-80g, calibration: \"c\\tx.yaml\"}\n  nodes: 2\nmodel: llama2-7b\n",
+	 ":2:44: the value of 'cluster.gpu.calibration' holds a control character (0x09) at byte 2"},
 };
 
 START_TEST(bad_scenarios_are_refused_with_location)
@@ -692,7 +705,30 @@ static const struct {
 	{"cluster.scale_out=1", "'cluster.scale_out' is a section"},
 	{"parallelism.dp=3", "--set 'parallelism.dp=3': tp x pp x dp x cp = 3 but the cluster has 16 GPUs"},
 	{"cluster.nodes=0", "'cluster.nodes' must be at least 1"},
+	/* not echoed: the argument is not text a terminal shows as it is */
+	{"name=caf\xe9", "--set 'name=...' is not valid UTF-8 at byte 9 (0xe9)"},
+	{"name=caf\xc3\xa9\xc3", "--set 'name=...' is not valid UTF-8 at byte 11 (0xc3)"},
+	{"name=\xc0\xaf", "--set 'name=...' is not valid UTF-8 at byte 6 (0xc0)"},
+	{"name=\xed\xa0\x80", "--set 'name=...' is not valid UTF-8 at byte 6 (0xed)"},
+	{"name=\xf4\x90\x80\x80", "--set 'name=...' is not valid UTF-8 at byte 6 (0xf4)"},
+	{"name=a\x1b[2Jb", "--set 'name=...' holds a control character (0x1b) at byte 7"},
+	{"name=a\x7f", "--set 'name=...' holds a control character (0x7f) at byte 7"},
+	{"na\xe9me=a", "--set's argument is not valid UTF-8 at byte 3 (0xe9)"},
+	{"name\x01", "--set's argument holds a control character (0x01) at byte 5"},
 };
+
+/* Names in any script load as they are: two, three and four bytes. */
+START_TEST(utf8_names_load)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag = {""};
+	const char *sets[] = {"name=caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80"};
+
+	ck_assert_msg(load_text(BASE, sets, 1, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_str_eq(sc->name, "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80");
+	cs_scenario_free(sc);
+}
+END_TEST
 
 START_TEST(overrides_use_the_file_checks)
 {
@@ -1020,6 +1056,7 @@ static Suite *config_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("overrides");
 	tcase_add_loop_test(tc, overrides_use_the_file_checks, 0, sizeof bad_sets / sizeof bad_sets[0]);
+	tcase_add_test(tc, utf8_names_load);
 	tcase_add_test(tc, overrides_apply_in_order_and_reapply_presets);
 	tcase_add_test(tc, override_after_validation_rederives);
 	tcase_add_test(tc, fp8_recipe_keys_default_to_what_te_runs);

@@ -154,6 +154,16 @@ static const struct {
 	{ HDR, "t.txt:2:1: no result rows of a nonzero size" },
 	{ "#  size count type redop root time algbw busbw #wrong\n8 2 float sum -1 1 0 0 0\n",
 	  "t.txt:1:1: no '# Rank' lines" },
+	/* a negative size is a row, refused (not a launcher's line, dropped) */
+	{ HDR "8 2 float sum -1 1 0 0 0 1 0 0 0\n  -16 4 float sum -1 1 0 0 0 1 0 0 0\n",
+	  "t.txt:4:3: a negative size in column 'size': not a measurement" },
+	/* a rank twice, or one no machine has, is not a test's group */
+	{ HDR "#  Rank  0 Group 0 Pid 2 on h device 1 [0x2] GPU\n8 2 float sum -1 1 0 0 0 1 0 0 0\n",
+	  "t.txt:3:10: rank 0 is listed twice in this test's '# Rank' lines" },
+	{ "#  Rank  10000000000 Group 0 Pid 1 on h device 0 [0x1] GPU\n",
+	  "t.txt:1:10: expected a rank from 0 to 16777215 after '# Rank', not '10000000000'" },
+	{ "#  Rank  x Group 0 Pid 1 on h device 0 [0x1] GPU\n",
+	  "t.txt:1:10: expected a rank from 0 to 16777215 after '# Rank', not 'x'" },
 	{ "# Collective test starting: hypercube_perf\n" HDR "8 2 float sum -1 1 0 0 0 1 0 0 0\n",
 	  "t.txt: 'hypercube_perf' measures a collective clustersim has no model for" },
 };
@@ -172,6 +182,27 @@ START_TEST(bad_input_is_an_error_at_its_place)
 	ck_assert_int_eq(st, CS_ERR_INPUT);
 	ck_assert_msg(strncmp(d.msg, bad[_i].prefix, strlen(bad[_i].prefix)) == 0, "case %d: '%s'",
 		      _i, d.msg);
+}
+END_TEST
+
+/* Hosts by name in a table that grows: 300 ranks on 100 hosts, 3 on each
+ * (the ranks go round 99 hosts, then the last three to the 100th). */
+START_TEST(many_hosts_are_counted_once)
+{
+	static char s[32768];
+	size_t n = 0;
+	for (int r = 0; r < 300; r++)
+		n += (size_t)snprintf(s + n, sizeof s - n, "#  Rank %d Group 0 Pid 1 on host-%d device 0 [0x1] GPU\n",
+				      r, r < 297 ? r % 99 : 99);
+	n += (size_t)snprintf(s + n, sizeof s - n, "%s",
+			      "#  size count type redop root time algbw busbw #wrong\n8 2 float sum -1 1 0 0 0\n");
+	cs_nccltests t;
+	cs_diag d = { { 0 } };
+	ck_assert_msg(cs_nccltests_parse(s, n, "t.txt", &t, &d) == CS_OK, "%s", d.msg);
+	ck_assert_int_eq(t.nranks, 300);
+	ck_assert_int_eq(t.nhosts, 100);
+	ck_assert_int_eq(t.ranks_per_host, 3);
+	cs_nccltests_free(&t);
 }
 END_TEST
 
@@ -369,6 +400,9 @@ static const struct {
 	  "t.json: config.ngpus: expected a whole number from 1 to 65536" },
 	{ "{\"config\":{\"devices\":[{\"device\":0}]},\"results\":[]}",
 	  "t.json: config.devices[0].hostname: expected the host's name" },
+	{ "{\"config\":{\"nthreads\":65536,\"ngpus\":65536,\"devices\":[{\"hostname\":\"h\"}]},"
+	  "\"results\":[]}",
+	  "t.json: config.devices[0]: more than 16777216 ranks (65536 threads of 65536 GPUs a process)" },
 	{ JCFG "[]}", "t.json: results: no result rows of a nonzero size" },
 	{ JCFG "[7]}", "t.json: results[0]: expected an object" },
 	{ JCFG "[{\"size\":1.5}]}", "t.json: results[0].size: expected a whole number of bytes" },
@@ -899,6 +933,7 @@ static Suite *nccltests_suite(void)
 	tcase_add_test(tc, launcher_prefixes_are_stripped);
 	tcase_add_test(tc, mpi_build_names_its_op);
 	tcase_add_test(tc, root_out_of_range_is_no_root);
+	tcase_add_test(tc, many_hosts_are_counted_once);
 	tcase_add_test(tc, op_from_the_bus_factor);
 	tcase_add_test(tc, predicted_output_reads_back);
 	tcase_add_test(tc, predicted_json_reads_back);

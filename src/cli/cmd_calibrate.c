@@ -84,9 +84,10 @@ static const char calibrate_help[] =
 	"  --op OP             the collective FILE measured, when its header does not\n"
 	"                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
 	"                      broadcast, send_recv)\n"
-	"  --force             write factors outside the plausible 0.2 to 5: class,\n"
-	"                      kernel and shape factors (refused without it: the\n"
-	"                      trace is not of this scenario's job) and network ones\n"
+	"  --force             write factors outside the plausible 0.2 to 5 (never\n"
+	"                      outside 0.05 to 20): class, kernel and shape factors\n"
+	"                      (refused without it: the trace is not of this\n"
+	"                      scenario's job) and network ones\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"examples:\n"
@@ -334,6 +335,15 @@ int cs_cmd_calibrate(int argc, char **argv)
 		cs_compare_close(&before);
 		return 2;
 	}
+	if (cs_compare_outside(&before, &cal, CS_COMPARE_SANE_MIN, CS_COMPARE_SANE_MAX, why, sizeof why) >
+	    0) {
+		fprintf(stderr,
+			"%s: %s: no calibration is that far from its profile (outside %g to %g); '%s' "
+			"not written, '--force' or not\n",
+			r.in.trace, why, CS_COMPARE_SANE_MIN, CS_COMPARE_SANE_MAX, r.out);
+		cs_compare_close(&before);
+		return 2;
+	}
 	int bad = cs_compare_implausible(&before, &cal, why, sizeof why);
 	if (bad && !r.force) {
 		fprintf(stderr,
@@ -372,6 +382,18 @@ int cs_cmd_calibrate(int argc, char **argv)
 		double f[CS_COMPUTE_KINDS];
 		memcpy(f, factor, sizeof f);
 		double worst = cs_compare_refine(&after, &next, f);
+		if (cs_compare_outside(&before, &next, CS_COMPARE_SANE_MIN, CS_COMPARE_SANE_MAX, why,
+				       sizeof why) > 0) {
+			/* the refit diverges: nothing it wrote is a calibration */
+			fprintf(stderr,
+				"clustersim calibrate: the refit diverges: its pass %d would write %s; "
+				"'%s' removed\n",
+				pass + 1, why, r.out);
+			cs_compare_close(&after);
+			unlink(r.out);
+			rc = 1;
+			break;
+		}
 		bool drifts = !r.force && cs_compare_implausible(&before, &next, why, sizeof why) > 0;
 		if (worst <= CALIB_TOLERANCE || pass == CALIB_PASSES || drifts) {
 			print_fit(&r, &before, &after, factor, have, &cal);

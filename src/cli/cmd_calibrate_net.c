@@ -83,6 +83,60 @@ static void warn_mismatch(const char *file, const cs_nccltests *t, const cs_clus
 			c->gpus_per_node);
 }
 
+/* No bus bandwidth a test measures exceeds the fastest link a GPU of the
+ * scenario has (NVLink, its node's NICs, a torus' links) by this factor;
+ * NVLink SHARP's all-reduce, the fastest nccl-tests reports, stays below 2. */
+#define BUSBW_MAX_OVER_LINK 10.0
+
+/* The fastest a GPU of the cluster sends, B/s. */
+static double fastest_link(const cs_cluster_spec *c)
+{
+	double bw = c->scale_up.bandwidth;
+	double nic =
+		c->scale_out.bandwidth * c->nics_per_node / (c->gpus_per_node > 0 ? c->gpus_per_node : 1);
+	double ici = c->gpu.ici_bandwidth * c->gpu.ici_links;
+	bw = nic > bw ? nic : bw;
+	bw = ici > bw ? ici : bw;
+	return c->gpu.nvlink_bandwidth > bw ? c->gpu.nvlink_bandwidth : bw;
+}
+
+/* 0, or 2 after naming the row whose time is too short for any link of
+ * the cluster: a time that cannot be, which would pull the fit far away. */
+static int possible_rows(const char *file, const measured *m, const cs_cluster_spec *c)
+{
+	double link = fastest_link(c), factor = cs_coll_bus_factor(m->op, m->t->nranks);
+	for (size_t i = 0; i < m->t->nrows; i++) {
+		double busbw = m->bytes[i] / (m->ns[i] * 1e-9) * factor;
+		if (link > 0 && busbw > BUSBW_MAX_OVER_LINK * link) {
+			fprintf(stderr,
+				"clustersim calibrate: %s:%d: %.0f bytes in %.4g us is a bus bandwidth of "
+				"%.4g GB/s, more than %g times the cluster's fastest link (%.4g GB/s): a "
+				"time "
+				"that cannot be measured on it\n",
+				file, m->t->rows[i].line, m->bytes[i], 1e-3 * m->ns[i], busbw * 1e-9,
+				BUSBW_MAX_OVER_LINK, link * 1e-9);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* 0, or 2 after saying that '--op' names another collective than the
+ * test's header ('# Collective test starting: ...'). */
+static int op_agrees(const char *file, const cs_nccltests *t, int forced_op)
+{
+	cs_diag diag = { { 0 } };
+	cs_coll_op named;
+	if (forced_op < 0 || !t->test[0] || cs_nccltests_op(t, file, -1, &named, &diag) != CS_OK ||
+	    (int)named == forced_op)
+		return 0;
+	fprintf(stderr,
+		"clustersim calibrate: %s:%d: '--op %s' contradicts the test's header, which says "
+		"'%s' (%s): drop '--op', which is for a test the output does not name\n",
+		file, t->line, cs_coll_op_name((cs_coll_op)forced_op), t->test, cs_coll_op_name(named));
+	return 2;
+}
+
 /* Each test's op, group and sizes, or 2 after printing the problem. */
 static int place(const char *file, const cs_nccltests_set *set, const cs_scenario *sc, int forced_op,
 		 measured *m)
@@ -91,6 +145,8 @@ static int place(const char *file, const cs_nccltests_set *set, const cs_scenari
 	for (size_t k = 0; k < set->n; k++) {
 		const cs_nccltests *t = &set->tests[k];
 		m[k].t = t;
+		if (op_agrees(file, t, forced_op) != 0)
+			return 2;
 		if (cs_nccltests_op(t, file, forced_op, &m[k].op, &diag) != CS_OK) {
 			fprintf(stderr, "%s\n", CS_CLEAN(diag));
 			return 2;
@@ -111,6 +167,8 @@ static int place(const char *file, const cs_nccltests_set *set, const cs_scenari
 			m[k].bytes[i] = r->bytes;
 			m[k].ns[i] = 1e3 * (isnan(r->time_us[0]) ? r->time_us[1] : r->time_us[0]);
 		}
+		if (possible_rows(file, &m[k], &sc->cluster) != 0)
+			return 2;
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/progress.h"
 #include "clustersim/clustersim.h"
+#include "coll/coll.h"
 #include "config/scenario.h"
 #include "model/memory.h"
 #include "program/mesh.h"
@@ -209,6 +210,12 @@ static void warn_plan(const cs_scenario *sc)
 			"warning: tensor-parallel groups of %lld span more than one %d-GPU NVLink "
 			"domain; their collectives cross the scale-out fabric\n",
 			(long long)sc->parallel.tp, sc->cluster.scale_up_domain);
+	const char *why = cs_coll_algo_unavailable(&sc->cluster, sc->coll.algorithm);
+	if (why)
+		fprintf(stderr,
+			"warning: 'collectives.algorithm: %s' is not available on this cluster (%s); "
+			"every collective uses what NCCL uses instead\n",
+			cs_coll_algo_name(sc->coll.algorithm), why);
 }
 
 static int write_per_rank(const char *path, const cs_result *res)

@@ -249,6 +249,15 @@ const char *cs_coll_op_name(cs_coll_op op)
 	return op >= 0 && op < CS_COLL_OPS ? names[op] : "unknown";
 }
 
+const char *cs_coll_algo_unavailable(const cs_cluster_spec *c, cs_coll_algo a)
+{
+	if ((a == CS_ALGO_NVLS || a == CS_ALGO_NVLS_TREE) && c->topology == CS_TOPO_FAT_TREE && !c->gpu.nvls)
+		return "the GPU has no NVLink SHARP";
+	if (a == CS_ALGO_TORUS && c->topology != CS_TOPO_TORUS)
+		return "the cluster is no torus";
+	return NULL;
+}
+
 const char *cs_coll_choice_name(cs_coll_op op, const cs_coll_choice *choice)
 {
 	if (op == CS_COLL_ALL_TO_ALL || op == CS_COLL_GATHER || op == CS_COLL_SCATTER)

@@ -45,6 +45,11 @@ int64_t cs_coll_time(cs_coll *c, cs_coll_op op, const cs_group_shape *g, double 
 		     cs_coll_choice *choice);
 
 const char *cs_coll_op_name(cs_coll_op op);
+/* Why a forced algorithm (collectives.algorithm) cannot run any collective
+ * on the cluster, so that every one falls back to NCCL's own choice: NVLS
+ * on a GPU without NVLink SHARP, the torus algorithm off a torus; NULL
+ * when it applies to some. */
+const char *cs_coll_algo_unavailable(const cs_cluster_spec *c, cs_coll_algo a);
 /* NCCL's NVLink speeds on c's GPU, GB/s (= B/ns): one channel over one
  * link (20.6 on Hopper), and the GPU's bus bandwidth, that times its
  * links, scaled by the calibration's scale_up_bw (coll_model.c). */

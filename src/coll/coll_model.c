@@ -23,6 +23,9 @@
  *    sends the fraction of its bytes leaving a pod through the pod uplinks,
  *    shared by the group's members in that pod.
  * NCCL's "node" is a scale-up domain here (NVL72 is one node, as MNNVL).
+ * NCCL's hardware latencies (hw_lat) are of links of the default latencies
+ * (cluster.scale_up.latency 2 us, cluster.scale_out.latency 5 us): a link
+ * slower or faster by d adds d to each step over it (at least 0 a step).
  * A calibration (hw/calib.h, fitted to nccl-tests output by study/net_fit.c)
  * scales the NVLink bus bandwidth, the NIC rate and every latency.
  */
@@ -46,6 +49,9 @@ static const double hw_lat[2][A_N][P_N] = {
 	{ { 0.6, 1.25, 4.0 }, { 0.6, 1.9, 3.4 }, { 0, 0, 25.0 }, { 0, 0, 25.0 } },
 	{ { 5.0, 8.5, 14.0 }, { 2.7, 4.0, 14.0 }, { 0, 0, 18.0 }, { 0, 0, 14.0 } },
 };
+/* The link latencies, ns, that hw_lat's figures are of: the scenario's
+ * defaults of cluster.scale_up.latency and cluster.scale_out.latency. */
+static const double hw_lat_link_ns[2] = { 2000, 5000 };
 
 /* Per-architecture caps, GB/s, indexed by [arch][1 node, 2 nodes, more]. */
 enum { ARCH_AMPERE, ARCH_HOPPER, ARCH_N };
@@ -77,6 +83,7 @@ typedef struct env {
 	double inter;        /* GB/s, a domain's NIC share, tier-capped */
 	double extra_us;     /* switch latency beyond the first leaf */
 	double lat_scale;    /* the calibration's factor on every latency */
+	double link_us[2];   /* the links' latency beyond hw_lat_link_ns (may be < 0) */
 	int channels, default_channels;
 	int nvls;
 } env;
@@ -117,6 +124,8 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 	double links = nvlinks(c);
 	e->intra = cs_coll_nvlink_bw(c, spec);
 	e->lat_scale = calibrated(spec ? spec->latency : 0);
+	e->link_us[HW_NVL] = ((double)c->scale_up.latency_ns - hw_lat_link_ns[HW_NVL]) / 1e3;
+	e->link_us[HW_NET] = ((double)c->scale_out.latency_ns - hw_lat_link_ns[HW_NET]) / 1e3;
 
 	double nic = c->scale_out.bandwidth;
 	if (c->pcie.bandwidth > 0 && c->pcie.bandwidth < nic)
@@ -161,6 +170,10 @@ static void make_env(const cs_cluster_spec *c, const cs_coll_spec *spec, const c
 /* Bandwidth scaled to the channels in use, as NCCL does for a forced count. */
 static double channel_scale(const env *e) { return (double)e->channels / (double)e->default_channels; }
 
+/* NCCL's latency of a step of algorithm a, protocol p over hardware hw,
+ * us, on the scenario's links. */
+static double hwl(const env *e, int hw, int a, int p) { return fmax(0.0, hw_lat[hw][a][p] + e->link_us[hw]); }
+
 static int add(cs__coll_cand *out, int k, cs_coll_algo a, cs_coll_proto p, const env *e, double lat_us,
 	       double algbw)
 {
@@ -186,8 +199,8 @@ static int ring(const env *e, cs_coll_op op, cs__coll_cand *out, int k, int cls)
 		if (p == P_LL128)
 			bus = fmin(bus * (e->ppd < 2 && e->nn > 1 ? 0.7 : 0.92),
 				   e->channels * ch_ring_ll128[e->arch]);
-		double intra_lat = hw_lat[HW_NVL][A_RING][p];
-		double inter_lat = hw_lat[HW_NET][A_RING][p] + e->extra_us;
+		double intra_lat = hwl(e, HW_NVL, A_RING, p);
+		double inter_lat = hwl(e, HW_NET, A_RING, p) + e->extra_us;
 		double lat = base_lat[A_RING][p];
 		if (chain) {
 			lat += e->nn > 1 ? inter_lat : intra_lat;
@@ -224,8 +237,8 @@ static int tree(const env *e, cs__coll_cand *out, int k, int cls)
 				   e->channels * ch_tree_ll128[e->arch][e->idx2]);
 		if (ci < 23)
 			bus *= tree_correction[p][ci];
-		double lat = base_lat[A_TREE][p] + 2 * ((double)(e->ppd - 1) * hw_lat[HW_NVL][A_TREE][p] +
-							log2nn * (hw_lat[HW_NET][A_TREE][p] + e->extra_us));
+		double lat = base_lat[A_TREE][p] + 2 * ((double)(e->ppd - 1) * hwl(e, HW_NVL, A_TREE, p) +
+							log2nn * (hwl(e, HW_NET, A_TREE, p) + e->extra_us));
 		k = add(out, k, CS_ALGO_TREE, protos[p], e, lat, bus * 0.5);
 	}
 	return k;
@@ -237,15 +250,15 @@ static int nvls(const env *e, cs__coll_cand *out, int k)
 		return k;
 	if (e->nn == 1) {
 		double bus = e->intra * channel_scale(e) * nvls_efficiency;
-		return add(out, k, CS_ALGO_NVLS, CS_PROTO_SIMPLE, e, hw_lat[HW_NVL][A_NVLS][P_SIMPLE],
+		return add(out, k, CS_ALGO_NVLS, CS_PROTO_SIMPLE, e, hwl(e, HW_NVL, A_NVLS, P_SIMPLE),
 			   bus * nvls_ratio);
 	}
 	int log2nn = 0;
 	for (int64_t v = e->nn; v > 1; v >>= 1)
 		log2nn++;
 	double bw = fmin(e->intra, e->nn <= 2 ? e->inter : e->inter / 2) * channel_scale(e);
-	double lat = hw_lat[HW_NVL][A_NVLS_TREE][P_SIMPLE] +
-		     2 * log2nn * (hw_lat[HW_NET][A_NVLS_TREE][P_SIMPLE] + e->extra_us);
+	double lat = hwl(e, HW_NVL, A_NVLS_TREE, P_SIMPLE) +
+		     2 * log2nn * (hwl(e, HW_NET, A_NVLS_TREE, P_SIMPLE) + e->extra_us);
 	return add(out, k, CS_ALGO_NVLS_TREE, CS_PROTO_SIMPLE, e, lat, bw * nvls_efficiency * nvls_ratio);
 }
 
@@ -276,9 +289,9 @@ static int p2p(const env *e, const cs_cluster_spec *c, cs_coll_op op, const cs_g
 	int hw = e->nn > 1 ? HW_NET : HW_NVL;
 	double extra = e->nn > 1 ? e->extra_us : 0;
 	k = add(out, k, CS_ALGO_RING, CS_PROTO_LL, e,
-		base_lat[A_RING][P_LL] + hw_lat[hw][A_RING][P_LL] + extra, bw * 0.5);
+		base_lat[A_RING][P_LL] + hwl(e, hw, A_RING, P_LL) + extra, bw * 0.5);
 	k = add(out, k, CS_ALGO_RING, CS_PROTO_SIMPLE, e,
-		base_lat[A_RING][P_SIMPLE] + hw_lat[hw][A_RING][P_SIMPLE] + extra, bw);
+		base_lat[A_RING][P_SIMPLE] + hwl(e, hw, A_RING, P_SIMPLE) + extra, bw);
 	return k;
 }
 

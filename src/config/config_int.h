@@ -19,6 +19,10 @@ cs_status cs__time_to_ns(double ns, const char *text, int64_t *out, char *msg, s
 size_t cs__config_key_index(const cs_config_key *k);
 /* Set key k from text with its kind's checks; the message names the key. */
 cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n);
+/* CS_OK when text[len] is valid UTF-8 without a control character; else
+ * CS_ERR_INPUT with "WHAT is not valid UTF-8 at byte N (0xXX)" or "WHAT
+ * holds a control character ..." in msg[n] (the text itself not echoed). */
+cs_status cs__config_text(const char *what, const char *text, size_t len, char *msg, size_t n);
 /* Children names of a dotted section ("cluster" -> gpu, nodes, ...) into
  * names[max]; returns the count. */
 size_t cs__config_children(const char *section, const char **names, char (*buf)[48], size_t max);

@@ -55,7 +55,10 @@ static cs_status set_scalar(loader *ld, const cs_config_key *k, yaml_node_t *val
 	if (value->type != YAML_SCALAR_NODE)
 		return at(ld, value, "'%s' expects a %s, not %s", k->path, cs_config_kind_name(k->kind),
 			  type_word(value));
-	if (cs__config_set(ld->sc, k, (const char *)value->data.scalar.value, msg, sizeof msg) != CS_OK)
+	const char *text = (const char *)value->data.scalar.value;
+	if (strlen(text) != value->data.scalar.length)
+		return at(ld, value, "the value of '%s' holds a NUL character (\\0 or \\u0000)", k->path);
+	if (cs__config_set(ld->sc, k, text, msg, sizeof msg) != CS_OK)
 		return at(ld, value, "%s", msg);
 	mark(ld, k, value);
 	return CS_OK;
@@ -239,6 +242,15 @@ static cs_status override(cs_scenario *sc, const char *a, cs_diag *diag)
 	const cs_config_key *k;
 	size_t kl, vl;
 
+	/* checked before any message echoes it: the key, then the whole argument
+	 * under the key's name */
+	char what[160] = "--set's argument";
+	if (a && eq && cs__config_text(what, a, (size_t)(eq - a), msg, sizeof msg) == CS_OK)
+		snprintf(what, sizeof what, "--set '%.*s=...'", (int)(eq - a > 100 ? 100 : eq - a), a);
+	if (a && cs__config_text(what, a, strlen(a), msg, sizeof msg) != CS_OK) {
+		snprintf(diag->msg, sizeof diag->msg, "%s", msg);
+		return CS_ERR_INPUT;
+	}
 	if (!eq) {
 		snprintf(diag->msg, sizeof diag->msg, "--set '%.200s': expected key.path=value", a ? a : "");
 		return CS_ERR_INPUT;

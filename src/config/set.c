@@ -180,6 +180,55 @@ static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char 
 	return CS_ERR_INPUT;
 }
 
+/* The first byte of text[len] that is not valid UTF-8 (an overlong form,
+ * a surrogate, past U+10FFFF, a sequence cut short) or starts a control
+ * character (C0, DEL, C1), or len if none; *control tells which. */
+static size_t bad_text(const unsigned char *t, size_t len, bool *control)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned c = t[i];
+		size_t need = c < 0x80             ? 0
+			      : (c & 0xe0) == 0xc0 ? 1
+			      : (c & 0xf0) == 0xe0 ? 2
+			      : (c & 0xf8) == 0xf0 ? 3
+						   : 4;
+		*control = false;
+		if (need == 4 || i + need >= len + (need == 0))
+			return i;
+		unsigned cp = need == 0 ? c : c & (0x3f >> need);
+		for (size_t j = 1; j <= need; j++) {
+			if ((t[i + j] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (t[i + j] & 0x3f);
+		}
+		static const unsigned least[] = { 0, 0x80, 0x800, 0x10000 };
+		if (cp < least[need] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+			*control = true;
+			return i;
+		}
+		i += need + 1;
+	}
+	return len;
+}
+
+cs_status cs__config_text(const char *what, const char *text, size_t len, char *msg, size_t n)
+{
+	bool control = false;
+	size_t at = bad_text((const unsigned char *)text, len, &control);
+	if (at == len)
+		return CS_OK;
+	if (control)
+		snprintf(msg, n,
+			 "%s holds a control character (0x%02x) at byte %zu: not printable in a report", what,
+			 (unsigned char)text[at], at + 1);
+	else
+		snprintf(msg, n, "%s is not valid UTF-8 at byte %zu (0x%02x)", what, at + 1,
+			 (unsigned char)text[at]);
+	return CS_ERR_INPUT;
+}
+
 cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
 {
 	void *field = (char *)sc + k->offset;
@@ -203,13 +252,18 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 			return CS_ERR_INPUT;
 		memcpy(field, &v, sizeof v);
 		return CS_OK;
-	case CS_KIND_STRING:
+	case CS_KIND_STRING: {
+		char what[160];
+		snprintf(what, sizeof what, "the value of '%s'", k->path);
+		if (cs__config_text(what, text, strlen(text), msg, n) != CS_OK)
+			return CS_ERR_INPUT;
 		if (strlen(text) >= k->size) {
 			snprintf(msg, n, "'%s' is too long (at most %zu characters)", k->path, k->size - 1);
 			return CS_ERR_INPUT;
 		}
 		memcpy(field, text, strlen(text) + 1);
 		return CS_OK;
+	}
 	case CS_KIND_ENUM: {
 		size_t count = 0;
 		while (k->names[count])

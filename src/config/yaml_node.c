@@ -41,6 +41,30 @@ cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *dia
 		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.400s'", file);
 		return CS_ERR_NOMEM;
 	}
+	if (yp->error == YAML_READER_ERROR && yp->input.string.start &&
+	    yp->problem_offset <= (size_t)(yp->input.string.end - yp->input.string.start)) {
+		/* bytes that are not UTF-8: libyaml gives their offset, not a mark
+		 * (every reader here hands libyaml a string) */
+		int line = 1, col = 1;
+		const unsigned char *e = yp->input.string.start + yp->problem_offset;
+		/* a bad trailing byte is named at the sequence it cuts short */
+		while (yp->problem && strstr(yp->problem, "trailing") && e > yp->input.string.start &&
+		       (e[-1] & 0xc0) == 0x80)
+			e--;
+		if (yp->problem && strstr(yp->problem, "trailing") && e > yp->input.string.start &&
+		    (e[-1] & 0xc0) == 0xc0)
+			e--;
+		for (const unsigned char *c = yp->input.string.start; c < e; c++)
+			if (*c == '\n') {
+				line++;
+				col = 1;
+			} else if ((*c & 0xc0) != 0x80) {
+				col++; /* a character's first byte */
+			}
+		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s: not UTF-8 text", file, line,
+			 col, problem);
+		return CS_ERR_INPUT;
+	}
 	if (yp->context)
 		snprintf(diag->msg, sizeof diag->msg, "%.400s:%d:%d: yaml: %s (%s, line %d)", file,
 			 (int)yp->problem_mark.line + 1, (int)yp->problem_mark.column + 1, problem,

@@ -172,15 +172,115 @@ static void copy_token(char *dst, size_t n, const line *l, int i)
 	snprintf(dst, n, "%.*s", l->len[i], l->tok[i]);
 }
 
+/* FNV-1a of the name, for the host table. */
+static size_t host_hash(const char *name, size_t len)
+{
+	uint64_t h = 14695981039346656037u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 1099511628211u;
+	return (size_t)h;
+}
+
+/* The slot of `name` in a table of `cap` slots (a power of two, never full):
+ * where it is, or the free slot where it goes. */
+static cs__nccl_host *host_slot(cs__nccl_host *slot, size_t cap, const char *name, size_t len)
+{
+	for (size_t i = host_hash(name, len) & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!slot[i].name[0] || (strlen(slot[i].name) == len && memcmp(slot[i].name, name, len) == 0))
+			return &slot[i];
+}
+
+cs_status cs__nccl_hosts_add(cs__nccl_hosts *h, const char *name, size_t len, int64_t ranks, cs_nccltests *t,
+			     cs_diag *diag)
+{
+	char key[sizeof h->slot->name];
+	if (len >= sizeof key)
+		len = sizeof key - 1;
+	memcpy(key, name, len);
+	key[len] = 0;
+	if (len == 0)
+		key[len++] = '?'; /* an empty name is a host too, never the free mark */
+	if (2 * (h->n + 1) > h->cap) {
+		size_t ncap = h->cap ? 2 * h->cap : 16;
+		cs__nccl_host *grown = calloc(ncap, sizeof *grown);
+		if (!grown) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			return CS_ERR_NOMEM;
+		}
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->slot[i].name[0])
+				*host_slot(grown, ncap, h->slot[i].name, strlen(h->slot[i].name)) =
+					h->slot[i];
+		free(h->slot);
+		h->slot = grown;
+		h->cap = ncap;
+	}
+	cs__nccl_host *s = host_slot(h->slot, h->cap, key, len);
+	if (!s->name[0]) {
+		memcpy(s->name, key, len + 1);
+		h->n++;
+		t->nhosts++;
+	}
+	s->ranks += ranks;
+	t->nranks += ranks;
+	return CS_OK;
+}
+
+void cs__nccl_hosts_end(cs__nccl_hosts *h, cs_nccltests *t)
+{
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->slot[i].name[0] && h->slot[i].ranks > t->ranks_per_host)
+			t->ranks_per_host = h->slot[i].ranks;
+	free(h->slot);
+	memset(h, 0, sizeof *h);
+}
+
+/* The ranks a test's '# Rank' lines named, one bit each. */
+typedef struct rank_bits {
+	uint64_t *w;
+	size_t nw;
+} rank_bits;
+
 /* "#  Rank  3 Group 0 Pid 313 on HOST device 3 [0x5d] NAME ...": the host,
- * and rank 0's device name. */
-static void rank_line(const line *l, cs_nccltests *t, cs__nccl_host **hosts, size_t *cap)
+ * and rank 0's device name. A rank that is not a number from 0 to
+ * CS_NCCL_MAX_RANKS - 1, or that an earlier line of the test named, is
+ * refused at its place. */
+static cs_status rank_line(const line *l, const char *file, int lineno, cs_nccltests *t,
+			   cs__nccl_hosts *hosts, rank_bits *seen, cs_diag *diag)
 {
 	int on = find(l, "on", 3);
 	if (on < 0 || on + 1 >= l->n)
-		return;
-	char name[64];
-	copy_token(name, sizeof name, l, on + 1);
+		return CS_OK;
+	double v;
+	char msg[160];
+	if (l->n < 3 || !number(l, 2, &v) || !(v >= 0 && v < (double)CS_NCCL_MAX_RANKS) || v != floor(v)) {
+		snprintf(msg, sizeof msg, "expected a rank from 0 to %lld after '# Rank', not '%.*s'",
+			 (long long)CS_NCCL_MAX_RANKS - 1,
+			 l->n < 3         ? 0
+			 : l->len[2] > 40 ? 40
+					  : l->len[2],
+			 l->n < 3 ? "" : l->tok[2]);
+		return cs__nccltests_fail(diag, file, lineno, l->n < 3 ? 1 : l->col[2], msg);
+	}
+	size_t r = (size_t)v;
+	if (r / 64 >= seen->nw) {
+		size_t nw = seen->nw ? seen->nw : 1;
+		while (nw <= r / 64)
+			nw *= 2;
+		uint64_t *grown = realloc(seen->w, nw * sizeof *grown);
+		if (!grown) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			return CS_ERR_NOMEM;
+		}
+		memset(grown + seen->nw, 0, (nw - seen->nw) * sizeof *grown);
+		seen->w = grown;
+		seen->nw = nw;
+	}
+	if (seen->w[r / 64] >> (r % 64) & 1) {
+		snprintf(msg, sizeof msg, "rank %zu is listed twice in this test's '# Rank' lines", r);
+		return cs__nccltests_fail(diag, file, lineno, l->col[2], msg);
+	}
+	seen->w[r / 64] |= (uint64_t)1 << (r % 64);
 	if (t->nranks == 0) {
 		int dev = find(l, "device", on + 2);
 		int g = dev < 0 ? -1 : dev + 2;
@@ -191,23 +291,7 @@ static void rank_line(const line *l, cs_nccltests *t, cs__nccl_host **hosts, siz
 			snprintf(t->gpu, sizeof t->gpu, "%.*s", (int)(end - l->tok[g]), l->tok[g]);
 		}
 	}
-	t->nranks++;
-	for (int64_t h = 0; h < t->nhosts; h++)
-		if (strcmp((*hosts)[h].name, name) == 0) {
-			(*hosts)[h].ranks++;
-			return;
-		}
-	if ((size_t)t->nhosts == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 16;
-		cs__nccl_host *grown = realloc(*hosts, ncap * sizeof **hosts);
-		if (!grown)
-			return;
-		*hosts = grown;
-		*cap = ncap;
-	}
-	cs__nccl_host *h = &(*hosts)[t->nhosts++];
-	snprintf(h->name, sizeof h->name, "%s", name);
-	h->ranks = 1;
+	return cs__nccl_hosts_add(hosts, l->tok[on + 1], (size_t)l->len[on + 1], 1, t, diag);
 }
 
 static cs_status row(const line *l, const cols *c, const char *file, int lineno, cs_nccltests *t, size_t *cap,
@@ -221,6 +305,9 @@ static cs_status row(const line *l, const cols *c, const char *file, int lineno,
 	}
 	cs_nccl_row r = { .line = lineno };
 	double v;
+	if (number(l, c->size, &r.bytes) && r.bytes < 0)
+		return cs__nccltests_fail(diag, file, lineno, l->col[c->size],
+					  "a negative size in column 'size': not a measurement");
 	if (!number(l, c->size, &r.bytes) || !(r.bytes >= 0) || r.bytes != floor(r.bytes))
 		return cs__nccltests_fail(diag, file, lineno, l->col[c->size],
 					  "expected a whole number of bytes in column 'size'");
@@ -266,8 +353,9 @@ static cs_status row(const line *l, const cols *c, const char *file, int lineno,
 /* One test's output being read: its rows, hosts and column header. */
 typedef struct sect {
 	cs_nccltests t;
-	cs__nccl_host *hosts;
-	size_t host_cap, row_cap;
+	cs__nccl_hosts hosts;
+	rank_bits seen;
+	size_t row_cap;
 	cols c;
 	int last;       /* the last result row's line */
 	bool rows_seen; /* a result row, of any size */
@@ -281,14 +369,26 @@ static void sect_start(sect *x, int lineno)
 	x->c.n = -1;
 }
 
+/* What a test being read holds besides its rows (x is left for the next). */
+static void sect_drop(sect *x)
+{
+	cs__nccl_hosts_end(&x->hosts, &x->t);
+	free(x->seen.w);
+	x->seen.w = NULL;
+	x->seen.nw = 0;
+}
+
 cs_status cs__nccltests_push(cs_nccltests_set *set, cs_nccltests *t, cs_diag *diag)
 {
-	cs_nccltests *grown = realloc(set->tests, (set->n + 1) * sizeof *grown);
-	if (!grown) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory");
-		return CS_ERR_NOMEM;
+	/* capacity doubles: grown when n is 0 or a power of two */
+	if ((set->n & (set->n - 1)) == 0) {
+		cs_nccltests *grown = realloc(set->tests, (set->n ? 2 * set->n : 1) * sizeof *grown);
+		if (!grown) {
+			snprintf(diag->msg, sizeof diag->msg, "out of memory");
+			return CS_ERR_NOMEM;
+		}
+		set->tests = grown;
 	}
-	set->tests = grown;
 	set->tests[set->n++] = *t;
 	memset(t, 0, sizeof *t);
 	return CS_OK;
@@ -298,11 +398,7 @@ cs_status cs__nccltests_push(cs_nccltests_set *set, cs_nccltests *t, cs_diag *di
  * to the set (x is left empty either way). */
 static cs_status sect_end(sect *x, const char *file, int lineno, cs_nccltests_set *set, cs_diag *diag)
 {
-	for (int64_t h = 0; h < x->t.nhosts; h++)
-		if (x->hosts[h].ranks > x->t.ranks_per_host)
-			x->t.ranks_per_host = x->hosts[h].ranks;
-	free(x->hosts);
-	x->hosts = NULL;
+	sect_drop(x);
 	cs_status st = CS_OK;
 	if (x->c.n < 0)
 		st = cs__nccltests_fail(diag, file, lineno ? lineno : 1, 1,
@@ -360,13 +456,14 @@ static cs_status parse_text(const char *buf, size_t len, const char *file, cs_nc
 			if (is(&l, 1, "Collective") && start > 0 && start + 1 < l.n)
 				copy_token(x.t.test, sizeof x.t.test, &l, start + 1);
 			else if (is(&l, 1, "Rank"))
-				rank_line(&l, &x.t, &x.hosts, &x.host_cap);
+				st = rank_line(&l, file, lineno, &x.t, &x.hosts, &x.seen, diag);
 			else if (x.c.n < 0 && find(&l, "size", 1) > 0 &&
 				 (find(&l, "time", 1) > 0 || find(&l, "cputime", 1) > 0))
 				st = header(&l, file, lineno, &x.c, diag) ? CS_ERR_INPUT : CS_OK;
 			continue;
 		}
-		if (!isdigit((unsigned char)l.tok[0][0]))
+		bool minus = l.tok[0][0] == '-' && l.len[0] > 1 && isdigit((unsigned char)l.tok[0][1]);
+		if (!isdigit((unsigned char)l.tok[0][0]) && !(minus && x.c.n >= 0))
 			continue; /* a launcher's or NCCL's own message */
 		if (x.c.n < 0)
 			st = cs__nccltests_fail(diag, file, lineno, 1,
@@ -379,7 +476,7 @@ static cs_status parse_text(const char *buf, size_t len, const char *file, cs_nc
 	}
 	if (st == CS_OK)
 		return sect_end(&x, file, lineno, set, diag);
-	free(x.hosts);
+	sect_drop(&x);
 	cs_nccltests_free(&x.t);
 	return st;
 }

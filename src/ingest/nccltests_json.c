@@ -92,38 +92,36 @@ static cs_status jdevices(const json_t *cfg, const char *file, cs_nccltests *t, 
 		return jfail(diag, file, "config.devices",
 			     "no devices: the group's size and hosts are "
 			     "unknown (keep the file nccl-tests wrote)");
-	cs__nccl_host *hosts = calloc(n, sizeof *hosts);
-	if (!hosts) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory");
-		return CS_ERR_NOMEM;
-	}
+	cs__nccl_hosts hosts = { 0 };
 	int64_t per = threads * gpus; /* the ranks of one process */
-	for (size_t i = 0; i < n; i++) {
+	cs_status st2 = CS_OK;
+	for (size_t i = 0; i < n && st2 == CS_OK; i++) {
 		const json_t *d = json_array_get(devs, i);
 		const char *name = json_string_value(json_object_get(d, "hostname"));
+		char where[64];
 		if (!name) {
-			char where[64];
 			snprintf(where, sizeof where, "config.devices[%zu].hostname", i);
-			free(hosts);
-			return jfail(diag, file, where, "expected the host's name");
+			st2 = jfail(diag, file, where, "expected the host's name");
+			break;
+		}
+		if (t->nranks + per > CS_NCCL_MAX_RANKS) {
+			char what[160];
+			snprintf(where, sizeof where, "config.devices[%zu]", i);
+			snprintf(what, sizeof what,
+				 "more than %lld ranks (%lld threads of %lld GPUs a process): not a test "
+				 "nccl-tests ran",
+				 (long long)CS_NCCL_MAX_RANKS, (long long)threads, (long long)gpus);
+			st2 = jfail(diag, file, where, what);
+			break;
 		}
 		if (i == 0) {
 			const char *info = json_string_value(json_object_get(d, "device_info"));
 			snprintf(t->gpu, sizeof t->gpu, "%s", info ? info : "");
 		}
-		int64_t h = 0;
-		while (h < t->nhosts && strncmp(hosts[h].name, name, sizeof hosts[h].name - 1) != 0)
-			h++;
-		if (h == t->nhosts)
-			snprintf(hosts[t->nhosts++].name, sizeof hosts[0].name, "%s", name);
-		hosts[h].ranks += per;
-		t->nranks += per;
+		st2 = cs__nccl_hosts_add(&hosts, name, strlen(name), per, t, diag);
 	}
-	for (int64_t h = 0; h < t->nhosts; h++)
-		if (hosts[h].ranks > t->ranks_per_host)
-			t->ranks_per_host = hosts[h].ranks;
-	free(hosts);
-	return CS_OK;
+	cs__nccl_hosts_end(&hosts, t);
+	return st2;
 }
 
 static cs_status jrows(const json_t *res, const char *file, cs_nccltests *t, cs_diag *diag)

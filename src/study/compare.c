@@ -160,8 +160,6 @@ int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *c
 
 /* ---- guardrails ---------------------------------------------------------- */
 
-static bool plausible(double f) { return f >= CS_COMPARE_FACTOR_MIN && f <= CS_COMPARE_FACTOR_MAX; }
-
 /* Append a sentence to msg[n] (used so far: *len). */
 static void say(char *msg, size_t n, size_t *len, const char *fmt, ...)
 {
@@ -178,44 +176,48 @@ static void say(char *msg, size_t n, size_t *len, const char *fmt, ...)
 	*len = w < 0 ? *len : *len + (size_t)w >= n ? n - 1 : *len + (size_t)w;
 }
 
-int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, size_t n)
+int cs_compare_outside(const cs_compare *c, const cs_calib *cal, double lo, double hi, char *msg, size_t n)
 {
 	size_t len = 0;
 	int bad = 0;
 	msg[0] = '\0';
 	for (int k = 0; k < CS_COMPUTE_HOST; k++) {
 		const char *key = cs_calib_key((cs_compute_kind)k);
-		if (cal->has_factor[k] && !plausible(cal->factor[k])) {
+		if (cal->has_factor[k] && !(cal->factor[k] >= lo && cal->factor[k] <= hi)) {
 			say(msg, n, &len,
 			    "the %s factor %.4g (trace %.2f ms a step, simulated %.2f ms "
 			    "before calibration) is outside %g to %g",
 			    key, cal->factor[k], 1e3 * cs_compare_trace_s(c, (cs_kineto_class)k),
-			    1e3 * c->m->compute_kind_s[k], CS_COMPARE_FACTOR_MIN, CS_COMPARE_FACTOR_MAX);
+			    1e3 * c->m->compute_kind_s[k], lo, hi);
 			bad++;
 		}
-		if (cal->has_kernels[k] && !plausible(cal->kernels[k])) {
+		if (cal->has_kernels[k] && !(cal->kernels[k] >= lo && cal->kernels[k] <= hi)) {
 			say(msg, n, &len,
 			    "the %s_kernels factor %.4g (%.0f kernels a step in the trace, "
 			    "%lld simulated) is outside %g to %g",
 			    key, cal->kernels[k],
 			    (double)cs_kineto_class_count(c->trace, (cs_kineto_class)k) * c->per,
-			    (long long)c->m->compute_kind_kernels[k], CS_COMPARE_FACTOR_MIN,
-			    CS_COMPARE_FACTOR_MAX);
+			    (long long)c->m->compute_kind_kernels[k], lo, hi);
 			bad++;
 		}
 	}
 	for (size_t i = 0; i < cal->nshapes; i++) {
 		const cs_calib_shape *s = &cal->shape[i];
-		if (plausible(s->factor))
+		if (s->factor >= lo && s->factor <= hi)
 			continue;
 		say(msg, n, &len,
 		    "the factor %.4g of GEMM shape [%lld, %lld, %lld, %lld] is outside "
 		    "%g to %g",
-		    s->factor, (long long)s->m, (long long)s->n, (long long)s->k, (long long)s->batch,
-		    CS_COMPARE_FACTOR_MIN, CS_COMPARE_FACTOR_MAX);
+		    s->factor, (long long)s->m, (long long)s->n, (long long)s->k, (long long)s->batch, lo,
+		    hi);
 		bad++;
 	}
 	return bad;
+}
+
+int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, size_t n)
+{
+	return cs_compare_outside(c, cal, CS_COMPARE_FACTOR_MIN, CS_COMPARE_FACTOR_MAX, msg, n);
 }
 
 /* The architecture of a GPU named `name` ("NVIDIA A100-SXM4-80GB", "AMD
@@ -351,7 +353,7 @@ int cs_compare_workload(const cs_compare *c, char *msg, size_t n)
 	double rk = sk > 0 ? tk / sk : 0, rg = sg > 0 ? tg / sg : 0;
 	bool kernels_off =
 		sk > 0 && tk > 0 && (rk > CS_COMPARE_KERNELS_RATIO || rk < 1.0 / CS_COMPARE_KERNELS_RATIO);
-	bool gemm_off = sg > 0 && tg > 0 && !plausible(rg);
+	bool gemm_off = sg > 0 && tg > 0 && !(rg >= CS_COMPARE_FACTOR_MIN && rg <= CS_COMPARE_FACTOR_MAX);
 	msg[0] = '\0';
 	if (!kernels_off && !gemm_off)
 		return 0;

@@ -80,9 +80,18 @@ int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *c
 #define CS_COMPARE_FACTOR_MIN 0.2
 #define CS_COMPARE_FACTOR_MAX 5.0
 
+/* What no calibration holds, even one written with --force: a factor
+ * outside [CS_COMPARE_SANE_MIN, CS_COMPARE_SANE_MAX] is a fit gone wrong
+ * (a refit that diverges, a trace of nothing like the scenario). */
+#define CS_COMPARE_SANE_MIN 0.05
+#define CS_COMPARE_SANE_MAX 20.0
+
 /* The factors of *cal (class times, kernels per kernel modelled, GEMM
- * shapes) outside that range, each with what it came from, as sentences
+ * shapes) outside [lo, hi], each with what it came from, as sentences
  * into msg[n] ("" when none); returns how many. */
+int cs_compare_outside(const cs_compare *c, const cs_calib *cal, double lo, double hi, char *msg, size_t n);
+/* cs_compare_outside of the plausible range, CS_COMPARE_FACTOR_MIN to
+ * CS_COMPARE_FACTOR_MAX. */
 int cs_compare_implausible(const cs_compare *c, const cs_calib *cal, char *msg, size_t n);
 
 /* Whether the trace was measured on the scenario's GPU: by the name in

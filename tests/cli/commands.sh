@@ -134,8 +134,10 @@ has out.txt '"ranks": 2,' '"file": "sampled_rank-1.json.gz",' '"step_s": 0.61559
 # a ROCm trace against a Hopper scenario is warned of
 expect 0 compare "$hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml"
 has err.txt "the trace was measured on 'AMD Radeon Graphics', ROCm (AMD), and the scenario's GPU 'h200-sxm-141g' is sm90 (Hopper)"
-# calibrate reads a folder too: the mean GPU's kernels
-expect 0 calibrate "$hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out hta.yaml --force
+# calibrate reads a folder too: the mean GPU's kernels (against a job near
+# the folder's size: the refit against ddp-gpt-small diverges, tests/cli/inputs.sh)
+expect 0 calibrate "$hta/sampled" "$root/scenarios/h200-gpt125m-s1024-mb8.yaml" --set training.seq_len=512 \
+	--out hta.yaml --force
 [ -s hta.yaml ] || { echo "FAIL: calibrate of a folder wrote nothing" >&2; fail=1; }
 # the network fit: the rms before and after
 expect 0 calibrate --nccl-tests "$root/tests/data/nccl-tests/dgx-a100-4node-all_reduce.txt" \

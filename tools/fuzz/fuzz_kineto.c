@@ -15,34 +15,16 @@
 
 #include "ingest/kineto.h"
 
+#include "fuzz_file.h"
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The harness's one temporary file, named once per fuzzing process. */
-static char input_path[4096];
-
-static void remove_input(void)
-{
-	if (input_path[0])
-		unlink(input_path);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *dir = getenv("TMPDIR");
-	int fd;
-
 	(void)argc;
 	(void)argv;
-	snprintf(input_path, sizeof input_path, "%s/cs-fuzz-kineto-XXXXXX",
-	         dir && *dir ? dir : "/tmp");
-	fd = mkstemp(input_path);
-	if (fd < 0) {
-		perror("fuzz_kineto: mkstemp");
-		abort();
-	}
-	close(fd);
-	atexit(remove_input);
+	fuzz_file_init("kineto");
 	return 0;
 }
 
@@ -50,12 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cs_kineto *t = NULL;
 	cs_diag diag;
-	FILE *f = fopen(input_path, "wb");
 
-	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) {
-		perror("fuzz_kineto: writing the input");
-		abort();
-	}
+	fuzz_file_write(data, size);
 	/* a 64 MiB limit: libFuzzer's inputs can inflate 1000-fold */
 	if (cs__kineto_load_limit(input_path, (size_t)64 << 20, &t, &diag) == CS_OK) {
 		if (!t || cs_kineto_kernels(t) < 1 || cs_kineto_steps(t) < 1 ||

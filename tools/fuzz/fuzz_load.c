@@ -14,34 +14,16 @@
 
 #include "clustersim/clustersim.h"
 
+#include "fuzz_file.h"
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The harness's one temporary file, named once per fuzzing process. */
-static char input_path[4096];
-
-static void remove_input(void)
-{
-	if (input_path[0])
-		unlink(input_path);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *dir = getenv("TMPDIR");
-	int fd;
-
 	(void)argc;
 	(void)argv;
-	snprintf(input_path, sizeof input_path, "%s/cs-fuzz-load-XXXXXX",
-	         dir && *dir ? dir : "/tmp");
-	fd = mkstemp(input_path);
-	if (fd < 0) {
-		perror("fuzz_load: mkstemp");
-		abort();
-	}
-	close(fd);
-	atexit(remove_input);
+	fuzz_file_init("load");
 	return 0;
 }
 
@@ -49,12 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cs_scenario *sc = NULL;
 	cs_diag diag;
-	FILE *f = fopen(input_path, "wb");
 
-	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) {
-		perror("fuzz_load: writing the input");
-		abort();
-	}
+	fuzz_file_write(data, size);
 	if (cs_scenario_load(input_path, NULL, 0, &sc, &diag) == CS_OK) {
 		if (!sc)
 			abort();   /* success must hand back a scenario */

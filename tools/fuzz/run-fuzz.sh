@@ -10,6 +10,9 @@
 #                the input's first byte picks the reader)
 #   fuzz_chakra  the Chakra execution-trace decoder of 'run-chakra'
 #                (cs_chakra_decode; the first byte picks the rank)
+#   fuzz_kprof   the kernel-profile reader (cs_kprof_parse on the input)
+#   fuzz_groups  the comm-group file reader of 'run-chakra --comm-groups'
+#                (cs_chakra_groups_load on the input as a file)
 #
 #   tools/fuzz/run-fuzz.sh [SECONDS]
 #
@@ -17,12 +20,16 @@
 # 10 s or use of more than 2048 MB; the input that did it is saved as
 # build-fuzz/artifacts/TARGET-crash-* (or leak-, timeout-, oom-). Keep a
 # reproducer as tests/data/fuzz/load-NAME, tests/data/fuzz/set-NAME or
-# tests/data/fuzz/kineto-NAME, tests/data/fuzz/calib-NAME, tests/data/fuzz/chakra-NAME: every run
-# replays those first.
+# tests/data/fuzz/kineto-NAME, tests/data/fuzz/calib-NAME, tests/data/fuzz/chakra-NAME,
+# tests/data/fuzz/kprof-NAME or tests/data/fuzz/groups-NAME: every run replays those first.
 #
 # The seed corpora are the repository's scenarios (scenarios/*.yaml,
 # tests/data/*/*.yaml) for fuzz_load, tools/fuzz/corpus-set/ for fuzz_set
-# tools/fuzz/corpus-kineto/ for fuzz_kineto and tools/fuzz/corpus-calib/ for fuzz_calib; the inputs found are kept in build-fuzz/corpus-*, so later runs
+# tools/fuzz/corpus-kineto/ for fuzz_kineto, tools/fuzz/corpus-calib/ for fuzz_calib
+# (nccl-tests' text and JSON, a calibration file, kernel classes),
+# tools/fuzz/corpus-chakra/ for fuzz_chakra, the built-in profiles
+# (src/hw/profiles/*.yaml) for fuzz_kprof and tools/fuzz/corpus-groups/ for
+# fuzz_groups; the inputs found are kept in build-fuzz/corpus-*, so later runs
 # start from them. A dictionary of keys, names and units is taken from
 # docs/scenarios.md. Environment: FUZZ_BUILD (build directory, default
 # build-fuzz), FUZZ_FORK (run that many fuzzing processes per target).
@@ -53,7 +60,7 @@ fi
 ninja -C "$build" libclustersim.a >/dev/null
 
 # shellcheck disable=SC2046
-for t in fuzz_load fuzz_set fuzz_kineto fuzz_calib fuzz_chakra; do
+for t in fuzz_load fuzz_set fuzz_kineto fuzz_calib fuzz_chakra fuzz_kprof fuzz_groups; do
 	clang -std=c17 -g -O1 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
 		-Iinclude -Isrc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		"tools/fuzz/$t.c" "$build/libclustersim.a" $(pkg-config --libs yaml-0.1 gsl jansson zlib libprotobuf-c) \
@@ -61,11 +68,13 @@ for t in fuzz_load fuzz_set fuzz_kineto fuzz_calib fuzz_chakra; do
 done
 
 # Seeds: copied at run time, so the repository keeps one copy of each.
-mkdir -p "$build/corpus-load" "$build/corpus-set" "$build/corpus-kineto" "$build/corpus-calib" \
-	"$build/corpus-chakra" "$build/seed-load" "$build/seed-set" "$build/seed-kineto" \
-	"$build/seed-calib" "$build/seed-chakra" "$build/artifacts"
-rm -f "$build/seed-load/"* "$build/seed-set/"* "$build/seed-kineto/"* "$build/seed-calib/"* \
-	"$build/seed-chakra/"* "$build/artifacts/"*
+targets="load set kineto calib chakra kprof groups"
+for t in $targets; do
+	mkdir -p "$build/corpus-$t" "$build/seed-$t"
+	rm -f "$build/seed-$t/"*
+done
+mkdir -p "$build/artifacts"
+rm -f "$build/artifacts/"*
 for f in scenarios/*.yaml tests/data/*/*.yaml; do
 	[ -f "$f" ] && cp "$f" "$build/seed-load/$(echo "$f" | tr / _)"
 done
@@ -73,16 +82,12 @@ cp tools/fuzz/corpus-set/* "$build/seed-set/"
 cp tools/fuzz/corpus-kineto/* "$build/seed-kineto/"
 cp tools/fuzz/corpus-calib/* "$build/seed-calib/"
 cp tools/fuzz/corpus-chakra/* "$build/seed-chakra/"
-for f in tests/data/fuzz/load-* tests/data/fuzz/set-* tests/data/fuzz/kineto-* \
-	tests/data/fuzz/calib-* tests/data/fuzz/chakra-*; do
-	[ -f "$f" ] || continue
-	case ${f##*/} in
-	load-*) cp "$f" "$build/seed-load/" ;;
-	set-*) cp "$f" "$build/seed-set/" ;;
-	kineto-*) cp "$f" "$build/seed-kineto/" ;;
-	calib-*) cp "$f" "$build/seed-calib/" ;;
-	chakra-*) cp "$f" "$build/seed-chakra/" ;;
-	esac
+cp src/hw/profiles/*.yaml "$build/seed-kprof/"
+cp tools/fuzz/corpus-groups/* "$build/seed-groups/"
+for t in $targets; do
+	for f in tests/data/fuzz/"$t"-*; do
+		[ -f "$f" ] && cp "$f" "$build/seed-$t/"
+	done
 done
 
 # The dictionary: every `code` token of docs/scenarios.md that is printable
@@ -114,7 +119,7 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 
 status=0
-for t in load set kineto calib chakra; do
+for t in $targets; do
 	echo "== fuzz_$t for $secs s"
 	# shellcheck disable=SC2086
 	if ! "$build/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 \
