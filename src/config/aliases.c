@@ -86,7 +86,8 @@ bool cs__config_loose_eq(const char *a, const char *b)
 const char *cs__config_value_alias(const char *key, const char *text)
 {
 	for (size_t i = 0; i < sizeof value_aliases / sizeof value_aliases[0]; i++)
-		if (strcmp(value_aliases[i].key, key) == 0 && cs__config_loose_eq(value_aliases[i].alias, text))
+		if (strcmp(value_aliases[i].key, key) == 0 &&
+		    cs__config_loose_eq(value_aliases[i].alias, text))
 			return value_aliases[i].value;
 	return NULL;
 }
