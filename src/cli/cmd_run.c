@@ -211,11 +211,32 @@ static void warn_plan(const cs_scenario *sc)
 			"domain; their collectives cross the scale-out fabric\n",
 			(long long)sc->parallel.tp, sc->cluster.scale_up_domain);
 	const char *why = cs_coll_algo_unavailable(&sc->cluster, sc->coll.algorithm);
-	if (why)
+	if (why) {
 		fprintf(stderr,
 			"warning: 'collectives.algorithm: %s' is not available on this cluster (%s); "
 			"every collective uses what NCCL uses instead\n",
 			cs_coll_algo_name(sc->coll.algorithm), why);
+		return;
+	}
+	/* the NCCL collectives the plan runs that the forced algorithm cannot */
+	const cs_parallel_spec *p = &sc->parallel;
+	bool dp = p->dp * p->cp > 1, tp = p->tp > 1;
+	bool uses[CS_COLL_OPS] = { false };
+	uses[CS_COLL_ALL_REDUCE] = (tp && !p->sequence_parallel) || dp;
+	uses[CS_COLL_REDUCE_SCATTER] = (tp && p->sequence_parallel) || (dp && p->sharding != CS_SHARD_NONE);
+	uses[CS_COLL_ALL_GATHER] =
+		uses[CS_COLL_REDUCE_SCATTER] || (p->cp > 1 && p->cp_kind == CS_CP_ALLGATHER);
+	uses[CS_COLL_ALL_TO_ALL] = p->ep > 1 && p->moe_dispatcher == CS_MOE_ALLTOALL;
+	char list[128] = "";
+	for (int op = 0; op < CS_COLL_OPS; op++)
+		if (uses[op] && !cs_coll_algo_applies(sc->coll.algorithm, (cs_coll_op)op))
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
+				 cs_coll_op_name((cs_coll_op)op));
+	if (list[0])
+		fprintf(stderr,
+			"warning: 'collectives.algorithm: %s' does not apply to %s; those collectives use "
+			"what NCCL uses instead\n",
+			cs_coll_algo_name(sc->coll.algorithm), list);
 }
 
 static int write_per_rank(const char *path, const cs_result *res)

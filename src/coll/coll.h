@@ -9,6 +9,7 @@
 #ifndef CS_COLL_COLL_H
 #define CS_COLL_COLL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "coll/coll_op.h"
@@ -50,6 +51,11 @@ const char *cs_coll_op_name(cs_coll_op op);
  * on a GPU without NVLink SHARP, the torus algorithm off a torus; NULL
  * when it applies to some. */
 const char *cs_coll_algo_unavailable(const cs_cluster_spec *c, cs_coll_algo a);
+/* Whether a forced algorithm `a` can run `op` at all (the tuner takes
+ * NCCL's choice for an op it cannot): ring every op but the point-to-point
+ * ones, torus all-reduce, reduce-scatter and all-gather, the others
+ * all-reduce alone. */
+bool cs_coll_algo_applies(cs_coll_algo a, cs_coll_op op);
 /* NCCL's NVLink speeds on c's GPU, GB/s (= B/ns): one channel over one
  * link (20.6 on Hopper), and the GPU's bus bandwidth, that times its
  * links, scaled by the calibration's scale_up_bw (coll_model.c). */

@@ -79,6 +79,13 @@ expect 0 run "$gpt" --set collectives.algorithm=torus
 has err.txt "'collectives.algorithm: torus' is not available on this cluster (the cluster is no torus)"
 expect 0 run "$gpt" --set collectives.algorithm=ring
 [ -s err.txt ] && { echo "FAIL: run warned of ring:" >&2; cat err.txt >&2; fail=1; }
+# an algorithm some of the plan's collectives cannot use: run names them
+threed=$root/scenarios/3d-llama3-70b-64gpu.yaml
+expect 0 validate "$threed" --set collectives.algorithm=tree
+has err.txt "warning: 'collectives.algorithm: tree' does not apply to reduce_scatter, all_gather; those collectives use what NCCL uses instead"
+expect 0 validate "$threed" --set collectives.algorithm=tree --set parallelism.sequence_parallel=false \
+	--set parallelism.data_parallel.sharding=none
+grep -q collectives.algorithm err.txt && { echo "FAIL: tree warned with only all-reduces:" >&2; cat err.txt >&2; fail=1; }
 # the network's latency enters NCCL's steps: 1 ms a message is a longer step
 ddp=$root/scenarios/ddp-llama2-7b-2node.yaml
 expect 0 run "$ddp" --set "cluster.scale_out.latency=5 us"
