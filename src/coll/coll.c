@@ -261,11 +261,8 @@ const char *cs_coll_algo_unavailable(const cs_cluster_spec *c, cs_coll_algo a)
 bool cs_coll_algo_applies(cs_coll_algo a, cs_coll_op op)
 {
 	switch (a) {
-	case CS_ALGO_AUTO: return true;
-	/* point-to-point collectives are pairwise whatever is forced */
-	case CS_ALGO_RING:
-		return op != CS_COLL_ALL_TO_ALL && op != CS_COLL_SEND_RECV && op != CS_COLL_GATHER &&
-		       op != CS_COLL_SCATTER;
+	case CS_ALGO_AUTO:
+	case CS_ALGO_RING: return true; /* (point-to-point ones are pairwise, ring's place) */
 	case CS_ALGO_TORUS:
 		return op == CS_COLL_ALL_REDUCE || op == CS_COLL_REDUCE_SCATTER || op == CS_COLL_ALL_GATHER;
 	default: return op == CS_COLL_ALL_REDUCE; /* tree, NVLS, NVLS tree, hierarchical */

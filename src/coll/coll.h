@@ -52,9 +52,8 @@ const char *cs_coll_op_name(cs_coll_op op);
  * when it applies to some. */
 const char *cs_coll_algo_unavailable(const cs_cluster_spec *c, cs_coll_algo a);
 /* Whether a forced algorithm `a` can run `op` at all (the tuner takes
- * NCCL's choice for an op it cannot): ring every op but the point-to-point
- * ones, torus all-reduce, reduce-scatter and all-gather, the others
- * all-reduce alone. */
+ * NCCL's choice for an op it cannot): ring every op, torus all-reduce,
+ * reduce-scatter and all-gather, the others all-reduce alone. */
 bool cs_coll_algo_applies(cs_coll_algo a, cs_coll_op op);
 /* NCCL's NVLink speeds on c's GPU, GB/s (= B/ns): one channel over one
  * link (20.6 on Hopper), and the GPU's bus bandwidth, that times its
