@@ -69,6 +69,11 @@ static const cs_gpu_spec gpus[] = {
 		.vocab = V, .max_positions = pos, .tied_embeddings = tied                             \
 	}
 
+#define DEEPSEEK_V3                                                                                       \
+	.arch = CS_ARCH_LLAMA, .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128, .ffn = 18432, \
+	.vocab = 129280, .max_positions = 4096, .experts = 256, .top_k = 8, .shared_experts = 1,          \
+	.expert_ffn = 2048, .dense_layers = 3
+
 static const cs_model_spec models[] = {
 	/* name, arch, layers, hidden, heads, kv heads, ffn, vocab, positions, tied */
 	DENSE("llama2-7b", CS_ARCH_LLAMA, 32, 4096, 32, 32, 11008, 32000, 4096, false),
@@ -77,41 +82,17 @@ static const cs_model_spec models[] = {
 	DENSE("llama3-405b", CS_ARCH_LLAMA, 126, 16384, 128, 8, 53248, 128256, 131072, false),
 	DENSE("gpt3-175b", CS_ARCH_GPT, 96, 12288, 96, 96, 49152, 50257, 2048, true),
 	DENSE("megatron-1t", CS_ARCH_GPT, 128, 25600, 160, 160, 102400, 51200, 2048, true),
-	/* DeepSeek-V3's layers and experts with plain multi-head attention */
-	{ .name = "deepseek-v3-like",
-	  .arch = CS_ARCH_LLAMA,
-	  .layers = 61,
-	  .hidden = 7168,
-	  .heads = 128,
-	  .kv_heads = 128,
-	  .ffn = 18432,
-	  .vocab = 129280,
-	  .max_positions = 4096,
-	  .experts = 256,
-	  .top_k = 8,
-	  .shared_experts = 1,
-	  .expert_ffn = 2048,
-	  .dense_layers = 3 },
 	/* DeepSeek-V3 (DeepSeek-AI, arXiv 2412.19437, section 4.2, and its
 	 * config.json): 61 layers of width 7,168, the first 3 dense (ffn 18,432),
 	 * then 1 shared and 256 routed experts of width 2,048, 8 routed a token;
-	 * multi-head latent attention of 128 heads: a 1,536-wide query latent and a
-	 * 512-wide key/value one, query and key heads of 128 + 64 rotary, value
-	 * heads of 128; vocabulary 129,280, untied. 671 B parameters, 37 B active. */
+	 * vocabulary 129,280, untied; its layers and experts with plain
+	 * multi-head attention, then with its multi-head latent attention of 128
+	 * heads: a 1,536-wide query latent and a 512-wide key/value one, query
+	 * and key heads of 128 + 64 rotary, value heads of 128. 671 B
+	 * parameters, 37 B active. */
+	{ .name = "deepseek-v3-like", DEEPSEEK_V3 },
 	{ .name = "deepseek-v3",
-	  .arch = CS_ARCH_LLAMA,
-	  .layers = 61,
-	  .hidden = 7168,
-	  .heads = 128,
-	  .kv_heads = 128,
-	  .ffn = 18432,
-	  .vocab = 129280,
-	  .max_positions = 4096,
-	  .experts = 256,
-	  .top_k = 8,
-	  .shared_experts = 1,
-	  .expert_ffn = 2048,
-	  .dense_layers = 3,
+	  DEEPSEEK_V3,
 	  .head_dim = 128,
 	  .q_lora_rank = 1536,
 	  .kv_lora_rank = 512,
@@ -120,6 +101,7 @@ static const cs_model_spec models[] = {
 };
 
 #undef DENSE
+#undef DEEPSEEK_V3
 #define NMODELS (sizeof models / sizeof models[0])
 
 const cs_gpu_spec *cs_preset_gpu(const char *name)

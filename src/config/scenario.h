@@ -325,12 +325,13 @@ typedef struct cs_parallel_spec {
 	int64_t moe_node_limit; /* deepep: nodes a token's experts lie on, 0 any */
 } cs_parallel_spec;
 
-/* An expert-parallel group's ranks in each scale-up domain of `domain`
- * GPUs and the domains it spans: its ranks lie the product of the axes
- * inside ep (in p->order) apart. */
-static inline void cs_parallel_ep_span(const cs_parallel_spec *p, int64_t domain, int64_t *per,
+/* An expert-parallel group's ranks in each scale-up domain of c (its
+ * gpus_per_node when unset) and the domains it spans: its ranks lie the
+ * product of the axes inside ep (in p->order) apart. */
+static inline void cs_parallel_ep_span(const cs_parallel_spec *p, const cs_cluster_spec *c, int64_t *per,
 				       int64_t *domains)
 {
+	int64_t domain = c->scale_up_domain > 0 ? c->scale_up_domain : c->gpus_per_node;
 	int64_t stride = 1, ep = p->ep > 0 ? p->ep : 1;
 	for (int i = 0; i < CS_AXIS_COUNT && p->order[i] != CS_AXIS_EP; i++) {
 		int a = p->order[i];

@@ -377,10 +377,7 @@ static cs_status check_plan(cs__checker *c)
 			"(an all-to-all sends every copy whatever node it lies on)");
 	if (p->moe_node_limit > 0) {
 		int64_t per, domains;
-		cs_parallel_ep_span(p,
-				    sc->cluster.scale_up_domain > 0 ? sc->cluster.scale_up_domain
-								    : sc->cluster.gpus_per_node,
-				    &per, &domains);
+		cs_parallel_ep_span(p, &sc->cluster, &per, &domains);
 		if (p->moe_node_limit > domains)
 			return cs__config_fail(
 				c, "parallelism.moe_node_limit", "parallelism.ep",

@@ -220,9 +220,7 @@ cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_s
 
 	/* the routed experts split by ep; the shared ones, like the dense
 	 * weights, on every expert-parallel rank */
-	double routed = m->experts > 0 ? (double)pc.experts * (double)m->experts /
-						 (double)(m->experts + m->shared_experts)
-				       : 0.0;
+	double routed = (double)pc.routed;
 	double dense = ((double)pc.total - routed) / (double)(tp * pp);
 	double expert = routed / (double)(tp * pp * ep);
 	int64_t node_dp = gpus_per_node > 0 ? gpus_per_node / tp : 1;

@@ -24,7 +24,9 @@ typedef struct cs_param_counts {
 	int64_t embedding, unembedding, positions, final_norm;
 	int64_t dense_layer, moe_layer; /* per transformer block of each kind */
 	int64_t attention, mlp, norms;  /* totals over all layers (mlp: routers and experts too) */
-	int64_t experts;                /* routed + shared expert weights over all layers (divide by ep) */
+	int64_t experts;                /* routed + shared expert weights over all layers */
+	int64_t routed;                 /* of them, the routed experts' (split by ep; the shared
+	                                 * ones on every expert-parallel rank) */
 } cs_param_counts;
 
 cs_param_counts cs_model_params(const cs_model_spec *m);

@@ -136,6 +136,7 @@ cs_param_counts cs_model_params(const cs_model_spec *m)
 		if (cs_model_layer_is_moe(m, l)) {
 			pc.mlp += moe_mlp;
 			pc.experts += (m->experts + m->shared_experts) * expert;
+			pc.routed += m->experts * expert;
 			pc.total += pc.moe_layer;
 			pc.active += attn + norms + moe_active;
 		} else {

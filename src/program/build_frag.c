@@ -58,10 +58,7 @@ static void deepep(const cs_builder *b, const cs_layer_op *op, cs_frag_item *c)
 {
 	const cs_scenario *sc = b->sc;
 	int64_t per, domains;
-	cs_parallel_ep_span(&sc->parallel,
-			    sc->cluster.scale_up_domain > 0 ? sc->cluster.scale_up_domain
-							    : sc->cluster.gpus_per_node,
-			    &per, &domains);
+	cs_parallel_ep_span(&sc->parallel, &sc->cluster, &per, &domains);
 	c->ub = 1;
 	c->sms = DEEPEP_SMS;
 	c->ns = cs_coll_dispatch_ns(&sc->cluster, &sc->coll, op->comm_bytes, sc->model.top_k,

@@ -231,7 +231,7 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 			q.tp = p->tp;
 			q.cp = p->cp;
 			q.ep = p->ep;
-			cs_parallel_ep_span(&q, cl->scale_up_domain, &per, &domains);
+			cs_parallel_ep_span(&q, cl, &per, &domains);
 			t = (double)cs_coll_dispatch_ns(cl, &sc->coll, copies, m->top_k,
 							sc->parallel.moe_node_limit, per, domains) /
 			    1e9;
@@ -245,9 +245,7 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 		cs_param_counts pc = cs_model_params(m);
 		/* the routed experts split by ep and reduced over the dp / ep x cp
 		 * ranks that hold them, the rest over all dp x cp */
-		double routed = m->experts > 0 ? (double)pc.experts * (double)m->experts /
-							 (double)(m->experts + m->shared_experts)
-					       : 0.0;
+		double routed = (double)pc.routed;
 		double de = d / ep;
 		double params = ((double)pc.total - routed) / (tp * pp);
 		double gbytes = cs_model_dtype_bytes(sc->training.grad_dtype);

@@ -17,16 +17,6 @@ fail=0
 # shellcheck source=tests/cli/lib.sh
 . "$lib"
 
-# has FILE NEEDLE...: each needle is part of a line of FILE
-has() {
-	file=$1
-	shift
-	for needle in "$@"; do
-		grep -qF -e "$needle" "$file" || { echo "FAIL: no '$needle' in $file:" >&2;
-			sed 's/^/  /' "$file" >&2; fail=1; }
-	done
-}
-
 # lacks FILE NEEDLE: no line of FILE holds NEEDLE
 lacks() {
 	if grep -qF -e "$2" "$1"; then
