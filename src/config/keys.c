@@ -84,6 +84,8 @@ static const cs_config_key keys[] = {
 	  "dense BF16 peak"),
 	K("cluster.gpu.peak_fp8", CS_KIND_FLOPS, cluster.gpu.peak_fp8, 0, BIG, false, NULL,
 	  "from preset, else 0", "dense FP8 peak; 0 = unsupported"),
+	K("cluster.gpu.peak_fp4", CS_KIND_FLOPS, cluster.gpu.peak_fp4, 0, BIG, false, NULL,
+	  "from preset, else 0", "dense FP4 (NVFP4) peak; 0 = unsupported"),
 	K("cluster.gpu.hbm", CS_KIND_SIZE, cluster.gpu.hbm_bytes, 0, BIG, true, NULL, "from preset",
 	  "HBM capacity"),
 	K("cluster.gpu.hbm_bandwidth", CS_KIND_BANDWIDTH, cluster.gpu.hbm_bandwidth, 0, BIG, true, NULL,

@@ -26,7 +26,7 @@
 #define MIB 1048576.0
 
 static const cs_gpu_spec gpus[] = {
-	/* name, bf16, fp8, hbm, hbm bw, sms, gemm, attn, hbm eff, nvls, arch, kernel
+	/* name, bf16, fp8, fp4 (dense NVFP4), hbm, hbm bw, sms, gemm, attn, hbm eff, nvls, arch, kernel
 	 * profile (docs/kernel-profiles.md: the H200's is measured, the others are
 	 * derived from it by stated rules), calibration (none), clock (the profile's).
 	 * hbm is the memory the driver reports (NVML, nvidia-smi's total), not the
@@ -34,19 +34,19 @@ static const cs_gpu_spec gpus[] = {
 	 * MiB (85.5e9 B) on an H100 SXM "80 GB", 81,920 on an A100 SXM 80 GB,
 	 * 143,771 on an H200 SXM "141 GB", 183,359 on a B200 "180 GB"
 	 * (docs/memory-model.md, "Capacity"). */
-	{ "a100-sxm-80g", 312 * TF, 0, 81920 * MIB, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "",
+	{ "a100-sxm-80g", 312 * TF, 0, 0, 81920 * MIB, 2.0e12, 108, 0.869, 0.6, 0.8, 0, 80, "a100-sxm", "",
 	  CS_CLOCK_AUTO, 0, 0, 0 },
-	{ "h100-sxm-80g", 989 * TF, 1979 * TF, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm",
-	  "", CS_CLOCK_AUTO, 0, 0, 0 },
+	{ "h100-sxm-80g", 989 * TF, 1979 * TF, 0, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90,
+	  "h100-sxm", "", CS_CLOCK_AUTO, 0, 0, 0 },
 	/* H800 SXM5 (NVIDIA's export variant, as DeepSeek-V3 trained on it:
 	 * arXiv 2412.19437 section 3.1): the H100 SXM's compute and HBM, NVLink
 	 * cut to 400 GB/s bidirectional, 200 GB/s per direction; 8 x 400 Gb/s IB */
-	{ "h800-sxm-80g", 989 * TF, 1979 * TF, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90, "h100-sxm",
-	  "", CS_CLOCK_AUTO, 0, 0, 200e9 },
-	{ "h200-sxm-141g", 989 * TF, 1979 * TF, 143771 * MIB, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90, "h200-sxm",
+	{ "h800-sxm-80g", 989 * TF, 1979 * TF, 0, 81559 * MIB, 3.35e12, 132, 0.80, 0.6, 0.8, 1, 90,
+	  "h100-sxm", "", CS_CLOCK_AUTO, 0, 0, 200e9 },
+	{ "h200-sxm-141g", 989 * TF, 1979 * TF, 0, 143771 * MIB, 4.8e12, 132, 0.80, 0.6, 0.8, 1, 90,
+	  "h200-sxm", "", CS_CLOCK_AUTO, 0, 0, 0 },
+	{ "b200", 2250 * TF, 4500 * TF, 9000 * TF, 183359 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200",
 	  "", CS_CLOCK_AUTO, 0, 0, 0 },
-	{ "b200", 2250 * TF, 4500 * TF, 183359 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200", "",
-	  CS_CLOCK_AUTO, 0, 0, 0 },
 	/* TPU v4 (Cloud TPU v4 documentation; Jouppi et al., ISCA 2023): 275 TFLOP/s
 	 * bf16, no fp8, 32 GiB HBM2 at 1,200 GB/s, two TensorCores of four 128x128
 	 * MXUs (8 in "sms": the units a GEMM's tiles spread over), six ICI links.
@@ -54,7 +54,7 @@ static const cs_gpu_spec gpus[] = {
 	 * 512 links a cut through a 16x16x16 torus crosses. No measured matmul or
 	 * attention fraction exists here for TPU v4: gemm and attention keep the
 	 * flat fallbacks (0.8, 0.6), assumptions; no kernel profile. */
-	{ "tpu-v4", 275 * TF, 0, 32 * 1073741824.0, 1.2e12, 8, 0.8, 0.6, 0.8, 0, 90, "none", "",
+	{ "tpu-v4", 275 * TF, 0, 0, 32 * 1073741824.0, 1.2e12, 8, 0.8, 0.6, 0.8, 0, 90, "none", "",
 	  CS_CLOCK_AUTO, 6, 24e12 / 512, 0 },
 };
 

@@ -23,6 +23,7 @@ typedef struct cs_gpu_spec {
 	char name[CS_NAME_MAX];
 	double peak_bf16;              /* FLOP/s, dense */
 	double peak_fp8;               /* FLOP/s, dense; 0 when unsupported */
+	double peak_fp4;               /* FLOP/s, dense NVFP4; 0 when unsupported */
 	double hbm_bytes;              /* capacity */
 	double hbm_bandwidth;          /* B/s */
 	int sms;                       /* streaming multiprocessors */
