@@ -77,6 +77,27 @@ START_TEST(other_spellings_of_values_read_as_ours)
 }
 END_TEST
 
+/* Transformer Engine's recipe classes name our precisions (on a GPU that
+ * runs them). */
+START_TEST(te_recipe_names_read_as_precisions)
+{
+	static const struct {
+		const char *set;
+		cs_precision want;
+	} cases[] = { { "training.precision=MXFP8BlockScaling", CS_PREC_MXFP8 },
+		      { "training.precision=NVFP4BlockScaling", CS_PREC_NVFP4 },
+		      { "training.precision=DelayedScaling", CS_PREC_FP8 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cs_scenario *sc = NULL;
+		cs_diag diag = { { 0 } };
+		const char *sets[] = { "cluster.gpu=b200", cases[i].set };
+		ck_assert_msg(load_text(BASE, sets, 2, &sc, &diag) == CS_OK, "%s: %s", sets[1], diag.msg);
+		ck_assert_int_eq(sc->training.precision, cases[i].want);
+		cs_scenario_free(sc);
+	}
+}
+END_TEST
+
 /* Megatron-LM's and torchtitan's flag names are suggested as ours, in the
  * file and on the command line; every alias names a real key. */
 START_TEST(other_tools_key_names_are_suggested)
@@ -459,6 +480,15 @@ static const struct {
 	{BASE "training: {precision: fp8}\ncluster2: 1\n", "unknown key 'cluster2'"},
 	{"cluster: {gpu: a100-sxm-80g}\nmodel: llama2-7b\ntraining: {precision: fp8}\n",
 	 "fp8 needs a GPU with an fp8 peak ('a100-sxm-80g' has none)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: llama2-7b\ntraining: {precision: mxfp8}\n",
+	 ":3:23: 'training.precision' mxfp8 needs Blackwell's block-scaled tensor cores (sm_100 or "
+	 "later; 'h100-sxm-80g' is sm_90)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: llama2-7b\ntraining: {precision: nvfp4}\n",
+	 "'training.precision' nvfp4 needs Blackwell's block-scaled tensor cores"},
+	{"cluster: {gpu: {preset: b200, peak_fp4: 0 TFLOPS}}\nmodel: llama2-7b\ntraining: {precision: nvfp4}\n",
+	 "'training.precision' nvfp4 needs a GPU with an fp4 peak ('b200' has none)"},
+	{"cluster: {gpu: b200}\nmodel: llama2-7b\ntraining: {grad_dtype: mxfp8}\n",
+	 ":3:24: 'training.grad_dtype' mxfp8 is a GEMM recipe, not a gradient dtype (bf16, fp16 or fp32)"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: gpt3-175b\ntraining: {seq_len: 4096}\n",
 	 "'training.seq_len' (4096) exceeds the model's 2048 learned positions"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, attention_window: 8192}\n"
@@ -1069,6 +1099,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, too_many_stragglers_names_the_limit);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("keys");
+	tcase_add_test(tc, te_recipe_names_read_as_precisions);
 	tcase_add_loop_test(tc, other_spellings_of_values_read_as_ours, 0,
 			    (int)(sizeof value_cases / sizeof value_cases[0]));
 	tcase_add_test(tc, other_tools_key_names_are_suggested);

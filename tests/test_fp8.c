@@ -12,6 +12,7 @@
 
 #include "clustersim/clustersim.h"
 #include "coll/coll_op.h"
+#include "config/config.h"
 #include "config/scenario.h"
 #include "hw/kprof.h"
 #include "model/compute.h"
@@ -333,6 +334,68 @@ START_TEST(fp8_gemm_gains_at_most_the_peaks_ratio)
 }
 END_TEST
 
+/* Under the block-scaled recipes a sequence-parallel gather moves the
+ * quantized tensor with its scales (MXFP8 33/32 bytes an element, NVFP4
+ * 9/16), NVFP4's after the shards' amaxes are all-reduced (4 bytes). */
+START_TEST(block_scaled_gathers_move_their_scales)
+{
+	static const struct {
+		cs_precision prec;
+		double bytes;
+		int amax;
+	} cases[] = { { CS_PREC_MXFP8, 33.0 / 32, 0 }, { CS_PREC_NVFP4, 9.0 / 16, 1 } };
+	const double full = 4096.0 * 4096;
+	cs_layer_op ops[256];
+	for (size_t k = 0; k < 2; k++) {
+		cs_layer_ctx c = { .seq_len = 4096, .micro_batch = 1, .tp = 4, .cp = 1, .ep = 1,
+				   .sequence_parallel = true, .flash_attention = true,
+				   .precision = cases[k].prec, .arch = 100, .framework = CS_FW_MEGATRON,
+				   .micro_batches = 8, .fp8_gather = true };
+		int n = block_ops(&c, false, CS_PASS_FWD, ops), amax = 0;
+		ck_assert_double_eq(find(ops, n, "sp_ag_attn")->comm_bytes, full * cases[k].bytes);
+		ck_assert_double_eq(find(ops, n, "sp_ag_mlp")->comm_bytes, full * cases[k].bytes);
+		for (int i = 0; i < n; i++)
+			if (strcmp(ops[i].name, "nvfp4_amax_ar") == 0) {
+				ck_assert_int_eq(ops[i].coll, CS_COLL_ALL_REDUCE);
+				ck_assert_double_eq(ops[i].comm_bytes, 4.0);
+				ck_assert_str_eq(ops[i + 1].name, amax ? "sp_ag_mlp" : "sp_ag_attn");
+				amax++;
+			}
+		ck_assert_int_eq(amax, 2 * cases[k].amax);
+	}
+}
+END_TEST
+
+/* On Blackwell an MXFP8 GEMM runs at the fp8 table's rate and an NVFP4 one
+ * at the fp4 peak's multiple of it (B200: 9 / 4.5 PFLOP/s). */
+START_TEST(blackwell_recipes_gemm_rates)
+{
+	cs_kprof *p = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_kprof_load("b200", &p, &diag), CS_OK);
+	const cs_gpu_spec *g = cs_preset_gpu("b200");
+	ck_assert_ptr_nonnull(g);
+	const double m = 8192, n = 8192, k = 8192;
+	cs_layer_op op = { .name = "mlp_up", .cls = CS_OPC_GEMM, .m = 8192, .n = 8192, .k = 8192,
+			   .batch = 1, .flops = 2.0 * m * n * k, .bytes = 2.0 * (m * k + k * n + m * n),
+			   .layout = CS_GEMM_NT, .linear = true };
+	int64_t ns[3];
+	static const cs_precision precs[3] = { CS_PREC_FP8, CS_PREC_MXFP8, CS_PREC_NVFP4 };
+	for (int i = 0; i < 3; i++) {
+		cs_compute c = { .gpu = g, .prec = precs[i], .prof = p };
+		ns[i] = cs_compute_op_ns(&c, &op);
+	}
+	ck_assert_int_eq(ns[1], ns[0]);
+	ck_assert_int_le(llabs(ns[2] - llround((double)ns[0] * g->peak_fp8 / g->peak_fp4)), 1);
+	/* attention and the rest stay 16-bit */
+	op.linear = false;
+	cs_compute c16 = { .gpu = g, .prec = CS_PREC_BF16, .prof = p };
+	cs_compute c4 = { .gpu = g, .prec = CS_PREC_NVFP4, .prof = p };
+	ck_assert_int_eq(cs_compute_op_ns(&c4, &op), cs_compute_op_ns(&c16, &op));
+	cs_kprof_free(p);
+}
+END_TEST
+
 static Suite *fp8_suite(void)
 {
 	Suite *s = suite_create("fp8");
@@ -345,6 +408,8 @@ static Suite *fp8_suite(void)
 	tcase_add_test(tc, weight_casts_once_per_step_or_each_micro_batch);
 	tcase_add_test(tc, fp8_params_halve_the_weights_gathers);
 	tcase_add_test(tc, fp8_gemm_gains_at_most_the_peaks_ratio);
+	tcase_add_test(tc, block_scaled_gathers_move_their_scales);
+	tcase_add_test(tc, blackwell_recipes_gemm_rates);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -408,9 +408,13 @@ static void check_plan(const cmd *c, const cs_scenario *sc, const cs_plan *p, co
 
 	/* precision */
 	cs_precision pr = run->training.precision;
-	ck_assert_int_eq(has(c, "--bf16"), pr == CS_PREC_BF16 || cs_prec_is_fp8(pr));
+	ck_assert_int_eq(has(c, "--bf16"), pr == CS_PREC_BF16 || cs_prec_is_low(pr));
 	ck_assert_int_eq(has(c, "--fp16"), pr == CS_PREC_FP16);
-	ck_assert_int_eq(has(c, "--fp8-format"), cs_prec_is_fp8(pr));
+	ck_assert_int_eq(has(c, "--fp8-format"), cs_prec_is_fp8(pr) || pr == CS_PREC_MXFP8);
+	ck_assert_str_eq(val(c, "--fp8-recipe", "none"), cs_prec_is_fp8(pr)	 ? "delayed"
+							 : pr == CS_PREC_MXFP8 ? "mxfp8"
+									       : "none");
+	ck_assert_int_eq(has(c, "--fp4-format"), pr == CS_PREC_NVFP4);
 	ck_assert_int_eq(has(c, "--no-gradient-accumulation-fusion"),
 			 run->training.grad_accum == CS_GRAD_ACCUM_SEPARATE);
 
@@ -440,7 +444,7 @@ static void check_plan(const cmd *c, const cs_scenario *sc, const cs_plan *p, co
 				 gd == CS_PREC_FP32 ? "fp32" : gd == CS_PREC_FP16 ? "fp16" : "bf16");
 	} else if (!has(c, "--use-torch-fsdp2")) {
 		ck_assert_int_eq(has(c, "--grad-reduce-in-bf16"), run->training.grad_dtype == CS_PREC_BF16 &&
-				 (pr == CS_PREC_BF16 || cs_prec_is_fp8(pr)));
+				 (pr == CS_PREC_BF16 || cs_prec_is_low(pr)));
 	}
 	bool dpc = p->dp * p->cp > 1 && !has(c, "--use-torch-fsdp2");
 	ck_assert_int_eq(has(c, "--overlap-grad-reduce"), dpc && run->parallel.overlap_grad_reduce);
@@ -505,6 +509,17 @@ static const mcase cases[] = {
 	{ "fp8 weights under ddp are noted", {"training.precision=fp8", "training.fp8.params=true"},
 	  1, 1, 1, 1, 1, 1, CS_SHARD_NONE, CS_RECOMPUTE_NONE, {"--fp8-format"},
 	  {"--fp8-param-gather"}, true, false },
+	{ "mxfp8 recipe with its weights gathered", {"cluster.gpu=b200", "training.precision=mxfp8",
+	  "training.fp8.params=true"}, 1, 1, 1, 1, 1, 1, CS_SHARD_ZERO1, CS_RECOMPUTE_NONE,
+	  {"--bf16", "--fp8-format", "--fp8-recipe", "--fp8-param-gather"}, {"--fp4-format"}, false,
+	  false },
+	{ "nvfp4 recipe with its weights gathered", {"cluster.gpu=b200", "training.precision=nvfp4",
+	  "training.fp8.params=true"}, 1, 1, 1, 1, 1, 1, CS_SHARD_ZERO1, CS_RECOMPUTE_NONE,
+	  {"--bf16", "--fp4-format", "--fp4-recipe", "--fp4-param-gather"}, {"--fp8-format"}, false,
+	  false },
+	{ "nvfp4 weights under ddp are noted", {"cluster.gpu=b200", "training.precision=nvfp4",
+	  "training.fp8.params=true"}, 1, 1, 1, 1, 1, 1, CS_SHARD_NONE, CS_RECOMPUTE_NONE,
+	  {"--fp4-format"}, {"--fp4-param-gather"}, true, false },
 	{ "fp32 has no precision flag", {"training.precision=fp32", "training.grad_dtype=fp32"},
 	  1, 1, 1, 1, 1, 1, CS_SHARD_NONE, CS_RECOMPUTE_NONE, {0},
 	  {"--bf16", "--fp16", "--grad-reduce-in-bf16"}, false, false },

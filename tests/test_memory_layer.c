@@ -140,6 +140,23 @@ START_TEST(test_fp8_saves_gemm_inputs_in_one_byte)
 }
 END_TEST
 
+/* The block-scaled recipes save the same four inputs with their scales:
+ * the layer above is 14 1/3 + 7 gi sbh/t for a saved input of gi bytes,
+ * MXFP8's 33/32 and NVFP4's 9/16. */
+START_TEST(test_block_scaled_recipes_save_their_scales)
+{
+	cs_mem_layer_shape d = shape(4096, 18432, 96, 8, 73728, false);
+	double sbh = 4096.0 * 18432;
+	static const double gi[] = { 33.0 / 32, 9.0 / 16 };
+	d.fp8 = true;
+	for (int i = 0; i < 2; i++) {
+		d.quant = gi[i];
+		ck_assert(near(cs_mem_layer_bytes(&d, 8, true, CS_RECOMPUTE_SELECTIVE, true),
+			       sbh * (43.0 / 3 + 7 * gi[i]) / 8));
+	}
+}
+END_TEST
+
 /* A bf16 optimizer state (Apex DistributedFusedAdam with dtype bf16): the
  * master copy and each moment in 2 bytes. Adam: 2 + 2 + 2 + 4 = 10; with
  * fp32 weights the weights are the master: 4 + 4 + 4 = 12; SGD with
@@ -241,6 +258,7 @@ static Suite *memory_layer_suite(void)
 	tcase_add_test(tc, test_moe_layer_saves_each_token_copy);
 	tcase_add_test(tc, test_dropout_masks_only_with_dropout);
 	tcase_add_test(tc, test_fp8_saves_gemm_inputs_in_one_byte);
+	tcase_add_test(tc, test_block_scaled_recipes_save_their_scales);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("state");
 	tcase_add_test(tc, test_bf16_optimizer_state);

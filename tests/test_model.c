@@ -672,6 +672,45 @@ START_TEST(test_fp8_recipe_casts_by_hand)
 }
 END_TEST
 
+/* Each recipe's casts by its bytes an element (cs_quant_recipe): the same
+ * tensors as fp8's on Hopper, each quantized for both of its uses from 16
+ * bits, or what is left after a kernel that writes it quantized. */
+static const struct {
+	cs_precision prec;
+	int arch;
+	double elem, cast, fused;
+} recipe_cases[] = {
+	{ CS_PREC_FP8, 90, 1.0, 4.0, 2.0 },                         /* copy and transpose */
+	{ CS_PREC_FP8, 100, 1.0, 3.0, 0.0 },                        /* one copy serves both */
+	{ CS_PREC_MXFP8, 100, 33.0 / 32, 2 + 66.0 / 32, 2.0 / 32 }, /* both from 16 bits */
+	{ CS_PREC_NVFP4, 100, 9.0 / 16, 4 + 18.0 / 16, 4 + 18.0 / 16 }, /* amax, then both */
+};
+
+START_TEST(test_recipes_cast_by_hand)
+{
+	cs_quant q = cs_quant_recipe(recipe_cases[_i].prec, recipe_cases[_i].arch);
+	ck_assert_double_eq(q.elem, recipe_cases[_i].elem);
+	ck_assert_double_eq(q.cast, recipe_cases[_i].cast);
+	ck_assert_double_eq(q.fused, recipe_cases[_i].fused);
+	cs_model_spec m = fx_llama3_70b();
+	double T = 8192, h = 8192, tp = 8, f = 28672 / tp, qkv = (h + 2.0 * 1024) / tp;
+	double cast = q.cast, fused = q.fused;
+	cs_layer_ctx c = ctx(8192, 1, 8, 1);
+	c.flash_attention = true;
+	c.micro_batches = 4;
+	c.precision = recipe_cases[_i].prec;
+	c.arch = recipe_cases[_i].arch;
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	ck_assert(rel(bytes_named(ops, n, "fp8_"), fused * (2 * T * h + T * f) + cast * T * h / tp) < 1e-12);
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_INPUT, ops, MAXOPS);
+	ck_assert(rel(bytes_named(ops, n, "fp8_"), cast * (2 * T * h + T * qkv) + fused * T * 2 * f) < 1e-12);
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_WEIGHT, ops, MAXOPS);
+	double weights = h * qkv + h / tp * h + h * 2 * f + f * h;
+	ck_assert(rel(bytes_named(ops, n, "fp8_weight_cast"), cast * weights / 4) < 1e-12);
+}
+END_TEST
+
 START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
 {
 	cs_model_spec m = fx_llama3_405b();
@@ -944,6 +983,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_positions_and_embedding_norm_by_hand);
 	tcase_add_test(tc, test_relu_moves_what_gelu_moves);
 	tcase_add_test(tc, test_fp8_recipe_casts_by_hand);
+	tcase_add_loop_test(tc, test_recipes_cast_by_hand, 0, sizeof recipe_cases / sizeof recipe_cases[0]);
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	tcase_add_test(tc, test_flops_latent_attention_closed_form);
 	suite_add_tcase(s, tc);

@@ -29,6 +29,10 @@ static const struct {
 	{ "training.precision", "bfloat16", "bf16" },
 	{ "training.precision", "float16", "fp16" },
 	{ "training.precision", "float32", "fp32" },
+	/* Transformer Engine's recipes (common/recipe/__init__.py) */
+	{ "training.precision", "DelayedScaling", "fp8" },
+	{ "training.precision", "MXFP8BlockScaling", "mxfp8" },
+	{ "training.precision", "NVFP4BlockScaling", "nvfp4" },
 	{ "training.grad_dtype", "bfloat16", "bf16" },
 	{ "training.grad_dtype", "float32", "fp32" },
 };

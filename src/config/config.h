@@ -156,6 +156,7 @@ const char *cs_sharding_name(cs_sharding s);     /* "none", "zero1", ..., "hybri
 const char *cs_recompute_name(cs_recompute r);   /* "none", "selective", "full" */
 const char *cs_arch_name(cs_arch_kind a);        /* "gpt", "llama" */
 const char *cs_activation_name(cs_activation a); /* "auto", "gelu", "relu", "swiglu" */
+const char *cs_precision_name(cs_precision p);   /* "bf16", ..., "mxfp8", "nvfp4" */
 /* The fleet's effects with the preset filling those left unset (< 0):
  * production values (docs/references.md, "The fleet"), or all off for
  * 'ideal'. */

@@ -10,7 +10,7 @@
 
 static const char *const net_names[] = { "ib", "roce", NULL };
 static const char *const arch_names[] = { "gpt", "llama", NULL };
-static const char *const prec_names[] = { "bf16", "fp16", "fp8", "fp32", "fp8-all", NULL };
+static const char *const prec_names[] = { "bf16", "fp16", "fp8", "fp32", "fp8-all", "mxfp8", "nvfp4", NULL };
 static const char *const opt_names[] = {
 	"adam", "adam-8bit", "sgd", "sgd-momentum", "lamb", "adafactor", NULL
 };
@@ -65,6 +65,7 @@ const char *cs_sharding_name(cs_sharding s) { return enum_name(shard_names, (int
 const char *cs_recompute_name(cs_recompute r) { return enum_name(recompute_names, (int)r); }
 const char *cs_arch_name(cs_arch_kind a) { return enum_name(arch_names, (int)a); }
 const char *cs_activation_name(cs_activation a) { return enum_name(act_names, (int)a); }
+const char *cs_precision_name(cs_precision p) { return enum_name(prec_names, (int)p); }
 
 #define FLD(m) offsetof(cs_scenario, m), sizeof(((cs_scenario *)0)->m)
 #define BIG 1e18
@@ -229,7 +230,7 @@ static const cs_config_key keys[] = {
 	K("training.micro_batch", CS_KIND_INT, training.micro_batch, 1, 1e9, false, NULL, "1",
 	  "sequences per micro-batch"),
 	K("training.precision", CS_KIND_ENUM, training.precision, 0, 0, false, prec_names, "bf16",
-	  "matmul precision: bf16 | fp16 | fp8 | fp32"),
+	  "matmul precision: bf16 | fp16 | fp8 | fp32 | fp8-all | mxfp8 | nvfp4"),
 	K("training.grad_dtype", CS_KIND_ENUM, training.grad_dtype, 0, 0, false, prec_names, "bf16",
 	  "gradient precision"),
 	K("training.grad_accumulation", CS_KIND_ENUM, training.grad_accum, 0, 0, false, accum_names, "fused",

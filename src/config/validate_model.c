@@ -34,6 +34,36 @@ cs_status cs__config_fail(const cs__checker *c, const char *key1, const char *ke
 	return CS_ERR_INPUT;
 }
 
+/* The precision needs its tensor cores: fp8 an fp8 peak; Transformer
+ * Engine's MXFP8 and NVFP4 recipes Blackwell's block-scaled MMA (sm_100 and
+ * later), NVFP4 an fp4 peak too. A recipe quantizes GEMMs, not gradients. */
+static cs_status check_precision(const cs__checker *c)
+{
+	const cs_gpu_spec *g = &c->sc->cluster.gpu;
+	cs_precision p = c->sc->training.precision;
+	const char *name = cs_precision_name(p);
+	if (c->sc->training.grad_dtype == CS_PREC_MXFP8 || c->sc->training.grad_dtype == CS_PREC_NVFP4)
+		return cs__config_fail(c, "training.grad_dtype", NULL,
+				       "'training.grad_dtype' %s is a GEMM recipe, not a gradient dtype "
+				       "(bf16, fp16 or fp32)",
+				       cs_precision_name(c->sc->training.grad_dtype));
+	if (cs_prec_is_low(p) && g->peak_fp8 <= 0)
+		return cs__config_fail(c, "training.precision", NULL,
+				       "'training.precision' %s needs a GPU with an fp8 peak ('%s' has none)",
+				       name, g->name);
+	if ((p == CS_PREC_MXFP8 || p == CS_PREC_NVFP4) && g->arch < 100)
+		return cs__config_fail(c, "training.precision", NULL,
+				       "'training.precision' %s needs Blackwell's block-scaled tensor cores "
+				       "(sm_100 or later; '%s' is sm_%d)",
+				       name, g->name, g->arch);
+	if (p == CS_PREC_NVFP4 && g->peak_fp4 <= 0)
+		return cs__config_fail(c, "training.precision", "cluster.gpu.peak_fp4",
+				       "'training.precision' nvfp4 needs a GPU with an fp4 peak ('%s' has "
+				       "none)",
+				       g->name);
+	return CS_OK;
+}
+
 cs_status cs__config_check_model(cs__checker *c)
 {
 	const cs_model_spec *m = &c->sc->model;
@@ -111,10 +141,5 @@ cs_status cs__config_check_model(cs__checker *c)
 			c, "model.attention_window", "parallelism.context_parallel.kind",
 			"'model.attention_window' with ring context parallelism is not modelled (the "
 			"ring would skip the blocks outside the window); use kind all-gather");
-	if (cs_prec_is_fp8(c->sc->training.precision) && c->sc->cluster.gpu.peak_fp8 <= 0)
-		return cs__config_fail(c, "training.precision", NULL,
-				       "'training.precision' fp8 needs a GPU with "
-				       "an fp8 peak ('%s' has none)",
-				       c->sc->cluster.gpu.name);
-	return CS_OK;
+	return check_precision(c);
 }

@@ -24,9 +24,14 @@ static double frac(double x, double fallback) { return x > 0.0 ? x : fallback; }
 
 double cs_compute_peak(const cs_gpu_spec *gpu, cs_precision prec)
 {
+	/* the validation refuses nvfp4 without an fp4 peak */
+	if (prec == CS_PREC_NVFP4 && gpu->peak_fp4 > 0.0)
+		return gpu->peak_fp4;
 	switch (prec) {
+	case CS_PREC_NVFP4:
 	case CS_PREC_FP8:
-	case CS_PREC_FP8_ALL: return gpu->peak_fp8 > 0.0 ? gpu->peak_fp8 : gpu->peak_bf16;
+	case CS_PREC_FP8_ALL:
+	case CS_PREC_MXFP8: return gpu->peak_fp8 > 0.0 ? gpu->peak_fp8 : gpu->peak_bf16;
 	case CS_PREC_FP32: return gpu->peak_bf16 / 2.0;
 	case CS_PREC_BF16:
 	case CS_PREC_FP16: break;
@@ -86,12 +91,12 @@ cs_compute_kind cs_compute_op_class(const cs_layer_op *op)
 	return CS_COMPUTE_MEMBOUND;
 }
 
-/* The precision `op` runs in: under Transformer Engine's fp8 recipe only the
- * linear layers' GEMMs are fp8 (the LM head, materialised attention and the
- * rest stay bf16); fp8-all runs every GEMM in fp8. */
+/* The precision `op` runs in: under Transformer Engine's recipes only the
+ * linear layers' GEMMs are quantized (the LM head, materialised attention
+ * and the rest stay bf16); fp8-all runs every GEMM in fp8. */
 static cs_precision op_prec(const cs_compute *c, const cs_layer_op *op)
 {
-	if (c->prec == CS_PREC_FP8 && !(op->cls == CS_OPC_GEMM && op->linear))
+	if (cs_prec_is_recipe(c->prec) && !(op->cls == CS_OPC_GEMM && op->linear))
 		return CS_PREC_BF16;
 	return c->prec;
 }
@@ -107,14 +112,22 @@ static double profile_seconds(const cs_compute *c, const cs_layer_op *op)
 		double thr = 0.0;
 		double b16 = cs_kprof_gemm(p, CS_GEMM_BF16, (cs_gemm_layout)op->layout, m, (double)op->n,
 					   (double)op->k);
-		if (cs_prec_is_fp8(op_prec(c, op))) {
+		cs_precision prec = op_prec(c, op);
+		if (cs_prec_is_low(prec)) {
+			/* MXFP8's block-scaled MMA runs at the fp8 rate; NVFP4's
+			 * at the fp4 peak's multiple of it, no table measuring it
+			 * (docs/kernel-profiles.md, "Blackwell precisions") */
 			thr = cs_kprof_gemm(p, CS_GEMM_FP8, (cs_gemm_layout)op->layout, m, (double)op->n,
 					    (double)op->k);
+			double fp8 = cs_compute_peak(c->gpu, CS_PREC_FP8);
+			double peak = cs_compute_peak(c->gpu, prec);
+			if (prec == CS_PREC_NVFP4 && fp8 > 0.0)
+				thr *= peak / fp8;
 			/* no faster than the 16-bit GEMM of its shape by more than
 			 * the peaks' ratio: the fp8 table's ratios to the bf16
 			 * grid reach 2.2 where the two were measured at different
 			 * clocks (docs/kernel-profiles.md, "fp8") */
-			double r = c->gpu->peak_bf16 > 0.0 ? c->gpu->peak_fp8 / c->gpu->peak_bf16 : 0.0;
+			double r = c->gpu->peak_bf16 > 0.0 ? peak / c->gpu->peak_bf16 : 0.0;
 			if (r > 0.0 && b16 > 0.0 && thr > r * b16)
 				thr = r * b16;
 		}

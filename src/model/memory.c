@@ -61,8 +61,9 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
  * output projection's input O, the MLP's first GEMM output (the activation's
  * input) and the second GEMM's input. The attention scores add 5as/h (softmax
  * output 2, dropout mask 1, dropout output 2; 2 without dropout) unless flash
- * or selective recompute removes them. Transformer Engine's fp8 recipe saves
- * each GEMM input as a 1-byte copy for the weight gradient (QKV and fc1
+ * or selective recompute removes them. Transformer Engine's recipes save
+ * each GEMM input as a quantized copy for the weight gradient (fp8 1 byte,
+ * mxfp8 1.03125, nvfp4 0.5625) (QKV and fc1
  * inputs, O, the second GEMM's input); flash attention without recompute
  * keeps its own 16-bit O beside that copy.
  */
@@ -72,8 +73,8 @@ double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_r
 	double sbh = (double)d->s * (double)d->b * h;
 	double t = (double)deg(tp);
 	if (rc == CS_RECOMPUTE_FULL)
-		return 2.0 * sbh;       /* the layer input only */
-	double gi = d->fp8 ? 1.0 : 2.0; /* bytes of a saved GEMM input */
+		return 2.0 * sbh;                                     /* the layer input only */
+	double gi = d->fp8 ? (d->quant > 0.0 ? d->quant : 1.0) : 2.0; /* a saved GEMM input */
 	double qf = (double)d->q_dim / h, kf = (double)d->kv_dim / h, f = (double)d->ffn / h;
 	double vf = (double)(d->v_dim > 0 ? d->v_dim : d->kv_dim) / h;
 	double of = (double)(d->o_dim > 0 ? d->o_dim : d->q_dim) / h;
@@ -141,7 +142,8 @@ double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_s
 				 .ffn = m->ffn,
 				 .gated = m->arch == CS_ARCH_LLAMA,
 				 .dropout = t->dropout,
-				 .fp8 = cs_prec_is_fp8(t->precision) };
+				 .fp8 = cs_prec_is_low(t->precision),
+				 .quant = cs_model_dtype_bytes(t->precision) };
 	double bytes = cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute, p->flash_attention);
 	if (m->experts > 0 && m->layers > m->dense_layers) {
 		d.experts = m->experts;

@@ -30,7 +30,8 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
 /* The tensors one layer saves for backward depend on these: widths of Q
  * (heads x d_head), of K and of V (kv_heads x d_head each), the MLP's inner
  * width and whether it is gated (gate and up projections), dropout masks,
- * and whether the GEMM inputs are saved as fp8 copies (Transformer Engine). */
+ * and whether the GEMM inputs are saved as quantized copies (Transformer
+ * Engine's recipes; `quant` bytes an element with the scales, 0 for fp8's 1). */
 typedef struct cs_mem_layer_shape {
 	int64_t s, b, h, heads;
 	int64_t q_dim, kv_dim, ffn; /* queries, keys (and values unless v_dim) */
@@ -41,6 +42,7 @@ typedef struct cs_mem_layer_shape {
 	 * through experts of expert_ffn, and `shared` experts every token */
 	int64_t experts, top_k, expert_ffn, shared;
 	bool gated, dropout, fp8;
+	double quant;
 } cs_mem_layer_shape;
 
 /* Korthikanti et al. (2022) bytes saved by one layer for backward, tensor by

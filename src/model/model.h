@@ -41,8 +41,22 @@ int64_t cs_model_rope_head_dim(const cs_model_spec *m);
 int64_t cs_model_qk_head_dim(const cs_model_spec *m);
 int64_t cs_model_v_head_dim(const cs_model_spec *m);
 
-/* Bytes of one element of `p` (bf16 2, fp8 1, fp32 4). */
+/* Bytes of one element of `p` (bf16 2, fp8 1, fp32 4; mxfp8 and nvfp4
+ * with their block scales, 1.03125 and 0.5625). */
 double cs_model_dtype_bytes(cs_precision p);
+
+/* HBM bytes per element a Transformer Engine recipe moves to quantize a
+ * linear layer's operands; all zero for a precision without a recipe. */
+typedef struct cs_quant {
+	double elem;         /* a quantized element, its scales included */
+	double cast;         /* a 16-bit tensor quantized for both of its uses */
+	double fused;        /* the same after a kernel that writes the quantized tensor */
+	double weight_ready; /* a weight kept quantized made ready for its other use */
+	double param_cast;   /* the optimizer's cast of an updated weight kept quantized */
+} cs_quant;
+/* The recipe of `p` on a GPU of compute capability `arch` (90 Hopper, 100
+ * Blackwell). */
+cs_quant cs_quant_recipe(cs_precision p, int arch);
 /* Bytes of one element of the optimizer's state (master copy, moments). */
 double cs_model_state_bytes(cs_state_dtype s);
 /* HBM bytes per weight-gradient element of a separate accumulation kernel:
@@ -71,8 +85,9 @@ typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on 
 	                           * (0: accumulated inside them) */
 	cs_framework framework;  /* which kernels the software runs around the GEMMs */
 	int64_t micro_batches;   /* per step (eager accumulation skips the first) */
-	/* Transformer Engine's fp8 recipe (precision CS_PREC_FP8) */
-	bool fp8_gather; /* sequence-parallel all-gathers of fp8 inputs move fp8 */
+	int arch;                /* the GPU's compute capability (cs_gpu_spec.arch), 0 for Hopper's rules */
+	/* Transformer Engine's recipes (cs_prec_is_recipe; their casts cs_quant_recipe) */
+	bool fp8_gather; /* sequence-parallel all-gathers of quantized inputs move them quantized */
 	bool fp8_params; /* weights kept in fp8: transposed once, not cast */
 	bool fp8_recast; /* the weight cast (or transpose) on every micro-batch */
 } cs_layer_ctx;

@@ -24,21 +24,23 @@ typedef struct blk {
 	bool mla; /* latent attention: its own projections and TP comm */
 	double cp;
 	double wgrad_elems; /* weight-gradient elements written in this pass */
+	cs_quant q;         /* the recipe's casts (all zero without one) */
 } blk;
 
 /* A weight-gradient GEMM dW(m x n) = X^T dY, `batch` of them; eager
  * PyTorch then casts the 16-bit gradient back through the weight's autocast
  * cast to fp32. */
-/* Transformer Engine's fp8 recipe (training.precision fp8): a linear
- * layer's 16-bit input is cast to fp8 with its transpose for the weight
- * gradient (read 2 bytes, write 1 and 1 per element), or, where the kernel
- * before it writes fp8 itself (the norm before QKV and MLP-up, the
+/* Transformer Engine's recipes (training.precision fp8, mxfp8, nvfp4): a
+ * linear layer's 16-bit input is quantized for both of its uses, the
+ * forward's and the weight gradient's, or, where the kernel before it
+ * writes the quantized tensor itself (the norm before QKV and MLP-up, the
  * activation before MLP-down, the activation's backward before MLP-up's
- * input gradient), only transposed (read 1, write 1). */
+ * input gradient), what is left of that (cs_quant_recipe). */
 static void fp8_cast(blk *B, const char *name, double n, bool fused)
 {
-	if (B->c->precision == CS_PREC_FP8)
-		cs__mem(B->l, name, CS_MEM_COPY, (fused ? 2.0 : 4.0) * n, 1);
+	double bytes = fused ? B->q.fused : B->q.cast;
+	if (cs_prec_is_recipe(B->c->precision) && bytes > 0.0)
+		cs__mem(B->l, name, CS_MEM_COPY, bytes * n, 1);
 }
 
 /* The GEMM just pushed is a linear layer's. */
@@ -156,10 +158,15 @@ static void attn_core(blk *B, bool bwd)
  * 16 bits. */
 static void tp_gather(blk *B, const char *name, bool fp8_gemm_next)
 {
-	bool fp8 = fp8_gemm_next && B->c->precision == CS_PREC_FP8 && B->c->fp8_gather;
-	if (B->sp)
-		cs__comm(B->l, name, CS_COMM_TP, CS_COLL_ALL_GATHER,
-			 B->d.tokens * B->d.h * (fp8 ? 1.0 : B->d.ab));
+	bool q = fp8_gemm_next && cs_prec_is_recipe(B->c->precision) && B->c->fp8_gather;
+	if (!B->sp)
+		return;
+	/* NVFP4's shards share one per-tensor scale: their amaxes are
+	 * all-reduced before the quantized gather (TE's amax reduction group) */
+	if (q && B->c->precision == CS_PREC_NVFP4)
+		cs__comm(B->l, "nvfp4_amax_ar", CS_COMM_TP, CS_COLL_ALL_REDUCE, 4.0);
+	cs__comm(B->l, name, CS_COMM_TP, CS_COLL_ALL_GATHER,
+		 B->d.tokens * B->d.h * (q ? B->q.elem : B->d.ab));
 }
 
 static void tp_reduce(blk *B, const char *ar_name, const char *rs_name)
@@ -544,12 +551,14 @@ static void block_bwd_weight(blk *B, bool moe)
 		wgrad(B, "qkv_wgrad", d->h, qkv_n, d->tokens, 1);
 	/* the recipe casts each weight (with its transpose) on a step's first
 	 * micro-batch and keeps the fp8 copy for the rest (TE's
-	 * is_first_microbatch): charged evenly; weights kept in fp8 are only
-	 * transposed (read 1, write 1). Without the cache, every micro-batch. */
+	 * is_first_microbatch): charged evenly; weights kept quantized are
+	 * only made ready for their other use. Without the cache, every
+	 * micro-batch. */
 	int64_t mb = B->c->micro_batches > 0 && !B->c->fp8_recast ? B->c->micro_batches : 1;
-	if (B->c->fp8_params)
-		fp8_cast(B, "fp8_weight_transpose", B->wgrad_elems / (double)mb, true);
-	else
+	if (B->c->fp8_params && cs_prec_is_recipe(B->c->precision) && B->q.weight_ready > 0.0)
+		cs__mem(B->l, "fp8_weight_transpose", CS_MEM_COPY,
+			B->q.weight_ready * B->wgrad_elems / (double)mb, 1);
+	else if (!B->c->fp8_params)
 		fp8_cast(B, "fp8_weight_cast", B->wgrad_elems / (double)mb, false);
 	if (d->fw == CS_FW_PYTORCH)
 		cs__eager_accum(B->l, B->c, B->wgrad_elems);
@@ -567,6 +576,7 @@ int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, 
 	B.sp = B.tp_on && c->sequence_parallel;
 	B.cp = (double)(c->cp > 0 ? c->cp : 1);
 	B.mla = cs_model_mla(m);
+	B.q = cs_quant_recipe(c->precision, c->arch);
 	moe = moe && m->experts > 0;
 
 	switch (pass) {

@@ -94,11 +94,70 @@ double cs_model_dtype_bytes(cs_precision p)
 	switch (p) {
 	case CS_PREC_FP8:
 	case CS_PREC_FP8_ALL: return 1.0;
+	case CS_PREC_MXFP8: return 1.0 + 1.0 / 32.0; /* an E8M0 scale per 32 */
+	case CS_PREC_NVFP4: return 0.5 + 1.0 / 16.0; /* an E4M3 scale per 16 */
 	case CS_PREC_FP32: return 4.0;
 	case CS_PREC_BF16:
 	case CS_PREC_FP16: break;
 	}
 	return 2.0;
+}
+
+/*
+ * Transformer Engine 2.x's quantization of a linear layer's operands
+ * (docs/compute-model.md, "Low-precision recipes"). A GEMM reads its input
+ * row-wise (forward) and column-wise (the weight gradient's):
+ *  - delayed-scaling fp8 on Hopper casts a 16-bit tensor to fp8 (read 2,
+ *    write 1) and transposes it (write 1); where the kernel before writes
+ *    fp8 itself (a norm, the activation) only the transpose is left (read
+ *    1, write 1). Blackwell's tensor cores take either layout of fp8, so
+ *    one copy serves both uses: read 2, write 1, and nothing after a fused
+ *    kernel;
+ *  - MXFP8 scales 1 x 32 blocks along the contraction, so the two uses are
+ *    two quantizations from 16 bits (a quantized tensor cannot be
+ *    transposed), written together: read 2, write 2 x 1.03125; a fused
+ *    kernel writes both itself, 0.0625 bytes past its 16-bit output;
+ *  - NVFP4's per-tensor scale needs the tensor's amax first (read 2), then
+ *    both uses are written (read 2, write 2 x 0.5625; the column-wise one
+ *    through the 16-point Hadamard transform, still memory-bound at 32
+ *    flops per 2 bytes); no kernel fuses it.
+ * A weight kept quantized (training.fp8.params) is made ready for its
+ * other use once per cast: fp8 transposed on Hopper (2), nothing on
+ * Blackwell nor in MXFP8 (the optimizer's cast writes both uses), NVFP4's
+ * 16 x 16 blocks transposed as they are (read and write 0.5625).
+ */
+cs_quant cs_quant_recipe(cs_precision p, int arch)
+{
+	cs_quant q = { 0 };
+	double e = cs_model_dtype_bytes(p);
+	switch (p) {
+	case CS_PREC_FP8:
+		q.elem = e;
+		q.cast = arch >= 100 ? 3.0 : 4.0;
+		q.fused = arch >= 100 ? 0.0 : 2.0;
+		q.weight_ready = q.fused;
+		q.param_cast = 3.0;
+		break;
+	case CS_PREC_MXFP8:
+		q.elem = e;
+		q.cast = 2.0 + 2.0 * e;
+		q.fused = 2.0 * e - 2.0;
+		q.weight_ready = 0.0;
+		q.param_cast = q.cast;
+		break;
+	case CS_PREC_NVFP4:
+		q.elem = e;
+		q.cast = 4.0 + 2.0 * e;
+		q.fused = q.cast;
+		q.weight_ready = 2.0 * e;
+		q.param_cast = 4.0 + e;
+		break;
+	case CS_PREC_BF16:
+	case CS_PREC_FP16:
+	case CS_PREC_FP32:
+	case CS_PREC_FP8_ALL: break;
+	}
+	return q;
 }
 
 double cs_model_grad_accum_bytes(cs_precision precision, cs_precision grad_dtype)

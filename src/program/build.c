@@ -145,7 +145,7 @@ static double act_msg_bytes(const cs_builder *b)
 	const cs_scenario *sc = b->sc;
 	double bytes = (double)sc->training.seq_len / (double)sc->parallel.cp *
 		       (double)sc->training.micro_batch * (double)sc->model.hidden *
-		       cs_model_dtype_bytes(cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16
+		       cs_model_dtype_bytes(cs_prec_is_low(sc->training.precision) ? CS_PREC_BF16
 										   : sc->training.precision);
 	if (sc->parallel.sequence_parallel)
 		bytes /= (double)sc->parallel.tp;
@@ -430,7 +430,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		.precision = sc->training.precision,
 		.expert_imbalance = sc->parallel.expert_imbalance,
 		.moe_fp8_dispatch = sc->parallel.moe_dispatcher == CS_MOE_DEEPEP &&
-				    cs_prec_is_fp8(sc->training.precision),
+				    cs_prec_is_low(sc->training.precision),
 		.dropout = sc->training.dropout,
 		.grad_accum_bytes =
 			sc->training.grad_accum == CS_GRAD_ACCUM_SEPARATE
@@ -438,6 +438,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 				: 0.0,
 		.framework = sc->training.framework,
 		.micro_batches = b->lay.micro_batches,
+		.arch = sc->cluster.gpu.arch,
 		.fp8_gather = sc->training.fp8.comm,
 		.fp8_params = sc->training.fp8.params,
 		.fp8_recast = !sc->training.fp8.weight_cache,

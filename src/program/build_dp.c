@@ -205,18 +205,19 @@ static double linear_sum(const cs_builder *b, int64_t layer, int kind)
 }
 
 /* Bytes of a unit's parameters of `kind` (KINDS: all) as all-gathered:
- * 16-bit, or one byte for a block's linear weights kept in fp8
- * (training.fp8.params; NeMo's distributed optimizer gathers their uint8
- * shards); the norms, the MoE router, the embedding and the LM head stay
+ * 16-bit, or a quantized element (with its scales) for a block's linear
+ * weights kept quantized (training.fp8.params; NeMo's distributed
+ * optimizer gathers their uint8 shards); the norms, the MoE router, the embedding and the LM head stay
  * 16-bit. */
 static double gather_bytes(const cs_builder *b, int64_t layer, int kind)
 {
 	if (kind == KINDS)
 		return gather_bytes(b, layer, DENSE) + gather_bytes(b, layer, EXPERT);
 	unit_sums u = unit_params(b, layer);
-	if (b->sc->training.precision != CS_PREC_FP8 || !b->sc->training.fp8.params)
+	cs_precision p = b->sc->training.precision;
+	if (!cs_prec_is_recipe(p) || !b->sc->training.fp8.params)
 		return u.all[kind] * b->dp->param_bytes;
-	return u.linear[kind] + (u.all[kind] - u.linear[kind]) * b->dp->param_bytes;
+	return u.linear[kind] * cs_model_dtype_bytes(p) + (u.all[kind] - u.linear[kind]) * b->dp->param_bytes;
 }
 
 /* `f` of `kind` summed over this stage's units. */
@@ -315,7 +316,7 @@ int cs__dp_init(cs_builder *b)
 	d->active_edp = d->split && d->edp_ranks > 1;
 	d->grad_bytes = cs_model_dtype_bytes(sc->training.grad_dtype);
 	d->param_bytes = cs_model_dtype_bytes(
-		cs_prec_is_fp8(sc->training.precision) ? CS_PREC_BF16 : sc->training.precision);
+		cs_prec_is_low(sc->training.precision) ? CS_PREC_BF16 : sc->training.precision);
 	d->ag_mark = calloc((size_t)sc->model.layers + 2, sizeof(int32_t));
 	d->used = calloc((size_t)sc->model.layers + 2, 1);
 	return d->ag_mark && d->used ? 0 : -1;

@@ -26,6 +26,10 @@
  * shard of them to fp8 (read 2 bytes, write 1), and once per step copies
  * the scales, inverts them and all-reduces the weights' amaxes with MAX
  * over the data-parallel group (four multi-tensor copies, a reciprocal).
+ * Under the block-scaled recipes the cast is cs_quant_recipe's; NVFP4's
+ * per-tensor scales are agreed on as fp8's are, MXFP8 has none. The amax
+ * bookkeeping of delayed scaling is fp8's alone: MXFP8 and NVFP4 scale
+ * from the tensor being cast.
  */
 #include "coll/coll_op.h"
 #include "program/build_int.h"
@@ -116,15 +120,20 @@ int cs__fp8_amax(cs_builder *b, int64_t micro, int fwd)
 
 int cs__fp8_param_update(cs_builder *b, double shard)
 {
-	if (!fp8_recipe(b) || !b->sc->training.fp8.params || !(shard > 0.0))
+	cs_precision prec = b->sc->training.precision;
+	if (!cs_prec_is_recipe(prec) || !b->sc->training.fp8.params || !(shard > 0.0))
 		return 0;
+	cs_quant q = cs_quant_recipe(prec, b->sc->cluster.gpu.arch);
 	cs_layer_op cast = { .name = "fp8_param_cast",
 			     .cls = CS_OPC_MEMBOUND,
 			     .mem = CS_MEM_COPY,
-			     .bytes = 3.0 * shard,
+			     .bytes = q.param_cast * shard,
 			     .kernels = 1 };
 	if (cs__add_kernel(b, &cast, CS_PHASE_OPTIM, -1, -1, -1))
 		return -1;
+	/* MXFP8's scales are each block's own: nothing to agree on */
+	if (prec == CS_PREC_MXFP8)
+		return 0;
 	/* one scale and one amax per weight tensor: 4 of a dense layer, a
 	 * grouped module's per expert */
 	double weights = 0;

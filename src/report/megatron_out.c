@@ -275,6 +275,19 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 		add(&g, " --fp16");
 	else if (t->precision != CS_PREC_FP32)
 		add(&g, " --bf16");
+	if (t->precision == CS_PREC_MXFP8) {
+		add(&g, " --fp8-format e4m3 --fp8-recipe mxfp8");
+		if (t->fp8.params && dp != DP_DDP && dp != DP_FSDP2)
+			add(&g, " --fp8-param-gather");
+	} else if (t->precision == CS_PREC_NVFP4) {
+		add(&g, " --fp4-format e2m1 --fp4-recipe nvfp4");
+		if (t->fp8.params && dp != DP_DDP && dp != DP_FSDP2)
+			add(&g, " --fp4-param-gather");
+	}
+	if (cs_prec_is_recipe(t->precision) && t->precision != CS_PREC_FP8 && t->fp8.params &&
+	    (dp == DP_DDP || dp == DP_FSDP2))
+		add(&w, "quantized weights (training.fp8.params) need the distributed optimizer or "
+			"Megatron-FSDP in Megatron-LM; left out. ");
 	if (cs_prec_is_fp8(t->precision)) {
 		add(&g,
 		    " --fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len %lld "
