@@ -487,6 +487,9 @@ static const struct {
 	 "'training.precision' nvfp4 needs Blackwell's block-scaled tensor cores"},
 	{"cluster: {gpu: {preset: b200, peak_fp4: 0 TFLOPS}}\nmodel: llama2-7b\ntraining: {precision: nvfp4}\n",
 	 "'training.precision' nvfp4 needs a GPU with an fp4 peak ('b200' has none)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: llama2-7b\ntraining: {compile: true}\n",
+	 ":3:21: 'training.compile' applies to the pytorch and fsdp frameworks (Megatron-LM's kernels "
+	 "are fused already)"},
 	{"cluster: {gpu: b200}\nmodel: llama2-7b\ntraining: {grad_dtype: mxfp8}\n",
 	 ":3:24: 'training.grad_dtype' mxfp8 is a GEMM recipe, not a gradient dtype (bf16, fp16 or fp32)"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: gpt3-175b\ntraining: {seq_len: 4096}\n",

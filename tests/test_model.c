@@ -711,6 +711,67 @@ START_TEST(test_recipes_cast_by_hand)
 }
 END_TEST
 
+static const cs_layer_op *op_named(const cs_layer_op *ops, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(ops[i].name, name) == 0)
+			return &ops[i];
+	return NULL;
+}
+
+/* torch.compile fuses each chain between GEMMs: RoPE one kernel reading
+ * and writing q and k, SwiGLU reading gate and up and writing one half (its
+ * backward reading three and writing two), a norm writing the 16-bit GEMM
+ * input and its backward adding the residual gradient. Llama 3 70B at TP
+ * 8 under FSDP's 16-bit stream; eager PyTorch's fp32 stream keeps only the
+ * cast of the gradient entering the block. */
+START_TEST(test_compile_fuses_the_chains_between_gemms)
+{
+	cs_model_spec m = fx_llama3_70b();
+	double T = 8192, h = 8192, tp = 8, f = 28672 / tp, qk = T * (h + 1024) / tp;
+	cs_layer_ctx c = ctx(8192, 1, 8, 1);
+	c.flash_attention = true;
+	c.framework = CS_FW_FSDP;
+	c.compiled = true;
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	const cs_layer_op *o = op_named(ops, n, "rope");
+	ck_assert(o && o->bytes == 2 * qk * 2 && o->kernels == 1 && o->mem == CS_MEM_ACT);
+	ck_assert_ptr_null(op_named(ops, n, "rope_add"));
+	o = op_named(ops, n, "mlp_act");
+	ck_assert(o && o->bytes == 3 * T * f * 2 && o->kernels == 1);
+	o = op_named(ops, n, "attn_norm");
+	ck_assert(o && o->bytes == T * h * (2 + 2) && o->kernels == 1);
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_INPUT, ops, MAXOPS);
+	o = op_named(ops, n, "mlp_act_bwd");
+	ck_assert(o && o->bytes == 5 * T * f * 2 && o->kernels == 1);
+	ck_assert_ptr_null(op_named(ops, n, "swiglu_bwd_mul"));
+	ck_assert_ptr_null(op_named(ops, n, "swiglu_bwd_cat"));
+	o = op_named(ops, n, "attn_norm_bwd");
+	ck_assert(o && o->bytes == T * h * (3 * 2 + 2) && o->kernels == 1);
+	ck_assert_ptr_null(op_named(ops, n, "residual_grad_add"));
+	/* eager PyTorch's fp32 residual stream: the norms write bf16 themselves */
+	c.framework = CS_FW_PYTORCH;
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_FWD, ops, MAXOPS);
+	o = op_named(ops, n, "attn_norm");
+	ck_assert(o && o->bytes == T * h * (4 + 2));
+	ck_assert_ptr_null(op_named(ops, n, "attn_norm_cast"));
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_INPUT, ops, MAXOPS);
+	o = op_named(ops, n, "mlp_grad_cast");
+	ck_assert(o && o->bytes == T * h * (4 + 2));
+	ck_assert_ptr_null(op_named(ops, n, "attn_grad_cast"));
+	ck_assert_ptr_null(op_named(ops, n, "mlp_norm_cast_bwd"));
+	/* the switch is the eager frameworks' alone */
+	c.framework = CS_FW_MEGATRON;
+	cs_layer_op ref[MAXOPS];
+	n = cs_model_block_ops(&m, &c, false, CS_PASS_BWD_INPUT, ops, MAXOPS);
+	c.compiled = false;
+	ck_assert_int_eq(cs_model_block_ops(&m, &c, false, CS_PASS_BWD_INPUT, ref, MAXOPS), n);
+	for (int i = 0; i < n; i++)
+		ck_assert(ops[i].bytes == ref[i].bytes && ops[i].kernels == ref[i].kernels);
+}
+END_TEST
+
 START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
 {
 	cs_model_spec m = fx_llama3_405b();
@@ -983,6 +1044,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_positions_and_embedding_norm_by_hand);
 	tcase_add_test(tc, test_relu_moves_what_gelu_moves);
 	tcase_add_test(tc, test_fp8_recipe_casts_by_hand);
+	tcase_add_test(tc, test_compile_fuses_the_chains_between_gemms);
 	tcase_add_loop_test(tc, test_recipes_cast_by_hand, 0, sizeof recipe_cases / sizeof recipe_cases[0]);
 	tcase_add_test(tc, test_flops_llama_gqa_swiglu_closed_form);
 	tcase_add_test(tc, test_flops_latent_attention_closed_form);

@@ -247,6 +247,9 @@ static const cs_config_key keys[] = {
 	  "dropout masks kept as activations"),
 	K("training.framework", CS_KIND_ENUM, training.framework, 0, 0, false, fw_names, "megatron",
 	  "megatron | pytorch | fsdp: the kernels the software runs around the GEMMs"),
+	K("training.compile", CS_KIND_BOOL, training.compile, 0, 0, false, NULL, "false",
+	  "torch.compile with Inductor over each transformer block (pytorch and fsdp frameworks): "
+	  "the element-wise chains between GEMMs fused, each kernel timed by its bytes"),
 	K("training.attention_kernel", CS_KIND_ENUM, training.attention_kernel, 0, 0, false,
 	  attn_kernel_names, "cudnn", "cudnn | flash2: the fused attention implementation"),
 	K("training.documents.mean", CS_KIND_INT, training.doc_mean, 0, 1e9, false, NULL, "0",

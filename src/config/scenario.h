@@ -255,6 +255,8 @@ typedef struct cs_training_spec {
 	cs_state_dtype optimizer_dtype;
 	bool dropout;
 	cs_framework framework;
+	bool compile;                    /* torch.compile (Inductor) over each block: its
+	                                  * element-wise chains fused (pytorch, fsdp) */
 	cs_attn_kernel attention_kernel; /* fused attention implementation */
 	bool cuda_graphs;                /* kernels launched from CUDA graphs, not eagerly */
 	bool step_edges;                 /* the work around forward and backward: gradient

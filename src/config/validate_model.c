@@ -141,5 +141,9 @@ cs_status cs__config_check_model(cs__checker *c)
 			c, "model.attention_window", "parallelism.context_parallel.kind",
 			"'model.attention_window' with ring context parallelism is not modelled (the "
 			"ring would skip the blocks outside the window); use kind all-gather");
+	if (c->sc->training.compile && c->sc->training.framework == CS_FW_MEGATRON)
+		return cs__config_fail(c, "training.compile", "training.framework",
+				       "'training.compile' applies to the pytorch and fsdp frameworks "
+				       "(Megatron-LM's kernels are fused already)");
 	return check_precision(c);
 }

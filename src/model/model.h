@@ -84,6 +84,7 @@ typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on 
 	                           * accumulation kernel after the weight-gradient GEMMs
 	                           * (0: accumulated inside them) */
 	cs_framework framework;  /* which kernels the software runs around the GEMMs */
+	bool compiled;           /* its element-wise chains fused by torch.compile */
 	int64_t micro_batches;   /* per step (eager accumulation skips the first) */
 	int arch;                /* the GPU's compute capability (cs_gpu_spec.arch), 0 for Hopper's rules */
 	/* Transformer Engine's recipes (cs_prec_is_recipe; their casts cs_quant_recipe) */

@@ -473,7 +473,7 @@ static void block_bwd_input_parallel(blk *B, bool moe)
 	const cs__dims *d = &B->d;
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
 	tp_gather(B, "sp_ag_block_bwd", !moe);
-	cs__cast_act(B->l, d, "block_grad_cast", full, false);
+	cs__cast_grad_in(B->l, d, "block_grad_cast", full);
 	mlp_bwd_input(B, moe);
 	attn_branch_bwd(B);
 	cs__mem(B->l, "branch_grad_sum", CS_MEM_ADD, 3.0 * full * d->ab, 1);
@@ -515,7 +515,7 @@ static void block_bwd_input(blk *B, bool moe)
 	}
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
 	tp_gather(B, "sp_ag_mlp_bwd", !moe);
-	cs__cast_act(B->l, d, "mlp_grad_cast", full, false);
+	cs__cast_grad_in(B->l, d, "mlp_grad_cast", full);
 	mlp_bwd_input(B, moe);
 	tp_reduce(B, "tp_ar_mlp_bwd", "tp_rs_mlp_bwd");
 	cs__cast_act(B->l, d, "mlp_norm_cast_bwd", full, true);

@@ -19,6 +19,15 @@
  * Under FSDP mixed precision (CS_FW_FSDP) the kernels are eager PyTorch's
  * but weights and the residual stream are already 16-bit: no casts.
  *
+ * torch.compile over each block (training.compile; Inductor) fuses the
+ * pointwise chains and their reductions between the GEMMs, which stay
+ * cuBLAS calls: each chain reads its inputs once and writes its outputs
+ * once. RoPE and the MLP activation become one kernel each (Megatron's
+ * bytes); a norm writes the GEMM's 16-bit input itself (no cast after it)
+ * and its backward takes the 16-bit gradient and adds the residual
+ * branch's in the same kernel. The weights' autocast casts stay: a GEMM
+ * input is materialised.
+ *
  * Kinds: contiguous casts and copies run as `copy`; mixed-precision
  * element-wise kernels (fp32 += bf16, fp32 + bf16, bf16 -> fp32 casts) take
  * PyTorch's unrolled path, which loads element by element: they are timed
@@ -33,12 +42,21 @@
 #define MIXED_BYTES 10.0
 #include "model/model_ops.h"
 
-static bool eager(const cs__dims *d) { return d->fw != CS_FW_MEGATRON; }
+static bool eager(const cs__dims *d) { return d->fw != CS_FW_MEGATRON && !d->compiled; }
 
 void cs__norm(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const char *name, double n, bool bwd)
 {
 	cs_mem_kind fwd = m->arch == CS_ARCH_LLAMA ? CS_MEM_RMSNORM : CS_MEM_LAYERNORM;
 	double rb = d->rb;
+	if (d->compiled) {
+		/* forward: read x, write the 16-bit y; backward: read x, the 16-bit
+		 * dy and the residual gradient, write dx */
+		if (bwd)
+			cs__mem(l, name, CS_MEM_NORM_BWD, n * (3.0 * rb + d->ab), 1);
+		else
+			cs__mem(l, name, fwd, n * (rb + d->ab), 1);
+		return;
+	}
 	if (!bwd) {
 		/* read x, write y (weight and bias are negligible) */
 		cs__mem(l, name, fwd, 2.0 * n * rb, 1);
@@ -52,13 +70,19 @@ void cs__norm(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const ch
 
 void cs__cast_act(cs__oplist *l, const cs__dims *d, const char *name, double n, bool bwd)
 {
-	if (d->rb == d->ab)
+	if (d->rb == d->ab || d->compiled) /* compiled: inside the norm */
 		return;
 	/* forward: the fast vectorized fp32 -> bf16 copy; backward: bf16 -> fp32
 	 * through the generic unrolled kernel */
 	if (bwd)
 		cs__mem(l, name, CS_MEM_GRAD_ACCUM, n * MIXED_BYTES, 1);
 	else
+		cs__mem(l, name, CS_MEM_COPY, n * (d->rb + d->ab), 1);
+}
+
+void cs__cast_grad_in(cs__oplist *l, const cs__dims *d, const char *name, double n)
+{
+	if (d->rb != d->ab) /* the block's first kernel: nothing to fuse with */
 		cs__mem(l, name, CS_MEM_COPY, n * (d->rb + d->ab), 1);
 }
 

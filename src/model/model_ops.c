@@ -26,6 +26,7 @@ void cs__dims_init(cs__dims *d, const cs_model_spec *m, const cs_layer_ctx *c)
 	d->ab = c->precision == CS_PREC_FP32 ? 4.0 : 2.0;
 	d->wb = pos(cs_model_dtype_bytes(c->precision), 2.0);
 	d->fw = c->framework;
+	d->compiled = c->compiled && c->framework != CS_FW_MEGATRON;
 	d->rb = c->framework == CS_FW_PYTORCH ? 4.0 : d->ab;
 }
 

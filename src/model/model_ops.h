@@ -26,6 +26,7 @@ typedef struct cs__dims {
 	double rb; /* residual-stream bytes per element (eager PyTorch keeps
 	                     * it in fp32 when its weights are fp32) */
 	cs_framework fw;
+	bool compiled; /* torch.compile: element-wise chains fused */
 } cs__dims;
 
 void cs__dims_init(cs__dims *d, const cs_model_spec *m, const cs_layer_ctx *c);
@@ -50,6 +51,9 @@ void cs__norm(cs__oplist *l, const cs_model_spec *m, const cs__dims *d, const ch
 /* The cast of a GEMM's input from the residual stream to 16 bits (eager
  * PyTorch under autocast), or, backward, of its gradient back. */
 void cs__cast_act(cs__oplist *l, const cs__dims *d, const char *name, double n, bool bwd);
+/* The cast of the fp32 gradient entering a block's backward to 16 bits
+ * (eager PyTorch under autocast; compiled too: the block's first kernel). */
+void cs__cast_grad_in(cs__oplist *l, const cs__dims *d, const char *name, double n);
 /* The per-micro-batch cast of `w` fp32 weights to 16 bits (autocast), or,
  * backward, of their 16-bit gradient to fp32. */
 void cs__cast_weight(cs__oplist *l, const cs__dims *d, const char *name, double w, bool bwd);

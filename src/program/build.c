@@ -437,6 +437,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 				? cs_model_grad_accum_bytes(sc->training.precision, sc->training.grad_dtype)
 				: 0.0,
 		.framework = sc->training.framework,
+		.compiled = sc->training.compile,
 		.micro_batches = b->lay.micro_batches,
 		.arch = sc->cluster.gpu.arch,
 		.fp8_gather = sc->training.fp8.comm,
