@@ -86,7 +86,8 @@ START_TEST(te_recipe_names_read_as_precisions)
 		cs_precision want;
 	} cases[] = { { "training.precision=MXFP8BlockScaling", CS_PREC_MXFP8 },
 		      { "training.precision=NVFP4BlockScaling", CS_PREC_NVFP4 },
-		      { "training.precision=DelayedScaling", CS_PREC_FP8 } };
+		      { "training.precision=DelayedScaling", CS_PREC_FP8 },
+		      { "training.precision=Float8CurrentScaling", CS_PREC_FP8_CURRENT } };
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		cs_scenario *sc = NULL;
 		cs_diag diag = { { 0 } };

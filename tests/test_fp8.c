@@ -336,17 +336,18 @@ END_TEST
 
 /* Under the block-scaled recipes a sequence-parallel gather moves the
  * quantized tensor with its scales (MXFP8 33/32 bytes an element, NVFP4
- * 9/16), NVFP4's after the shards' amaxes are all-reduced (4 bytes). */
+ * 9/16); under per-tensor current scaling (NVFP4's, fp8-current's) after
+ * the shards' amaxes are all-reduced (4 bytes). */
 START_TEST(block_scaled_gathers_move_their_scales)
 {
 	static const struct {
 		cs_precision prec;
 		double bytes;
 		int amax;
-	} cases[] = { { CS_PREC_MXFP8, 33.0 / 32, 0 }, { CS_PREC_NVFP4, 9.0 / 16, 1 } };
+	} cases[] = { { CS_PREC_MXFP8, 33.0 / 32, 0 }, { CS_PREC_NVFP4, 9.0 / 16, 1 }, { CS_PREC_FP8_CURRENT, 1, 1 } };
 	const double full = 4096.0 * 4096;
 	cs_layer_op ops[256];
-	for (size_t k = 0; k < 2; k++) {
+	for (size_t k = 0; k < 3; k++) {
 		cs_layer_ctx c = { .seq_len = 4096, .micro_batch = 1, .tp = 4, .cp = 1, .ep = 1,
 				   .sequence_parallel = true, .flash_attention = true,
 				   .precision = cases[k].prec, .arch = 100, .framework = CS_FW_MEGATRON,

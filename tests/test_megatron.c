@@ -410,10 +410,12 @@ static void check_plan(const cmd *c, const cs_scenario *sc, const cs_plan *p, co
 	cs_precision pr = run->training.precision;
 	ck_assert_int_eq(has(c, "--bf16"), pr == CS_PREC_BF16 || cs_prec_is_low(pr));
 	ck_assert_int_eq(has(c, "--fp16"), pr == CS_PREC_FP16);
-	ck_assert_int_eq(has(c, "--fp8-format"), cs_prec_is_fp8(pr) || pr == CS_PREC_MXFP8);
-	ck_assert_str_eq(val(c, "--fp8-recipe", "none"), cs_prec_is_fp8(pr)	 ? "delayed"
-							 : pr == CS_PREC_MXFP8 ? "mxfp8"
-									       : "none");
+	ck_assert_int_eq(has(c, "--fp8-format"),
+			 cs_prec_is_fp8(pr) || pr == CS_PREC_MXFP8 || pr == CS_PREC_FP8_CURRENT);
+	ck_assert_str_eq(val(c, "--fp8-recipe", "none"), cs_prec_is_fp8(pr)	       ? "delayed"
+							 : pr == CS_PREC_MXFP8	       ? "mxfp8"
+							 : pr == CS_PREC_FP8_CURRENT ? "tensorwise"
+										     : "none");
 	ck_assert_int_eq(has(c, "--fp4-format"), pr == CS_PREC_NVFP4);
 	ck_assert_int_eq(has(c, "--no-gradient-accumulation-fusion"),
 			 run->training.grad_accum == CS_GRAD_ACCUM_SEPARATE);
@@ -509,6 +511,10 @@ static const mcase cases[] = {
 	{ "fp8 weights under ddp are noted", {"training.precision=fp8", "training.fp8.params=true"},
 	  1, 1, 1, 1, 1, 1, CS_SHARD_NONE, CS_RECOMPUTE_NONE, {"--fp8-format"},
 	  {"--fp8-param-gather"}, true, false },
+	{ "fp8 current scaling with its weights gathered", {"training.precision=fp8-current",
+	  "training.fp8.params=true"}, 1, 1, 1, 1, 1, 1, CS_SHARD_ZERO1, CS_RECOMPUTE_NONE,
+	  {"--bf16", "--fp8-format", "--fp8-recipe", "--fp8-param-gather"}, {"--fp4-format"}, false,
+	  false },
 	{ "mxfp8 recipe with its weights gathered", {"cluster.gpu=b200", "training.precision=mxfp8",
 	  "training.fp8.params=true"}, 1, 1, 1, 1, 1, 1, CS_SHARD_ZERO1, CS_RECOMPUTE_NONE,
 	  {"--bf16", "--fp8-format", "--fp8-recipe", "--fp8-param-gather"}, {"--fp4-format"}, false,

@@ -682,6 +682,8 @@ static const struct {
 } recipe_cases[] = {
 	{ CS_PREC_FP8, 90, 1.0, 4.0, 2.0 },                         /* copy and transpose */
 	{ CS_PREC_FP8, 100, 1.0, 3.0, 0.0 },                        /* one copy serves both */
+	{ CS_PREC_FP8_CURRENT, 90, 1.0, 6.0, 6.0 },                 /* amax, then fp8's */
+	{ CS_PREC_FP8_CURRENT, 100, 1.0, 5.0, 5.0 },
 	{ CS_PREC_MXFP8, 100, 33.0 / 32, 2 + 66.0 / 32, 2.0 / 32 }, /* both from 16 bits */
 	{ CS_PREC_NVFP4, 100, 9.0 / 16, 4 + 18.0 / 16, 4 + 18.0 / 16 }, /* amax, then both */
 };

@@ -31,6 +31,8 @@ static const struct {
 	{ "training.precision", "float32", "fp32" },
 	/* Transformer Engine's recipes (common/recipe/__init__.py) */
 	{ "training.precision", "DelayedScaling", "fp8" },
+	{ "training.precision", "Float8CurrentScaling", "fp8-current" },
+	{ "training.precision", "tensorwise", "fp8-current" }, /* Megatron-LM, torchao */
 	{ "training.precision", "MXFP8BlockScaling", "mxfp8" },
 	{ "training.precision", "NVFP4BlockScaling", "nvfp4" },
 	{ "training.grad_dtype", "bfloat16", "bf16" },

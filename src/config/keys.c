@@ -10,7 +10,8 @@
 
 static const char *const net_names[] = { "ib", "roce", NULL };
 static const char *const arch_names[] = { "gpt", "llama", NULL };
-static const char *const prec_names[] = { "bf16", "fp16", "fp8", "fp32", "fp8-all", "mxfp8", "nvfp4", NULL };
+static const char *const prec_names[] = { "bf16",  "fp16",  "fp8",         "fp32", "fp8-all",
+					  "mxfp8", "nvfp4", "fp8-current", NULL };
 static const char *const opt_names[] = {
 	"adam", "adam-8bit", "sgd", "sgd-momentum", "lamb", "adafactor", NULL
 };
@@ -230,7 +231,7 @@ static const cs_config_key keys[] = {
 	K("training.micro_batch", CS_KIND_INT, training.micro_batch, 1, 1e9, false, NULL, "1",
 	  "sequences per micro-batch"),
 	K("training.precision", CS_KIND_ENUM, training.precision, 0, 0, false, prec_names, "bf16",
-	  "matmul precision: bf16 | fp16 | fp8 | fp32 | fp8-all | mxfp8 | nvfp4"),
+	  "matmul precision: bf16 | fp16 | fp8 | fp32 | fp8-all | mxfp8 | nvfp4 | fp8-current"),
 	K("training.grad_dtype", CS_KIND_ENUM, training.grad_dtype, 0, 0, false, prec_names, "bf16",
 	  "gradient precision"),
 	K("training.grad_accumulation", CS_KIND_ENUM, training.grad_accum, 0, 0, false, accum_names, "fused",

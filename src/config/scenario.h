@@ -170,7 +170,9 @@ typedef struct cs_model_spec {
 
 /* CS_PREC_FP8 is Transformer Engine's delayed-scaling recipe: the linear
  * layers' GEMMs in fp8 with their casts, everything else in bf16;
- * CS_PREC_FP8_ALL every GEMM in fp8, no casts (an upper bound). The
+ * CS_PREC_FP8_ALL every GEMM in fp8, no casts (an upper bound);
+ * CS_PREC_FP8_CURRENT per-tensor scaling from each tensor's own amax
+ * (TE's Float8CurrentScaling, torchao's tensorwise float8). The
  * Blackwell recipes quantize the same GEMMs in blocks: CS_PREC_MXFP8 fp8
  * with an 8-bit power-of-two scale per 32 elements, CS_PREC_NVFP4 4-bit
  * values with an fp8 scale per 16 and one fp32 scale per tensor. */
@@ -181,7 +183,8 @@ typedef enum cs_precision {
 	CS_PREC_FP32,
 	CS_PREC_FP8_ALL,
 	CS_PREC_MXFP8,
-	CS_PREC_NVFP4
+	CS_PREC_NVFP4,
+	CS_PREC_FP8_CURRENT
 } cs_precision;
 
 static inline bool cs_prec_is_fp8(cs_precision p) { return p == CS_PREC_FP8 || p == CS_PREC_FP8_ALL; }
@@ -189,7 +192,7 @@ static inline bool cs_prec_is_fp8(cs_precision p) { return p == CS_PREC_FP8 || p
  * their casts. */
 static inline bool cs_prec_is_recipe(cs_precision p)
 {
-	return p == CS_PREC_FP8 || p == CS_PREC_MXFP8 || p == CS_PREC_NVFP4;
+	return p == CS_PREC_FP8 || p == CS_PREC_FP8_CURRENT || p == CS_PREC_MXFP8 || p == CS_PREC_NVFP4;
 }
 /* GEMMs below 16 bits; activations, weights and gradients stay 16-bit. */
 static inline bool cs_prec_is_low(cs_precision p) { return cs_prec_is_recipe(p) || p == CS_PREC_FP8_ALL; }

@@ -31,6 +31,7 @@ double cs_compute_peak(const cs_gpu_spec *gpu, cs_precision prec)
 	case CS_PREC_NVFP4:
 	case CS_PREC_FP8:
 	case CS_PREC_FP8_ALL:
+	case CS_PREC_FP8_CURRENT:
 	case CS_PREC_MXFP8: return gpu->peak_fp8 > 0.0 ? gpu->peak_fp8 : gpu->peak_bf16;
 	case CS_PREC_FP32: return gpu->peak_bf16 / 2.0;
 	case CS_PREC_BF16:

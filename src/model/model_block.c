@@ -161,9 +161,10 @@ static void tp_gather(blk *B, const char *name, bool fp8_gemm_next)
 	bool q = fp8_gemm_next && cs_prec_is_recipe(B->c->precision) && B->c->fp8_gather;
 	if (!B->sp)
 		return;
-	/* NVFP4's shards share one per-tensor scale: their amaxes are
-	 * all-reduced before the quantized gather (TE's amax reduction group) */
-	if (q && B->c->precision == CS_PREC_NVFP4)
+	/* per-tensor current scaling (NVFP4's, fp8-current's): the shards
+	 * share one scale, their amaxes all-reduced before the quantized
+	 * gather (TE's amax reduction group) */
+	if (q && (B->c->precision == CS_PREC_NVFP4 || B->c->precision == CS_PREC_FP8_CURRENT))
 		cs__comm(B->l, "nvfp4_amax_ar", CS_COMM_TP, CS_COLL_ALL_REDUCE, 4.0);
 	cs__comm(B->l, name, CS_COMM_TP, CS_COLL_ALL_GATHER,
 		 B->d.tokens * B->d.h * (q ? B->q.elem : B->d.ab));

@@ -93,6 +93,7 @@ double cs_model_dtype_bytes(cs_precision p)
 {
 	switch (p) {
 	case CS_PREC_FP8:
+	case CS_PREC_FP8_CURRENT:
 	case CS_PREC_FP8_ALL: return 1.0;
 	case CS_PREC_MXFP8: return 1.0 + 1.0 / 32.0; /* an E8M0 scale per 32 */
 	case CS_PREC_NVFP4: return 0.5 + 1.0 / 16.0; /* an E4M3 scale per 16 */
@@ -117,6 +118,9 @@ double cs_model_dtype_bytes(cs_precision p)
  *    two quantizations from 16 bits (a quantized tensor cannot be
  *    transposed), written together: read 2, write 2 x 1.03125; a fused
  *    kernel writes both itself, 0.0625 bytes past its 16-bit output;
+ *  - per-tensor current scaling (fp8-current) reads the tensor for its
+ *    amax first (read 2), then casts as fp8 does; no kernel before it can
+ *    write the quantized tensor, its scale unknown until then;
  *  - NVFP4's per-tensor scale needs the tensor's amax first (read 2), then
  *    both uses are written (read 2, write 2 x 0.5625; the column-wise one
  *    through the 16-point Hadamard transform, still memory-bound at 32
@@ -137,6 +141,15 @@ cs_quant cs_quant_recipe(cs_precision p, int arch)
 		q.fused = arch >= 100 ? 0.0 : 2.0;
 		q.weight_ready = q.fused;
 		q.param_cast = 3.0;
+		break;
+	case CS_PREC_FP8_CURRENT:
+		/* the tensor's amax first (read 2), then fp8's cast; nothing
+		 * writes it quantized before its amax is known */
+		q.elem = e;
+		q.cast = 2.0 + (arch >= 100 ? 3.0 : 4.0);
+		q.fused = q.cast;
+		q.weight_ready = arch >= 100 ? 0.0 : 2.0;
+		q.param_cast = 2.0 + 3.0;
 		break;
 	case CS_PREC_MXFP8:
 		q.elem = e;

@@ -275,7 +275,11 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 		add(&g, " --fp16");
 	else if (t->precision != CS_PREC_FP32)
 		add(&g, " --bf16");
-	if (t->precision == CS_PREC_MXFP8) {
+	if (t->precision == CS_PREC_FP8_CURRENT) {
+		add(&g, " --fp8-format hybrid --fp8-recipe tensorwise");
+		if (t->fp8.params && dp != DP_DDP && dp != DP_FSDP2)
+			add(&g, " --fp8-param-gather");
+	} else if (t->precision == CS_PREC_MXFP8) {
 		add(&g, " --fp8-format e4m3 --fp8-recipe mxfp8");
 		if (t->fp8.params && dp != DP_DDP && dp != DP_FSDP2)
 			add(&g, " --fp8-param-gather");
