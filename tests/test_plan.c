@@ -424,6 +424,14 @@ static const struct { const char *scenario, *golden; const char *set[3]; } golde
 	/* DeepEP's dispatch and combine, a token's experts on at most 2 of the 4 nodes */
 	{ "moe-deepseek-ep", "moe-deepseek-ep-deepep",
 	  { "parallelism.moe_dispatcher=deepep", "parallelism.moe_node_limit=2" } },
+	/* Blackwell's block-scaled recipes on NeMo's B200 Llama 3 8B */
+	{ "validation/nemo/nemo2502-llama3-8b-fp8-b200-8gpu", "nemo-b200-llama3-8b-mxfp8",
+	  { "training.precision=mxfp8", "fleet=ideal" } },
+	{ "validation/nemo/nemo2502-llama3-8b-fp8-b200-8gpu", "nemo-b200-llama3-8b-nvfp4",
+	  { "training.precision=nvfp4", "fleet=ideal" } },
+	/* per-tensor current scaling, and torch.compile, on the measured H200 step */
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-fp8-current", { "training.precision=fp8-current" } },
+	{ "h200-llama8l-h4096-s8192", "h200-llama8l-compile", { "training.compile=true" } },
 	/* flow fidelity with ECMP on leaves of 4 servers: queue pairs hashed onto uplinks */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-flow-ecmp",
 	  { "collectives.fidelity=flow", "cluster.fabric.leaf_gpus=32", "cluster.fabric.routing=ecmp" } },

@@ -47,4 +47,12 @@ done
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	--set collectives.fidelity=flow --set cluster.fabric.leaf_gpus=32 \
 	--set cluster.fabric.routing=ecmp >tests/golden/3d-llama3-70b-64gpu-flow-ecmp.json
+for p in mxfp8 nvfp4; do
+	"$build"/clustersim run scenarios/validation/nemo/nemo2502-llama3-8b-fp8-b200-8gpu.yaml --format json \
+		--no-progress --set training.precision=$p --set fleet=ideal >"tests/golden/nemo-b200-llama3-8b-$p.json"
+done
+"$build"/clustersim run scenarios/h200-llama8l-h4096-s8192.yaml --format json --no-progress \
+	--set training.precision=fp8-current >tests/golden/h200-llama8l-fp8-current.json
+"$build"/clustersim run scenarios/h200-llama8l-h4096-s8192.yaml --format json --no-progress \
+	--set training.compile=true >tests/golden/h200-llama8l-compile.json
 git diff --stat -- tests/golden
