@@ -16,6 +16,9 @@
 #include "config/yaml_node.h"
 
 #define BASE "cluster:\n  gpu: h100-sxm-80g\n  nodes: 2\nmodel: {preset: llama2-7b}\n"
+#define MOE                                                                                       \
+	"cluster: {gpu: h100-sxm-80g, nodes: 2}\nmodel: {preset: llama2-7b, experts: 8, top_k: 2, " \
+	"expert_ffn: 1024}\n"
 
 /* Write text to a fresh temporary .yaml file; the caller unlinks and frees. */
 static char *temp_yaml(const char *text)
@@ -488,6 +491,14 @@ static const struct {
 	 "'training.precision' nvfp4 needs Blackwell's block-scaled tensor cores"},
 	{"cluster: {gpu: {preset: b200, peak_fp4: 0 TFLOPS}}\nmodel: llama2-7b\ntraining: {precision: nvfp4}\n",
 	 "'training.precision' nvfp4 needs a GPU with an fp4 peak ('b200' has none)"},
+	{BASE "parallelism: {moe_capacity_factor: 1.5}\n",
+	 "'parallelism.moe_capacity_factor' needs a model with experts"},
+	{MOE "parallelism: {moe_pad_to_capacity: true}\n",
+	 "'parallelism.moe_pad_to_capacity' needs 'parallelism.moe_capacity_factor'"},
+	{MOE "parallelism: {moe_capacity_factor: 0.25}\n",
+	 "'parallelism.moe_capacity_factor' (0.25) leaves an expert less than one of a token's 2 copies"},
+	{MOE "parallelism: {ep: 2, moe_capacity_factor: 1.5, moe_dispatcher: deepep}\n",
+	 "'parallelism.moe_capacity_factor' with the deepep dispatcher: DeepEP's dispatch is dropless"},
 	{"cluster: {gpu: h100-sxm-80g}\nmodel: llama2-7b\ntraining: {compile: true}\n",
 	 ":3:21: 'training.compile' applies to the pytorch and fsdp frameworks (Megatron-LM's kernels "
 	 "are fused already)"},

@@ -774,6 +774,34 @@ START_TEST(test_compile_fuses_the_chains_between_gemms)
 }
 END_TEST
 
+/* A capacity caps the busiest expert's share (imbalance 1.6 kept to 1.25);
+ * padded, every expert computes the capacity and each all-to-all sends it
+ * (4,096 tokens x 2 copies over 4 local experts of 16 at EP 4). */
+START_TEST(test_capacity_caps_and_pads_the_experts)
+{
+	cs_model_spec m = fx_moe();
+	cs_layer_ctx c = ctx(4096, 1, 1, 1);
+	c.ep = 4;
+	c.expert_imbalance = 1.6;
+	static const struct {
+		double cap;
+		bool pad;
+		double share, sent;
+	} cases[] = { { 0, false, 1.6, 1.0 }, { 1.25, false, 1.25, 1.0 }, { 2.0, false, 1.6, 1.0 },
+		      { 1.25, true, 1.25, 1.25 }, { 2.0, true, 2.0, 2.0 } };
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		c.moe_capacity = cases[k].cap;
+		c.moe_pad = cases[k].pad;
+		cs_layer_op ops[MAXOPS];
+		int n = cs_model_block_ops(&m, &c, true, CS_PASS_FWD, ops, MAXOPS);
+		const cs_layer_op *up = op_named(ops, n, "expert_up");
+		ck_assert(up && up->m == (int64_t)ceil(4096.0 * 2 * cases[k].share / 4) && up->batch == 4);
+		const cs_layer_op *d = op_named(ops, n, "ep_dispatch");
+		ck_assert(d && d->comm_bytes == 4096.0 * 2 * cases[k].sent * 2048 * 2);
+	}
+}
+END_TEST
+
 START_TEST(test_cp_ring_interleaves_send_recv_with_blocks)
 {
 	cs_model_spec m = fx_llama3_405b();
@@ -1060,6 +1088,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_tp_comm_points_per_block, 0, N(tp_cases));
 	tcase_add_loop_test(tc, test_latent_attention_tp_comm_points, 0, N(tp_cases));
 	tcase_add_test(tc, test_fp8_dispatch_halves_the_sends_to_the_experts);
+	tcase_add_test(tc, test_capacity_caps_and_pads_the_experts);
 	tcase_add_test(tc, test_cp_ring_interleaves_send_recv_with_blocks);
 	tcase_add_loop_test(tc, test_moe_all_to_all_and_imbalance, 0, N(imbalance_cases));
 	suite_add_tcase(s, tc);

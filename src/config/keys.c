@@ -359,6 +359,12 @@ static const cs_config_key keys[] = {
 	  "on 20 SMs; fp8 dispatch under the fp8 recipe)"),
 	K("parallelism.moe_node_limit", CS_KIND_INT, parallel.moe_node_limit, 0, 1e6, false, NULL, "0",
 	  "with moe_dispatcher deepep: nodes a token's experts may lie on (DeepSeek-V3: 4); 0 for any"),
+	K("parallelism.moe_capacity_factor", CS_KIND_FLOAT, parallel.moe_capacity, 0, 1e3, false, NULL, "0",
+	  "an expert takes at most this times its mean share of a rank's tokens and drops the rest "
+	  "(Megatron-LM's --moe-expert-capacity-factor); 0 for dropless"),
+	K("parallelism.moe_pad_to_capacity", CS_KIND_BOOL, parallel.moe_pad, 0, 0, false, NULL, "false",
+	  "every expert's input padded to its capacity (--moe-pad-expert-input-to-capacity): "
+	  "each expert computes, and each all-to-all sends, the capacity"),
 
 	K("collectives.algorithm", CS_KIND_ENUM, coll.algorithm, 0, 0, false, algo_names, "auto",
 	  "auto | ring | tree | nvls | nvls_tree | hierarchical | torus (on a torus: rings "

@@ -342,6 +342,9 @@ typedef struct cs_parallel_spec {
 	double expert_imbalance; /* busiest expert rank's load / mean, >= 1 */
 	cs_moe_dispatcher moe_dispatcher;
 	int64_t moe_node_limit; /* deepep: nodes a token's experts lie on, 0 any */
+	double moe_capacity;    /* an expert's tokens at most this times the mean, the rest
+	                         * dropped; 0 dropless */
+	bool moe_pad;           /* every expert's input padded to its capacity */
 } cs_parallel_spec;
 
 /* An expert-parallel group's ranks in each scale-up domain of c (its

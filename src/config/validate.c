@@ -375,6 +375,22 @@ static cs_status check_plan(cs__checker *c)
 			c, "parallelism.moe_node_limit", NULL,
 			"'parallelism.moe_node_limit' needs 'parallelism.moe_dispatcher: deepep' "
 			"(an all-to-all sends every copy whatever node it lies on)");
+	if (p->moe_capacity > 0 && m->experts == 0)
+		return cs__config_fail(c, "parallelism.moe_capacity_factor", NULL,
+				       "'parallelism.moe_capacity_factor' needs a model with experts");
+	if (p->moe_capacity > 0 && p->moe_capacity < 1.0 / (double)(m->top_k > 0 ? m->top_k : 1))
+		return cs__config_fail(c, "parallelism.moe_capacity_factor", "model.top_k",
+				       "'parallelism.moe_capacity_factor' (%g) leaves an expert less than "
+				       "one of a token's %lld copies in %lld",
+				       p->moe_capacity, (long long)m->top_k, (long long)m->top_k);
+	if (p->moe_capacity > 0 && p->moe_dispatcher == CS_MOE_DEEPEP)
+		return cs__config_fail(c, "parallelism.moe_capacity_factor", "parallelism.moe_dispatcher",
+				       "'parallelism.moe_capacity_factor' with the deepep dispatcher: "
+				       "DeepEP's dispatch is dropless (Megatron-LM's flex dispatcher)");
+	if (p->moe_pad && !(p->moe_capacity > 0))
+		return cs__config_fail(c, "parallelism.moe_pad_to_capacity", NULL,
+				       "'parallelism.moe_pad_to_capacity' needs "
+				       "'parallelism.moe_capacity_factor' (the capacity to pad to)");
 	if (p->moe_node_limit > 0) {
 		int64_t per, domains;
 		cs_parallel_ep_span(p, &sc->cluster, &per, &domains);

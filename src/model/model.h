@@ -76,6 +76,8 @@ typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on 
 	cs_cp_kind cp_kind;
 	cs_precision precision;
 	double expert_imbalance;
+	double moe_capacity;   /* the experts' capacity over their mean share, 0 dropless */
+	bool moe_pad;          /* every expert's input padded to its capacity */
 	bool moe_fp8_dispatch; /* tokens to their experts, and the gradients before the expert
 	                        * down projections back, sent in fp8 (DeepEP; DeepSeek-V3
 	                        * section 3.3.4); the combines in 16 bits */

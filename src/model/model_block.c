@@ -194,14 +194,21 @@ static moe_dims moe_init(const blk *B)
 	moe_dims e;
 	double ep = (double)(B->c->ep > 0 ? B->c->ep : 1);
 	double imb = B->c->expert_imbalance >= 1.0 ? B->c->expert_imbalance : 1.0;
-	double k = (double)B->m->top_k;
+	double k = (double)B->m->top_k, cap = B->c->moe_capacity, sent = 1.0;
+	/* with a capacity the busiest expert keeps at most that share and
+	 * drops the rest; padded, every expert computes and receives exactly
+	 * its capacity (Megatron-Core's get_capacity over a rank's tokens) */
+	if (cap > 0.0 && B->c->moe_pad)
+		imb = sent = cap;
+	else if (cap > 0.0 && imb > cap)
+		imb = cap;
 	e.local = (double)B->m->experts / ep;
 	if (e.local < 1.0)
 		e.local = 1.0;
 	e.tokens = B->d.tokens * k * imb / e.local;
 	e.ffn = (double)B->m->expert_ffn / B->d.tp;
-	e.a2a = B->d.tokens * k * B->d.h * B->d.ab;
-	e.a2a_to = B->c->moe_fp8_dispatch ? B->d.tokens * k * B->d.h : e.a2a;
+	e.a2a = B->d.tokens * k * sent * B->d.h * B->d.ab;
+	e.a2a_to = B->c->moe_fp8_dispatch ? B->d.tokens * k * sent * B->d.h : e.a2a;
 	return e;
 }
 

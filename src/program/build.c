@@ -429,6 +429,8 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		.cp_kind = sc->parallel.cp_kind,
 		.precision = sc->training.precision,
 		.expert_imbalance = sc->parallel.expert_imbalance,
+		.moe_capacity = sc->parallel.moe_capacity,
+		.moe_pad = sc->parallel.moe_pad,
 		.moe_fp8_dispatch = sc->parallel.moe_dispatcher == CS_MOE_DEEPEP &&
 				    cs_prec_is_low(sc->training.precision),
 		.dropout = sc->training.dropout,
