@@ -224,6 +224,36 @@ START_TEST(presets_hold_reference_figures)
 		ck_assert_int_eq(c.scale_up.latency_ns, 2000);
 		ck_assert_int_eq(c.scale_out.latency_ns, 5000);
 	}
+	/* NVL72 racks (docs/references.md): dense bf16, fp8, fp4 from the rack
+	 * figures over 72 GPUs; the GB200's HBM as nvidia-smi reports it, the
+	 * GB300's the stated assumption; trays of 4 GPUs and 4 NICs in one
+	 * NVLink domain of 72 */
+	static const struct { const char *name; double bf16, fp8, fp4, hbm; int sms, arch; double nic, pcie; } racks[] = {
+		{"gb200-nvl72", 2500e12, 5000e12, 10000e12, 189471 * MIB, 148, 100, 50e9, 63e9},
+		{"gb300-nvl72", 2500e12, 5000e12, 15000e12, 284206 * MIB, 160, 103, 100e9, 126e9},
+	};
+	for (size_t i = 0; i < sizeof racks / sizeof racks[0]; i++) {
+		const cs_gpu_spec *g = cs_preset_gpu(racks[i].name);
+		cs_cluster_spec c;
+		ck_assert_ptr_nonnull(g);
+		ck_assert_double_eq(g->peak_bf16, racks[i].bf16);
+		ck_assert_double_eq(g->peak_fp8, racks[i].fp8);
+		ck_assert_double_eq(g->peak_fp4, racks[i].fp4);
+		ck_assert_double_eq(g->hbm_bytes, racks[i].hbm);
+		ck_assert_double_eq(g->hbm_bandwidth, 8e12);
+		ck_assert_int_eq(g->sms, racks[i].sms);
+		ck_assert_int_eq(g->arch, racks[i].arch);
+		ck_assert_int_eq(g->nvls, 1);
+		ck_assert_str_eq(g->profile, "gb200");
+		memset(&c, 0, sizeof c);
+		cs_preset_server_defaults(g, &c);
+		ck_assert_int_eq(c.gpus_per_node, 4);
+		ck_assert_int_eq(c.scale_up_domain, 72);
+		ck_assert_int_eq(c.nics_per_node, 4);
+		ck_assert_double_eq(c.scale_up.bandwidth, 900e9);
+		ck_assert_double_eq(c.scale_out.bandwidth, racks[i].nic);
+		ck_assert_double_eq(c.pcie.bandwidth, racks[i].pcie);
+	}
 	/* TPU v4: six ICI links; 24 TB/s of bisection over the 512 links a cut
 	 * through a 16x16x16 pod crosses */
 	const cs_gpu_spec *tpu = cs_preset_gpu("tpu-v4");
@@ -236,7 +266,7 @@ START_TEST(presets_hold_reference_figures)
 	ck_assert_double_eq_tol(tpu->ici_bandwidth * 512, 24e12, 1);
 	while (cs_preset_gpu_name(count))
 		count++;
-	ck_assert_uint_eq(count, 6);
+	ck_assert_uint_eq(count, 8);
 	ck_assert_ptr_null(cs_preset_gpu("h100"));
 }
 END_TEST
@@ -278,6 +308,47 @@ START_TEST(presets_hold_model_shapes)
 END_TEST
 
 /* ---- good scenarios ------------------------------------------------------- */
+
+/* An NVL72 GPU's server is its rack's tray: 4 GPUs and 4 NICs, in one
+ * NVLink domain of 72 (of the cluster's GPUs where they are fewer); what
+ * the scenario gives wins, and an override of the GPU derives them again. */
+START_TEST(nvl72_trays_share_the_rack_domain)
+{
+	static const struct { const char *yaml; int gpn, domain, nics; } cases[] = {
+		{"cluster: {gpu: gb200-nvl72, nodes: 36}\nmodel: llama2-7b\n", 4, 72, 4},
+		{"cluster: {gpu: gb200-nvl72, nodes: 16}\nmodel: llama2-7b\n", 4, 64, 4},
+		{"cluster: {gpu: gb300-nvl72, nodes: 9, gpus_per_node: 8}\nmodel: llama2-7b\n", 8, 72, 8},
+		{"cluster: {gpu: gb200-nvl72, nodes: 36, scale_up: {domain: 4}}\nmodel: llama2-7b\n", 4, 4, 4},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cs_scenario *sc = NULL;
+		cs_diag diag;
+		ck_assert_msg(load_text(cases[i].yaml, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+		ck_assert_int_eq(sc->cluster.gpus_per_node, cases[i].gpn);
+		ck_assert_int_eq(sc->cluster.scale_up_domain, cases[i].domain);
+		ck_assert_int_eq(sc->cluster.nics_per_node, cases[i].nics);
+		cs_scenario_free(sc);
+	}
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+	const char *sets[] = { "cluster.gpu=b200" };
+	ck_assert_msg(load_text(cases[0].yaml, sets, 1, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->cluster.gpus_per_node, 8);
+	ck_assert_int_eq(sc->cluster.scale_up_domain, 8);
+	ck_assert_double_eq(sc->cluster.scale_out.bandwidth, 100e9);
+	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.gpu=gb300-nvl72", &diag), CS_OK);
+	ck_assert_msg(cs_config_validate(sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->cluster.gpus_per_node, 4);
+	ck_assert_int_eq(sc->cluster.scale_up_domain, 72);
+	ck_assert_double_eq(sc->cluster.scale_out.bandwidth, 100e9);
+	ck_assert_double_eq(sc->cluster.pcie.bandwidth, 126e9);
+	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.gpu=h100-sxm-80g", &diag), CS_OK);
+	ck_assert_msg(cs_config_validate(sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->cluster.gpus_per_node, 8);
+	ck_assert_int_eq(sc->cluster.scale_up_domain, 8);
+	cs_scenario_free(sc);
+}
+END_TEST
 
 START_TEST(load_fills_values_and_derives_the_rest)
 {
@@ -391,6 +462,16 @@ static const struct {
 	{"cluster: {gpu: h100}\nmodel: llama2-7b\n", "unknown preset 'h100' for 'cluster.gpu.preset' (did you mean 'h100-sxm-80g'?)"},
 	{"cluster: {gpu: mi300x}\nmodel: llama2-7b\n", "unknown preset 'mi300x' for 'cluster.gpu.preset' (known: a100"},
 	{"cluster: {gpu: tpu}\nmodel: llama2-7b\n", "unknown preset 'tpu' for 'cluster.gpu.preset' (did you mean 'tpu-v4'?)"},
+	/* an NVL72 rack: its derived domain, and one given, must hold whole trays */
+	{"cluster: {gpu: gb200-nvl72, nodes: 20}\nmodel: llama2-7b\n",
+	 ":1:36: the 80 GPUs (20 nodes of 4) fill no whole 72-GPU NVLink domains of 'gb200-nvl72': use at "
+	 "most 18 nodes or a multiple of them, or set 'cluster.scale_up.domain'"},
+	{"cluster: {gpu: gb300-nvl72, nodes: 18, gpus_per_node: 5}\nmodel: llama2-7b\n",
+	 ":1:55: 'cluster.gpus_per_node' (5) must divide the 72-GPU NVLink domain of 'gb300-nvl72', or set "
+	 "'cluster.scale_up.domain'"},
+	{"cluster: {gpu: gb200-nvl72, nodes: 18, scale_up: {domain: 70}}\nmodel: llama2-7b\n",
+	 ":1:59: 'cluster.scale_up.domain' (70) must divide gpus_per_node (4) or be a multiple of it "
+	 "dividing the 72 GPUs"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: two}\nmodel: llama2-7b\n",
 	 ":1:37: expected an integer for 'cluster.nodes', got 'two'"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 2.5}\nmodel: llama2-7b\n", "expected an integer"},
@@ -1043,6 +1124,7 @@ static Suite *config_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("load");
 	tcase_add_test(tc, load_fills_values_and_derives_the_rest);
+	tcase_add_test(tc, nvl72_trays_share_the_rack_domain);
 	tcase_add_test(tc, every_example_scenario_loads);
 	tcase_add_test(tc, example_ddp_llama2_matches_its_description);
 	tcase_add_test(tc, defaults_then_validate_without_a_file);
