@@ -124,6 +124,11 @@ static int preset(mem_cmd *c, const char *what, const char *val, bool gpu)
 		const cs_gpu_spec *g = cs_preset_gpu(val);
 		if (g) {
 			c->sc->cluster.gpu = *g;
+			if (!c->sc->path[0]) { /* no scenario: the GPU's server (an NVL72 tray of 4) */
+				cs_cluster_spec server = { 0 };
+				cs_preset_server_defaults(g, &server);
+				c->sc->cluster.gpus_per_node = server.gpus_per_node;
+			}
 			return 0;
 		}
 	} else {

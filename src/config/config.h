@@ -96,8 +96,7 @@ enum {
 	CS_DERIVED_KV_HEADS = 1u << 11,
 	CS_DERIVED_MAX_POS = 1u << 12,
 	CS_DERIVED_EXPERT_FFN = 1u << 13,
-	CS_DERIVED_ICI_BW = 1u << 14,
-	CS_DERIVED_GPN = 1u << 15
+	CS_DERIVED_ICI_BW = 1u << 14
 };
 
 /* Fill every default; fields derived later hold 0 (or -1 for latencies). */

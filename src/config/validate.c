@@ -123,8 +123,6 @@ void cs__config_reopen(cs_scenario *sc)
 		sc->cluster.pcie.latency_ns = -1;
 	if (d & CS_DERIVED_ICI_BW)
 		sc->cluster.ici.bandwidth = 0;
-	if (d & CS_DERIVED_GPN)
-		sc->cluster.gpus_per_node = 8;
 	if (d & CS_DERIVED_KV_HEADS)
 		sc->model.kv_heads = 0;
 	if (d & CS_DERIVED_MAX_POS)
@@ -262,11 +260,9 @@ static cs_status derive_hw(cs__checker *c)
 	     CS_DERIVED_SCALE_OUT_LAT);
 	FILL(cl->pcie.bandwidth == 0, cl->pcie.bandwidth, std.pcie.bandwidth, CS_DERIVED_PCIE_BW);
 	FILL(cl->pcie.latency_ns < 0, cl->pcie.latency_ns, std.pcie.latency_ns, CS_DERIVED_PCIE_LAT);
-	/* a rack-scale GPU's server is its tray, and its NVLink domain the
-	 * rack's, or the cluster's GPUs where they are fewer */
+	/* a rack-scale GPU's NVLink domain is the rack's, or the cluster's GPUs
+	 * where they are fewer (its tray as the server: set_preset in set.c) */
 	bool rack = std.scale_up_domain > std.gpus_per_node;
-	FILL(rack && !cs__config_placed(c, "cluster.gpus_per_node"), cl->gpus_per_node, std.gpus_per_node,
-	     CS_DERIVED_GPN);
 	int64_t gpus = cl->nodes * cl->gpus_per_node;
 	int domain =
 		rack ? (int)(gpus < std.scale_up_domain ? gpus : std.scale_up_domain) : cl->gpus_per_node;
