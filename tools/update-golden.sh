@@ -47,4 +47,9 @@ done
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	--set collectives.fidelity=flow --set cluster.fabric.leaf_gpus=32 \
 	--set cluster.fabric.routing=ecmp >tests/golden/3d-llama3-70b-64gpu-flow-ecmp.json
+"$build"/clustersim run scenarios/gb200-nvl72-llama3-70b.yaml --format json --no-progress \
+	>tests/golden/gb200-nvl72-llama3-70b.json
+"$build"/clustersim run scenarios/gb200-nvl72-llama3-70b.yaml --format json --no-progress \
+	--set cluster.nodes=36 --set training.global_batch=144 --set parallelism.dp=9 \
+	>tests/golden/gb200-nvl72-llama3-70b-2racks.json
 git diff --stat -- tests/golden
