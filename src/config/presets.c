@@ -138,14 +138,6 @@ const char *cs_preset_gpu_name(size_t i) { return i < NGPUS ? gpus[i].name : NUL
 const char *cs_preset_model_name(size_t i) { return i < NMODELS ? models[i].name : NULL; }
 
 /*
- * Standard servers (docs/references.md, Hardware): DGX A100 with NVLink 3 (600
- * GB/s bidirectional = 300 GB/s per direction), 8 HDR 200 Gb/s NICs, PCIe
- * Gen4 x16; DGX H100/H200 with NVLink 4 (450 GB/s per direction), 8 NDR
- * 400 Gb/s, PCIe Gen5 x16; B200 with NVLink 5 (900 GB/s per direction), 8
- * XDR 800 Gb/s, PCIe Gen5. Latencies follow the seed chapter's alpha: 2 us
- * per NVLink hop, 5 us per network message, 1 us across PCIe (assumption).
- */
-/*
  * Rack-scale servers: NVL72, 18 compute trays of 4 GPUs (2 Grace CPUs, 4
  * Blackwell GPUs a tray) in one 72-GPU NVLink 5 domain through the rack's
  * NVLink switch trays (900 GB/s per direction per GPU), one scale-out NIC
@@ -170,6 +162,15 @@ static const struct rack *rack_of(const cs_gpu_spec *gpu)
 	return NULL;
 }
 
+/*
+ * Standard servers (docs/references.md, Hardware): DGX A100 with NVLink 3 (600
+ * GB/s bidirectional = 300 GB/s per direction), 8 HDR 200 Gb/s NICs, PCIe
+ * Gen4 x16; DGX H100/H200 with NVLink 4 (450 GB/s per direction), 8 NDR
+ * 400 Gb/s, PCIe Gen5 x16; B200 with NVLink 5 (900 GB/s per direction), 8
+ * XDR 800 Gb/s, PCIe Gen5. Latencies follow the seed chapter's alpha: 2 us
+ * per NVLink hop, 5 us per network message, 1 us across PCIe (assumption).
+ * An NVL72 GPU has its rack's tray and domain instead (racks above).
+ */
 void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c)
 {
 	int arch = gpu ? gpu->arch : 90;
