@@ -680,45 +680,54 @@ static int64_t nvl72_time(int64_t racks, cs_coll_op op, cs_coll_algo a, double b
 /* NCCL's MNNVL (init.cc: nNodes counted by the rings' first ranks over the
  * clique's fused topology, ncclTopoGetSystem in graph/topo.cc) sees one
  * rack as one node of 72 local ranks: 18 NVLink 5 links of 40.1 GB/s
- * (721.8 GB/s), and NVLS over the domain. A 1 GiB all-reduce picks NVLS:
- * 25 us (NVLS's NVLink latency) + S / (721.8 x 0.85 x 5/6). An all-gather
- * is a ring of 71 steps: Simple, 8.4 + 71 x 3.4 us + S / (721.8 x 72/71). */
-START_TEST(test_nvl72_one_rack_closed_form)
+ * (721.8 GB/s), and NVLS over the domain. Each case is 1 GiB, its time
+ * latency + S / (721.8 x its bandwidth factor):
+ *  - one rack, all-reduce: NVLS, 25 us (NVLS's NVLink latency), 0.85 x 5/6;
+ *  - one rack, all-gather: a ring of 71 steps, Simple, 8.4 + 71 x 3.4 us,
+ *    x 72/71;
+ *  - two racks, all-reduce: two NCCL nodes, each rack's 72 NICs of 48 GB/s
+ *    (3,456 GB/s) far above one GPU's NVLink, so NVLS-tree at the domain's
+ *    NVLS rate, 25 us + 2 log2(2) x 14 us (its network step);
+ *  - two racks, the ring forced: LL128, 14 us + 284 NVLink steps of 1.9 us
+ *    + 2 network steps of 4 us, x 0.92 x 144/286 (its Simple pays 1.4 x its
+ *    latency on a large multi-node all-reduce). */
+static const struct nvl72_case {
+	int64_t racks;
+	cs_coll_op op;
+	cs_coll_algo force, algo;
+	cs_coll_proto proto;
+	int channels;
+	double lat_us, factor;
+} nvl72_cases[] = {
+	{1, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 18, 25, 0.85 * 5.0 / 6.0},
+	{1, CS_COLL_ALL_GATHER, CS_ALGO_AUTO, CS_ALGO_RING, CS_PROTO_SIMPLE, 18, 8.4 + 71 * 3.4, 72.0 / 71.0},
+	{2, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_ALGO_NVLS_TREE, CS_PROTO_SIMPLE, 32, 25 + 2 * 14,
+	 0.85 * 5.0 / 6.0},
+	{2, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_ALGO_RING, CS_PROTO_LL128, 32, 14 + 284 * 1.9 + 2 * 4.0,
+	 0.92 * 144.0 / 286.0},
+};
+
+START_TEST(test_nvl72_closed_forms)
 {
+	const struct nvl72_case *k = &nvl72_cases[_i];
 	double S = 1 << 30, bus = 18 * 40.1;
 	cs_coll_choice ch;
-	int64_t ar = nvl72_time(1, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, S, &ch);
-	ck_assert_int_eq(ch.algo, CS_ALGO_NVLS);
-	ck_assert_int_eq(ch.channels, 18);
-	ck_assert_int_eq(ar, llround(25e3 + S / (bus * 0.85 * 5.0 / 6.0)));
-	int64_t ag = nvl72_time(1, CS_COLL_ALL_GATHER, CS_ALGO_AUTO, S, &ch);
-	ck_assert_int_eq(ch.algo, CS_ALGO_RING);
-	ck_assert_int_eq(ch.proto, CS_PROTO_SIMPLE);
-	ck_assert_int_eq(ag, llround((8.4 + 71 * 3.4) * 1e3 + S / (bus * 72.0 / 71.0)));
+	int64_t t = nvl72_time(k->racks, k->op, k->force, S, &ch);
+	ck_assert_int_eq(ch.algo, k->algo);
+	ck_assert_int_eq(ch.proto, k->proto);
+	ck_assert_int_eq(ch.channels, k->channels);
+	ck_assert_int_eq(t, llround(k->lat_us * 1e3 + S / (bus * k->factor)));
 }
 END_TEST
 
-/* Two racks: two NCCL nodes of 72 ranks, each rack's 72 NICs of 48 GB/s
- * (3,456 GB/s) far above one GPU's NVLink, so NVLS-tree runs at the
- * domain's NVLS rate: 25 us + 2 log2(2) x 14 us (NVLS-tree's network
- * step) + S / (721.8 x 0.85 x 5/6). The ring, forced, takes LL128: 14 us
- * + 284 NVLink steps of 1.9 us + 2 network steps of 4 us, at 0.92 of the
- * NVLink rate over 286 / 144 (its Simple pays 1.4 x its latency on a
- * large multi-node all-reduce). */
-START_TEST(test_nvl72_two_racks_closed_form)
+/* Across two racks the tuner's NVLS-tree beats the ring it would otherwise
+ * run: the racks' NICs do not bind, the ring's 286 steps and halved rate do. */
+START_TEST(test_nvl72_two_racks_pick_nvls_tree)
 {
-	double S = 1 << 30, bus = 18 * 40.1;
 	cs_coll_choice ch;
-	int64_t ar = nvl72_time(2, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, S, &ch);
+	ck_assert_int_lt(nvl72_time(2, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, 1 << 30, &ch),
+			 nvl72_time(2, CS_COLL_ALL_REDUCE, CS_ALGO_RING, 1 << 30, NULL));
 	ck_assert_int_eq(ch.algo, CS_ALGO_NVLS_TREE);
-	ck_assert_int_eq(ch.channels, 32);
-	ck_assert_int_eq(ar, llround((25 + 2 * 14) * 1e3 + S / (bus * 0.85 * 5.0 / 6.0)));
-	cs_coll_choice ring;
-	int64_t r = nvl72_time(2, CS_COLL_ALL_REDUCE, CS_ALGO_RING, S, &ring);
-	ck_assert_int_eq(ring.algo, CS_ALGO_RING);
-	ck_assert_int_eq(ring.proto, CS_PROTO_LL128);
-	ck_assert_int_eq(r, llround((14 + 284 * 1.9 + 2 * 4.0) * 1e3 + S / (bus * 0.92 * 144.0 / 286.0)));
-	ck_assert_int_gt(r, ar);
 }
 END_TEST
 
@@ -765,8 +774,8 @@ static Suite *coll_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("nvl72");
 	tcase_add_test(tc, test_nvl72_domain_spans_trays);
-	tcase_add_test(tc, test_nvl72_one_rack_closed_form);
-	tcase_add_test(tc, test_nvl72_two_racks_closed_form);
+	tcase_add_loop_test(tc, test_nvl72_closed_forms, 0, (int)(sizeof nvl72_cases / sizeof nvl72_cases[0]));
+	tcase_add_test(tc, test_nvl72_two_racks_pick_nvls_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }

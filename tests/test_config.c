@@ -196,13 +196,19 @@ END_TEST
 /* HBM: the totals NVIDIA's driver reports (nvidia-smi, NVML), in MiB */
 START_TEST(presets_hold_reference_figures)
 {
-	static const struct { const char *name; double bf16, hbm, eff; int sms, arch, nvls; double nvlink, nic; } cases[] = {
-		{"a100-sxm-80g", 312e12, 81920 * MIB, 0.869, 108, 80, 0, 300e9, 25e9},
-		{"h100-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
-		{"h200-sxm-141g", 989e12, 143771 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
+	/* NVL72 racks (docs/references.md): bf16 from the rack figures over 72
+	 * GPUs; the GB200's HBM as nvidia-smi reports it, the GB300's the stated
+	 * assumption; trays of 4 GPUs and 4 NICs in one NVLink domain of 72 */
+	static const struct { const char *name; double bf16, hbm, eff; int sms, arch, nvls; double nvlink, nic;
+			      int gpn, domain; } cases[] = {
+		{"a100-sxm-80g", 312e12, 81920 * MIB, 0.869, 108, 80, 0, 300e9, 25e9, 8, 8},
+		{"h100-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 450e9, 50e9, 8, 8},
+		{"h200-sxm-141g", 989e12, 143771 * MIB, 0.80, 132, 90, 1, 450e9, 50e9, 8, 8},
 		/* H800: the H100 die with NVLink cut to 400 GB/s bidirectional */
-		{"h800-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 200e9, 50e9},
-		{"b200", 2250e12, 183359 * MIB, 0.776, 148, 100, 1, 900e9, 100e9},
+		{"h800-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 200e9, 50e9, 8, 8},
+		{"b200", 2250e12, 183359 * MIB, 0.776, 148, 100, 1, 900e9, 100e9, 8, 8},
+		{"gb200-nvl72", 2500e12, 189471 * MIB, 0.776, 148, 100, 1, 900e9, 50e9, 4, 72},
+		{"gb300-nvl72", 2500e12, 284206 * MIB, 0.776, 160, 103, 1, 900e9, 100e9, 4, 72},
 	};
 	size_t count = 0;
 
@@ -220,40 +226,24 @@ START_TEST(presets_hold_reference_figures)
 		cs_preset_server_defaults(g, &c);
 		ck_assert_double_eq(c.scale_up.bandwidth, cases[i].nvlink);
 		ck_assert_double_eq(c.scale_out.bandwidth, cases[i].nic);
-		ck_assert_int_eq(c.nics_per_node, 8);
+		ck_assert_int_eq(c.gpus_per_node, cases[i].gpn);
+		ck_assert_int_eq(c.nics_per_node, cases[i].gpn);
+		ck_assert_int_eq(c.scale_up_domain, cases[i].domain);
 		ck_assert_int_eq(c.scale_up.latency_ns, 2000);
 		ck_assert_int_eq(c.scale_out.latency_ns, 5000);
 	}
-	/* NVL72 racks (docs/references.md): dense bf16, fp8, fp4 from the rack
-	 * figures over 72 GPUs; the GB200's HBM as nvidia-smi reports it, the
-	 * GB300's the stated assumption; trays of 4 GPUs and 4 NICs in one
-	 * NVLink domain of 72 */
-	static const struct { const char *name; double bf16, fp8, fp4, hbm; int sms, arch; double nic, pcie; } racks[] = {
-		{"gb200-nvl72", 2500e12, 5000e12, 10000e12, 189471 * MIB, 148, 100, 50e9, 63e9},
-		{"gb300-nvl72", 2500e12, 5000e12, 15000e12, 284206 * MIB, 160, 103, 100e9, 126e9},
-	};
-	for (size_t i = 0; i < sizeof racks / sizeof racks[0]; i++) {
-		const cs_gpu_spec *g = cs_preset_gpu(racks[i].name);
-		cs_cluster_spec c;
-		ck_assert_ptr_nonnull(g);
-		ck_assert_double_eq(g->peak_bf16, racks[i].bf16);
-		ck_assert_double_eq(g->peak_fp8, racks[i].fp8);
-		ck_assert_double_eq(g->peak_fp4, racks[i].fp4);
-		ck_assert_double_eq(g->hbm_bytes, racks[i].hbm);
-		ck_assert_double_eq(g->hbm_bandwidth, 8e12);
-		ck_assert_int_eq(g->sms, racks[i].sms);
-		ck_assert_int_eq(g->arch, racks[i].arch);
-		ck_assert_int_eq(g->nvls, 1);
-		ck_assert_str_eq(g->profile, "gb200");
-		memset(&c, 0, sizeof c);
-		cs_preset_server_defaults(g, &c);
-		ck_assert_int_eq(c.gpus_per_node, 4);
-		ck_assert_int_eq(c.scale_up_domain, 72);
-		ck_assert_int_eq(c.nics_per_node, 4);
-		ck_assert_double_eq(c.scale_up.bandwidth, 900e9);
-		ck_assert_double_eq(c.scale_out.bandwidth, racks[i].nic);
-		ck_assert_double_eq(c.pcie.bandwidth, racks[i].pcie);
-	}
+	/* the racks' fp8 and fp4 (dense, rack figures / 72), HBM bandwidth, profile
+	 * and the NICs' PCIe: Gen5 x16 on GB200, ConnectX-8's Gen6 x16 on GB300 */
+	const cs_gpu_spec *gb2 = cs_preset_gpu("gb200-nvl72"), *gb3 = cs_preset_gpu("gb300-nvl72");
+	ck_assert(gb2->peak_fp8 == 5000e12 && gb3->peak_fp8 == 5000e12);
+	ck_assert(gb2->peak_fp4 == 10000e12 && gb3->peak_fp4 == 15000e12);
+	ck_assert(gb2->hbm_bandwidth == 8e12 && gb3->hbm_bandwidth == 8e12);
+	ck_assert_str_eq(gb2->profile, "gb200");
+	ck_assert_str_eq(gb3->profile, "gb200");
+	cs_cluster_spec r2 = {0}, r3 = {0};
+	cs_preset_server_defaults(gb2, &r2);
+	cs_preset_server_defaults(gb3, &r3);
+	ck_assert(r2.pcie.bandwidth == 63e9 && r3.pcie.bandwidth == 126e9);
 	/* TPU v4: six ICI links; 24 TB/s of bisection over the 512 links a cut
 	 * through a 16x16x16 pod crosses */
 	const cs_gpu_spec *tpu = cs_preset_gpu("tpu-v4");
