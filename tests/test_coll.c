@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "config/config.h"
 #include "hw/topo.h"
 
 enum { H100, A100, B200 };
@@ -612,6 +613,124 @@ START_TEST(test_dispatch_time_is_the_slower_leg)
 }
 END_TEST
 
+/* ---- NVL72: a 72-GPU NVLink domain over 18 trays, as NCCL's MNNVL ------ */
+
+/* racks of GB200 NVL72 as their preset's server: trays of 4 GPUs, a NIC
+ * each, one NVLink domain of 72 */
+static cs_cluster_spec nvl72(int64_t racks)
+{
+	cs_cluster_spec c;
+	memset(&c, 0, sizeof(c));
+	const cs_gpu_spec *g = cs_preset_gpu("gb200-nvl72");
+	ck_assert_ptr_nonnull(g);
+	c.gpu = *g;
+	cs_preset_server_defaults(g, &c);
+	c.nodes = 18 * racks;
+	c.leaf_gpus = 256;
+	c.leaf_oversubscription = 1;
+	c.pod_oversubscription = 1;
+	return c;
+}
+
+/* The preset's rack and the topology: a route between trays of one rack is
+ * NVLink up and down; between racks PCIe, NIC, NIC, PCIe; a group of two
+ * racks spans 36 trays in 2 domains. */
+START_TEST(test_nvl72_domain_spans_trays)
+{
+	cs_cluster_spec c = nvl72(2);
+	ck_assert_int_eq(c.gpus_per_node, 4);
+	ck_assert_int_eq(c.scale_up_domain, 72);
+	ck_assert_int_eq(c.nics_per_node, 4);
+	ck_assert_double_eq(c.scale_up.bandwidth, 900e9);
+	ck_assert_double_eq(c.scale_out.bandwidth, 50e9);
+	cs_topo *t = cs_topo_new(&c);
+	ck_assert_ptr_nonnull(t);
+	int32_t links[8];
+	ck_assert_int_eq(cs_topo_route(t, 0, 71, links, 8), 2);
+	ck_assert_int_eq(cs_topo_route(t, 0, 72, links, 8), 4);
+	cs_group_shape one = cs_topo_group(t, 0, 1, 72), two = cs_topo_group(t, 0, 1, 144);
+	ck_assert_int_eq(one.ndomains, 1);
+	ck_assert_int_eq(one.nnodes, 18);
+	ck_assert_int_eq(one.tier, CS_TIER_NVLINK);
+	ck_assert_int_eq(two.ndomains, 2);
+	ck_assert_int_eq(two.nnodes, 36);
+	ck_assert_int_eq(two.tier, CS_TIER_NIC);
+	cs_topo_free(t);
+	cs_cluster_spec u;
+	memset(&u, 0, sizeof(u));
+	cs_preset_server_defaults(cs_preset_gpu("gb300-nvl72"), &u);
+	ck_assert_double_eq(u.scale_out.bandwidth, 100e9);
+	ck_assert_int_eq(u.scale_up_domain, 72);
+}
+END_TEST
+
+static int64_t nvl72_time(int64_t racks, cs_coll_op op, cs_coll_algo a, double bytes, cs_coll_choice *ch)
+{
+	cs_cluster_spec c = nvl72(racks);
+	cs_topo *t = cs_topo_new(&c);
+	cs_group_shape g = cs_topo_group(t, 0, 1, 72 * racks);
+	cs_topo_free(t);
+	cs_coll_spec s = {.algorithm = a, .fidelity = CS_FIDELITY_ANALYTIC, .contention = 1};
+	cs_coll *k = cs_coll_new(&c, &s);
+	int64_t ns = cs_coll_time(k, op, &g, bytes, ch);
+	cs_coll_free(k);
+	return ns;
+}
+
+/* NCCL's MNNVL (init.cc: nNodes counted by the rings' first ranks over the
+ * clique's fused topology, ncclTopoGetSystem in graph/topo.cc) sees one
+ * rack as one node of 72 local ranks: 18 NVLink 5 links of 40.1 GB/s
+ * (721.8 GB/s), and NVLS over the domain. Each case is 1 GiB, its time
+ * latency + S / (721.8 x its bandwidth factor):
+ *  - one rack, all-reduce: NVLS, 25 us (NVLS's NVLink latency), 0.85 x 5/6;
+ *  - one rack, all-gather: a ring of 71 steps, Simple, 8.4 + 71 x 3.4 us,
+ *    x 72/71;
+ *  - two racks, all-reduce: two NCCL nodes, each rack's 72 NICs of 48 GB/s
+ *    (3,456 GB/s) far above one GPU's NVLink, so NVLS-tree at the domain's
+ *    NVLS rate, 25 us + 2 log2(2) x 14 us (its network step);
+ *  - two racks, the ring forced: LL128, 14 us + 284 NVLink steps of 1.9 us
+ *    + 2 network steps of 4 us, x 0.92 x 144/286 (its Simple pays 1.4 x its
+ *    latency on a large multi-node all-reduce). */
+static const struct nvl72_case {
+	int64_t racks;
+	cs_coll_op op;
+	cs_coll_algo force, algo;
+	cs_coll_proto proto;
+	int channels;
+	double lat_us, factor;
+} nvl72_cases[] = {
+	{1, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 18, 25, 0.85 * 5.0 / 6.0},
+	{1, CS_COLL_ALL_GATHER, CS_ALGO_AUTO, CS_ALGO_RING, CS_PROTO_SIMPLE, 18, 8.4 + 71 * 3.4, 72.0 / 71.0},
+	{2, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_ALGO_NVLS_TREE, CS_PROTO_SIMPLE, 32, 25 + 2 * 14,
+	 0.85 * 5.0 / 6.0},
+	{2, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_ALGO_RING, CS_PROTO_LL128, 32, 14 + 284 * 1.9 + 2 * 4.0,
+	 0.92 * 144.0 / 286.0},
+};
+
+START_TEST(test_nvl72_closed_forms)
+{
+	const struct nvl72_case *k = &nvl72_cases[_i];
+	double S = 1 << 30, bus = 18 * 40.1;
+	cs_coll_choice ch;
+	int64_t t = nvl72_time(k->racks, k->op, k->force, S, &ch);
+	ck_assert_int_eq(ch.algo, k->algo);
+	ck_assert_int_eq(ch.proto, k->proto);
+	ck_assert_int_eq(ch.channels, k->channels);
+	ck_assert_int_eq(t, llround(k->lat_us * 1e3 + S / (bus * k->factor)));
+}
+END_TEST
+
+/* Across two racks the tuner's NVLS-tree beats the ring it would otherwise
+ * run: the racks' NICs do not bind, the ring's 286 steps and halved rate do. */
+START_TEST(test_nvl72_two_racks_pick_nvls_tree)
+{
+	cs_coll_choice ch;
+	ck_assert_int_lt(nvl72_time(2, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, 1 << 30, &ch),
+			 nvl72_time(2, CS_COLL_ALL_REDUCE, CS_ALGO_RING, 1 << 30, NULL));
+	ck_assert_int_eq(ch.algo, CS_ALGO_NVLS_TREE);
+}
+END_TEST
+
 static Suite *coll_suite(void)
 {
 	Suite *s = suite_create("coll");
@@ -652,6 +771,11 @@ static Suite *coll_suite(void)
 	tcase_add_loop_test(tc, test_torus_costs_match_closed_forms, 0,
 			    (int)(sizeof torus_cost_cases / sizeof torus_cost_cases[0]));
 	tcase_add_test(tc, test_tpu_v4_pod_all_reduce_bandwidth);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("nvl72");
+	tcase_add_test(tc, test_nvl72_domain_spans_trays);
+	tcase_add_loop_test(tc, test_nvl72_closed_forms, 0, (int)(sizeof nvl72_cases / sizeof nvl72_cases[0]));
+	tcase_add_test(tc, test_nvl72_two_racks_pick_nvls_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }

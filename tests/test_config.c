@@ -221,13 +221,19 @@ END_TEST
 /* HBM: the totals NVIDIA's driver reports (nvidia-smi, NVML), in MiB */
 START_TEST(presets_hold_reference_figures)
 {
-	static const struct { const char *name; double bf16, hbm, eff; int sms, arch, nvls; double nvlink, nic; } cases[] = {
-		{"a100-sxm-80g", 312e12, 81920 * MIB, 0.869, 108, 80, 0, 300e9, 25e9},
-		{"h100-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
-		{"h200-sxm-141g", 989e12, 143771 * MIB, 0.80, 132, 90, 1, 450e9, 50e9},
+	/* NVL72 racks (docs/references.md): bf16 from the rack figures over 72
+	 * GPUs; the GB200's HBM as nvidia-smi reports it, the GB300's the stated
+	 * assumption; trays of 4 GPUs and 4 NICs in one NVLink domain of 72 */
+	static const struct { const char *name; double bf16, hbm, eff; int sms, arch, nvls; double nvlink, nic;
+			      int gpn, domain; } cases[] = {
+		{"a100-sxm-80g", 312e12, 81920 * MIB, 0.869, 108, 80, 0, 300e9, 25e9, 8, 8},
+		{"h100-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 450e9, 50e9, 8, 8},
+		{"h200-sxm-141g", 989e12, 143771 * MIB, 0.80, 132, 90, 1, 450e9, 50e9, 8, 8},
 		/* H800: the H100 die with NVLink cut to 400 GB/s bidirectional */
-		{"h800-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 200e9, 50e9},
-		{"b200", 2250e12, 183359 * MIB, 0.776, 148, 100, 1, 900e9, 100e9},
+		{"h800-sxm-80g", 989e12, 81559 * MIB, 0.80, 132, 90, 1, 200e9, 50e9, 8, 8},
+		{"b200", 2250e12, 183359 * MIB, 0.776, 148, 100, 1, 900e9, 100e9, 8, 8},
+		{"gb200-nvl72", 2500e12, 189471 * MIB, 0.776, 148, 100, 1, 900e9, 50e9, 4, 72},
+		{"gb300-nvl72", 2500e12, 284206 * MIB, 0.776, 160, 103, 1, 900e9, 100e9, 4, 72},
 	};
 	size_t count = 0;
 
@@ -245,10 +251,24 @@ START_TEST(presets_hold_reference_figures)
 		cs_preset_server_defaults(g, &c);
 		ck_assert_double_eq(c.scale_up.bandwidth, cases[i].nvlink);
 		ck_assert_double_eq(c.scale_out.bandwidth, cases[i].nic);
-		ck_assert_int_eq(c.nics_per_node, 8);
+		ck_assert_int_eq(c.gpus_per_node, cases[i].gpn);
+		ck_assert_int_eq(c.nics_per_node, cases[i].gpn);
+		ck_assert_int_eq(c.scale_up_domain, cases[i].domain);
 		ck_assert_int_eq(c.scale_up.latency_ns, 2000);
 		ck_assert_int_eq(c.scale_out.latency_ns, 5000);
 	}
+	/* the racks' fp8 and fp4 (dense, rack figures / 72), HBM bandwidth, profile
+	 * and the NICs' PCIe: Gen5 x16 on GB200, ConnectX-8's Gen6 x16 on GB300 */
+	const cs_gpu_spec *gb2 = cs_preset_gpu("gb200-nvl72"), *gb3 = cs_preset_gpu("gb300-nvl72");
+	ck_assert(gb2->peak_fp8 == 5000e12 && gb3->peak_fp8 == 5000e12);
+	ck_assert(gb2->peak_fp4 == 10000e12 && gb3->peak_fp4 == 15000e12);
+	ck_assert(gb2->hbm_bandwidth == 8e12 && gb3->hbm_bandwidth == 8e12);
+	ck_assert_str_eq(gb2->profile, "gb200");
+	ck_assert_str_eq(gb3->profile, "gb200");
+	cs_cluster_spec r2 = {0}, r3 = {0};
+	cs_preset_server_defaults(gb2, &r2);
+	cs_preset_server_defaults(gb3, &r3);
+	ck_assert(r2.pcie.bandwidth == 63e9 && r3.pcie.bandwidth == 126e9);
 	/* TPU v4: six ICI links; 24 TB/s of bisection over the 512 links a cut
 	 * through a 16x16x16 pod crosses */
 	const cs_gpu_spec *tpu = cs_preset_gpu("tpu-v4");
@@ -261,7 +281,7 @@ START_TEST(presets_hold_reference_figures)
 	ck_assert_double_eq_tol(tpu->ici_bandwidth * 512, 24e12, 1);
 	while (cs_preset_gpu_name(count))
 		count++;
-	ck_assert_uint_eq(count, 6);
+	ck_assert_uint_eq(count, 8);
 	ck_assert_ptr_null(cs_preset_gpu("h100"));
 }
 END_TEST
@@ -303,6 +323,47 @@ START_TEST(presets_hold_model_shapes)
 END_TEST
 
 /* ---- good scenarios ------------------------------------------------------- */
+
+/* An NVL72 GPU's server is its rack's tray: 4 GPUs and 4 NICs, in one
+ * NVLink domain of 72 (of the cluster's GPUs where they are fewer); what
+ * the scenario gives wins, and an override of the GPU derives them again. */
+START_TEST(nvl72_trays_share_the_rack_domain)
+{
+	static const struct { const char *yaml; int gpn, domain, nics; } cases[] = {
+		{"cluster: {gpu: gb200-nvl72, nodes: 36}\nmodel: llama2-7b\n", 4, 72, 4},
+		{"cluster: {gpu: gb200-nvl72, nodes: 16}\nmodel: llama2-7b\n", 4, 64, 4},
+		{"cluster: {gpu: gb300-nvl72, nodes: 9, gpus_per_node: 8}\nmodel: llama2-7b\n", 8, 72, 8},
+		{"cluster: {gpu: gb200-nvl72, nodes: 36, scale_up: {domain: 4}}\nmodel: llama2-7b\n", 4, 4, 4},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cs_scenario *sc = NULL;
+		cs_diag diag;
+		ck_assert_msg(load_text(cases[i].yaml, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+		ck_assert_int_eq(sc->cluster.gpus_per_node, cases[i].gpn);
+		ck_assert_int_eq(sc->cluster.scale_up_domain, cases[i].domain);
+		ck_assert_int_eq(sc->cluster.nics_per_node, cases[i].nics);
+		cs_scenario_free(sc);
+	}
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+	const char *sets[] = { "cluster.gpu=b200" };
+	ck_assert_msg(load_text(cases[0].yaml, sets, 1, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->cluster.gpus_per_node, 8);
+	ck_assert_int_eq(sc->cluster.scale_up_domain, 8);
+	ck_assert_double_eq(sc->cluster.scale_out.bandwidth, 100e9);
+	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.gpu=gb300-nvl72", &diag), CS_OK);
+	ck_assert_msg(cs_config_validate(sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->cluster.gpus_per_node, 4);
+	ck_assert_int_eq(sc->cluster.scale_up_domain, 72);
+	ck_assert_double_eq(sc->cluster.scale_out.bandwidth, 100e9);
+	ck_assert_double_eq(sc->cluster.pcie.bandwidth, 126e9);
+	ck_assert_int_eq(cs_config_apply_override(sc, "cluster.gpu=h100-sxm-80g", &diag), CS_OK);
+	ck_assert_msg(cs_config_validate(sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->cluster.gpus_per_node, 8);
+	ck_assert_int_eq(sc->cluster.scale_up_domain, 8);
+	cs_scenario_free(sc);
+}
+END_TEST
 
 START_TEST(load_fills_values_and_derives_the_rest)
 {
@@ -416,6 +477,16 @@ static const struct {
 	{"cluster: {gpu: h100}\nmodel: llama2-7b\n", "unknown preset 'h100' for 'cluster.gpu.preset' (did you mean 'h100-sxm-80g'?)"},
 	{"cluster: {gpu: mi300x}\nmodel: llama2-7b\n", "unknown preset 'mi300x' for 'cluster.gpu.preset' (known: a100"},
 	{"cluster: {gpu: tpu}\nmodel: llama2-7b\n", "unknown preset 'tpu' for 'cluster.gpu.preset' (did you mean 'tpu-v4'?)"},
+	/* an NVL72 rack: its derived domain, and one given, must hold whole trays */
+	{"cluster: {gpu: gb200-nvl72, nodes: 20}\nmodel: llama2-7b\n",
+	 ":1:36: the 80 GPUs (20 nodes of 4) fill no whole 72-GPU NVLink domains of 'gb200-nvl72': use at "
+	 "most 18 nodes or a multiple of them, or set 'cluster.scale_up.domain'"},
+	{"cluster: {gpu: gb300-nvl72, nodes: 18, gpus_per_node: 5}\nmodel: llama2-7b\n",
+	 ":1:55: 'cluster.gpus_per_node' (5) must divide the 72-GPU NVLink domain of 'gb300-nvl72', or set "
+	 "'cluster.scale_up.domain'"},
+	{"cluster: {gpu: gb200-nvl72, nodes: 18, scale_up: {domain: 70}}\nmodel: llama2-7b\n",
+	 ":1:59: 'cluster.scale_up.domain' (70) must divide gpus_per_node (4) or be a multiple of it "
+	 "dividing the 72 GPUs"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: two}\nmodel: llama2-7b\n",
 	 ":1:37: expected an integer for 'cluster.nodes', got 'two'"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 2.5}\nmodel: llama2-7b\n", "expected an integer"},
@@ -1088,6 +1159,7 @@ static Suite *config_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("load");
 	tcase_add_test(tc, load_fills_values_and_derives_the_rest);
+	tcase_add_test(tc, nvl72_trays_share_the_rack_domain);
 	tcase_add_test(tc, every_example_scenario_loads);
 	tcase_add_test(tc, example_ddp_llama2_matches_its_description);
 	tcase_add_test(tc, defaults_then_validate_without_a_file);

@@ -115,7 +115,7 @@ static double at_row(const cs_kprof *p, const row *r, int col)
 
 /* ---- every point of every built-in profile comes back ---------------------- */
 
-static const char *const builtins[] = {"h200-sxm", "h100-sxm", "a100-sxm", "b200"};
+static const char *const builtins[] = {"h200-sxm", "h100-sxm", "a100-sxm", "b200", "gb200"};
 
 START_TEST(test_every_table_point_comes_back)
 {
@@ -525,6 +525,9 @@ static const struct derived_case {
 } derived_cases[] = {
 	{"h100-sxm", 1, 1, 1, 1, 3.35 / 4.8},
 	{"b200", 1745.0 / 794.5, 3432.5 / 1453.4, 1745.0 / 794.5, 1745.0 / 794.5, 8.0 / 4.8},
+	/* the b200 rule at the GB200's peaks: x 2500/2250 (= 5000/4500 for fp8) */
+	{"gb200", 1745.0 / 794.5 * 2500 / 2250, 3432.5 / 1453.4 * 2500 / 2250, 1745.0 / 794.5 * 2500 / 2250,
+	 1745.0 / 794.5 * 2500 / 2250, 8.0 / 4.8},
 	{"a100-sxm", 271.2 / 794.5, 0, -0.73, -0.63, 2.039 / 4.8},
 };
 

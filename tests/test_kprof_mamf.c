@@ -13,7 +13,7 @@
  * 3 % (the H100 MAMF runs spread 792-795, and the H200 table is a different
  * chip's measurement at a coarser grid). 8192^3, in its fastest layout,
  * lies between 90 % and 100 % of the MAMF: one shape of the search, not
- * the search's best. For a100-sxm and b200 the GEMM rule is the MAMF ratio
+ * the search's best. For a100-sxm, b200 and gb200 the GEMM rule is the MAMF ratio
  * to the H100's (docs/kernel-profiles.md), so their checks follow from the
  * H100's one through the rule; they catch a rule or table that drifts.
  */
@@ -32,6 +32,9 @@ static const struct mamf_case {
 	{"h100-sxm", 794.5},
 	{"a100-sxm", 271.2},
 	{"b200", 1745.0},
+	/* no published GB200 MAMF: the B200's at the GB200's bf16 peak (the
+	 * profile's rule, docs/kernel-profiles.md), a projection */
+	{"gb200", 1745.0 * 2500 / 2250},
 };
 
 /* The largest GEMM throughput of `dtype` the profile returns at its
@@ -107,7 +110,7 @@ END_TEST
  * 839.9 TF/s uncapped, 5.7 % above the published maximum achievable). */
 START_TEST(test_no_lookup_beats_the_best_measured_point)
 {
-	static const char *const profiles[] = {"h200-sxm", "h100-sxm", "a100-sxm", "b200"};
+	static const char *const profiles[] = {"h200-sxm", "h100-sxm", "a100-sxm", "b200", "gb200"};
 	static const double dims[] = {512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576};
 	const int nd = (int)(sizeof dims / sizeof dims[0]);
 	cs_kprof *p = NULL;
@@ -140,6 +143,6 @@ void cs_test_kprof_mamf(Suite *s)
 	TCase *tc = tcase_create("mamf");
 	tcase_add_loop_test(tc, test_best_gemm_is_the_published_mamf, 0,
 			    (int)(sizeof mamf_cases / sizeof mamf_cases[0]));
-	tcase_add_loop_test(tc, test_no_lookup_beats_the_best_measured_point, 0, 4);
+	tcase_add_loop_test(tc, test_no_lookup_beats_the_best_measured_point, 0, 5);
 	suite_add_tcase(s, tc);
 }

@@ -435,6 +435,11 @@ static const struct { const char *scenario, *golden; const char *set[3]; } golde
 	/* flow fidelity with ECMP on leaves of 4 servers: queue pairs hashed onto uplinks */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-flow-ecmp",
 	  { "collectives.fidelity=flow", "cluster.fabric.leaf_gpus=32", "cluster.fabric.routing=ecmp" } },
+	/* one GB200 NVL72 rack: TP 8 across trays in the NVLink domain; then two
+	 * racks, DP 9 across them (NVLS-tree, the racks as NCCL's MNNVL nodes) */
+	{ "gb200-nvl72-llama3-70b", "gb200-nvl72-llama3-70b", { NULL } },
+	{ "gb200-nvl72-llama3-70b", "gb200-nvl72-llama3-70b-2racks",
+	  { "cluster.nodes=36", "training.global_batch=144", "parallelism.dp=9" } },
 };
 
 /* The MLPerf GPT-3 setup with Transformer Engine's recipe: the GEMMs gain

@@ -55,4 +55,9 @@ done
 	--set training.precision=fp8-current >tests/golden/h200-llama8l-fp8-current.json
 "$build"/clustersim run scenarios/h200-llama8l-h4096-s8192.yaml --format json --no-progress \
 	--set training.compile=true >tests/golden/h200-llama8l-compile.json
+"$build"/clustersim run scenarios/gb200-nvl72-llama3-70b.yaml --format json --no-progress \
+	>tests/golden/gb200-nvl72-llama3-70b.json
+"$build"/clustersim run scenarios/gb200-nvl72-llama3-70b.yaml --format json --no-progress \
+	--set cluster.nodes=36 --set training.global_batch=144 --set parallelism.dp=9 \
+	>tests/golden/gb200-nvl72-llama3-70b-2racks.json
 git diff --stat -- tests/golden

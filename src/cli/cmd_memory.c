@@ -34,7 +34,7 @@ static const char usage[] =
 	"cp the sequence, the layers cover the stages, ...).\n"
 	"\n"
 	"  --model PRESET         llama2-7b, llama3-8b, llama3-70b, llama3-405b, ...\n"
-	"  --gpu PRESET           a100-sxm-80g, h100-sxm-80g, h200-sxm-141g, b200\n"
+	"  --gpu PRESET           a100-sxm-80g, h100-sxm-80g, h200-sxm-141g, b200, gb200-nvl72, ...\n"
 	"  --seq-len S            tokens per sequence (default 2048)\n"
 	"  --micro-batch B        sequences per micro-batch (default 1)\n"
 	"  --tp T --pp P --dp D --cp C   parallel degrees (default 1)\n"
@@ -124,6 +124,11 @@ static int preset(mem_cmd *c, const char *what, const char *val, bool gpu)
 		const cs_gpu_spec *g = cs_preset_gpu(val);
 		if (g) {
 			c->sc->cluster.gpu = *g;
+			if (!c->sc->path[0]) { /* no scenario: the GPU's server (an NVL72 tray of 4) */
+				cs_cluster_spec server = { 0 };
+				cs_preset_server_defaults(g, &server);
+				c->sc->cluster.gpus_per_node = server.gpus_per_node;
+			}
 			return 0;
 		}
 	} else {

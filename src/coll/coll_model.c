@@ -22,7 +22,16 @@
  *    fabric and that demand is compared with the uplink capacity. All-to-all
  *    sends the fraction of its bytes leaving a pod through the pod uplinks,
  *    shared by the group's members in that pod.
- * NCCL's "node" is a scale-up domain here (NVL72 is one node, as MNNVL).
+ * NCCL's "node" is a scale-up domain here, whatever the servers within it:
+ * with a multi-node NVLink domain (an NVL72 rack of 18 trays) NCCL's MNNVL
+ * finds the clique (ncclMnnvlCheck, src/mnnvl.cc: the ranks of one fabric
+ * cluster UUID and clique id), builds one topology over the clique's ranks
+ * (ncclTopoGetSystem, src/graph/topo.cc), and counts nNodes by the rings'
+ * first ranks (initTransportsRank, src/init.cc): one node per domain, its
+ * ranks the local ones, so ring, tree and NVLS run within the domain and
+ * ring, tree and NVLS-tree across domains (ncclTopoTuneModel, tuning.cc:
+ * NVLS-tree off for nNodes == 1). Here the group's ndomains is that nNodes
+ * and the domain's NICs (one a GPU on NVL72) are its network share.
  * NCCL's hardware latencies (hw_lat) are of links of the default latencies
  * (cluster.scale_up.latency 2 us, cluster.scale_out.latency 5 us): a link
  * slower or faster by d adds d to each step over it (at least 0 a step).

@@ -144,7 +144,9 @@ const char *cs_preset_gpu_name(size_t i);
 const char *cs_preset_model_name(size_t i);
 
 /* Fill the standard 8-GPU server of this GPU's generation (arch): NVLink
- * scale-up, eight InfiniBand NICs, PCIe, one NVLink domain of 8. */
+ * scale-up, eight InfiniBand NICs, PCIe, one NVLink domain of 8; for a
+ * rack-scale GPU (gb200-nvl72, gb300-nvl72) its rack: trays of 4 GPUs with
+ * a NIC each in one NVLink domain of 72 (scale_up_domain > gpus_per_node). */
 void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c);
 
 /* The names of the scenario's enums, as the key table reads them ('-' and

@@ -103,7 +103,7 @@ static const cs_config_key keys[] = {
 	K("cluster.gpu.profile", CS_KIND_STRING, cluster.gpu.profile, 0, 0, false, NULL,
 	  "from preset, else none",
 	  "kernel profile: a built-in name (h200-sxm, h100-sxm, "
-	  "a100-sxm, b200), a YAML file relative to the scenario, or none for the flat "
+	  "a100-sxm, b200, gb200), a YAML file relative to the scenario, or none for the flat "
 	  "efficiencies"),
 	K("cluster.gpu.calibration", CS_KIND_STRING, cluster.gpu.calibration, 0, 0, false, NULL, "none",
 	  "calibration file (from clustersim calibrate), relative to the scenario: "
@@ -117,14 +117,15 @@ static const cs_config_key keys[] = {
 	K("cluster.gpu.arch", CS_KIND_INT, cluster.gpu.arch, 1, 1000, false, NULL, "from preset, else 90",
 	  "compute capability x10: 80 Ampere, 90 Hopper, 100 Blackwell"),
 	K("cluster.nodes", CS_KIND_INT, cluster.nodes, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1", "servers"),
-	K("cluster.gpus_per_node", CS_KIND_INT, cluster.gpus_per_node, 1, 1024, false, NULL, "8",
-	  "GPUs per server"),
+	K("cluster.gpus_per_node", CS_KIND_INT, cluster.gpus_per_node, 1, 1024, false, NULL,
+	  "8; 4 for an NVL72 GPU", "GPUs per server (an NVL72 rack's compute tray)"),
 	K("cluster.scale_up.bandwidth", CS_KIND_BANDWIDTH, cluster.scale_up.bandwidth, 0, BIG, true, NULL,
 	  "server of the GPU", "NVLink bandwidth per GPU per direction"),
 	K("cluster.scale_up.latency", CS_KIND_TIME, cluster.scale_up.latency_ns, 0, 1e15, false, NULL, "2 us",
 	  "NVLink latency per hop"),
 	K("cluster.scale_up.domain", CS_KIND_INT, cluster.scale_up_domain, 1, CS_CONFIG_MAX_GPUS, false, NULL,
-	  "gpus_per_node", "GPUs per NVLink/NVSwitch domain"),
+	  "gpus_per_node; 72 (or the GPUs, if fewer) for an NVL72 GPU",
+	  "GPUs per NVLink/NVSwitch domain (several servers' for an NVL72 rack)"),
 	K("cluster.scale_out.kind", CS_KIND_ENUM, cluster.scale_out_kind, 0, 0, false, net_names, "ib",
 	  "network: ib | roce"),
 	K("cluster.scale_out.nics_per_node", CS_KIND_INT, cluster.nics_per_node, 1, 1024, false, NULL,

@@ -47,6 +47,19 @@ static const cs_gpu_spec gpus[] = {
 	  "h200-sxm", "", CS_CLOCK_AUTO, 0, 0, 0 },
 	{ "b200", 2250 * TF, 4500 * TF, 9000 * TF, 183359 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100, "b200",
 	  "", CS_CLOCK_AUTO, 0, 0, 0 },
+	/* GB200 and GB300 in an NVL72 rack (docs/references.md, Hardware). Dense
+	 * peaks from NVIDIA's rack figures over its 72 GPUs: GB200 2.5 PF bf16,
+	 * 5 PF fp8, 10 PF fp4 (its B200 at 1,200 W); GB300 (Blackwell Ultra,
+	 * compute capability 10.3) 2.5, 5 and 15 PF. HBM3e at 8 TB/s: the GB200's
+	 * 186 GB is 189,471 MiB to the driver (nvidia-smi); no driver figure is
+	 * published for the GB300's 288 GB, taken as the GB200's visible share
+	 * of its physical 8 x 24 GiB applied to 8 x 36 GiB (284,206 MiB). SMs
+	 * 148 and 160. MAMF is the B200's fraction of peak (the gb200 profile's
+	 * rule). The rack as their server: cs_preset_server_defaults. */
+	{ "gb200-nvl72", 2500 * TF, 5000 * TF, 10000 * TF, 189471 * MIB, 8.0e12, 148, 0.776, 0.6, 0.8, 1, 100,
+	  "gb200", "", CS_CLOCK_AUTO, 0, 0, 0 },
+	{ "gb300-nvl72", 2500 * TF, 5000 * TF, 15000 * TF, 284206 * MIB, 8.0e12, 160, 0.776, 0.6, 0.8, 1, 103,
+	  "gb200", "", CS_CLOCK_AUTO, 0, 0, 0 },
 	/* TPU v4 (Cloud TPU v4 documentation; Jouppi et al., ISCA 2023): 275 TFLOP/s
 	 * bf16, no fp8, 32 GiB HBM2 at 1,200 GB/s, two TensorCores of four 128x128
 	 * MXUs (8 in "sms": the units a GEMM's tiles spread over), six ICI links.
@@ -125,16 +138,43 @@ const char *cs_preset_gpu_name(size_t i) { return i < NGPUS ? gpus[i].name : NUL
 const char *cs_preset_model_name(size_t i) { return i < NMODELS ? models[i].name : NULL; }
 
 /*
+ * Rack-scale servers: NVL72, 18 compute trays of 4 GPUs (2 Grace CPUs, 4
+ * Blackwell GPUs a tray) in one 72-GPU NVLink 5 domain through the rack's
+ * NVLink switch trays (900 GB/s per direction per GPU), one scale-out NIC
+ * per GPU: ConnectX-7 400 Gb/s on GB200, ConnectX-8 800 Gb/s on GB300; the
+ * NIC on PCIe Gen5 x16 (GB200) or Gen6 x16 (GB300, ConnectX-8's own PCIe
+ * Gen6), 63 and 126 GB/s per direction. docs/references.md, Hardware.
+ */
+static const struct rack {
+	const char *gpu;
+	int gpus_per_node, domain;
+	double nic, pcie; /* B/s per direction */
+} racks[] = {
+	{ "gb200-nvl72", 4, 72, 400e9 / 8, 63e9 },
+	{ "gb300-nvl72", 4, 72, 800e9 / 8, 126e9 },
+};
+
+static const struct rack *rack_of(const cs_gpu_spec *gpu)
+{
+	for (size_t i = 0; gpu && i < sizeof racks / sizeof racks[0]; i++)
+		if (strcmp(racks[i].gpu, gpu->name) == 0)
+			return &racks[i];
+	return NULL;
+}
+
+/*
  * Standard servers (docs/references.md, Hardware): DGX A100 with NVLink 3 (600
  * GB/s bidirectional = 300 GB/s per direction), 8 HDR 200 Gb/s NICs, PCIe
  * Gen4 x16; DGX H100/H200 with NVLink 4 (450 GB/s per direction), 8 NDR
  * 400 Gb/s, PCIe Gen5 x16; B200 with NVLink 5 (900 GB/s per direction), 8
  * XDR 800 Gb/s, PCIe Gen5. Latencies follow the seed chapter's alpha: 2 us
  * per NVLink hop, 5 us per network message, 1 us across PCIe (assumption).
+ * An NVL72 GPU has its rack's tray and domain instead (racks above).
  */
 void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c)
 {
 	int arch = gpu ? gpu->arch : 90;
+	const struct rack *r = rack_of(gpu);
 
 	c->ici.bandwidth = gpu ? gpu->ici_bandwidth : 0;
 	c->gpus_per_node = 8;
@@ -156,6 +196,13 @@ void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c)
 		c->scale_up.bandwidth = 900e9;
 		c->scale_out.bandwidth = 800e9 / 8;
 		c->pcie.bandwidth = 63e9;
+	}
+	if (r) {
+		c->gpus_per_node = r->gpus_per_node;
+		c->scale_up_domain = r->domain;
+		c->nics_per_node = r->gpus_per_node;
+		c->scale_out.bandwidth = r->nic;
+		c->pcie.bandwidth = r->pcie;
 	}
 	if (gpu && gpu->nvlink_bandwidth > 0)
 		c->scale_up.bandwidth = gpu->nvlink_bandwidth;

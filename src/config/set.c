@@ -142,6 +142,22 @@ bad:
 	return CS_ERR_INPUT;
 }
 
+/* A rack-scale GPU's server is its rack's tray (gpus_per_node 4 on NVL72):
+ * naming one sets the tray unless the scenario gave gpus_per_node, and
+ * naming another GPU after it gives the tray's back to the 8-GPU server. */
+static void server_gpus(cs_scenario *sc, const cs_gpu_spec *from, const cs_gpu_spec *to)
+{
+	const cs_config_key *k = cs_config_key_find("cluster.gpus_per_node");
+	if (k && sc->where[cs__config_key_index(k)].line != 0)
+		return;
+	cs_cluster_spec a = { 0 }, b = { 0 };
+	cs_preset_server_defaults(from, &a);
+	cs_preset_server_defaults(to, &b);
+	bool rack_a = a.scale_up_domain > a.gpus_per_node, rack_b = b.scale_up_domain > b.gpus_per_node;
+	if (rack_b || (rack_a && sc->cluster.gpus_per_node == a.gpus_per_node))
+		sc->cluster.gpus_per_node = b.gpus_per_node;
+}
+
 static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
 {
 	const char *names[32];
@@ -150,6 +166,7 @@ static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char 
 	if (k->kind == CS_KIND_GPU_PRESET) {
 		const cs_gpu_spec *g = cs_preset_gpu(text);
 		if (g) {
+			server_gpus(sc, &sc->cluster.gpu, g);
 			sc->cluster.gpu = *g;
 			return CS_OK;
 		}

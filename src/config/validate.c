@@ -260,7 +260,13 @@ static cs_status derive_hw(cs__checker *c)
 	     CS_DERIVED_SCALE_OUT_LAT);
 	FILL(cl->pcie.bandwidth == 0, cl->pcie.bandwidth, std.pcie.bandwidth, CS_DERIVED_PCIE_BW);
 	FILL(cl->pcie.latency_ns < 0, cl->pcie.latency_ns, std.pcie.latency_ns, CS_DERIVED_PCIE_LAT);
-	FILL(cl->scale_up_domain == 0, cl->scale_up_domain, cl->gpus_per_node, CS_DERIVED_DOMAIN);
+	/* a rack-scale GPU's NVLink domain is the rack's, or the cluster's GPUs
+	 * where they are fewer (its tray as the server: set_preset in set.c) */
+	bool rack = std.scale_up_domain > std.gpus_per_node;
+	int64_t gpus = cl->nodes * cl->gpus_per_node;
+	int domain =
+		rack ? (int)(gpus < std.scale_up_domain ? gpus : std.scale_up_domain) : cl->gpus_per_node;
+	FILL(cl->scale_up_domain == 0, cl->scale_up_domain, domain, CS_DERIVED_DOMAIN);
 	FILL(cl->nics_per_node == 0, cl->nics_per_node, cl->gpus_per_node, CS_DERIVED_NICS);
 	FILL(cl->ici.bandwidth == 0 && cl->topology == CS_TOPO_TORUS, cl->ici.bandwidth, std.ici.bandwidth,
 	     CS_DERIVED_ICI_BW);
@@ -309,6 +315,20 @@ static cs_status check_cluster(cs__checker *c)
 				       "the cluster has %lld GPUs, "
 				       "more than the limit of %d",
 				       (long long)gpus, CS_CONFIG_MAX_GPUS);
+	/* a rack's domain, derived: what does not fit it says so in its own terms */
+	if ((c->sc->derived & CS_DERIVED_DOMAIN) && dom > per && dom % per != 0)
+		return cs__config_fail(c, "cluster.gpus_per_node", NULL,
+				       "'cluster.gpus_per_node' (%lld) must divide the %lld-GPU NVLink "
+				       "domain of '%s', or set 'cluster.scale_up.domain'",
+				       (long long)per, (long long)dom, cl->gpu.name);
+	if ((c->sc->derived & CS_DERIVED_DOMAIN) && dom > per && gpus % dom != 0)
+		return cs__config_fail(
+			c, "cluster.nodes", NULL,
+			"the %lld GPUs (%lld nodes of %lld) fill no whole %lld-GPU NVLink "
+			"domains of '%s': use at most %lld nodes or a multiple of them, or set "
+			"'cluster.scale_up.domain'",
+			(long long)gpus, (long long)cl->nodes, (long long)per, (long long)dom, cl->gpu.name,
+			(long long)(dom / per));
 	if (per % dom != 0 && (dom % per != 0 || gpus % dom != 0))
 		return cs__config_fail(
 			c, "cluster.scale_up.domain", NULL,

@@ -76,8 +76,8 @@ cs_status cs_hw_load_profile(const cs_scenario *sc, cs_kprof **out, cs_diag *dia
 		return CS_OK;
 	char path[CS_PATH_MAX * 2];
 	cs_status st = locate_file(sc, "cluster.gpu.profile", name, true, "kernel profile",
-				   "built-in profiles: h200-sxm, h100-sxm, a100-sxm, b200; or none", path,
-				   sizeof path, diag);
+				   "built-in profiles: h200-sxm, h100-sxm, a100-sxm, b200, gb200; or none",
+				   path, sizeof path, diag);
 	/* a malformed file is reported at its own file:line:col */
 	return st == CS_OK ? cs_kprof_load(path, out, diag) : st;
 }

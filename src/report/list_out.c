@@ -10,8 +10,8 @@
 
 void cs_list_write_gpus(FILE *f)
 {
-	fprintf(f, "%-16s %9s %8s %8s %5s %9s %9s %9s  %s\n", "gpu", "bf16 TF/s", "HBM GB", "HBM TB/s", "SMs",
-		"GPUs/node", "NVLink", "NIC", "kernel profile");
+	fprintf(f, "%-16s %9s %8s %8s %5s %9s %6s %9s %9s  %s\n", "gpu", "bf16 TF/s", "HBM GB", "HBM TB/s",
+		"SMs", "GPUs/node", "domain", "NVLink", "NIC", "kernel profile");
 	for (size_t i = 0; cs_preset_gpu_name(i); i++) {
 		const cs_gpu_spec *g = cs_preset_gpu(cs_preset_gpu_name(i));
 		cs_cluster_spec c;
@@ -20,9 +20,9 @@ void cs_list_write_gpus(FILE *f)
 		char nvl[32], nic[32];
 		snprintf(nvl, sizeof nvl, "%.0f GB/s", c.scale_up.bandwidth / 1e9);
 		snprintf(nic, sizeof nic, "%.0f Gb/s", c.scale_out.bandwidth * 8 / 1e9);
-		fprintf(f, "%-16s %9.0f %8.0f %8.2f %5d %9d %9s %9s  %s\n", g->name, g->peak_bf16 / 1e12,
-			g->hbm_bytes / 1e9, g->hbm_bandwidth / 1e12, g->sms, c.gpus_per_node, nvl, nic,
-			g->profile[0] ? g->profile : "none");
+		fprintf(f, "%-16s %9.0f %8.0f %8.2f %5d %9d %6d %9s %9s  %s\n", g->name, g->peak_bf16 / 1e12,
+			g->hbm_bytes / 1e9, g->hbm_bandwidth / 1e12, g->sms, c.gpus_per_node,
+			c.scale_up_domain, nvl, nic, g->profile[0] ? g->profile : "none");
 	}
 }
 

@@ -34,6 +34,10 @@ total=$(awk '/"per_gpu_bytes"/ { in_gpu = 1 } in_gpu && /"total": / { sub(/.*"to
 [ "$total" = 103 ] || { echo "FAIL: memory's total is '$total' GB, expected 103" >&2; fail=1; }
 expect 0 memory --model llama3-8b --seq-len 8192 --micro-batch 1 --dp 8 --zero 2
 has out.txt 'GB (1e9 B)' 'GiB (2^30 B)' 'verdict: fits'
+# an NVL72 GPU without a scenario: its trays of 4 in the rack's domain (64 GPUs
+# in 16 trays), its HBM the capacity
+expect 0 memory --gpu gb300-nvl72 --model llama3-70b --tp 8 --pp 2 --dp 4 --zero 1
+has out.txt 'verdict: fits' 'of gb300-nvl72)'
 
 # bad_memory NEEDLE ARGS...: bad input, and no report
 bad_memory() {

@@ -94,4 +94,18 @@ expect 0 run "$ddp" --set "cluster.scale_out.latency=1 ms"
 grep 'step time' out.txt >slow.txt
 cmp -s fast.txt slow.txt && { echo "FAIL: a 1 ms network latency changed no step:" >&2; cat fast.txt >&2; fail=1; }
 
+# ---- an NVL72 rack: trays that fill no domain ---------------------------------
+# the rack's 72-GPU domain, derived, over 20 trays of 4; one given that is
+# no multiple of the tray; and the same through --set
+nvl=$root/scenarios/gb200-nvl72-llama3-70b.yaml
+at=$(grep -n '^  nodes: 16$' "$nvl" | cut -d: -f1)
+sed 's/^  nodes: 16$/  nodes: 20/' "$nvl" >trays.yaml
+expect_err 2 "trays.yaml:$at:10: the 80 GPUs (20 nodes of 4) fill no whole 72-GPU NVLink domains of 'gb200-nvl72'" \
+	validate trays.yaml
+sed 's/^  nodes: 16$/  nodes: 18\n  scale_up: {domain: 70}/' "$nvl" >domain.yaml
+expect_err 2 "domain.yaml:$((at + 1)):22: 'cluster.scale_up.domain' (70) must divide gpus_per_node (4)" \
+	validate domain.yaml
+expect_err 2 "--set 'cluster.nodes=19': the 76 GPUs (19 nodes of 4) fill no whole 72-GPU NVLink domains" \
+	run "$nvl" --set cluster.nodes=19
+
 exit $fail

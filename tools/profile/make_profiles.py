@@ -5,8 +5,8 @@
 
 Reads kernels.json (made by kernel_table.py on one H200 SXM; default
 tools/measure/h200/kernels.json relative to the repository root)
-and writes src/hw/profiles/{h200-sxm,h100-sxm,a100-sxm,b200}.yaml: the
-H200's measured profile and three derived from it by the rules stated in
+and writes src/hw/profiles/{h200-sxm,h100-sxm,a100-sxm,b200,gb200}.yaml: the
+H200's measured profile and four derived from it by the rules stated in
 each file and in docs/kernel-profiles.md. Standard library only; the output
 depends on the table's bytes alone, so re-running gives identical files.
 With --check it writes nothing and exits 1 when a file differs from what it
@@ -39,7 +39,11 @@ MEM_KINDS = [
 MAMF_BF16 = {"a100": 271.2, "h100": 794.5, "b200": 1745.0}
 MAMF_FP8 = {"h200": 1453.4, "b200": 3432.5}
 # HBM bandwidth, TB/s (NVIDIA datasheets).
-HBM = {"h200": 4.8, "h100": 3.35, "a100": 2.039, "b200": 8.0}
+HBM = {"h200": 4.8, "h100": 3.35, "a100": 2.039, "b200": 8.0, "gb200": 8.0}
+# Dense bf16 and fp8 peaks, TF/s (NVIDIA datasheets): the B200 at 1,000 W,
+# the GB200's B200 at 1,200 W (GB200 NVL72: 360 PF bf16, 720 PF fp8 with
+# sparsity over 72 GPUs). The GB300 has the GB200's bf16 and fp8 peaks.
+PEAK = {"b200": (2250.0, 4500.0), "gb200": (2500.0, 5000.0)}
 # FlashAttention-2 on the A100 (Dao 2023, arXiv 2307.08691, section 4.1):
 # up to 73 % of the 312 TF/s peak forward and 63 % backward, at sequence
 # 16K, head dimension 128, 16 heads, batch 1, no causal mask.
@@ -226,6 +230,22 @@ def derive(h200):
         "stas00/ml-engineering compute/accelerator/README.md); fp8 GEMM x 3432.5/1453.4 "
         "(B200 over H200 fp8 MAMF, same table); memory-bound bandwidths x 8.0/4.8 "
         "(HBM, NVIDIA datasheets); launch costs unchanged")))
+
+    # GB200 (and GB300): no public MAMF; the B200's fractions of peak at
+    # the GB200's peaks, the same factor on bf16 and fp8 (2500/2250 = 5000/4500)
+    f_gb = PEAK["gb200"][0] / PEAK["b200"][0]
+    out.append(dict(h200, name="gb200", gpu="NVIDIA GB200 (B200 at 1200 W), 186 GB, 148 SMs; the GB300's too",
+                    derived=True,
+                    gemm=scale_gemm(g, f_bf16 * f_gb, f_fp8 * f_gb),
+                    attention=scale_attn(a, f_bf16 * f_gb, f_bf16 * f_gb),
+                    membound=scale_mem(m, HBM["gb200"] / HBM["h200"]), rule=(
+        "the b200 rule, then GEMM and attention x 2500/2250 (GB200 over B200 dense bf16 "
+        "and fp8 peaks, NVIDIA datasheets: the B200's measured fraction of peak kept, "
+        "as no GB200 MAMF is published): bf16 x 1745.0/794.5 x 2500/2250, fp8 x "
+        "3432.5/1453.4 x 5000/4500; memory-bound bandwidths x 8.0/4.8 (8 TB/s HBM3e, as "
+        "the B200); launch costs unchanged. The GB300 uses this profile: its dense bf16 "
+        "and fp8 peaks and HBM bandwidth are the GB200's, and its 12 more SMs do not enter "
+        "a rule that scales by peak")))
 
     fa = a["flash2"]
     anchor = [r for r in fa if tuple(r[:5]) == FA2_ANCHOR]
