@@ -55,6 +55,9 @@ static const struct {
 	{ "num_experts", "model.experts" },
 	{ "moe_router_topk", "model.top_k" },
 	{ "recompute_granularity", "parallelism.recompute" },
+	{ "recompute_method", "parallelism.recompute_method" },
+	{ "recompute_num_layers", "parallelism.recompute_layers" },
+	{ "recompute_modules", "parallelism.recompute_modules" },
 	{ "use_distributed_optimizer", "parallelism.data_parallel.sharding" },
 	/* torchtitan's job config ([parallelism]) */
 	{ "tensor_parallel_degree", "parallelism.tp" },
@@ -63,6 +66,9 @@ static const struct {
 	{ "data_parallel_shard_degree", "parallelism.dp" },
 	{ "pipeline_parallel_schedule", "parallelism.pipeline.schedule" },
 	{ "enable_async_tensor_parallel", "parallelism.tp_overlap" },
+	/* ([activation_checkpoint]): an integer option is recompute_every, "op"
+	 * is recompute_modules: [op] */
+	{ "selective_ac_option", "parallelism.recompute_every" },
 };
 
 /* Equal but for case, '-' against '_', and dashes, underscores or
