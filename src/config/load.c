@@ -70,7 +70,7 @@ static cs_status set_list(loader *ld, const cs_config_key *k, yaml_node_t *value
 			return at(ld, item, "%s", msg);
 		used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", used ? " " : "", name);
 	}
-	if (cs__config_set(ld->sc, k, text, msg, sizeof msg) != CS_OK)
+	if (cs__config_set(ld->sc, k, used ? text : "[]", msg, sizeof msg) != CS_OK)
 		return at(ld, value, "%s", msg);
 	mark(ld, k, value);
 	return CS_OK;
