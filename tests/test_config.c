@@ -1107,6 +1107,12 @@ START_TEST(recompute_options_are_read)
 	const char *str[] = { "parallelism.recompute=selective", "parallelism.recompute_modules=[mlp, Core-Attn]" };
 	ck_assert_msg(load_text(BASE, str, 2, &sc, &diag) == CS_OK, "%s", diag.msg);
 	ck_assert_uint_eq(sc->parallel.recompute_modules, CS_RCM_CORE_ATTN | CS_RCM_MLP);
+	cs_scenario_free(sc);
+	ck_assert_msg(load_text("cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: "
+				"4}\nparallelism: {ep: 32, recompute: selective, recompute_modules: [moe_layer]}\n",
+				NULL, 0, &sc, &diag) == CS_OK,
+		      "%s", diag.msg);
+	ck_assert_uint_eq(sc->parallel.recompute_modules, CS_RCM_MOE);
 	ck_assert_str_eq(cs_recompute_module_name(CS_RCM_MLA_UP), "mla_up_proj");
 	ck_assert_str_eq(cs_recompute_module_name(3), "?");
 	ck_assert_str_eq(cs_recompute_method_name(CS_RECOMPUTE_BLOCK), "block");
@@ -1119,6 +1125,8 @@ START_TEST(recompute_options_are_read)
 	ck_assert_int_eq(load_text(BASE "parallelism: {selective_ac_option: 2}\n", NULL, 0, &sc, &diag),
 			 CS_ERR_INPUT);
 	ck_assert_msg(strstr(diag.msg, "did you mean 'parallelism.recompute_every'?"), "%s", diag.msg);
+	ck_assert_int_eq(load_text(BASE "parallelism: {recompute_activations: true}\n", NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, "did you mean 'parallelism.recompute'?"), "%s", diag.msg);
 }
 END_TEST
 

@@ -164,7 +164,9 @@ static cs_status set_names(const cs_config_key *k, const char *text, void *field
 		if (w > 0) {
 			size_t i = 0;
 			snprintf(name, sizeof name, "%.*s", (int)(w < 47 ? w : 47), p);
-			while (i < count && !cs__config_loose_eq(k->names[i], name))
+			const char *alias = cs__config_value_alias(k->path, name);
+			while (i < count && !cs__config_loose_eq(k->names[i], name) &&
+			       !(alias && strcmp(k->names[i], alias) == 0))
 				i++;
 			if (i == count || w > 47)
 				return unknown_name(k, name, k->names, count, msg, n);
