@@ -609,8 +609,10 @@ static const struct {
 	 ":5:50: unknown value 'blok' for 'parallelism.recompute_method' (did you mean 'block'?)"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
 	 "parallelism: {ep: 32, recompute: selective, recompute_modules: [op]}\n",
-	 ":3:64: 'op' in 'parallelism.recompute_modules' is modelled for dense layers with multi-head attention "
-	 "only (the model has experts)"},
+	 ":3:64: 'op' in 'parallelism.recompute_modules' is modelled for sequential dense layers with "
+	 "multi-head attention only (the model has experts)"},
+	{BASE "training: {precision: fp8}\nparallelism: {recompute: selective, recompute_modules: [layernorm]}\n",
+	 ":6:56: 'layernorm' in 'parallelism.recompute_modules' under the fp8 recipe: Megatron-LM refuses it"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4, shared_experts: 0}\n"
 	 "parallelism: {ep: 32, recompute: selective, recompute_modules: [shared_experts]}\n",
 	 ":3:64: 'shared_experts' in 'parallelism.recompute_modules' needs a model with shared experts"},

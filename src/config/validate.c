@@ -590,12 +590,20 @@ static cs_status check_recompute(cs__checker *c)
 			"'op' (torchtitan's op policy) stands alone in '%s', not beside Megatron's "
 			"modules",
 			mk);
-	if ((mods & CS_RCM_OP) && (m->experts > 0 || m->kv_lora_rank > 0))
+	if ((mods & CS_RCM_OP) && (m->experts > 0 || m->kv_lora_rank > 0 || m->parallel_block))
+		return cs__config_fail(c, mk, "model.experts",
+				       "'op' in '%s' is modelled for sequential dense layers with multi-head "
+				       "attention only (the model has %s)",
+				       mk,
+				       m->experts > 0        ? "experts"
+				       : m->kv_lora_rank > 0 ? "latent attention"
+							     : "a parallel block");
+	if ((mods & (CS_RCM_LAYERNORM | CS_RCM_MOE_ACT)) && cs_prec_is_fp8(c->sc->training.precision))
 		return cs__config_fail(
-			c, mk, "model.experts",
-			"'op' in '%s' is modelled for dense layers with multi-head attention only "
-			"(the model has %s)",
-			mk, m->experts > 0 ? "experts" : "latent attention");
+			c, mk, "training.precision",
+			"'%s' in '%s' under the fp8 recipe: Megatron-LM refuses it with delayed "
+			"scaling (the recipe modelled)",
+			(mods & CS_RCM_LAYERNORM) ? "layernorm" : "moe_act", mk);
 	if ((mods & CS_RCM_MLA_UP) && m->kv_lora_rank == 0)
 		return cs__config_fail(
 			c, mk, NULL, "'mla_up_proj' in '%s' needs latent attention (model.kv_lora_rank)", mk);
