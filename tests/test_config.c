@@ -690,6 +690,48 @@ static const struct {
 	{BASE "name: caf\xe9 x\n", ":5:10: yaml: invalid trailing UTF-8 octet: not UTF-8 text"},
 	{BASE "name: \xc3\xa9\xe9x\n", ":5:8: yaml: invalid trailing UTF-8 octet"},
 	{BASE "name: a\xff\n", ":5:8: yaml: invalid leading UTF-8 octet"},
+	/* recomputation: each refinement with its granularity, layers a model
+	 * chunk holds, modules the model has */
+	{BASE "parallelism: {recompute_method: block}\n",
+	 ":5:33: 'parallelism.recompute_method' needs 'parallelism.recompute: full' (got 'none')"},
+	{BASE "parallelism: {recompute: selective, recompute_layers: 2}\n",
+	 ":5:55: 'parallelism.recompute_layers' needs 'parallelism.recompute: full' (got 'selective')"},
+	{BASE "parallelism: {recompute: full, recompute_modules: [mlp]}\n",
+	 ":5:51: 'parallelism.recompute_modules' needs 'parallelism.recompute: selective' (got 'full')"},
+	{BASE "parallelism: {recompute_every: 2}\n",
+	 ":5:32: 'parallelism.recompute_every' needs 'parallelism.recompute: selective' (got 'none')"},
+	{BASE "parallelism: {recompute: full, pp: 2, recompute_layers: 17}\n",
+	 ":5:57: 'parallelism.recompute_layers' (17) exceeds the 16 layers of a pipeline stage's model chunk "
+	 "(32 layers over pp x virtual_stages = 2)"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: [core_attn, mpl]}\n",
+	 ":5:68: unknown value 'mpl' for 'parallelism.recompute_modules' (expected core_attn | mlp"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: [mla_up_proj]}\n",
+	 ":5:56: 'mla_up_proj' in 'parallelism.recompute_modules' needs latent attention"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: [moe_act]}\n",
+	 ":5:56: 'moe_act' in 'parallelism.recompute_modules' needs a model with MoE layers"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: [op, mlp]}\n",
+	 ":5:56: 'op' (torchtitan's op policy) stands alone in 'parallelism.recompute_modules'"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: []}\n",
+	 ":5:56: 'parallelism.recompute_modules' is empty: nothing would be recomputed"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: [mlp, mlp]}\n",
+	 ":5:56: 'parallelism.recompute_modules' names 'mlp' twice"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: [{a: 1}]}\n",
+	 ":5:57: the items of 'parallelism.recompute_modules' must be names, not a mapping"},
+	{BASE "parallelism: {recompute: selective, recompute_modules: {a: 1}}\n",
+	 ":5:56: 'parallelism.recompute_modules' expects a list of names, not a mapping"},
+	{BASE "parallelism: {recompute: selective, recompute_every: 2, recompute_modules: [mlp]}\n",
+	 ":5:54: 'parallelism.recompute_every' and 'parallelism.recompute_modules' are two policies"},
+	{BASE "parallelism: {recompute: full, recompute_method: blok}\n",
+	 ":5:50: unknown value 'blok' for 'parallelism.recompute_method' (did you mean 'block'?)"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
+	 "parallelism: {ep: 32, recompute: selective, recompute_modules: [op]}\n",
+	 ":3:64: 'op' in 'parallelism.recompute_modules' is modelled for sequential dense layers with "
+	 "multi-head attention only (the model has experts)"},
+	{BASE "training: {precision: fp8}\nparallelism: {recompute: selective, recompute_modules: [layernorm]}\n",
+	 ":6:56: 'layernorm' in 'parallelism.recompute_modules' under the fp8 recipe: Megatron-LM refuses it"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4, shared_experts: 0}\n"
+	 "parallelism: {ep: 32, recompute: selective, recompute_modules: [shared_experts]}\n",
+	 ":3:64: 'shared_experts' in 'parallelism.recompute_modules' needs a model with shared experts"},
 	{BASE "name: \"a\\u0000b\"\n", ":5:7: the value of 'name' holds a NUL character (\\0 or \\u0000)"},
 	{BASE "name: \"a\\x01b\"\n",
 	 ":5:7: the value of 'name' holds a control character (0x01) at byte 2: not printable in a report"},
@@ -1142,6 +1184,70 @@ START_TEST(every_key_is_documented)
 }
 END_TEST
 
+/* Recomputation's refinements as a YAML list, as a string of names, by
+ * --set, with their defaults (the frameworks'). */
+START_TEST(recompute_options_are_read)
+{
+	cs_scenario *sc = NULL;
+	cs_diag diag = {""};
+
+	ck_assert_msg(load_text(BASE, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->parallel.recompute_method, CS_RECOMPUTE_UNIFORM);
+	ck_assert_int_eq(sc->parallel.recompute_layers, 1);
+	ck_assert_uint_eq(sc->parallel.recompute_modules, CS_RCM_CORE_ATTN);
+	ck_assert_int_eq(sc->parallel.recompute_every, 0);
+	cs_scenario_free(sc);
+
+	ck_assert_msg(load_text(BASE "parallelism:\n  recompute: selective\n  recompute_modules: [core_attn, "
+				     "layernorm, mlp]\n",
+				NULL, 0, &sc, &diag) == CS_OK,
+		      "%s", diag.msg);
+	ck_assert_uint_eq(sc->parallel.recompute_modules, CS_RCM_CORE_ATTN | CS_RCM_LAYERNORM | CS_RCM_MLP);
+	cs_scenario_free(sc);
+
+	const char *sets[] = { "parallelism.recompute=selective", "parallelism.recompute_modules=op" };
+	ck_assert_msg(load_text(BASE, sets, 2, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_uint_eq(sc->parallel.recompute_modules, CS_RCM_OP);
+	cs_scenario_free(sc);
+
+	const char *full[] = { "parallelism.recompute=full", "parallelism.recompute_method=block",
+			       "parallelism.recompute_layers=32" };
+	ck_assert_msg(load_text(BASE, full, 3, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->parallel.recompute_method, CS_RECOMPUTE_BLOCK);
+	ck_assert_int_eq(sc->parallel.recompute_layers, 32);
+	cs_scenario_free(sc);
+
+	const char *every[] = { "parallelism.recompute=selective", "parallelism.recompute_every=3" };
+	ck_assert_msg(load_text(BASE, every, 2, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_int_eq(sc->parallel.recompute_every, 3);
+	cs_scenario_free(sc);
+
+	const char *str[] = { "parallelism.recompute=selective", "parallelism.recompute_modules=[mlp, Core-Attn]" };
+	ck_assert_msg(load_text(BASE, str, 2, &sc, &diag) == CS_OK, "%s", diag.msg);
+	ck_assert_uint_eq(sc->parallel.recompute_modules, CS_RCM_CORE_ATTN | CS_RCM_MLP);
+	cs_scenario_free(sc);
+	ck_assert_msg(load_text("cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: "
+				"4}\nparallelism: {ep: 32, recompute: selective, recompute_modules: [moe_layer]}\n",
+				NULL, 0, &sc, &diag) == CS_OK,
+		      "%s", diag.msg);
+	ck_assert_uint_eq(sc->parallel.recompute_modules, CS_RCM_MOE);
+	ck_assert_str_eq(cs_recompute_module_name(CS_RCM_MLA_UP), "mla_up_proj");
+	ck_assert_str_eq(cs_recompute_module_name(3), "?");
+	ck_assert_str_eq(cs_recompute_method_name(CS_RECOMPUTE_BLOCK), "block");
+	cs_scenario_free(sc);
+
+	/* Megatron-LM's names are answered with ours */
+	ck_assert_int_eq(load_text(BASE "parallelism: {recompute_num_layers: 2}\n", NULL, 0, &sc, &diag),
+			 CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, "did you mean 'parallelism.recompute_layers'?"), "%s", diag.msg);
+	ck_assert_int_eq(load_text(BASE "parallelism: {selective_ac_option: 2}\n", NULL, 0, &sc, &diag),
+			 CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, "did you mean 'parallelism.recompute_every'?"), "%s", diag.msg);
+	ck_assert_int_eq(load_text(BASE "parallelism: {recompute_activations: true}\n", NULL, 0, &sc, &diag), CS_ERR_INPUT);
+	ck_assert_msg(strstr(diag.msg, "did you mean 'parallelism.recompute'?"), "%s", diag.msg);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1192,6 +1298,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, other_tools_key_names_are_suggested);
 	tcase_add_test(tc, key_table_is_consistent);
 	tcase_add_test(tc, every_key_is_documented);
+	tcase_add_test(tc, recompute_options_are_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

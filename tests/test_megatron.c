@@ -173,6 +173,11 @@ static void check_vocabulary(const cmd *c, const char *line)
 			ck_assert_msg(in_choices(m->arity, c->tok[i + 1]), "'%s %s' is not one of %s: %s",
 				      t, c->tok[i + 1], m->arity, line);
 		i++;
+		/* a list field of a config dataclass takes one value or more
+		 * (argument_utils.py: nargs "+"); flags.txt does not say which */
+		if (strcmp(t, "--recompute-modules") == 0)
+			while (i + 1 < c->n && strncmp(c->tok[i + 1], "--", 2) != 0)
+				i++;
 	}
 	/* before pretrain_gpt.py: environment, torchrun and its two counts */
 	int k = 0;
@@ -403,8 +408,18 @@ static void check_plan(const cmd *c, const cs_scenario *sc, const cs_plan *p, co
 	/* torchrun's processes: the values of --nnodes and --nproc-per-node */
 	ck_assert_int_eq(atoll(c->tok[c->first - 4]) * atoll(c->tok[c->first - 2]),
 			 p->tp * p->pp * p->cp * p->dp);
+	const cs_parallel_spec *q = &run->parallel;
+	bool titan = q->recompute == CS_RECOMPUTE_SELECTIVE && (q->recompute_every > 0 || (q->recompute_modules & CS_RCM_OP));
 	const char *rg = val(c, "--recompute-granularity", "none");
-	ck_assert_str_eq(rg, cs_recompute_name(p->recompute));
+	ck_assert_str_eq(rg, titan ? "none" : cs_recompute_name(p->recompute));
+	/* full: its method and layers, as TransformerConfig requires them */
+	ck_assert_int_eq(has(c, "--recompute-method"), q->recompute == CS_RECOMPUTE_FULL);
+	if (q->recompute == CS_RECOMPUTE_FULL) {
+		ck_assert_str_eq(val(c, "--recompute-method", ""), cs_recompute_method_name(q->recompute_method));
+		ck_assert_int_eq(num(c, "--recompute-num-layers", 0), q->recompute_layers);
+	}
+	ck_assert_int_eq(has(c, "--recompute-modules"),
+			 q->recompute == CS_RECOMPUTE_SELECTIVE && !titan && q->recompute_modules != CS_RCM_CORE_ATTN);
 
 	/* precision */
 	cs_precision pr = run->training.precision;
@@ -574,6 +589,19 @@ static const mcase cases[] = {
 	  "model.expert_ffn=11008", "parallelism.ep=2", "training.grad_accumulation=separate"},
 	  1, 1, 1, 2, 1, 1, CS_SHARD_ZERO3, CS_RECOMPUTE_NONE, {"--expert-model-parallel-size",
 	  "--use-megatron-fsdp"}, {"--use-torch-fsdp2"}, false, false },
+	{ "full recompute by block", {"parallelism.recompute=full", "parallelism.recompute_method=block",
+	  "parallelism.recompute_layers=4"}, 1, 2, 1, 1, 1, 1, CS_SHARD_ZERO1, CS_RECOMPUTE_FULL,
+	  {"--recompute-granularity", "--recompute-method", "--recompute-num-layers"}, {"--recompute-modules"},
+	  false, false },
+	{ "selective recompute of modules", {"parallelism.recompute=selective",
+	  "parallelism.recompute_modules=core_attn,layernorm,mlp"}, 1, 1, 1, 1, 1, 1, CS_SHARD_ZERO1,
+	  CS_RECOMPUTE_SELECTIVE, {"--recompute-granularity", "--recompute-modules"}, {"--recompute-method"},
+	  false, false },
+	{ "torchtitan's layer policy is noted", {"parallelism.recompute=selective",
+	  "parallelism.recompute_every=2"}, 1, 1, 1, 1, 1, 1, CS_SHARD_ZERO1, CS_RECOMPUTE_SELECTIVE, {0},
+	  {"--recompute-granularity", "--recompute-modules"}, true, false },
+	{ "full recompute defaults to uniform 1", {0}, 1, 1, 1, 1, 1, 1, CS_SHARD_ZERO1, CS_RECOMPUTE_FULL,
+	  {"--recompute-method", "--recompute-num-layers"}, {0}, false, false },
 	{ "megatron-fsdp refuses lamb", {"training.optimizer=lamb"}, 1, 1, 1, 1, 1, 1,
 	  CS_SHARD_ZERO2, CS_RECOMPUTE_NONE, {0}, {0}, true, true },
 };

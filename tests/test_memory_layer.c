@@ -249,6 +249,127 @@ START_TEST(test_llama3_405b_8k_fits_an_h100)
 }
 END_TEST
 
+/* ---- recomputation as the frameworks configure it ------------------------ */
+
+/* The paper's layer (4096 wide, 32 heads, GELU 4h, dropout, 16 bits, the
+ * scores materialised: 5as/h = 160), t = 1, in sbh: none 34 + 160,
+ * core_attn 34 (Korthikanti et al.'s selective), layernorm drops the two
+ * norm outputs (4), mlp fc1's output and the activation's (16), all three
+ * 14, full 2; torchtitan's op policy keeps the input, Q, V, O with its
+ * fp32 log-sum-exp and w1's output: 2 + 2 + 2 + 2 + 4a/h + 8. With t = 4,
+ * no sequence parallelism, core_attn + layernorm + mlp: 6 + 8/4. */
+START_TEST(test_recompute_modules_drop_their_tensors)
+{
+	cs_mem_layer_shape d = shape(4096, 4096, 32, 32, 4 * 4096, false);
+	d.dropout = true;
+	double sbh = 4096.0 * 4096;
+	static const struct {
+		cs_recompute rc;
+		unsigned mods;
+		double want;
+	} cases[] = {
+		{ CS_RECOMPUTE_NONE, CS_RCM_MLP, 34 + 160 },
+		{ CS_RECOMPUTE_SELECTIVE, CS_RCM_CORE_ATTN, 34 },
+		{ CS_RECOMPUTE_SELECTIVE, 0, 34 },
+		{ CS_RECOMPUTE_SELECTIVE, CS_RCM_LAYERNORM, 30 + 160 },
+		{ CS_RECOMPUTE_SELECTIVE, CS_RCM_MLP, 18 + 160 },
+		{ CS_RECOMPUTE_SELECTIVE, CS_RCM_CORE_ATTN | CS_RCM_LAYERNORM | CS_RCM_MLP, 14 },
+		{ CS_RECOMPUTE_FULL, CS_RCM_MLP, 2 },
+		{ CS_RECOMPUTE_SELECTIVE, CS_RCM_OP, 16 + 4.0 * 32 / 4096 },
+	};
+	for (int i = 0; i < N(cases); i++) {
+		double got = cs_mem_layer_bytes_modules(&d, 1, false, cases[i].rc, cases[i].mods, false);
+		ck_assert_msg(near(got, sbh * cases[i].want), "case %d: %g vs %g", i, got / sbh, cases[i].want);
+	}
+	ck_assert(near(cs_mem_layer_bytes_modules(&d, 4, false, CS_RECOMPUTE_SELECTIVE,
+						  CS_RCM_CORE_ATTN | CS_RCM_LAYERNORM | CS_RCM_MLP, false),
+		       sbh * (6 + 8.0 / 4)));
+	/* the default module is the old selective, exactly */
+	ck_assert(cs_mem_layer_bytes_modules(&d, 4, true, CS_RECOMPUTE_SELECTIVE, CS_RCM_CORE_ATTN, true) ==
+		  cs_mem_layer_bytes(&d, 4, true, CS_RECOMPUTE_SELECTIVE, true));
+	/* gated, with sequence parallelism at t = 8: the op policy's w2 output
+	 * is a partial sum on every rank (2, whole), the reduce-scatters' 2 + 2
+	 * sharded with the input's 2: (6)/8 + (2 + 2 + 2 + 4a/h + 2f)/8 + 2 */
+	cs_mem_layer_shape g = shape(4096, 4096, 32, 8, 14336, true);
+	double f = 14336.0 / 4096;
+	double op = 6.0 / 8 + (2 + 2 * 0.25 + 2 + 4.0 * 32 / 4096 + 2 * f) / 8 + 2;
+	ck_assert(near(cs_mem_layer_bytes_modules(&g, 8, true, CS_RECOMPUTE_SELECTIVE, CS_RCM_OP, true), sbh * op));
+}
+END_TEST
+
+/* DeepSeek-V3's MoE layer at 4K without TP (flash, no dropout): moe_act
+ * drops the routed copies' activation outputs, 2 x 8 x 2048/h;
+ * shared_experts the shared expert's inside, 6 x 2048/h; moe the token
+ * copies, probabilities and every expert, 2 x 8 + 2 x 8 + 4 x 256/h +
+ * 6 x 9 x 2048/h; mla_up_proj Q, K and V, 2 (24576 + 24576 + 16384)/h. */
+START_TEST(test_recompute_moe_and_latent_modules_drop_theirs)
+{
+	double h = 7168, sbh = 4096.0 * h;
+	cs_mem_layer_shape d = { .s = 4096, .b = 1, .h = 7168, .heads = 128, .q_dim = 24576, .kv_dim = 24576,
+				 .v_dim = 16384, .o_dim = 16384, .latent = 2048, .ffn = 18432, .gated = true,
+				 .experts = 256, .top_k = 8, .expert_ffn = 2048, .shared = 1 };
+	double none = cs_mem_layer_bytes_modules(&d, 1, false, CS_RECOMPUTE_NONE, 0, true);
+	static const struct {
+		unsigned mods;
+		double drop;
+	} cases[] = {
+		{ CS_RCM_MOE_ACT, 2.0 * 8 * 2048 },
+		{ CS_RCM_SHARED, 6.0 * 2048 },
+		{ CS_RCM_MOE, 16 * 7168 + 16 * 7168 + 4.0 * 256 + 6.0 * 9 * 2048 },
+		{ CS_RCM_MLA_UP, 2.0 * (24576 + 24576 + 16384) },
+		{ CS_RCM_MOE | CS_RCM_MOE_ACT | CS_RCM_SHARED, 16 * 7168 + 16 * 7168 + 4.0 * 256 + 6.0 * 9 * 2048 },
+	};
+	for (int i = 0; i < N(cases); i++) {
+		double got = cs_mem_layer_bytes_modules(&d, 1, false, CS_RECOMPUTE_SELECTIVE, cases[i].mods, true);
+		ck_assert_msg(near(none - got, sbh * cases[i].drop / h), "case %d: %g vs %g", i, (none - got) / sbh,
+			      cases[i].drop / h);
+	}
+}
+END_TEST
+
+/* The stage's figure under the layer policies, Llama 3 8B on pp 2 (16
+ * layers a stage), A the layer without recomputation, 2sbh the layer input:
+ * block 4 keeps (4 x 2sbh + 12 A)/16 a layer; uniform 4 one input a chunk,
+ * 2sbh/4 a layer, and while a chunk's backward runs its 3 layers beyond
+ * the seed's one (3 A); uniform 5 ceil(16/5) = 4 inputs and 4 A;
+ * torchtitan's every 3rd block recomputes 5 (the 3rd, 6th, ... 15th). */
+START_TEST(test_recompute_layer_policies_memory)
+{
+	cs_model_spec m = fx_llama3_8b();
+	cs_training_spec t = fx_train(4096, 1);
+	cs_parallel_spec p = fx_plan(1, 2, 8, CS_SHARD_NONE);
+	double sbh = 4096.0 * 4096, in = 2 * sbh;
+	double A = cs_mem_layer_activation_bytes(&m, &t, &p);
+	p.recompute = CS_RECOMPUTE_FULL;
+	p.recompute_layers = 1;
+	ck_assert(cs_mem_layer_activation_bytes(&m, &t, &p) == in);
+	ck_assert(cs_mem_recompute_working_bytes(&m, &t, &p) == 0);
+	p.recompute_method = CS_RECOMPUTE_BLOCK;
+	p.recompute_layers = 4;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), (4 * in + 12 * A) / 16));
+	ck_assert(cs_mem_recompute_working_bytes(&m, &t, &p) == 0);
+	p.recompute_method = CS_RECOMPUTE_UNIFORM;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), in / 4));
+	ck_assert(near(cs_mem_recompute_working_bytes(&m, &t, &p), 3 * A));
+	p.recompute_layers = 5;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), 4 * in / 16));
+	ck_assert(near(cs_mem_recompute_working_bytes(&m, &t, &p), 4 * A));
+	cs_gpu_spec gpu = fx_h100();
+	cs_mem_breakdown r = cs_mem_per_gpu(&m, &t, &p, &gpu, 8);
+	ck_assert(near(r.recompute_working, 4 * A));
+	ck_assert(near(r.total, r.weights + r.grads + r.optimizer + r.activations + 4 * A));
+	p.recompute = CS_RECOMPUTE_SELECTIVE;
+	p.recompute_layers = 1;
+	p.recompute_every = 3;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), (5 * in + 11 * A) / 16));
+	/* two virtual stages of 8: the count runs on over the rank's chunks */
+	p.virtual_stages = 2;
+	cs_mem_recompute_split x = cs_mem_recompute_layers(&p, 8);
+	ck_assert_int_eq(x.layers[CS_RECOMPUTE_FULL], 5);
+	ck_assert_int_eq(x.layers[CS_RECOMPUTE_NONE], 11);
+}
+END_TEST
+
 static Suite *memory_layer_suite(void)
 {
 	Suite *s = suite_create("memory_layer");
@@ -259,6 +380,9 @@ static Suite *memory_layer_suite(void)
 	tcase_add_test(tc, test_dropout_masks_only_with_dropout);
 	tcase_add_test(tc, test_fp8_saves_gemm_inputs_in_one_byte);
 	tcase_add_test(tc, test_block_scaled_recipes_save_their_scales);
+	tcase_add_test(tc, test_recompute_modules_drop_their_tensors);
+	tcase_add_test(tc, test_recompute_moe_and_latent_modules_drop_theirs);
+	tcase_add_test(tc, test_recompute_layer_policies_memory);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("state");
 	tcase_add_test(tc, test_bf16_optimizer_state);

@@ -879,6 +879,134 @@ START_TEST(test_recompute_reruns_what_it_dropped)
 }
 END_TEST
 
+/* Megatron-LM's modules and torchtitan's op policy re-run their forward
+ * ops; the matmul FLOPs against the closed forms per token (GPT-3 175B's
+ * layer: core_attn 4sh, mlp 16h^2, op 12h^2 for wk, wo and w2 with
+ * materialised attention's 4sh, layernorm none), each equal to what
+ * cs_model_recompute_flops_per_token says. */
+START_TEST(test_recompute_modules_rerun_their_ops)
+{
+	cs_model_spec m = fx_gpt3_175b();
+	double s = 2048, h = 12288, T = 2048;
+	cs_layer_ctx c = ctx(2048, 1, 1, 1);
+	c.recompute = CS_RECOMPUTE_SELECTIVE;
+	c.flash_attention = false;
+	static const struct {
+		unsigned mods;
+		double per_token; /* in units of h^2 and sh */
+		double hh, sh;
+	} cases[] = {
+		{ CS_RCM_CORE_ATTN, 0, 0, 4 }, { CS_RCM_MLP, 0, 16, 0 },
+		{ CS_RCM_LAYERNORM, 0, 0, 0 }, { CS_RCM_CORE_ATTN | CS_RCM_MLP | CS_RCM_LAYERNORM, 0, 16, 4 },
+		{ CS_RCM_OP, 0, 12, 4 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		c.recompute_modules = cases[i].mods;
+		tally r = block(&m, &c, false, CS_PASS_RECOMPUTE);
+		double want = T * (cases[i].hh * h * h + cases[i].sh * s * h);
+		ck_assert_msg(r.n > 0, "modules %#x ran nothing", cases[i].mods);
+		ck_assert_msg(want == 0 ? r.flops == 0 : rel(r.flops, want) < 1e-12, "modules %#x: %g vs %g",
+			      cases[i].mods, r.flops, want);
+		double per = cs_model_recompute_flops_per_token(&m, false, 2048, CS_RECOMPUTE_SELECTIVE,
+								cases[i].mods, false);
+		ck_assert(want == 0 ? per == 0 : rel(per * T, want) < 1e-12);
+	}
+	/* mlp leaves an MoE layer alone; none and full as before */
+	ck_assert(cs_model_recompute_flops_per_token(&m, true, 2048, CS_RECOMPUTE_SELECTIVE, CS_RCM_MLP, true) == 0);
+	ck_assert(cs_model_recompute_flops_per_token(&m, false, 2048, CS_RECOMPUTE_NONE, CS_RCM_MLP, true) == 0);
+	ck_assert(rel(cs_model_recompute_flops_per_token(&m, false, 2048, CS_RECOMPUTE_FULL, 0, true),
+		      24 * h * h + 4 * s * h) < 1e-12);
+
+	/* the dense MLP re-run with its TP reduction; under sequence
+	 * parallelism its all-gather and reduce-scatter */
+	c = ctx(2048, 1, 8, 1);
+	c.recompute = CS_RECOMPUTE_SELECTIVE;
+	c.recompute_modules = CS_RCM_MLP;
+	tally r = block(&m, &c, false, CS_PASS_RECOMPUTE);
+	ck_assert(rel(r.flops, T * 16 * h * h / 8) < 1e-12);
+	ck_assert_int_eq(r.colls[CS_COLL_ALL_REDUCE][CS_COMM_TP], 1);
+	c.sequence_parallel = true;
+	r = block(&m, &c, false, CS_PASS_RECOMPUTE);
+	ck_assert_int_eq(r.colls[CS_COLL_ALL_GATHER][CS_COMM_TP], 1);
+	ck_assert_int_eq(r.colls[CS_COLL_REDUCE_SCATTER][CS_COMM_TP], 1);
+}
+END_TEST
+
+/* An MoE layer: moe re-runs the layer's MLP side whole (router, experts,
+ * its two all-to-alls), shared_experts the shared experts' three matmuls,
+ * moe_act the experts' activation alone; mla_up_proj latent attention's
+ * up projections, 2 (q_lora a (d + r) + kv_lora a (d + v)) per token. */
+START_TEST(test_recompute_moe_and_latent_modules)
+{
+	cs_model_spec m = fx_deepseek_v3();
+	double T = 4096, h = 7168, ef = 2048, a = 128;
+	cs_layer_ctx c = ctx(4096, 1, 1, 1);
+	c.ep = 8;
+	c.flash_attention = true;
+	c.recompute = CS_RECOMPUTE_SELECTIVE;
+	c.recompute_modules = CS_RCM_MOE;
+	tally r = block(&m, &c, true, CS_PASS_RECOMPUTE);
+	ck_assert_int_eq(r.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
+	/* the router's and the shared expert's per token, the routed experts'
+	 * on the busiest rank (T top_k tokens over 32 local experts, 32 of them) */
+	double want = T * (2 * h * 256 + 2 * 3 * h * ef) + 2 * 3 * T * 8 * h * ef;
+	ck_assert_msg(rel(r.flops, want) < 1e-12, "%g vs %g", r.flops, want);
+	c.recompute_modules = CS_RCM_SHARED;
+	r = block(&m, &c, true, CS_PASS_RECOMPUTE);
+	ck_assert(rel(r.flops, T * 2 * 3 * h * ef) < 1e-12);
+	ck_assert(rel(cs_model_recompute_flops_per_token(&m, true, 4096, CS_RECOMPUTE_SELECTIVE, CS_RCM_SHARED,
+							 true),
+		      2 * 3 * h * ef) < 1e-12);
+	c.recompute_modules = CS_RCM_MOE_ACT;
+	r = block(&m, &c, true, CS_PASS_RECOMPUTE);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert(r.flops == 0);
+	c.recompute_modules = CS_RCM_MLA_UP;
+	r = block(&m, &c, false, CS_PASS_RECOMPUTE);
+	double up = 2 * (1536 * a * (128 + 64) + 512 * a * (128 + 128));
+	ck_assert_msg(rel(r.flops, T * up) < 1e-12, "%g vs %g", r.flops, T * up);
+	ck_assert(rel(cs_model_recompute_flops_per_token(&m, false, 4096, CS_RECOMPUTE_SELECTIVE, CS_RCM_MLA_UP,
+							 true),
+		      up) < 1e-12);
+}
+END_TEST
+
+/* Which layers the policies recompute: Megatron-LM's block method the
+ * first N of each model chunk, uniform all; torchtitan's every k-th block
+ * of a rank (counted from 1); the hardware FLOPs add those layers' whole
+ * forward: GPT-3 175B on pp 8 (12 layers a stage) with block 3 or every 4th
+ * recomputes 24 of its 96 layers. */
+START_TEST(test_layer_policies_pick_their_layers)
+{
+	cs_model_spec m = fx_gpt3_175b();
+	cs_parallel_spec p = fx_plan(1, 8, 1, CS_SHARD_NONE);
+	p.recompute = CS_RECOMPUTE_FULL;
+	p.recompute_method = CS_RECOMPUTE_BLOCK;
+	p.recompute_layers = 3;
+	ck_assert_int_eq(cs_model_layer_recompute(&p, 2, 2), CS_RECOMPUTE_FULL);
+	ck_assert_int_eq(cs_model_layer_recompute(&p, 3, 3), CS_RECOMPUTE_NONE);
+	double s = 2048, B = 8, h = 12288;
+	double whole = 24 * h * h + 4 * s * h, base = cs_model_flops_per_step(&m, 2048, 8);
+	ck_assert(rel(cs_model_hw_flops_per_step_p(&m, 2048, 8, &p), base + s * B * 24 * whole) < 1e-12);
+	p.recompute = CS_RECOMPUTE_SELECTIVE;
+	p.recompute_every = 4;
+	ck_assert_int_eq(cs_model_layer_recompute(&p, 3, 3), CS_RECOMPUTE_FULL);
+	ck_assert_int_eq(cs_model_layer_recompute(&p, 0, 4), CS_RECOMPUTE_NONE);
+	ck_assert_int_eq(cs_model_layer_recompute(&p, 1, 7), CS_RECOMPUTE_FULL);
+	ck_assert(rel(cs_model_hw_flops_per_step_p(&m, 2048, 8, &p), base + s * B * 24 * whole) < 1e-12);
+	/* the defaults: the granularity alone, as cs_model_hw_flops_per_step */
+	p = fx_plan(1, 8, 1, CS_SHARD_NONE);
+	for (int rc = 0; rc < 3; rc++) {
+		p.recompute = (cs_recompute)rc;
+		p.recompute_layers = 1;
+		ck_assert(cs_model_hw_flops_per_step_p(&m, 2048, 8, &p) ==
+			  cs_model_hw_flops_per_step(&m, 2048, 8, (cs_recompute)rc));
+		ck_assert_int_eq(cs_model_layer_recompute(&p, 5, 5), rc);
+	}
+	ck_assert_int_eq(cs_model_chunk_layers(&p, 96), 12);
+}
+END_TEST
+
 START_TEST(test_cap_limits_writes_not_count)
 {
 	cs_model_spec m = fx_llama3_8b();
@@ -1094,6 +1222,9 @@ static Suite *model_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_lists");
 	tcase_add_test(tc, test_recompute_reruns_what_it_dropped);
+	tcase_add_test(tc, test_recompute_modules_rerun_their_ops);
+	tcase_add_test(tc, test_recompute_moe_and_latent_modules);
+	tcase_add_test(tc, test_layer_policies_pick_their_layers);
 	tcase_add_test(tc, test_cap_limits_writes_not_count);
 	tcase_add_test(tc, test_embed_and_head_vocab_parallel);
 	tcase_add_loop_test(tc, test_optimizer_op_bytes_per_param, 0, N(opt_cases));

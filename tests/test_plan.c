@@ -232,6 +232,68 @@ static const struct {
 	{ "one-stage-both", 32, 4, 1, 1, 1, { 7, 9, 9, 7, 7, 9, 9, 7 } },
 };
 
+/* The backward's recompute passes, layer by layer, in the order the one
+ * GPU's program runs them: 'r' a layer's recomputation, 'b' its input
+ * gradient, for micro-batch 0 ("r3b3r2b2..."). */
+static void recompute_order(const char *const *sets, size_t n, char *out, size_t cap)
+{
+	cs_scenario *sc = load_text("cluster: {gpu: h100-sxm-80g, nodes: 1, gpus_per_node: 1}\n"
+				    "model: {arch: llama, layers: 4, hidden: 1024, heads: 16, kv_heads: 4, ffn: "
+				    "4096, vocab: 32000}\n"
+				    "training: {seq_len: 1024, micro_batch: 1, global_batch: 1}\n",
+				    sets, n);
+	cs_program prog;
+	build_program(sc, &prog);
+	size_t used = 0;
+	int last_phase = -1, last_layer = -2;
+	out[0] = '\0';
+	for (int i = 0; i < prog.nops[CS_STREAM_COMPUTE]; i++) {
+		const cs_op *o = &prog.ops[CS_STREAM_COMPUTE][i];
+		if ((o->phase != CS_PHASE_RECOMPUTE && o->phase != CS_PHASE_BWD) || o->layer < 0 || o->micro != 0)
+			continue;
+		if (o->phase == last_phase && o->layer == last_layer)
+			continue;
+		last_phase = o->phase;
+		last_layer = o->layer;
+		used += (size_t)snprintf(out + used, cap - used, "%c%d", o->phase == CS_PHASE_RECOMPUTE ? 'r' : 'b',
+					 (int)o->layer);
+		ck_assert(used < cap);
+	}
+	cs_program_free(&prog);
+	cs_scenario_free(sc);
+}
+
+/* Megatron-LM's uniform chunks of 2 recompute a chunk's two layers when the
+ * backward reaches its last; block 1 only the first layer; torchtitan's
+ * every 2nd block the 2nd and the 4th; full, one by one; none, nothing. */
+START_TEST(recompute_passes_follow_the_policy)
+{
+	static const struct {
+		const char *sets[3];
+		const char *want;
+	} cases[] = {
+		{ { "parallelism.recompute=full" }, "r3b3r2b2r1b1r0b0" },
+		{ { "parallelism.recompute=full", "parallelism.recompute_layers=2" }, "r2r3b3b2r0r1b1b0" },
+		{ { "parallelism.recompute=full", "parallelism.recompute_layers=3" }, "r3b3r0r1r2b2b1b0" },
+		{ { "parallelism.recompute=full", "parallelism.recompute_method=block",
+		    "parallelism.recompute_layers=1" },
+		  "b3b2b1r0b0" },
+		{ { "parallelism.recompute=selective", "parallelism.recompute_every=2" }, "r3b3b2r1b1b0" },
+		{ { "parallelism.recompute=selective", "parallelism.recompute_modules=layernorm,mlp" },
+		  "r3b3r2b2r1b1r0b0" },
+		{ { "parallelism.recompute=none" }, "b3b2b1b0" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t n = 0;
+		while (n < 3 && cases[i].sets[n])
+			n++;
+		char got[256];
+		recompute_order(cases[i].sets, n, got, sizeof got);
+		ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu: %s, want %s", i, got, cases[i].want);
+	}
+}
+END_TEST
+
 START_TEST(layout_counts_embedding_and_loss_as_layers)
 {
 	char text[1024];
@@ -408,6 +470,17 @@ static const struct { const char *scenario, *golden; const char *set[3]; } golde
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-alibi", { "model.positions=alibi" } },
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-embedding-norm", { "model.embedding_norm=true" } },
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-adafactor", { "training.optimizer=adafactor" } },
+	/* recomputation as the frameworks configure it: Megatron-LM's block
+	 * method (10 of a stage's 20 layers), its modules, torchtitan's op policy */
+	{ "3d-llama3-70b-64gpu",
+	  "3d-llama3-70b-64gpu-recompute-block",
+	  { "parallelism.recompute=full", "parallelism.recompute_method=block", "parallelism.recompute_layers=10" } },
+	{ "3d-llama3-70b-64gpu",
+	  "3d-llama3-70b-64gpu-recompute-modules",
+	  { "parallelism.recompute=selective", "parallelism.recompute_modules=core_attn,layernorm,mlp" } },
+	{ "fsdp-llama3-8b-16gpu",
+	  "fsdp-llama3-8b-16gpu-recompute-op",
+	  { "parallelism.recompute=selective", "parallelism.recompute_modules=op" } },
 	/* Transformer Engine's fp8 recipe on the measured step: the fp8 table */
 	{ "h200-llama8l-h4096-s8192", "h200-llama8l-fp8", { "training.precision=fp8" } },
 	/* PaLM 540B on two TPU v4 pods, folded: torus collectives, the DCN */
@@ -674,6 +747,7 @@ static Suite *plan_suite(void)
 	tcase_add_loop_test(tc, layout_counts_embedding_and_loss_as_layers, 0,
 			    sizeof(layout_cases) / sizeof(layout_cases[0]));
 	tcase_add_test(tc, empty_end_stages_keep_embedding_and_head);
+	tcase_add_test(tc, recompute_passes_follow_the_policy);
 	tcase_add_test(tc, tied_embeddings_swap_gradients_between_the_end_stages);
 	tcase_add_test(tc, too_many_ops_refused_at_global_batch);
 	suite_add_tcase(s, tc);

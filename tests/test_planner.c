@@ -324,6 +324,48 @@ START_TEST(test_estimate_closed_forms)
 }
 END_TEST
 
+/* The scenario's refinements of its granularity go with the plans of that
+ * granularity (a block of 4 layers under full recomputation), the others
+ * take the frameworks' defaults; the estimate counts the block's layers
+ * alone: block 4 of a 16-layer stage recomputes a quarter of the forward
+ * full recomputation does. */
+START_TEST(test_plans_keep_the_scenarios_recompute_options)
+{
+	const char *const sets[] = { "cluster.gpu=h100-sxm-80g", "cluster.nodes=2", "model.preset=llama2-7b",
+				     "training.seq_len=4096", "training.global_batch=16", "parallelism.pp=2",
+				     "parallelism.recompute=full", "parallelism.recompute_method=block",
+				     "parallelism.recompute_layers=4", NULL };
+	cs_scenario *sc = make(sets);
+	cs_scenario *out = malloc(sizeof *out);
+	ck_assert_ptr_nonnull(out);
+	cs_plan p = { .tp = 1, .pp = 2, .dp = 8, .cp = 1, .ep = 1, .vstages = 1, .micro_batch = 1,
+		      .recompute = CS_RECOMPUTE_FULL };
+	cs__plan_fill(sc, &p, out);
+	ck_assert_int_eq(out->parallel.recompute_method, CS_RECOMPUTE_BLOCK);
+	ck_assert_int_eq(out->parallel.recompute_layers, 4);
+	double block = cs_plan_estimate(out, &p);
+	cs_diag diag;
+	ck_assert_msg(cs_config_validate(out, &diag) == CS_OK, "%s", diag.msg);
+	p.recompute = CS_RECOMPUTE_SELECTIVE;
+	cs__plan_fill(sc, &p, out);
+	ck_assert_int_eq(out->parallel.recompute_method, CS_RECOMPUTE_UNIFORM);
+	ck_assert_int_eq(out->parallel.recompute_layers, 1);
+	ck_assert_msg(cs_config_validate(out, &diag) == CS_OK, "%s", diag.msg);
+	/* against uniform full and none: compute = hardware FLOPs at peak */
+	p.recompute = CS_RECOMPUTE_NONE;
+	cs__plan_fill(sc, &p, out);
+	double none = cs_plan_estimate(out, &p);
+	p.recompute = CS_RECOMPUTE_FULL;
+	sc->parallel.recompute_method = CS_RECOMPUTE_UNIFORM;
+	sc->parallel.recompute_layers = 1;
+	cs__plan_fill(sc, &p, out);
+	double full = cs_plan_estimate(out, &p);
+	ck_assert_double_eq_tol(block - none, (full - none) / 4, (full - none) * 1e-9);
+	free(out);
+	free(sc);
+}
+END_TEST
+
 /* ---- ranking against the heuristic --------------------------------------- */
 
 static const struct {
@@ -486,6 +528,7 @@ static Suite *planner_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("estimate");
 	tcase_add_test(tc, test_estimate_closed_forms);
+	tcase_add_test(tc, test_plans_keep_the_scenarios_recompute_options);
 	tcase_add_test(tc, test_estimate_counts_the_expert_all_to_alls);
 	tcase_add_test(tc, test_moe_models_search_expert_parallelism);
 	suite_add_tcase(s, tc);

@@ -60,4 +60,13 @@ done
 "$build"/clustersim run scenarios/gb200-nvl72-llama3-70b.yaml --format json --no-progress \
 	--set cluster.nodes=36 --set training.global_batch=144 --set parallelism.dp=9 \
 	>tests/golden/gb200-nvl72-llama3-70b-2racks.json
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+	--set parallelism.recompute=full --set parallelism.recompute_method=block \
+	--set parallelism.recompute_layers=10 >tests/golden/3d-llama3-70b-64gpu-recompute-block.json
+"$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
+	--set parallelism.recompute=selective --set parallelism.recompute_modules=core_attn,layernorm,mlp \
+	>tests/golden/3d-llama3-70b-64gpu-recompute-modules.json
+"$build"/clustersim run scenarios/fsdp-llama3-8b-16gpu.yaml --format json --no-progress \
+	--set parallelism.recompute=selective --set parallelism.recompute_modules=op \
+	>tests/golden/fsdp-llama3-8b-16gpu-recompute-op.json
 git diff --stat -- tests/golden

@@ -261,8 +261,7 @@ static bool model_stands(const cs_scenario *sc, double flops, const cs_metrics *
 	if (!(flops > 0))
 		return false;
 	const cs_training_spec *t = &sc->training;
-	double hw =
-		cs_model_hw_flops_per_step(&sc->model, t->seq_len, t->global_batch, sc->parallel.recompute);
+	double hw = cs_model_hw_flops_per_step_p(&sc->model, t->seq_len, t->global_batch, &sc->parallel);
 	double causal = cs_model_causal_flops_per_step(&sc->model, t->seq_len, t->global_batch);
 	if (!(flops > fmin(hw, causal) / CS__FLOPS_MATCH && flops < fmax(hw, causal) * CS__FLOPS_MATCH)) {
 		fprintf(stderr,

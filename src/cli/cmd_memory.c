@@ -23,7 +23,9 @@ static const char usage[] =
 	"usage: clustersim memory [SCENARIO.yaml] [--model PRESET] [--gpu PRESET]\n"
 	"                         [--seq-len S] [--micro-batch B] [--tp T] [--pp P]\n"
 	"                         [--dp D] [--cp C] [--zero 0|1|2|3]\n"
-	"                         [--recompute none|selective|full] [--sequence-parallel]\n"
+	"                         [--recompute none|selective|full] [--recompute-method M]\n"
+	"                         [--recompute-num-layers N] [--recompute-modules LIST]\n"
+	"                         [--recompute-every K] [--sequence-parallel]\n"
 	"                         [--flash | --no-flash] [--format text|json]\n"
 	"\n"
 	"Prints the training memory of one GPU (the first pipeline stage, which\n"
@@ -40,6 +42,13 @@ static const char usage[] =
 	"  --tp T --pp P --dp D --cp C   parallel degrees (default 1)\n"
 	"  --zero Z               0 (DDP), 1 (optimizer), 2 (+ gradients), 3 (+ weights)\n"
 	"  --recompute MODE       none, selective or full (default none)\n"
+	"  --recompute-method M   with full: uniform (chunks of N layers) or block (the\n"
+	"                         first N layers of each model chunk)\n"
+	"  --recompute-num-layers N   with full: the N of the method (default 1)\n"
+	"  --recompute-modules LIST   with selective: Megatron-LM's modules, comma-separated\n"
+	"                         (core_attn, mlp, moe_act, layernorm, moe, shared_experts,\n"
+	"                         mla_up_proj), or op for torchtitan's op policy\n"
+	"  --recompute-every K    with selective: every K-th block whole (torchtitan)\n"
 	"  --sequence-parallel    shard norms and dropout along the sequence (with --tp)\n"
 	"  --flash, --no-flash    FlashAttention on (default) or off\n"
 	"  --format text|json     output format (default text)\n"
@@ -59,6 +68,10 @@ enum {
 	O_CP,
 	O_ZERO,
 	O_RECOMPUTE,
+	O_RC_METHOD,
+	O_RC_LAYERS,
+	O_RC_MODULES,
+	O_RC_EVERY,
 	O_SP,
 	O_FLASH,
 	O_NO_FLASH,
@@ -77,6 +90,10 @@ static const cs_opt mem_opts[] = {
 	{ "cp", 1, O_CP },
 	{ "zero", 1, O_ZERO },
 	{ "recompute", 1, O_RECOMPUTE },
+	{ "recompute-method", 1, O_RC_METHOD },
+	{ "recompute-num-layers", 1, O_RC_LAYERS },
+	{ "recompute-modules", 1, O_RC_MODULES },
+	{ "recompute-every", 1, O_RC_EVERY },
 	{ "sequence-parallel", 0, O_SP },
 	{ "flash", 0, O_FLASH },
 	{ "no-flash", 0, O_NO_FLASH },
@@ -208,6 +225,22 @@ static int set_option(mem_cmd *c, int id, const char *name, const char *val)
 		else
 			return bad(c, "bad value '%s' for '--%s' (none, selective or full)", val, name);
 		return 0;
+	case O_RC_METHOD:
+	case O_RC_LAYERS:
+	case O_RC_MODULES:
+	case O_RC_EVERY: {
+		/* the scenario key's own setter, its checks and messages */
+		static const char *const keys[] = { "parallelism.recompute_method",
+						    "parallelism.recompute_layers",
+						    "parallelism.recompute_modules",
+						    "parallelism.recompute_every" };
+		char a[600];
+		cs_diag diag = { { 0 } };
+		snprintf(a, sizeof a, "%s=%.500s", keys[id - O_RC_METHOD], val);
+		if (cs_config_apply_override(c->sc, a, &diag) != CS_OK)
+			return bad(c, "'--%s': %s", name, CS_CLEAN(diag));
+		return 0;
+	}
 	case O_SP: p->sequence_parallel = true; return 0;
 	case O_FLASH: p->flash_attention = true; return 0;
 	case O_NO_FLASH: p->flash_attention = false; return 0;

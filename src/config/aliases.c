@@ -1,7 +1,8 @@
 /*
  * aliases.c - other tools' spellings of the scenario's keys and values:
- * Megatron-LM's and torchtitan's flag names, PyTorch's FSDP sharding
- * strategies, torchtitan's and PyTorch's schedule classes. A value alias is
+ * Megatron-LM's and torchtitan's flag names (recomputation's too),
+ * PyTorch's FSDP sharding strategies, torchtitan's and PyTorch's schedule
+ * classes. A value alias is
  * accepted as its canonical value; a key alias is only suggested ("did
  * you mean"), since its meaning may differ in detail.
  */
@@ -25,6 +26,9 @@ static const struct {
 	{ "parallelism.data_parallel.sharding", "NO_SHARD", "none" },
 	{ "parallelism.data_parallel.sharding", "FULL_SHARD", "zero3" },
 	{ "parallelism.data_parallel.sharding", "HYBRID_SHARD", "hybrid" },
+	/* Megatron-LM's name for the MoE layer's recompute (the deprecation
+	 * message of --moe-layer-recompute) */
+	{ "parallelism.recompute_modules", "moe_layer", "moe" },
 	/* torch dtypes */
 	{ "training.precision", "bfloat16", "bf16" },
 	{ "training.precision", "float16", "fp16" },
@@ -61,6 +65,10 @@ static const struct {
 	{ "num_experts", "model.experts" },
 	{ "moe_router_topk", "model.top_k" },
 	{ "recompute_granularity", "parallelism.recompute" },
+	{ "recompute_activations", "parallelism.recompute" },
+	{ "recompute_method", "parallelism.recompute_method" },
+	{ "recompute_num_layers", "parallelism.recompute_layers" },
+	{ "recompute_modules", "parallelism.recompute_modules" },
 	{ "use_distributed_optimizer", "parallelism.data_parallel.sharding" },
 	/* torchtitan's job config ([parallelism]) */
 	{ "tensor_parallel_degree", "parallelism.tp" },
@@ -69,6 +77,9 @@ static const struct {
 	{ "data_parallel_shard_degree", "parallelism.dp" },
 	{ "pipeline_parallel_schedule", "parallelism.pipeline.schedule" },
 	{ "enable_async_tensor_parallel", "parallelism.tp_overlap" },
+	/* ([activation_checkpoint]): an integer option is recompute_every, "op"
+	 * is recompute_modules: [op] */
+	{ "selective_ac_option", "parallelism.recompute_every" },
 };
 
 /* Equal but for case, '-' against '_', and dashes, underscores or

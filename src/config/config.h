@@ -42,19 +42,20 @@
 /* ---- the key table ------------------------------------------------------ */
 
 typedef enum cs_config_kind {
-	CS_KIND_INT,         /* integer */
-	CS_KIND_FLOAT,       /* real number */
-	CS_KIND_BOOL,        /* true | false */
-	CS_KIND_STRING,      /* text */
-	CS_KIND_ENUM,        /* one of `names` */
-	CS_KIND_SIZE,        /* bytes: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB */
-	CS_KIND_BANDWIDTH,   /* bytes/s: B/s ... TB/s, KiB/s ... GiB/s, Mb/s, Gb/s, Tb/s */
-	CS_KIND_TIME,        /* integer ns: ns, us (µs), ms, s */
-	CS_KIND_FLOPS,       /* FLOP/s: FLOPS, GFLOPS, TFLOPS, PFLOPS */
-	CS_KIND_RATIO,       /* a fraction, plain number */
-	CS_KIND_ORDER,       /* mesh axis order, "tp-cp-ep-pp-dp" */
-	CS_KIND_GPU_PRESET,  /* a name from cs_preset_gpu_name */
-	CS_KIND_MODEL_PRESET /* a name from cs_preset_model_name */
+	CS_KIND_INT,          /* integer */
+	CS_KIND_FLOAT,        /* real number */
+	CS_KIND_BOOL,         /* true | false */
+	CS_KIND_STRING,       /* text */
+	CS_KIND_ENUM,         /* one of `names` */
+	CS_KIND_SIZE,         /* bytes: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB */
+	CS_KIND_BANDWIDTH,    /* bytes/s: B/s ... TB/s, KiB/s ... GiB/s, Mb/s, Gb/s, Tb/s */
+	CS_KIND_TIME,         /* integer ns: ns, us (µs), ms, s */
+	CS_KIND_FLOPS,        /* FLOP/s: FLOPS, GFLOPS, TFLOPS, PFLOPS */
+	CS_KIND_RATIO,        /* a fraction, plain number */
+	CS_KIND_ORDER,        /* mesh axis order, "tp-cp-ep-pp-dp" */
+	CS_KIND_GPU_PRESET,   /* a name from cs_preset_gpu_name */
+	CS_KIND_MODEL_PRESET, /* a name from cs_preset_model_name */
+	CS_KIND_SET           /* some of `names` (a bit each): a list, or a string of names */
 } cs_config_kind;
 
 typedef struct cs_config_key {
@@ -64,7 +65,7 @@ typedef struct cs_config_key {
 	size_t size;              /* of the field there */
 	double min, max;          /* limits of the value in base units */
 	bool min_open;            /* min itself is refused (value must exceed it) */
-	const char *const *names; /* CS_KIND_ENUM: names in enum order, NULL-terminated */
+	const char *const *names; /* CS_KIND_ENUM, CS_KIND_SET: names in order, NULL-terminated */
 	const char *def;          /* documented default */
 	const char *desc;         /* one line */
 } cs_config_key;
@@ -151,11 +152,14 @@ void cs_preset_server_defaults(const cs_gpu_spec *gpu, cs_cluster_spec *c);
 
 /* The names of the scenario's enums, as the key table reads them ('-' and
  * '_' alike) and as every report prints them; "?" out of range. */
-const char *cs_coll_algo_name(cs_coll_algo a);   /* "auto", "ring", ..., "nvls_tree" */
-const char *cs_coll_proto_name(cs_coll_proto p); /* "auto", "ll", "ll128", "simple" */
-const char *cs_sched_name(cs_schedule s);        /* "gpipe", "1f1b", ..., "zb-v" */
-const char *cs_sharding_name(cs_sharding s);     /* "none", "zero1", ..., "hybrid" */
-const char *cs_recompute_name(cs_recompute r);   /* "none", "selective", "full" */
+const char *cs_coll_algo_name(cs_coll_algo a);               /* "auto", "ring", ..., "nvls_tree" */
+const char *cs_coll_proto_name(cs_coll_proto p);             /* "auto", "ll", "ll128", "simple" */
+const char *cs_sched_name(cs_schedule s);                    /* "gpipe", "1f1b", ..., "zb-v" */
+const char *cs_sharding_name(cs_sharding s);                 /* "none", "zero1", ..., "hybrid" */
+const char *cs_recompute_name(cs_recompute r);               /* "none", "selective", "full" */
+const char *cs_recompute_method_name(cs_recompute_method r); /* "uniform", "block" */
+/* The name of selective recomputation's module bit `bit` (CS_RCM_), or "?". */
+const char *cs_recompute_module_name(unsigned bit);
 const char *cs_arch_name(cs_arch_kind a);        /* "gpt", "llama" */
 const char *cs_activation_name(cs_activation a); /* "auto", "gelu", "relu", "swiglu" */
 const char *cs_precision_name(cs_precision p);   /* "bf16", ..., "mxfp8", "nvfp4" */

@@ -21,6 +21,11 @@ static const char *const shard_names[] = {
 };
 static const char *const prefetch_names[] = { "none", "pre", "post", NULL };
 static const char *const recompute_names[] = { "none", "selective", "full", NULL };
+static const char *const recompute_method_names[] = { "uniform", "block", NULL };
+/* in CS_RCM_ bit order */
+static const char *const recompute_module_names[] = { "core_attn",   "mlp", "moe_act",
+						      "layernorm",   "moe", "shared_experts",
+						      "mla_up_proj", "op",  NULL };
 static const char *const accum_names[] = { "fused", "separate", NULL };
 static const char *const state_dtype_names[] = { "fp32", "bf16", NULL };
 static const char *const fw_names[] = { "megatron", "pytorch", "fsdp", NULL };
@@ -64,6 +69,17 @@ const char *cs_coll_proto_name(cs_coll_proto p) { return enum_name(proto_names, 
 const char *cs_sched_name(cs_schedule s) { return enum_name(sched_names, (int)s); }
 const char *cs_sharding_name(cs_sharding s) { return enum_name(shard_names, (int)s); }
 const char *cs_recompute_name(cs_recompute r) { return enum_name(recompute_names, (int)r); }
+const char *cs_recompute_method_name(cs_recompute_method r)
+{
+	return enum_name(recompute_method_names, (int)r);
+}
+const char *cs_recompute_module_name(unsigned bit)
+{
+	for (int i = 0; recompute_module_names[i]; i++)
+		if (bit == 1u << i)
+			return recompute_module_names[i];
+	return "?";
+}
 const char *cs_arch_name(cs_arch_kind a) { return enum_name(arch_names, (int)a); }
 const char *cs_activation_name(cs_activation a) { return enum_name(act_names, (int)a); }
 const char *cs_precision_name(cs_precision p) { return enum_name(prec_names, (int)p); }
@@ -346,7 +362,23 @@ static const cs_config_key keys[] = {
 	K("parallelism.data_parallel.max_inflight_gathers", CS_KIND_INT, parallel.max_inflight_gathers, 1,
 	  1024, false, NULL, "2", "all-gathers in flight at once (FSDP limit_all_gathers)"),
 	K("parallelism.recompute", CS_KIND_ENUM, parallel.recompute, 0, 0, false, recompute_names, "none",
-	  "activation recomputation: none | selective | full"),
+	  "activation recomputation: none | selective | full (Megatron-LM's --recompute-granularity, "
+	  "torchtitan's activation_checkpoint.mode)"),
+	K("parallelism.recompute_method", CS_KIND_ENUM, parallel.recompute_method, 0, 0, false,
+	  recompute_method_names, "uniform",
+	  "with recompute full: uniform (chunks of recompute_layers layers, each keeping its input) | "
+	  "block (the first recompute_layers layers of each model chunk, the rest not recomputed)"),
+	K("parallelism.recompute_layers", CS_KIND_INT, parallel.recompute_layers, 1, 1e6, false, NULL, "1",
+	  "with recompute full: layers a uniform chunk holds, or block's layers per model chunk "
+	  "(Megatron-LM's --recompute-num-layers)"),
+	K("parallelism.recompute_modules", CS_KIND_SET, parallel.recompute_modules, 0, 0, false,
+	  recompute_module_names, "[core_attn]",
+	  "with recompute selective: the modules whose outputs are recomputed, a list of core_attn, mlp, "
+	  "moe_act, layernorm, moe, shared_experts, mla_up_proj (Megatron-LM's --recompute-modules); "
+	  "or [op], torchtitan's op policy"),
+	K("parallelism.recompute_every", CS_KIND_INT, parallel.recompute_every, 0, 1e6, false, NULL, "0",
+	  "with recompute selective: every k-th block of a rank fully recomputed, the others not "
+	  "(torchtitan's integer selective_ac_option); 0 for the modules' policy"),
 	K("parallelism.flash_attention", CS_KIND_BOOL, parallel.flash_attention, 0, 0, false, NULL, "true",
 	  "fused attention without the score matrix in memory"),
 	K("parallelism.context_parallel.kind", CS_KIND_ENUM, parallel.cp_kind, 0, 0, false, cp_names,
@@ -528,17 +560,28 @@ size_t cs__config_children(const char *section, const char **names, char (*buf)[
 
 const char *cs_config_kind_name(cs_config_kind kind)
 {
-	static const char *const names[] = { "int",        "float",      "bool",        "string",    "enum",
-					     "size",       "bandwidth",  "time",        "flop rate", "ratio",
-					     "axis order", "gpu preset", "model preset" };
+	static const char *const names[] = { "int",          "float",        "bool",       "string",
+					     "enum",         "size",         "bandwidth",  "time",
+					     "flop rate",    "ratio",        "axis order", "gpu preset",
+					     "model preset", "list of names" };
 	return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
 const char *cs_config_kind_example(cs_config_kind kind)
 {
-	static const char *const ex[] = { "8",          "1.5",    "true",           "text",
-					  "name",       "25 MiB", "400 Gb/s",       "5 us",
-					  "989 TFLOPS", "0.8",    "tp-cp-ep-pp-dp", "h100-sxm-80g",
-					  "llama3-8b" };
+	static const char *const ex[] = { "8",
+					  "1.5",
+					  "true",
+					  "text",
+					  "name",
+					  "25 MiB",
+					  "400 Gb/s",
+					  "5 us",
+					  "989 TFLOPS",
+					  "0.8",
+					  "tp-cp-ep-pp-dp",
+					  "h100-sxm-80g",
+					  "llama3-8b",
+					  "[core_attn, mlp]" };
 	return (size_t)kind < sizeof ex / sizeof ex[0] ? ex[kind] : "?";
 }

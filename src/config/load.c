@@ -48,10 +48,40 @@ static void mark(loader *ld, const cs_config_key *k, const yaml_node_t *node)
 		(cs_key_pos){ (int32_t)node->start_mark.line + 1, (int32_t)node->start_mark.column + 1 };
 }
 
+/* A list of names (CS_KIND_SET) as a YAML sequence: each item checked at
+ * its own node, then the whole joined as one value. */
+static cs_status set_list(loader *ld, const cs_config_key *k, yaml_node_t *value)
+{
+	char msg[700], text[512];
+	size_t used = 0;
+
+	text[0] = '\0';
+	for (yaml_node_item_t *it = value->data.sequence.items.start; it < value->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *item = yaml_document_get_node(&ld->doc, *it);
+		if (!item || item->type != YAML_SCALAR_NODE)
+			return at(ld, item ? item : value, "the items of '%s' must be names, not %s", k->path,
+				  item ? type_word(item) : "nothing");
+		const char *name = (const char *)item->data.scalar.value;
+		if (strlen(name) != item->data.scalar.length || strpbrk(name, " ,[]") ||
+		    used + item->data.scalar.length + 2 > sizeof text)
+			return at(ld, item, "'%s' expects names, not '%.40s'", k->path, name);
+		if (cs__config_set(ld->sc, k, name, msg, sizeof msg) != CS_OK)
+			return at(ld, item, "%s", msg);
+		used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", used ? " " : "", name);
+	}
+	if (cs__config_set(ld->sc, k, used ? text : "[]", msg, sizeof msg) != CS_OK)
+		return at(ld, value, "%s", msg);
+	mark(ld, k, value);
+	return CS_OK;
+}
+
 static cs_status set_scalar(loader *ld, const cs_config_key *k, yaml_node_t *value)
 {
 	char msg[700];
 
+	if (k->kind == CS_KIND_SET && value->type == YAML_SEQUENCE_NODE)
+		return set_list(ld, k, value);
 	if (value->type != YAML_SCALAR_NODE)
 		return at(ld, value, "'%s' expects a %s, not %s", k->path, cs_config_kind_name(k->kind),
 			  type_word(value));

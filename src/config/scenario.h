@@ -293,6 +293,24 @@ typedef enum cs_sharding {
 
 typedef enum cs_prefetch { CS_PREFETCH_NONE, CS_PREFETCH_PRE, CS_PREFETCH_POST } cs_prefetch;
 typedef enum cs_recompute { CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE, CS_RECOMPUTE_FULL } cs_recompute;
+/* Which layers full recomputation covers (Megatron-LM's --recompute-method):
+ * chunks of recompute_layers layers, each keeping only its input; or the
+ * first recompute_layers layers of each model chunk, the rest none. */
+typedef enum cs_recompute_method { CS_RECOMPUTE_UNIFORM, CS_RECOMPUTE_BLOCK } cs_recompute_method;
+/* Selective recomputation's modules (Megatron-LM's --recompute-modules), a
+ * bit each in cs_parallel_spec.recompute_modules; CS_RCM_OP is torchtitan's
+ * op policy (every op recomputed but the saved list, of whose matmuls every
+ * second one). */
+enum {
+	CS_RCM_CORE_ATTN = 1u << 0,
+	CS_RCM_MLP = 1u << 1,
+	CS_RCM_MOE_ACT = 1u << 2,
+	CS_RCM_LAYERNORM = 1u << 3,
+	CS_RCM_MOE = 1u << 4,
+	CS_RCM_SHARED = 1u << 5,
+	CS_RCM_MLA_UP = 1u << 6,
+	CS_RCM_OP = 1u << 7
+};
 typedef enum cs_cp_kind { CS_CP_ALLGATHER, CS_CP_RING } cs_cp_kind;
 /* How `tp_overlap` overlaps the TP collectives: Transformer Engine's
  * userbuffers (chunked GEMMs, docs/compute-model.md), or NCCL collectives
@@ -337,6 +355,10 @@ typedef struct cs_parallel_spec {
 	bool forward_prefetch;
 	int64_t max_inflight_gathers;
 	cs_recompute recompute;
+	cs_recompute_method recompute_method; /* full: uniform | block */
+	int64_t recompute_layers;             /* full: layers a chunk (uniform), recomputed (block) */
+	unsigned recompute_modules;           /* selective: CS_RCM_ bits */
+	int64_t recompute_every;              /* selective: every k-th block fully (torchtitan) */
 	bool flash_attention;
 	cs_cp_kind cp_kind;
 	double expert_imbalance; /* busiest expert rank's load / mean, >= 1 */

@@ -158,6 +158,48 @@ static void server_gpus(cs_scenario *sc, const cs_gpu_spec *from, const cs_gpu_s
 		sc->cluster.gpus_per_node = b.gpus_per_node;
 }
 
+/* Names from k->names separated by spaces or commas, in brackets or not
+ * ("core_attn mlp", "[core_attn, mlp]"; "[]" for none), as a bit each. */
+static cs_status set_names(const cs_config_key *k, const char *text, void *field, char *msg, size_t n)
+{
+	size_t count = 0;
+	unsigned bits = 0;
+	const char *p = text, *end = text + strlen(text);
+
+	while (k->names[count])
+		count++;
+	while (p < end && (*p == ' ' || *p == '['))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == ']'))
+		end--;
+	while (p < end) {
+		size_t w = strcspn(p, " ,");
+		char name[48];
+		if (p + w > end)
+			w = (size_t)(end - p);
+		if (w > 0) {
+			size_t i = 0;
+			snprintf(name, sizeof name, "%.*s", (int)(w < 47 ? w : 47), p);
+			const char *alias = cs__config_value_alias(k->path, name);
+			while (i < count && !cs__config_loose_eq(k->names[i], name) &&
+			       !(alias && strcmp(k->names[i], alias) == 0))
+				i++;
+			if (i == count || w > 47)
+				return unknown_name(k, name, k->names, count, msg, n);
+			if (bits & (1u << i)) {
+				snprintf(msg, n, "'%s' names '%s' twice", k->path, k->names[i]);
+				return CS_ERR_INPUT;
+			}
+			bits |= 1u << i;
+		}
+		p += w;
+		while (p < end && (*p == ' ' || *p == ','))
+			p++;
+	}
+	memcpy(field, &bits, sizeof bits);
+	return CS_OK;
+}
+
 static cs_status set_preset(cs_scenario *sc, const cs_config_key *k, const char *text, char *msg, size_t n)
 {
 	const char *names[32];
@@ -332,6 +374,7 @@ cs_status cs__config_set(cs_scenario *sc, const cs_config_key *k, const char *te
 		return CS_OK;
 	}
 	case CS_KIND_ORDER: return set_order(sc, k, text, msg, n);
+	case CS_KIND_SET: return set_names(k, text, field, msg, n);
 	case CS_KIND_GPU_PRESET:
 	case CS_KIND_MODEL_PRESET: return set_preset(sc, k, text, msg, n);
 	}

@@ -62,6 +62,9 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->parallel.backward_prefetch = CS_PREFETCH_PRE;
 	sc->parallel.max_inflight_gathers = 2;
 	sc->parallel.recompute = CS_RECOMPUTE_NONE;
+	sc->parallel.recompute_method = CS_RECOMPUTE_UNIFORM;
+	sc->parallel.recompute_layers = 1;
+	sc->parallel.recompute_modules = CS_RCM_CORE_ATTN;
 	sc->parallel.flash_attention = true;
 	sc->parallel.cp_kind = CS_CP_ALLGATHER;
 	sc->parallel.expert_imbalance = 1.0;
@@ -564,6 +567,94 @@ static cs_status check_fold(cs__checker *c)
 	return CS_OK;
 }
 
+/* Recomputation as Megatron-LM (granularity, method, layers, modules) and
+ * torchtitan (mode, the op or layer policy) configure it: each option only
+ * with the granularity it refines, layers a model chunk holds, modules the
+ * model has. */
+static cs_status check_recompute(cs__checker *c)
+{
+	const cs_parallel_spec *p = &c->sc->parallel;
+	const cs_model_spec *m = &c->sc->model;
+	bool full = p->recompute == CS_RECOMPUTE_FULL, sel = p->recompute == CS_RECOMPUTE_SELECTIVE;
+	if (!full && (p->recompute_method != CS_RECOMPUTE_UNIFORM || p->recompute_layers != 1))
+		return cs__config_fail(
+			c,
+			p->recompute_method != CS_RECOMPUTE_UNIFORM ? "parallelism.recompute_method"
+								    : "parallelism.recompute_layers",
+			"parallelism.recompute", "'%s' needs 'parallelism.recompute: full' (got '%s')",
+			p->recompute_method != CS_RECOMPUTE_UNIFORM ? "parallelism.recompute_method"
+								    : "parallelism.recompute_layers",
+			cs_recompute_name(p->recompute));
+	if (!sel && (p->recompute_modules != CS_RCM_CORE_ATTN || p->recompute_every != 0))
+		return cs__config_fail(c,
+				       p->recompute_every != 0 ? "parallelism.recompute_every"
+							       : "parallelism.recompute_modules",
+				       "parallelism.recompute",
+				       "'%s' needs 'parallelism.recompute: selective' (got '%s')",
+				       p->recompute_every != 0 ? "parallelism.recompute_every"
+							       : "parallelism.recompute_modules",
+				       cs_recompute_name(p->recompute));
+	int64_t chunks = p->pp * p->virtual_stages;
+	int64_t per = (m->layers + chunks - 1) / chunks;
+	if (full && p->recompute_layers > per)
+		return cs__config_fail(
+			c, "parallelism.recompute_layers", "parallelism.pp",
+			"'parallelism.recompute_layers' (%lld) exceeds the %lld layers of a "
+			"pipeline stage's model chunk (%lld layers over pp x virtual_stages = %lld)",
+			(long long)p->recompute_layers, (long long)per, (long long)m->layers,
+			(long long)chunks);
+	if (!sel)
+		return CS_OK;
+	unsigned mods = p->recompute_modules;
+	const char *mk = "parallelism.recompute_modules";
+	if (p->recompute_every > 0 && cs__config_placed(c, mk))
+		return cs__config_fail(
+			c, "parallelism.recompute_every", mk,
+			"'parallelism.recompute_every' and 'parallelism.recompute_modules' are two "
+			"policies; give one");
+	if (p->recompute_every > 0)
+		return CS_OK;
+	if (mods == 0)
+		return cs__config_fail(
+			c, mk, NULL,
+			"'%s' is empty: nothing would be recomputed ('parallelism.recompute: none' "
+			"says so)",
+			mk);
+	if ((mods & CS_RCM_OP) && mods != CS_RCM_OP)
+		return cs__config_fail(
+			c, mk, NULL,
+			"'op' (torchtitan's op policy) stands alone in '%s', not beside Megatron's "
+			"modules",
+			mk);
+	if ((mods & CS_RCM_OP) && (m->experts > 0 || m->kv_lora_rank > 0 || m->parallel_block))
+		return cs__config_fail(c, mk, "model.experts",
+				       "'op' in '%s' is modelled for sequential dense layers with multi-head "
+				       "attention only (the model has %s)",
+				       mk,
+				       m->experts > 0        ? "experts"
+				       : m->kv_lora_rank > 0 ? "latent attention"
+							     : "a parallel block");
+	if ((mods & (CS_RCM_LAYERNORM | CS_RCM_MOE_ACT)) && cs_prec_is_fp8(c->sc->training.precision))
+		return cs__config_fail(
+			c, mk, "training.precision",
+			"'%s' in '%s' under the fp8 recipe: Megatron-LM refuses it with delayed "
+			"scaling (the recipe modelled)",
+			(mods & CS_RCM_LAYERNORM) ? "layernorm" : "moe_act", mk);
+	if ((mods & CS_RCM_MLA_UP) && m->kv_lora_rank == 0)
+		return cs__config_fail(
+			c, mk, NULL, "'mla_up_proj' in '%s' needs latent attention (model.kv_lora_rank)", mk);
+	unsigned moe_mods = CS_RCM_MOE_ACT | CS_RCM_MOE | CS_RCM_SHARED;
+	unsigned first = mods & moe_mods;
+	first &= ~first + 1u; /* the lowest such bit */
+	if (first && (m->experts == 0 || m->dense_layers >= m->layers))
+		return cs__config_fail(c, mk, NULL, "'%s' in '%s' needs a model with MoE layers",
+				       cs_recompute_module_name(first), mk);
+	if ((mods & CS_RCM_SHARED) && m->shared_experts == 0)
+		return cs__config_fail(c, mk, NULL,
+				       "'shared_experts' in '%s' needs a model with shared experts", mk);
+	return CS_OK;
+}
+
 cs_status cs__config_check(cs_scenario *sc, cs_diag *diag)
 {
 	cs__checker c = { sc, diag };
@@ -571,8 +662,8 @@ cs_status cs__config_check(cs_scenario *sc, cs_diag *diag)
 
 	if ((st = derive_hw(&c)) != CS_OK || (st = derive_model(&c)) != CS_OK ||
 	    (st = check_cluster(&c)) != CS_OK || (st = cs__config_check_model(&c)) != CS_OK ||
-	    (st = check_plan(&c)) != CS_OK || (st = check_perturbations(&c)) != CS_OK ||
-	    (st = check_fold(&c)) != CS_OK)
+	    (st = check_plan(&c)) != CS_OK || (st = check_recompute(&c)) != CS_OK ||
+	    (st = check_perturbations(&c)) != CS_OK || (st = check_fold(&c)) != CS_OK)
 		return st;
 	return CS_OK;
 }

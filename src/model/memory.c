@@ -67,20 +67,56 @@ double cs_mem_bytes_per_param(cs_precision weights, cs_precision grads, cs_optim
  * inputs, O, the second GEMM's input); flash attention without recompute
  * keeps its own 16-bit O beside that copy.
  */
-double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc, bool flash)
+/*
+ * Selective recomputation drops what its modules rebuild in the backward
+ * (Megatron-LM's transformer_layer.py and the modules' own checkpoints):
+ * core_attn the scores (and flash's own 16-bit O under fp8); layernorm the
+ * two norm outputs, the QKV and fc1 GEMM inputs; mla_up_proj Q, K and V; mlp
+ * a dense layer's MLP inside (its input stays, the checkpoint's); moe an
+ * MoE layer's token copies, router probabilities and experts; moe_act the
+ * routed experts' activation outputs (their down projections' inputs);
+ * shared_experts the shared experts' MLP inside. torchtitan's op policy
+ * keeps the block's input and the saved list's outputs: Q and V (the odd
+ * matmuls wq and wv), the attention's O with its fp32 log-sum-exp (4a/h),
+ * the first MLP projection's output, with gating the down projection's
+ * (a partial sum on every TP rank: whole), and with sequence parallelism
+ * the two reduce-scatters' outputs.
+ */
+static double op_policy_bytes(const cs_mem_layer_shape *d, double t, bool sp)
+{
+	double h = (double)d->h, sbh = (double)d->s * (double)d->b * h;
+	double qf = (double)d->q_dim / h, f = (double)d->ffn / h;
+	double vf = (double)(d->v_dim > 0 ? d->v_dim : d->kv_dim) / h;
+	double of = (double)(d->o_dim > 0 ? d->o_dim : d->q_dim) / h;
+	double outside = 2.0 + (sp && t > 1.0 ? 4.0 : 0.0);
+	double inside = 2.0 * qf + 2.0 * vf + 2.0 * of + 4.0 * (double)d->heads / h + 2.0 * f;
+	double whole = d->gated ? 2.0 : 0.0;
+	bool all_sharded = sp || t == 1.0;
+	return sbh * (outside / (all_sharded ? t : 1.0) + inside / t + whole);
+}
+
+double cs_mem_layer_bytes_modules(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc,
+				  unsigned modules, bool flash)
 {
 	double h = (double)d->h;
 	double sbh = (double)d->s * (double)d->b * h;
 	double t = (double)deg(tp);
 	if (rc == CS_RECOMPUTE_FULL)
-		return 2.0 * sbh;                                     /* the layer input only */
+		return 2.0 * sbh; /* the layer input only */
+	unsigned x = rc == CS_RECOMPUTE_NONE ? 0u : modules ? modules : CS_RCM_CORE_ATTN;
+	if (x & CS_RCM_OP)
+		return op_policy_bytes(d, t, sp);
 	double gi = d->fp8 ? (d->quant > 0.0 ? d->quant : 1.0) : 2.0; /* a saved GEMM input */
 	double qf = (double)d->q_dim / h, kf = (double)d->kv_dim / h, f = (double)d->ffn / h;
 	double vf = (double)(d->v_dim > 0 ? d->v_dim : d->kv_dim) / h;
 	double of = (double)(d->o_dim > 0 ? d->o_dim : d->q_dim) / h;
 	double outside = 4.0 + 2.0 * gi + (d->dropout ? 2.0 : 0.0);
-	double o = d->fp8 && flash && rc == CS_RECOMPUTE_NONE ? 2.0 + gi : gi;
-	double inside = 2.0 * qf + 2.0 * kf + 2.0 * vf + o * of;
+	if (x & CS_RCM_LAYERNORM)
+		outside -= 2.0 * gi;
+	bool core = (x & CS_RCM_CORE_ATTN) != 0;
+	double o = d->fp8 && flash && !core ? 2.0 + gi : gi;
+	double inside = (x & CS_RCM_MLA_UP) ? 0.0 : 2.0 * qf + 2.0 * kf + 2.0 * vf;
+	inside += o * of;
 	double moe = 0.0; /* an MoE layer's token copies, sharded as the norms' input is */
 	if (d->experts > 0) {
 		/* every routed copy and the shared experts save what a dense MLP
@@ -88,17 +124,28 @@ double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_r
 		 * projections' input) and as its expert returned it (for the
 		 * weighted combine's backward); the router's fp32 probabilities */
 		double copies = (double)d->top_k, ef = (double)d->expert_ffn / h;
-		f = (copies + (double)d->shared) * ef;
-		moe = gi * copies + 2.0 * copies + 4.0 * (double)d->experts / h;
+		double shared = (x & CS_RCM_SHARED) ? 0.0 : (double)d->shared;
+		f = (x & CS_RCM_MOE) ? 0.0 : (copies + shared) * ef;
+		if (!(x & CS_RCM_MOE))
+			moe = gi * copies + 2.0 * copies + 4.0 * (double)d->experts / h;
+		if ((x & CS_RCM_MOE_ACT) && !(x & CS_RCM_MOE))
+			inside -= gi * copies * ef;
+	} else if (x & CS_RCM_MLP) {
+		f = 0.0;
 	}
 	inside += (d->gated ? 4.0 : 2.0) * f + gi * f;
 	/* latent attention: each latent before its norm (16 bits) and after it
 	 * (a GEMM input), sharded as the norms' input is */
 	double lat = (2.0 + gi) * (double)d->latent / h;
-	if (rc == CS_RECOMPUTE_NONE && !flash)
+	if (!core && !flash)
 		inside += (d->dropout ? 5.0 : 2.0) * (double)d->heads * (double)d->s / h;
 	bool all_sharded = sp || t == 1.0;
 	return sbh * ((outside + lat + moe) / (all_sharded ? t : 1.0) + inside / t);
+}
+
+double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc, bool flash)
+{
+	return cs_mem_layer_bytes_modules(d, tp, sp, rc, CS_RCM_CORE_ATTN, flash);
 }
 
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp, bool sp,
@@ -125,11 +172,13 @@ double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp,
 	return 2.0 * (double)s * (double)b * (double)h / (sp || t == 1.0 ? t : 1.0);
 }
 
-double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
-				     const cs_parallel_spec *p)
+/* One layer's bytes under recomputation `rc` (selective: p's modules). */
+static double layer_bytes_rc(const cs_model_spec *m, const cs_training_spec *t, const cs_parallel_spec *p,
+			     cs_recompute rc)
 {
 	int64_t b = deg(t->micro_batch), dh = cs_model_qk_head_dim(m), dv = cs_model_v_head_dim(m);
 	int64_t kv = m->kv_heads > 0 ? m->kv_heads : m->heads;
+	unsigned mods = p->recompute_modules;
 	cs_mem_layer_shape d = { .s = t->seq_len,
 				 .b = b,
 				 .h = m->hidden,
@@ -144,21 +193,65 @@ double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_s
 				 .dropout = t->dropout,
 				 .fp8 = cs_prec_is_low(t->precision),
 				 .quant = cs_model_dtype_bytes(t->precision) };
-	double bytes = cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute, p->flash_attention);
+	double bytes =
+		cs_mem_layer_bytes_modules(&d, p->tp, p->sequence_parallel, rc, mods, p->flash_attention);
 	if (m->experts > 0 && m->layers > m->dense_layers) {
 		d.experts = m->experts;
 		d.top_k = m->top_k;
 		d.expert_ffn = m->expert_ffn;
 		d.shared = m->shared_experts;
-		double moe =
-			cs_mem_layer_bytes(&d, p->tp, p->sequence_parallel, p->recompute, p->flash_attention);
+		double moe = cs_mem_layer_bytes_modules(&d, p->tp, p->sequence_parallel, rc, mods,
+							p->flash_attention);
 		double nd = (double)(m->dense_layers > 0 ? m->dense_layers : 0);
 		bytes = (nd * bytes + ((double)m->layers - nd) * moe) / (double)m->layers;
 	}
-	if (m->parallel_block)
+	bool op = rc == CS_RECOMPUTE_SELECTIVE && (mods & CS_RCM_OP);
+	if (m->parallel_block && !op)
 		bytes -= cs_mem_parallel_block_saving(t->seq_len, b, m->hidden, p->tp, p->sequence_parallel,
-						      p->recompute);
+						      rc);
 	return bytes / (double)deg(p->cp);
+}
+
+cs_mem_recompute_split cs_mem_recompute_layers(const cs_parallel_spec *p, int64_t n)
+{
+	cs_mem_recompute_split r = { 0 };
+	int64_t v = deg(p->virtual_stages);
+	for (int64_t k = 0; k < v; k++)
+		for (int64_t i = 0; i < n; i++)
+			r.layers[cs_model_layer_recompute(p, i, k * n + i)] += 1;
+	r.chunk = p->recompute == CS_RECOMPUTE_FULL && p->recompute_method == CS_RECOMPUTE_UNIFORM
+			  ? (p->recompute_layers < n ? deg(p->recompute_layers) : n)
+			  : 1;
+	/* a uniform chunk keeps one input for its layers, the last chunk of a
+	 * model chunk whatever it holds */
+	r.inputs = r.chunk > 1 ? (double)v * (double)((n + r.chunk - 1) / r.chunk) : (double)r.layers[2];
+	return r;
+}
+
+double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
+				     const cs_parallel_spec *p)
+{
+	cs_mem_recompute_split r = cs_mem_recompute_layers(p, cs_model_chunk_layers(p, m->layers));
+	double all = (double)(r.layers[0] + r.layers[1] + r.layers[2]);
+	for (int rc = 0; rc < 3; rc++)
+		if ((double)r.layers[rc] == all && r.chunk == 1)
+			return layer_bytes_rc(m, t, p, (cs_recompute)rc);
+	double bytes = 0.0;
+	for (int rc = 0; rc < 2; rc++)
+		if (r.layers[rc] > 0)
+			bytes += (double)r.layers[rc] * layer_bytes_rc(m, t, p, (cs_recompute)rc);
+	if (r.layers[2] > 0)
+		bytes += r.inputs * layer_bytes_rc(m, t, p, CS_RECOMPUTE_FULL);
+	return bytes / all;
+}
+
+double cs_mem_recompute_working_bytes(const cs_model_spec *m, const cs_training_spec *t,
+				      const cs_parallel_spec *p)
+{
+	cs_mem_recompute_split r = cs_mem_recompute_layers(p, cs_model_chunk_layers(p, m->layers));
+	if (r.chunk <= 1)
+		return 0.0;
+	return (double)(r.chunk - 1) * layer_bytes_rc(m, t, p, CS_RECOMPUTE_NONE);
 }
 
 void cs_mem_shard_factors(cs_sharding sh, int64_t dp, int64_t node_dp, double *w, double *g, double *o)
@@ -237,8 +330,11 @@ cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_s
 	int64_t mbs = t->global_batch > 0 ? t->global_batch / (dp * deg(t->micro_batch)) : 0;
 	r.layers_in_flight = (double)m->layers / (double)pp * cs_mem_stages_in_flight(p, mbs);
 	r.activations = r.activation_bytes_per_layer * r.layers_in_flight;
+	r.recompute_working = cs_mem_recompute_working_bytes(m, t, p);
 
 	r.total = r.weights + r.grads + r.optimizer + r.activations;
+	if (r.recompute_working > 0.0)
+		r.total += r.recompute_working;
 	r.capacity = gpu ? gpu->hbm_bytes : 0.0;
 	r.fits = r.total <= r.capacity;
 	return r;

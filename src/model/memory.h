@@ -18,7 +18,9 @@ typedef struct cs_mem_breakdown {
 	double state_bytes_per_param;                         /* before sharding */
 	int64_t params;                                       /* whole model */
 	double layers_in_flight;                              /* layer-micro-batches the worst stage holds */
-	double capacity;                                      /* the GPU's HBM bytes */
+	double recompute_working; /* a uniform chunk's layers beyond the first, live while its
+	                           * backward runs (full recompute of more than one layer a chunk) */
+	double capacity;          /* the GPU's HBM bytes */
 	bool fits;
 } cs_mem_breakdown;
 
@@ -49,6 +51,29 @@ typedef struct cs_mem_layer_shape {
  * tensor, for the shape `d`, TP degree `tp`, sequence parallelism `sp`. */
 double cs_mem_layer_bytes(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc, bool flash);
 
+/* cs_mem_layer_bytes under selective recomputation of `modules` (CS_RCM_
+ * bits; 0 for core_attn, the default): the tensors the modules rebuild in
+ * the backward are not kept; torchtitan's op policy (CS_RCM_OP) keeps its
+ * saved list's outputs. rc none and full ignore the modules. */
+double cs_mem_layer_bytes_modules(const cs_mem_layer_shape *d, int64_t tp, bool sp, cs_recompute rc,
+				  unsigned modules, bool flash);
+
+/* The layers of one stage by their recomputation (index: cs_recompute), for
+ * model chunks of `n` layers (virtual_stages of them); a uniform chunk's
+ * layers (1 unless full recomputation groups more) and the layer inputs
+ * full recomputation keeps (one a uniform chunk). */
+typedef struct cs_mem_recompute_split {
+	int64_t layers[3];
+	int64_t chunk;
+	double inputs;
+} cs_mem_recompute_split;
+cs_mem_recompute_split cs_mem_recompute_layers(const cs_parallel_spec *p, int64_t n);
+
+/* What a uniform chunk of c layers holds beyond the seed's one layer while
+ * its backward runs: (c - 1) layers saved whole. 0 for chunks of one. */
+double cs_mem_recompute_working_bytes(const cs_model_spec *m, const cs_training_spec *t,
+				      const cs_parallel_spec *p);
+
 /* The paper's own layer: q = k = v = h wide, a GELU MLP of 4h, dropout, 16
  * bits: sbh(34 + 5as/h) without parallelism. */
 double cs_mem_activation_bytes_per_layer(int64_t s, int64_t b, int64_t h, int64_t a, int64_t tp, bool sp,
@@ -62,7 +87,10 @@ double cs_mem_parallel_block_saving(int64_t s, int64_t b, int64_t h, int64_t tp,
 /* Bytes one layer of `m` keeps for backward per rank under `t` and `p`:
  * cs_mem_layer_bytes for the model's shape, its dropout and fp8 recipe, less
  * the parallel block's saving, over the cp ranks; for a model with experts
- * the mean over its dense and MoE layers. */
+ * the mean over its dense and MoE layers; where the layers of a stage are
+ * recomputed unlike (block method, torchtitan's layer policy, uniform
+ * chunks of several layers) the mean over the stage's layers, a uniform
+ * chunk's input counted once for its layers. */
 double cs_mem_layer_activation_bytes(const cs_model_spec *m, const cs_training_spec *t,
 				     const cs_parallel_spec *p);
 

@@ -71,7 +71,8 @@ typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on 
 	int64_t seq_len, micro_batch; /* full sequence length; the op lists divide by cp themselves */
 	int64_t tp, cp, ep;
 	bool sequence_parallel;
-	cs_recompute recompute;
+	cs_recompute recompute;     /* this layer's: full, selective (of recompute_modules) or none */
+	unsigned recompute_modules; /* selective: CS_RCM_ bits (0: core_attn, the default) */
 	bool flash_attention;
 	cs_cp_kind cp_kind;
 	cs_precision precision;
@@ -130,8 +131,15 @@ typedef struct cs_layer_op {
  * what it delivers) and the EP all-to-all dispatch and combine. BWD_INPUT:
  * the input-gradient GEMMs, attention backward and the mirrored comm points.
  * BWD_WEIGHT: the weight-gradient GEMMs only. RECOMPUTE: full -> the block's
- * whole forward with its comm; selective -> the attention core (with its CP
- * comm); none -> nothing.
+ * whole forward with its comm; selective -> the forward ops of the modules
+ * in c->recompute_modules, in forward order (core_attn: the attention core
+ * with its CP comm; layernorm: both norms; mla_up_proj: the latent up
+ * projections and RoPE; mlp, moe: the dense MLP or the MoE layer with their
+ * TP and EP comm; moe_act: the experts' activation; shared_experts: their
+ * MLP; op: torchtitan's op policy, every op but the saved list's: the norms,
+ * the all-gathers, RoPE, the activation, the residuals and every second
+ * matmul, K's, the output projection's and the gate's, or without gating
+ * the down projection's); none -> nothing.
  */
 int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass pass,
 		       cs_layer_op *out, int cap);
@@ -173,5 +181,29 @@ cs_positions cs_model_positions(const cs_model_spec *m);
 /* Hardware FLOPs: model FLOPs plus the forward work recompute repeats. */
 double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
 				  cs_recompute rc);
+/* The same under `p`'s whole policy: each layer's recomputation as
+ * cs_model_layer_recompute gives it (model chunks of layers / (pp x
+ * virtual_stages) layers), selective's by its modules. */
+double cs_model_hw_flops_per_step_p(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
+				    const cs_parallel_spec *p);
+/* Matmul FLOPs per token that recomputing one layer (MoE when `moe`) of
+ * sequence length s repeats: the whole forward for full, the modules'
+ * GEMMs for selective (`modules`, 0 for core_attn), nothing for none. */
+double cs_model_recompute_flops_per_token(const cs_model_spec *m, bool moe, int64_t s, cs_recompute rc,
+					  unsigned modules, bool flash);
+/*
+ * How layer `i` (0-based) of a model chunk, the rank's `r`-th block counted
+ * over its chunks in order, is recomputed under `p`:
+ * Megatron-LM's full granularity recomputes every layer with the uniform
+ * method (chunks of recompute_layers, megatron/core/recompute.py
+ * checkpointed_forward) and the first recompute_layers layers with block;
+ * torchtitan's layer policy (recompute_every k) the blocks whose count from
+ * 1 is a multiple of k (_apply_layer_sac), the others none; selective
+ * otherwise recomputes its modules in every layer.
+ */
+cs_recompute cs_model_layer_recompute(const cs_parallel_spec *p, int64_t i, int64_t r);
+/* Layers of one model chunk under `p` for a model of `layers` layers:
+ * layers / (pp x virtual_stages), at least 1. */
+int64_t cs_model_chunk_layers(const cs_parallel_spec *p, int64_t layers);
 
 #endif

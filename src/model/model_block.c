@@ -349,6 +349,19 @@ static void mla_rope(blk *B, const mla_dims *x, bool bwd)
 	}
 }
 
+/* The up projections from the latents (or Q's from the input without a
+ * query latent) and RoPE: what mla_up_proj recomputes. */
+static void mla_up_fwd(blk *B, const mla_dims *x)
+{
+	const cs__dims *d = &B->d;
+	if (x->ql > 0)
+		fgemm(B, "q_up", d->tokens, x->q_up, x->ql, 1);
+	else
+		fgemm(B, "q_proj", d->tokens, x->q_up, d->h, 1);
+	fgemm(B, "kv_up", d->tokens, x->kv_up, x->kvl, 1);
+	mla_rope(B, x, false);
+}
+
 static void mla_fwd(blk *B)
 {
 	const cs__dims *d = &B->d;
@@ -361,12 +374,7 @@ static void mla_fwd(blk *B)
 	cs__norm(B->l, B->m, d, "kv_norm", x.tl * x.kvl, false);
 	if (B->sp)
 		cs__comm(B->l, "sp_ag_latent", CS_COMM_TP, CS_COLL_ALL_GATHER, mla_latent_bytes(B, &x));
-	if (x.ql > 0)
-		fgemm(B, "q_up", d->tokens, x.q_up, x.ql, 1);
-	else
-		fgemm(B, "q_proj", d->tokens, x.q_up, d->h, 1);
-	fgemm(B, "kv_up", d->tokens, x.kv_up, x.kvl, 1);
-	mla_rope(B, &x, false);
+	mla_up_fwd(B, &x);
 }
 
 static void mla_bwd_input(blk *B)
@@ -574,6 +582,97 @@ static void block_bwd_weight(blk *B, bool moe)
 		cs__mem(B->l, "grad_accum", CS_MEM_GRAD_ACCUM, B->wgrad_elems * B->c->grad_accum_bytes, 1);
 }
 
+/* ---- selective recomputation ------------------------------------------- */
+
+/* torchtitan's op policy (the block's ops but its saved list's, of whose
+ * matmuls wq, wk, wv, wo, w1, w3, w2 every second one): the norms and the
+ * all-gathers after them, K's projection, RoPE, the output projection and
+ * its reduction (an all-reduce; a reduce-scatter's output is saved), the
+ * gate (w3) with the activation, or without gating the down projection, the
+ * residuals; materialised attention is not a saved op. */
+static void block_recompute_op(blk *B)
+{
+	const cs__dims *d = &B->d;
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
+	bool drop = B->c->dropout, gate = B->m->arch == CS_ARCH_LLAMA;
+	double f = d->ffn / d->tp;
+	cs__norm(B->l, B->m, d, "attn_norm", n, false);
+	tp_gather(B, "sp_ag_attn", true);
+	cs__cast_act(B->l, d, "attn_norm_cast", full, false);
+	fgemm(B, "k_proj", d->tokens, d->kv / d->tp, d->h, 1);
+	if (cs_model_positions(B->m) == CS_POS_ROTARY) {
+		double qk = d->tokens * (d->q + d->kv) / d->tp;
+		cs__rope(B->l, d, "rope", qk, false);
+		cs__cast_act(B->l, d, "rope_cast", qk, false);
+	}
+	if (!B->c->flash_attention)
+		attn_core(B, false);
+	fgemm(B, "out_proj", d->tokens, d->h, d->v / d->tp, 1);
+	if (!B->sp)
+		tp_reduce(B, "tp_ar_attn", "tp_rs_attn");
+	cs__residual(B->l, d, "attn_residual", n, drop);
+	cs__norm(B->l, B->m, d, "mlp_norm", n, false);
+	tp_gather(B, "sp_ag_mlp", true);
+	cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
+	if (gate)
+		fgemm(B, "mlp_gate", d->tokens, f, d->h, 1);
+	cs__act(B->l, B->m, d, "mlp_act", d->tokens * f, false);
+	if (!gate) {
+		fgemm(B, "mlp_down", d->tokens, d->h, f, 1);
+		if (!B->sp)
+			tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
+	}
+	cs__residual(B->l, d, "mlp_residual", n, drop);
+}
+
+/* Megatron-LM's modules, in forward order: the input norm, latent
+ * attention's up projections with RoPE, the attention core, the pre-MLP
+ * norm, then the dense MLP or the MoE layer whole (each checkpoint re-runs
+ * its TP and EP collectives), or the experts' activation and the shared
+ * experts. */
+static void block_recompute(blk *B, bool moe)
+{
+	const cs__dims *d = &B->d;
+	unsigned x = B->c->recompute_modules ? B->c->recompute_modules : CS_RCM_CORE_ATTN;
+	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
+	if (x & CS_RCM_OP) {
+		block_recompute_op(B);
+		return;
+	}
+	bool norms = (x & CS_RCM_LAYERNORM) != 0;
+	if (norms) {
+		cs__norm(B->l, B->m, d, B->m->parallel_block ? "block_norm" : "attn_norm", n, false);
+		cs__cast_act(B->l, d, "attn_norm_cast", B->mla ? n : full, false);
+	}
+	if ((x & CS_RCM_MLA_UP) && B->mla) {
+		mla_dims m = mla_init(B);
+		mla_up_fwd(B, &m);
+	}
+	if (x & CS_RCM_CORE_ATTN)
+		attn_core(B, false);
+	if (norms && !B->m->parallel_block) {
+		cs__norm(B->l, B->m, d, "mlp_norm", n, false);
+		cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
+	}
+	if ((!moe && (x & CS_RCM_MLP)) || (moe && (x & CS_RCM_MOE))) {
+		tp_gather(B, "sp_ag_mlp", !moe);
+		mlp_fwd(B, moe);
+		tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
+		return;
+	}
+	if (!moe)
+		return;
+	moe_dims e = moe_init(B);
+	if (x & CS_RCM_MOE_ACT)
+		cs__act(B->l, B->m, d, "expert_act", e.tokens * e.local * e.ffn, false);
+	if ((x & CS_RCM_SHARED) && B->m->shared_experts > 0) {
+		double f = e.ffn * (double)B->m->shared_experts, g = gate_mult(B);
+		fgemm(B, "shared_up", d->tokens, g * f, d->h, 1);
+		cs__act(B->l, B->m, d, "shared_act", d->tokens * f, false);
+		fgemm(B, "shared_down", d->tokens, d->h, f, 1);
+	}
+}
+
 int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, cs_pass pass,
 		       cs_layer_op *out, int cap)
 {
@@ -595,7 +694,7 @@ int cs_model_block_ops(const cs_model_spec *m, const cs_layer_ctx *c, bool moe, 
 		if (c->recompute == CS_RECOMPUTE_FULL)
 			block_fwd(&B, moe);
 		else if (c->recompute == CS_RECOMPUTE_SELECTIVE)
-			attn_core(&B, false);
+			block_recompute(&B, moe);
 		break;
 	}
 	return l.n;

@@ -298,3 +298,75 @@ double cs_model_hw_flops_per_step(const cs_model_spec *m, int64_t seq_len, int64
 	}
 	return cs_model_flops_per_step(m, seq_len, global_batch) + tokens * extra;
 }
+
+cs_recompute cs_model_layer_recompute(const cs_parallel_spec *p, int64_t i, int64_t r)
+{
+	switch (p->recompute) {
+	case CS_RECOMPUTE_NONE: break;
+	case CS_RECOMPUTE_FULL:
+		if (p->recompute_method == CS_RECOMPUTE_BLOCK && i >= p->recompute_layers)
+			return CS_RECOMPUTE_NONE;
+		return CS_RECOMPUTE_FULL;
+	case CS_RECOMPUTE_SELECTIVE:
+		if (p->recompute_every > 0)
+			return (r + 1) % p->recompute_every == 0 ? CS_RECOMPUTE_FULL : CS_RECOMPUTE_NONE;
+		return CS_RECOMPUTE_SELECTIVE;
+	}
+	return CS_RECOMPUTE_NONE;
+}
+
+int64_t cs_model_chunk_layers(const cs_parallel_spec *p, int64_t layers)
+{
+	int64_t chunks = (p->pp > 0 ? p->pp : 1) * (p->virtual_stages > 0 ? p->virtual_stages : 1);
+	int64_t n = layers / chunks;
+	return n > 0 ? n : 1;
+}
+
+double cs_model_recompute_flops_per_token(const cs_model_spec *m, bool moe, int64_t s, cs_recompute rc,
+					  unsigned modules, bool flash)
+{
+	if (rc == CS_RECOMPUTE_FULL)
+		return block_fwd_flops_per_token(m, moe, s);
+	if (rc != CS_RECOMPUTE_SELECTIVE)
+		return 0.0;
+	unsigned x = modules ? modules : CS_RCM_CORE_ATTN;
+	double h = (double)m->hidden, a = (double)m->heads, per_mlp = gated(m) ? 3.0 : 2.0;
+	double ef = (double)m->expert_ffn, f = 0.0;
+	if (x & CS_RCM_OP) {
+		/* K's projection, the output projection and the gate (or, not
+		 * gated, the down projection): the even-numbered matmuls of wq,
+		 * wk, wv, wo, w1, w3, w2; materialised attention's too */
+		f = 2.0 * h * (double)kv_dim(m) + 2.0 * q_dim(m) * h + 2.0 * h * (double)m->ffn;
+		return f + (flash ? 0.0 : attn_core_fwd_flops_per_token(m, s));
+	}
+	if (x & CS_RCM_CORE_ATTN)
+		f += attn_core_fwd_flops_per_token(m, s);
+	if ((x & CS_RCM_MLA_UP) && cs_model_mla(m)) {
+		double qk = (double)cs_model_qk_head_dim(m), v = (double)cs_model_v_head_dim(m);
+		double q_in = m->q_lora_rank > 0 ? (double)m->q_lora_rank : h;
+		f += 2.0 * (q_in * a * qk + (double)m->kv_lora_rank * a * ((double)cs_model_head_dim(m) + v));
+	}
+	if (!moe && (x & CS_RCM_MLP))
+		f += 2.0 * per_mlp * h * (double)m->ffn;
+	if (moe && (x & CS_RCM_MOE))
+		f += 2.0 * h * (double)m->experts +
+		     2.0 * per_mlp * h * ef * (double)(m->top_k + m->shared_experts);
+	else if (moe && (x & CS_RCM_SHARED))
+		f += 2.0 * per_mlp * h * ef * (double)m->shared_experts;
+	return f;
+}
+
+double cs_model_hw_flops_per_step_p(const cs_model_spec *m, int64_t seq_len, int64_t global_batch,
+				    const cs_parallel_spec *p)
+{
+	double tokens = (double)seq_len * (double)global_batch;
+	int64_t n = cs_model_chunk_layers(p, m->layers), pp = p->pp > 0 ? p->pp : 1;
+	double extra = 0.0;
+	for (int64_t l = 0; l < m->layers; l++) {
+		int64_t chunk = l / n, i = l % n;
+		cs_recompute rc = cs_model_layer_recompute(p, i, chunk / pp * n + i);
+		extra += cs_model_recompute_flops_per_token(m, cs_model_layer_is_moe(m, l), seq_len, rc,
+							    p->recompute_modules, p->flash_attention);
+	}
+	return cs_model_flops_per_step(m, seq_len, global_batch) + tokens * extra;
+}

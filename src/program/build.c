@@ -197,6 +197,44 @@ static const cs_frag *block_frag(const cs_builder *b, int64_t layer, cs_pass pas
 	return &b->frag[CS_FRAG_BLOCK][moe][pass];
 }
 
+/* How layer i of virtual stage k is recomputed: the policy of the layer's
+ * place in its model chunk and of its count over the rank's blocks (the
+ * virtual stages this stage runs, in order). */
+static cs_recompute layer_rc(const cs_builder *b, int64_t k, int64_t i)
+{
+	int64_t r = i;
+	for (int64_t q = 0; q < k; q++)
+		if (cs__runs_here(b, q))
+			r += b->lay.nlayers[q];
+	return cs_model_layer_recompute(&b->sc->parallel, i, r);
+}
+
+/* The recomputation before layer l's input gradient (layer i of virtual
+ * stage k): its own forward again, or nothing, or, where uniform full
+ * recomputation groups several layers into a chunk that keeps only its
+ * input, the whole chunk's forward when the backward reaches its last
+ * layer, and nothing at the others. */
+static int emit_recompute(cs_builder *b, int64_t k, int64_t l, int64_t j)
+{
+	const cs_parallel_spec *p = &b->sc->parallel;
+	int64_t first = b->lay.first_layer[k], i = l - first, n = b->lay.nlayers[k];
+	cs_recompute rc = layer_rc(b, k, i);
+	int64_t c = p->recompute_layers;
+	if (rc != CS_RECOMPUTE_FULL || p->recompute_method != CS_RECOMPUTE_UNIFORM || c <= 1) {
+		int moe = cs_model_layer_is_moe(&b->sc->model, l);
+		return cs__emit_frag(b, &b->rc_frag[moe][rc], CS_PHASE_RECOMPUTE, (int)l, (int)j);
+	}
+	int64_t c0 = i / c * c, c1 = c0 + c < n ? c0 + c : n;
+	if (i != c1 - 1)
+		return 0;
+	for (int64_t q = first + c0; q < first + c1; q++) {
+		int moe = cs_model_layer_is_moe(&b->sc->model, q);
+		if (cs__emit_frag(b, &b->rc_frag[moe][CS_RECOMPUTE_FULL], CS_PHASE_RECOMPUTE, (int)q, (int)j))
+			return -1;
+	}
+	return 0;
+}
+
 /* The embedding or the LM head as an FSDP unit: gathered before, its
  * gradients reduced after (as the blocks). `first` is the forward or input
  * gradient fragment, `second` the weight gradient one; either may be NULL. */
@@ -261,8 +299,7 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 		if (input) {
 			if (cs__dp_before_use(b, l, j, 0))
 				return -1;
-			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_RECOMPUTE), CS_PHASE_RECOMPUTE, (int)l,
-					  (int)j) ||
+			if (emit_recompute(b, k, l, j) ||
 			    cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_INPUT), CS_PHASE_BWD, (int)l,
 					  (int)j))
 				return -1;
@@ -424,7 +461,13 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		.cp = sc->parallel.cp,
 		.ep = sc->parallel.ep,
 		.sequence_parallel = sc->parallel.sequence_parallel,
-		.recompute = sc->parallel.recompute,
+		/* the block's recompute pass that bounds the ops: full where any
+		 * layer is recomputed whole (emit_recompute picks each layer's) */
+		.recompute =
+			sc->parallel.recompute == CS_RECOMPUTE_SELECTIVE && sc->parallel.recompute_every > 0
+				? CS_RECOMPUTE_FULL
+				: sc->parallel.recompute,
+		.recompute_modules = sc->parallel.recompute_modules,
 		.flash_attention = sc->parallel.flash_attention,
 		.cp_kind = sc->parallel.cp_kind,
 		.precision = sc->training.precision,

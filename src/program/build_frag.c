@@ -160,7 +160,16 @@ int cs__make_frags(cs_builder *b)
 				if (make_frag(&b->frag[w][moe][pass], b, w, moe, (cs_pass)pass))
 					return -1;
 			}
-	return 0;
+	/* each layer's recompute pass as the policy gives it */
+	cs_recompute own = b->ctx.recompute;
+	int bad = 0;
+	for (int moe = 0; moe < 2 && !bad; moe++)
+		for (int rc = 0; rc < 3 && !bad; rc++) {
+			b->ctx.recompute = (cs_recompute)rc;
+			bad = make_frag(&b->rc_frag[moe][rc], b, CS_FRAG_BLOCK, moe, CS_PASS_RECOMPUTE);
+		}
+	b->ctx.recompute = own;
+	return bad ? -1 : 0;
 }
 
 void cs__free_frags(cs_builder *b)
@@ -169,6 +178,9 @@ void cs__free_frags(cs_builder *b)
 		for (int moe = 0; moe < 2; moe++)
 			for (int pass = 0; pass < 4; pass++)
 				free(b->frag[w][moe][pass].items);
+	for (int moe = 0; moe < 2; moe++)
+		for (int rc = 0; rc < 3; rc++)
+			free(b->rc_frag[moe][rc].items);
 }
 
 /* ---- emission --------------------------------------------------------- */

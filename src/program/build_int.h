@@ -56,7 +56,9 @@ typedef struct cs_builder {
 	double sync_ns;                    /* host's return from a synchronisation */
 	int64_t host_gpu, host_cpu;        /* the template's compute stream and its
 	                                      * host's issue time, ns from its start */
-	cs_frag frag[CS_FRAG_KINDS][2][4]; /* [what][moe][pass] */
+	cs_frag frag[CS_FRAG_KINDS][2][4]; /* [what][moe][pass]; a block's recompute pass the
+	                                      * largest any layer of the policy runs */
+	cs_frag rc_frag[2][3];             /* a block's recompute pass, [moe][cs_recompute] */
 	cs_sched_op **sched;               /* per stage */
 	int64_t *nsched;
 	int32_t *ord[2];   /* message positions, [fwd][micro * V + vstage] */

@@ -186,6 +186,41 @@ static const char *mfsdp_strategy(cs_sharding s)
 	return s == CS_SHARD_ZERO3 || s == CS_SHARD_HYBRID ? "optim_grads_params" : "optim_grads";
 }
 
+/* The recomputation: --recompute-granularity, with full its method and
+ * layers (TransformerConfig requires both), with selective the modules
+ * unless they are the default core_attn; torchtitan's policies have no
+ * flag of Megatron-LM's and go into the note. */
+static void recompute_flags(sbuf *b, sbuf *w, const cs_parallel_spec *q)
+{
+	if (q->recompute == CS_RECOMPUTE_FULL) {
+		add(b, " --recompute-granularity full --recompute-method %s --recompute-num-layers %lld",
+		    cs_recompute_method_name(q->recompute_method), (long long)q->recompute_layers);
+		return;
+	}
+	if (q->recompute != CS_RECOMPUTE_SELECTIVE)
+		return;
+	if (q->recompute_every > 0 || (q->recompute_modules & CS_RCM_OP)) {
+		if (q->recompute_every > 0)
+			add(w,
+			    "the simulation recomputed every %lld-th block whole (torchtitan's layer "
+			    "policy), "
+			    "for which Megatron-LM has no flag. ",
+			    (long long)q->recompute_every);
+		else
+			add(w,
+			    "the simulation recomputed by torchtitan's op policy (every second matmul), for "
+			    "which Megatron-LM has no flag. ");
+		return;
+	}
+	add(b, " --recompute-granularity selective");
+	if (q->recompute_modules == CS_RCM_CORE_ATTN || q->recompute_modules == 0)
+		return;
+	add(b, " --recompute-modules");
+	for (unsigned bit = 1; bit < CS_RCM_OP; bit <<= 1)
+		if (q->recompute_modules & bit)
+			add(b, " %s", cs_recompute_module_name(bit));
+}
+
 int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t n, char *note, size_t nn)
 {
 	sbuf b = { line, n, 0, false }, w = { note, nn, 0, false };
@@ -264,10 +299,7 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 
 	add(&b, " \\\n    --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
 	    (long long)p->micro_batch, (long long)t->global_batch, (long long)t->seq_len);
-	if (p->recompute == CS_RECOMPUTE_SELECTIVE)
-		add(&b, " --recompute-granularity selective");
-	else if (p->recompute == CS_RECOMPUTE_FULL)
-		add(&b, " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+	recompute_flags(&b, &w, q);
 
 	/* precision and data parallelism (Megatron-LM's default precision is fp32) */
 	sbuf g = { (char[512]){ 0 }, 512, 0, false };

@@ -84,6 +84,14 @@ void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
 	q->virtual_stages = p->vstages;
 	q->schedule = p->vstages > 1 ? CS_SCHED_INTERLEAVED : CS_SCHED_1F1B;
 	q->sharding = p->sharding;
+	if (p->recompute != base->parallel.recompute) {
+		/* the refinements are the base's own granularity's: another
+		 * granularity takes the frameworks' defaults */
+		q->recompute_method = CS_RECOMPUTE_UNIFORM;
+		q->recompute_layers = 1;
+		q->recompute_modules = CS_RCM_CORE_ATTN;
+		q->recompute_every = 0;
+	}
 	q->recompute = p->recompute;
 	out->training.micro_batch = p->micro_batch;
 	out->sim.fold = true;
@@ -178,6 +186,19 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
 
 /* ---- the analytic estimate ---------------------------------------------- */
 
+/* The share of a stage's layers recomputed whole (their forward's TP
+ * collectives run again). */
+static double full_share(const cs_parallel_spec *p, int64_t layers)
+{
+	if (p->recompute == CS_RECOMPUTE_NONE)
+		return 0.0;
+	if (p->recompute == CS_RECOMPUTE_FULL && p->recompute_method == CS_RECOMPUTE_UNIFORM)
+		return 1.0;
+	cs_mem_recompute_split r = cs_mem_recompute_layers(p, cs_model_chunk_layers(p, layers));
+	double all = (double)(r.layers[0] + r.layers[1] + r.layers[2]);
+	return all > 0.0 ? (double)r.layers[CS_RECOMPUTE_FULL] / all : 0.0;
+}
+
 double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 {
 	const cs_model_spec *m = &sc->model;
@@ -194,8 +215,9 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 	double dom = (double)cl->scale_up_domain;
 	double act = s / cp * mb * (double)m->hidden * 2.0; /* one micro-batch's (s, b, h), 16-bit */
 
-	double hw =
-		cs_model_hw_flops_per_step(m, sc->training.seq_len, sc->training.global_batch, p->recompute);
+	cs_parallel_spec rq = sc->parallel;
+	rq.recompute = p->recompute;
+	double hw = cs_model_hw_flops_per_step_p(m, sc->training.seq_len, sc->training.global_batch, &rq);
 	double compute = hw / (gpus * peak);
 	double bubble = compute * (pp - 1.0) / (v * micro);
 
@@ -203,7 +225,7 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 	if (p->tp > 1) {
 		/* two all-reduces forward, two backward (and two more when the
 		 * whole forward is recomputed), ring volume 2 (t-1)/t */
-		double n = p->recompute == CS_RECOMPUTE_FULL ? 6.0 : 4.0;
+		double n = 4.0 + 2.0 * full_share(&rq, m->layers);
 		double bw = tp <= dom ? up : out;
 		tp_comm = n * 2.0 * (tp - 1.0) / tp * act / bw * layers_here * micro;
 	}

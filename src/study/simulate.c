@@ -364,8 +364,8 @@ static void fill_metrics(cs_metrics *m, const cs_scenario *sc, double *steps, in
 	m->micro_batches = cs_scenario_micro_batches(sc);
 	m->model_flops_megatron =
 		cs_model_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
-	double hw = cs_model_hw_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch,
-					       sc->parallel.recompute);
+	double hw = cs_model_hw_flops_per_step_p(&sc->model, sc->training.seq_len, sc->training.global_batch,
+						 &sc->parallel);
 	m->model_flops =
 		cs_model_causal_flops_per_step(&sc->model, sc->training.seq_len, sc->training.global_batch);
 	m->tokens_per_s = tokens / m->step_time_s;

@@ -52,6 +52,21 @@ bad_memory "bad value 'some' for '--recompute'" memory --model llama3-8b --recom
 bad_memory "option '--tp' needs a value" memory --model llama3-8b --tp
 bad_memory "no model" memory --seq-len 4096
 bad_memory "bad value 'xml' for '--format'" memory --model llama3-8b --format xml
+# recomputation as Megatron-LM and torchtitan configure it
+expect 0 memory --model llama3-70b --seq-len 4096 --tp 8 --pp 4 --recompute full --recompute-num-layers 5
+has out.txt 'recompute full (uniform, 5 layers a chunk)' 'recompute working set'
+expect 0 memory --model llama3-8b --recompute selective --recompute-modules core_attn,mlp
+has out.txt 'recompute selective (core_attn, mlp)'
+expect 0 memory --model llama3-8b --pp 4 --recompute selective --recompute-every 2 --format json
+has out.txt '"activation_bytes_per_layer"'
+bad_memory "'parallelism.recompute_method' needs 'parallelism.recompute: full' (got 'none')" \
+	memory --model llama3-8b --recompute-method block
+bad_memory "unknown value 'foo' for 'parallelism.recompute_modules'" \
+	memory --model llama3-8b --recompute selective --recompute-modules foo
+bad_memory "'parallelism.recompute_layers' (9) exceeds the 8 layers of a pipeline stage's model chunk" \
+	memory --model llama3-8b --pp 4 --recompute full --recompute-num-layers 9
+bad_memory "'mla_up_proj' in 'parallelism.recompute_modules' needs latent attention" \
+	memory --model llama3-8b --recompute selective --recompute-modules mla_up_proj
 
 expect 0 memory --help
 grep -A1 '^example:$' out.txt | grep -q '^  clustersim memory --model' ||
