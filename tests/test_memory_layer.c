@@ -96,6 +96,14 @@ START_TEST(test_moe_layer_saves_each_token_copy)
 	double want = sbh * (3 * dense + 58 * moe) / 61 / 7168;
 	ck_assert_msg(near(cs_mem_layer_activation_bytes(&m, &t, &p), want), "%g vs %g",
 		      cs_mem_layer_activation_bytes(&m, &t, &p), want);
+	/* padded to a capacity of 1.5, each expert holds 1.5 times its copies:
+	 * 12 of them; a capacity without padding keeps the 8 */
+	p.moe_capacity = 1.5;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), want));
+	p.moe_pad = true;
+	moe = attn + 6.0 * 13 * 2048 + 48.0 * 7168 + 4.0 * 256;
+	want = sbh * (3 * dense + 58 * moe) / 61 / 7168;
+	ck_assert(near(cs_mem_layer_activation_bytes(&m, &t, &p), want));
 }
 END_TEST
 

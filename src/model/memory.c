@@ -123,7 +123,8 @@ double cs_mem_layer_bytes_modules(const cs_mem_layer_shape *d, int64_t tp, bool 
 		 * saves at the expert's width; each copy as dispatched (its up
 		 * projections' input) and as its expert returned it (for the
 		 * weighted combine's backward); the router's fp32 probabilities */
-		double copies = (double)d->top_k, ef = (double)d->expert_ffn / h;
+		double copies = (double)d->top_k * (d->padded > 0.0 ? d->padded : 1.0);
+		double ef = (double)d->expert_ffn / h;
 		double shared = (x & CS_RCM_SHARED) ? 0.0 : (double)d->shared;
 		f = (x & CS_RCM_MOE) ? 0.0 : (copies + shared) * ef;
 		if (!(x & CS_RCM_MOE))
@@ -198,6 +199,7 @@ static double layer_bytes_rc(const cs_model_spec *m, const cs_training_spec *t, 
 	if (m->experts > 0 && m->layers > m->dense_layers) {
 		d.experts = m->experts;
 		d.top_k = m->top_k;
+		d.padded = p->moe_pad ? p->moe_capacity : 0.0;
 		d.expert_ffn = m->expert_ffn;
 		d.shared = m->shared_experts;
 		double moe = cs_mem_layer_bytes_modules(&d, p->tp, p->sequence_parallel, rc, mods,

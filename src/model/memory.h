@@ -43,6 +43,7 @@ typedef struct cs_mem_layer_shape {
 	/* an MoE layer's MLP (experts > 0): top_k routed copies of each token
 	 * through experts of expert_ffn, and `shared` experts every token */
 	int64_t experts, top_k, expert_ffn, shared;
+	double padded; /* each expert's input padded to this times its mean share; 0 for none */
 	bool gated, dropout, fp8;
 	double quant;
 } cs_mem_layer_shape;
