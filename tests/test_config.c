@@ -295,6 +295,7 @@ START_TEST(presets_hold_model_shapes)
 		{"llama3-405b", 126, 16384, 128, 8, 53248, 128256, 0},
 		{"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0},
 		{"megatron-1t", 128, 25600, 160, 160, 102400, 51200, 0},
+		{"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 8},
 		{"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, 256},
 		{"deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 256},
 	};
@@ -310,7 +311,7 @@ START_TEST(presets_hold_model_shapes)
 		ck_assert_int_eq(m->experts, cases[i].experts);
 		ck_assert_str_eq(cs_preset_model_name(i), cases[i].name);
 	}
-	ck_assert_ptr_null(cs_preset_model_name(8));
+	ck_assert_ptr_null(cs_preset_model_name(9));
 	const cs_model_spec *ds = cs_preset_model("deepseek-v3");
 	ck_assert_int_eq(ds->q_lora_rank, 1536);
 	ck_assert_int_eq(ds->kv_lora_rank, 512);

@@ -8,6 +8,7 @@
 
 #include "clustersim/clustersim.h"
 #include "coll/coll_op.h"
+#include "config/config.h"
 #include "model/model.h"
 #include "model_fixtures.h"
 
@@ -103,6 +104,24 @@ END_TEST
  * projection to keys and values (512*128*(128 + 128)), the output
  * projection (128*128*h). The report's sizes: 671 B parameters, 37 B of
  * them active per token. */
+/* Mixtral 8x7B (the preset): every layer's 8 experts of width 14,336, 2
+ * active, a router of 4,096 x 8, GQA with 8 KV heads: 46,702,792,704
+ * parameters, 12,879,925,248 active (the model card's 46.7 B and 12.9 B). */
+START_TEST(test_params_mixtral_by_hand)
+{
+	const cs_model_spec *m = cs_preset_model("mixtral-8x7b");
+	ck_assert_ptr_nonnull(m);
+	cs_param_counts pc = cs_model_params(m);
+	int64_t h = 4096, V = 32000, attn = h * (h + 2 * 1024) + h * h, expert = 3 * h * 14336;
+	int64_t layer = attn + 8 * expert + h * 8 + 2 * h;
+	ck_assert_int_eq(pc.moe_layer, layer);
+	ck_assert_int_eq(pc.total, 32 * layer + 2 * V * h + h);
+	ck_assert_int_eq(pc.total, 46702792704LL);
+	ck_assert_int_eq(pc.active, 32 * (layer - 6 * expert) + 2 * V * h + h);
+	ck_assert_int_eq(pc.active, 12879925248LL);
+}
+END_TEST
+
 START_TEST(test_params_deepseek_v3_latent_attention_by_hand)
 {
 	cs_model_spec m = fx_deepseek_v3();
@@ -1191,6 +1210,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_params_gpt3_counts_biases_and_positions);
 	tcase_add_test(tc, test_params_moe_total_and_active);
 	tcase_add_test(tc, test_params_deepseek_v3_latent_attention_by_hand);
+	tcase_add_test(tc, test_params_mixtral_by_hand);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model_flops");
 	tcase_add_loop_test(tc, test_flops_equal_megatron_formula, 0, N(flop_cases));

@@ -103,6 +103,22 @@ static const cs_model_spec models[] = {
 	 * heads: a 1,536-wide query latent and a 512-wide key/value one, query
 	 * and key heads of 128 + 64 rotary, value heads of 128. 671 B
 	 * parameters, 37 B active. */
+	/* Mixtral 8x7B (Jiang et al. 2024, arXiv 2401.04088, Table 1, and its
+	 * config.json): 32 layers of width 4,096, 32 heads with 8 KV heads, 8
+	 * experts of width 14,336 in every layer, 2 a token, no shared one;
+	 * vocabulary 32,000, untied. 46.7 B parameters, 12.9 B active. */
+	{ .name = "mixtral-8x7b",
+	  .arch = CS_ARCH_LLAMA,
+	  .layers = 32,
+	  .hidden = 4096,
+	  .heads = 32,
+	  .kv_heads = 8,
+	  .ffn = 14336,
+	  .vocab = 32000,
+	  .max_positions = 32768,
+	  .experts = 8,
+	  .top_k = 2,
+	  .expert_ffn = 14336 },
 	{ .name = "deepseek-v3-like", DEEPSEEK_V3 },
 	{ .name = "deepseek-v3",
 	  DEEPSEEK_V3,
