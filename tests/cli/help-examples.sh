@@ -230,7 +230,8 @@ expect_err 2 "option '--allow-oom' takes no value" validate scenarios/ddp-gpt-sm
 # run simulates a plan that does not fit, and says so
 expect_err 0 "warning: the plan needs 125.1 GB per GPU, more than the 85.5 GB the GPU has; simulated anyway" \
 	run scenarios/ddp-llama2-7b-2node.yaml --format csv
-# the timeline's title gives the run's bubble (it counted merged spans once);
+# the timeline's title gives the run's bubble in percent, as the report does
+# (it counted merged spans once);
 # without the step's edges, whose checks on the last stage make it the
 # critical rank, less idle than the stages' mean the timeline counts
 expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json \
@@ -238,8 +239,8 @@ expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json 
 python3 -c "
 import json, re, sys
 m = json.load(open('out.txt'))
-svg = float(re.search(r'bubble ([0-9.]+)', open('tl.svg').read()).group(1))
-sys.exit(0 if abs(svg - m['bubble_fraction']) < 0.02 else 1)" ||
+svg = float(re.search(r'bubble ([0-9.]+) %', open('tl.svg').read()).group(1))
+sys.exit(0 if abs(svg / 100 - m['bubble_fraction']) < 0.02 else 1)" ||
 	{ echo "FAIL: the timeline's bubble is not the run's" >&2; fail=1; }
 # a NIC at 25 % slows a flow-fidelity run whose NVLink domain spans two nodes
 printf 'stragglers:\n  - {link: nic, gpu: 3, bandwidth: 0.25}\n' |

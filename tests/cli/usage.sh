@@ -8,7 +8,10 @@
 # command that is not a terminal: no progress line for a short run, a
 # "wrote FILE" line for each file written, neither with --no-progress, and
 # both options taken by every long command; --jobs wherever a parallel
-# count is taken (run's --threads its alias).
+# count is taken (run's --threads its alias); the pictures: a pipeline
+# timeline's bubble in percent and zb-v's two chunks in two shades, a
+# goodput timeline's restarts and checkpoints visible, each SVG rendered by
+# rsvg-convert where it is installed.
 #   tests/cli/usage.sh CLUSTERSIM SOURCE_ROOT
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -171,5 +174,45 @@ expect_err 2 "'--jobs' needs a whole number from 1 to 256 (got '0')" plan "$gpt"
 expect_err 2 "'--jobs' needs a whole number from 1 to 1024 (got 'x')" sweep "$gpt" --vary training.micro_batch=1 \
 	--out s.csv --jobs x
 expect_err 2 "'--jobs' needs a whole number from 1 to 256 (got '300')" goodput "$gp" --jobs 300
+
+# ---- pictures -------------------------------------------------------------
+# the pipeline timeline's title: the bubble in percent, the report's figure
+expect 0 pipeline --schedule zb-v --stages 4 --micro-batches 8 --timeline zbv.svg --format json
+python3 -c "
+import json, re, sys
+m = json.load(open('out.txt'))
+svg = float(re.search(r'bubble ([0-9.]+) %</text>', open('zbv.svg').read()).group(1))
+sys.exit(0 if abs(svg - 100 * m['bubble_fraction']) < 0.05 else 1)" ||
+	{ echo "FAIL: the pipeline timeline's bubble is not the report's in percent" >&2; fail=1; }
+# zb-v's two chunks in two shades of each kind, and the legend says which
+grep -q 'fill="#4e79a7" [^>]*><title>F0 chunk 0:' zbv.svg && grep -q 'fill="#a0cbe8" [^>]*><title>F0 chunk 1:' zbv.svg &&
+	grep -q 'fill="#8cd17d" [^>]*><title>W0 chunk 1:' zbv.svg && grep -q 'light: chunks 1, 3' zbv.svg ||
+	{ echo "FAIL: zb-v's chunks are not told apart in the timeline" >&2; fail=1; }
+expect 0 pipeline --schedule 1f1b --stages 4 --micro-batches 8 --timeline 1f1b.svg
+grep -q 'a0cbe8\|chunks 1, 3' 1f1b.svg && { echo "FAIL: a one-chunk timeline has a second shade" >&2; fail=1; }
+# the goodput timeline: every restart a visible mark (one of 10 minutes is
+# 7 px of a day's 940), checkpoints (2.8 s every 5 min) drawn at least 3 px high
+expect 0 goodput "$gp" --runs 4 --days 1 --plot day.svg --jobs 2
+cat >marks.py <<'PY'
+import re, sys
+svg = open(sys.argv[1]).read()
+rects = re.findall(r'<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)" fill="(#[0-9a-f]+)"/>', svg)
+bar = [r for r in rects if float(r[1]) < 90]
+restart = [r for r in bar if r[4] == '#d62728']
+ckpt = [r for r in bar if r[4] == '#1f77b4']
+ticks = svg.count('stroke-width="0.5"><title>')
+ok = ticks >= 1 and len(restart) >= ticks and all(float(r[2]) >= 1 and float(r[3]) >= 3 for r in restart + ckpt)
+# a checkpoint every 5 minutes: 288 a day, less those a restart takes the place of
+sys.exit(0 if ok and len(ckpt) >= 250 else 1)
+PY
+python3 marks.py day.svg || { echo "FAIL: goodput --plot: restarts or checkpoints not drawn" >&2; fail=1; }
+expect 0 goodput "$gp" --runs 4 --days 54 --plot days.svg --jobs 2
+[ "$(grep -c '<rect' days.svg)" -lt 6000 ] || { echo "FAIL: goodput --plot of 54 days: too many boxes" >&2; fail=1; }
+if command -v rsvg-convert >/dev/null 2>&1; then
+	for svg in zbv.svg 1f1b.svg day.svg days.svg tl.svg bw.svg gp.svg; do
+		rsvg-convert -o "$svg.png" "$svg" 2>err.txt && [ -s "$svg.png" ] ||
+			{ echo "FAIL: rsvg-convert cannot render $svg:" >&2; cat err.txt >&2; fail=1; }
+	done
+fi
 
 exit $fail
