@@ -20,6 +20,7 @@
 #include "model/compute.h"
 #include "report/compare_out.h"
 #include "study/compare.h"
+#include "tmp_dir.h"
 
 #define ROOT CS_SOURCE_ROOT "/"
 #define GPT_SC ROOT "scenarios/h200-gpt-h5120-8l-s2048-mb4.yaml"
@@ -145,7 +146,7 @@ END_TEST
 /* A temporary calibration file with `text`; the caller unlinks `path`. */
 static void temp_file(char *path, size_t n, const char *text)
 {
-	snprintf(path, n, "/tmp/cs-calib-XXXXXX");
+	cs_test_tmp(path, n, "cs-calib");
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	size_t len = strlen(text);

@@ -23,6 +23,7 @@
 #include "hw/files.h"
 #include "hw/topo.h"
 #include "study/study.h"
+#include "tmp_dir.h"
 
 #ifndef CS_SOURCE_ROOT
 #define CS_SOURCE_ROOT "."
@@ -181,10 +182,10 @@ static cs_scenario *load(const char *name)
 	return load_set(name, NULL, 0);
 }
 
-/* A fresh directory under /tmp, removed by rm_dir. */
+/* A fresh temporary directory (tmp_dir.h), removed by rm_dir. */
 static void make_dir(char *dir, size_t cap)
 {
-	snprintf(dir, cap, "/tmp/cs-chakra-XXXXXX");
+	cs_test_tmp(dir, cap, "cs-chakra");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 

@@ -19,6 +19,7 @@
 #include "program/program.h"
 #include "run/runner.h"
 #include "scenario_text.h"
+#include "tmp_dir.h"
 
 #define ONE_GPU \
 	"cluster: {gpu: h200-sxm-141g, nodes: 1, gpus_per_node: 1}\n" \
@@ -226,7 +227,8 @@ END_TEST
 /* clock: power on a profile without a model is refused where it is set. */
 START_TEST(power_without_a_model_is_refused)
 {
-	char path[] = "/tmp/cs-clock-XXXXXX";
+	char path[4096];
+	cs_test_tmp(path, sizeof path, "cs-clock");
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	FILE *f = fdopen(fd, "w");

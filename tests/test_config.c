@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "config/config_int.h"
 #include "config/yaml_node.h"
+#include "tmp_dir.h"
 
 #define BASE "cluster:\n  gpu: h100-sxm-80g\n  nodes: 2\nmodel: {preset: llama2-7b}\n"
 #define MOE                                                                                       \
@@ -23,7 +24,8 @@
 /* Write text to a fresh temporary .yaml file; the caller unlinks and frees. */
 static char *temp_yaml(const char *text)
 {
-	char *path = strdup("/tmp/cs-config-XXXXXX");
+	char buf[4096];
+	char *path = strdup(cs_test_tmp(buf, sizeof buf, "cs-config"));
 	int fd = mkstemp(path);
 	FILE *f;
 
@@ -752,7 +754,10 @@ START_TEST(bad_scenarios_are_refused_with_location)
 	ck_assert_ptr_null(sc);
 	ck_assert_msg(strstr(diag.msg, bad_cases[_i].error), "case %d: want '%s', got '%s'", _i,
 	              bad_cases[_i].error, diag.msg);
-	ck_assert_msg(strncmp(diag.msg, "/tmp/cs-config-", 15) == 0, "no file prefix: %s", diag.msg);
+	char prefix[4096];
+	cs_test_tmp(prefix, sizeof prefix, "cs-config");
+	prefix[strlen(prefix) - 6] = 0; /* the XXXXXX */
+	ck_assert_msg(strncmp(diag.msg, prefix, strlen(prefix)) == 0, "no file prefix: %s", diag.msg);
 	ck_assert_ptr_null(strchr(diag.msg, '\n'));
 }
 END_TEST
@@ -774,8 +779,10 @@ START_TEST(kernel_profile_is_resolved_and_checked)
 
 	ck_assert_int_eq(load_text("cluster:\n  gpu:\n    preset: h100-sxm-80g\n    profile: nope.yaml\n"
 				   "model: {preset: llama2-7b}\n", NULL, 0, &sc, &diag), CS_ERR_INPUT);
-	ck_assert_msg(strstr(diag.msg, ":4:14: cannot open kernel profile '/tmp/nope.yaml': No such "
-			     "file") != NULL, "%s", diag.msg);
+	char missing[4200];
+	snprintf(missing, sizeof missing, ":4:14: cannot open kernel profile '%s/nope.yaml': No such file",
+		 cs_test_tmp_dir());
+	ck_assert_msg(strstr(diag.msg, missing) != NULL, "%s", diag.msg);
 	ck_assert_ptr_null(sc);
 
 	const char *sets[] = { "cluster.gpu.profile=/no/such.yaml" };

@@ -19,6 +19,7 @@
 #include "program/mesh.h"
 #include "program/program.h"
 #include "scenario_text.h"
+#include "tmp_dir.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -256,7 +257,8 @@ END_TEST
 
 START_TEST(bad_switch_is_refused_where_written)
 {
-	char path[] = "/tmp/cs-test-XXXXXX";
+	char path[4096];
+	cs_test_tmp(path, sizeof path, "cs-test");
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	FILE *f = fdopen(fd, "w");
@@ -267,7 +269,7 @@ START_TEST(bad_switch_is_refused_where_written)
 	cs_diag diag = { { 0 } };
 	ck_assert_int_eq(cs_scenario_load(path, NULL, 0, &sc, &diag), CS_ERR_INPUT);
 	unlink(path);
-	char want[128];
+	char want[4200];
 	snprintf(want, sizeof want, "%s:3:23: expected true or false for 'training.grad_clip', got 'sometimes'",
 		 path);
 	ck_assert_str_eq(diag.msg, want);

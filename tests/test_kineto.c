@@ -14,6 +14,7 @@
 
 #include "ingest/kernel_rules.h"
 #include "ingest/kineto.h"
+#include "tmp_dir.h"
 
 #define ROWS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -161,7 +162,8 @@ enum { PLAIN, GZIP, GZIP_TRUNCATED, GZIP_CORRUPT };
  * and frees the path. */
 static char *temp_trace(const char *text, int how)
 {
-	char *path = strdup("/tmp/cs-kineto-XXXXXX");
+	char buf[4096];
+	char *path = strdup(cs_test_tmp(buf, sizeof buf, "cs-kineto"));
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -726,7 +728,8 @@ static void put(const char *dir, const char *name, const char *text)
  * one job is refused with the file named. */
 START_TEST(folders_order_ranks_and_refuse_what_is_not_one_job)
 {
-	char dir[] = "/tmp/cs_kineto_dir_XXXXXX";
+	char dir[256];
+	cs_test_tmp(dir, sizeof dir, "cs_kineto_dir");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	cs_kineto *t = NULL;
 	cs_diag diag = { { 0 } };

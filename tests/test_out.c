@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "report/list_out.h"
 #include "report/out.h"
+#include "tmp_dir.h"
 
 /* Capture what a formatter writes. */
 typedef struct capture {
@@ -268,12 +269,12 @@ END_TEST
 /* -- atomic files -- */
 
 typedef struct tmpdir {
-	char path[64];
+	char path[256];
 } tmpdir;
 
 static void tmpdir_make(tmpdir *d)
 {
-	strcpy(d->path, "/tmp/cs_test_out.XXXXXX");
+	cs_test_tmp(d->path, sizeof d->path, "cs_test_out");
 	ck_assert_ptr_nonnull(mkdtemp(d->path));
 }
 
@@ -293,7 +294,7 @@ static int tmpdir_count(const tmpdir *d)
 
 static void tmpdir_remove(const tmpdir *d, const char *file)
 {
-	char p[128];
+	char p[512];
 	snprintf(p, sizeof(p), "%s/%s", d->path, file);
 	unlink(p);
 	ck_assert_int_eq(rmdir(d->path), 0);
@@ -326,7 +327,7 @@ START_TEST(commit_renames_into_place)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char target[128];
+	char target[512];
 	snprintf(target, sizeof(target), "%s/res.json", d.path);
 	if (prior_rows[_i])
 		write_file(target, "old");
@@ -357,7 +358,7 @@ START_TEST(abort_leaves_no_file)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char target[128];
+	char target[512];
 	snprintf(target, sizeof(target), "%s/res.csv", d.path);
 	if (prior_rows[_i])
 		write_file(target, "old");
@@ -419,7 +420,7 @@ START_TEST(symlink_target_is_written_not_the_link)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char real[128], link[128], dangling[128], later[128];
+	char real[512], link[512], dangling[512], later[512];
 	snprintf(real, sizeof real, "%s/real.csv", d.path);
 	snprintf(link, sizeof link, "%s/link.csv", d.path);
 	snprintf(dangling, sizeof dangling, "%s/dangling.csv", d.path);
@@ -454,7 +455,7 @@ START_TEST(mode_and_hard_links_are_kept_read_only_refused)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char a[128], b[128], ro[128];
+	char a[512], b[512], ro[512];
 	snprintf(a, sizeof a, "%s/a.csv", d.path);
 	snprintf(b, sizeof b, "%s/b.csv", d.path);
 	snprintf(ro, sizeof ro, "%s/ro.csv", d.path);
@@ -491,7 +492,7 @@ START_TEST(pipe_is_written_in_place)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char fifo[128];
+	char fifo[512];
 	snprintf(fifo, sizeof fifo, "%s/fifo", d.path);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	int rd = open(fifo, O_RDONLY | O_NONBLOCK);
@@ -513,10 +514,10 @@ START_TEST(check_refuses_an_input_and_a_missing_directory)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char in[128], out[256];
+	char in[512], out[1024];
 	snprintf(in, sizeof in, "%s/s.yaml", d.path);
-	/* the same file by another path: /tmp/D/../D/s.yaml */
-	snprintf(out, sizeof out, "%s/../%s/s.yaml", d.path, d.path + 5);
+	/* the same file by another path: TMP/D/../D/s.yaml */
+	snprintf(out, sizeof out, "%s/../%s/s.yaml", d.path, strrchr(d.path, '/') + 1);
 	write_file(in, "name: x\n");
 	const char *inputs[] = { NULL, in };
 	cs_diag diag = { { 0 } };
@@ -538,7 +539,7 @@ START_TEST(check_touches_nothing)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char a[128], b[128], fresh[128];
+	char a[512], b[512], fresh[512];
 	snprintf(a, sizeof a, "%s/a.csv", d.path);
 	snprintf(b, sizeof b, "%s/b.csv", d.path);
 	snprintf(fresh, sizeof fresh, "%s/fresh.csv", d.path);
@@ -562,7 +563,7 @@ START_TEST(in_place_waits_for_the_commit)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char a[128], b[128];
+	char a[512], b[512];
 	snprintf(a, sizeof a, "%s/a.csv", d.path);
 	snprintf(b, sizeof b, "%s/b.csv", d.path);
 	write_file(a, "old");
@@ -607,7 +608,7 @@ START_TEST(same_output_by_path_or_inode)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char a[128], b[128], dot[160], other[128];
+	char a[512], b[512], dot[544], other[512];
 	snprintf(a, sizeof a, "%s/a.csv", d.path);
 	snprintf(b, sizeof b, "%s/b.csv", d.path);
 	snprintf(dot, sizeof dot, "%s/./a.csv", d.path);
@@ -629,7 +630,7 @@ START_TEST(signal_removes_the_temporary_file)
 {
 	tmpdir d;
 	tmpdir_make(&d);
-	char target[128];
+	char target[512];
 	snprintf(target, sizeof target, "%s/res.json", d.path);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);

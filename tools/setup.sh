@@ -4,12 +4,12 @@
 #   tools/setup.sh          what the build needs
 #   tools/setup.sh --test   and what the whole test suite needs (OpenMPI for
 #                           the distributed sweep check, clang-format for
-#                           the sources' style)
+#                           the sources' style, rsvg-convert for the SVGs)
 set -eu
 
 PACKAGES="gcc meson ninja-build pkg-config libyaml-dev libgsl-dev libjansson-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler check libsubunit-dev"
 if [ "${1:-}" = "--test" ]; then
-	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev clang libclang-rt-14-dev clang-format valgrind man-db groff-base"
+	PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev clang libclang-rt-14-dev clang-format valgrind man-db groff-base librsvg2-bin"
 fi
 
 missing=""

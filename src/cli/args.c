@@ -4,10 +4,12 @@
 #include "cli/args.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -22,6 +24,16 @@ int cs_args_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 	if (errno || end == s || *end || v < lo || v > hi)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int cs_args_jobs(const cs_args *a, const char *opt, const char *val, int64_t hi, int *out)
+{
+	int64_t n;
+	if (cs_args_parse_int(val, 1, hi, &n))
+		return cs_args_fail(a, "'--%s' needs a whole number from 1 to %lld (got '%s')", opt,
+				    (long long)hi, val);
+	*out = (int)n;
 	return 0;
 }
 
@@ -115,8 +127,84 @@ int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const c
 	}
 	if (sa->file)
 		return cs_args_fail(a, "unexpected argument '%s'", val);
-	sa->file = val;
-	return 0;
+	sa->file = cs_cli_scenario_find(a, val, sa->found, sizeof sa->found);
+	return sa->file ? 0 : 2;
+}
+
+#ifndef CS_SCENARIO_DIR
+#define CS_SCENARIO_DIR "/usr/local/share/clustersim/scenarios"
+#endif
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Whether this binary is the one of its build folder (not installed). */
+static bool uninstalled(void)
+{
+#if defined(CS_BUILD_DIR) && defined(CS_SOURCE_SCENARIO_DIR)
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	struct stat here, build;
+	if (len <= 0)
+		return false;
+	exe[len] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	return stat(exe[0] ? exe : "/", &here) == 0 && stat(CS_BUILD_DIR, &build) == 0 &&
+	       here.st_dev == build.st_dev && here.st_ino == build.st_ino;
+#else
+	return false;
+#endif
+}
+
+int cs_cli_scenario_dirs(const char *dirs[2])
+{
+	int n = 0;
+	if (is_dir("scenarios"))
+		dirs[n++] = "scenarios";
+#ifdef CS_SOURCE_SCENARIO_DIR
+	dirs[n++] = uninstalled() ? CS_SOURCE_SCENARIO_DIR : CS_SCENARIO_DIR;
+#else
+	dirs[n++] = CS_SCENARIO_DIR;
+#endif
+	return n;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+	return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+const char *cs_cli_scenario_find(const cs_args *a, const char *arg, char *buf, size_t n)
+{
+	struct stat st;
+	if (!arg[0] || strcmp(arg, "-") == 0 || arg[0] == '/' || stat(arg, &st) == 0)
+		return arg;
+	const char *dirs[2];
+	int nd = cs_cli_scenario_dirs(dirs);
+	bool yaml = ends_with(arg, ".yaml") || ends_with(arg, ".yml");
+	for (int d = 0; d < nd; d++)
+		for (int ext = 0; ext < (yaml ? 1 : 2); ext++) {
+			int len = snprintf(buf, n, "%s/%s%s", dirs[d], arg, ext ? ".yaml" : "");
+			if (len > 0 && (size_t)len < n && stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
+				fprintf(a->err, "clustersim %s: scenario '%s': reading %s\n", a->cmd, arg,
+					buf);
+				return buf;
+			}
+		}
+	if (yaml || strchr(arg, '/'))
+		return arg;
+	cs_args_fail(a,
+		     "no file '%s' and no shipped scenario of that name in %s%s%s (see 'clustersim list "
+		     "scenarios')",
+		     arg, dirs[0], nd > 1 ? " or " : "", nd > 1 ? dirs[1] : "");
+	return NULL;
 }
 
 int cs_trace_args_take(cs_args *a, int id, const char *val, int o_set, int o_steps, int o_classes,

@@ -46,11 +46,27 @@ typedef struct cs_scenario_args {
 	const char *file;
 	const char *sets[CS_ARGS_MAX_SETS];
 	size_t nsets;
+	char found[4096]; /* the file a scenario given by name was found as */
 } cs_scenario_args;
 
-/* Take a positional argument as the scenario file (one only) or, with
- * `is_set`, a --set value. 0, or 2 after printing the problem. */
+/* Take a positional argument as the scenario file (one only; a shipped
+ * scenario's name as cs_cli_scenario_find finds it) or, with `is_set`, a
+ * --set value. 0, or 2 after printing the problem. */
 int cs_args_scenario(const cs_args *a, cs_scenario_args *sa, int is_set, const char *val);
+
+/* The folders where shipped scenarios are looked for, the first first:
+ * ./scenarios when it is a folder, then the build's: the source tree's
+ * scenarios/ for a binary run from its build folder, else the installed
+ * ones (meson's datadir/clustersim/scenarios). Returns their count. */
+int cs_cli_scenario_dirs(const char *dirs[2]);
+
+/* The file a scenario argument `arg` names: `arg` itself when it is a file
+ * (or '-', or an absolute path); else NAME or NAME.yaml in the folders of
+ * cs_cli_scenario_dirs, written into buf (n bytes), after saying on
+ * standard error which file is read. NULL when `arg` is no file and no
+ * shipped scenario's name, after saying so (a path or a NAME.yaml that
+ * does not exist is left to the loader, which names it). */
+const char *cs_cli_scenario_find(const cs_args *a, const char *arg, char *buf, size_t n);
 
 /* What compare and calibrate both take: a trace and a scenario, given in
  * that order, the scenario's --set overrides and --steps. */
@@ -72,6 +88,10 @@ int cs_trace_args_check(cs_args *a, const cs_trace_args *t);
 /* A whole number from lo to hi in *out: 0, or -1 when `s` is not one (the
  * caller words the message). */
 int cs_args_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* A parallel count (`--jobs`, and run's `--threads`, named `opt`) from 1
+ * to hi in *out: 0, or 2 after printing the problem. */
+int cs_args_jobs(const cs_args *a, const char *opt, const char *val, int64_t hi, int *out);
 
 /* Print "clustersim CMD: <message>" and a pointer to --help; returns 2. */
 int cs_args_fail(const cs_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,6 +20,7 @@
 
 #include "cli/args.h"
 #include "cli/calibrate_int.h"
+#include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "coll/coll.h"
@@ -71,7 +72,10 @@ static const char calibrate_help[] =
 	"and ranks per host other than its GPUs per node are warned of; a factor\n"
 	"outside 0.2 to 5 (the test cannot be of this network) is refused without\n"
 	"--force.\n"
-	"\n"
+	"\n";
+
+/* apart: one string of both is longer than C17 promises to compile */
+static const char calibrate_options[] =
 	"options:\n"
 	"  --out FILE          the calibration file to write (required; atomically)\n"
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
@@ -88,6 +92,10 @@ static const char calibrate_help[] =
 	"                      outside 0.05 to 20): class, kernel and shape factors\n"
 	"                      (refused without it: the trace is not of this\n"
 	"                      scenario's job) and network ones\n"
+	"  --progress          show progress on stderr (the default: a rewritten line\n"
+	"                      on a terminal, elsewhere a line every 10 s), and a\n"
+	"                      'wrote FILE' line for the file written\n"
+	"  --no-progress       show neither\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"examples:\n"
@@ -98,12 +106,20 @@ static const char calibrate_help[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_CLASSES, O_OUT, O_NCCL, O_OP, O_FORCE, O_HELP };
+enum { O_SET = 1, O_STEPS, O_CLASSES, O_OUT, O_NCCL, O_OP, O_FORCE, O_PROGRESS, O_NO_PROGRESS, O_HELP };
 
 static const cs_opt calibrate_opts[] = {
-	{ "set", 1, O_SET },     { "steps", 1, O_STEPS },     { "kernel-classes", 1, O_CLASSES },
-	{ "out", 1, O_OUT },     { "nccl-tests", 1, O_NCCL }, { "op", 1, O_OP },
-	{ "force", 0, O_FORCE }, { "help", 0, O_HELP },       { 0, 0, 0 },
+	{ "set", 1, O_SET },
+	{ "steps", 1, O_STEPS },
+	{ "kernel-classes", 1, O_CLASSES },
+	{ "out", 1, O_OUT },
+	{ "nccl-tests", 1, O_NCCL },
+	{ "op", 1, O_OP },
+	{ "force", 0, O_FORCE },
+	{ "progress", 0, O_PROGRESS },
+	{ "no-progress", 0, O_NO_PROGRESS },
+	{ "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 typedef struct calibrate_args {
@@ -112,6 +128,7 @@ typedef struct calibrate_args {
 	const char *nccl; /* --nccl-tests FILE: calibrate the network */
 	int op;           /* --op, -1: the file's */
 	bool force;       /* write factors outside the plausible range */
+	int progress;     /* CS_PROGRESS_* */
 } calibrate_args;
 
 static int parse(cs_args *a, calibrate_args *r)
@@ -120,6 +137,7 @@ static int parse(cs_args *a, calibrate_args *r)
 	int id;
 	memset(r, 0, sizeof *r);
 	r->op = -1;
+	r->progress = cs_cli_progress_default();
 	while ((id = cs_args_next(a, calibrate_opts, &val)) != CS_ARGS_END) {
 		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, O_CLASSES, &r->in);
 		if (taken == 2)
@@ -135,6 +153,8 @@ static int parse(cs_args *a, calibrate_args *r)
 			break;
 		case O_NCCL: r->nccl = val; break;
 		case O_FORCE: r->force = true; break;
+		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
+		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_OP:
 			for (r->op = 0; r->op < CS_COLL_OPS; r->op++)
 				if (strcmp(val, cs_coll_op_name((cs_coll_op)r->op)) == 0)
@@ -146,7 +166,10 @@ static int parse(cs_args *a, calibrate_args *r)
 						    "gather or scatter)",
 						    val);
 			break;
-		case O_HELP: fputs(calibrate_help, stdout); return CS_ARGS_HELP_SHOWN;
+		case O_HELP:
+			fputs(calibrate_help, stdout);
+			fputs(calibrate_options, stdout);
+			return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	if (r->nccl) {
@@ -163,8 +186,10 @@ static int parse(cs_args *a, calibrate_args *r)
 					    "'--kernel-classes' is for a profiler trace, not '--nccl-tests'");
 		if (!r->in.trace)
 			return cs_args_fail(a, "no scenario file given");
-		r->in.sc.file = r->in.trace;
+		r->in.sc.file = cs_cli_scenario_find(a, r->in.trace, r->in.sc.found, sizeof r->in.sc.found);
 		r->in.trace = NULL;
+		if (!r->in.sc.file)
+			return 2;
 	} else if (r->op >= 0) {
 		return cs_args_fail(a, "'--op' is for '--nccl-tests'");
 	} else if (cs_trace_args_check(a, &r->in)) {
@@ -280,11 +305,15 @@ int cs_cmd_calibrate(int argc, char **argv)
 	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 4, NULL) != 0)
 		return 2;
 	if (r.nccl)
-		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force);
+		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force, r.progress);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
+	cs_cli_progress pr;
+	cs_cli_progress_init(&pr, r.progress, "calibrate");
+	cs_cli_progress_phase(&pr, "reading the trace, simulating the scenario");
 	cs_status st = cs_compare_open(r.in.trace, r.in.classes, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets,
 				       r.in.steps, &before, &diag);
+	cs_cli_progress_end(&pr);
 	if (st != CS_OK) {
 		fprintf(stderr, before.sim_failed ? "clustersim calibrate: %s\n" : "%s\n", CS_CLEAN(diag));
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
@@ -371,8 +400,12 @@ int cs_cmd_calibrate(int argc, char **argv)
 	}
 	/* refit until the classes hold: the mix moves the GEMM clock */
 	for (int pass = 0; rc == 0; pass++) {
+		char phase[64];
+		snprintf(phase, sizeof phase, "simulating with the fit, pass %d", pass + 1);
+		cs_cli_progress_phase(&pr, phase);
 		st = cs_compare_open(r.in.trace, r.in.classes, r.in.sc.file, sets, r.in.sc.nsets + 1,
 				     r.in.steps, &after, &diag);
+		cs_cli_progress_end(&pr);
 		if (st != CS_OK) {
 			fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
@@ -419,5 +452,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 		rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
 	}
 	cs_compare_close(&before);
+	if (rc == 0)
+		cs_cli_wrote(r.progress, r.out);
 	return rc;
 }

@@ -10,6 +10,7 @@
  * are warned of, and implausible factors refused without --force. Everything allocated here is freed here.
  */
 #include "cli/calibrate_int.h"
+#include "cli/progress.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -230,7 +231,7 @@ static int plausible(const char *file, const cs_net_fit *fit, cs_calib_net bw, b
 }
 
 int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_op, const char *out,
-		       bool force)
+		       bool force, int progress)
 {
 	cs_diag diag = { { 0 } };
 	cs_scenario *sc = NULL;
@@ -295,6 +296,7 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 	if ((rc = cs__calibrate_write(out, sc->name, file, &cal)) != 0)
 		goto done;
 	print_fit(file, out, sc, &set, m, before, after, &fit, bw);
+	cs_cli_wrote(progress, out);
 	rc = 0;
 done:
 	cs_coll_free(before);

@@ -85,9 +85,10 @@ static const char run_help[] =
 	"                      ASTRA-sim (default: PREFIX.comm_group.json beside the\n"
 	"                      traces, when there is one)\n"
 	"  --format text|json|csv  output format (default text)\n"
-	"  --progress          show progress on stderr (default: when it is a terminal;\n"
-	"                      elsewhere a line every 10 s)\n"
-	"  --no-progress       never show progress\n"
+	"  --progress          show progress on stderr (the default: a rewritten line\n"
+	"                      on a terminal, elsewhere a line every 10 s), and a\n"
+	"                      'wrote FILE' line for each file written\n"
+	"  --no-progress       show neither\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"example:\n"
@@ -492,7 +493,7 @@ int cs_cmd_run_chakra(int argc, char **argv)
 				return cs_args_fail(&a, "unknown format '%s' (text, json or csv)", val);
 			format = strcmp(val, "json") == 0 ? 1 : strcmp(val, "csv") == 0 ? 2 : 0;
 			break;
-		case O_PROGRESS: progress = cs_cli_progress_asked(); break;
+		case O_PROGRESS: progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: progress = 0; break;
 		case O_HELP: fputs(run_help, stdout); return 0;
 		}

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/progress.h"
 #include "clustersim/clustersim.h"
 #include "report/compare_out.h"
 #include "study/compare.h"
@@ -62,6 +63,9 @@ static const char compare_help[] =
 	"  --kernels           list the trace's kernels by name instead, the most\n"
 	"                      time first: time and kernels per step and the class\n"
 	"                      each is counted in\n"
+	"  --progress          show progress on stderr (the default: a rewritten line\n"
+	"                      on a terminal, elsewhere a line every 10 s)\n"
+	"  --no-progress       never show progress\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"examples:\n"
@@ -74,7 +78,7 @@ static const char compare_help[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_CLASSES, O_FORMAT, O_KERNELS, O_HELP };
+enum { O_SET = 1, O_STEPS, O_CLASSES, O_FORMAT, O_KERNELS, O_PROGRESS, O_NO_PROGRESS, O_HELP };
 
 static const cs_opt compare_opts[] = {
 	{ "set", 1, O_SET },
@@ -82,6 +86,8 @@ static const cs_opt compare_opts[] = {
 	{ "kernel-classes", 1, O_CLASSES },
 	{ "format", 1, O_FORMAT },
 	{ "kernels", 0, O_KERNELS },
+	{ "progress", 0, O_PROGRESS },
+	{ "no-progress", 0, O_NO_PROGRESS },
 	{ "help", 0, O_HELP },
 	{ 0, 0, 0 },
 };
@@ -92,6 +98,7 @@ typedef struct compare_args {
 	cs_trace_args in;
 	int format;
 	bool kernels; /* --kernels: the trace's kernels by name instead */
+	int progress; /* CS_PROGRESS_* */
 } compare_args;
 
 static int parse(cs_args *a, compare_args *r)
@@ -99,6 +106,7 @@ static int parse(cs_args *a, compare_args *r)
 	const char *val;
 	int id;
 	memset(r, 0, sizeof *r);
+	r->progress = cs_cli_progress_default();
 	while ((id = cs_args_next(a, compare_opts, &val)) != CS_ARGS_END) {
 		int taken = cs_trace_args_take(a, id, val, O_SET, O_STEPS, O_CLASSES, &r->in);
 		if (taken == 2)
@@ -118,6 +126,8 @@ static int parse(cs_args *a, compare_args *r)
 				return cs_args_fail(a, "unknown format '%s' (text, json or csv)", val);
 			break;
 		case O_KERNELS: r->kernels = true; break;
+		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
+		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_HELP: fputs(compare_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
@@ -134,8 +144,12 @@ int cs_cmd_compare(int argc, char **argv)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
 	cs_diag diag = { { 0 } };
 	cs_compare c;
+	cs_cli_progress pr;
+	cs_cli_progress_init(&pr, r.progress, "compare");
+	cs_cli_progress_phase(&pr, "reading the trace, simulating the scenario");
 	cs_status st = cs_compare_open(r.in.trace, r.in.classes, r.in.sc.file, r.in.sc.sets, r.in.sc.nsets,
 				       r.in.steps, &c, &diag);
+	cs_cli_progress_end(&pr);
 	if (st != CS_OK) {
 		if (!c.sim_failed) {
 			fprintf(stderr, "%s\n", CS_CLEAN(diag));

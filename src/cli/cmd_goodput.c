@@ -40,9 +40,10 @@ static const char goodput_help[] =
 	"  --plot FILE.svg     the timeline of the first sampled run\n"
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable), e.g.\n"
 	"                      --set reliability.checkpoint.interval=10min\n"
-	"  --progress          show progress on stderr (default: when it is a terminal;\n"
-	"                      elsewhere a line every 10 s)\n"
-	"  --no-progress       never show progress\n"
+	"  --progress          show progress on stderr (the default: a rewritten line\n"
+	"                      on a terminal, elsewhere a line every 10 s), and a\n"
+	"                      'wrote FILE' line for each file written\n"
+	"  --no-progress       show neither\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"examples:\n"
@@ -130,12 +131,8 @@ static int parse(cs_args *a, goodput_args *r)
 			r->o.runs = v;
 			break;
 		case O_JOBS:
-			if (cs_args_parse_int(val, 1, 256, &v))
-				return cs_args_fail(a,
-						    "'--jobs' needs a whole number from 1 to 256 (got "
-						    "'%s')",
-						    val);
-			r->o.jobs = (int)v;
+			if (cs_args_jobs(a, "jobs", val, 256, &r->o.jobs))
+				return 2;
 			break;
 		case O_FORMAT:
 			if (strcmp(val, "text") && strcmp(val, "json"))
@@ -144,7 +141,7 @@ static int parse(cs_args *a, goodput_args *r)
 			break;
 		case O_OUT: r->out = val; break;
 		case O_PLOT: r->plot = val; break;
-		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
+		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_HELP: fputs(goodput_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
@@ -209,7 +206,8 @@ int cs_cmd_goodput(int argc, char **argv)
 		cs_scenario_free(sc);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
-	rc = write_out(r.out, sc, &g, r.json, NULL, NULL);
+	if ((rc = write_out(r.out, sc, &g, r.json, NULL, NULL)) == 0)
+		cs_cli_wrote(r.progress, r.out);
 	if (rc == 0 && r.plot) {
 		cs_goodput_timeline *tl = cs_goodput_timeline_new();
 		cs_rel_run run;
@@ -217,7 +215,8 @@ int cs_cmd_goodput(int argc, char **argv)
 			fprintf(stderr, "clustersim goodput: out of memory for the timeline\n");
 			rc = 1;
 		} else {
-			rc = write_out(r.plot, sc, &g, 0, tl, &run);
+			if ((rc = write_out(r.plot, sc, &g, 0, tl, &run)) == 0)
+				cs_cli_wrote(r.progress, r.plot);
 		}
 		cs_goodput_timeline_free(tl);
 	}

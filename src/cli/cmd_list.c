@@ -1,7 +1,8 @@
 /*
  * cmd_list.c - `clustersim list gpus|models|scenarios`: the presets a
  * scenario can name, with their key figures, and the scenarios shipped
- * (the working directory's scenarios/, else the installed ones).
+ * (the working directory's scenarios/, else the build's: cs_cli_scenario_dirs)
+ * with the file each is read from.
  */
 #include "cli/commands.h"
 
@@ -16,17 +17,16 @@
 #include "config/scenario.h"
 #include "report/list_out.h"
 
-#ifndef CS_SCENARIO_DIR
-#define CS_SCENARIO_DIR "/usr/local/share/clustersim/scenarios"
-#endif
-
 static const char list_help[] = "usage: clustersim list gpus|models|scenarios [DIR]\n"
 				"\n"
 				"  gpus       the GPU presets (cluster.gpu): peak, memory, SMs, and the\n"
 				"             standard server each implies (GPUs per node, NVLink, NICs)\n"
 				"  models     the model presets (model): shape and parameters\n"
 				"  scenarios  the scenarios in DIR (default: ./scenarios when it exists,\n"
-				"             else the installed ones): GPUs, model and parallel plan\n"
+				"             else the installed ones, or the source tree's for a\n"
+				"             binary run from its build folder): GPUs, model, parallel\n"
+				"             plan and the file; a command given a scenario's name\n"
+				"             (clustersim run ddp-gpt-small) reads that file\n"
 				"\n"
 				"examples:\n"
 				"  clustersim list gpus\n"
@@ -39,14 +39,12 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 static int list_scenarios(const char *dir_arg)
 {
-	const char *dir = dir_arg;
-	DIR *d = NULL;
+	const char *dir = dir_arg, *dirs[2];
 	if (!dir) {
-		d = opendir("scenarios");
-		dir = d ? "scenarios" : CS_SCENARIO_DIR;
+		cs_cli_scenario_dirs(dirs);
+		dir = dirs[0];
 	}
-	if (!d)
-		d = opendir(dir);
+	DIR *d = opendir(dir);
 	if (!d) {
 		fprintf(stderr, "clustersim list: cannot open the scenario directory '%s'\n", dir);
 		return 2;
@@ -72,7 +70,7 @@ static int list_scenarios(const char *dir_arg)
 			fprintf(stderr, "%s\n", CS_CLEAN(diag));
 			rc = 2;
 		} else {
-			cs_list_write_scenario(stdout, sc);
+			cs_list_write_scenario(stdout, sc, path);
 			cs_scenario_free(sc);
 		}
 		free(names[i]);

@@ -265,6 +265,7 @@ static int parse(mem_cmd *c, int argc, char **argv, bool *help)
 		const char *name, *val;
 	} *set = calloc((size_t)argc + 1, sizeof *set);
 	const char *path = NULL, *val;
+	char found[4096];
 	int id, n = 0, rc = 0;
 	if (!set) {
 		fprintf(c->err, "clustersim memory: out of memory\n");
@@ -285,7 +286,10 @@ static int parse(mem_cmd *c, int argc, char **argv, bool *help)
 					 " (one scenario file at most)");
 				break;
 			}
-			path = val;
+			if (!(path = cs_cli_scenario_find(&a, val, found, sizeof found))) {
+				rc = CS_ERR_INPUT;
+				break;
+			}
 			continue;
 		}
 		set[n].id = id;

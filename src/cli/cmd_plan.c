@@ -53,9 +53,10 @@ static const char plan_help[] =
 	"  --headroom F        fraction of HBM a plan may use (default 0.90)\n"
 	"  --max-sims N        most plans simulated (default 2000)\n"
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
-	"  --progress          show progress on stderr (default: when it is a terminal;\n"
-	"                      elsewhere a line every 10 s)\n"
-	"  --no-progress       never show progress\n"
+	"  --progress          show progress on stderr (the default: a rewritten line\n"
+	"                      on a terminal, elsewhere a line every 10 s), and a\n"
+	"                      'wrote FILE' line for each file written\n"
+	"  --no-progress       show neither\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"examples:\n"
@@ -112,7 +113,6 @@ static int parse(cs_args *a, plan_args *r)
 {
 	const char *val;
 	int id;
-	int64_t v;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	memset(r, 0, sizeof *r);
@@ -139,9 +139,8 @@ static int parse(cs_args *a, plan_args *r)
 				return 2;
 			break;
 		case O_JOBS:
-			if (int_arg(a, "jobs", val, 1, 256, &v))
+			if (cs_args_jobs(a, "jobs", val, 256, &r->opts.jobs))
 				return 2;
-			r->opts.jobs = (int)v;
 			break;
 		case O_MAX_SIMS:
 			if (int_arg(a, "max-sims", val, 1, 100000000, &r->opts.max_sims))
@@ -170,7 +169,7 @@ static int parse(cs_args *a, plan_args *r)
 						    val);
 			break;
 		case O_OUT: r->out = val; break;
-		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
+		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_HELP: fputs(plan_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
@@ -236,6 +235,7 @@ int cs_cmd_plan(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
+	cs_cli_wrote(r.progress, r.out);
 	if (s->nplans == 0) {
 		fprintf(stderr,
 			"clustersim plan: no plan could be simulated: %lld over the memory "

@@ -4,6 +4,7 @@
  */
 #include "cli/commands.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,13 @@
 #include "study/study.h"
 
 static const char run_help[] =
-	"usage: clustersim run SCENARIO.yaml [options]\n"
+	"usage: clustersim run SCENARIO [options]\n"
 	"\n"
 	"Simulate one or more training steps of SCENARIO rank by rank and report\n"
 	"step time, MFU, exposed communication, bubble and memory per GPU.\n"
+	"SCENARIO is a YAML file, or the name of a shipped one ('clustersim list\n"
+	"scenarios'): ddp-gpt-small reads scenarios/ddp-gpt-small.yaml. A plan that\n"
+	"does not fit in the GPU's memory is simulated anyway, with a warning.\n"
 	"\n"
 	"options:\n"
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable), with\n"
@@ -43,29 +47,45 @@ static const char run_help[] =
 	"                      by default with stragglers and up to 4,096 ranks)\n"
 	"  --no-critical-path  never trace it: a perturbed run then takes the time of a\n"
 	"                      plain one (tracing costs 2-3x on large runs)\n"
-	"  --progress          show progress on stderr (default: when it is a terminal;\n"
-	"                      elsewhere a line every 10 s)\n"
-	"  --no-progress       never show progress\n"
-	"  --threads N         simulate on N threads (simulate.threads): the data-parallel\n"
+	"  --progress          show progress on stderr (the default: a rewritten line\n"
+	"                      on a terminal, elsewhere a line every 10 s), and a\n"
+	"                      'wrote FILE' line for each file written\n"
+	"  --no-progress       show neither\n"
+	"  --jobs N            simulate on N threads (simulate.threads): the data-parallel\n"
 	"                      replicas run in parts side by side; the result is the\n"
-	"                      same for every N\n"
+	"                      same for every N (--threads N is the same option)\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"examples:\n"
 	"  clustersim run scenarios/llama3-405b-16k.yaml\n"
-	"  clustersim run scenarios/llama3-405b-16k.yaml --threads 4\n"
-	"  clustersim run scenarios/3d-llama3-70b-64gpu.yaml --threads 2\n"
-	"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --format json\n"
-	"  clustersim run scenarios/ddp-llama2-7b-2node.yaml --set parallelism.data_parallel.overlap=false\n"
+	"  clustersim run scenarios/llama3-405b-16k.yaml --jobs 4\n"
+	"  clustersim run 3d-llama3-70b-64gpu --jobs 2\n"
+	"  clustersim run scenarios/fsdp-llama3-8b-16gpu.yaml --format json\n"
+	"  clustersim run scenarios/3d-llama3-70b-64gpu.yaml --set parallelism.data_parallel.overlap=false\n"
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
 static const char validate_help[] =
-	"usage: clustersim validate SCENARIO.yaml [--set KEY=VALUE]...\n"
+	"usage: clustersim validate SCENARIO [--set KEY=VALUE]... [--allow-oom]\n"
 	"\n"
-	"Load and check SCENARIO (YAML, units, presets, the parallel plan) without\n"
-	"simulating it. Prints 'ok' and a one-line summary, or the first problem as\n"
-	"FILE:LINE:COL: MESSAGE with exit status 2.\n";
+	"Load and check SCENARIO (a YAML file, or a shipped scenario's name: YAML,\n"
+	"units, presets, the parallel plan, and that the plan fits in the GPU's\n"
+	"memory) without simulating it. Prints 'ok' and a one-line summary, or the\n"
+	"first problem as FILE:LINE:COL: MESSAGE with exit status 2. A plan that\n"
+	"needs more memory per GPU than the GPU has is reported with exit status 1\n"
+	"('clustersim memory SCENARIO' breaks the need down).\n"
+	"\n"
+	"options:\n"
+	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
+	"  --allow-oom         accept a plan that does not fit: 'ok' and exit 0,\n"
+	"                      with the warning (run simulates such a plan anyway)\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"examples:\n"
+	"  clustersim validate scenarios/ddp-gpt-small.yaml --set cluster.nodes=2\n"
+	"  clustersim validate ddp-llama2-7b-2node --allow-oom\n"
+	"\n"
+	"exit status: 0 success, 1 the plan does not fit in memory, 2 bad input\n";
 
 enum {
 	O_SET = 1,
@@ -79,7 +99,9 @@ enum {
 	O_TIMELINE,
 	O_CRITICAL_PATH,
 	O_NO_CRITICAL_PATH,
-	O_THREADS
+	O_THREADS,
+	O_JOBS,
+	O_ALLOW_OOM
 };
 
 #define MAX_TRACE_RANKS 4096
@@ -96,12 +118,14 @@ static const cs_opt run_opts[] = {
 	{ "trace", 1, O_TRACE },
 	{ "trace-ranks", 1, O_TRACE_RANKS },
 	{ "timeline", 1, O_TIMELINE },
+	{ "jobs", 1, O_JOBS },
 	{ "threads", 1, O_THREADS },
 	{ 0, 0, 0 },
 };
 
 static const cs_opt validate_opts[] = {
 	{ "set", 1, O_SET },
+	{ "allow-oom", 0, O_ALLOW_OOM },
 	{ "help", 0, O_HELP },
 	{ 0, 0, 0 },
 };
@@ -115,7 +139,8 @@ typedef struct run_args {
 	int critical_path;
 	int64_t trace_ranks[MAX_TRACE_RANKS];
 	size_t n_trace_ranks;
-	char threads[48]; /* --threads N as the override it stands for */
+	char threads[48]; /* --jobs N as the override it stands for */
+	bool allow_oom;   /* validate --allow-oom */
 } run_args;
 
 /* "0,8,16-23" */
@@ -178,18 +203,19 @@ static int parse(cs_args *a, const cs_opt *opts, const char *help, run_args *r)
 			if (parse_ranks(a, val, r))
 				return 2;
 			break;
+		case O_JOBS:
 		case O_THREADS: {
-			int64_t n;
-			if (cs_args_parse_int(val, 1, 256, &n))
-				return cs_args_fail(a, "'--threads' expects a number from 1 to 256, got '%s'",
-						    val);
-			snprintf(r->threads, sizeof r->threads, "simulate.threads=%lld", (long long)n);
+			int n;
+			if (cs_args_jobs(a, id == O_JOBS ? "jobs" : "threads", val, 256, &n))
+				return 2;
+			snprintf(r->threads, sizeof r->threads, "simulate.threads=%d", n);
 			if (cs_args_scenario(a, &r->sc, 1, r->threads))
 				return 2;
 			break;
 		}
-		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
+		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
+		case O_ALLOW_OOM: r->allow_oom = true; break;
 		case O_HELP: fputs(help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
@@ -315,6 +341,10 @@ int cs_cmd_run(int argc, char **argv)
 		if ((r.trace && cs_trace_write_chrome(trace, r.trace, &diag)) ||
 		    (r.timeline && cs_trace_write_timeline(trace, sc, &mesh, r.timeline, &diag)))
 			st = CS_ERR_SIM; /* checked before the run: it is the writing that failed */
+		else {
+			cs_cli_wrote(r.progress, r.trace);
+			cs_cli_wrote(r.progress, r.timeline);
+		}
 	}
 	cs_trace_free(trace);
 	if (st != CS_OK) {
@@ -335,8 +365,8 @@ int cs_cmd_run(int argc, char **argv)
 		cs_report_json(stdout, sc->name, m, 2);
 	else
 		cs_report_text(stdout, sc->name, m, cs_cli_color(1));
-	if (r.per_rank)
-		rc = write_per_rank(r.per_rank, res);
+	if (r.per_rank && (rc = write_per_rank(r.per_rank, res)) == 0)
+		cs_cli_wrote(r.progress, r.per_rank);
 	cs_result_free(res);
 	cs_scenario_free(sc);
 	return rc;
@@ -359,6 +389,14 @@ int cs_cmd_validate(int argc, char **argv)
 	}
 	cs_mem_breakdown mb = cs_mem_per_gpu(&sc->model, &sc->training, &sc->parallel, &sc->cluster.gpu,
 					     cs_cluster_shard_unit(&sc->cluster));
+	if (!mb.fits && !r.allow_oom) {
+		fprintf(stderr,
+			"clustersim validate: %s: the plan needs %.1f GB per GPU, more than the %.1f GB "
+			"the GPU has (--allow-oom accepts it)\n",
+			r.sc.file, mb.total / 1e9, mb.capacity / 1e9);
+		cs_scenario_free(sc);
+		return 1;
+	}
 	if (!mb.fits)
 		fprintf(stderr,
 			"warning: the plan needs %.1f GB per GPU, more than the %.1f GB the GPU "

@@ -50,9 +50,10 @@ static const char sweep_help[] =
 	"                        effective_training, its 99 % interval, interruptions_per_day,\n"
 	"                        lost_* by cause and young_daly_interval_s\n"
 	"  --goodput-runs N      runs per point (default 1000)\n"
-	"  --progress            show progress on stderr (default: when it is a terminal;\n"
-	"                        elsewhere a line every 10 s)\n"
-	"  --no-progress         never show progress\n"
+	"  --progress            show progress on stderr (the default: a rewritten line\n"
+	"                        on a terminal, elsewhere a line every 10 s), and a\n"
+	"                        'wrote FILE' line for each file written\n"
+	"  --no-progress         show neither\n"
 	"  -h, --help            this help\n"
 	"\n"
 	"examples:\n"
@@ -109,7 +110,6 @@ static int parse(cs_args *a, sweep_args *r)
 	const char *val;
 	int id;
 	long n;
-	int64_t jobs;
 	memset(r, 0, sizeof(*r));
 	r->progress = cs_cli_progress_default();
 	r->metric = "step_time_s";
@@ -132,10 +132,8 @@ static int parse(cs_args *a, sweep_args *r)
 				return 2;
 			break;
 		case O_JOBS:
-			if (cs_args_parse_int(val, 1, 1024, &jobs))
-				return cs_args_fail(a, "'--jobs' expects a number from 1 to 1024, got '%s'",
-						    val);
-			r->jobs = (int)jobs;
+			if (cs_args_jobs(a, "jobs", val, 1024, &r->jobs))
+				return 2;
 			break;
 		case O_OUT: r->out = val; break;
 		case O_PLOT: r->plot = val; break;
@@ -157,7 +155,7 @@ static int parse(cs_args *a, sweep_args *r)
 						    "10000000 (got '%s')",
 						    val);
 			break;
-		case O_PROGRESS: r->progress = cs_cli_progress_asked(); break;
+		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = 0; break;
 		case O_HELP: fputs(sweep_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
@@ -257,6 +255,7 @@ static int write_outputs(const cs_sweep *sw, const sweep_args *r)
 		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		return 1;
 	}
+	cs_cli_wrote(r->progress, r->out);
 	if (!r->plot)
 		return 0;
 	if (!(o = cs_out_open(r->plot, &diag))) {
@@ -272,6 +271,7 @@ static int write_outputs(const cs_sweep *sw, const sweep_args *r)
 		fprintf(stderr, "clustersim sweep: %s\n", CS_CLEAN(diag));
 		return 1;
 	}
+	cs_cli_wrote(r->progress, r->plot);
 	return 0;
 }
 

@@ -188,6 +188,44 @@ void cs_goodput_timeline_span(void *ctx, cs_rel_state s, int64_t t0, int64_t t1,
 	tl->v[tl->n++] = (stretch){ t0, t1, (int)s, cls };
 }
 
+/* The bar is drawn by pixel column: each column (1.4 hours of 54 days) a
+ * stack of the states' shares of its time, so a restart of minutes shows as
+ * a short mark, not a box of a few thousandths of a pixel nor one wider
+ * than its time; a state other than training is at least GP_MIN_PX high
+ * wherever it happens (a checkpoint of seconds in every column, a restart
+ * in one). Runs of columns that are one state whole are one box. */
+#define GP_COLS 940
+#define GP_MIN_PX 3.0
+
+typedef struct column {
+	double share[CS_GP_STATES]; /* of the column's width, 0 to 1 */
+} column;
+
+/* Each state's height in a column of `row` px: its share, at least
+ * GP_MIN_PX for one that happens, taken from the largest. */
+static void heights(const column *c, double row, double *h)
+{
+	int big = 0;
+	for (int k = 0; k < CS_GP_STATES; k++) {
+		h[k] = c->share[k] * row;
+		if (c->share[k] > c->share[big])
+			big = k;
+	}
+	for (int k = 0; k < CS_GP_STATES; k++)
+		if (k != big && h[k] > 0 && h[k] < GP_MIN_PX && h[big] > 2 * GP_MIN_PX) {
+			h[big] -= GP_MIN_PX - h[k];
+			h[k] = GP_MIN_PX;
+		}
+}
+
+static int whole(const column *c)
+{
+	for (int k = 0; k < CS_GP_STATES; k++)
+		if (c->share[k] > 1 - 1e-9)
+			return k;
+	return -1;
+}
+
 int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g, const cs_goodput_timeline *tl,
 			 const cs_rel_run *run)
 {
@@ -197,8 +235,11 @@ int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g, 
 							  "#7f7f7f" };
 	static const char *const label[CS_GP_STATES] = { "training", "training, fewer replicas", "checkpoint",
 							 "restart", "waiting for a node" };
-	const double W = 1000, left = 40, right = 20, top = 50, row = 40;
-	double days = g->days, span_ns = days * 86400e9, x_per_ns = (W - left - right) / span_ns;
+	const double W = 1000, left = 40, top = 50, row = 40;
+	double days = g->days, span_ns = days * 86400e9, x_per_ns = GP_COLS / span_ns;
+	column *col = calloc(GP_COLS, sizeof *col);
+	if (!col)
+		return -1;
 	fprintf(f,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"font-family=\"sans-serif\" font-size=\"12\">\n",
@@ -210,36 +251,44 @@ int cs_goodput_write_svg(FILE *f, const char *name, const cs_goodput_report *g, 
 		": one sampled run of %g days, effective training %.1f %% (the mean of %lld "
 		"runs: %.1f %%)</text>\n",
 		days, 100 * run->tokens / (days * 86400 * full_rate), (long long)g->runs, 100 * g->ett.mean);
-	/* stretches narrower than half a pixel join the training around them:
-	 * 54 days of checkpoints every few minutes would draw 15,000 boxes */
-	int cur = -1;
-	double cx0 = 0, cx1 = 0;
-	for (size_t i = 0; i <= tl->n; i++) {
-		const stretch *s = i < tl->n ? &tl->v[i] : NULL;
-		double x0 = s ? left + (double)s->t0 * x_per_ns : 0;
-		double x1 = s ? left + (double)s->t1 * x_per_ns : 0;
-		int st = s ? s->state : -2;
-		if (s && cur >= 0 &&
-		    (st == cur || (x1 - x0 < 0.5 && st == CS_GP_CHECKPOINT && cur <= CS_GP_DEGRADED))) {
-			cx1 = x1;
-			continue;
+	/* each stretch's share of each column it covers; a failure's class as a
+	 * tick above the bar */
+	for (size_t i = 0; i < tl->n; i++) {
+		const stretch *s = &tl->v[i];
+		double a = (double)s->t0 * x_per_ns, b = (double)s->t1 * x_per_ns;
+		for (double x = a; x < b && x < GP_COLS; x = floor(x) + 1) {
+			int c = x < 0 ? 0 : (int)x;
+			col[c].share[s->state] += fmin(b, (double)c + 1) - x;
 		}
-		if (cur >= 0)
-			fprintf(f,
-				"<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" "
-				"fill=\"%s\"/>\n",
-				cx0, top, cx1 - cx0 > 0.1 ? cx1 - cx0 : 0.1, row, colour[cur]);
-		if (!s)
-			break;
-		cur = st;
-		cx0 = x0;
-		cx1 = x1;
-		if (s->cls >= 0 && st != CS_GP_CHECKPOINT)
+		if (s->cls >= 0 && s->state != CS_GP_CHECKPOINT)
 			fprintf(f,
 				"<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
 				"stroke=\"#000\" stroke-width=\"0.5\"><title>%s</title></line>\n",
-				x0, top - 6, x0, top, cs_fail_class_name(s->cls));
+				left + a, top - 6, left + a, top, cs_fail_class_name(s->cls));
 	}
+	for (int c = 0; c < GP_COLS;) {
+		int k = whole(&col[c]), c1 = c + 1;
+		if (k >= 0) {
+			while (c1 < GP_COLS && whole(&col[c1]) == k)
+				c1++;
+			fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%.0f\" fill=\"%s\"/>\n",
+				left + c, top, c1 - c, row, colour[k]);
+			c = c1;
+			continue;
+		}
+		double h[CS_GP_STATES], y = top + row;
+		heights(&col[c], row, h);
+		for (k = 0; k < CS_GP_STATES; k++) /* training at the bottom */
+			if (h[k] > 0) {
+				y -= h[k];
+				fprintf(f,
+					"<rect x=\"%.0f\" y=\"%.2f\" width=\"1\" height=\"%.2f\" "
+					"fill=\"%s\"/>\n",
+					left + c, y, h[k], colour[k]);
+			}
+		c = c1;
+	}
+	free(col);
 	for (int d = 0; d <= (int)days; d += days > 20 ? 7 : 1) {
 		double x = left + (double)d * 86400e9 * x_per_ns;
 		fprintf(f,

@@ -45,15 +45,16 @@ void cs_list_write_models(FILE *f)
 
 void cs_list_write_scenario_header(FILE *f)
 {
-	fprintf(f, "%-34s %7s  %-20s %s\n", "scenario", "GPUs", "model", "tp x pp x cp x dp (ep)");
+	fprintf(f, "%-34s %7s  %-20s %-26s %s\n", "scenario", "GPUs", "model", "tp x pp x cp x dp (ep)",
+		"file");
 }
 
-void cs_list_write_scenario(FILE *f, const cs_scenario *sc)
+void cs_list_write_scenario(FILE *f, const cs_scenario *sc, const char *path)
 {
 	const cs_parallel_spec *p = &sc->parallel;
 	char plan[96];
 	snprintf(plan, sizeof plan, "%lld x %lld x %lld x %lld (%lld)", (long long)p->tp, (long long)p->pp,
 		 (long long)p->cp, (long long)p->dp, (long long)p->ep);
-	fprintf(f, "%-34s %7lld  %-20s %s\n", sc->name, (long long)cs_scenario_gpus(sc),
-		sc->model.name[0] ? sc->model.name : "(custom)", plan);
+	fprintf(f, "%-34s %7lld  %-20s %-26s %s\n", sc->name, (long long)cs_scenario_gpus(sc),
+		sc->model.name[0] ? sc->model.name : "(custom)", plan, path);
 }

@@ -12,8 +12,9 @@
 
 void cs_list_write_gpus(FILE *f);
 void cs_list_write_models(FILE *f);
-/* The scenarios' header, then a line per scenario. */
+/* The scenarios' header, then a line per scenario, ending with the file
+ * (`path`) it was read from. */
 void cs_list_write_scenario_header(FILE *f);
-void cs_list_write_scenario(FILE *f, const cs_scenario *sc);
+void cs_list_write_scenario(FILE *f, const cs_scenario *sc, const char *path);
 
 #endif

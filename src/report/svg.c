@@ -5,6 +5,7 @@
 #include "report/svg.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 #define SVG_LEFT 80.0 /* room for the stage labels */
 #define SVG_TOP 40.0  /* room for the title */
@@ -12,13 +13,15 @@
 #define SVG_BOX 24.0  /* box height inside a row */
 #define SVG_RIGHT 20.0
 
+/* Each kind's colour on even chunks, and a lighter one (with dark labels)
+ * on odd chunks: zb-v's two chunks, interleaved's alternate ones. */
 static const struct {
-	const char *fill, *name;
+	const char *fill, *odd, *name;
 } kinds[] = {
-	[CS_SCHED_F] = { "#4e79a7", "F forward" },
-	[CS_SCHED_B] = { "#f28e2b", "B input gradient" },
-	[CS_SCHED_W] = { "#59a14f", "W weight gradient" },
-	[CS_SCHED_BW] = { "#e15759", "BW full backward" },
+	[CS_SCHED_F] = { "#4e79a7", "#a0cbe8", "F forward" },
+	[CS_SCHED_B] = { "#f28e2b", "#ffbe7d", "B input gradient" },
+	[CS_SCHED_W] = { "#59a14f", "#8cd17d", "W weight gradient" },
+	[CS_SCHED_BW] = { "#e15759", "#ff9d9a", "BW full backward" },
 };
 
 /* A round step (1, 2 or 5 times a power of ten) giving about n ticks. */
@@ -48,7 +51,7 @@ static void draw_axis(FILE *f, const cs_pipe_result *res, double width, double y
 		SVG_LEFT + width / 2, y + 36, unit);
 }
 
-static void draw_legend(FILE *f, int split, double y)
+static void draw_legend(FILE *f, int split, int64_t chunks, double y)
 {
 	double x = SVG_LEFT;
 	int which[3] = { CS_SCHED_F, split ? CS_SCHED_B : CS_SCHED_BW, split ? CS_SCHED_W : -1 };
@@ -58,9 +61,16 @@ static void draw_legend(FILE *f, int split, double y)
 			continue;
 		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"14\" fill=\"%s\"/>\n", x, y,
 			kinds[which[i]].fill);
-		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">%s</text>\n", x + 20, y + 12, kinds[which[i]].name);
+		if (chunks > 1)
+			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"14\" fill=\"%s\"/>\n",
+				x + 16, y, kinds[which[i]].odd);
+		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">%s</text>\n", x + (chunks > 1 ? 36 : 20), y + 12,
+			kinds[which[i]].name);
 		x += 170;
 	}
+	if (chunks > 1)
+		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">dark: chunks 0, 2...; light: chunks 1, 3...</text>\n",
+			SVG_LEFT, y + 32);
 }
 
 int cs_svg_pipeline(FILE *f, const cs_pipe_result *res, double ticks_per_unit, const char *unit)
@@ -69,7 +79,7 @@ int cs_svg_pipeline(FILE *f, const cs_pipe_result *res, double ticks_per_unit, c
 		res->n_spans > 0 && res->stages > 0 ? (double)res->n_spans / (double)res->stages : 1.0;
 	double width = fmin(1600.0, fmax(640.0, per_op * 22.0));
 	double plot_h = (double)res->stages * SVG_ROW;
-	double height = SVG_TOP + plot_h + 90;
+	double height = SVG_TOP + plot_h + (res->chunks > 1 ? 110 : 90);
 	double scale = res->makespan > 0 ? width / (double)res->makespan : 0.0;
 	int split = cs_sched_split_backward(res->sched);
 
@@ -81,10 +91,10 @@ int cs_svg_pipeline(FILE *f, const cs_pipe_result *res, double ticks_per_unit, c
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	fprintf(f,
 		"<text x=\"%.2f\" y=\"22\" font-size=\"14\">%s: %lld stages, %lld micro-batches, "
-		"%lld chunk%s per stage; makespan %g %s, bubble %.4f</text>\n",
+		"%lld chunk%s per stage; makespan %g %s, bubble %.1f %%</text>\n",
 		SVG_LEFT, cs_sched_name(res->sched), (long long)res->stages, (long long)res->micro_batches,
 		(long long)res->chunks, res->chunks == 1 ? "" : "s", (double)res->makespan / ticks_per_unit,
-		unit, res->bubble_fraction);
+		unit, 100 * res->bubble_fraction);
 	for (int64_t s = 0; s < res->stages; s++) {
 		double y = SVG_TOP + (double)s * SVG_ROW;
 		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">stage %lld</text>\n",
@@ -98,24 +108,25 @@ int cs_svg_pipeline(FILE *f, const cs_pipe_result *res, double ticks_per_unit, c
 		double w = (double)(sp->end - sp->start) * scale;
 		double y = SVG_TOP + (double)sp->stage * SVG_ROW + (SVG_ROW - SVG_BOX) / 2;
 		int kind = sp->op.kind <= CS_SCHED_BW ? sp->op.kind : CS_SCHED_F;
+		bool odd = sp->op.chunk % 2 == 1;
 
 		fprintf(f,
 			"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
 			"stroke=\"white\" stroke-width=\"0.5\"><title>%c%d chunk %d: %g-%g</title></rect>\n",
-			x, y, w, SVG_BOX, kinds[kind].fill, "FBWB"[kind], (int)sp -> op.micro,
-			(int)sp->op.chunk, (double)sp->start / ticks_per_unit,
+			x, y, w, SVG_BOX, odd ? kinds[kind].odd : kinds[kind].fill, "FBWB"[kind],
+			(int)sp -> op.micro, (int)sp->op.chunk, (double)sp->start / ticks_per_unit,
 			(double)sp->end / ticks_per_unit);
 		if (w < (res->chunks > 1 ? 22.0 : 12.0))
 			continue;
-		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"white\">", x + w / 2,
-			y + SVG_BOX / 2 + 4);
+		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"%s\">", x + w / 2,
+			y + SVG_BOX / 2 + 4, odd ? "#222" : "white");
 		if (res->chunks > 1)
 			fprintf(f, "%d.%d</text>\n", (int)sp->op.micro, (int)sp->op.chunk);
 		else
 			fprintf(f, "%d</text>\n", (int)sp->op.micro);
 	}
 	draw_axis(f, res, width, SVG_TOP + plot_h + 4, ticks_per_unit, unit);
-	draw_legend(f, split, SVG_TOP + plot_h + 56);
+	draw_legend(f, split, res->chunks, SVG_TOP + plot_h + 56);
 	fprintf(f, "</svg>\n");
 	return ferror(f) ? -1 : 0;
 }

@@ -79,7 +79,7 @@ grep '"step_time_s"' out.txt >untraced.txt
 cmp -s traced.txt untraced.txt || { echo "FAIL: --no-critical-path changes the step time" >&2; fail=1; }
 for bad in 0 257 two; do
 	expect 2 run scenarios/ddp-gpt-small.yaml --threads "$bad"
-	grep -q "'--threads' expects a number from 1 to 256, got '$bad'" err.txt ||
+	grep -q "'--threads' needs a whole number from 1 to 256 (got '$bad')" err.txt ||
 		{ echo "FAIL: --threads $bad: no message" >&2; cat err.txt >&2; fail=1; }
 done
 # coll: a cluster past the scenarios' GPU limit is bad input with a message,
@@ -215,12 +215,23 @@ expect_err 2 "cannot read 'pipe.yaml': not a regular file" validate pipe.yaml
 printf 'name: x\nclusterr: {}\n' | "$bin" validate - >out.txt 2>err.txt
 grep -qF -- "-:2:1: unknown key 'clusterr' (did you mean 'cluster'?)" err.txt ||
 	{ echo "FAIL: validate - with an unknown key:" >&2; cat err.txt >&2; fail=1; }
-# validate runs every check run does before simulating, and warns on memory
+# validate runs every check run does before simulating; a plan that does not
+# fit in memory fails it (exit 1) unless --allow-oom accepts it, with the warning
 expect_err 2 "the programs would hold about 3.58e+07 ops" validate scenarios/ddp-gpt-small.yaml \
 	--set training.global_batch=3200000
+expect_err 1 "clustersim validate: scenarios/ddp-llama2-7b-2node.yaml: the plan needs 125.1 GB per GPU, more than the 85.5 GB the GPU has (--allow-oom accepts it)" \
+	validate scenarios/ddp-llama2-7b-2node.yaml
+[ -s out.txt ] && { echo "FAIL: validate of a plan that does not fit printed 'ok'" >&2; fail=1; }
 expect_err 0 "warning: the plan needs 125.1 GB per GPU, more than the 85.5 GB" validate \
-	scenarios/ddp-llama2-7b-2node.yaml
-# the timeline's title gives the run's bubble (it counted merged spans once);
+	scenarios/ddp-llama2-7b-2node.yaml --allow-oom
+grep -q '^ok: scenarios/ddp-llama2-7b-2node.yaml: 16 GPUs' out.txt ||
+	{ echo "FAIL: validate --allow-oom:" >&2; cat out.txt >&2; fail=1; }
+expect_err 2 "option '--allow-oom' takes no value" validate scenarios/ddp-gpt-small.yaml --allow-oom=yes
+# run simulates a plan that does not fit, and says so
+expect_err 0 "warning: the plan needs 125.1 GB per GPU, more than the 85.5 GB the GPU has; simulated anyway" \
+	run scenarios/ddp-llama2-7b-2node.yaml --format csv
+# the timeline's title gives the run's bubble in percent, as the report does
+# (it counted merged spans once);
 # without the step's edges, whose checks on the last stage make it the
 # critical rank, less idle than the stages' mean the timeline counts
 expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json \
@@ -228,8 +239,8 @@ expect 0 run scenarios/3d-llama3-70b-64gpu.yaml --timeline tl.svg --format json 
 python3 -c "
 import json, re, sys
 m = json.load(open('out.txt'))
-svg = float(re.search(r'bubble ([0-9.]+)', open('tl.svg').read()).group(1))
-sys.exit(0 if abs(svg - m['bubble_fraction']) < 0.02 else 1)" ||
+svg = float(re.search(r'bubble ([0-9.]+) %', open('tl.svg').read()).group(1))
+sys.exit(0 if abs(svg / 100 - m['bubble_fraction']) < 0.02 else 1)" ||
 	{ echo "FAIL: the timeline's bubble is not the run's" >&2; fail=1; }
 # a NIC at 25 % slows a flow-fidelity run whose NVLink domain spans two nodes
 printf 'stragglers:\n  - {link: nic, gpu: 3, bandwidth: 0.25}\n' |

@@ -36,7 +36,9 @@ for tsv in scenarios/validation/dgxc/published.tsv scenarios/validation/publishe
 		if [ ! -f "$dir/$file" ]; then
 			echo "FAIL: $tsv names '$file', which is not in $dir" >&2
 			fail=1
-		elif ! "$bin" validate "$dir/$file" >/dev/null 2>&1; then
+		# a replay whose plan reads over the GPU's memory (docs/validation.md
+		# says why) is still a valid scenario
+		elif ! "$bin" validate "$dir/$file" --allow-oom >/dev/null 2>&1; then
 			echo "FAIL: $tsv: '$file' does not validate" >&2
 			fail=1
 		fi

@@ -1,5 +1,6 @@
 # bash completion for clustersim: commands, each command's options, enum
-# values of the options that take them, scenario files and presets.
+# values of the options that take them, scenario files, the shipped
+# scenarios' names and presets.
 # Installed by meson into share/bash-completion/completions/clustersim.
 
 _clustersim()
@@ -63,6 +64,15 @@ _clustersim()
 		COMPREPLY=($(compgen -W "all_reduce_perf reduce_scatter_perf all_gather_perf alltoall_perf broadcast_perf sendrecv_perf reduce_perf gather_perf scatter_perf" -- "$cur"))
 		[ ${#COMPREPLY[@]} -gt 0 ] && return 0
 	fi
-	COMPREPLY=($(compgen -f -- "$cur"))
+	case $cmd in
+	run | validate | memory | sweep | plan | goodput | export-chakra)
+		# the shipped scenarios by name (the file each is read from ends the line)
+		if [[ $cur != */* ]]; then
+			local names
+			names=$(clustersim list scenarios 2>/dev/null | tail -n +2 | awk '{ n = $NF; sub(/.*\//, "", n); sub(/\.yaml$/, "", n); print n }')
+			COMPREPLY=($(compgen -W "$names" -- "$cur"))
+		fi ;;
+	esac
+	COMPREPLY+=($(compgen -f -- "$cur"))
 }
 complete -F _clustersim clustersim
