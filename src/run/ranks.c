@@ -1,8 +1,9 @@
 /*
  * ranks.c - the runner's rank set: which ranks a run simulates, and their
  * local indices. Every rank in a plain run; in a folded run one rank per
- * pipeline stage, or, around perturbations, whole data-parallel replicas
- * (the perturbed ones and one representative), the others being copies.
+ * pipeline stage, or, around perturbations and traced ranks, whole
+ * data-parallel replicas (the perturbed or traced ones and one
+ * representative), the others being copies.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -54,15 +55,21 @@ int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local)
 	return rank;
 }
 
+int cs__run_simulated_folded_plain(const cs_runner *r, int64_t rank)
+{
+	const cs_mesh *m = r->shared.env.mesh;
+	for (int a = 0; a < CS_AXIS_COUNT; a++)
+		if ((r->shared.fold_mask & (1 << a)) && cs_mesh_coord(m, rank, (cs_axis)a) != 0)
+			return 0;
+	return 1;
+}
+
 int cs__run_simulated_folded(const cs_runner *r, int64_t rank)
 {
 	const cs_mesh *m = r->shared.env.mesh;
 	if (r->shared.nx)
 		return whole_replica(r, cs_mesh_coord(m, rank, CS_AXIS_DP)) >= 0;
-	for (int a = 0; a < CS_AXIS_COUNT; a++)
-		if ((r->shared.fold_mask & (1 << a)) && cs_mesh_coord(m, rank, (cs_axis)a) != 0)
-			return 0;
-	return 1;
+	return cs__run_simulated_folded_plain(r, rank);
 }
 
 /* Folded runs: which data-parallel replicas a perturbation (a compute
@@ -110,6 +117,14 @@ int cs__run_fold_exceptions(cs_runner *r)
 					mark[e] = 2;
 			}
 		}
+	}
+	/* a traced rank that one rank per stage would fold away is simulated
+	 * in its replica, whole (the replica is a copy: it holds no one back) */
+	const uint8_t *traced = r->shared.env.traced;
+	for (int64_t g = 0; traced && g < m->world; g++) {
+		int64_t d = cs_mesh_coord(m, g, CS_AXIS_DP);
+		if (traced[g] && !mark[d] && !cs__run_simulated_folded_plain(r, g))
+			mark[d] = 2;
 	}
 	r->shared.rep_dp = -1;
 	for (int64_t d = 0; d < dp; d++) {

@@ -200,6 +200,8 @@ int cs__run_fold_exceptions(cs_runner *r);
 int64_t cs__run_local_of_folded(const cs_runner *r, int64_t rank);
 int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local);
 int cs__run_simulated_folded(const cs_runner *r, int64_t rank);
+/* Whether one rank per stage, with no replica whole, simulates `rank`. */
+int cs__run_simulated_folded_plain(const cs_runner *r, int64_t rank);
 static inline int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
 {
 	return r->shared.fold_mask ? cs__run_local_of_folded(r, rank) : rank - r->shared.env.first_rank;
