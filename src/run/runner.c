@@ -359,8 +359,6 @@ int64_t cs_runner_representative(const cs_runner *r, int64_t rank)
 	return cs_mesh_coord(m, rank, CS_AXIS_PP) * m->stride[CS_AXIS_PP];
 }
 
-int64_t cs_runner_whole_replicas(const cs_runner *r) { return r->shared.fold_mask ? r->shared.nx : 0; }
-
 int64_t cs_runner_simulated_ranks(const cs_runner *r) { return r->shared.nlocal; }
 
 const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
