@@ -395,6 +395,42 @@ START_TEST(load_fills_values_and_derives_the_rest)
 }
 END_TEST
 
+/* simulate.fold and simulate.threads: auto by default, and what each value
+ * reads as; a cluster too large to run one by one loads when it can fold. */
+START_TEST(fold_and_threads_default_to_auto)
+{
+	static const struct { const char *text; int fold; int64_t threads; } cases[] = {
+		{ "", CS_FOLD_AUTO, 0 },
+		{ "simulate: {fold: auto, threads: auto}\n", CS_FOLD_AUTO, 0 },
+		{ "simulate: {fold: false, threads: 3}\n", CS_FOLD_OFF, 3 },
+		{ "simulate: {fold: True, threads: AUTO}\n", CS_FOLD_ON, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[512];
+		snprintf(text, sizeof text, BASE "%s", cases[i].text);
+		cs_scenario *sc = NULL;
+		cs_diag diag;
+		ck_assert_msg(load_text(text, NULL, 0, &sc, &diag) == CS_OK, "%s", diag.msg);
+		ck_assert_int_eq(sc->sim.fold, cases[i].fold);
+		ck_assert_int_eq(sc->sim.threads, cases[i].threads);
+		cs_scenario_free(sc);
+	}
+	cs_scenario *sc = NULL;
+	cs_diag diag;
+	ck_assert_msg(load_text("cluster: {gpu: h100-sxm-80g, nodes: 250001}\nmodel: llama2-7b\n"
+				"fleet: ideal\n",
+				NULL, 0, &sc, &diag) == CS_OK,
+		      "%s", diag.msg);
+	const char *key = "x";
+	ck_assert_ptr_null(cs_config_fold_blocker(sc, &key));
+	ck_assert_ptr_null(key);
+	sc->training.doc_mean = 512;
+	ck_assert_str_eq(cs_config_fold_blocker(sc, &key), "data-parallel replicas draw different documents");
+	ck_assert_str_eq(key, "training.documents.mean");
+	cs_scenario_free(sc);
+}
+END_TEST
+
 START_TEST(every_example_scenario_loads)
 {
 	static const char *const dirs[] = {CS_SOURCE_ROOT "/scenarios", CS_SOURCE_ROOT "/tests/data/good"};
@@ -532,8 +568,21 @@ static const struct {
 	 ":4:41: 1000000 micro-batches per step (global_batch / (dp x micro_batch)) exceed the "
 	 "limit of 100000"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 250001}\nmodel: llama2-7b\n",
+	 ":1:37: simulating 2000008 ranks one by one exceeds the limit of 2000000 ranks, and they "
+	 "cannot fold: the fleet's spread gives every GPU its own compute factor"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 250001}\nmodel: llama2-7b\nfleet: ideal\n"
+	 "simulate: {fold: false}\n",
 	 ":1:37: simulating 2000008 ranks one by one exceeds the limit of 2000000 ranks; fold "
-	 "symmetric ranks with 'simulate.fold: true'"},
+	 "symmetric ranks with 'simulate.fold: auto' or 'true'"},
+	{"cluster: {gpu: h100-sxm-80g, nodes: 250001}\nmodel: llama2-7b\nfleet: ideal\n"
+	 "collectives: {fidelity: flow}\n",
+	 ":1:37: simulating 2000008 ranks one by one exceeds the limit of 2000000 ranks, and they "
+	 "cannot fold: flow fidelity needs every rank's traffic"},
+	{BASE "simulate: {fold: maybe}\n", ":5:18: unknown value 'maybe' for 'simulate.fold' (expected "
+	 "auto | false | true)"},
+	{BASE "simulate: {threads: many}\n", ":5:21: expected an integer or 'auto' for "
+	 "'simulate.threads', got 'many'"},
+	{BASE "simulate: {threads: 0}\n", ":5:21: 'simulate.threads' must be at least 1, got '0'"},
 	{BASE "training: {global_batch: 20}\n",
 	 ":5:26: 'training.global_batch' (20) must be divisible by dp x micro_batch = 16"},
 	{BASE "cluster: {nodes: 3}\n", ":5:1: duplicate key 'cluster' (first given on line 1)"},
@@ -1261,6 +1310,9 @@ static Suite *config_suite(void)
 	Suite *s = suite_create("config");
 	TCase *tc;
 
+	tc = tcase_create("fold");
+	tcase_add_test(tc, fold_and_threads_default_to_auto);
+	suite_add_tcase(s, tc);
 	tc = tcase_create("units");
 	tcase_add_loop_test(tc, units_convert_to_base_units, 0, sizeof unit_cases / sizeof unit_cases[0]);
 	suite_add_tcase(s, tc);

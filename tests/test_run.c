@@ -914,6 +914,40 @@ static void expect_same_run(const cs_metrics *a, const cs_metrics *b, const char
 		      "%s: critical path:\n%s", what, text);
 }
 
+/* Replicas placed otherwise in the fabric differ: here pods of 24 GPUs
+ * over replicas of 16, so replicas 1 and 4 send their pipeline messages
+ * across a pod's oversubscribed edge. A folded run simulates one replica
+ * of each placement and equals the full run, whose replicas do differ. */
+START_TEST(replicas_across_a_pod_edge_fold_exactly)
+{
+	static const char *const text =
+		"cluster: {gpu: h100-sxm-80g, nodes: 12, gpus_per_node: 8,\n"
+		"  fabric: {leaf_gpus: 8, pod_gpus: 24, pod_oversubscription: 7}}\n"
+		"model: {arch: llama, layers: 8, hidden: 1024, heads: 16, kv_heads: 4, ffn: 4096, vocab: 32000}\n"
+		"training: {seq_len: 1024, micro_batch: 1, global_batch: 24}\n"
+		"parallelism: {tp: 8, pp: 2, dp: 6, pipeline: {schedule: 1f1b}}\n"
+		"simulate: {fold: %s}\n";
+	char full[1024], fold[1024];
+	snprintf(full, sizeof full, text, "false");
+	snprintf(fold, sizeof fold, text, "true");
+	cs_scenario *a = load_text(full), *b = load_text(fold);
+	cs_metrics ma = simulate(a), mb = simulate(b);
+	ck_assert_int_eq(ma.route.simulated_ranks, 96);
+	ck_assert(!ma.route.folded);
+	ck_assert_int_eq(mb.route.simulated_ranks, 32); /* replicas 0 and 1, whole */
+	ck_assert(mb.route.folded);
+	ck_assert(ma.step_time_s == mb.step_time_s && ma.compute_s == mb.compute_s);
+	for (int k = 0; k < CS_COMM_KINDS; k++)
+		ck_assert(ma.exposed_comm_s[k] == mb.exposed_comm_s[k]);
+	ck_assert(ma.idle_min_s == mb.idle_min_s && ma.idle_mean_s == mb.idle_mean_s &&
+		  ma.idle_max_s == mb.idle_max_s);
+	ck_assert(ma.idle_min_s < ma.idle_max_s); /* the replicas across the edge end later */
+	ck_assert_int_eq(ma.critical_rank, mb.critical_rank);
+	cs_scenario_free(a);
+	cs_scenario_free(b);
+}
+END_TEST
+
 /* A run split into parts (data-parallel replicas, each part with its own
  * engine, synchronised in windows) reports exactly what the whole run
  * does, and the same on one thread as on three: random plans, stragglers,
@@ -1067,6 +1101,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, pipeline_bubble_shrinks_with_interleaving);
 	tcase_add_loop_test(tc, random_plans_run_and_fold_exactly, 0, 40);
 	tcase_add_loop_test(tc, random_perturbations_fold_exactly, 0, 40);
+	tcase_add_test(tc, replicas_across_a_pod_edge_fold_exactly);
 	tcase_add_loop_test(tc, random_plans_split_exactly, 0, 40);
 	tcase_add_test(tc, small_runs_stay_whole_when_the_runner_chooses);
 	tcase_add_test(tc, hybrid_sharding_on_a_torus_shards_within_a_pod);

@@ -68,7 +68,15 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	printf("scenario        %s\n", path);
 	printf("gpus            %lld\n", (long long)m->gpus);
-	printf("threads         %lld\n", (long long)sc->sim.threads);
+	if (sc->sim.threads > 0)
+		printf("threads         %lld\n", (long long)sc->sim.threads);
+	else
+		printf("threads         auto\n");
+	if (m->route.folded)
+		printf("route           folded: %lld of %lld ranks simulated\n",
+		       (long long)m->route.simulated_ranks, (long long)m->gpus);
+	else
+		printf("route           every rank: %s\n", m->route.why);
 	if (parts > 0)
 		printf("parts at most   %ld\n", parts);
 	if (opts.critical_path)

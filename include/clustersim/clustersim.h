@@ -120,6 +120,14 @@ typedef struct cs_fleet_effects {
 	int gc_sync;
 } cs_fleet_effects;
 
+/* How the reported step ran: folded (some ranks simulated, the others
+ * their exact copies) or rank by rank, and why (simulate.fold). */
+typedef struct cs_route {
+	int folded;
+	int64_t simulated_ranks; /* of the GPUs */
+	char why[96];            /* "" when folded, or forced to every rank */
+} cs_route;
+
 typedef struct cs_metrics {
 	double step_time_s; /* mean over simulated steps */
 	double step_time_p50_s, step_time_p99_s, step_time_max_s;
@@ -164,6 +172,7 @@ typedef struct cs_metrics {
 	int64_t straggler_rank;              /* the slowest-computing rank, -1 without perturbations */
 	double straggler_factor;
 	cs_fleet_effects fleet;
+	cs_route route;
 	double peak_scale; /* the peak MFU and HFU are against, over the GPU's: the fastest
 	                    * GPU's, past 1 when a compute factor below 1 made one faster */
 } cs_metrics;

@@ -31,6 +31,12 @@
 /* Most ranks simulated one by one (about 400 bytes of state each); folding
  * simulates one rank per pipeline stage. */
 #define CS_CONFIG_MAX_RANKS 2000000
+/* Why the scenario's ranks of a stage can differ, so that a folded run
+ * would not equal the full one (documents, GPU variation, flow fidelity,
+ * the fleet's spread), with the key that says so in *key (when key is not
+ * NULL); NULL when nothing does. Perturbations and slow machines are not
+ * among them: a folded run simulates the replicas they touch whole. */
+const char *cs_config_fold_blocker(const cs_scenario *sc, const char **key);
 /* Largest scenario file accepted, in bytes. */
 #define CS_CONFIG_MAX_FILE (16 * 1024 * 1024)
 /* Limits on a scenario's YAML, checked in one pass before its tree is
@@ -65,7 +71,8 @@ typedef struct cs_config_key {
 	size_t size;              /* of the field there */
 	double min, max;          /* limits of the value in base units */
 	bool min_open;            /* min itself is refused (value must exceed it) */
-	const char *const *names; /* CS_KIND_ENUM, CS_KIND_SET: names in order, NULL-terminated */
+	const char *const *names; /* CS_KIND_ENUM, CS_KIND_SET: names in order, NULL-terminated;
+	                           * CS_KIND_INT: a word taken as 0 ("auto"), or NULL */
 	const char *def;          /* documented default */
 	const char *desc;         /* one line */
 } cs_config_key;

@@ -20,6 +20,8 @@ static const char *const shard_names[] = {
 	"none", "zero1", "zero2", "zero3", "shard-grad-op", "hybrid", NULL
 };
 static const char *const prefetch_names[] = { "none", "pre", "post", NULL };
+static const char *const fold_names[] = { "auto", "false", "true", NULL };
+static const char *const auto_names[] = { "auto", NULL };
 static const char *const recompute_names[] = { "none", "selective", "full", NULL };
 static const char *const recompute_method_names[] = { "uniform", "block", NULL };
 /* in CS_RCM_ bit order */
@@ -416,12 +418,14 @@ static const cs_config_key keys[] = {
 	  "kernel profile's, 0 none"),
 
 	K("simulate.steps", CS_KIND_INT, sim.steps, 1, 1e6, false, NULL, "1", "training steps simulated"),
-	K("simulate.fold", CS_KIND_BOOL, sim.fold, 0, 0, false, NULL, "false",
-	  "simulate one representative rank per pipeline stage, and whole the data-parallel "
-	  "replicas a straggler or a degraded port touches (exact: the others stay copies)"),
-	K("simulate.threads", CS_KIND_INT, sim.threads, 1, 256, false, NULL, "1",
-	  "threads to simulate one run on (the data-parallel replicas in parts); the result is "
-	  "the same for every count"),
+	K("simulate.fold", CS_KIND_ENUM, sim.fold, 0, 0, false, fold_names, "auto",
+	  "auto | false | true: simulate one representative rank per pipeline stage, and whole "
+	  "the data-parallel replicas a straggler or a degraded port touches (exact: the others "
+	  "stay copies); auto folds where the scenario proves it exact and nothing asked for "
+	  "needs every rank, false runs every rank, true folds or refuses"),
+	K("simulate.threads", CS_KIND_INT, sim.threads, 1, 256, false, auto_names, "auto",
+	  "threads to simulate one run on (the data-parallel replicas in parts); auto: the "
+	  "machine's cores, capped by the parts; the result is the same for every count"),
 	K("fleet.preset", CS_KIND_ENUM, fleet.preset, 0, 0, false, fleet_names, "production",
 	  "production | ideal: the effects below at their production values, or all off; "
 	  "`fleet: ideal` is short for it; a value given here overrides it"),

@@ -425,11 +425,15 @@ typedef struct cs_coll_spec {
 	double scale_up_bw, scale_out_bw, latency;
 } cs_coll_spec;
 
+/* simulate.fold: where the scenario proves folding exact, every rank, or
+ * folded (refused where it cannot fold) */
+typedef enum cs_fold_mode { CS_FOLD_AUTO, CS_FOLD_OFF, CS_FOLD_ON } cs_fold_mode;
+
 typedef struct cs_sim_spec {
 	int64_t steps;
-	bool fold;
+	int fold; /* cs_fold_mode */
 	uint64_t seed;
-	int64_t threads; /* to run the parts of one simulation on */
+	int64_t threads; /* to run the parts of one simulation on; 0 the machine's cores */
 	int64_t parts;   /* most parts to split a run into, 0 the runner's choice, 1 whole;
 	                    * no key: the result is the same, only the cost differs (tests
 	                    * and benchmarks set it) */

@@ -66,10 +66,18 @@ static cs_status set_int(cs_scenario *sc, const cs_config_key *k, const char *te
 	char *end;
 	long long v;
 
+	if (k->names && cs__config_loose_eq(k->names[0], text)) { /* "auto": 0 */
+		memset((char *)sc + k->offset, 0, k->size);
+		return CS_OK;
+	}
 	errno = 0;
 	v = strtoll(text, &end, 10);
 	if (end == text || *end != '\0' || text[0] == ' ' || text[0] == '+') {
-		snprintf(msg, n, "expected an integer for '%s', got '%.40s'", k->path, text);
+		if (k->names)
+			snprintf(msg, n, "expected an integer or '%s' for '%s', got '%.40s'", k->names[0],
+				 k->path, text);
+		else
+			snprintf(msg, n, "expected an integer for '%s', got '%.40s'", k->path, text);
 		return CS_ERR_INPUT;
 	}
 	if (errno == ERANGE) {

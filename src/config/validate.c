@@ -93,7 +93,7 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->fleet.gc_sync = -1;
 
 	sc->sim.steps = 1;
-	sc->sim.threads = 1;
+	sc->sim.threads = 0; /* auto */
 	sc->sim.seed = 1;
 	return CS_OK;
 }
@@ -533,18 +533,49 @@ static cs_status check_perturbations(cs__checker *c)
 	return CS_OK;
 }
 
+const char *cs_config_fold_blocker(const cs_scenario *sc, const char **key)
+{
+	const char *k = NULL, *why = NULL;
+	cs_fleet_spec fl;
+	cs_fleet_resolve(&sc->fleet, &fl);
+	if (sc->training.doc_mean > 0) {
+		k = "training.documents.mean";
+		why = "data-parallel replicas draw different documents";
+	} else if (sc->cluster.gpu_variation > 0) {
+		k = "cluster.gpu_variation";
+		why = "every GPU draws its own compute factor";
+	} else if (sc->coll.fidelity == CS_FIDELITY_FLOW) {
+		k = "collectives.fidelity";
+		why = "flow fidelity needs every rank's traffic";
+	} else if (fl.spread > 0) {
+		k = "fleet.spread";
+		why = "the fleet's spread gives every GPU its own compute factor";
+	}
+	if (key)
+		*key = k;
+	return why;
+}
+
 /* Folding simulates one rank per pipeline stage, and whole the replicas a
- * perturbation touches: nothing else may tell ranks of a stage apart. */
+ * perturbation touches: nothing else may tell ranks of a stage apart. A
+ * folded run leaves the fleet's per-GPU effects out; auto runs every rank
+ * where they apply. */
 static cs_status check_fold(cs__checker *c)
 {
 	int64_t gpus = cs_scenario_gpus(c->sc);
-	if (!c->sc->sim.fold && gpus > CS_CONFIG_MAX_RANKS)
+	const char *key = NULL, *why = cs_config_fold_blocker(c->sc, &key);
+	if (c->sc->sim.fold == CS_FOLD_OFF && gpus > CS_CONFIG_MAX_RANKS)
 		return cs__config_fail(c, "cluster.nodes", "simulate.fold",
 				       "simulating %lld ranks one by one "
 				       "exceeds the limit of %d ranks; fold symmetric ranks with "
-				       "'simulate.fold: true'",
+				       "'simulate.fold: auto' or 'true'",
 				       (long long)gpus, CS_CONFIG_MAX_RANKS);
-	if (!c->sc->sim.fold)
+	if (c->sc->sim.fold == CS_FOLD_AUTO && gpus > CS_CONFIG_MAX_RANKS && why)
+		return cs__config_fail(c, "cluster.nodes", key,
+				       "simulating %lld ranks one by one "
+				       "exceeds the limit of %d ranks, and they cannot fold: %s",
+				       (long long)gpus, CS_CONFIG_MAX_RANKS, why);
+	if (c->sc->sim.fold != CS_FOLD_ON)
 		return CS_OK;
 	if (c->sc->training.doc_mean > 0)
 		return cs__config_fail(

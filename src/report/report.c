@@ -38,6 +38,30 @@ static void print_fleet(FILE *f, const cs_fleet_effects *x)
 	fprintf(f, "%s\n", x->folded ? " (folded: per-GPU effects left out)" : "");
 }
 
+/* Folded or rank by rank, and why (simulate.fold). */
+static void print_route(FILE *f, const cs_route *x, int64_t gpus)
+{
+	if (x->simulated_ranks <= 0)
+		return;
+	if (x->folded)
+		fprintf(f, "  route            folded: %lld of %lld ranks simulated\n",
+			(long long)x->simulated_ranks, (long long)gpus);
+	else
+		fprintf(f, "  route            every rank%s%s\n", x->why[0] ? ": " : "", x->why);
+}
+
+static void write_route(cs_jw *w, const cs_route *x)
+{
+	if (x->simulated_ranks <= 0)
+		return;
+	cs_jw_key(w, "route");
+	cs_jw_begin_obj(w);
+	cs_jw_kv_bool(w, "folded", x->folded);
+	cs_jw_kv_int(w, "simulated_ranks", x->simulated_ranks);
+	cs_jw_kv_str(w, "why", x->why);
+	cs_jw_end_obj(w);
+}
+
 static void write_fleet(cs_jw *w, const cs_fleet_effects *x)
 {
 	static const char *const names[] = { "spread", "slow_machines", "diurnal", "gc" };
@@ -140,6 +164,7 @@ void cs_report_text(FILE *f, const char *name, const cs_metrics *m, int color)
 		"(%.1f GB measured from the schedule)\n",
 		mem->weights / GB, mem->grads / GB, mem->optimizer / GB, mem->activations / GB,
 		m->activation_peak_bytes / GB);
+	print_route(f, &m->route, m->gpus);
 	fprintf(f, "  simulated        %lld events in %.3f s\n", (long long)m->events, m->sim_wall_s);
 }
 
@@ -233,6 +258,7 @@ void cs_report_json(FILE *f, const char *name, const cs_metrics *m, int indent)
 	cs_jw_kv_int(&w, "gpus", m->gpus);
 	cs_jw_kv_int(&w, "micro_batches", m->micro_batches);
 	cs_jw_kv_int(&w, "steps", m->steps);
+	write_route(&w, &m->route);
 	cs_jw_kv_int(&w, "events", m->events);
 	cs_jw_kv_num(&w, "sim_wall_s", m->sim_wall_s);
 	cs_jw_end_obj(&w);

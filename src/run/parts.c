@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "run/runner_int.h"
 
 /* At most this many parts, unless the scenario says otherwise: enough for
@@ -437,7 +439,11 @@ int cs__run_partition(cs_runner *r)
 	for (int32_t j = 0; j < n; j++)
 		if (!(c->part[j] = part_new(r, j, n)))
 			return -1;
-	int64_t want = r->shared.env.sc->sim.threads > 0 ? r->shared.env.sc->sim.threads : 1;
+	int64_t want = r->shared.env.sc->sim.threads;
+	if (want <= 0) { /* auto: the machine's cores */
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		want = cores > 0 ? cores : 1;
+	}
 	/* spans reach the caller in one order only when one thread runs */
 	c->threads = r->shared.env.traced ? 1 : (int)(want < n ? want : n);
 	return 0;

@@ -191,6 +191,7 @@ static int shared_init(cs_runner *r, const cs_run_env *env)
 static void shared_free(cs__run_shared *sh)
 {
 	free(sh->xdp);
+	free(sh->rep_of);
 	for (int k = 0; k < CS_GROUP_KINDS; k++) {
 		free(sh->cross[k]);
 		for (int s = 0; s < CS_STREAMS; s++) {
@@ -351,12 +352,14 @@ int64_t cs_runner_representative(const cs_runner *r, int64_t rank)
 	if (!r->shared.fold_mask || cs__run_simulated(r, rank))
 		return rank;
 	const cs_mesh *m = r->shared.env.mesh;
-	if (r->shared.nx)
-		return rank + (r->shared.rep_dp - cs_mesh_coord(m, rank, CS_AXIS_DP)) * m->stride[CS_AXIS_DP];
+	if (r->shared.nx) {
+		int64_t d = cs_mesh_coord(m, rank, CS_AXIS_DP);
+		return rank + (r->shared.rep_of[d] - d) * m->stride[CS_AXIS_DP];
+	}
 	return cs_mesh_coord(m, rank, CS_AXIS_PP) * m->stride[CS_AXIS_PP];
 }
 
-int64_t cs_runner_whole_replicas(const cs_runner *r) { return r->shared.fold_mask ? r->shared.nx : 0; }
+int64_t cs_runner_simulated_ranks(const cs_runner *r) { return r->shared.nlocal; }
 
 const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank)
 {

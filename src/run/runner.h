@@ -84,9 +84,9 @@ const cs_rank_stats *cs_runner_stats(const cs_runner *r, int64_t rank);
 /* Folded runs: the simulated rank a folded-away rank is a copy of (the
  * rank itself when simulated). */
 int64_t cs_runner_representative(const cs_runner *r, int64_t rank);
-/* Folded runs: how many data-parallel replicas perturbations made the run
- * simulate whole (0 without perturbations, or unfolded). */
-int64_t cs_runner_whole_replicas(const cs_runner *r);
+/* The ranks the run simulates: every rank unless it folded (a folded run
+ * whose perturbations reach every replica runs every rank). */
+int64_t cs_runner_simulated_ranks(const cs_runner *r);
 cs_time cs_runner_makespan(const cs_runner *r);
 uint64_t cs_runner_events(const cs_runner *r);
 /* The algorithm/protocol last chosen for a collective of each comm kind. */

@@ -110,11 +110,12 @@ typedef struct cs__run_shared {
 	cs__rank_times *times; /* per local, or NULL when nothing reads them */
 	int64_t nlocal;
 	int fold_mask; /* bit per axis not simulated beyond coordinate 0 */
-	/* Folded runs with perturbations (ranks.c): the data-parallel replicas
-	 * holding a perturbed rank and one unperturbed replica, rep_dp, are
-	 * simulated whole (xdp[0..nx), sorted); the other replicas are copies
-	 * of rep_dp. */
-	int64_t *xdp, nx, rep_dp;
+	/* Folded runs with perturbations, traced ranks or replicas placed
+	 * otherwise in the fabric (ranks.c): the data-parallel replicas holding
+	 * a perturbed or traced rank and one representative per placement are
+	 * simulated whole (xdp[0..nx), sorted); replica d copies rep_of[d]
+	 * (itself when simulated). */
+	int64_t *xdp, nx, *rep_of;
 	int64_t per_replica; /* ranks of one data-parallel replica */
 	int64_t gpn;
 	cs__comm_table comm[CS_GROUP_KINDS][CS_STREAMS]; /* made in runner.c, worked in by
@@ -200,6 +201,8 @@ int cs__run_fold_exceptions(cs_runner *r);
 int64_t cs__run_local_of_folded(const cs_runner *r, int64_t rank);
 int64_t cs__run_rank_of_folded(const cs_runner *r, int64_t local);
 int cs__run_simulated_folded(const cs_runner *r, int64_t rank);
+/* Whether one rank per stage, with no replica whole, simulates `rank`. */
+int cs__run_simulated_folded_plain(const cs_runner *r, int64_t rank);
 static inline int64_t cs__run_local_of(const cs_runner *r, int64_t rank)
 {
 	return r->shared.fold_mask ? cs__run_local_of_folded(r, rank) : rank - r->shared.env.first_rank;

@@ -38,8 +38,8 @@ void cs__fleet_plan(const cs_scenario *sc, cs__fleet *fl)
 	fx->diurnal_factor = 1;
 	fx->slow_factor = s->slow_factor;
 	bool per_gpu = s->spread > 0 || (s->slow_machines > 0 && s->slow_factor > 1);
-	fx->folded = per_gpu && sc->sim.fold;
-	if (per_gpu && !sc->sim.fold) {
+	fx->folded = per_gpu && sc->sim.fold == CS_FOLD_ON;
+	if (per_gpu && !fx->folded) {
 		fx->spread = s->spread > 0;
 		fx->spread_sigma = s->spread;
 		if (s->slow_machines > 0 && s->slow_factor > 1) {

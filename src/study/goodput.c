@@ -65,7 +65,7 @@ static cs_status simulate_step(const cs_scenario *sc, double *step_s, double *to
 	*s = *sc;
 	cs__fleet fl;
 	cs__fleet_plan(sc, &fl);
-	s->sim.fold = true;
+	s->sim.fold = CS_FOLD_ON;
 	cs_diag refused;
 	/* the checks that refuse folding: stragglers, documents, ...; and a
 	 * fleet with per-GPU effects, which a folded run leaves out */

@@ -94,7 +94,7 @@ void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
 	}
 	q->recompute = p->recompute;
 	out->training.micro_batch = p->micro_batch;
-	out->sim.fold = true;
+	out->sim.fold = CS_FOLD_ON;
 	out->sim.steps = 1;
 	out->n_perturbations = 0;
 }

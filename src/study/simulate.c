@@ -95,6 +95,7 @@ typedef struct step_out {
 	cs_critical_path path;
 	int64_t straggler; /* the slowest-computing rank, -1 for none */
 	double straggler_factor;
+	int64_t simulated; /* ranks the runner simulated */
 } step_out;
 
 /* A rank's busy compute split by class as its template's compute is
@@ -184,36 +185,69 @@ static void draw_documents(const cs_scenario *sc, double floor_share, int64_t st
 		gsl_rng_free(rng);
 }
 
+/* Whether a step traces the critical path: asked for (1), refused (-1), or
+ * by default (0) for a perturbed step with stragglers of the scenario's
+ * own and up to 4,096 ranks, as it costs time. */
+static bool path_wanted(const sim_ctx *c, const cs_run_opts *opts, bool perturbed)
+{
+	int want = opts ? opts->critical_path : 0;
+	return want >= 0 && (want > 0 || (perturbed && c->stragglers) || c->mesh.world <= 4096);
+}
+
+/*
+ * simulate.fold: whether the reported step folds, and when it runs every
+ * rank, why (into why). Auto folds where the scenario's checks prove the
+ * folded run equal to the full one (perturbations are simulated in their
+ * replicas, as traced ranks are: cs__run_fold_exceptions) and nothing
+ * asked for needs every rank: the critical path is traced rank by rank.
+ * Beyond the ranks that can run one by one it folds without it, as `true`
+ * does.
+ */
+static bool fold_route(const sim_ctx *c, const cs_run_opts *opts, bool perturbed, char *why, size_t n)
+{
+	const cs_scenario *sc = c->sc;
+	why[0] = 0;
+	if (sc->sim.fold == CS_FOLD_ON)
+		return true;
+	const char *blocker = cs_config_fold_blocker(sc, NULL);
+	bool big = c->mesh.world > CS_CONFIG_MAX_RANKS;
+	if (sc->sim.fold == CS_FOLD_OFF)
+		snprintf(why, n, "simulate.fold is false");
+	else if (c->tmpl_of)
+		snprintf(why, n, "imported traces give ranks programs of their own");
+	else if (blocker)
+		snprintf(why, n, "%s", blocker);
+	else if (!big && path_wanted(c, opts, perturbed))
+		snprintf(why, n, "the critical path is traced rank by rank");
+	return !why[0];
+}
+
 static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_link_faults *links,
 			  const cs_run_opts *opts, step_out *o, cs_rank_row *rows, const cs_span_sink *sink,
 			  const uint8_t *traced, cs_diag *diag)
 {
-	/* the critical path: asked for (1), refused (-1), or by default */
-	int want_path = opts ? opts->critical_path : 0;
-	cs_run_env env = {
-		.sc = c->sc,
-		.mesh = &c->mesh,
-		.progs = c->run,
-		.topo = c->topo,
-		.tmpl_of = c->tmpl_of,
-		.ntmpl = c->nrun,
-		.coll = c->coll,
-		.compute_factor = factor,
-		.first_rank = 0,
-		.nranks = c->mesh.world,
-		.progress = opts ? opts->progress : 0,
-		.traced = sink ? traced : NULL,
-		.on_span = sink ? sink->on_span : NULL,
-		.span_ctx = sink ? sink->ctx : NULL,
-		.links = links,
-		.prof = c->prof,
-		.doc_factor = c->docs,
-		.doc_micro = cs_scenario_micro_batches(c->sc),
-		.clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE ? cs_kprof_clock_model(c->prof) : NULL,
-		.fold = fold,
-		.critical_path = !fold && want_path >= 0 &&
-				 (want_path > 0 || (factor != NULL && c->stragglers) || c->mesh.world <= 4096)
-	};
+	cs_run_env env = { .sc = c->sc,
+			   .mesh = &c->mesh,
+			   .progs = c->run,
+			   .topo = c->topo,
+			   .tmpl_of = c->tmpl_of,
+			   .ntmpl = c->nrun,
+			   .coll = c->coll,
+			   .compute_factor = factor,
+			   .first_rank = 0,
+			   .nranks = c->mesh.world,
+			   .progress = opts ? opts->progress : 0,
+			   .traced = sink ? traced : NULL,
+			   .on_span = sink ? sink->on_span : NULL,
+			   .span_ctx = sink ? sink->ctx : NULL,
+			   .links = links,
+			   .prof = c->prof,
+			   .doc_factor = c->docs,
+			   .doc_micro = cs_scenario_micro_batches(c->sc),
+			   .clock = c->sc->cluster.gpu.clock != CS_CLOCK_TABLE ? cs_kprof_clock_model(c->prof)
+									       : NULL,
+			   .fold = fold,
+			   .critical_path = !fold && path_wanted(c, opts, factor != NULL) };
 	cs_runner *r = cs_runner_new(&env);
 	if (!r) {
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %lld ranks",
@@ -235,6 +269,7 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 		return CS_ERR_SIM;
 	}
 	o->events = cs_runner_events(r);
+	o->simulated = cs_runner_simulated_ranks(r);
 	o->idle_min = INFINITY;
 	o->critical = -1;
 	o->straggler = -1;
@@ -243,7 +278,6 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 			o->straggler = rank;
 			o->straggler_factor = factor[rank];
 		}
-	bool whole = cs_runner_whole_replicas(r) > 0;
 	for (int64_t rank = 0; rank < c->mesh.world; rank++) {
 		const cs_rank_stats *s = cs_runner_stats(r, rank);
 		/* folded away: a copy of its representative (exact by symmetry) */
@@ -255,10 +289,9 @@ static cs_status run_step(sim_ctx *c, bool fold, const float *factor, const cs_l
 		double idle = 1e-9 * (double)(o->makespan - s->busy);
 		if (rows)
 			fill_row(c, &rows[rank], rank, s, idle, factor);
-		/* copies count as ranks of their own only beside replicas simulated
-		 * whole; with one rank per stage every stage weighs the same */
-		if (copy && !whole)
-			continue;
+		/* copies count as the ranks they stand for, in rank order, so the
+		 * idle statistics are the full run's to the last bit; the critical
+		 * rank, the first to end last, is a simulated one */
 		if (!copy && (o->critical < 0 || s->end > o->crit.end)) {
 			o->critical = rank;
 			o->crit = *s;
@@ -525,8 +558,10 @@ static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_
 	 * which folding keeps exactly (the ranks it folds are identical), so it
 	 * folds wherever folding applies: a straggler study costs about one
 	 * step, not two. */
-	bool fold_base = sc->sim.fold ||
-			 (perturbed && !c.docs && !c.tmpl_of && sc->coll.fidelity == CS_FIDELITY_ANALYTIC);
+	char why[sizeof res->m.route.why];
+	bool fold = fold_route(&c, opts, perturbed, why, sizeof why);
+	bool fold_base =
+		fold || (perturbed && !c.docs && !c.tmpl_of && sc->coll.fidelity == CS_FIDELITY_ANALYTIC);
 	st = run_step(&c, fold_base, NULL, NULL, opts, &base, perturbed ? NULL : res->rows,
 		      perturbed ? NULL : sink, traced, diag);
 	if (st != CS_OK)
@@ -546,7 +581,7 @@ static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_
 		if (perturbed)
 			cs_fault_links(fault, i, &lf);
 		if (fresh || i == 0 || c.docs) {
-			st = run_step(&c, sc->sim.fold, perturbed ? factor : NULL,
+			st = run_step(&c, fold, perturbed ? factor : NULL,
 				      perturbed && cs_fault_any_links(fault) ? &lf : NULL, opts, &so,
 				      perturbed ? scratch : NULL, i == 0 ? sink : NULL, traced, diag);
 			if (st != CS_OK)
@@ -561,6 +596,16 @@ static cs_status simulate_one(const cs_scenario *sc, const cs__fleet *fl, int64_
 		}
 	}
 	fill_metrics(&res->m, sc, steps, nsteps, &base, perturbed ? &worst : &base, cs_fault_fastest(fault));
+	cs_route *route = &res->m.route;
+	route->simulated_ranks = (perturbed ? &worst : &base)->simulated;
+	route->folded = route->simulated_ranks < world;
+	if (fold && !route->folded) /* cs__run_fold_exceptions left no replica a copy */
+		snprintf(why, sizeof why, "%s",
+			 world == sc->parallel.pp
+				 ? "each pipeline stage is one rank"
+				 : "every data-parallel replica is perturbed or traced, or a "
+				   "representative");
+	memcpy(route->why, why, sizeof route->why);
 	const cs_rank_stats *crit = &(perturbed ? &worst : &base)->crit;
 	split_kinds(&c, res->m.critical_rank, crit, res->m.compute_kind_s);
 	res->m.gemm_clock = crit->gemm > 0 ? (double)crit->gemm_cap / (double)crit->gemm : 0.0;

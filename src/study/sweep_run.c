@@ -7,6 +7,7 @@
  */
 #include "study/sweep_int.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +20,10 @@ typedef struct share {
 	cs_sweep *sw;
 	size_t *list;
 	size_t n;
+	bool one_thread; /* the points run side by side: each on one thread */
 } share;
 
-static void run_point(cs_sweep *sw, size_t p)
+static void run_point(cs_sweep *sw, size_t p, bool one_thread)
 {
 	size_t len = 0;
 	for (size_t k = 0; k < sw->nkeys; k++)
@@ -44,6 +46,8 @@ static void run_point(cs_sweep *sw, size_t p)
 		off += strlen(buf + off) + 1;
 	}
 	st = cs_scenario_load(sw->path, all, sw->nsets + sw->nkeys, &sc, &diag);
+	if (st == CS_OK && one_thread && sc->sim.threads == 0) /* auto: the pool holds the cores */
+		sc->sim.threads = 1;
 	if (st == CS_OK)
 		st = cs_simulate(sc, NULL, &res, &diag);
 	if (st != CS_OK)
@@ -90,7 +94,7 @@ out:
 static bool run_job(void *ctx, size_t j)
 {
 	share *sh = ctx;
-	run_point(sh->sw, sh->list[j]);
+	run_point(sh->sw, sh->list[j], sh->one_thread);
 	return cs_sweep_point_state(sh->sw, sh->list[j]) != CS_SWEEP_FAILED;
 }
 
@@ -100,7 +104,9 @@ cs_status cs_sweep_run(cs_sweep *sw, const cs_sweep_run_opts *o)
 		return CS_ERR_INPUT;
 	size_t rank = o->nranks > 0 && o->rank >= 0 ? (size_t)o->rank : 0;
 	size_t nranks = o->nranks > 0 ? (size_t)o->nranks : 1;
-	share sh = { .sw = sw, .list = malloc((sw->npoints / nranks + 1) * sizeof *sh.list) };
+	share sh = { .sw = sw,
+		     .list = malloc((sw->npoints / nranks + 1) * sizeof *sh.list),
+		     .one_thread = o->jobs > 1 };
 	if (!sh.list)
 		return CS_ERR_NOMEM;
 	for (size_t p = rank; p < sw->npoints; p += nranks)
