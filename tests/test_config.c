@@ -298,6 +298,8 @@ START_TEST(presets_hold_model_shapes)
 		{"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0},
 		{"megatron-1t", 128, 25600, 160, 160, 102400, 51200, 0},
 		{"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 8},
+		{"qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 151936, 128},
+		{"qwen3-235b-a22b", 94, 4096, 64, 4, 12288, 151936, 128},
 		{"deepseek-v3-like", 61, 7168, 128, 128, 18432, 129280, 256},
 		{"deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 256},
 	};
@@ -313,7 +315,7 @@ START_TEST(presets_hold_model_shapes)
 		ck_assert_int_eq(m->experts, cases[i].experts);
 		ck_assert_str_eq(cs_preset_model_name(i), cases[i].name);
 	}
-	ck_assert_ptr_null(cs_preset_model_name(9));
+	ck_assert_ptr_null(cs_preset_model_name(sizeof cases / sizeof cases[0]));
 	const cs_model_spec *ds = cs_preset_model("deepseek-v3");
 	ck_assert_int_eq(ds->q_lora_rank, 1536);
 	ck_assert_int_eq(ds->kv_lora_rank, 512);
@@ -641,6 +643,23 @@ static const struct {
 	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
 	 "parallelism: {ep: 32, moe_node_limit: 2}\n",
 	 ":3:39: 'parallelism.moe_node_limit' needs 'parallelism.moe_dispatcher: deepep'"},
+	/* the experts folded over tp x cp x dp (parallelism.etp) */
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama3-8b}\nparallelism: {etp: 1}\n",
+	 ":3:20: 'parallelism.etp' needs a model with experts"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
+	 "parallelism: {tp: 4, etp: 3, sequence_parallel: true}\n",
+	 ":3:27: 'parallelism.etp' (3) must divide tp (4)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: llama2-7b, experts: 8, top_k: 2, expert_ffn: 1026}\n"
+	 "parallelism: {tp: 4, etp: 4, ep: 2, sequence_parallel: true}\n",
+	 ":3:27: 'parallelism.etp' (4) must divide the experts' width (1026)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
+	 "parallelism: {tp: 4, etp: 1, ep: 2, sequence_parallel: true}\n",
+	 ":3:34: 'parallelism.ep' (2) must be tp / etp x cp = 4 times a divisor of dp (2)"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3-like, layers: 4}\nparallelism: {tp: 2, etp: 1, ep: 2}\n",
+	 ":3:27: 'parallelism.etp' with tp 2 needs 'parallelism.sequence_parallel'"},
+	{"cluster: {gpu: h100-sxm-80g}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"
+	 "parallelism: {etp: 1, ep: 2, order: tp-ep-cp-pp-dp}\n",
+	 ":3:37: 'parallelism.etp' needs the order to begin tp-cp-ep"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: llama3-8b}\nparallelism: {moe_dispatcher: deepep}\n",
 	 ":3:31: 'parallelism.moe_dispatcher: deepep' needs a model with experts"},
 	{"cluster: {gpu: h100-sxm-80g, nodes: 4}\nmodel: {preset: deepseek-v3-like, layers: 4}\n"

@@ -25,7 +25,7 @@ static const char *const shipped[] = {
 	"h200-gpt-h5120-8l-s2048-mb4",
 	"h200-gpt125m-s1024-mb8", "h200-llama8l-h4096-s8192", "hsdp-llama3-8b-32gpu", "llama3-405b-16k-cp16",
 	"llama3-405b-16k-goodput", "llama3-405b-16k-jitter", "llama3-405b-16k-straggler", "llama3-405b-16k",
-	"llama3-405b-8k", "megatron-1t-3072gpu", "moe-deepseek-ep", "palm-540b-6144tpu", "zb-h1-gpt3-175b",
+	"llama3-405b-8k", "megatron-1t-3072gpu", "moe-deepseek-ep", "moe-qwen3-235b-256gpu", "palm-540b-6144tpu", "zb-h1-gpt3-175b",
 };
 
 /* The JSON report without its cost, and the per-rank rows, of one way. */

@@ -122,6 +122,36 @@ START_TEST(test_params_mixtral_by_hand)
 }
 END_TEST
 
+/* Qwen3's two MoE presets by hand: query/key heads of 128 (the query 2 x
+ * the width), 4 KV heads, 128 experts in every layer, 8 active, a router
+ * of h x 128: 30,532,110,336 and 235,093,610,496 parameters, 3,353,020,416
+ * and 22,190,739,456 active (the report's 30.5 B / 3.3 B and 235 B / 22 B;
+ * the query and key norms, 256 a layer, are not counted). */
+START_TEST(test_params_qwen3_moe_by_hand)
+{
+	static const struct {
+		const char *name;
+		int64_t layers, h, heads, expert_ffn, total, active;
+	} cases[] = {
+		{ "qwen3-30b-a3b", 48, 2048, 32, 768, 30532110336LL, 3353020416LL },
+		{ "qwen3-235b-a22b", 94, 4096, 64, 1536, 235093610496LL, 22190739456LL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const cs_model_spec *m = cs_preset_model(cases[i].name);
+		ck_assert_ptr_nonnull(m);
+		cs_param_counts pc = cs_model_params(m);
+		int64_t h = cases[i].h, q = cases[i].heads * 128, kv = 4 * 128, V = 151936;
+		int64_t attn = h * (q + 2 * kv) + q * h, expert = 3 * h * cases[i].expert_ffn;
+		int64_t layer = attn + 128 * expert + h * 128 + 2 * h;
+		ck_assert_int_eq(pc.moe_layer, layer);
+		ck_assert_int_eq(pc.total, cases[i].layers * layer + 2 * V * h + h);
+		ck_assert_int_eq(pc.total, cases[i].total);
+		ck_assert_int_eq(pc.active, cases[i].layers * (layer - 120 * expert) + 2 * V * h + h);
+		ck_assert_int_eq(pc.active, cases[i].active);
+	}
+}
+END_TEST
+
 START_TEST(test_params_deepseek_v3_latent_attention_by_hand)
 {
 	cs_model_spec m = fx_deepseek_v3();
@@ -878,6 +908,80 @@ START_TEST(test_moe_all_to_all_and_imbalance)
 }
 END_TEST
 
+/* The experts folded over tp 4 x dp (Megatron-Core's expert mesh), on
+ * fx_moe without its shared expert, T = 4096 tokens a micro-batch, SP:
+ * each rank routes its T / 4 tokens, sends T / 4 x top-2 copies of h =
+ * 2048 bf16 values to the EP group, and with expert TP 2 gathers what it
+ * received over the expert-TP group (2 x that) before its 16 / ep experts
+ * of width 1408 / 2; no TP gather or reduction surrounds the layer. The
+ * busiest rank's expert FLOPs equal the unfolded layer's with the same
+ * expert-TP split. */
+static const struct { int64_t etp, ep; } fold_cases[] = { { 1, 8 }, { 2, 4 }, { 4, 2 } };
+
+START_TEST(test_moe_folded_experts_by_closed_form)
+{
+	cs_model_spec m = fx_moe();
+	m.shared_experts = 0;
+	cs_layer_ctx c = ctx(4096, 1, 4, 1);
+	c.sequence_parallel = true;
+	c.flash_attention = true;
+	c.moe_folded = true;
+	c.etp = fold_cases[_i].etp;
+	c.ep = fold_cases[_i].ep;
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, true, CS_PASS_FWD, ops, MAXOPS);
+	double T = 4096.0, tl = T / 4.0, h = 2048.0, etp = (double)c.etp, local = 16.0 / (double)c.ep;
+	const cs_layer_op *router = op_named(ops, n, "router");
+	ck_assert_ptr_nonnull(router);
+	ck_assert_int_eq(router->m, (int64_t)tl);
+	const cs_layer_op *a2a = op_named(ops, n, "ep_dispatch");
+	ck_assert_ptr_nonnull(a2a);
+	ck_assert(a2a->comm_bytes == tl * 2.0 * h * 2.0);
+	ck_assert_ptr_null(op_named(ops, n, "sp_ag_mlp"));
+	ck_assert_ptr_null(op_named(ops, n, "tp_rs_mlp"));
+	ck_assert_ptr_nonnull(op_named(ops, n, "sp_ag_attn"));
+	const cs_layer_op *ag = op_named(ops, n, "etp_ag_dispatch");
+	const cs_layer_op *rs = op_named(ops, n, "etp_rs_combine");
+	if (c.etp == 1) {
+		ck_assert_ptr_null(ag);
+		ck_assert_ptr_null(rs);
+	} else {
+		ck_assert_ptr_nonnull(ag);
+		ck_assert_ptr_nonnull(rs);
+		ck_assert(ag->expert_tp && rs->expert_tp);
+		ck_assert_int_eq(ag->coll, CS_COLL_ALL_GATHER);
+		ck_assert(ag->comm_bytes == a2a->comm_bytes * etp);
+		ck_assert(rs->comm_bytes == a2a->comm_bytes * etp);
+	}
+	const cs_layer_op *up = op_named(ops, n, "expert_up");
+	ck_assert_ptr_nonnull(up);
+	ck_assert_int_eq(up->batch, (int64_t)local);
+	ck_assert_int_eq(up->m, (int64_t)(tl * 2.0 * etp / local));
+	ck_assert_int_eq(up->n, (int64_t)(2.0 * 1408.0 / etp));
+	double experts = 0.0, unfolded = 0.0;
+	for (int i = 0; i < n; i++)
+		if (strncmp(ops[i].name, "expert_", 7) == 0 && ops[i].cls == CS_OPC_GEMM)
+			experts += ops[i].flops;
+	ck_assert(rel(experts, 2.0 * tl * 2.0 * etp * 3.0 * h * 1408.0 / etp) < 1e-9);
+	/* unfolded on tp = etp with the same ep: T tokens routed a rank */
+	cs_layer_ctx u = ctx(4096, 1, c.etp, 1);
+	u.sequence_parallel = true;
+	u.flash_attention = true;
+	u.ep = c.ep;
+	cs_layer_op uops[MAXOPS];
+	int un = cs_model_block_ops(&m, &u, true, CS_PASS_FWD, uops, MAXOPS);
+	for (int i = 0; i < un; i++)
+		if (strncmp(uops[i].name, "expert_", 7) == 0 && uops[i].cls == CS_OPC_GEMM)
+			unfolded += uops[i].flops;
+	ck_assert(rel(experts, unfolded * tl * etp / T) < 1e-9);
+	/* the backward mirrors the forward's collectives */
+	tally b = block(&m, &c, true, CS_PASS_BWD_INPUT);
+	ck_assert_int_eq(b.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
+	ck_assert_int_eq(b.colls[CS_COLL_ALL_GATHER][CS_COMM_EP], c.etp > 1 ? 1 : 0);
+	ck_assert_int_eq(b.colls[CS_COLL_REDUCE_SCATTER][CS_COMM_EP], c.etp > 1 ? 1 : 0);
+}
+END_TEST
+
 /* ---- recompute, capacity, ends, optimizer -------------------------------- */
 
 START_TEST(test_recompute_reruns_what_it_dropped)
@@ -1211,6 +1315,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_params_moe_total_and_active);
 	tcase_add_test(tc, test_params_deepseek_v3_latent_attention_by_hand);
 	tcase_add_test(tc, test_params_mixtral_by_hand);
+	tcase_add_test(tc, test_params_qwen3_moe_by_hand);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model_flops");
 	tcase_add_loop_test(tc, test_flops_equal_megatron_formula, 0, N(flop_cases));
@@ -1239,6 +1344,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_capacity_caps_and_pads_the_experts);
 	tcase_add_test(tc, test_cp_ring_interleaves_send_recv_with_blocks);
 	tcase_add_loop_test(tc, test_moe_all_to_all_and_imbalance, 0, N(imbalance_cases));
+	tcase_add_loop_test(tc, test_moe_folded_experts_by_closed_form, 0, sizeof fold_cases / sizeof fold_cases[0]);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("op_lists");
 	tcase_add_test(tc, test_recompute_reruns_what_it_dropped);

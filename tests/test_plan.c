@@ -454,7 +454,7 @@ END_TEST
 
 /* Golden runs: a scenario's JSON report against tests/golden/NAME.json
  * (tools/update-golden.sh rewrites them after an intended change). */
-static const struct { const char *scenario, *golden; const char *set[3]; } golden_cases[] = {
+static const struct { const char *scenario, *golden; const char *set[4]; } golden_cases[] = {
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu", { NULL } },
 	/* the same on identical, ideal machines: the figures from before the fleet */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-ideal", { "fleet=ideal" } },
@@ -495,6 +495,11 @@ static const struct { const char *scenario, *golden; const char *set[3]; } golde
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-mla",
 	  { "model.kv_heads=64", "model.kv_lora_rank=512", "model.q_lora_rank=1536" } },
 	/* DeepEP's dispatch and combine, a token's experts on at most 2 of the 4 nodes */
+	/* the experts folded over the tensor-parallel ranks (etp 1, ep 32 over tp 2 x 16 dp) */
+	{ "moe-qwen3-235b-256gpu", "moe-qwen3-235b-256gpu", { NULL } },
+	/* expert TP 2 inside tp 2: the dispatched tokens gathered over it */
+	{ "moe-deepseek-ep", "moe-deepseek-ep-etp2",
+	  { "parallelism.tp=2", "parallelism.sequence_parallel=true", "parallelism.ep=16", "parallelism.etp=2" } },
 	{ "moe-deepseek-ep", "moe-deepseek-ep-deepep",
 	  { "parallelism.moe_dispatcher=deepep", "parallelism.moe_node_limit=2" } },
 	/* Blackwell's block-scaled recipes on NeMo's B200 Llama 3 8B */
@@ -573,7 +578,7 @@ START_TEST(golden_run)
 	snprintf(path, sizeof path, CS_SOURCE_ROOT "/scenarios/%s.yaml", golden_cases[_i].scenario);
 	snprintf(gold, sizeof gold, CS_SOURCE_ROOT "/tests/golden/%s.json", golden_cases[_i].golden);
 	int nset = 0;
-	while (nset < 3 && golden_cases[_i].set[nset])
+	while (nset < 4 && golden_cases[_i].set[nset])
 		nset++;
 	cs_scenario *sc = NULL;
 	cs_diag diag = { { 0 } };

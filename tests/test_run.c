@@ -100,14 +100,12 @@ START_TEST(mesh_coordinates_follow_the_order)
 }
 END_TEST
 
-START_TEST(mesh_groups_partition_the_ranks)
+static void check_partition(const cs_mesh *mp)
 {
-	static const cs_group_kind kinds[] = { CS_GROUP_TP, CS_GROUP_CP, CS_GROUP_EP, CS_GROUP_PP, CS_GROUP_DP,
-					       CS_GROUP_DP_INTRA, CS_GROUP_DP_INTER, CS_GROUP_EDP };
-	cs_parallel_spec p = { .tp = 2, .cp = 2, .ep = 2, .pp = 2, .dp = 4,
-			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
-	cs_mesh m;
-	cs_mesh_init(&m, &p);
+	static const cs_group_kind kinds[] = { CS_GROUP_TP,	  CS_GROUP_CP,	     CS_GROUP_EP,  CS_GROUP_PP,
+					       CS_GROUP_DP,	  CS_GROUP_DP_INTRA, CS_GROUP_DP_INTER, CS_GROUP_EDP,
+					       CS_GROUP_ETP };
+	const cs_mesh m = *mp;
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		int64_t count = cs_mesh_group_count(&m, kinds[k], 8);
 		int seen[64] = { 0 };
@@ -130,11 +128,43 @@ START_TEST(mesh_groups_partition_the_ranks)
 		for (int64_t i = 0; i < count; i++)
 			ck_assert_int_eq(seen[i], cs_group_size(&g0));
 	}
+}
+
+START_TEST(mesh_groups_partition_the_ranks)
+{
+	cs_parallel_spec p = { .tp = 2, .cp = 2, .ep = 2, .pp = 2, .dp = 4,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	cs_mesh m;
+	cs_mesh_init(&m, &p);
+	check_partition(&m);
+	/* folded: expert TP 1, EP over tp, cp and half of dp */
+	cs_parallel_spec f = p;
+	f.etp = 1;
+	f.ep = 8;
+	cs_mesh mf;
+	cs_mesh_init(&mf, &f);
+	check_partition(&mf);
 	/* the gradient group spans dp and cp: 8 ranks */
 	cs_group g = cs_mesh_group(&m, CS_GROUP_DP, 0, 8);
 	ck_assert_int_eq(cs_group_size(&g), 8);
 }
 END_TEST
+
+/* A group's members by hand: the group of `kind` holding `rank`. */
+typedef struct member_case {
+	cs_group_kind kind;
+	int64_t rank, n, members[8];
+} member_case;
+
+static void check_members(const cs_mesh *m, const member_case *cases, size_t n)
+{
+	for (size_t c = 0; c < n; c++) {
+		cs_group g = cs_mesh_group(m, cases[c].kind, cases[c].rank, 8);
+		ck_assert_int_eq(cs_group_size(&g), cases[c].n);
+		for (int64_t i = 0; i < cases[c].n; i++)
+			ck_assert_int_eq(cs_group_member(&g, i), cases[c].members[i]);
+	}
+}
 
 /* Expert parallelism 2 inside dp 4, cp 2: a rank's experts are also held
  * by the ranks of its cp group and its dp / ep replicas, four in all. */
@@ -145,20 +175,53 @@ START_TEST(mesh_expert_data_parallel_group_by_hand)
 	cs_mesh m;
 	cs_mesh_init(&m, &p);
 	ck_assert_int_eq(m.world, 32); /* strides: tp 1, cp 2, ep 4, pp 8, dp / ep 16 */
-	static const struct { cs_group_kind kind; int64_t rank, n, members[8]; } cases[] = {
+	static const member_case cases[] = {
 		{ CS_GROUP_EP, 0, 2, { 0, 4 } },
 		{ CS_GROUP_EDP, 0, 4, { 0, 2, 16, 18 } },
 		{ CS_GROUP_EDP, 13, 4, { 13, 15, 29, 31 } },
 		{ CS_GROUP_DP, 0, 8, { 0, 2, 4, 6, 16, 18, 20, 22 } },
 	};
-	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-		cs_group g = cs_mesh_group(&m, cases[c].kind, cases[c].rank, 8);
-		ck_assert_int_eq(cs_group_size(&g), cases[c].n);
-		for (int64_t i = 0; i < cases[c].n; i++)
-			ck_assert_int_eq(cs_group_member(&g, i), cases[c].members[i]);
-	}
+	check_members(&m, cases, sizeof cases / sizeof cases[0]);
 	ck_assert_int_eq(cs_mesh_group_count(&m, CS_GROUP_EDP, 8), 8);
 	ck_assert_str_eq(cs_group_kind_name(CS_GROUP_EDP), "edp");
+}
+END_TEST
+
+/* Megatron-Core's folded expert mesh on tp 4, cp 2, dp 4 (pp 2 between):
+ * expert TP 2 innermost, EP 8 over the other two TP ranks, both CP ranks
+ * and two DP ranks, expert DP the remaining two. */
+START_TEST(mesh_folded_expert_groups_by_hand)
+{
+	cs_parallel_spec p = { .tp = 4, .cp = 2, .ep = 8, .etp = 2, .pp = 2, .dp = 4,
+			       .order = { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP } };
+	ck_assert_int_eq(cs_parallel_ep_dp(&p), 2);
+	ck_assert_int_eq(cs_parallel_edp(&p), 2);
+	cs_mesh m;
+	cs_mesh_init(&m, &p);
+	/* strides: tp 1, cp 4, ep 8, pp 16, dp / ep_dp 32 */
+	ck_assert_int_eq(m.world, 64);
+	ck_assert_int_eq(m.stride[CS_AXIS_PP], 16);
+	static const member_case cases[] = {
+		{ CS_GROUP_ETP, 0, 2, { 0, 1 } },
+		{ CS_GROUP_ETP, 7, 2, { 6, 7 } },
+		{ CS_GROUP_EP, 0, 8, { 0, 2, 4, 6, 8, 10, 12, 14 } },
+		{ CS_GROUP_EP, 49, 8, { 49, 51, 53, 55, 57, 59, 61, 63 } },
+		{ CS_GROUP_EDP, 5, 2, { 5, 37 } },
+		{ CS_GROUP_TP, 5, 4, { 4, 5, 6, 7 } },
+		{ CS_GROUP_DP, 0, 8, { 0, 4, 8, 12, 32, 36, 40, 44 } },
+	};
+	check_members(&m, cases, sizeof cases / sizeof cases[0]);
+	ck_assert_int_eq(cs_mesh_group_count(&m, CS_GROUP_EP, 8), 8);
+	ck_assert_int_eq(cs_mesh_group_count(&m, CS_GROUP_ETP, 8), 32);
+	ck_assert_int_eq(cs_mesh_group_count(&m, CS_GROUP_EDP, 8), 32);
+	ck_assert_str_eq(cs_group_kind_name(CS_GROUP_ETP), "etp");
+	/* unfolded, expert TP is the TP group */
+	p.etp = 0;
+	p.ep = 2;
+	cs_mesh_init(&m, &p);
+	cs_group g = cs_mesh_group(&m, CS_GROUP_ETP, 5, 8);
+	ck_assert_int_eq(cs_group_size(&g), 4);
+	ck_assert_int_eq(cs_group_member(&g, 0), 4);
 }
 END_TEST
 
@@ -1073,6 +1136,7 @@ static Suite *run_suite(void)
 	tcase_add_test(tc, mesh_coordinates_follow_the_order);
 	tcase_add_test(tc, mesh_groups_partition_the_ranks);
 	tcase_add_test(tc, mesh_expert_data_parallel_group_by_hand);
+	tcase_add_test(tc, mesh_folded_expert_groups_by_hand);
 	tcase_add_loop_test(tc, expert_data_parallel_folds_exactly, 0, 3);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ddp");

@@ -41,6 +41,12 @@ done
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	--set model.kv_heads=64 --set model.kv_lora_rank=512 --set model.q_lora_rank=1536 \
 	>tests/golden/3d-llama3-70b-64gpu-mla.json
+"$build"/clustersim run scenarios/moe-qwen3-235b-256gpu.yaml --format json --no-progress \
+	>tests/golden/moe-qwen3-235b-256gpu.json
+"$build"/clustersim run scenarios/moe-deepseek-ep.yaml --format json --no-progress \
+	--set parallelism.tp=2 --set parallelism.sequence_parallel=true --set parallelism.ep=16 \
+	--set parallelism.etp=2 \
+	>tests/golden/moe-deepseek-ep-etp2.json
 "$build"/clustersim run scenarios/moe-deepseek-ep.yaml --format json --no-progress \
 	--set parallelism.moe_dispatcher=deepep --set parallelism.moe_node_limit=2 \
 	>tests/golden/moe-deepseek-ep-deepep.json

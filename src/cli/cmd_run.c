@@ -404,11 +404,15 @@ int cs_cmd_validate(int argc, char **argv)
 			"has\n",
 			mb.total / 1e9, mb.capacity / 1e9);
 	int64_t gpus = cs_scenario_gpus(sc), micro = cs_scenario_micro_batches(sc);
-	printf("ok: %s: %lld GPU%s (%lld node%s x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld, "
+	char etp[48] = "";
+	if (cs_parallel_folded(p)) /* the experts folded over tp x cp x dp */
+		snprintf(etp, sizeof etp, " (etp %lld, edp %lld)", (long long)p->etp,
+			 (long long)cs_parallel_edp(p));
+	printf("ok: %s: %lld GPU%s (%lld node%s x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld%s, "
 	       "%lld micro-batch%s per replica\n",
 	       r.sc.file, (long long)gpus, gpus == 1 ? "" : "s", (long long)sc->cluster.nodes,
 	       sc->cluster.nodes == 1 ? "" : "s", sc->cluster.gpus_per_node, (long long)p->tp,
-	       (long long)p->cp, (long long)p->pp, (long long)p->dp, (long long)p->ep, (long long)micro,
+	       (long long)p->cp, (long long)p->pp, (long long)p->dp, (long long)p->ep, etp, (long long)micro,
 	       micro == 1 ? "" : "es");
 	cs_scenario_free(sc);
 	return 0;

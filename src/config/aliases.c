@@ -51,6 +51,7 @@ static const struct {
 	{ "pipeline_model_parallel_size", "parallelism.pp" },
 	{ "context_parallel_size", "parallelism.cp" },
 	{ "expert_model_parallel_size", "parallelism.ep" },
+	{ "expert_tensor_parallel_size", "parallelism.etp" },
 	{ "data_parallel_size", "parallelism.dp" },
 	{ "num_layers_per_virtual_pipeline_stage", "parallelism.pipeline.virtual_stages" },
 	{ "virtual_pipeline_model_parallel_size", "parallelism.pipeline.virtual_stages" },

@@ -54,6 +54,7 @@ cs_status cs__config_fail(const cs__checker *c, const char *key1, const char *ke
 /* The key's entry when it has a place (file or --set), else NULL. */
 const cs_config_key *cs__config_placed(const cs__checker *c, const char *key);
 cs_status cs__config_check_model(cs__checker *c);
+cs_status cs__config_check_expert_fold(cs__checker *c);
 void cs__config_reopen(cs_scenario *sc);
 cs_status cs__config_check(cs_scenario *sc, cs_diag *diag);
 /* Where key k's value came from, as messages print it: "file:line:col",

@@ -315,7 +315,10 @@ static const cs_config_key keys[] = {
 	K("parallelism.cp", CS_KIND_INT, parallel.cp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
 	  "context-parallel degree"),
 	K("parallelism.ep", CS_KIND_INT, parallel.ep, 1, CS_CONFIG_MAX_GPUS, false, NULL, "1",
-	  "expert-parallel degree (within the DP group)"),
+	  "expert-parallel degree (within the DP group, or with etp over tp x cp x dp)"),
+	K("parallelism.etp", CS_KIND_INT, parallel.etp, 1, CS_CONFIG_MAX_GPUS, false, NULL, "unset",
+	  "expert tensor-parallel degree: the experts fold over the stage's tp x cp x dp ranks "
+	  "(Megatron-Core's expert_tensor_parallel_size); unset, they split over tp with ep inside dp"),
 	K("parallelism.order", CS_KIND_ORDER, parallel.order, 0, 0, false, NULL, "tp-cp-ep-pp-dp",
 	  "mesh axes, innermost (fastest-varying rank) first"),
 	K("parallelism.sequence_parallel", CS_KIND_BOOL, parallel.sequence_parallel, 0, 0, false, NULL,

@@ -119,6 +119,40 @@ static const cs_model_spec models[] = {
 	  .experts = 8,
 	  .top_k = 2,
 	  .expert_ffn = 14336 },
+	/* Qwen3 (Qwen Team, arXiv 2505.09388, Table 2, and the models'
+	 * config.json): query/key heads of 128 whatever the width, 128 experts
+	 * in every layer, 8 a token, no shared one; vocabulary 151,936, untied.
+	 * 30B-A3B: 48 layers of width 2,048, 32 heads with 4 KV heads, experts
+	 * of width 768 (30.5 B parameters, 3.3 B active). 235B-A22B: 94
+	 * layers of width 4,096, 64 heads with 4 KV heads, experts of width
+	 * 1,536 (235 B, 22 B active). Their query and key norms are not
+	 * modelled. */
+	{ .name = "qwen3-30b-a3b",
+	  .arch = CS_ARCH_LLAMA,
+	  .layers = 48,
+	  .hidden = 2048,
+	  .heads = 32,
+	  .kv_heads = 4,
+	  .head_dim = 128,
+	  .ffn = 6144,
+	  .vocab = 151936,
+	  .max_positions = 40960,
+	  .experts = 128,
+	  .top_k = 8,
+	  .expert_ffn = 768 },
+	{ .name = "qwen3-235b-a22b",
+	  .arch = CS_ARCH_LLAMA,
+	  .layers = 94,
+	  .hidden = 4096,
+	  .heads = 64,
+	  .kv_heads = 4,
+	  .head_dim = 128,
+	  .ffn = 12288,
+	  .vocab = 151936,
+	  .max_positions = 40960,
+	  .experts = 128,
+	  .top_k = 8,
+	  .expert_ffn = 1536 },
 	{ .name = "deepseek-v3-like", DEEPSEEK_V3 },
 	{ .name = "deepseek-v3",
 	  DEEPSEEK_V3,

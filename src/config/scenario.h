@@ -335,6 +335,7 @@ typedef enum cs_axis { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_D
 
 typedef struct cs_parallel_spec {
 	int64_t tp, pp, dp, cp, ep;
+	int64_t etp; /* expert tensor parallel degree; 0: the experts split over tp, ep inside dp */
 	int order[CS_AXIS_COUNT]; /* axis ids, innermost first; default tp, cp, ep, pp, dp */
 	bool sequence_parallel;
 	bool tp_overlap; /* overlap TP collectives with neighbouring GEMMs */
@@ -369,21 +370,54 @@ typedef struct cs_parallel_spec {
 	bool moe_pad;           /* every expert's input padded to its capacity */
 } cs_parallel_spec;
 
+/*
+ * The experts' mesh. With `etp` set the experts fold over a stage's
+ * tp x cp x dp ranks as Megatron-Core's expert rank generator lays them out
+ * (expert TP innermost, then EP, then expert DP): the EP group covers the
+ * attention TP ranks beyond the first etp, the CP ranks and ep / (tp / etp
+ * x cp) of the DP ranks, the mesh's ep axis. Without it EP lies inside DP,
+ * every expert is split over the whole TP group, and the experts' gradients
+ * are reduced over (dp / ep) x cp ranks.
+ */
+static inline bool cs_parallel_folded(const cs_parallel_spec *p) { return p->etp > 0; }
+
+static inline int64_t cs_parallel_etp(const cs_parallel_spec *p) { return p->etp > 0 ? p->etp : p->tp; }
+
+/* The EP group's ranks along the mesh's ep axis (the inner part of dp). */
+static inline int64_t cs_parallel_ep_dp(const cs_parallel_spec *p)
+{
+	int64_t ep = p->ep > 0 ? p->ep : 1;
+	if (!cs_parallel_folded(p))
+		return ep;
+	int64_t in = p->tp / p->etp * p->cp;
+	return in > 0 && ep % in == 0 ? ep / in : 1;
+}
+
+/* Ranks of an expert-data-parallel group (holding the same experts). */
+static inline int64_t cs_parallel_edp(const cs_parallel_spec *p)
+{
+	int64_t e = cs_parallel_ep_dp(p), d = p->dp / (e > 0 ? e : 1);
+	return cs_parallel_folded(p) ? d : d * p->cp;
+}
+
 /* An expert-parallel group's ranks in each scale-up domain of c (its
  * gpus_per_node when unset) and the domains it spans: its ranks lie the
- * product of the axes inside ep (in p->order) apart. */
+ * product of the axes inside ep (in p->order) apart, or, folded, etp
+ * apart. */
 static inline void cs_parallel_ep_span(const cs_parallel_spec *p, const cs_cluster_spec *c, int64_t *per,
 				       int64_t *domains)
 {
 	int64_t domain = c->scale_up_domain > 0 ? c->scale_up_domain : c->gpus_per_node;
-	int64_t stride = 1, ep = p->ep > 0 ? p->ep : 1;
+	int64_t stride = 1, ep = p->ep > 0 ? p->ep : 1, ep_dp = cs_parallel_ep_dp(p);
 	for (int i = 0; i < CS_AXIS_COUNT && p->order[i] != CS_AXIS_EP; i++) {
 		int a = p->order[i];
 		stride *= a == CS_AXIS_TP   ? p->tp
 			  : a == CS_AXIS_CP ? p->cp
 			  : a == CS_AXIS_PP ? p->pp
-					    : p->dp / ep;
+					    : p->dp / ep_dp;
 	}
+	if (cs_parallel_folded(p))
+		stride = p->etp; /* the order begins tp, cp, ep (validated) */
 	*per = stride >= domain ? 1 : domain / stride < ep ? domain / stride : ep;
 	if (*per < 1)
 		*per = 1;

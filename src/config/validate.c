@@ -381,10 +381,15 @@ static cs_status check_plan(cs__checker *c)
 				       "tp x pp x dp x cp = %.0f but the "
 				       "cluster has %lld GPUs",
 				       product, (long long)gpus);
-	if (p->dp % p->ep != 0)
+	if (cs_parallel_folded(p)) {
+		cs_status rc = cs__config_check_expert_fold(c);
+		if (rc != CS_OK)
+			return rc;
+	} else if (p->dp % p->ep != 0) {
 		return cs__config_fail(c, "parallelism.ep", NULL,
 				       "'parallelism.ep' (%lld) must divide dp (%lld)", (long long)p->ep,
 				       (long long)p->dp);
+	}
 	if (p->ep > 1 && (m->experts == 0 || m->experts % p->ep != 0))
 		return cs__config_fail(c, "parallelism.ep", NULL,
 				       "'parallelism.ep' (%lld) must divide the "

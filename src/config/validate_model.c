@@ -147,3 +147,45 @@ cs_status cs__config_check_model(cs__checker *c)
 				       "(Megatron-LM's kernels are fused already)");
 	return check_precision(c);
 }
+
+/* The experts folded over a stage's tp x cp x dp ranks (parallelism.etp):
+ * Megatron-Core's expert mesh, with the checks its parallel_state and
+ * MoE layer make. */
+cs_status cs__config_check_expert_fold(cs__checker *c)
+{
+	const cs_parallel_spec *p = &c->sc->parallel;
+	const cs_model_spec *m = &c->sc->model;
+	if (m->experts == 0)
+		return cs__config_fail(c, "parallelism.etp", NULL,
+				       "'parallelism.etp' needs a model with experts");
+	if (p->tp % p->etp != 0)
+		return cs__config_fail(c, "parallelism.etp", "parallelism.tp",
+				       "'parallelism.etp' (%lld) must divide tp (%lld)", (long long)p->etp,
+				       (long long)p->tp);
+	if (m->expert_ffn % p->etp != 0)
+		return cs__config_fail(c, "parallelism.etp", "model.expert_ffn",
+				       "'parallelism.etp' (%lld) must divide the experts' width (%lld)",
+				       (long long)p->etp, (long long)m->expert_ffn);
+	int64_t in = p->tp / p->etp * p->cp;
+	if (p->ep % in != 0 || p->dp % (p->ep / in) != 0)
+		return cs__config_fail(c, "parallelism.ep", "parallelism.etp",
+				       "'parallelism.ep' (%lld) must be tp / etp x cp = %lld times a "
+				       "divisor of dp (%lld): the experts fold over the attention "
+				       "tensor-parallel ranks beyond etp and the context-parallel ranks "
+				       "first",
+				       (long long)p->ep, (long long)in, (long long)p->dp);
+	if (p->order[0] != CS_AXIS_TP || p->order[1] != CS_AXIS_CP || p->order[2] != CS_AXIS_EP)
+		return cs__config_fail(c, "parallelism.order", "parallelism.etp",
+				       "'parallelism.etp' needs the order to begin tp-cp-ep (the experts "
+				       "fold over the innermost ranks)");
+	if (p->tp > 1 && !p->sequence_parallel)
+		return cs__config_fail(c, "parallelism.etp", "parallelism.sequence_parallel",
+				       "'parallelism.etp' with tp %lld needs "
+				       "'parallelism.sequence_parallel' (Megatron-Core requires it for "
+				       "experts with tensor parallelism)",
+				       (long long)p->tp);
+	if (m->parallel_block)
+		return cs__config_fail(c, "parallelism.etp", "model.parallel_block",
+				       "'parallelism.etp' cannot fold the experts of a parallel block");
+	return CS_OK;
+}

@@ -319,11 +319,11 @@ cs_mem_breakdown cs_mem_per_gpu_with(const cs_model_spec *m, const cs_training_s
 	 * weights, on every expert-parallel rank */
 	double routed = (double)pc.routed;
 	double dense = ((double)pc.total - routed) / (double)(tp * pp);
-	double expert = routed / (double)(tp * pp * ep);
+	double expert = routed / (double)(deg(cs_parallel_etp(p)) * pp * ep);
 	int64_t node_dp = gpus_per_node > 0 ? gpus_per_node / tp : 1;
 	double dw, dg, dopt, ew, eg, eopt;
 	cs_mem_shard_factors(p->sharding, dp * cp, node_dp, &dw, &dg, &dopt);
-	cs_mem_shard_factors(p->sharding, (dp / ep > 0 ? dp / ep : 1) * cp, node_dp, &ew, &eg, &eopt);
+	cs_mem_shard_factors(p->sharding, deg(cs_parallel_edp(p)), node_dp, &ew, &eg, &eopt);
 	r.weights = dense * bw / dw + expert * bw / ew;
 	r.grads = dense * bg / dg + expert * bg / eg;
 	r.optimizer = dense * (bm + bo) / dopt + expert * (bm + bo) / eopt;

@@ -70,6 +70,8 @@ typedef enum cs_op_class { CS_OPC_GEMM, CS_OPC_ATTN, CS_OPC_MEMBOUND, CS_OPC_COM
 typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on one rank */
 	int64_t seq_len, micro_batch; /* full sequence length; the op lists divide by cp themselves */
 	int64_t tp, cp, ep;
+	int64_t etp;     /* the experts' tensor-parallel degree (tp unless folded) */
+	bool moe_folded; /* the experts fold over tp x cp x dp (cs_parallel_folded) */
 	bool sequence_parallel;
 	cs_recompute recompute;     /* this layer's: full, selective (of recompute_modules) or none */
 	unsigned recompute_modules; /* selective: CS_RCM_ bits (0: core_attn, the default) */
@@ -112,6 +114,7 @@ typedef struct cs_layer_op {
 	double attn_bh;         /* ATTN: sequences x query heads on this rank */
 	/* cls == CS_OPC_COMM: a collective this layer needs at this point of the pass */
 	int comm_kind;     /* cs_comm_kind: CS_COMM_TP, CS_COMM_CP, CS_COMM_EP */
+	bool expert_tp;    /* CS_COMM_EP over the experts' TP group (CS_GROUP_ETP), not EP's */
 	int coll;          /* cs_coll_op (coll/coll_op.h) */
 	double comm_bytes; /* buffer per rank as nccl-tests counts it (all-reduce: the
 	                       * tensor; reduce-scatter: the input; all-gather: the output;

@@ -184,7 +184,11 @@ static void tp_reduce(blk *B, const char *ar_name, const char *rs_name)
 typedef struct moe_dims {
 	double tokens; /* per local expert, busiest rank */
 	double local;  /* experts on this rank */
-	double ffn;    /* expert ffn per TP rank */
+	double ffn;    /* expert ffn per expert-TP rank */
+	double shared; /* the shared experts' ffn per TP rank */
+	double routed; /* tokens this rank routes */
+	double etp;    /* folded: the expert-TP group the dispatched tokens are gathered
+	                * over (1: none); unfolded 1, the whole TP group's tokens routed */
 	double a2a;    /* all-to-all send buffer */
 	double a2a_to; /* of the sends to the experts (dispatch, the combine's backward) */
 } moe_dims;
@@ -195,6 +199,7 @@ static moe_dims moe_init(const blk *B)
 	double ep = (double)(B->c->ep > 0 ? B->c->ep : 1);
 	double imb = B->c->expert_imbalance >= 1.0 ? B->c->expert_imbalance : 1.0;
 	double k = (double)B->m->top_k, cap = B->c->moe_capacity, sent = 1.0;
+	bool fold = B->c->moe_folded;
 	/* with a capacity the busiest expert keeps at most that share and
 	 * drops the rest; padded, every expert computes and receives exactly
 	 * its capacity (Megatron-Core's get_capacity over a rank's tokens) */
@@ -205,11 +210,38 @@ static moe_dims moe_init(const blk *B)
 	e.local = (double)B->m->experts / ep;
 	if (e.local < 1.0)
 		e.local = 1.0;
-	e.tokens = B->d.tokens * k * imb / e.local;
-	e.ffn = (double)B->m->expert_ffn / B->d.tp;
-	e.a2a = B->d.tokens * k * sent * B->d.h * B->d.ab;
-	e.a2a_to = B->c->moe_fp8_dispatch ? B->d.tokens * k * sent * B->d.h : e.a2a;
+	/* folded, each rank routes its sequence-parallel share, and what the
+	 * EP group sends it is gathered over the expert-TP group
+	 * (Megatron-Core's MoEAlltoAllTokenDispatcher with tp_size = etp) */
+	e.routed = fold && B->sp ? B->d.norm_tokens : B->d.tokens;
+	e.etp = fold ? (double)B->c->etp : 1.0;
+	e.tokens = e.routed * k * imb * e.etp / e.local;
+	e.ffn = (double)B->m->expert_ffn / (fold ? (double)B->c->etp : B->d.tp);
+	e.shared = (double)B->m->expert_ffn / B->d.tp * (double)B->m->shared_experts;
+	e.a2a = e.routed * k * sent * B->d.h * B->d.ab;
+	e.a2a_to = B->c->moe_fp8_dispatch ? e.routed * k * sent * B->d.h : e.a2a;
 	return e;
+}
+
+/* Whether the MLP's input is gathered over TP and its output reduced:
+ * always for a dense MLP and for experts split over TP; folded, only for
+ * the shared experts, which keep the attention's TP (Megatron-Core's
+ * SharedExpertMLP). */
+static bool mlp_tp_comm(const blk *B, bool moe)
+{
+	return !moe || !B->c->moe_folded || B->m->shared_experts > 0;
+}
+
+/* A collective over the experts' TP group (folded, etp > 1): part of the
+ * dispatch or the combine, on the expert-parallel stream after the
+ * all-to-all (and exposed as ep). */
+static void etp_comm(blk *B, const char *name, int coll, const moe_dims *e)
+{
+	if (e->etp <= 1.0)
+		return;
+	cs__comm(B->l, name, CS_COMM_EP, coll, e->a2a * e->etp);
+	if (B->l->n > 0 && B->l->n <= B->l->cap)
+		B->l->out[B->l->n - 1].expert_tp = true;
 }
 
 static void mlp_fwd(blk *B, bool moe)
@@ -227,18 +259,20 @@ static void mlp_fwd(blk *B, bool moe)
 		return;
 	}
 	moe_dims e = moe_init(B);
-	fgemm(B, "router", d->tokens, (double)B->m->experts, d->h, 1);
+	fgemm(B, "router", e.routed, (double)B->m->experts, d->h, 1);
 	cs__mem(B->l, "moe_permute", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
+	etp_comm(B, "etp_ag_dispatch", CS_COLL_ALL_GATHER, &e);
 	fgemm(B, "expert_up", e.tokens, g * e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act", e.tokens * e.local * e.ffn, false);
 	fgemm(B, "expert_down", e.tokens, d->h, e.ffn, e.local);
+	etp_comm(B, "etp_rs_combine", CS_COLL_REDUCE_SCATTER, &e);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_combine", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
 	cs__mem(B->l, "moe_unpermute", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->m->shared_experts > 0) {
-		double f = e.ffn * (double)B->m->shared_experts;
+		double f = e.shared;
 		fgemm(B, "shared_up", d->tokens, g * f, d->h, 1);
 		cs__act(B->l, B->m, d, "shared_act", d->tokens * f, false);
 		fgemm(B, "shared_down", d->tokens, d->h, f, 1);
@@ -260,7 +294,7 @@ static void mlp_bwd_input(blk *B, bool moe)
 	}
 	moe_dims e = moe_init(B);
 	if (B->m->shared_experts > 0) {
-		double f = e.ffn * (double)B->m->shared_experts;
+		double f = e.shared;
 		dgemm(B, "shared_down_dgrad", d->tokens, f, d->h, 1);
 		cs__act(B->l, B->m, d, "shared_act_bwd", d->tokens * f, true);
 		dgemm(B, "shared_up_dgrad", d->tokens, d->h, g * f, 1);
@@ -268,13 +302,15 @@ static void mlp_bwd_input(blk *B, bool moe)
 	cs__mem(B->l, "moe_unpermute_bwd", CS_MEM_COPY, 2.0 * e.a2a, 1);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_combine_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
+	etp_comm(B, "etp_ag_combine_bwd", CS_COLL_ALL_GATHER, &e);
 	dgemm(B, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act_bwd", e.tokens * e.local * e.ffn, true);
 	dgemm(B, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local);
+	etp_comm(B, "etp_rs_dispatch_bwd", CS_COLL_REDUCE_SCATTER, &e);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_dispatch_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
 	cs__mem(B->l, "moe_permute_bwd", CS_MEM_COPY, 2.0 * e.a2a, 1);
-	dgemm(B, "router_dgrad", d->tokens, d->h, (double)B->m->experts, 1);
+	dgemm(B, "router_dgrad", e.routed, d->h, (double)B->m->experts, 1);
 }
 
 /* dW = X^T dY: m = fan-in, n = fan-out, k = tokens. */
@@ -290,13 +326,13 @@ static void mlp_bwd_weight(blk *B, bool moe)
 	}
 	moe_dims e = moe_init(B);
 	if (B->m->shared_experts > 0) {
-		double f = e.ffn * (double)B->m->shared_experts;
+		double f = e.shared;
 		wgrad(B, "shared_down_wgrad", f, d->h, d->tokens, 1);
 		wgrad(B, "shared_up_wgrad", d->h, g * f, d->tokens, 1);
 	}
 	wgrad(B, "expert_down_wgrad", e.ffn, d->h, e.tokens, e.local);
 	wgrad(B, "expert_up_wgrad", d->h, g * e.ffn, e.tokens, e.local);
-	wgrad(B, "router_wgrad", d->h, (double)B->m->experts, d->tokens, 1);
+	wgrad(B, "router_wgrad", d->h, (double)B->m->experts, e.routed, 1);
 }
 
 /* ---- latent attention (DeepSeek-V2/V3) ------------------------------------ */
@@ -515,10 +551,13 @@ static void block_fwd(blk *B, bool moe)
 	tp_reduce(B, "tp_ar_attn", "tp_rs_attn");
 	cs__residual(B->l, d, "attn_residual", n, drop);
 	cs__norm(B->l, B->m, d, "mlp_norm", n, false);
-	tp_gather(B, "sp_ag_mlp", !moe);
-	cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
+	bool tpc = mlp_tp_comm(B, moe);
+	if (tpc)
+		tp_gather(B, "sp_ag_mlp", !moe);
+	cs__cast_act(B->l, d, "mlp_norm_cast", tpc ? full : n, false);
 	mlp_fwd(B, moe);
-	tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
+	if (tpc)
+		tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
 	cs__residual(B->l, d, "mlp_residual", n, drop);
 }
 
@@ -530,11 +569,14 @@ static void block_bwd_input(blk *B, bool moe)
 		return;
 	}
 	double n = d->norm_tokens * d->h, full = d->tokens * d->h;
-	tp_gather(B, "sp_ag_mlp_bwd", !moe);
-	cs__cast_grad_in(B->l, d, "mlp_grad_cast", full);
+	bool tpc = mlp_tp_comm(B, moe);
+	if (tpc)
+		tp_gather(B, "sp_ag_mlp_bwd", !moe);
+	cs__cast_grad_in(B->l, d, "mlp_grad_cast", tpc ? full : n);
 	mlp_bwd_input(B, moe);
-	tp_reduce(B, "tp_ar_mlp_bwd", "tp_rs_mlp_bwd");
-	cs__cast_act(B->l, d, "mlp_norm_cast_bwd", full, true);
+	if (tpc)
+		tp_reduce(B, "tp_ar_mlp_bwd", "tp_rs_mlp_bwd");
+	cs__cast_act(B->l, d, "mlp_norm_cast_bwd", tpc ? full : n, true);
 	cs__norm(B->l, B->m, d, "mlp_norm_bwd", n, true);
 	tp_gather(B, "sp_ag_attn_bwd", true);
 	cs__cast_act(B->l, d, "attn_grad_cast", full, false);
@@ -655,9 +697,12 @@ static void block_recompute(blk *B, bool moe)
 		cs__cast_act(B->l, d, "mlp_norm_cast", full, false);
 	}
 	if ((!moe && (x & CS_RCM_MLP)) || (moe && (x & CS_RCM_MOE))) {
-		tp_gather(B, "sp_ag_mlp", !moe);
+		bool tpc = mlp_tp_comm(B, moe);
+		if (tpc)
+			tp_gather(B, "sp_ag_mlp", !moe);
 		mlp_fwd(B, moe);
-		tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
+		if (tpc)
+			tp_reduce(B, "tp_ar_mlp", "tp_rs_mlp");
 		return;
 	}
 	if (!moe)
@@ -666,7 +711,7 @@ static void block_recompute(blk *B, bool moe)
 	if (x & CS_RCM_MOE_ACT)
 		cs__act(B->l, B->m, d, "expert_act", e.tokens * e.local * e.ffn, false);
 	if ((x & CS_RCM_SHARED) && B->m->shared_experts > 0) {
-		double f = e.ffn * (double)B->m->shared_experts, g = gate_mult(B);
+		double f = e.shared, g = gate_mult(B);
 		fgemm(B, "shared_up", d->tokens, g * f, d->h, 1);
 		cs__act(B->l, B->m, d, "shared_act", d->tokens * f, false);
 		fgemm(B, "shared_down", d->tokens, d->h, f, 1);

@@ -460,6 +460,8 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		.tp = sc->parallel.tp,
 		.cp = sc->parallel.cp,
 		.ep = sc->parallel.ep,
+		.etp = cs_parallel_etp(&sc->parallel),
+		.moe_folded = cs_parallel_folded(&sc->parallel),
 		.sequence_parallel = sc->parallel.sequence_parallel,
 		/* the block's recompute pass that bounds the ops: full where any
 		 * layer is recomputed whole (emit_recompute picks each layer's) */

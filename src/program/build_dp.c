@@ -141,8 +141,11 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned
 	t[n++] = 2.0 * h * (gated ? 1 : 2); /* norms */
 	unsigned lin = 0;
 	if (cs_model_layer_is_moe(m, layer)) {
-		double per = (gated ? 3.0 : 2.0) * h * (double)m->expert_ffn / tp;
-		double local = (double)m->experts / ep;
+		/* the routed experts split over the expert-TP group, the shared
+		 * ones over TP (the same group unless folded) */
+		double etp = (double)cs_parallel_etp(&b->sc->parallel);
+		double per = (gated ? 3.0 : 2.0) * h * (double)m->expert_ffn / etp;
+		double local = (double)m->experts / ep, shared = (double)m->shared_experts * etp / tp;
 		if (b->dp && b->dp->split) { /* Megatron-Core's expert buffers */
 			if (expert)
 				*expert = 1u << n;
@@ -150,11 +153,11 @@ static int layer_tensors(const cs_builder *b, int64_t layer, double *t, unsigned
 			t[n++] = per * local;
 			if (m->shared_experts > 0) {
 				lin |= 1u << n;
-				t[n++] = per * (double)m->shared_experts;
+				t[n++] = per * shared;
 			}
 		} else {
 			lin |= 1u << n;
-			t[n++] = per * (local + (double)m->shared_experts);
+			t[n++] = per * (local + shared);
 		}
 		t[n++] = h * (double)m->experts; /* router */
 	} else {
@@ -311,8 +314,7 @@ int cs__dp_init(cs_builder *b)
 	d->mode = sc->parallel.sharding;
 	d->active = sc->parallel.dp * sc->parallel.cp > 1;
 	d->split = sc->parallel.ep > 1 && sc->model.experts > 0;
-	d->edp_ranks =
-		(double)(sc->parallel.dp / (sc->parallel.ep > 0 ? sc->parallel.ep : 1) * sc->parallel.cp);
+	d->edp_ranks = (double)cs_parallel_edp(&sc->parallel);
 	d->active_edp = d->split && d->edp_ranks > 1;
 	d->grad_bytes = cs_model_dtype_bytes(sc->training.grad_dtype);
 	d->param_bytes = cs_model_dtype_bytes(

@@ -86,19 +86,23 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 	for (int i = 0; i < n; i++) {
 		const cs_layer_op *op = &ops[i];
 		if (op->cls == CS_OPC_COMM) {
-			int64_t deg = op->comm_kind == CS_COMM_CP   ? b->sc->parallel.cp
+			int64_t deg = op->expert_tp                 ? b->ctx.etp
+				      : op->comm_kind == CS_COMM_CP ? b->sc->parallel.cp
 				      : op->comm_kind == CS_COMM_EP ? b->sc->parallel.ep
 								    : b->sc->parallel.tp;
 			if (deg <= 1)
 				continue;
 			cs_frag_item c = { .is_comm = 1,
 					   .comm = (uint8_t)op->comm_kind,
+					   .group = (uint8_t)(op->expert_tp ? CS_GROUP_ETP
+									    : comm_group(op->comm_kind)),
 					   .coll = (uint8_t)op->coll,
 					   .bytes = op->comm_bytes };
 			int ub = cs__ub_comm(b, ops, n, i, &c);
 			if (ub == 1) /* folded into the GEMM beside it */
 				continue;
-			if (op->comm_kind == CS_COMM_EP && b->sc->parallel.moe_dispatcher == CS_MOE_DEEPEP)
+			if (op->comm_kind == CS_COMM_EP && !op->expert_tp &&
+			    b->sc->parallel.moe_dispatcher == CS_MOE_DEEPEP)
 				deepep(b, op, &c);
 			if (have && frag_push(f, &cur))
 				return -1;
@@ -197,7 +201,7 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 		if (it->is_comm) {
 			cs_stream s = comm_stream(it->comm);
 			cs_op op = { .kind = CS_OP_COLL,
-				     .group = (uint8_t)comm_group(it->comm),
+				     .group = it->group,
 				     .coll = it->coll,
 				     .comm = it->comm,
 				     .bytes = it->bytes,

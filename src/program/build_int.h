@@ -22,6 +22,7 @@ typedef struct cs_frag_item {
 	double bytes; /* collective: bytes per rank */
 	uint8_t is_comm;
 	uint8_t comm;       /* cs_comm_kind */
+	uint8_t group;      /* collective: its cs_group_kind */
 	uint8_t coll;       /* cs_coll_op */
 	uint8_t ub;         /* collective: a userbuffers kernel (ns, sms), not NCCL's */
 	uint8_t sms;        /* userbuffers collective: SMs it takes from compute beside it */

@@ -279,6 +279,7 @@ int cs__ub_comm(const cs_builder *b, const cs_layer_op *ops, int n, int i, cs_fr
 	const ub_cfg *c = cfg_of(b, layer);
 	*item = (cs_frag_item){ .is_comm = 1,
 				.comm = (uint8_t)op->comm_kind,
+				.group = CS_GROUP_TP,
 				.coll = (uint8_t)op->coll,
 				.bytes = op->comm_bytes,
 				.ub = 1 };

@@ -10,9 +10,10 @@ void cs_mesh_init(cs_mesh *m, const cs_parallel_spec *p)
 	memset(m, 0, sizeof(*m));
 	m->deg[CS_AXIS_TP] = p->tp;
 	m->deg[CS_AXIS_CP] = p->cp;
-	m->deg[CS_AXIS_EP] = p->ep;
+	m->deg[CS_AXIS_EP] = cs_parallel_ep_dp(p);
 	m->deg[CS_AXIS_PP] = p->pp;
-	m->deg[CS_AXIS_DP] = p->dp / (p->ep > 0 ? p->ep : 1);
+	m->deg[CS_AXIS_DP] = p->dp / m->deg[CS_AXIS_EP];
+	m->etp = cs_parallel_folded(p) ? p->etp : 0;
 	int64_t s = 1;
 	for (int i = 0; i < CS_AXIS_COUNT; i++) {
 		cs_axis a = (cs_axis)p->order[i];
@@ -26,7 +27,8 @@ void cs_mesh_init(cs_mesh *m, const cs_parallel_spec *p)
 static int group_axes(cs_group_kind kind, cs_axis axes[4])
 {
 	switch (kind) {
-	case CS_GROUP_TP: axes[0] = CS_AXIS_TP; return 1;
+	case CS_GROUP_TP:
+	case CS_GROUP_ETP: axes[0] = CS_AXIS_TP; return 1;
 	case CS_GROUP_CP: axes[0] = CS_AXIS_CP; return 1;
 	case CS_GROUP_EP: axes[0] = CS_AXIS_EP; return 1;
 	case CS_GROUP_PP: axes[0] = CS_AXIS_PP; return 1;
@@ -40,7 +42,7 @@ static int group_axes(cs_group_kind kind, cs_axis axes[4])
 	case CS_GROUP_EDP:
 		axes[0] = CS_AXIS_DP;
 		axes[1] = CS_AXIS_CP;
-		return 2;
+		return 2; /* folded: the dp axis alone (fold_group) */
 	case CS_GROUP_MP:
 		axes[0] = CS_AXIS_TP;
 		axes[1] = CS_AXIS_PP;
@@ -101,6 +103,39 @@ static cs_group full_group(const cs_mesh *m, cs_group_kind kind, int64_t rank)
 	return g;
 }
 
+/* Folded experts: the tp x cp x ep axes, innermost (validated), make a
+ * block of etp x ep ranks, expert TP its innermost etp and EP every
+ * etp-th; expert DP is the dp axis. Returns 0 for groups that do not
+ * fold. */
+static int fold_group(const cs_mesh *m, cs_group_kind kind, int64_t rank, cs_group *g)
+{
+	if (m->etp <= 0 || (kind != CS_GROUP_EP && kind != CS_GROUP_ETP && kind != CS_GROUP_EDP))
+		return 0;
+	int64_t block = m->deg[CS_AXIS_TP] * m->deg[CS_AXIS_CP] * m->deg[CS_AXIS_EP];
+	int64_t f = rank % block, etp = m->etp;
+	*g = (cs_group){ .base = rank, .n = { 1, 1, 1 }, .stride = { 0, 0, 0 } };
+	if (kind == CS_GROUP_EDP) {
+		g->base = rank - cs_mesh_coord(m, rank, CS_AXIS_DP) * m->stride[CS_AXIS_DP];
+		if (m->deg[CS_AXIS_DP] > 1) {
+			g->n[0] = m->deg[CS_AXIS_DP];
+			g->stride[0] = m->stride[CS_AXIS_DP];
+		}
+	} else if (kind == CS_GROUP_ETP) {
+		g->base = rank - f % etp;
+		if (etp > 1) {
+			g->n[0] = etp;
+			g->stride[0] = 1;
+		}
+	} else {
+		g->base = rank - f + f % etp;
+		if (block / etp > 1) {
+			g->n[0] = block / etp;
+			g->stride[0] = etp;
+		}
+	}
+	return 1;
+}
+
 /* Hybrid sharding splits the DP group's innermost axis at the node boundary. */
 static int64_t intra_size(const cs_group *g, int64_t gpus_per_node)
 {
@@ -114,7 +149,10 @@ static int64_t intra_size(const cs_group *g, int64_t gpus_per_node)
 
 cs_group cs_mesh_group(const cs_mesh *m, cs_group_kind kind, int64_t rank, int64_t gpus_per_node)
 {
-	cs_group g = full_group(m, kind, rank);
+	cs_group g;
+	if (fold_group(m, kind, rank, &g))
+		return g;
+	g = full_group(m, kind, rank);
 	if (kind != CS_GROUP_DP_INTRA && kind != CS_GROUP_DP_INTER)
 		return g;
 	int64_t k = intra_size(&g, gpus_per_node);
@@ -145,6 +183,14 @@ int64_t cs_mesh_group_index(const cs_mesh *m, cs_group_kind kind, int64_t rank, 
 	int64_t idx = 0, mult = 1;
 	if (kind == CS_GROUP_WORLD)
 		return 0;
+	if (m->etp > 0 && (kind == CS_GROUP_EP || kind == CS_GROUP_ETP)) {
+		int64_t block = m->deg[CS_AXIS_TP] * m->deg[CS_AXIS_CP] * m->deg[CS_AXIS_EP];
+		int64_t f = rank % block, outer = rank / block;
+		return kind == CS_GROUP_EP ? f % m->etp + m->etp * outer
+					   : f / m->etp + block / m->etp * outer;
+	}
+	if (m->etp > 0 && kind == CS_GROUP_EDP)
+		na = 1; /* the dp axis alone */
 	for (int a = 0; a < CS_AXIS_COUNT; a++) {
 		int in_group = 0;
 		for (int i = 0; i < na; i++)
@@ -173,7 +219,7 @@ const char *cs_group_kind_name(cs_group_kind kind)
 {
 	static const char *const names[CS_GROUP_KINDS] = { "tp",    "cp",       "ep",       "pp",
 							   "dp",    "dp-intra", "dp-inter", "mp",
-							   "world", "stage",    "edp" };
+							   "world", "stage",    "edp",      "etp" };
 	return (unsigned)kind < CS_GROUP_KINDS ? names[kind] : "?";
 }
 

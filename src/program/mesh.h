@@ -23,13 +23,15 @@ typedef struct cs_mesh {
 	int64_t world;
 	int64_t deg[CS_AXIS_COUNT]; /* CS_AXIS_DP holds dp / ep */
 	int64_t stride[CS_AXIS_COUNT];
+	int64_t etp; /* folded experts (cs_parallel_folded): expert TP degree; else 0 */
 } cs_mesh;
 
 /* Kinds of process group. */
 typedef enum cs_group_kind {
 	CS_GROUP_TP,       /* tensor (and sequence) parallel */
 	CS_GROUP_CP,       /* context parallel */
-	CS_GROUP_EP,       /* expert parallel (inner part of data parallel) */
+	CS_GROUP_EP,       /* expert parallel (inner part of data parallel or, folded,
+	                    * the tp x cp x ep block but expert TP) */
 	CS_GROUP_PP,       /* the pipeline: one rank per stage */
 	CS_GROUP_DP,       /* gradient sync of dense weights: dp (with ep) x cp */
 	CS_GROUP_DP_INTRA, /* hybrid sharding: the part of DP inside one node */
@@ -39,7 +41,10 @@ typedef enum cs_group_kind {
 	CS_GROUP_STAGE,    /* one pipeline stage's ranks: tp x cp x dp (with ep), Megatron's
 	                   * tensor-and-data-parallel group with CP (the fp8 amax reduction) */
 	CS_GROUP_EDP,      /* gradient sync of expert weights: the ranks holding the same
-	                   * experts, (dp / ep) x cp (Megatron's expert-data-parallel group) */
+	                   * experts, (dp / ep) x cp (Megatron's expert-data-parallel group);
+	                   * folded, the dp axis */
+	CS_GROUP_ETP,      /* expert tensor parallel: folded, the first etp ranks of the TP
+	                    * group; else the TP group */
 	CS_GROUP_KINDS
 } cs_group_kind;
 
