@@ -290,6 +290,11 @@ static const struct {
 				  "model.experts=8", "parallelism.ep=4", "training.global_batch=8",
 				  "training.micro_batch=1", "training.seq_len=512" },
 	  0 },
+	/* the experts folded over tp: the expert-TP gathers over 'etp', on the EP stream */
+	{ "ddp-gpt-small.yaml", { "model.preset=deepseek-v3-like", "model.layers=2", "model.dense_layers=1",
+				  "model.experts=8", "parallelism.tp=2", "parallelism.sequence_parallel=true",
+				  "parallelism.ep=2", "parallelism.etp=2" },
+	  0 },
 };
 
 /* An export for ASTRA-sim names its groups 1, 2, ...: no KIND.INSTANCE

@@ -239,8 +239,10 @@ START_TEST(test_resize_whole_nodes_or_part_of_one)
 END_TEST
 
 /* An MoE model: every power of two dividing dp and the experts is an
- * expert-parallel degree to try (4 GPUs, 8 experts: ep 1, 2 and 4 where
- * dp allows), and only those. */
+ * expert-parallel degree to try inside dp (4 GPUs, 8 experts: ep 1, 2 and
+ * 4 where dp allows), and with tp > 1 the experts folded over tp / etp x
+ * cp x a power of two of dp (Megatron-Core's expert mesh), and only
+ * those. */
 static const char *const moe4[] = {
 	"cluster.gpu=h100-sxm-80g", "cluster.nodes=1", "cluster.gpus_per_node=4",
 	"model.preset=deepseek-v3-like", "model.layers=4", "model.hidden=1024", "model.heads=16",
@@ -253,15 +255,28 @@ START_TEST(test_moe_models_search_expert_parallelism)
 {
 	cs_scenario *sc = make(moe4);
 	cs_plan_search *s = search(sc, 0, 2, 0);
-	int64_t by_ep[5] = { 0 };
+	int64_t by_ep[5] = { 0 }, folded = 0, folded_tp4 = 0;
 	for (int64_t i = 0; i < s->nplans; i++) {
-		ck_assert(s->plans[i].ep == 1 || s->plans[i].ep == 2 || s->plans[i].ep == 4);
-		ck_assert_int_eq(s->plans[i].dp % s->plans[i].ep, 0);
-		by_ep[s->plans[i].ep]++;
+		const cs_plan *p = &s->plans[i];
+		ck_assert(p->ep == 1 || p->ep == 2 || p->ep == 4);
+		by_ep[p->ep]++;
+		if (p->etp == 0) {
+			ck_assert_int_eq(p->dp % p->ep, 0);
+			continue;
+		}
+		int64_t in = p->tp / p->etp * p->cp;
+		ck_assert_int_gt(in, 1);
+		ck_assert_int_eq(p->tp % p->etp, 0);
+		ck_assert_int_eq(p->ep % in, 0);
+		ck_assert_int_eq(p->dp % (p->ep / in), 0);
+		folded++;
+		folded_tp4 += p->tp == 4 && p->dp == 1 && p->ep == 4 && p->etp == 1;
 	}
 	ck_assert_int_gt(by_ep[1], 0);
 	ck_assert_int_gt(by_ep[2], 0);
 	ck_assert_int_gt(by_ep[4], 0);
+	ck_assert_int_gt(folded, 0);
+	ck_assert_int_gt(folded_tp4, 0); /* ep over all four TP ranks of one replica */
 	cs_plan_search_free(s);
 	free(sc);
 }
@@ -282,6 +297,26 @@ START_TEST(test_estimate_counts_the_expert_all_to_alls)
 	double copies = 1024.0 * 1024 * 2 * 8;
 	double a2a = 3.0 / 4 / sc->cluster.scale_up.bandwidth * copies;
 	ck_assert_double_eq_tol(e4 - e1, 4.0 * a2a * 3 * 4, 1e-9 * e1);
+	free(sc);
+}
+END_TEST
+
+/* Folded, EP's ranks lie etp apart: ep 4 with etp 1 over tp 2 x dp 2 is
+ * one domain of 4, each rank's T / 2 tokens' 8 copies leaving for the
+ * other 3 (8 micro-batches a replica); the experts' gradients have no
+ * expert-DP group left to reduce over. */
+START_TEST(test_estimate_folded_expert_all_to_alls)
+{
+	cs_scenario *sc = make(moe4);
+	cs_plan p = { .tp = 2, .pp = 1, .dp = 2, .cp = 1, .ep = 1, .vstages = 1, .micro_batch = 1,
+		      .sharding = CS_SHARD_ZERO1, .sequence_parallel = true };
+	double e1 = cs_plan_estimate(sc, &p);
+	p.ep = 4;
+	p.etp = 1;
+	double e4 = cs_plan_estimate(sc, &p);
+	double copies = 1024.0 * 1024 * 2 / 2 * 8;
+	double a2a = 3.0 / 4 / sc->cluster.scale_up.bandwidth * copies;
+	ck_assert_double_eq_tol(e4 - e1, 4.0 * a2a * 3 * 8, 1e-9 * e1);
 	free(sc);
 }
 END_TEST
@@ -530,6 +565,7 @@ static Suite *planner_suite(void)
 	tcase_add_test(tc, test_estimate_closed_forms);
 	tcase_add_test(tc, test_plans_keep_the_scenarios_recompute_options);
 	tcase_add_test(tc, test_estimate_counts_the_expert_all_to_alls);
+	tcase_add_test(tc, test_estimate_folded_expert_all_to_alls);
 	tcase_add_test(tc, test_moe_models_search_expert_parallelism);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("ranking");

@@ -199,11 +199,11 @@ static int direction(const ctx *c, int64_t peer, int64_t hint, int recv)
 
 static const int8_t stream_of_kind[CS_GROUP_KINDS] = {
 	CS_STREAM_TP, CS_STREAM_CP, CS_STREAM_EP, CS_STREAM_PP, CS_STREAM_DP, CS_STREAM_DP,
-	CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_TP, CS_STREAM_DP, CS_STREAM_TP
+	CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_DP, CS_STREAM_TP, CS_STREAM_DP, CS_STREAM_EP
 };
 static const uint8_t comm_of_kind[CS_GROUP_KINDS] = { CS_COMM_TP, CS_COMM_CP, CS_COMM_EP, CS_COMM_PP,
 						      CS_COMM_DP, CS_COMM_DP, CS_COMM_DP, CS_COMM_DP,
-						      CS_COMM_DP, CS_COMM_DP, CS_COMM_DP, CS_COMM_TP };
+						      CS_COMM_DP, CS_COMM_DP, CS_COMM_DP, CS_COMM_EP };
 _Static_assert(CS_GROUP_KINDS == 12, "a stream and a comm kind for every group kind");
 
 /* Note a skipped node: counted, and its name without a "(k)" suffix added

@@ -280,6 +280,8 @@ int cs_megatron_args(const cs_scenario *sc, const cs_plan *p, char *line, size_t
 		    q->cp_kind == CS_CP_ALLGATHER ? "all_gather" : "p2p");
 	if (p->ep > 1)
 		add(&b, " --expert-model-parallel-size %lld", (long long)p->ep);
+	if (p->etp > 0)
+		add(&b, " --expert-tensor-parallel-size %lld", (long long)p->etp);
 	if (q->sequence_parallel)
 		add(&b, " --sequence-parallel");
 	if (q->tp_overlap && q->sequence_parallel)

@@ -14,10 +14,13 @@
 
 static void text_plan_cols(FILE *f, const cs_plan *p)
 {
-	fprintf(f, " %3lld%s %3lld %3lld %2lld %5lld %3lld %2lld  %-13s %-9s", (long long)p->tp,
+	char etp[24] = "-"; /* the experts split over tp, ep inside dp */
+	if (p->etp > 0)
+		snprintf(etp, sizeof etp, "%lld", (long long)p->etp);
+	fprintf(f, " %3lld%s %3lld %3lld %2lld %5lld %3lld %3s %2lld  %-13s %-9s", (long long)p->tp,
 		p->tp_beyond_domain ? "*" : " ", (long long)p->cp, (long long)p->pp, (long long)p->vstages,
-		(long long)p->dp, (long long)p->ep, (long long)p->micro_batch, cs_sharding_name(p->sharding),
-		cs_recompute_name(p->recompute));
+		(long long)p->dp, (long long)p->ep, etp, (long long)p->micro_batch,
+		cs_sharding_name(p->sharding), cs_recompute_name(p->recompute));
 }
 
 static double bound_s(const cs_plan *p)
@@ -55,7 +58,7 @@ void cs_plan_write_text(FILE *f, const cs_scenario *sc, const cs_plan_search *s,
 	if (s->failed)
 		fprintf(f, ", %lld failed", (long long)s->failed);
 	fprintf(f, "; %.2f s on %d thread%s\n\n", s->wall_s, s->jobs, s->jobs == 1 ? "" : "s");
-	fputs(" rank    step s   MFU  GB/GPU   tp   cp  pp  v    dp  ep mb  sharding      "
+	fputs(" rank    step s   MFU  GB/GPU   tp   cp  pp  v    dp  ep etp mb  sharding      "
 	      "recompute  bound\n",
 	      f);
 	for (int64_t i = 0; i < s->nplans && i < top; i++) {
@@ -108,6 +111,10 @@ static void json_plan(cs_jw *w, const cs_plan *p, int64_t rank)
 	cs_jw_kv_int(w, "virtual_stages", p->vstages);
 	cs_jw_kv_int(w, "dp", p->dp);
 	cs_jw_kv_int(w, "ep", p->ep);
+	if (p->etp > 0) /* the experts folded over tp x cp x dp */
+		cs_jw_kv_int(w, "etp", p->etp);
+	else
+		cs_jw_kv_str(w, "etp", NULL); /* null: the experts split over tp */
 	cs_jw_kv_int(w, "micro_batch", p->micro_batch);
 	cs_jw_kv_str(w, "schedule", p->vstages > 1 ? "interleaved" : "1f1b");
 	cs_jw_kv_bool(w, "sequence_parallel", p->sequence_parallel);
@@ -182,7 +189,7 @@ int cs_plan_write_json(FILE *f, const cs_scenario *sc, const cs_plan_search *s, 
 
 void cs_plan_write_csv(FILE *f, const cs_plan_search *s)
 {
-	fputs("rank,tp,cp,pp,virtual_stages,dp,ep,micro_batch,sequence_parallel,sharding,"
+	fputs("rank,tp,cp,pp,virtual_stages,dp,ep,etp,micro_batch,sequence_parallel,sharding,"
 	      "recompute,tp_beyond_domain,memory_bytes,estimate_s,step_time_s,mfu,tflops_per_gpu,"
 	      "tokens_per_s,compute_s",
 	      f);
@@ -191,10 +198,11 @@ void cs_plan_write_csv(FILE *f, const cs_plan_search *s)
 	fputs(",bubble_s,bound\n", f);
 	for (int64_t i = 0; i < s->nplans; i++) {
 		const cs_plan *p = &s->plans[i];
-		fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%s,%d", (long long)(i + 1),
+		fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%s,%d", (long long)(i + 1),
 			(long long)p->tp, (long long)p->cp, (long long)p->pp, (long long)p->vstages,
-			(long long)p->dp, (long long)p->ep, (long long)p->micro_batch, p->sequence_parallel,
-			cs_sharding_name(p->sharding), cs_recompute_name(p->recompute), p->tp_beyond_domain);
+			(long long)p->dp, (long long)p->ep, (long long)p->etp, (long long)p->micro_batch,
+			p->sequence_parallel, cs_sharding_name(p->sharding), cs_recompute_name(p->recompute),
+			p->tp_beyond_domain);
 		const double nums[] = { p->mem_bytes,      p->estimate_s,   p->step_time_s, p->mfu,
 					p->tflops_per_gpu, p->tokens_per_s, p->compute_s };
 		for (size_t j = 0; j < sizeof nums / sizeof nums[0]; j++) {

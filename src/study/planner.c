@@ -45,8 +45,8 @@ static int push(plan_list *l, const cs_plan *p)
 static bool same_plan(const cs_plan *a, const cs_plan *b)
 {
 	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp && a->ep == b->ep &&
-	       a->vstages == b->vstages && a->micro_batch == b->micro_batch && a->sharding == b->sharding &&
-	       a->recompute == b->recompute;
+	       a->etp == b->etp && a->vstages == b->vstages && a->micro_batch == b->micro_batch &&
+	       a->sharding == b->sharding && a->recompute == b->recompute;
 }
 
 static int by_estimate(const void *x, const void *y)
@@ -106,14 +106,38 @@ static int consider(search_ctx *c, cs_plan *p)
 	return push(&c->keep, p);
 }
 
-/* Expert parallelism `ep` for a plan of `dp` replicas: 1 for a dense
- * model (which keeps the base's, as a gcd), else each power of two that
- * divides dp and the experts. */
-static bool ep_fits(const cs_scenario *b, int64_t ep, int64_t dp)
+/* The expert layouts tried for tp x cp x dp ranks, at most `cap`, as (ep,
+ * etp) pairs: a dense model's one (the base's ep, as a gcd); for experts,
+ * ep inside dp (etp 0, unfolded) for each power of two that divides dp
+ * and the experts, then the experts folded (Megatron-Core's expert mesh)
+ * with each power-of-two expert TP below tp x cp's span, over tp / etp x
+ * cp x each power of two dividing dp. */
+static int expert_layouts(const cs_scenario *b, int64_t tp, int64_t cp, int64_t dp, int64_t (*out)[2],
+			  int cap)
 {
-	if (b->model.experts == 0)
-		return ep == 1;
-	return dp % ep == 0 && b->model.experts % ep == 0;
+	const cs_model_spec *m = &b->model;
+	int n = 0;
+	if (m->experts == 0) {
+		out[n][0] = gcd64(b->parallel.ep, dp);
+		out[n++][1] = 0;
+		return n;
+	}
+	for (int64_t ep = 1; ep <= dp && n < cap; ep *= 2)
+		if (dp % ep == 0 && m->experts % ep == 0) {
+			out[n][0] = ep;
+			out[n++][1] = 0;
+		}
+	for (int64_t etp = 1; etp <= tp && n < cap; etp *= 2) {
+		int64_t in = tp / etp * cp;
+		if (tp % etp != 0 || in == 1 || m->expert_ffn % etp != 0)
+			continue;
+		for (int64_t e = 1; e <= dp && n < cap; e *= 2)
+			if (dp % e == 0 && m->experts % (in * e) == 0) {
+				out[n][0] = in * e;
+				out[n++][1] = etp;
+			}
+	}
+	return n;
 }
 
 static int enumerate(search_ctx *c)
@@ -142,10 +166,9 @@ static int enumerate(search_ctx *c)
 			for (int64_t pp = 1; pp <= m->layers && pp <= rest; pp++) {
 				if (rest % pp)
 					continue;
-				int64_t dp = rest / pp;
-				for (int64_t ep = 1; ep <= dp; ep *= 2) {
-					if (!ep_fits(b, ep, dp))
-						continue;
+				int64_t dp = rest / pp, layouts[64][2];
+				int nl = expert_layouts(b, tp, cp, dp, layouts, 64);
+				for (int il = 0; il < nl; il++) {
 					for (size_t iv = 0; iv < 3 && (iv == 0 || pp > 1); iv++) {
 						for (int64_t im = 0; im < nmb; im++) {
 							for (size_t is = 0;
@@ -156,10 +179,8 @@ static int enumerate(search_ctx *c)
 									p.pp = pp;
 									p.dp = dp;
 									p.cp = cp;
-									p.ep = m->experts > 0
-										       ? ep
-										       : gcd64(b->parallel.ep,
-											       dp);
+									p.ep = layouts[il][0];
+									p.etp = layouts[il][1];
 									p.vstages = vs[iv];
 									p.micro_batch = mbs[im];
 									p.sharding = shs[is];

@@ -45,6 +45,7 @@ enum {
  * simulated) its metrics. Plain data. */
 typedef struct cs_plan {
 	int64_t tp, pp, dp, cp, ep, vstages, micro_batch;
+	int64_t etp; /* the experts folded over tp x cp x dp with this expert TP; 0 unfolded */
 	cs_sharding sharding;
 	cs_recompute recompute;
 	bool sequence_parallel;

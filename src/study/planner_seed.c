@@ -80,6 +80,7 @@ void cs__plan_fill(const cs_scenario *base, const cs_plan *p, cs_scenario *out)
 	q->dp = p->dp;
 	q->cp = p->cp;
 	q->ep = p->ep;
+	q->etp = p->etp;
 	q->sequence_parallel = p->sequence_parallel && p->tp > 1;
 	q->virtual_stages = p->vstages;
 	q->schedule = p->vstages > 1 ? CS_SCHED_INTERLEAVED : CS_SCHED_1F1B;
@@ -146,6 +147,7 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
 			c.dp = gpus / (tp * pp);
 			c.cp = 1;
 			c.ep = gcd64(sc->parallel.ep, c.dp > 0 ? c.dp : 1);
+			c.etp = 0; /* the experts split over TP, ep inside dp */
 			c.vstages = 1;
 			c.micro_batch = 1;
 			c.sharding = CS_SHARD_ZERO1;
@@ -157,6 +159,7 @@ void cs_plan_heuristic(const cs_scenario *sc, cs_plan *best, bool *fits)
 			q.dp = c.dp;
 			q.cp = 1;
 			q.ep = c.ep;
+			q.etp = 0;
 			q.sequence_parallel = true;
 			q.schedule = CS_SCHED_1F1B;
 			q.virtual_stages = 1;
@@ -245,8 +248,14 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 		 * each of a token's top_k copies leaves for its expert's rank, over
 		 * NVLink inside the domain and the NICs beyond it */
 		double copies = act / tp * (double)m->top_k;
-		double in_dom = fmin(ep, fmax(1.0, dom / (tp * cp)));
+		/* unfolded, EP's ranks lie tp x cp apart; folded, etp apart, and
+		 * what they receive is gathered over etp (and reduce-scattered
+		 * back) inside the domain */
+		double stride = p->etp > 0 ? (double)p->etp : tp * cp;
+		double in_dom = fmin(ep, fmax(1.0, dom / stride));
 		double t = fmax((in_dom - 1.0) / ep / up, (ep - in_dom) / ep / out) * copies;
+		if (p->etp > 1)
+			t += ((double)p->etp - 1.0) * copies / up;
 		if (sc->parallel.moe_dispatcher == CS_MOE_DEEPEP) {
 			int64_t per, domains;
 			cs_parallel_spec q = sc->parallel;
@@ -267,13 +276,13 @@ double cs_plan_estimate(const cs_scenario *sc, const cs_plan *p)
 		cs_param_counts pc = cs_model_params(m);
 		/* the routed experts split by ep and reduced over the dp / ep x cp
 		 * ranks that hold them, the rest over all dp x cp */
-		double routed = (double)pc.routed;
-		double de = d / ep;
+		double routed = (double)pc.routed, etp = p->etp > 0 ? (double)p->etp : tp;
+		double de = p->etp > 0 ? d * tp / (etp * ep) : d / ep;
 		double params = ((double)pc.total - routed) / (tp * pp);
 		double gbytes = cs_model_dtype_bytes(sc->training.grad_dtype);
 		double vol = 2.0 * (d - 1.0) / d * params * gbytes; /* all-reduce, or RS + AG */
 		if (de > 1.0)
-			vol += 2.0 * (de - 1.0) / de * routed / (tp * pp * ep) * gbytes;
+			vol += 2.0 * (de - 1.0) / de * routed / (etp * pp * ep) * gbytes;
 		if (p->sharding == CS_SHARD_ZERO3)
 			vol *= 1.5;
 		/* hierarchical collectives cross the scale-out network once per
