@@ -893,8 +893,12 @@ START_TEST(test_moe_all_to_all_and_imbalance)
 	cs_layer_op ops[MAXOPS];
 	int n = cs_model_block_ops(&m, &c, true, CS_PASS_FWD, ops, MAXOPS);
 	tally t = count(ops, n);
-	ck_assert_int_eq(t.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
-	ck_assert_int_eq(block(&m, &c, true, CS_PASS_BWD_INPUT).colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
+	/* the tokens each way and the routing probabilities beside the
+	 * dispatched tokens (Megatron-Core's token_dispatch sends both), the
+	 * backward the same three; the tokens per expert gathered first */
+	ck_assert_int_eq(t.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 3);
+	ck_assert_int_eq(t.colls[CS_COLL_ALL_GATHER][CS_COMM_EP], 1);
+	ck_assert_int_eq(block(&m, &c, true, CS_PASS_BWD_INPUT).colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 3);
 	double experts = 0.0;
 	for (int i = 0; i < n; i++)
 		if (strncmp(ops[i].name, "expert_", 7) == 0 && ops[i].cls == CS_OPC_GEMM) {
@@ -976,9 +980,84 @@ START_TEST(test_moe_folded_experts_by_closed_form)
 	ck_assert(rel(experts, unfolded * tl * etp / T) < 1e-9);
 	/* the backward mirrors the forward's collectives */
 	tally b = block(&m, &c, true, CS_PASS_BWD_INPUT);
-	ck_assert_int_eq(b.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
+	ck_assert_int_eq(b.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 3); /* tokens both ways, probabilities */
 	ck_assert_int_eq(b.colls[CS_COLL_ALL_GATHER][CS_COMM_EP], c.etp > 1 ? 1 : 0);
 	ck_assert_int_eq(b.colls[CS_COLL_REDUCE_SCATTER][CS_COMM_EP], c.etp > 1 ? 1 : 0);
+}
+END_TEST
+
+/* The MoE layer's kernels as Megatron-Core launches them (model_block.c):
+ * fx_moe on ep 8 (2 local experts), T = 4096 tokens, top-2, each case a
+ * router fusion, a permute fusion and padding to capacity. The router
+ * launches 15 kernels unfused and 3 fused each way, the permutation 10 or
+ * 4, the unpermutation 7 or 1; each grouped GEMM one kernel per local
+ * expert; the sort by local expert copies the 2 x T x 2 / 2 tokens it
+ * receives, both ways. Dropless, the host waits before the unfused
+ * permutation and unpermutation (their masked_selects) or, fused, before
+ * the all-to-all; padded, nowhere. Under fp8 each grouped GEMM's input is
+ * quantized per local expert. */
+static const struct {
+	bool router_fused, permute_fused, pad;
+	int router, router_bwd, permute, unpermute, sort;
+	const char *sync[2]; /* the ops the host waits before, forward */
+} moe_kernel_cases[] = {
+	{ false, false, false, 15, 10, 10, 7, 2, { "moe_permute", "moe_unpermute" } },
+	{ true, false, false, 3, 3, 10, 7, 2, { "moe_permute", "moe_unpermute" } },
+	{ false, true, false, 15, 10, 4, 1, 1, { "ep_dispatch", NULL } },
+	{ true, true, true, 3, 3, 4, 1, 1, { NULL, NULL } },
+	{ false, false, true, 15, 10, 10, 7, 2, { NULL, NULL } },
+};
+
+START_TEST(test_moe_layer_kernels_and_host_waits)
+{
+	cs_model_spec m = fx_moe();
+	cs_layer_ctx c = ctx(4096, 1, 1, 1);
+	c.ep = 8;
+	c.flash_attention = true;
+	c.precision = CS_PREC_FP8;
+	c.moe_router_fusion = moe_kernel_cases[_i].router_fused;
+	c.moe_permute_fusion = moe_kernel_cases[_i].permute_fused;
+	if (moe_kernel_cases[_i].pad) {
+		c.moe_capacity = 1.0;
+		c.moe_pad = true;
+	}
+	double T = 4096.0, h = 2048.0, local = 2.0, recv = T * 2.0; /* top-2 copies, balanced */
+	cs_layer_op ops[MAXOPS];
+	int n = cs_model_block_ops(&m, &c, true, CS_PASS_FWD, ops, MAXOPS);
+	ck_assert_int_eq(op_named(ops, n, "moe_router")->kernels, moe_kernel_cases[_i].router);
+	ck_assert_int_eq(op_named(ops, n, "moe_permute")->kernels, moe_kernel_cases[_i].permute);
+	ck_assert_int_eq(op_named(ops, n, "moe_unpermute")->kernels, moe_kernel_cases[_i].unpermute);
+	const cs_layer_op *sort = op_named(ops, n, "moe_sort_chunks");
+	ck_assert_int_eq(sort->kernels, moe_kernel_cases[_i].sort);
+	ck_assert(rel(sort->bytes, 2.0 * recv * h * 2.0) < 1e-12);
+	ck_assert_int_eq(op_named(ops, n, "expert_up")->kernels, (int)local);
+	ck_assert_int_eq(op_named(ops, n, "expert_down")->kernels, (int)local);
+	cs_quant q = cs_quant_recipe(CS_PREC_FP8, 0);
+	const cs_layer_op *cast = op_named(ops, n, "fp8_cast_expert_in");
+	ck_assert_int_eq(cast->kernels, (int)local);
+	ck_assert(rel(cast->bytes, q.cast * recv * h) < 1e-12);
+	ck_assert(rel(op_named(ops, n, "fp8_cast_expert_act")->bytes, q.cast * recv * 1408.0) < 1e-12);
+	int waits = 0;
+	for (int i = 0; i < n; i++) {
+		if (!ops[i].host_sync)
+			continue;
+		waits++;
+		bool named = false;
+		for (int s = 0; s < 2; s++)
+			named |= moe_kernel_cases[_i].sync[s] && strcmp(ops[i].name, moe_kernel_cases[_i].sync[s]) == 0;
+		ck_assert_msg(named, "the host waits before '%s'", ops[i].name);
+	}
+	ck_assert_int_eq(waits, (moe_kernel_cases[_i].sync[0] != NULL) + (moe_kernel_cases[_i].sync[1] != NULL));
+	ck_assert_int_eq(op_named(ops, n, "ep_counts_ag") != NULL, !moe_kernel_cases[_i].pad);
+	/* the backward waits for nothing: every size is known by then */
+	n = cs_model_block_ops(&m, &c, true, CS_PASS_BWD_INPUT, ops, MAXOPS);
+	ck_assert_int_eq(op_named(ops, n, "moe_router_bwd")->kernels, moe_kernel_cases[_i].router_bwd);
+	ck_assert_int_eq(op_named(ops, n, "expert_down_dgrad")->kernels, (int)local);
+	ck_assert(rel(op_named(ops, n, "fp8_cast_expert_act_grad")->bytes, q.cast * recv * 2.0 * 1408.0) < 1e-12);
+	for (int i = 0; i < n; i++)
+		ck_assert(!ops[i].host_sync);
+	n = cs_model_block_ops(&m, &c, true, CS_PASS_BWD_WEIGHT, ops, MAXOPS);
+	ck_assert_int_eq(op_named(ops, n, "expert_up_wgrad")->kernels, (int)local);
 }
 END_TEST
 
@@ -1069,7 +1148,7 @@ START_TEST(test_recompute_moe_and_latent_modules)
 	c.recompute = CS_RECOMPUTE_SELECTIVE;
 	c.recompute_modules = CS_RCM_MOE;
 	tally r = block(&m, &c, true, CS_PASS_RECOMPUTE);
-	ck_assert_int_eq(r.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 2);
+	ck_assert_int_eq(r.colls[CS_COLL_ALL_TO_ALL][CS_COMM_EP], 3); /* tokens both ways, probabilities */
 	/* the router's and the shared expert's per token, the routed experts'
 	 * on the busiest rank (T top_k tokens over 32 local experts, 32 of them) */
 	double want = T * (2 * h * 256 + 2 * 3 * h * ef) + 2 * 3 * T * 8 * h * ef;
@@ -1342,6 +1421,8 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_latent_attention_tp_comm_points, 0, N(tp_cases));
 	tcase_add_test(tc, test_fp8_dispatch_halves_the_sends_to_the_experts);
 	tcase_add_test(tc, test_capacity_caps_and_pads_the_experts);
+	tcase_add_loop_test(tc, test_moe_layer_kernels_and_host_waits, 0,
+			    (int)(sizeof moe_kernel_cases / sizeof moe_kernel_cases[0]));
 	tcase_add_test(tc, test_cp_ring_interleaves_send_recv_with_blocks);
 	tcase_add_loop_test(tc, test_moe_all_to_all_and_imbalance, 0, N(imbalance_cases));
 	tcase_add_loop_test(tc, test_moe_folded_experts_by_closed_form, 0, sizeof fold_cases / sizeof fold_cases[0]);

@@ -494,14 +494,18 @@ static const struct { const char *scenario, *golden; const char *set[4]; } golde
 	 * gathered under sequence parallelism instead of the hidden state */
 	{ "3d-llama3-70b-64gpu", "3d-llama3-70b-64gpu-mla",
 	  { "model.kv_heads=64", "model.kv_lora_rank=512", "model.q_lora_rank=1536" } },
-	/* DeepEP's dispatch and combine, a token's experts on at most 2 of the 4 nodes */
 	/* the experts folded over the tensor-parallel ranks (etp 1, ep 32 over tp 2 x 16 dp) */
 	{ "moe-qwen3-235b-256gpu", "moe-qwen3-235b-256gpu", { NULL } },
 	/* expert TP 2 inside tp 2: the dispatched tokens gathered over it */
 	{ "moe-deepseek-ep", "moe-deepseek-ep-etp2",
 	  { "parallelism.tp=2", "parallelism.sequence_parallel=true", "parallelism.ep=16", "parallelism.etp=2" } },
+	/* DeepEP's dispatch and combine, a token's experts on at most 2 of the 4 nodes */
 	{ "moe-deepseek-ep", "moe-deepseek-ep-deepep",
 	  { "parallelism.moe_dispatcher=deepep", "parallelism.moe_node_limit=2" } },
+	/* padded to capacity, the MoE layer's kernels fused: no host wait */
+	{ "moe-deepseek-ep", "moe-deepseek-ep-pad-fused",
+	  { "parallelism.moe_capacity_factor=1.25", "parallelism.moe_pad_to_capacity=true",
+	    "parallelism.moe_router_fusion=true", "parallelism.moe_permute_fusion=true" } },
 	/* Blackwell's block-scaled recipes on NeMo's B200 Llama 3 8B */
 	{ "validation/nemo/nemo2502-llama3-8b-fp8-b200-8gpu", "nemo-b200-llama3-8b-mxfp8",
 	  { "training.precision=mxfp8", "fleet=ideal" } },

@@ -403,6 +403,14 @@ static const cs_config_key keys[] = {
 	K("parallelism.moe_pad_to_capacity", CS_KIND_BOOL, parallel.moe_pad, 0, 0, false, NULL, "false",
 	  "every expert's input padded to its capacity (--moe-pad-expert-input-to-capacity): "
 	  "each expert computes, and each all-to-all sends, the capacity"),
+	K("parallelism.moe_router_fusion", CS_KIND_BOOL, parallel.moe_router_fusion, 0, 0, false, NULL,
+	  "false",
+	  "the router's score function, top-k and auxiliary loss in Transformer Engine's fused "
+	  "kernels (--moe-router-fusion), not PyTorch's"),
+	K("parallelism.moe_permute_fusion", CS_KIND_BOOL, parallel.moe_permute_fusion, 0, 0, false, NULL,
+	  "false",
+	  "the tokens' permutations around the experts in Transformer Engine's fused kernels "
+	  "(--moe-permute-fusion), not PyTorch's masked_select and scatter_add"),
 
 	K("collectives.algorithm", CS_KIND_ENUM, coll.algorithm, 0, 0, false, algo_names, "auto",
 	  "auto | ring | tree | nvls | nvls_tree | hierarchical | torus (on a torus: rings "

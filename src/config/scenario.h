@@ -364,10 +364,12 @@ typedef struct cs_parallel_spec {
 	cs_cp_kind cp_kind;
 	double expert_imbalance; /* busiest expert rank's load / mean, >= 1 */
 	cs_moe_dispatcher moe_dispatcher;
-	int64_t moe_node_limit; /* deepep: nodes a token's experts lie on, 0 any */
-	double moe_capacity;    /* an expert's tokens at most this times the mean, the rest
+	int64_t moe_node_limit;  /* deepep: nodes a token's experts lie on, 0 any */
+	double moe_capacity;     /* an expert's tokens at most this times the mean, the rest
 	                         * dropped; 0 dropless */
-	bool moe_pad;           /* every expert's input padded to its capacity */
+	bool moe_pad;            /* every expert's input padded to its capacity */
+	bool moe_router_fusion;  /* the router's top-k, softmax and aux loss in fused kernels */
+	bool moe_permute_fusion; /* the token permutations in fused kernels */
 } cs_parallel_spec;
 
 /*

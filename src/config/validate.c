@@ -415,6 +415,12 @@ static cs_status check_plan(cs__checker *c)
 		return cs__config_fail(c, "parallelism.moe_capacity_factor", "parallelism.moe_dispatcher",
 				       "'parallelism.moe_capacity_factor' with the deepep dispatcher: "
 				       "DeepEP's dispatch is dropless (Megatron-LM's flex dispatcher)");
+	if (p->moe_router_fusion && m->experts == 0)
+		return cs__config_fail(c, "parallelism.moe_router_fusion", NULL,
+				       "'parallelism.moe_router_fusion' needs a model with experts");
+	if (p->moe_permute_fusion && m->experts == 0)
+		return cs__config_fail(c, "parallelism.moe_permute_fusion", NULL,
+				       "'parallelism.moe_permute_fusion' needs a model with experts");
 	if (p->moe_pad && !(p->moe_capacity > 0))
 		return cs__config_fail(c, "parallelism.moe_pad_to_capacity", NULL,
 				       "'parallelism.moe_pad_to_capacity' needs "

@@ -79,9 +79,12 @@ typedef struct cs_layer_ctx {         /* what divides one micro-batch's work on 
 	cs_cp_kind cp_kind;
 	cs_precision precision;
 	double expert_imbalance;
-	double moe_capacity;   /* the experts' capacity over their mean share, 0 dropless */
-	bool moe_pad;          /* every expert's input padded to its capacity */
-	bool moe_fp8_dispatch; /* tokens to their experts, and the gradients before the expert
+	double moe_capacity;     /* the experts' capacity over their mean share, 0 dropless */
+	bool moe_pad;            /* every expert's input padded to its capacity */
+	bool moe_router_fusion;  /* the router's kernels fused (Megatron-Core's --moe-router-fusion) */
+	bool moe_permute_fusion; /* the permutations' kernels fused (--moe-permute-fusion) */
+	bool moe_deepep;         /* DeepEP's dispatch and combine (Megatron-Core's flex dispatcher) */
+	bool moe_fp8_dispatch;   /* tokens to their experts, and the gradients before the expert
 	                        * down projections back, sent in fp8 (DeepEP; DeepSeek-V3
 	                        * section 3.3.4); the combines in 16 bits */
 	bool dropout;
@@ -109,6 +112,8 @@ typedef struct cs_layer_op {
 	uint8_t mem;            /* MEMBOUND: cs_mem_kind, whose measured bandwidth times it */
 	bool attn_bwd;          /* ATTN: the backward kernel */
 	bool linear;            /* GEMM: a linear layer's (fp8 under Transformer Engine's recipe) */
+	bool host_sync;         /* the host waits for the GPU's queue to drain before issuing
+	                         * this op (a device-to-host read of the routing's counts) */
 	int head_dim;           /* ATTN */
 	double attn_seq;        /* ATTN: tokens per sequence the kernel sees */
 	double attn_bh;         /* ATTN: sequences x query heads on this rank */

@@ -191,6 +191,7 @@ typedef struct moe_dims {
 	                * over (1: none); unfolded 1, the whole TP group's tokens routed */
 	double a2a;    /* all-to-all send buffer */
 	double a2a_to; /* of the sends to the experts (dispatch, the combine's backward) */
+	double probs;  /* the routing probabilities sent beside the tokens (fp32) */
 } moe_dims;
 
 static moe_dims moe_init(const blk *B)
@@ -220,6 +221,7 @@ static moe_dims moe_init(const blk *B)
 	e.shared = (double)B->m->expert_ffn / B->d.tp * (double)B->m->shared_experts;
 	e.a2a = e.routed * k * sent * B->d.h * B->d.ab;
 	e.a2a_to = B->c->moe_fp8_dispatch ? e.routed * k * sent * B->d.h : e.a2a;
+	e.probs = e.routed * k * sent * 4.0;
 	return e;
 }
 
@@ -244,6 +246,136 @@ static void etp_comm(blk *B, const char *name, int coll, const moe_dims *e)
 		B->l->out[B->l->n - 1].expert_tp = true;
 }
 
+/*
+ * The MoE layer around its experts as Megatron-Core runs it (Megatron-Core
+ * 0.15: transformer/moe/router.py TopKRouter, moe_utils.py permute,
+ * unpermute and sort_chunks_by_idxs, token_dispatcher.py
+ * MoEAlltoAllTokenDispatcher; Transformer Engine 2.x GroupedLinear and its
+ * fused router and permutation kernels), the kernels each step launches:
+ *  - the router after its GEMM: unfused, the score function, top-k, the
+ *    probabilities' and the routing map's scatters (zeros and scatter
+ *    each), and the auxiliary loss's own scores, top-k, scatter,
+ *    reductions and scalings; fused (--moe-router-fusion), TE's top-k with
+ *    its score function, the aux loss's scores and the aux loss;
+ *  - the dispatcher's preprocessing: the tokens per expert (a reduction of
+ *    the routing map and its cast), the splits' reductions, the counts'
+ *    all-gather over the expert-parallel group and the device-to-host
+ *    copies of the splits; padded to capacity, one fill;
+ *  - the permutation: unfused, the map's transpose, an index range, two
+ *    masked_selects (a nonzero and a gather each) for the tokens' indices
+ *    and the probabilities, and the tokens' index_select; fused, TE's row
+ *    map (three kernels) and its permute;
+ *  - the chunks sorted by local expert after the dispatch and back before
+ *    the combine (a cat of the tokens and of the probabilities; fused one
+ *    kernel each way); DeepEP's flex dispatcher permutes after its dispatch
+ *    instead, and counts inside it;
+ *  - the experts: one GEMM per local expert in each grouped linear layer
+ *    (TE's multi-stream cuBLAS), each input quantized per expert under a
+ *    recipe;
+ *  - the unpermutation: unfused, the probabilities' transpose and
+ *    masked_select, their product, a zero fill and the scatter_add; fused,
+ *    TE's unpermute with the probabilities merged.
+ * The backward launches the autograd of each. A dropless layer reads the
+ * tokens per expert on the host: the all-to-all's splits and the grouped
+ * GEMMs' sizes are host lists, so the host waits for the GPU to finish the
+ * routing before it issues what follows (the dispatcher's event
+ * synchronisation before the all-to-all, or the masked_select's nonzero in
+ * the unfused permutation, which the unfused unpermutation repeats); padded
+ * to capacity, every size is known and nothing waits.
+ */
+enum {
+	ROUTER_FWD = 15,
+	ROUTER_BWD = 10,
+	ROUTER_FUSED = 3, /* each way */
+	PREPROCESS = 11,  /* with a dispatch; 3 without (the counts and their copy) */
+	PERMUTE = 10,
+	PERMUTE_FUSED = 4,
+	PERMUTE_BWD = 4,
+	SORT = 2,
+	UNPERMUTE = 7,
+	UNPERMUTE_BWD = 5,
+	FUSED = 1 /* a fused permutation kernel's other direction, a fused sort */
+};
+
+/* The op at `at` makes the host wait for the GPU before it is issued. */
+static void host_sync_at(blk *B, int at)
+{
+	if (at >= 0 && at < B->l->n && at < B->l->cap)
+		B->l->out[at].host_sync = true;
+}
+
+/* A grouped linear layer's GEMM over the local experts (forward, input
+ * gradient or weight gradient), one kernel each. */
+static void expert_gemm(blk *B, int which, const char *name, double m, double n, double k, double local)
+{
+	int at = B->l->n;
+	if (which == 0)
+		fgemm(B, name, m, n, k, local);
+	else if (which == 1)
+		dgemm(B, name, m, n, k, local);
+	else
+		wgrad(B, name, m, n, k, local);
+	for (; at < B->l->n && at < B->l->cap; at++)
+		if (B->l->out[at].cls == CS_OPC_GEMM)
+			B->l->out[at].kernels = (int)local;
+}
+
+/* A grouped linear layer's input quantized per local expert under a recipe. */
+static void expert_cast(blk *B, const char *name, double n, double local)
+{
+	double bytes = B->q.cast;
+	if (cs_prec_is_recipe(B->c->precision) && bytes > 0.0)
+		cs__mem(B->l, name, CS_MEM_COPY, bytes * n, (int)local);
+}
+
+/* A step of the router or the dispatcher: `k` kernels, each reading or
+ * writing one tokens x experts tensor of `eb` bytes an element. */
+static void moe_small(blk *B, const char *name, double rows, double eb, int k)
+{
+	cs__mem(B->l, name, CS_MEM_COPY, (double)k * rows * (double)B->m->experts * eb, k);
+}
+
+/* Whether the dispatcher exchanges tokens between ranks (Megatron-Core's
+ * ep_size > 1 or tp_size > 1), so its preprocessing gathers the counts. */
+static bool moe_dispatches(const blk *B, const moe_dims *e)
+{
+	return B->c->ep > 1 || e->etp > 1.0 || (!B->c->moe_folded && B->d.tp > 1.0);
+}
+
+/* The router, the dispatcher's preprocessing and the permutation; returns
+ * the op before which the host waits for the GPU (-1: none). */
+static int moe_route_fwd(blk *B, const moe_dims *e)
+{
+	bool rf = B->c->moe_router_fusion, pf = B->c->moe_permute_fusion;
+	bool pad = B->c->moe_pad && B->c->moe_capacity > 0.0;
+	bool disp = moe_dispatches(B, e);
+	fgemm(B, "router", e->routed, (double)B->m->experts, B->d.h, 1);
+	moe_small(B, "moe_router", e->routed, 4.0, rf ? ROUTER_FUSED : ROUTER_FWD);
+	/* DeepEP counts the tokens inside its dispatch (its notify kernel) */
+	bool counts = disp && !pad && !B->c->moe_deepep;
+	moe_small(B, "moe_preprocess", e->routed, 1.0, pad ? 1 : counts ? PREPROCESS : 3);
+	if (counts)
+		cs__comm(B->l, "ep_counts_ag", CS_COMM_EP, CS_COLL_ALL_GATHER,
+			 (double)B->m->experts * 8.0 * (double)(B->c->ep > 1 ? B->c->ep : 1));
+	int at = B->l->n;
+	cs__mem(B->l, "moe_permute", CS_MEM_COPY, 2.0 * e->a2a, pf ? PERMUTE_FUSED : PERMUTE);
+	/* unfused, the permutation's masked_select waits; fused, the event
+	 * before the all-to-all (or before the experts when nothing is sent) */
+	return pad ? -1 : pf ? at + 1 : at;
+}
+
+/* The received tokens sorted by local expert, or (`back`) restored. */
+static void moe_sort(blk *B, const char *name, const moe_dims *e, bool probs)
+{
+	/* DeepEP delivers a rank's tokens unsorted and the permutation after it
+	 * sorts them (Megatron-Core's _DeepepManager), which the permutation
+	 * before the dispatch stands for */
+	if (e->local <= 1.0 || !moe_dispatches(B, e) || B->c->moe_deepep)
+		return;
+	int k = B->c->moe_permute_fusion ? FUSED : probs ? SORT : SORT - 1;
+	cs__mem(B->l, name, CS_MEM_COPY, 2.0 * e->tokens * e->local * B->d.h * B->d.ab, k);
+}
+
 static void mlp_fwd(blk *B, bool moe)
 {
 	const cs__dims *d = &B->d;
@@ -259,18 +391,28 @@ static void mlp_fwd(blk *B, bool moe)
 		return;
 	}
 	moe_dims e = moe_init(B);
-	fgemm(B, "router", e.routed, (double)B->m->experts, d->h, 1);
-	cs__mem(B->l, "moe_permute", CS_MEM_COPY, 2.0 * e.a2a, 1);
-	if (B->c->ep > 1)
+	bool pf = B->c->moe_permute_fusion, pad = B->c->moe_pad && B->c->moe_capacity > 0.0;
+	int sync = moe_route_fwd(B, &e);
+	if (B->c->ep > 1) {
 		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
+		cs__comm(B->l, "ep_dispatch_probs", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.probs);
+	}
 	etp_comm(B, "etp_ag_dispatch", CS_COLL_ALL_GATHER, &e);
-	fgemm(B, "expert_up", e.tokens, g * e.ffn, d->h, e.local);
+	moe_sort(B, "moe_sort_chunks", &e, true);
+	if (!B->c->moe_fp8_dispatch)
+		expert_cast(B, "fp8_cast_expert_in", e.tokens * e.local * d->h, e.local);
+	expert_gemm(B, 0, "expert_up", e.tokens, g * e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act", e.tokens * e.local * e.ffn, false);
-	fgemm(B, "expert_down", e.tokens, d->h, e.ffn, e.local);
+	expert_cast(B, "fp8_cast_expert_act", e.tokens * e.local * e.ffn, e.local);
+	expert_gemm(B, 0, "expert_down", e.tokens, d->h, e.ffn, e.local);
+	moe_sort(B, "moe_unsort_chunks", &e, false);
 	etp_comm(B, "etp_rs_combine", CS_COLL_REDUCE_SCATTER, &e);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_combine", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
-	cs__mem(B->l, "moe_unpermute", CS_MEM_COPY, 2.0 * e.a2a, 1);
+	cs__mem(B->l, "moe_unpermute", CS_MEM_COPY, 2.0 * e.a2a, pf ? FUSED : UNPERMUTE);
+	if (!pf && !pad) /* its masked_select's nonzero */
+		host_sync_at(B, B->l->n - 1);
+	host_sync_at(B, sync);
 	if (B->m->shared_experts > 0) {
 		double f = e.shared;
 		fgemm(B, "shared_up", d->tokens, g * f, d->h, 1);
@@ -299,17 +441,26 @@ static void mlp_bwd_input(blk *B, bool moe)
 		cs__act(B->l, B->m, d, "shared_act_bwd", d->tokens * f, true);
 		dgemm(B, "shared_up_dgrad", d->tokens, d->h, g * f, 1);
 	}
-	cs__mem(B->l, "moe_unpermute_bwd", CS_MEM_COPY, 2.0 * e.a2a, 1);
+	bool pf = B->c->moe_permute_fusion;
+	cs__mem(B->l, "moe_unpermute_bwd", CS_MEM_COPY, 2.0 * e.a2a, pf ? FUSED : UNPERMUTE_BWD);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_combine_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
 	etp_comm(B, "etp_ag_combine_bwd", CS_COLL_ALL_GATHER, &e);
-	dgemm(B, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local);
+	moe_sort(B, "moe_unsort_chunks_bwd", &e, false);
+	if (!B->c->moe_fp8_dispatch)
+		expert_cast(B, "fp8_cast_expert_grad", e.tokens * e.local * d->h, e.local);
+	expert_gemm(B, 1, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act_bwd", e.tokens * e.local * e.ffn, true);
-	dgemm(B, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local);
+	expert_cast(B, "fp8_cast_expert_act_grad", e.tokens * e.local * g * e.ffn, e.local);
+	expert_gemm(B, 1, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local);
+	moe_sort(B, "moe_sort_chunks_bwd", &e, true);
 	etp_comm(B, "etp_rs_dispatch_bwd", CS_COLL_REDUCE_SCATTER, &e);
-	if (B->c->ep > 1)
+	if (B->c->ep > 1) {
 		cs__comm(B->l, "ep_dispatch_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
-	cs__mem(B->l, "moe_permute_bwd", CS_MEM_COPY, 2.0 * e.a2a, 1);
+		cs__comm(B->l, "ep_dispatch_probs_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.probs);
+	}
+	cs__mem(B->l, "moe_permute_bwd", CS_MEM_COPY, 2.0 * e.a2a, pf ? FUSED : PERMUTE_BWD);
+	moe_small(B, "moe_router_bwd", e.routed, 4.0, B->c->moe_router_fusion ? ROUTER_FUSED : ROUTER_BWD);
 	dgemm(B, "router_dgrad", e.routed, d->h, (double)B->m->experts, 1);
 }
 
@@ -330,8 +481,8 @@ static void mlp_bwd_weight(blk *B, bool moe)
 		wgrad(B, "shared_down_wgrad", f, d->h, d->tokens, 1);
 		wgrad(B, "shared_up_wgrad", d->h, g * f, d->tokens, 1);
 	}
-	wgrad(B, "expert_down_wgrad", e.ffn, d->h, e.tokens, e.local);
-	wgrad(B, "expert_up_wgrad", d->h, g * e.ffn, e.tokens, e.local);
+	expert_gemm(B, 2, "expert_down_wgrad", e.ffn, d->h, e.tokens, e.local);
+	expert_gemm(B, 2, "expert_up_wgrad", d->h, g * e.ffn, e.tokens, e.local);
 	wgrad(B, "router_wgrad", d->h, (double)B->m->experts, e.routed, 1);
 }
 

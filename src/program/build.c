@@ -476,6 +476,9 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		.expert_imbalance = sc->parallel.expert_imbalance,
 		.moe_capacity = sc->parallel.moe_capacity,
 		.moe_pad = sc->parallel.moe_pad,
+		.moe_router_fusion = sc->parallel.moe_router_fusion,
+		.moe_permute_fusion = sc->parallel.moe_permute_fusion,
+		.moe_deepep = sc->parallel.moe_dispatcher == CS_MOE_DEEPEP,
 		.moe_fp8_dispatch = sc->parallel.moe_dispatcher == CS_MOE_DEEPEP &&
 				    cs_prec_is_low(sc->training.precision),
 		.dropout = sc->training.dropout,

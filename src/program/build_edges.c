@@ -37,8 +37,7 @@ enum { LOSS_BYTES = 8, NORM_BYTES = 4 }; /* fp32 [loss, tokens]; one fp32 */
 
 static int megatron(const cs_builder *b) { return b->sc->training.framework == CS_FW_MEGATRON; }
 
-/* The host waits for the GPU's queue to drain. */
-static void host_sync(cs_builder *b)
+void cs__host_sync(cs_builder *b)
 {
 	if (b->launch_ns <= 0.0)
 		return; /* no host model */
@@ -89,7 +88,7 @@ static int host_checks(cs_builder *b, cs_phase phase, int micro)
 	for (int i = 0; i < 2; i++) {
 		if (add_kernel(b, &chk, phase, micro))
 			return -1;
-		host_sync(b);
+		cs__host_sync(b);
 	}
 	return 0;
 }
@@ -150,7 +149,7 @@ static int reduce_stat(cs_builder *b)
 			return -1;
 		if (mk > 0)
 			cs__pending(b, CS_STREAM_DP, mk);
-		host_sync(b);
+		cs__host_sync(b);
 		return 0;
 	}
 	cs_sharding sh = b->sc->parallel.sharding;

@@ -85,6 +85,12 @@ static int frag_from_ops(cs_frag *f, const cs_builder *b, const cs_layer_op *ops
 	double issued = 0.0; /* kernels of the segment issued before the op */
 	for (int i = 0; i < n; i++) {
 		const cs_layer_op *op = &ops[i];
+		if (op->host_sync && b->launch_ns > 0.0) {
+			cs_frag_item y = { .is_sync = 1 };
+			if ((have && frag_push(f, &cur)) || frag_push(f, &y))
+				return -1;
+			have = 0;
+		}
 		if (op->cls == CS_OPC_COMM) {
 			int64_t deg = op->expert_tp                 ? b->ctx.etp
 				      : op->comm_kind == CS_COMM_CP ? b->sc->parallel.cp
@@ -198,6 +204,10 @@ int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, in
 	cs_stream deferred_stream = CS_STREAM_TP;
 	for (int i = 0; i < f->n; i++) {
 		const cs_frag_item *it = &f->items[i];
+		if (it->is_sync) {
+			cs__host_sync(b);
+			continue;
+		}
 		if (it->is_comm) {
 			cs_stream s = comm_stream(it->comm);
 			cs_op op = { .kind = CS_OP_COLL,

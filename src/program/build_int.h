@@ -21,6 +21,7 @@ typedef struct cs_frag_item {
 	double flops;
 	double bytes; /* collective: bytes per rank */
 	uint8_t is_comm;
+	uint8_t is_sync;    /* the host waits here for the GPU's queue to drain */
 	uint8_t comm;       /* cs_comm_kind */
 	uint8_t group;      /* collective: its cs_group_kind */
 	uint8_t coll;       /* cs_coll_op */
@@ -123,6 +124,10 @@ int32_t cs__add_segment(cs_builder *b, cs_op *op, const int64_t *class_ns, const
  * per launch: its first or its last kernel's launches less the GPU time
  * before that kernel (its kernels equal shares of `ns`). */
 int64_t cs__host_need(double launch_ns, double issued, int64_t before, double kernels, int64_t ns);
+/* The host waits for the GPU's queue to drain (a synchronisation or a
+ * device-to-host read): it resumes `sync_ns` after the compute stream's
+ * last kernel (nothing without a host model). */
+void cs__host_sync(cs_builder *b);
 /* Whether virtual stage `k` runs on the stage being built. */
 static inline bool cs__runs_here(const cs_builder *b, int64_t k)
 {
