@@ -2,7 +2,8 @@
  * test_edges.c - the step's edges (training.step_edges, training.grad_clip):
  * the kernels' bytes and counts against their closed forms, the groups
  * their collectives use, the ops each framework adds to the programs, the
- * GPU's idle after each host synchronisation, and the host's lead a
+ * GPU's idle after each host synchronisation (the MoE layer's wait for its
+ * counts among them), and the host's lead a
  * segment of kernels needs.
  */
 #include <check.h>
@@ -219,6 +220,42 @@ START_TEST(host_syncs_idle_the_gpu_by_closed_form)
 }
 END_TEST
 
+/* Mixtral's MoE layer on one GPU, two layers, four micro-batches, the
+ * permutations fused: dropless, the host reads the tokens per expert
+ * before the grouped GEMMs (Megatron-Core's before_finish), once a layer's
+ * forward, and the first expert GEMM reaches the GPU a launch after the
+ * host resumes: 2 x 4 x (sync + launch) more host idle than padded to
+ * capacity, where nothing waits (the GEMMs after it are long enough for
+ * the host to regain its lead at once). */
+START_TEST(moe_host_waits_idle_the_gpu_by_closed_form)
+{
+	static const char *text =
+		"cluster: {gpu: h200-sxm-141g, nodes: 1, gpus_per_node: 1}\n"
+		"model: {preset: mixtral-8x7b, layers: 2}\n"
+		"training: {seq_len: 4096, micro_batch: 1, global_batch: 4}\n"
+		"parallelism: {moe_permute_fusion: true, moe_router_fusion: true, moe_capacity_factor: 1}\n";
+	cs_kprof *prof = NULL;
+	cs_diag diag = { { 0 } };
+	ck_assert_int_eq(cs_kprof_load("h200-sxm", &prof, &diag), CS_OK);
+	int64_t host[2];
+	for (int pad = 0; pad < 2; pad++) {
+		const char *set[] = { pad ? "parallelism.moe_pad_to_capacity=true" : "parallelism.moe_pad_to_capacity=false" };
+		cs_scenario *sc = cs_test_load(text, set, 1);
+		cs_mesh mesh;
+		cs_mesh_init(&mesh, &sc->parallel);
+		cs_program prog;
+		cs_program_init(&prog);
+		ck_assert_msg(cs_plan_build(sc, &mesh, prof, &prog, &diag) == CS_OK, "%s", diag.msg);
+		host[pad] = prog.class_ns[CS_COMPUTE_HOST];
+		cs_program_free(&prog);
+		cs_scenario_free(sc);
+	}
+	int64_t sync = (int64_t)(cs_kprof_sync_ns(prof) + 0.5), launch = (int64_t)(cs_kprof_eager_launch_ns(prof) + 0.5);
+	ck_assert_int_eq(host[0] - host[1], 2 * 4 * (sync + launch));
+	cs_kprof_free(prof);
+}
+END_TEST
+
 /* A segment of a 100 us kernel then ten of 1 us, 12.5 us per launch: the
  * GPU runs the first from 12.5 us to 112.5, the next nine back to back to
  * 121.5, and waits for the last, issued at 137.5: the segment ends at
@@ -285,6 +322,7 @@ static Suite *edges_suite(void)
 	tcase_add_test(tc, model_parallel_and_world_groups);
 	tcase_add_loop_test(tc, edges_add_each_frameworks_ops, 0, N(prog_cases));
 	tcase_add_test(tc, host_syncs_idle_the_gpu_by_closed_form);
+	tcase_add_test(tc, moe_host_waits_idle_the_gpu_by_closed_form);
 	tcase_add_test(tc, host_lead_inside_a_segment);
 	tcase_add_test(tc, bad_switch_is_refused_where_written);
 	suite_add_tcase(s, tc);
