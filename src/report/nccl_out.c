@@ -8,9 +8,11 @@
 #include "report/nccl_out.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ingest/nccltests.h"
+#include "report/svg.h"
 
 /* nccl-tests' data types and their sizes. */
 static const struct {
@@ -372,4 +374,118 @@ int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char 
 	jstr(f, now);
 	fputc('}', f);
 	return ferror(f) ? -1 : 0;
+}
+
+/* ---- the chart --------------------------------------------------------------- */
+
+#define CH_W 860.0
+#define CH_H 480.0
+#define CH_LEFT 80.0
+#define CH_RIGHT 190.0
+#define CH_TOP 50.0
+#define CH_BOTTOM 70.0
+#define CH_LINES 16 /* algorithm and protocol pairs drawn */
+
+typedef struct point {
+	double bytes, busbw;
+	int line;
+} point;
+
+typedef struct chart {
+	point *p;
+	int64_t n, cap;
+	bool done; /* the first pass of sizes is over */
+	const char *name[CH_LINES];
+	const char *proto[CH_LINES];
+	int lines;
+	bool nomem;
+} chart;
+
+static void chart_row(void *arg, const cs_nccl_run *r, const row *w)
+{
+	chart *c = arg;
+	if (c->done || (c->n && w->bytes <= c->p[c->n - 1].bytes)) {
+		c->done = true;
+		return;
+	}
+	const char *an = cs_coll_choice_name(r->op, &w->ch), *pn = cs_coll_proto_name(w->ch.proto);
+	int line = 0;
+	while (line < c->lines && (strcmp(c->name[line], an) || strcmp(c->proto[line], pn)))
+		line++;
+	if (line == c->lines && c->lines < CH_LINES) {
+		c->name[line] = an;
+		c->proto[line] = pn;
+		c->lines++;
+	}
+	if (c->n == c->cap) {
+		int64_t cap = c->cap ? 2 * c->cap : 64;
+		point *p = realloc(c->p, (size_t)cap * sizeof *p);
+		if (!p) {
+			c->nomem = c->done = true;
+			return;
+		}
+		c->p = p;
+		c->cap = cap;
+	}
+	c->p[c->n++] = (point){ w->bytes, w->busbw, line < c->lines ? line : -1 };
+}
+
+int cs_nccl_write_svg(FILE *f, const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked)
+{
+	chart c = { 0 };
+	rows(r, coll, asked, chart_row, &c, NULL);
+	if (c.nomem || !c.n) {
+		free(c.p);
+		return -1;
+	}
+	double lo = c.p[0].bytes, hi = c.p[c.n - 1].bytes, top = 0;
+	for (int64_t i = 0; i < c.n; i++)
+		top = fmax(top, c.p[i].busbw);
+	cs__svg_axis x, y;
+	cs__svg_axis_log(&x, lo, hi, CH_LEFT + 10, CH_W - CH_RIGHT - 10, 2);
+	cs__svg_axis_lin(&y, 0, top, CH_H - CH_BOTTOM, CH_TOP);
+	char title[256];
+	snprintf(title, sizeof title, "%s bus bandwidth on %lld GPUs (%s, %s)", cs_coll_op_name(r->op),
+		 (long long)r->n, dtypes[r->all_dtypes ? all_order[0] : r->dtype].name,
+		 cs_nccltests_name(r->op));
+	cs__svg_begin(f, CH_W, CH_H);
+	cs__svg_text(f, (CH_LEFT + CH_W - CH_RIGHT) / 2, 26, "text-anchor=\"middle\" font-size=\"15\"",
+		     title);
+	cs__svg_yaxis(f, &y, CH_LEFT, CH_W - CH_RIGHT, "bus bandwidth (GB/s)", NULL);
+	cs__svg_xaxis(f, &x, CH_H - CH_BOTTOM, CH_TOP, "message size (bytes, log scale)", cs__svg_fmt_bytes);
+	/* each line through its points, broken where another pair takes over */
+	for (int l = 0; l < c.lines; l++) {
+		const char *colour = cs__svg_colour((size_t)l);
+		bool open = false;
+		for (int64_t i = 0; i < c.n; i++) {
+			if (c.p[i].line != l) {
+				if (open)
+					fputs("\"/>\n", f);
+				open = false;
+				continue;
+			}
+			double px = cs__svg_pos(&x, c.p[i].bytes), py = cs__svg_pos(&y, c.p[i].busbw);
+			if (!open)
+				fprintf(f,
+					"<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+					colour);
+			fprintf(f, "%s%.2f,%.2f", open ? " " : "", px, py);
+			open = true;
+		}
+		if (open)
+			fputs("\"/>\n", f);
+		for (int64_t i = 0; i < c.n; i++)
+			if (c.p[i].line == l)
+				fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n",
+					cs__svg_pos(&x, c.p[i].bytes), cs__svg_pos(&y, c.p[i].busbw), colour);
+	}
+	cs__svg_text(f, CH_W - CH_RIGHT + 20, CH_TOP, "font-weight=\"bold\"", "algorithm, protocol");
+	for (int l = 0; l < c.lines; l++) {
+		char label[96];
+		snprintf(label, sizeof label, "%s, %s", c.name[l], c.proto[l]);
+		cs__svg_key(f, CH_W - CH_RIGHT + 20, CH_TOP + 22 + 18.0 * l, cs__svg_colour((size_t)l), false,
+			    label);
+	}
+	free(c.p);
+	return cs__svg_end(f);
 }

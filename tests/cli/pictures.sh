@@ -1,0 +1,90 @@
+#!/bin/sh
+# Every picture the command line can write, rendered: each command's
+# --plot or --timeline run on a small input, the SVG turned into a PNG by
+# librsvg's rsvg-convert at its default size (the exit status checked, the
+# PNG's size the SVG's), and the SVG searched for its title and axis
+# labels. The list of pictures is checked against the commands' --help, so
+# a new picture option without a render here fails. Without rsvg-convert
+# (tools/setup.sh --test installs it), setup is tried; the test is skipped,
+# saying so, only where that cannot install it either.
+#   tests/cli/pictures.sh CLUSTERSIM SOURCE_ROOT
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+lib=$(cd "$(dirname "$0")" && pwd)/lib.sh
+root=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cd "$tmp" || exit 1
+
+fail=0
+# shellcheck source=tests/cli/lib.sh
+. "$lib"
+
+if ! command -v rsvg-convert >/dev/null 2>&1; then
+	"$root/tools/setup.sh" --test >setup.txt 2>&1
+	if ! command -v rsvg-convert >/dev/null 2>&1; then
+		echo "SKIP: rsvg-convert is not installed and 'tools/setup.sh --test' could not install it:" >&2
+		sed 's/^/  /' setup.txt >&2
+		exit 77
+	fi
+fi
+
+gpt=$root/scenarios/ddp-gpt-small.yaml
+covered=""
+
+# picture CMD OPTION FILE NEEDLE...: FILE (written by the command just run
+# with OPTION) renders, and each needle is a text of it
+picture() {
+	cmd=$1 opt=$2 svg=$3
+	shift 3
+	covered="$covered$cmd $opt
+"
+	[ -s "$svg" ] || { echo "FAIL: clustersim $cmd $opt wrote no '$svg'" >&2; fail=1; return; }
+	if ! rsvg-convert -o "$svg.png" "$svg" 2>render.txt; then
+		echo "FAIL: rsvg-convert cannot render $svg ($cmd $opt):" >&2
+		sed 's/^/  /' render.txt >&2
+		fail=1
+		return
+	fi
+	# the PNG's width and height (IHDR, bytes 16-23) are the SVG's
+	size=$(od -An -tu1 -j16 -N8 "$svg.png" | awk '{ print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8 }')
+	want=$(sed -n 's/.*<svg [^>]*width="\([0-9.]*\)" height="\([0-9.]*\)".*/\1x\2/p' "$svg" | head -1)
+	[ -n "$want" ] && [ "$size" = "$want" ] ||
+		{ echo "FAIL: $svg rendered at $size, not its size '$want'" >&2; fail=1; }
+	for needle in "$@"; do
+		grep -qF -e ">$needle" "$svg" ||
+			{ echo "FAIL: $svg ($cmd $opt) has no text '$needle'" >&2; fail=1; }
+	done
+}
+
+expect 0 pipeline --schedule zb-v --stages 4 --micro-batches 8 --timeline pipe.svg
+picture pipeline --timeline pipe.svg "zb-v: 4 stages, 8 micro-batches" "time (" "stage 0" "F forward"
+
+expect 0 run "$gpt" --timeline run.svg
+picture run --timeline run.svg "time (" "stage 0" "F forward"
+
+expect 0 sweep "$gpt" --vary cluster.scale_out.bandwidth=100Gb/s,400Gb/s \
+	--vary parallelism.data_parallel.bucket=1MiB,25MiB --out sweep.csv --plot sweep.svg --jobs 2
+picture sweep --plot sweep.svg "step time against bandwidth per NIC per direction" \
+	"bandwidth per NIC per direction (Gb/s)" "step time (s)" "gradient bucket cap"
+
+expect 0 goodput "$root/scenarios/llama3-405b-16k-goodput.yaml" --set simulate.fold=true \
+	--runs 4 --days 2 --plot goodput.svg --jobs 2
+picture goodput --plot goodput.svg "llama3-405b-16k-goodput: one sampled run" "days" "restart"
+
+expect 0 coll all_reduce_perf --gpu h100-sxm-80g --nodes 2 -b 1K -e 1G -f 4 --plot coll.svg
+picture coll --plot coll.svg "all_reduce bus bandwidth on 16 GPUs" "bus bandwidth (GB/s)" \
+	"message size (bytes, log scale)" "algorithm, protocol" "1 KiB"
+
+expect_err 2 "'--plot' and '--output_file' name one file" coll -b 1K -e 1M --plot one.svg -J one.svg
+expect_err 2 "'--plot' needs a file name" coll -b 1K -e 1M --plot ""
+
+# every picture option a command's --help names is rendered above
+for cmd in $("$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'); do
+	for opt in $("$bin" "$cmd" --help 2>/dev/null | grep -oE -- '--(plot|timeline) ' | sort -u); do
+		printf '%s' "$covered" | grep -qxF "$cmd $opt" ||
+			{ echo "FAIL: clustersim $cmd $opt draws a picture this test does not render" >&2; fail=1; }
+	done
+done
+
+exit $fail
