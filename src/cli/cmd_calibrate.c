@@ -33,7 +33,7 @@
 static const char calibrate_help[] =
 	"usage: clustersim calibrate TRACE.json[.gz]|FOLDER SCENARIO.yaml --out FILE [options]\n"
 	"   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
-	"                            [--op OP] [--set KEY=VALUE] [--force]\n"
+	"                            [--op OP] [--set KEY=VALUE] [--force] [--plot FILE.svg]\n"
 	"\n"
 	"Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
 	"trace of one GPU's training steps (or a FOLDER of one per GPU of the\n"
@@ -88,6 +88,8 @@ static const char calibrate_options[] =
 	"  --op OP             the collective FILE measured, when its header does not\n"
 	"                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
 	"                      broadcast, send_recv)\n"
+	"  --plot FILE.svg     with --nccl-tests: chart each size's measured bus\n"
+	"                      bandwidth beside the model's before and after the fit\n"
 	"  --force             write factors outside the plausible 0.2 to 5 (never\n"
 	"                      outside 0.05 to 20): class, kernel and shape factors\n"
 	"                      (refused without it: the trace is not of this\n"
@@ -106,7 +108,19 @@ static const char calibrate_options[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_CLASSES, O_OUT, O_NCCL, O_OP, O_FORCE, O_PROGRESS, O_NO_PROGRESS, O_HELP };
+enum {
+	O_SET = 1,
+	O_STEPS,
+	O_CLASSES,
+	O_OUT,
+	O_NCCL,
+	O_OP,
+	O_FORCE,
+	O_PLOT,
+	O_PROGRESS,
+	O_NO_PROGRESS,
+	O_HELP
+};
 
 static const cs_opt calibrate_opts[] = {
 	{ "set", 1, O_SET },
@@ -116,6 +130,7 @@ static const cs_opt calibrate_opts[] = {
 	{ "nccl-tests", 1, O_NCCL },
 	{ "op", 1, O_OP },
 	{ "force", 0, O_FORCE },
+	{ "plot", 1, O_PLOT },
 	{ "progress", 0, O_PROGRESS },
 	{ "no-progress", 0, O_NO_PROGRESS },
 	{ "help", 0, O_HELP },
@@ -125,6 +140,7 @@ static const cs_opt calibrate_opts[] = {
 typedef struct calibrate_args {
 	cs_trace_args in;
 	const char *out;
+	const char *plot; /* --plot FILE.svg */
 	const char *nccl; /* --nccl-tests FILE: calibrate the network */
 	int op;           /* --op, -1: the file's */
 	bool force;       /* write factors outside the plausible range */
@@ -152,6 +168,11 @@ static int parse(cs_args *a, calibrate_args *r)
 			r->out = val;
 			break;
 		case O_NCCL: r->nccl = val; break;
+		case O_PLOT:
+			if (!val[0] || strcmp(val, "-") == 0)
+				return cs_args_fail(a, "'--plot' needs a file name (got '%s')", val);
+			r->plot = val;
+			break;
 		case O_FORCE: r->force = true; break;
 		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
@@ -192,6 +213,8 @@ static int parse(cs_args *a, calibrate_args *r)
 			return 2;
 	} else if (r->op >= 0) {
 		return cs_args_fail(a, "'--op' is for '--nccl-tests'");
+	} else if (r->plot) {
+		return cs_args_fail(a, "'--plot' is for '--nccl-tests'");
 	} else if (cs_trace_args_check(a, &r->in)) {
 		return 2;
 	}
@@ -305,7 +328,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 4, NULL) != 0)
 		return 2;
 	if (r.nccl)
-		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force, r.progress);
+		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.plot, r.force, r.progress);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
 	cs_cli_progress pr;

@@ -86,4 +86,20 @@ int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char 
  * cycle's rows. 0, or -1 when memory runs out or f failed. */
 int cs_nccl_write_svg(FILE *f, const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked);
 
+/* One nccl-tests test beside the tuner: its sizes, the times measured and
+ * those the model gives before and after a fit, ns; bus_factor turns
+ * size over time into bus bandwidth. */
+typedef struct cs_nccl_fit_series {
+	const char *label; /* "all_reduce on 32 ranks" */
+	double bus_factor;
+	size_t n;
+	const double *bytes, *measured_ns, *before_ns, *after_ns;
+} cs_nccl_fit_series;
+
+/* The tests of a calibration as an SVG chart: bus bandwidth against size
+ * (log x), each test's measured sizes as dots beside the model's line
+ * before the fit (dashed) and after it (solid). 0, or -1 when f failed or
+ * memory ran out. */
+int cs_nccl_write_fit_svg(FILE *f, const char *title, const cs_nccl_fit_series *s, size_t n);
+
 #endif

@@ -79,6 +79,20 @@ picture coll --plot coll.svg "all_reduce bus bandwidth on 16 GPUs" "bus bandwidt
 expect_err 2 "'--plot' and '--output_file' name one file" coll -b 1K -e 1M --plot one.svg -J one.svg
 expect_err 2 "'--plot' needs a file name" coll -b 1K -e 1M --plot ""
 
+nccl=$root/tests/data/nccl-tests
+expect 0 calibrate --nccl-tests "$nccl/dgx-a100-4node-all_reduce.txt" "$root/scenarios/megatron-1t-3072gpu.yaml" \
+	--out net.yaml --plot calibrate.svg
+picture calibrate --plot calibrate.svg "megatron-1t-3072gpu: the network fitted to dgx-a100-4node-all_reduce.txt" \
+	"bus bandwidth (GB/s)" "message size (bytes, log scale)" "measured" "before the fit" "after the fit" \
+	"all_reduce on 32 ranks"
+# two tests of one file: a line each, both in the legend
+expect 0 calibrate --nccl-tests "$nccl/rtx5090-tagged-mpi-two-tests.txt" "$root/scenarios/3d-llama3-70b-64gpu.yaml" \
+	--out two.yaml --plot two.svg --force
+[ "$(grep -c '<polyline' two.svg)" -eq 4 ] || { echo "FAIL: calibrate --plot of two tests: not two lines each" >&2; fail=1; }
+has two.svg ">all_reduce on 2 ranks," ">all_gather on 2 ranks,"
+expect_err 2 "'--plot' is for '--nccl-tests'" calibrate "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" \
+	"$root/scenarios/h200-llama8l-h4096-s8192.yaml" --out c.yaml --plot c.svg
+
 # every picture option a command's --help names is rendered above
 for cmd in $("$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'); do
 	for opt in $("$bin" "$cmd" --help 2>/dev/null | grep -oE -- '--(plot|timeline) ' | sort -u); do
