@@ -27,7 +27,6 @@
 #include "hw/files.h"
 #include "ingest/nccltests.h"
 #include "report/nccl_out.h"
-#include "report/out.h"
 
 /* One test of the file with what the fit needs. */
 typedef struct measured {
@@ -234,6 +233,18 @@ static int plausible(const char *file, const cs_net_fit *fit, cs_calib_net bw, b
 	return force ? 0 : 2;
 }
 
+typedef struct fit_plot {
+	const char *title;
+	const cs_nccl_fit_series *s;
+	size_t n;
+} fit_plot;
+
+static int write_fit(FILE *f, const void *ctx)
+{
+	const fit_plot *p = ctx;
+	return cs_nccl_write_fit_svg(f, p->title, p->s, p->n);
+}
+
 /* --plot FILE: the chart of the fit, written atomically; 0, or 1 after
  * printing the problem. */
 static int write_plot(const char *path, const char *file, const cs_scenario *sc, const measured *m, size_t n,
@@ -242,8 +253,6 @@ static int write_plot(const char *path, const char *file, const cs_scenario *sc,
 	cs_nccl_fit_series *s = calloc(n, sizeof *s);
 	double **t = calloc(2 * n, sizeof *t);
 	char(*label)[96] = calloc(n, sizeof *label);
-	cs_diag diag = { { 0 } };
-	cs_out *o = NULL;
 	int rc = 1;
 	if (!s || !t || !label)
 		goto nomem;
@@ -268,20 +277,7 @@ static int write_plot(const char *path, const char *file, const cs_scenario *sc,
 	const char *base = strrchr(file, '/');
 	char title[256];
 	snprintf(title, sizeof title, "%s: the network fitted to %s", sc->name, base ? base + 1 : file);
-	if (!(o = cs_out_open(path, &diag))) {
-		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
-		goto done;
-	}
-	if (cs_nccl_write_fit_svg(cs_out_file(o), title, s, n) != 0) {
-		cs_out_abort(o);
-		fprintf(stderr, "clustersim calibrate: cannot write '%s'\n", path);
-		goto done;
-	}
-	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
-		goto done;
-	}
-	rc = 0;
+	rc = cs_cli_write("calibrate", path, write_fit, &(fit_plot){ title, s, n });
 	goto done;
 nomem:
 	fprintf(stderr, "clustersim calibrate: out of memory\n");

@@ -578,31 +578,27 @@ static int ranks(args *a, int64_t gpus, int gpn, int64_t *n)
 	return 0;
 }
 
-/* nccl-tests' -J FILE (its JSON) or --plot FILE (the chart), written
- * atomically. */
-static int write_file(const char *path, bool svg, const cs_nccl_run *run, cs_coll *coll, cs_coll_algo asked)
+/* nccl-tests' -J FILE (its JSON) or --plot FILE (the chart). */
+typedef struct output {
+	const cs_nccl_run *run;
+	cs_coll *coll;
+	cs_coll_algo asked;
+} output;
+
+static int write_json(FILE *f, const void *ctx)
 {
-	cs_diag diag = { { 0 } };
-	cs_out *o = cs_out_open(path, &diag);
-	if (!o) {
-		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
-		return CS_ERR_SIM;
-	}
+	const output *o = ctx;
 	char now[64];
 	time_t t = time(NULL);
 	struct tm tm;
 	strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-	if ((svg ? cs_nccl_write_svg(cs_out_file(o), run, coll, asked)
-		 : cs_nccl_write_json(cs_out_file(o), run, coll, now)) != 0) {
-		cs_out_abort(o);
-		fprintf(stderr, "clustersim coll: cannot write '%s'\n", path);
-		return CS_ERR_SIM;
-	}
-	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
-		return CS_ERR_SIM;
-	}
-	return 0;
+	return cs_nccl_write_json(f, o->run, o->coll, now);
+}
+
+static int write_svg(FILE *f, const void *ctx)
+{
+	const output *o = ctx;
+	return cs_nccl_write_svg(f, o->run, o->coll, o->asked);
 }
 
 int cs_cmd_coll(int argc, char **argv)
@@ -623,18 +619,9 @@ int cs_cmd_coll(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	cs_diag diag = { { 0 } };
-	for (int k = 0; k < 2; k++) {
-		const char *path = k ? a.plot : a.json_file;
-		if (path && cs_out_check(path, (const char *const *)&a.scenario, 1, &diag) != 0) {
-			fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
-			return CS_ERR_INPUT;
-		}
-	}
-	if (a.plot && a.json_file && cs_out_same(a.plot, a.json_file)) {
-		fprintf(stderr, "clustersim coll: '--plot' and '--output_file' name one file, '%s'\n",
-			a.plot);
+	const char *outs[] = { a.json_file, a.plot };
+	if (cs_cli_check_outputs("coll", outs, 2, (const char *const *)&a.scenario, 1, NULL) != 0)
 		return CS_ERR_INPUT;
-	}
 	cs_scenario *sc = calloc(1, sizeof(*sc));
 	if (sc == NULL)
 		return nomem();
@@ -719,14 +706,14 @@ int cs_cmd_coll(int argc, char **argv)
 		if (argv[i] != a.test)
 			opts[run.argc++] = argv[i];
 	run.argv = opts;
-	cs_coll_algo asked = p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo;
-	rc = a.json_file ? write_file(a.json_file, false, &run, coll, asked) : 0;
+	output o = { &run, coll, p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo };
+	rc = a.json_file ? cs_cli_write("coll", a.json_file, write_json, &o) : 0;
 	if (!rc && a.plot)
-		rc = write_file(a.plot, true, &run, coll, asked);
+		rc = cs_cli_write("coll", a.plot, write_svg, &o);
 	free(opts);
 	if (rc)
 		goto out;
-	bool substituted = cs_nccl_write(stdout, a.json, &run, coll, asked);
+	bool substituted = cs_nccl_write(stdout, a.json, &run, coll, o.asked);
 	if (a.algo && p2p)
 		fprintf(stderr, "clustersim coll: warning: '--algo' does not apply to %s (point to point)\n",
 			cs_coll_op_name(op));

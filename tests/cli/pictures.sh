@@ -76,7 +76,7 @@ expect 0 coll all_reduce_perf --gpu h100-sxm-80g --nodes 2 -b 1K -e 1G -f 4 --pl
 picture coll --plot coll.svg "all_reduce bus bandwidth on 16 GPUs" "bus bandwidth (GB/s)" \
 	"message size (bytes, log scale)" "algorithm, protocol" "1 KiB"
 
-expect_err 2 "'--plot' and '--output_file' name one file" coll -b 1K -e 1M --plot one.svg -J one.svg
+expect_err 2 "'one.svg' is given for two outputs" coll -b 1K -e 1M --plot one.svg -J one.svg
 expect_err 2 "'--plot' needs a file name" coll -b 1K -e 1M --plot ""
 
 nccl=$root/tests/data/nccl-tests
@@ -90,8 +90,24 @@ expect 0 calibrate --nccl-tests "$nccl/rtx5090-tagged-mpi-two-tests.txt" "$root/
 	--out two.yaml --plot two.svg --force
 [ "$(grep -c '<polyline' two.svg)" -eq 4 ] || { echo "FAIL: calibrate --plot of two tests: not two lines each" >&2; fail=1; }
 has two.svg ">all_reduce on 2 ranks," ">all_gather on 2 ranks,"
-expect_err 2 "'--plot' is for '--nccl-tests'" calibrate "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" \
-	"$root/scenarios/h200-llama8l-h4096-s8192.yaml" --out c.yaml --plot c.svg
+
+trace=$root/tests/data/trace_llama8l-h4096-s8192.json.gz
+h200=$root/scenarios/h200-llama8l-h4096-s8192.yaml
+expect 0 compare "$trace" "$h200" --plot compare.svg
+picture compare --plot compare.svg \
+	"trace_llama8l-h4096-s8192.json.gz beside h200-llama8l-h4096-s8192: kernel time per step by class" \
+	"time per step (ms)" "trace (measured)" "simulated" "gemm" "step" "not simulated"
+# a bar of each side per class, the simulated ones with their error
+[ "$(grep -c '<rect [^>]*fill="#1f77b4"><title>simulated:' compare.svg)" -eq 7 ] ||
+	{ echo "FAIL: compare --plot: not one simulated bar per simulated row" >&2; fail=1; }
+grep -q '>+[0-9.]* %</text>' compare.svg || { echo "FAIL: compare --plot: no error beside a bar" >&2; fail=1; }
+# calibrate from the trace: a third bar, after the fit
+expect 0 calibrate "$trace" "$h200" --out trace.yaml --plot fit.svg
+picture calibrate --plot fit.svg "time per step (ms)" "simulated before calibration" "simulated after calibration"
+[ "$(grep -c '<title>simulated after calibration:' fit.svg)" -eq 7 ] ||
+	{ echo "FAIL: calibrate --plot: not one bar after the fit per simulated row" >&2; fail=1; }
+expect_err 2 "'--plot' needs a file name" compare "$trace" "$h200" --plot -
+expect_err 2 "'same.svg' is given for two outputs" calibrate "$trace" "$h200" --out same.svg --plot same.svg
 
 # every picture option a command's --help names is rendered above
 for cmd in $("$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'); do
