@@ -109,6 +109,19 @@ picture calibrate --plot fit.svg "time per step (ms)" "simulated before calibrat
 expect_err 2 "'--plot' needs a file name" compare "$trace" "$h200" --plot -
 expect_err 2 "'same.svg' is given for two outputs" calibrate "$trace" "$h200" --out same.svg --plot same.svg
 
+expect 0 plan "$root/scenarios/ddp-llama2-7b-2node.yaml" --top 12 --plot plan.svg --jobs 2
+picture plan --plot plan.svg "ddp-llama2-7b-2node: the 12 best of" "step time (s)" "memory per GPU (GB)" "HBM" \
+	"budget 90 %" "the chosen plan (the fastest)" "1. tp 1 cp 1 pp 1 dp 16"
+# a row per plan, the first (chosen) and the heuristic's (its rank in the text) marked
+[ "$(grep -c '<title>step ' plan.svg)" -eq 12 ] || { echo "FAIL: plan --plot: not a bar per plan" >&2; fail=1; }
+grep -q 'fill="#d62728"><title>step ' plan.svg && grep -q '>[0-9.]* s, chosen</text>' plan.svg ||
+	{ echo "FAIL: plan --plot: the chosen plan is not marked" >&2; fail=1; }
+expect 0 plan "$root/scenarios/ddp-llama2-7b-2node.yaml" --top 12 --jobs 2
+rank=$(sed -n 's/^ *rank \([0-9]*\) of .*/\1/p' out.txt)
+[ -n "$rank" ] && [ "$rank" -le 12 ] && grep -q ">$rank\. .*</text>" plan.svg &&
+	grep -q '>[0-9.]* s, heuristic</text>' plan.svg ||
+	{ echo "FAIL: plan --plot: the heuristic's plan (rank '$rank') is not marked" >&2; fail=1; }
+
 # every picture option a command's --help names is rendered above
 for cmd in $("$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'); do
 	for opt in $("$bin" "$cmd" --help 2>/dev/null | grep -oE -- '--(plot|timeline) ' | sort -u); do
