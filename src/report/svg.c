@@ -80,7 +80,8 @@ int cs_svg_pipeline(FILE *f, const cs_pipe_result *res, double ticks_per_unit, c
 {
 	double per_op =
 		res->n_spans > 0 && res->stages > 0 ? (double)res->n_spans / (double)res->stages : 1.0;
-	double width = fmin(1600.0, fmax(640.0, per_op * 22.0));
+	double width =
+		fmin(1600.0, fmax(640.0, per_op * (res->chunks > 1 ? 30.0 : 22.0))); /* room for "m.c" */
 	double plot_h = (double)res->stages * SVG_ROW;
 	double height = SVG_TOP + plot_h + (res->chunks > 1 ? 110 : 90);
 	double scale = res->makespan > 0 ? width / (double)res->makespan : 0.0;
