@@ -932,15 +932,31 @@ static int count_of(const char *s, const char *what)
 
 /* coll's chart (report/nccl_out.h): a dot per row, a line per run of sizes
  * one algorithm and protocol take, each pair once in the legend. */
+/* The tuner of `nodes` H100 servers and the group of their first n GPUs. */
+typedef struct tuner {
+	cs_cluster_spec c;
+	cs_topo *topo;
+	cs_coll *co;
+	cs_group_shape g;
+} tuner;
+
+static void tuner_open(tuner *t, int nodes, int64_t n)
+{
+	cs_coll_spec spec = { .contention = 1 };
+	t->c = h100_cluster(nodes);
+	t->topo = cs_topo_new(&t->c);
+	t->co = cs_coll_new(&t->c, &spec);
+	ck_assert(t->topo && t->co);
+	t->g = cs_topo_group(t->topo, 0, 1, n);
+}
+
 START_TEST(chart_has_a_line_per_algorithm_and_protocol)
 {
-	cs_cluster_spec c = h100_cluster(2);
-	cs_coll_spec spec = { .contention = 1 };
-	cs_topo *topo = cs_topo_new(&c);
-	cs_coll *co = cs_coll_new(&c, &spec);
-	ck_assert(topo && co);
-	cs_group_shape g = cs_topo_group(topo, 0, 1, 16);
-	cs_nccl_run r = { .c = &c, .op = CS_COLL_ALL_REDUCE, .g = &g, .n = 16, .min = 1024,
+	tuner t;
+	tuner_open(&t, 2, 16);
+	cs_coll *co = t.co;
+	cs_group_shape g = t.g;
+	cs_nccl_run r = { .c = &t.c, .op = CS_COLL_ALL_REDUCE, .g = &g, .n = 16, .min = 1024,
 			  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = 0 };
 	/* the runs and pairs the tuner picks, size by size */
 	char pairs[16][64], last[64] = "";
@@ -972,8 +988,8 @@ START_TEST(chart_has_a_line_per_algorithm_and_protocol)
 		ck_assert_msg(count_of(svg, pairs[k]) == 1, "'%s' is not once in the legend", pairs[k]);
 	ck_assert_ptr_nonnull(strstr(svg, ">all_reduce bus bandwidth on 16 GPUs (float, all_reduce_perf)</text>"));
 	free(svg);
-	cs_coll_free(co);
-	cs_topo_free(topo);
+	cs_coll_free(t.co);
+	cs_topo_free(t.topo);
 }
 END_TEST
 
