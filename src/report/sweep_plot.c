@@ -177,7 +177,8 @@ static void place_x(const cs_sweep *sw, double *xpos)
 	}
 }
 
-/* Series s's values of the keys after the first, ", " between. */
+/* Series s's values of the keys after the first, ", " between; with one
+ * key, the metric's name. */
 static void series_label(const cs_sweep *sw, size_t s, const char *metric, char *buf, size_t n)
 {
 	size_t len = 0;
@@ -301,7 +302,7 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 					   LEGEND_CHARS - 2);
 	}
 	for (size_t s = 0; s < nseries && s < MAX_LEGEND; s++) {
-		series_label(sw, s, metric, line, sizeof line);
+		series_label(sw, s, yname, line, sizeof line);
 		cs__svg_key(f, W - RIGHT + 20, ly + 6 + 18.0 * (double)s, cs__svg_colour(s), false, line);
 	}
 	if (nseries > MAX_LEGEND)
