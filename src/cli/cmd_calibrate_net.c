@@ -264,8 +264,10 @@ static int write_plot(const char *path, const char *file, const cs_scenario *sc,
 			t[2 * k][i] = (double)cs_coll_time(before, m[k].op, &m[k].g, m[k].bytes[i], NULL);
 			t[2 * k + 1][i] = (double)cs_coll_time(after, m[k].op, &m[k].g, m[k].bytes[i], NULL);
 		}
-		snprintf(label[k], sizeof label[k], "%s on %lld ranks%s%.0d", cs_coll_op_name(m[k].op),
-			 (long long)m[k].t->nranks, n > 1 ? ", line " : "", n > 1 ? m[k].t->line : 0);
+		int len = snprintf(label[k], sizeof label[k], "%s on %lld ranks", cs_coll_op_name(m[k].op),
+				   (long long)m[k].t->nranks);
+		if (n > 1) /* which test of the file */
+			snprintf(label[k] + len, sizeof label[k] - (size_t)len, ", line %d", m[k].t->line);
 		s[k] = (cs_nccl_fit_series){ .label = label[k],
 					     .bus_factor = cs_coll_bus_factor(m[k].op, m[k].t->nranks),
 					     .n = rows,
@@ -309,7 +311,7 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 		goto done;
 	}
 	const char *outs[] = { out, plot };
-	if (cs_cli_check_outputs("calibrate", outs, plot ? 2 : 1, NULL, 0, sc) != 0)
+	if (cs_cli_check_outputs("calibrate", outs, 2, NULL, 0, sc) != 0)
 		goto done;
 	m = calloc(set.n, sizeof *m);
 	series = calloc(set.n, sizeof *series);

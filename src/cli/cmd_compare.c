@@ -181,6 +181,11 @@ int cs_cmd_compare(int argc, char **argv)
 		fprintf(stderr, "clustersim compare: %s\n", CS_CLEAN(diag));
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
+	/* the scenario's own kernel profile and calibration are inputs too */
+	if (r.plot && cs_cli_check_outputs("compare", outs, 1, ins, 3, c.sc) != 0) {
+		cs_compare_close(&c);
+		return 2;
+	}
 	char why[2048];
 	if (cs_compare_device(&c, why, sizeof why))
 		fprintf(stderr, "clustersim compare: warning: %s: %s\n", r.in.trace, why);
@@ -198,12 +203,8 @@ int cs_cmd_compare(int argc, char **argv)
 	else
 		cs_compare_write_text(stdout, &c, r.in.trace, r.in.steps > 0);
 	int rc = 0;
-	if (r.plot) {
-		const char *trace = r.in.trace;
-		if ((rc = cs_cli_check_outputs("compare", outs, 1, ins, 3, c.sc)) == 0 &&
-		    (rc = cs_cli_write("compare", r.plot, write_plot, &(plot){ &c, trace })) == 0)
-			cs_cli_wrote(r.progress, r.plot);
-	}
+	if (r.plot && (rc = cs_cli_write("compare", r.plot, write_plot, &(plot){ &c, r.in.trace })) == 0)
+		cs_cli_wrote(r.progress, r.plot);
 	cs_compare_close(&c);
 	return rc;
 }
