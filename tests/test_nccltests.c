@@ -922,6 +922,104 @@ START_TEST(all_types_and_reductions_in_order)
 }
 END_TEST
 
+static int count_of(const char *s, const char *what)
+{
+	int n = 0;
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/* coll's chart (report/nccl_out.h): a dot per row, a line per run of sizes
+ * one algorithm and protocol take, each pair once in the legend. */
+/* The tuner of `nodes` H100 servers and the group of their first n GPUs. */
+typedef struct tuner {
+	cs_cluster_spec c;
+	cs_topo *topo;
+	cs_coll *co;
+	cs_group_shape g;
+} tuner;
+
+static void tuner_open(tuner *t, int nodes, int64_t n)
+{
+	cs_coll_spec spec = { .contention = 1 };
+	t->c = h100_cluster(nodes);
+	t->topo = cs_topo_new(&t->c);
+	t->co = cs_coll_new(&t->c, &spec);
+	ck_assert(t->topo && t->co);
+	t->g = cs_topo_group(t->topo, 0, 1, n);
+}
+
+START_TEST(chart_has_a_line_per_algorithm_and_protocol)
+{
+	tuner t;
+	tuner_open(&t, 2, 16);
+	cs_coll *co = t.co;
+	cs_group_shape g = t.g;
+	cs_nccl_run r = { .c = &t.c, .op = CS_COLL_ALL_REDUCE, .g = &g, .n = 16, .min = 1024,
+			  .max = 1 << 30, .factor = 4, .dtype = 0, .redop = 0 };
+	/* the runs and pairs the tuner picks, size by size */
+	char pairs[16][64], last[64] = "";
+	int npairs = 0, runs = 0;
+	for (double b = 1024; b <= (1 << 30); b *= 4) {
+		cs_coll_choice ch;
+		cs_coll_time(co, CS_COLL_ALL_REDUCE, &g, b, &ch);
+		char pair[64];
+		snprintf(pair, sizeof pair, ">%s, %s</text>", cs_coll_choice_name(CS_COLL_ALL_REDUCE, &ch),
+			 cs_coll_proto_name(ch.proto));
+		runs += strcmp(pair, last) != 0;
+		snprintf(last, sizeof last, "%s", pair);
+		int seen = 0;
+		for (int k = 0; k < npairs; k++)
+			seen |= !strcmp(pairs[k], pair);
+		if (!seen)
+			snprintf(pairs[npairs++], sizeof pairs[0], "%s", pair);
+	}
+	ck_assert_int_ge(npairs, 2); /* the tuner switches in this range */
+	char *svg = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&svg, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(cs_nccl_write_svg(f, &r, co, CS_ALGO_AUTO), 0);
+	fclose(f);
+	ck_assert_int_eq(count_of(svg, "<circle"), 11);
+	ck_assert_int_ge(count_of(svg, "<polyline"), runs);
+	for (int k = 0; k < npairs; k++)
+		ck_assert_msg(count_of(svg, pairs[k]) == 1, "'%s' is not once in the legend", pairs[k]);
+	ck_assert_ptr_nonnull(strstr(svg, ">all_reduce bus bandwidth on 16 GPUs (float, all_reduce_perf)</text>"));
+	free(svg);
+	cs_coll_free(t.co);
+	cs_topo_free(t.topo);
+}
+END_TEST
+
+/* calibrate's chart: per test a ring per size measured and two lines, the
+ * model before (dashed) and after; the tests named in the legend. */
+START_TEST(fit_chart_has_the_measured_points_and_both_models)
+{
+	double bytes[3] = { 1e6, 1e7, 1e8 }, measured[3] = { 100e3, 300e3, 2e6 };
+	double before[3] = { 90e3, 280e3, 2.1e6 }, after[3] = { 101e3, 299e3, 2e6 };
+	cs_nccl_fit_series s[2] = {
+		{ "all_reduce on 8 ranks", 1.75, 3, bytes, measured, before, after },
+		{ "all_gather on 8 ranks", 0.875, 2, bytes, measured, before, after },
+	};
+	char *svg = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&svg, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(cs_nccl_write_fit_svg(f, "a fit", s, 2), 0);
+	fclose(f);
+	ck_assert_int_eq(count_of(svg, "<circle"), 3 + 2 + 1); /* and the legend's */
+	ck_assert_int_eq(count_of(svg, "<polyline"), 4);
+	ck_assert_int_eq(count_of(svg, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" stroke-dasharray"), 1);
+	ck_assert_ptr_nonnull(strstr(svg, ">all_gather on 8 ranks</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, ">before the fit</text>"));
+	/* the highest point, 1e8 B in 2 ms at 1.75: 87.5 GB/s, under the axis' top */
+	ck_assert_ptr_nonnull(strstr(svg, ">100</text>"));
+	free(svg);
+}
+END_TEST
+
 static Suite *nccltests_suite(void)
 {
 	Suite *s = suite_create("nccltests");
@@ -947,6 +1045,8 @@ static Suite *nccltests_suite(void)
 			    (int)(sizeof bad_json / sizeof bad_json[0]));
 	tcase_add_test(tc, json_group_is_processes_times_gpus);
 	tcase_add_test(tc, gpu_family_match);
+	tcase_add_test(tc, chart_has_a_line_per_algorithm_and_protocol);
+	tcase_add_test(tc, fit_chart_has_the_measured_points_and_both_models);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fit");
 	tcase_set_timeout(tc, 60);

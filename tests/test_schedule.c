@@ -386,6 +386,92 @@ START_TEST(report_has_the_run)
 }
 END_TEST
 
+/* The charts' primitives (report/svg.h): the axes' ranges, their ticks and
+ * what a cut axis says, byte labels, wrapped text. */
+static char *drawn_axis(const cs__svg_axis *a, bool vertical, cs__svg_fmt *fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	if (vertical)
+		cs__svg_yaxis(f, a, 80, 500, "speed (m/s)", fmt);
+	else
+		cs__svg_xaxis(f, a, 400, 50, "size", fmt);
+	fclose(f);
+	return buf;
+}
+
+static const struct {
+	double lo, hi;
+	double from, to; /* the axis */
+	bool cut;
+} lin_rows[] = {
+	{ 0.98, 1.0, 0.975, 1.0, true },   /* 2 %: a round value just below the data */
+	{ 100, 102, 99.5, 102, true },
+	{ 0.3, 1.1, 0, 1.2, false },       /* the data below half the top: from 0 */
+	{ 5, 5, 0, 5, false },             /* one value: from 0 */
+	{ -3, 7, -4, 8, false },           /* through 0 */
+};
+
+START_TEST(linear_axis_starts_near_close_data_and_says_so)
+{
+	cs__svg_axis a;
+	cs__svg_axis_lin(&a, lin_rows[_i].lo, lin_rows[_i].hi, 400, 50);
+	ck_assert_double_eq_tol(a.lo, lin_rows[_i].from, 1e-9);
+	ck_assert_double_eq_tol(a.hi, lin_rows[_i].to, 1e-9);
+	ck_assert_int_eq(a.cut, lin_rows[_i].cut);
+	ck_assert_double_eq_tol(cs__svg_pos(&a, a.lo), 400, 1e-9);
+	ck_assert_double_eq_tol(cs__svg_pos(&a, a.hi), 50, 1e-9);
+	char *svg = drawn_axis(&a, true, NULL);
+	ck_assert_int_eq(strstr(svg, "speed (m/s); the axis does not start at 0</text>") != NULL, lin_rows[_i].cut);
+	ck_assert_int_eq(strstr(svg, "<path d=") != NULL, lin_rows[_i].cut); /* the break */
+	free(svg);
+}
+END_TEST
+
+START_TEST(log_axis_ticks_bytes_at_powers_of_two)
+{
+	cs__svg_axis a;
+	cs__svg_axis_log(&a, 8, 8.0 * 1024 * 1024 * 1024, 100, 700, 2);
+	ck_assert_double_eq(a.lo, 8);
+	ck_assert_double_eq(a.hi, 8.0 * 1024 * 1024 * 1024);
+	ck_assert_double_eq_tol(cs__svg_pos(&a, 8.0 * 1024 * 1024), 100 + 600 * 20.0 / 30.0, 1e-9);
+	char *svg = drawn_axis(&a, false, cs__svg_fmt_bytes);
+	/* 2^3 to 2^33, every 8x: 11 ticks, labelled in binary units */
+	int ticks = 0;
+	for (const char *q = svg; (q = strstr(q, "text-anchor=\"middle\">")); q++)
+		ticks++;
+	ck_assert_int_eq(ticks, 11 + 1); /* and the axis's label */
+	ck_assert_ptr_nonnull(strstr(svg, ">8 B</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, ">32 KiB</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, ">8 GiB</text>"));
+	ck_assert_ptr_null(strstr(svg, "does not start at 0"));
+	free(svg);
+	cs__svg_axis_log(&a, 3, 2000, 0, 1, 10);
+	ck_assert_double_eq(a.lo, 1);
+	ck_assert_double_eq(a.hi, 10000);
+	ck_assert_double_eq(a.step, 10);
+}
+END_TEST
+
+START_TEST(long_text_wraps_at_spaces)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(cs__svg_lines(f, 0, 10, 16, "", "down:up bandwidth ratio at the leaf tier & more", 20), 3);
+	ck_assert_int_eq(cs__svg_lines(f, 0, 10, 16, "", "an_unbroken_word_longer_than_the_width", 10), 1);
+	fclose(f);
+	ck_assert_str_eq(buf, "<text x=\"0.00\" y=\"10.00\">down:up bandwidth</text>\n"
+			      "<text x=\"0.00\" y=\"26.00\">ratio at the leaf</text>\n"
+			      "<text x=\"0.00\" y=\"42.00\">tier &amp; more</text>\n"
+			      "<text x=\"0.00\" y=\"10.00\">an_unbroken_word_longer_than_the_width</text>\n");
+	free(buf);
+}
+END_TEST
+
 static Suite *schedule_suite(void)
 {
 	Suite *s = suite_create("schedule");
@@ -424,6 +510,12 @@ static Suite *schedule_suite(void)
 	tc = tcase_create("svg_timeline");
 	tcase_add_test(tc, timeline_has_one_box_per_op);
 	tcase_add_test(tc, report_has_the_run);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("svg_chart");
+	tcase_add_loop_test(tc, linear_axis_starts_near_close_data_and_says_so, 0, NROWS(lin_rows));
+	tcase_add_test(tc, log_axis_ticks_bytes_at_powers_of_two);
+	tcase_add_test(tc, long_text_wraps_at_spaces);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,6 +4,7 @@
  * and the SVG chart.
  */
 #include <check.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,6 +502,100 @@ START_TEST(plot_is_well_formed_with_a_line_per_series)
 }
 END_TEST
 
+/* The plot of the metric over the --vary specs, as a string to free. */
+static char *plot(const char *const *vary, const char *metric)
+{
+	cs_sweep *sw = make(vary);
+	run(sw, 2, 0, 0);
+	char *buf = NULL;
+	size_t len = 0;
+	cs_diag d;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(cs_sweep_plot(sw, metric, f, &d), 0);
+	fclose(f);
+	cs_sweep_free(sw);
+	ck_assert_msg(well_formed(buf), "%s", buf);
+	return buf;
+}
+
+/* The dots' heights, in the order drawn; returns how many (at most cap). */
+static int dots(const char *svg, double *cy, int cap)
+{
+	int n = 0;
+	for (const char *s = svg; n < cap && (s = strstr(s, "<circle cx=\"")); s++)
+		ck_assert_int_eq(sscanf(strstr(s, "cy=\""), "cy=\"%lf\"", &cy[n++]), 1);
+	return n;
+}
+
+/* The text of the first <text> element holding `needle`, into buf. */
+static int text_with(const char *svg, const char *needle, char *buf, size_t n)
+{
+	const char *hit = strstr(svg, needle);
+	if (!hit)
+		return 0;
+	const char *open = hit, *close = strstr(hit, "</text>");
+	while (open > svg && *open != '>')
+		open--;
+	snprintf(buf, n, "%.*s", (int)(close - open - 1), open + 1);
+	return 1;
+}
+
+/* A difference of 0.02 % between the buckets' step times: the y axis starts
+ * near the data, says so, and the two lines are far apart. */
+START_TEST(plot_of_a_narrow_range_does_not_start_at_zero)
+{
+	const char *vary[] = { "parallelism.data_parallel.bucket=1MiB,25MiB", NULL };
+	char *svg = plot(vary, "step_time_s");
+	double cy[2];
+	ck_assert_int_eq(dots(svg, cy, 2), 2);
+	ck_assert_msg(fabs(cy[0] - cy[1]) > 100, "the points are %g px apart", fabs(cy[0] - cy[1]));
+	ck_assert_ptr_nonnull(strstr(svg, "step time (s); the axis does not start at 0</text>"));
+	ck_assert_ptr_null(strstr(svg, ">0</text>"));
+	free(svg);
+}
+END_TEST
+
+/* Step times four times the batch makes about four times as long: the
+ * axis starts at 0 and says nothing of it. */
+START_TEST(plot_of_a_wide_range_starts_at_zero)
+{
+	const char *vary[] = { "training.global_batch=32,128", NULL };
+	char *svg = plot(vary, "step_time_s");
+	ck_assert_ptr_null(strstr(svg, "does not start at 0"));
+	ck_assert_ptr_nonnull(strstr(svg, ">0</text>"));
+	free(svg);
+}
+END_TEST
+
+/* Axes in words with their units, the raw names under the title, and a
+ * legend title of two long key names wrapped into lines that fit. */
+START_TEST(plot_labels_name_keys_in_words_and_wrap_the_legend)
+{
+	const char *vary[] = { "cluster.scale_out.bandwidth=100Gb/s,400Gb/s",
+			       "cluster.fabric.leaf_oversubscription=1,2",
+			       "parallelism.data_parallel.overlap=true,false", NULL };
+	char *svg = plot(vary, "tokens_per_s"), line[256];
+	ck_assert(text_with(svg, ">bandwidth per NIC per direction (Gb/s)</", line, sizeof line));
+	ck_assert(text_with(svg, ">throughput (tokens/s)", line, sizeof line));
+	ck_assert(text_with(svg, ">throughput against bandwidth per NIC per direction</", line, sizeof line));
+	ck_assert(text_with(svg, ">tokens_per_s against cluster.scale_out.bandwidth</", line, sizeof line));
+	/* the legend's title: both keys' descriptions whole, no line too long */
+	char title[512] = "";
+	int lines = 0;
+	for (const char *s = svg; (s = strstr(s, "font-weight=\"bold\">")); s++, lines++) {
+		const char *t = strchr(s, '>') + 1;
+		size_t len = (size_t)(strstr(t, "</text>") - t);
+		ck_assert_msg(len <= 32, "a legend title line of %zu characters: %.*s", len, (int)len, t);
+		snprintf(title + strlen(title), sizeof title - strlen(title), "%s%.*s", lines ? " " : "", (int)len,
+			 t);
+	}
+	ck_assert_int_ge(lines, 3);
+	ck_assert_str_eq(title, "down:up bandwidth ratio at the leaf tier, overlap gradient reduction with backward");
+	ck_assert(text_with(svg, ">2, false</", line, sizeof line));
+	free(svg);
+}
+END_TEST
+
 START_TEST(plot_refuses_an_unknown_metric)
 {
 	const char *vary[] = { "training.micro_batch=1,2", NULL };
@@ -541,6 +636,9 @@ static Suite *sweep_suite(void)
 	tcase_add_loop_test(tc, xml_check_itself_can_fail, 0, ROWS(xml_rows));
 	tcase_add_loop_test(tc, plot_is_well_formed_with_a_line_per_series, 0, ROWS(plot_rows));
 	tcase_add_test(tc, plot_refuses_an_unknown_metric);
+	tcase_add_test(tc, plot_of_a_narrow_range_does_not_start_at_zero);
+	tcase_add_test(tc, plot_of_a_wide_range_starts_at_zero);
+	tcase_add_test(tc, plot_labels_name_keys_in_words_and_wrap_the_legend);
 	suite_add_tcase(s, tc);
 	return s;
 }

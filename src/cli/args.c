@@ -299,3 +299,23 @@ char *cs_cli_clean(char *msg, size_t cap)
 	msg[n] = 0;
 	return msg;
 }
+
+int cs_cli_write(const char *cmd, const char *path, cs_cli_writer *write, const void *ctx)
+{
+	cs_diag diag = { { 0 } };
+	cs_out *o = cs_out_open(path, &diag);
+	if (!o) {
+		fprintf(stderr, "clustersim %s: %s\n", cmd, CS_CLEAN(diag));
+		return 1;
+	}
+	if (write(cs_out_file(o), ctx) != 0) {
+		cs_out_abort(o);
+		fprintf(stderr, "clustersim %s: cannot write '%s'\n", cmd, path);
+		return 1;
+	}
+	if (cs_out_commit(o, &diag) != 0) {
+		fprintf(stderr, "clustersim %s: %s\n", cmd, CS_CLEAN(diag));
+		return 1;
+	}
+	return 0;
+}

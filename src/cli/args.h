@@ -114,4 +114,10 @@ char *cs_cli_clean(char *msg, size_t cap);
 int cs_cli_check_outputs(const char *cmd, const char *const *outs, size_t nouts, const char *const *inputs,
 			 size_t ninputs, const cs_scenario *sc);
 
+/* Write `path` atomically (report/out.h) with write(f, ctx), which returns
+ * 0, or -1 when it could not. 0, or 1 after printing "clustersim CMD:
+ * <message>". */
+typedef int cs_cli_writer(FILE *f, const void *ctx);
+int cs_cli_write(const char *cmd, const char *path, cs_cli_writer *write, const void *ctx);
+
 #endif

@@ -18,9 +18,10 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 
 /* `calibrate --nccl-tests FILE SCENARIO --out OUT` (cmd_calibrate_net.c):
  * forced_op < 0 takes the op from the file; `force` writes factors outside
- * the plausible range; `progress` (CS_PROGRESS_*) says whether "wrote OUT"
- * is printed. Returns the exit status. */
+ * the plausible range; `plot` (or NULL) the chart of the fit to write;
+ * `progress` (CS_PROGRESS_*) says whether "wrote OUT" is printed. Returns
+ * the exit status. */
 int cs__calibrate_nccl(const char *file, const cs_scenario_args *sc, int forced_op, const char *out,
-		       bool force, int progress);
+		       const char *plot, bool force, int progress);
 
 #endif

@@ -27,13 +27,14 @@
 #include "config/scenario.h"
 #include "hw/calib.h"
 #include "hw/files.h"
+#include "report/compare_out.h"
 #include "report/out.h"
 #include "study/compare.h"
 
 static const char calibrate_help[] =
 	"usage: clustersim calibrate TRACE.json[.gz]|FOLDER SCENARIO.yaml --out FILE [options]\n"
 	"   or: clustersim calibrate --nccl-tests OUTPUT.txt SCENARIO.yaml --out FILE\n"
-	"                            [--op OP] [--set KEY=VALUE] [--force]\n"
+	"                            [--op OP] [--set KEY=VALUE] [--force] [--plot FILE.svg]\n"
 	"\n"
 	"Fit SCENARIO's kernel-profile op times to a PyTorch profiler (Kineto)\n"
 	"trace of one GPU's training steps (or a FOLDER of one per GPU of the\n"
@@ -88,6 +89,9 @@ static const char calibrate_options[] =
 	"  --op OP             the collective FILE measured, when its header does not\n"
 	"                      say (all_reduce, reduce_scatter, all_gather, all_to_all,\n"
 	"                      broadcast, send_recv)\n"
+	"  --plot FILE.svg     chart the fit: per class, the trace's time beside the\n"
+	"                      simulated one before and after; with --nccl-tests, each\n"
+	"                      size's measured bus bandwidth beside the model's\n"
 	"  --force             write factors outside the plausible 0.2 to 5 (never\n"
 	"                      outside 0.05 to 20): class, kernel and shape factors\n"
 	"                      (refused without it: the trace is not of this\n"
@@ -106,7 +110,19 @@ static const char calibrate_options[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_CLASSES, O_OUT, O_NCCL, O_OP, O_FORCE, O_PROGRESS, O_NO_PROGRESS, O_HELP };
+enum {
+	O_SET = 1,
+	O_STEPS,
+	O_CLASSES,
+	O_OUT,
+	O_NCCL,
+	O_OP,
+	O_FORCE,
+	O_PLOT,
+	O_PROGRESS,
+	O_NO_PROGRESS,
+	O_HELP
+};
 
 static const cs_opt calibrate_opts[] = {
 	{ "set", 1, O_SET },
@@ -116,6 +132,7 @@ static const cs_opt calibrate_opts[] = {
 	{ "nccl-tests", 1, O_NCCL },
 	{ "op", 1, O_OP },
 	{ "force", 0, O_FORCE },
+	{ "plot", 1, O_PLOT },
 	{ "progress", 0, O_PROGRESS },
 	{ "no-progress", 0, O_NO_PROGRESS },
 	{ "help", 0, O_HELP },
@@ -125,6 +142,7 @@ static const cs_opt calibrate_opts[] = {
 typedef struct calibrate_args {
 	cs_trace_args in;
 	const char *out;
+	const char *plot; /* --plot FILE.svg */
 	const char *nccl; /* --nccl-tests FILE: calibrate the network */
 	int op;           /* --op, -1: the file's */
 	bool force;       /* write factors outside the plausible range */
@@ -152,6 +170,11 @@ static int parse(cs_args *a, calibrate_args *r)
 			r->out = val;
 			break;
 		case O_NCCL: r->nccl = val; break;
+		case O_PLOT:
+			if (!val[0] || strcmp(val, "-") == 0)
+				return cs_args_fail(a, "'--plot' needs a file name (got '%s')", val);
+			r->plot = val;
+			break;
 		case O_FORCE: r->force = true; break;
 		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
@@ -192,6 +215,7 @@ static int parse(cs_args *a, calibrate_args *r)
 			return 2;
 	} else if (r->op >= 0) {
 		return cs_args_fail(a, "'--op' is for '--nccl-tests'");
+
 	} else if (cs_trace_args_check(a, &r->in)) {
 		return 2;
 	}
@@ -293,6 +317,18 @@ static void print_fit(const calibrate_args *r, const cs_compare *before, const c
 	}
 }
 
+typedef struct plot {
+	const cs_compare *before, *after;
+	const char *trace;
+} plot;
+
+/* --plot of a trace: the comparison before and after the fit. */
+static int write_plot(FILE *f, const void *ctx)
+{
+	const plot *p = ctx;
+	return cs_compare_write_svg(f, p->before, p->trace, p->after);
+}
+
 int cs_cmd_calibrate(int argc, char **argv)
 {
 	cs_args a;
@@ -301,11 +337,11 @@ int cs_cmd_calibrate(int argc, char **argv)
 	int prc = parse(&a, &r);
 	if (prc)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
-	const char *outs[] = { r.out }, *ins[] = { r.in.trace, r.in.sc.file, r.nccl, r.in.classes };
-	if (cs_cli_check_outputs("calibrate", outs, 1, ins, 4, NULL) != 0)
+	const char *outs[] = { r.out, r.plot }, *ins[] = { r.in.trace, r.in.sc.file, r.nccl, r.in.classes };
+	if (cs_cli_check_outputs("calibrate", outs, 2, ins, 4, NULL) != 0)
 		return 2;
 	if (r.nccl)
-		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.force, r.progress);
+		return cs__calibrate_nccl(r.nccl, &r.in.sc, r.op, r.out, r.plot, r.force, r.progress);
 	cs_diag diag = { { 0 } };
 	cs_compare before, after;
 	cs_cli_progress pr;
@@ -319,7 +355,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 		return before.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 	}
 	/* the scenario's own kernel profile and calibration are inputs too */
-	if (cs_cli_check_outputs("calibrate", outs, 1, NULL, 0, before.sc) != 0) {
+	if (cs_cli_check_outputs("calibrate", outs, 2, NULL, 0, before.sc) != 0) {
 		cs_compare_close(&before);
 		return 2;
 	}
@@ -430,6 +466,9 @@ int cs_cmd_calibrate(int argc, char **argv)
 		bool drifts = !r.force && cs_compare_implausible(&before, &next, why, sizeof why) > 0;
 		if (worst <= CALIB_TOLERANCE || pass == CALIB_PASSES || drifts) {
 			print_fit(&r, &before, &after, factor, have, &cal);
+			if (r.plot)
+				rc = cs_cli_write("calibrate", r.plot, write_plot,
+						  &(plot){ &before, &after, r.in.trace });
 			if (drifts)
 				fprintf(stderr,
 					"clustersim calibrate: warning: the refit did not converge: "
@@ -454,5 +493,7 @@ int cs_cmd_calibrate(int argc, char **argv)
 	cs_compare_close(&before);
 	if (rc == 0)
 		cs_cli_wrote(r.progress, r.out);
+	if (rc == 0 && r.plot)
+		cs_cli_wrote(r.progress, r.plot);
 	return rc;
 }

@@ -7,7 +7,9 @@
  * test before and after, and write the factors into the calibration file
  * with whatever the scenario's calibration already held. A device that is
  * not the scenario's GPU, or ranks per host that are not its GPUs per node,
- * are warned of, and implausible factors refused without --force. Everything allocated here is freed here.
+ * are warned of, and implausible factors refused without --force; with
+ * --plot, the measured bus bandwidths beside the model's before and after
+ * (report/nccl_out.c). Everything allocated here is freed here.
  */
 #include "cli/calibrate_int.h"
 #include "cli/progress.h"
@@ -24,6 +26,7 @@
 #include "hw/calib.h"
 #include "hw/files.h"
 #include "ingest/nccltests.h"
+#include "report/nccl_out.h"
 
 /* One test of the file with what the fit needs. */
 typedef struct measured {
@@ -230,8 +233,67 @@ static int plausible(const char *file, const cs_net_fit *fit, cs_calib_net bw, b
 	return force ? 0 : 2;
 }
 
+typedef struct fit_plot {
+	const char *title;
+	const cs_nccl_fit_series *s;
+	size_t n;
+} fit_plot;
+
+static int write_fit(FILE *f, const void *ctx)
+{
+	const fit_plot *p = ctx;
+	return cs_nccl_write_fit_svg(f, p->title, p->s, p->n);
+}
+
+/* --plot FILE: the chart of the fit, written atomically; 0, or 1 after
+ * printing the problem. */
+static int write_plot(const char *path, const char *file, const cs_scenario *sc, const measured *m, size_t n,
+		      cs_coll *before, cs_coll *after)
+{
+	cs_nccl_fit_series *s = calloc(n, sizeof *s);
+	double **t = calloc(2 * n, sizeof *t);
+	char(*label)[96] = calloc(n, sizeof *label);
+	int rc = 1;
+	if (!s || !t || !label)
+		goto nomem;
+	for (size_t k = 0; k < n; k++) {
+		size_t rows = m[k].t->nrows;
+		if (!(t[2 * k] = malloc(rows * sizeof **t)) || !(t[2 * k + 1] = malloc(rows * sizeof **t)))
+			goto nomem;
+		for (size_t i = 0; i < rows; i++) {
+			t[2 * k][i] = (double)cs_coll_time(before, m[k].op, &m[k].g, m[k].bytes[i], NULL);
+			t[2 * k + 1][i] = (double)cs_coll_time(after, m[k].op, &m[k].g, m[k].bytes[i], NULL);
+		}
+		int len = snprintf(label[k], sizeof label[k], "%s on %lld ranks", cs_coll_op_name(m[k].op),
+				   (long long)m[k].t->nranks);
+		if (n > 1) /* which test of the file */
+			snprintf(label[k] + len, sizeof label[k] - (size_t)len, ", line %d", m[k].t->line);
+		s[k] = (cs_nccl_fit_series){ .label = label[k],
+					     .bus_factor = cs_coll_bus_factor(m[k].op, m[k].t->nranks),
+					     .n = rows,
+					     .bytes = m[k].bytes,
+					     .measured_ns = m[k].ns,
+					     .before_ns = t[2 * k],
+					     .after_ns = t[2 * k + 1] };
+	}
+	const char *base = strrchr(file, '/');
+	char title[256];
+	snprintf(title, sizeof title, "%s: the network fitted to %s", sc->name, base ? base + 1 : file);
+	rc = cs_cli_write("calibrate", path, write_fit, &(fit_plot){ title, s, n });
+	goto done;
+nomem:
+	fprintf(stderr, "clustersim calibrate: out of memory\n");
+done:
+	for (size_t k = 0; t && k < 2 * n; k++)
+		free(t[k]);
+	free(t);
+	free(s);
+	free(label);
+	return rc;
+}
+
 int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_op, const char *out,
-		       bool force, int progress)
+		       const char *plot, bool force, int progress)
 {
 	cs_diag diag = { { 0 } };
 	cs_scenario *sc = NULL;
@@ -248,8 +310,8 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		goto done;
 	}
-	const char *outs[] = { out };
-	if (cs_cli_check_outputs("calibrate", outs, 1, NULL, 0, sc) != 0)
+	const char *outs[] = { out, plot };
+	if (cs_cli_check_outputs("calibrate", outs, 2, NULL, 0, sc) != 0)
 		goto done;
 	m = calloc(set.n, sizeof *m);
 	series = calloc(set.n, sizeof *series);
@@ -297,6 +359,10 @@ int cs__calibrate_nccl(const char *file, const cs_scenario_args *sa, int forced_
 		goto done;
 	print_fit(file, out, sc, &set, m, before, after, &fit, bw);
 	cs_cli_wrote(progress, out);
+	if (plot && (rc = write_plot(plot, file, sc, m, set.n, before, after)) != 0)
+		goto done;
+	if (plot)
+		cs_cli_wrote(progress, plot);
 	rc = 0;
 done:
 	cs_coll_free(before);

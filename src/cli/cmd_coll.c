@@ -28,7 +28,7 @@ static const char usage[] =
 	"usage: clustersim coll [TEST] [SCENARIO.yaml] [nccl-tests' options]\n"
 	"                       [--collective OP] [--gpus N] [--algo ALGO] [--proto PROTO]\n"
 	"                       [--gpu PRESET --nodes N --gpus-per-node G]\n"
-	"                       [--set KEY=VALUE] [--format text|json]\n"
+	"                       [--set KEY=VALUE] [--format text|json] [--plot FILE.svg]\n"
 	"\n"
 	"Predicts nccl-tests' output for one collective on GPUs 0..N-1, as\n"
 	"nccl-tests 2.19 prints it: its version line, the test and its parameters,\n"
@@ -91,6 +91,8 @@ static const char usage_own[] =
 	"  --set KEY=VALUE       with a scenario: override one of its scalars, such\n"
 	"                        as cluster.gpu.calibration (repeatable)\n"
 	"  --format text|json    output format (default text; json: one object a row)\n"
+	"  --plot FILE.svg       also chart the bus bandwidth against the size (log\n"
+	"                        scale), one line per algorithm and protocol shown\n"
 	"\n"
 	"examples:\n"
 	"  clustersim coll -b 8 -e 8G -f 2\n"
@@ -134,6 +136,7 @@ enum {
 	O_CYCLES,
 	O_CPUTIME,
 	O_JSON,
+	O_PLOT,
 	O_NOEFFECT,
 	O_HELP
 };
@@ -174,6 +177,7 @@ static const cs_opt coll_opts[] = {
 	{ "run_cycles", 1, O_CYCLES },
 	{ "report_cputime", 1, O_CPUTIME },
 	{ "output_file", 1, O_JSON },
+	{ "plot", 1, O_PLOT },
 	{ "average", 1, O_NOEFFECT },
 	{ "local_register", 1, O_NOEFFECT },
 	{ "timeout", 1, O_NOEFFECT },
@@ -243,7 +247,7 @@ static int nomem(void)
 }
 
 typedef struct args {
-	const char *scenario, *gpu, *json_file, *test; /* test: the TEST argument */
+	const char *scenario, *gpu, *json_file, *plot, *test; /* test: the TEST argument */
 	const char *sets[CS_ARGS_MAX_SETS];
 	size_t nsets;
 	int op, algo, proto, json, dtype, redop;
@@ -405,6 +409,11 @@ static int take(args *a, int id, const char *v)
 		if (!v[0] || strcmp(v, "-") == 0)
 			return bad("'--output_file' needs a file name (got '%s')%s", v, "");
 		a->json_file = v;
+		break;
+	case O_PLOT:
+		if (!v[0])
+			return bad("'--plot' needs a file name (got '%s')%s", v, "");
+		a->plot = v;
 		break;
 	case O_SET:
 		if (a->nsets == CS_ARGS_MAX_SETS)
@@ -569,29 +578,27 @@ static int ranks(args *a, int64_t gpus, int gpn, int64_t *n)
 	return 0;
 }
 
-/* nccl-tests' -J FILE: its JSON, written atomically. */
-static int write_json(const char *path, const cs_nccl_run *run, cs_coll *coll)
+/* nccl-tests' -J FILE (its JSON) or --plot FILE (the chart). */
+typedef struct output {
+	const cs_nccl_run *run;
+	cs_coll *coll;
+	cs_coll_algo asked;
+} output;
+
+static int write_json(FILE *f, const void *ctx)
 {
-	cs_diag diag = { { 0 } };
-	cs_out *o = cs_out_open(path, &diag);
-	if (!o) {
-		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
-		return CS_ERR_SIM;
-	}
+	const output *o = ctx;
 	char now[64];
 	time_t t = time(NULL);
 	struct tm tm;
 	strftime(now, sizeof now, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-	if (cs_nccl_write_json(cs_out_file(o), run, coll, now) != 0) {
-		cs_out_abort(o);
-		fprintf(stderr, "clustersim coll: cannot write '%s'\n", path);
-		return CS_ERR_SIM;
-	}
-	if (cs_out_commit(o, &diag) != 0) {
-		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
-		return CS_ERR_SIM;
-	}
-	return 0;
+	return cs_nccl_write_json(f, o->run, o->coll, now);
+}
+
+static int write_svg(FILE *f, const void *ctx)
+{
+	const output *o = ctx;
+	return cs_nccl_write_svg(f, o->run, o->coll, o->asked);
 }
 
 int cs_cmd_coll(int argc, char **argv)
@@ -612,10 +619,9 @@ int cs_cmd_coll(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	cs_diag diag = { { 0 } };
-	if (a.json_file && cs_out_check(a.json_file, (const char *const *)&a.scenario, 1, &diag) != 0) {
-		fprintf(stderr, "clustersim coll: %s\n", CS_CLEAN(diag));
+	const char *outs[] = { a.json_file, a.plot };
+	if (cs_cli_check_outputs("coll", outs, 2, (const char *const *)&a.scenario, 1, NULL) != 0)
 		return CS_ERR_INPUT;
-	}
 	cs_scenario *sc = calloc(1, sizeof(*sc));
 	if (sc == NULL)
 		return nomem();
@@ -700,12 +706,14 @@ int cs_cmd_coll(int argc, char **argv)
 		if (argv[i] != a.test)
 			opts[run.argc++] = argv[i];
 	run.argv = opts;
-	rc = a.json_file ? write_json(a.json_file, &run, coll) : 0;
+	output o = { &run, coll, p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo };
+	rc = a.json_file ? cs_cli_write("coll", a.json_file, write_json, &o) : 0;
+	if (!rc && a.plot)
+		rc = cs_cli_write("coll", a.plot, write_svg, &o);
 	free(opts);
 	if (rc)
 		goto out;
-	bool substituted =
-		cs_nccl_write(stdout, a.json, &run, coll, p2p ? CS_ALGO_AUTO : (cs_coll_algo)a.algo);
+	bool substituted = cs_nccl_write(stdout, a.json, &run, coll, o.asked);
 	if (a.algo && p2p)
 		fprintf(stderr, "clustersim coll: warning: '--algo' does not apply to %s (point to point)\n",
 			cs_coll_op_name(op));

@@ -60,6 +60,8 @@ static const char compare_help[] =
 	"                      (gemm, attention, memory_bound, optimizer,\n"
 	"                      communication) and a name pattern a line\n"
 	"  --format text|json|csv   output format (default text)\n"
+	"  --plot FILE.svg     also chart the rows: per class, the trace's time per\n"
+	"                      step beside the simulated one, with the error\n"
 	"  --kernels           list the trace's kernels by name instead, the most\n"
 	"                      time first: time and kernels per step and the class\n"
 	"                      each is counted in\n"
@@ -78,7 +80,7 @@ static const char compare_help[] =
 	"\n"
 	"exit status: 0 success, 1 simulation failure, 2 bad input\n";
 
-enum { O_SET = 1, O_STEPS, O_CLASSES, O_FORMAT, O_KERNELS, O_PROGRESS, O_NO_PROGRESS, O_HELP };
+enum { O_SET = 1, O_STEPS, O_CLASSES, O_FORMAT, O_KERNELS, O_PLOT, O_PROGRESS, O_NO_PROGRESS, O_HELP };
 
 static const cs_opt compare_opts[] = {
 	{ "set", 1, O_SET },
@@ -86,6 +88,7 @@ static const cs_opt compare_opts[] = {
 	{ "kernel-classes", 1, O_CLASSES },
 	{ "format", 1, O_FORMAT },
 	{ "kernels", 0, O_KERNELS },
+	{ "plot", 1, O_PLOT },
 	{ "progress", 0, O_PROGRESS },
 	{ "no-progress", 0, O_NO_PROGRESS },
 	{ "help", 0, O_HELP },
@@ -97,8 +100,9 @@ enum { F_TEXT, F_JSON, F_CSV };
 typedef struct compare_args {
 	cs_trace_args in;
 	int format;
-	bool kernels; /* --kernels: the trace's kernels by name instead */
-	int progress; /* CS_PROGRESS_* */
+	bool kernels;     /* --kernels: the trace's kernels by name instead */
+	const char *plot; /* --plot FILE.svg */
+	int progress;     /* CS_PROGRESS_* */
 } compare_args;
 
 static int parse(cs_args *a, compare_args *r)
@@ -126,12 +130,28 @@ static int parse(cs_args *a, compare_args *r)
 				return cs_args_fail(a, "unknown format '%s' (text, json or csv)", val);
 			break;
 		case O_KERNELS: r->kernels = true; break;
+		case O_PLOT:
+			if (!val[0] || strcmp(val, "-") == 0)
+				return cs_args_fail(a, "'--plot' needs a file name (got '%s')", val);
+			r->plot = val;
+			break;
 		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_HELP: fputs(compare_help, stdout); return CS_ARGS_HELP_SHOWN;
 		}
 	}
 	return cs_trace_args_check(a, &r->in);
+}
+
+typedef struct plot {
+	const cs_compare *c;
+	const char *trace;
+} plot;
+
+static int write_plot(FILE *f, const void *ctx)
+{
+	const plot *p = ctx;
+	return cs_compare_write_svg(f, p->c, p->trace, NULL);
 }
 
 int cs_cmd_compare(int argc, char **argv)
@@ -142,6 +162,9 @@ int cs_cmd_compare(int argc, char **argv)
 	int prc = parse(&a, &r);
 	if (prc)
 		return prc == CS_ARGS_HELP_SHOWN ? 0 : 2;
+	const char *outs[] = { r.plot }, *ins[] = { r.in.trace, r.in.sc.file, r.in.classes };
+	if (r.plot && cs_cli_check_outputs("compare", outs, 1, ins, 3, NULL) != 0)
+		return 2;
 	cs_diag diag = { { 0 } };
 	cs_compare c;
 	cs_cli_progress pr;
@@ -157,6 +180,11 @@ int cs_cmd_compare(int argc, char **argv)
 		}
 		fprintf(stderr, "clustersim compare: %s\n", CS_CLEAN(diag));
 		return st == CS_ERR_INPUT ? 2 : 1;
+	}
+	/* the scenario's own kernel profile and calibration are inputs too */
+	if (r.plot && cs_cli_check_outputs("compare", outs, 1, ins, 3, c.sc) != 0) {
+		cs_compare_close(&c);
+		return 2;
 	}
 	char why[2048];
 	if (cs_compare_device(&c, why, sizeof why))
@@ -174,6 +202,9 @@ int cs_cmd_compare(int argc, char **argv)
 		cs_compare_write_csv(stdout, &c);
 	else
 		cs_compare_write_text(stdout, &c, r.in.trace, r.in.steps > 0);
+	int rc = 0;
+	if (r.plot && (rc = cs_cli_write("compare", r.plot, write_plot, &(plot){ &c, r.in.trace })) == 0)
+		cs_cli_wrote(r.progress, r.plot);
 	cs_compare_close(&c);
-	return 0;
+	return rc;
 }

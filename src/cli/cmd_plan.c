@@ -53,6 +53,8 @@ static const char plan_help[] =
 	"                      each plan as the torchrun and Megatron-LM flags that\n"
 	"                      run it\n"
 	"  --out FILE          write the output to FILE atomically (default stdout)\n"
+	"  --plot FILE.svg     also chart the --top plans (at most 40): step time and\n"
+	"                      memory per GPU against HBM, the chosen plan marked\n"
 	"  --headroom F        fraction of HBM a plan may use (default 0.90)\n"
 	"  --max-sims N        most plans simulated (default 2000)\n"
 	"  --set KEY=VALUE     override a scalar of the scenario (repeatable)\n"
@@ -79,18 +81,26 @@ enum {
 	O_OUT,
 	O_HEADROOM,
 	O_MAX_SIMS,
+	O_PLOT,
 	O_PROGRESS,
 	O_NO_PROGRESS,
 	O_HELP
 };
 
 static const cs_opt plan_opts[] = {
-	{ "set", 1, O_SET },           { "gpus", 1, O_GPUS },
-	{ "top", 1, O_TOP },           { "jobs", 1, O_JOBS },
-	{ "format", 1, O_FORMAT },     { "out", 1, O_OUT },
-	{ "headroom", 1, O_HEADROOM }, { "max-sims", 1, O_MAX_SIMS },
-	{ "progress", 0, O_PROGRESS }, { "no-progress", 0, O_NO_PROGRESS },
-	{ "help", 0, O_HELP },         { 0, 0, 0 },
+	{ "set", 1, O_SET },
+	{ "gpus", 1, O_GPUS },
+	{ "top", 1, O_TOP },
+	{ "jobs", 1, O_JOBS },
+	{ "format", 1, O_FORMAT },
+	{ "out", 1, O_OUT },
+	{ "headroom", 1, O_HEADROOM },
+	{ "max-sims", 1, O_MAX_SIMS },
+	{ "plot", 1, O_PLOT },
+	{ "progress", 0, O_PROGRESS },
+	{ "no-progress", 0, O_NO_PROGRESS },
+	{ "help", 0, O_HELP },
+	{ 0, 0, 0 },
 };
 
 enum { F_TEXT, F_JSON, F_CSV, F_MEGATRON };
@@ -99,6 +109,7 @@ typedef struct plan_args {
 	cs_scenario_args sc;
 	int format;
 	const char *out;
+	const char *plot; /* --plot FILE.svg */
 	int64_t top;
 	int progress; /* CS_PROGRESS_* */
 	cs_plan_opts opts;
@@ -172,6 +183,11 @@ static int parse(cs_args *a, plan_args *r)
 						    val);
 			break;
 		case O_OUT: r->out = val; break;
+		case O_PLOT:
+			if (!val[0] || strcmp(val, "-") == 0)
+				return cs_args_fail(a, "'--plot' needs a file name (got '%s')", val);
+			r->plot = val;
+			break;
 		case O_PROGRESS: r->progress = cs_cli_progress_default(); break;
 		case O_NO_PROGRESS: r->progress = CS_PROGRESS_NONE; break;
 		case O_HELP: fputs(plan_help, stdout); return CS_ARGS_HELP_SHOWN;
@@ -180,6 +196,18 @@ static int parse(cs_args *a, plan_args *r)
 	if (!r->sc.file)
 		return cs_args_fail(a, "no scenario file given");
 	return 0;
+}
+
+typedef struct plot {
+	const cs_scenario *sc;
+	const cs_plan_search *s;
+	int64_t top;
+} plot;
+
+static int write_plot(FILE *f, const void *ctx)
+{
+	const plot *p = ctx;
+	return cs_plan_write_svg(f, p->sc, p->s, p->top);
 }
 
 int cs_cmd_plan(int argc, char **argv)
@@ -199,8 +227,8 @@ int cs_cmd_plan(int argc, char **argv)
 		fprintf(stderr, "%s\n", CS_CLEAN(diag));
 		return st;
 	}
-	const char *outs[] = { r.out }, *ins[] = { r.sc.file };
-	if (cs_cli_check_outputs("plan", outs, 1, ins, 1, sc) != 0) {
+	const char *outs[] = { r.out, r.plot }, *ins[] = { r.sc.file };
+	if (cs_cli_check_outputs("plan", outs, 2, ins, 1, sc) != 0) {
 		cs_scenario_free(sc);
 		return 2;
 	}
@@ -239,6 +267,13 @@ int cs_cmd_plan(int argc, char **argv)
 		goto done;
 	}
 	cs_cli_wrote(r.progress, r.out);
+	if (r.plot && s->nplans > 0) {
+		if (cs_cli_write("plan", r.plot, write_plot, &(plot){ sc, s, r.top }) != 0) {
+			rc = 1;
+			goto done;
+		}
+		cs_cli_wrote(r.progress, r.plot);
+	}
 	if (s->nplans == 0) {
 		fprintf(stderr,
 			"clustersim plan: no plan could be simulated: %lld over the memory "

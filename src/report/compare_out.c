@@ -1,15 +1,17 @@
 /*
  * compare_out.c - a profiler trace beside a simulation, per class of
- * kernel and per step, as text, JSON or CSV (compare_out.h).
+ * kernel and per step, as text, JSON, CSV or a chart (compare_out.h).
  */
 #include "report/compare_out.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config/scenario.h"
 #include "ingest/kineto.h"
 #include "report/out.h"
+#include "report/svg.h"
 
 /* One line of the comparison, per step; NAN where a side has no figure. */
 typedef struct row {
@@ -282,4 +284,70 @@ void cs_compare_write_kernels(FILE *f, const cs_compare *c, const char *trace, i
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%12.3f %9.1f  %-14s %s\n", 1e-6 * (double)k[i].ns * per, (double)k[i].count * per,
 			cs_kineto_class_name(k[i].cls), k[i].name);
+}
+
+/* ---- the chart --------------------------------------------------------------- */
+
+#define CB_W 900.0
+#define CB_LEFT 130.0 /* the rows' names */
+#define CB_RIGHT 90.0 /* the errors beside the bars */
+#define CB_TOP 76.0
+#define CB_BAR 14.0
+#define CB_GAP 12.0
+
+int cs_compare_write_svg(FILE *f, const cs_compare *c, const char *trace, const cs_compare *after)
+{
+	row rows[ROWS], later[ROWS];
+	make_rows(c, rows);
+	if (after)
+		make_rows(after, later);
+	const char *const what[3] = { "trace (measured)",
+				      after ? "simulated before calibration" : "simulated",
+				      "simulated after calibration" };
+	static const char *const colour[3] = { "#7f7f7f", "#1f77b4", "#2ca02c" };
+	int bars = after ? 3 : 2;
+	double top = 0, group = bars * CB_BAR + CB_GAP;
+	for (int i = 0; i < ROWS; i++) {
+		double v[3] = { rows[i].trace_s, rows[i].sim_s, after ? later[i].sim_s : NAN };
+		for (int b = 0; b < bars; b++)
+			if (isfinite(v[b]))
+				top = fmax(top, 1e3 * v[b]);
+	}
+	double foot = CB_TOP + ROWS * group, height = foot + 60;
+	cs__svg_axis x;
+	cs__svg_axis_lin(&x, 0, top, CB_LEFT, CB_W - CB_RIGHT);
+	cs__svg_begin(f, CB_W, height);
+	const char *base = strrchr(trace, '/');
+	char title[320];
+	snprintf(title, sizeof title, "%s beside %s: kernel time per step by class",
+		 base && base[1] ? base + 1 : trace, c->sc->name);
+	cs__svg_text(f, CB_W / 2, 24, "text-anchor=\"middle\" font-size=\"15\"", title);
+	for (int b = 0; b < bars; b++)
+		cs__svg_key(f, CB_LEFT + 230.0 * b, 50, colour[b], true, what[b]);
+	cs__svg_xaxis(f, &x, foot, CB_TOP - 6, "time per step (ms)", NULL);
+	for (int i = 0; i < ROWS; i++) {
+		double y = CB_TOP + i * group;
+		double v[3] = { rows[i].trace_s, rows[i].sim_s, after ? later[i].sim_s : NAN };
+		cs__svg_text(f, CB_LEFT - 8, y + bars * CB_BAR / 2 + 4, "text-anchor=\"end\"", rows[i].name);
+		for (int b = 0; b < bars; b++) {
+			double by = y + b * CB_BAR;
+			if (!isfinite(v[b])) {
+				if (b == 1)
+					cs__svg_text(f, CB_LEFT + 4, by + CB_BAR - 3,
+						     "fill=\"#555\" font-size=\"11\"", "not simulated");
+				continue;
+			}
+			double w = cs__svg_pos(&x, 1e3 * v[b]) - CB_LEFT;
+			fprintf(f,
+				"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\">"
+				"<title>%s: %.3f ms</title></rect>\n",
+				CB_LEFT, by + 1, w, CB_BAR - 2, colour[b], what[b], 1e3 * v[b]);
+			if (b == 0 || !(v[0] > 0))
+				continue;
+			char err[32];
+			snprintf(err, sizeof err, "%+.1f %%", 100 * (v[b] - v[0]) / v[0]);
+			cs__svg_text(f, CB_LEFT + w + 4, by + CB_BAR - 3, "font-size=\"11\"", err);
+		}
+	}
+	return cs__svg_end(f);
 }

@@ -3,7 +3,7 @@
  * (study/compare.h): per class of kernel, per step, the trace's time and
  * kernels beside the simulation's and the relative error, then the
  * compute sum, the trace-only classes, GPU idle and the step; as text,
- * JSON or CSV.
+ * JSON, CSV or a chart.
  */
 #ifndef CS_REPORT_COMPARE_OUT_H
 #define CS_REPORT_COMPARE_OUT_H
@@ -24,5 +24,11 @@ void cs_compare_write_csv(FILE *f, const cs_compare *c);
  * with a "kernels" array, or one CSV row per name. */
 enum { CS_COMPARE_TEXT, CS_COMPARE_JSON, CS_COMPARE_CSV };
 void cs_compare_write_kernels(FILE *f, const cs_compare *c, const char *trace, int format);
+
+/* The comparison as an SVG chart: a group of horizontal bars per row of the
+ * text (ms per step), the trace's beside the simulation's with its error;
+ * with `after` (a simulation of the same trace after calibration, or
+ * NULL) a third bar of it. 0, or -1 when f failed. */
+int cs_compare_write_svg(FILE *f, const cs_compare *c, const char *trace, const cs_compare *after);
 
 #endif

@@ -8,9 +8,11 @@
 #include "report/nccl_out.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ingest/nccltests.h"
+#include "report/svg.h"
 
 /* nccl-tests' data types and their sizes. */
 static const struct {
@@ -372,4 +374,212 @@ int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char 
 	jstr(f, now);
 	fputc('}', f);
 	return ferror(f) ? -1 : 0;
+}
+
+/* ---- the chart --------------------------------------------------------------- */
+
+#define CH_W 900.0
+#define CH_H 480.0
+#define CH_LEFT 80.0
+#define CH_RIGHT 230.0
+#define CH_TOP 50.0
+#define CH_BOTTOM 70.0
+#define CH_LINES 16 /* algorithm and protocol pairs drawn */
+
+typedef struct point {
+	double bytes, busbw;
+	int line;
+} point;
+
+typedef struct chart {
+	point *p;
+	int64_t n, cap;
+	bool done; /* the first pass of sizes is over */
+	const char *name[CH_LINES];
+	const char *proto[CH_LINES];
+	int lines;
+	bool nomem;
+} chart;
+
+static void chart_row(void *arg, const cs_nccl_run *r, const row *w)
+{
+	chart *c = arg;
+	if (c->done || (c->n && w->bytes <= c->p[c->n - 1].bytes)) {
+		c->done = true;
+		return;
+	}
+	const char *an = cs_coll_choice_name(r->op, &w->ch), *pn = cs_coll_proto_name(w->ch.proto);
+	int line = 0;
+	while (line < c->lines && (strcmp(c->name[line], an) || strcmp(c->proto[line], pn)))
+		line++;
+	if (line == c->lines && c->lines < CH_LINES) {
+		c->name[line] = an;
+		c->proto[line] = pn;
+		c->lines++;
+	}
+	if (c->n == c->cap) {
+		int64_t cap = c->cap ? 2 * c->cap : 64;
+		point *p = realloc(c->p, (size_t)cap * sizeof *p);
+		if (!p) {
+			c->nomem = c->done = true;
+			return;
+		}
+		c->p = p;
+		c->cap = cap;
+	}
+	c->p[c->n++] = (point){ w->bytes, w->busbw, line < c->lines ? line : -1 };
+}
+
+/* The chart's frame: bus bandwidth (GB/s, from bottom to top, the axis
+ * from 0 unless they are close) against size (log, from lo to hi bytes)
+ * and the title above. */
+static void frame(FILE *f, const char *title, double lo, double hi, double bottom, double top,
+		  cs__svg_axis *x, cs__svg_axis *y)
+{
+	cs__svg_axis_log(x, lo, hi, CH_LEFT + 10, CH_W - CH_RIGHT - 10, 2);
+	cs__svg_axis_lin(y, bottom, top, CH_H - CH_BOTTOM, CH_TOP);
+	cs__svg_begin(f, CH_W, CH_H);
+	cs__svg_text(f, (CH_LEFT + CH_W - CH_RIGHT) / 2, 26, "text-anchor=\"middle\" font-size=\"15\"",
+		     title);
+	cs__svg_yaxis(f, y, CH_LEFT, CH_W - CH_RIGHT, "bus bandwidth (GB/s)", NULL);
+	cs__svg_xaxis(f, x, CH_H - CH_BOTTOM, CH_TOP, "message size (bytes, log scale)", cs__svg_fmt_bytes);
+}
+
+int cs_nccl_write_svg(FILE *f, const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked)
+{
+	chart c = { 0 };
+	rows(r, coll, asked, chart_row, &c, NULL);
+	if (c.nomem || !c.n) {
+		free(c.p);
+		return -1;
+	}
+	double lo = c.p[0].bytes, hi = c.p[c.n - 1].bytes, top = 0, bottom = INFINITY;
+	for (int64_t i = 0; i < c.n; i++) {
+		top = fmax(top, c.p[i].busbw);
+		bottom = fmin(bottom, c.p[i].busbw);
+	}
+	cs__svg_axis x, y;
+	char title[256];
+	snprintf(title, sizeof title, "%s bus bandwidth on %lld GPUs (%s, %s)", cs_coll_op_name(r->op),
+		 (long long)r->n, dtypes[r->all_dtypes ? all_order[0] : r->dtype].name,
+		 cs_nccltests_name(r->op));
+	frame(f, title, lo, hi, bottom, top, &x, &y);
+	/* each line through its points, broken where another pair takes over */
+	for (int l = 0; l < c.lines; l++) {
+		const char *colour = cs__svg_colour((size_t)l);
+		bool open = false;
+		for (int64_t i = 0; i < c.n; i++) {
+			if (c.p[i].line != l) {
+				if (open)
+					fputs("\"/>\n", f);
+				open = false;
+				continue;
+			}
+			double px = cs__svg_pos(&x, c.p[i].bytes), py = cs__svg_pos(&y, c.p[i].busbw);
+			if (!open)
+				fprintf(f,
+					"<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+					colour);
+			fprintf(f, "%s%.2f,%.2f", open ? " " : "", px, py);
+			open = true;
+		}
+		if (open)
+			fputs("\"/>\n", f);
+		for (int64_t i = 0; i < c.n; i++)
+			if (c.p[i].line == l)
+				fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n",
+					cs__svg_pos(&x, c.p[i].bytes), cs__svg_pos(&y, c.p[i].busbw), colour);
+	}
+	cs__svg_text(f, CH_W - CH_RIGHT + 20, CH_TOP, "font-weight=\"bold\"", "algorithm, protocol");
+	for (int l = 0; l < c.lines; l++) {
+		char label[96];
+		snprintf(label, sizeof label, "%s, %s", c.name[l], c.proto[l]);
+		cs__svg_key(f, CH_W - CH_RIGHT + 20, CH_TOP + 22 + 18.0 * l, cs__svg_colour((size_t)l), false,
+			    label);
+	}
+	free(c.p);
+	return cs__svg_end(f);
+}
+
+/* Bus bandwidth, GB/s, of `bytes` in `ns`. */
+static double busbw(double bytes, double ns, double factor) { return ns > 0 ? bytes / ns * factor : 0; }
+
+/* A polyline through (bytes[o[i]], the bus bandwidth of t[o[i]]). */
+static void fit_line(FILE *f, const cs_nccl_fit_series *s, const size_t *o, const double *t,
+		     const cs__svg_axis *x, const cs__svg_axis *y, const char *colour, const char *dash)
+{
+	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", colour, dash);
+	for (size_t i = 0; i < s->n; i++)
+		fprintf(f, "%s%.2f,%.2f", i ? " " : "", cs__svg_pos(x, s->bytes[o[i]]),
+			cs__svg_pos(y, busbw(s->bytes[o[i]], t[o[i]], s->bus_factor)));
+	fputs("\"/>\n", f);
+}
+
+static void ring(FILE *f, double x, double y, const char *colour)
+{
+	fprintf(f,
+		"<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"white\" stroke=\"%s\" "
+		"stroke-width=\"2\"/>\n",
+		x, y, colour);
+}
+
+#define DASHED " stroke-dasharray=\"6 4\""
+
+int cs_nccl_write_fit_svg(FILE *f, const char *title, const cs_nccl_fit_series *s, size_t n)
+{
+	double lo = INFINITY, hi = 0, top = 0, bottom = INFINITY;
+	size_t most = 0;
+	for (size_t k = 0; k < n; k++) {
+		most = s[k].n > most ? s[k].n : most;
+		for (size_t i = 0; i < s[k].n; i++) {
+			lo = fmin(lo, s[k].bytes[i]);
+			hi = fmax(hi, s[k].bytes[i]);
+			const double *t[3] = { s[k].measured_ns, s[k].before_ns, s[k].after_ns };
+			for (int j = 0; j < 3; j++) {
+				top = fmax(top, busbw(s[k].bytes[i], t[j][i], s[k].bus_factor));
+				bottom = fmin(bottom, busbw(s[k].bytes[i], t[j][i], s[k].bus_factor));
+			}
+		}
+	}
+	size_t *o = malloc((most ? most : 1) * sizeof *o);
+	if (!o || !(lo <= hi)) {
+		free(o);
+		return -1;
+	}
+	cs__svg_axis x, y;
+	frame(f, title, lo, hi, bottom, top, &x, &y);
+	for (size_t k = 0; k < n; k++) {
+		const cs_nccl_fit_series *e = &s[k];
+		const char *colour = cs__svg_colour(k);
+		for (size_t i = 0; i < e->n; i++) /* by size: insertion sort, stable */
+			for (size_t j = o[i] = i; j > 0 && e->bytes[o[j - 1]] > e->bytes[o[j]]; j--) {
+				size_t t = o[j];
+				o[j] = o[j - 1];
+				o[j - 1] = t;
+			}
+		fit_line(f, e, o, e->before_ns, &x, &y, colour, DASHED);
+		fit_line(f, e, o, e->after_ns, &x, &y, colour, "");
+		for (size_t i = 0; i < e->n; i++)
+			ring(f, cs__svg_pos(&x, e->bytes[i]),
+			     cs__svg_pos(&y, busbw(e->bytes[i], e->measured_ns[i], e->bus_factor)), colour);
+	}
+	free(o);
+	/* the legend: what the marks are, then each test's colour */
+	double lx = CH_W - CH_RIGHT + 20, ly = CH_TOP;
+	cs__svg_text(f, lx, ly, "font-weight=\"bold\"", "nccl-tests, the model");
+	ring(f, lx + 12, ly + 18, "#333");
+	cs__svg_text(f, lx + 30, ly + 22, "", "measured");
+	fprintf(f,
+		"<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\" "
+		"stroke-width=\"2\"" DASHED "/>\n",
+		lx, ly + 36, lx + 24, ly + 36);
+	cs__svg_text(f, lx + 30, ly + 40, "", "before the fit");
+	cs__svg_key(f, lx, ly + 58, "#333", false, "after the fit");
+	ly += 86;
+	for (size_t k = 0; k < n; k++) {
+		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", lx + 6,
+			ly - 10, cs__svg_colour(k));
+		ly += 18.0 * cs__svg_lines(f, lx + 30, ly, 16, "", s[k].label, 22) + 4;
+	}
+	return cs__svg_end(f);
 }

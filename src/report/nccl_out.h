@@ -7,7 +7,7 @@
  * average bus bandwidth footer. Also its -J JSON (version 3), or the rows
  * as clustersim's own JSON array; and what nccl-tests prints per
  * collective: its data types, its tests' names, its count, redop and root
- * columns.
+ * columns. And the rows as a chart: bus bandwidth against size.
  */
 #ifndef CS_REPORT_NCCL_OUT_H
 #define CS_REPORT_NCCL_OUT_H
@@ -79,5 +79,27 @@ bool cs_nccl_write(FILE *f, bool json, const cs_nccl_run *r, cs_coll *coll, cs_c
 /* The JSON nccl-tests' -J FILE.json writes for run r: 0, or -1 when f
  * failed. `now` is the time written as start_time and end_time. */
 int cs_nccl_write_json(FILE *f, const cs_nccl_run *r, cs_coll *coll, const char *now);
+
+/* The bus bandwidth of run r's rows against their size (log x) as an SVG
+ * chart, one line per algorithm and protocol the rows show, over the sizes
+ * where it is the one; only the first data type's, reduction's, root's and
+ * cycle's rows. 0, or -1 when memory runs out or f failed. */
+int cs_nccl_write_svg(FILE *f, const cs_nccl_run *r, cs_coll *coll, cs_coll_algo asked);
+
+/* One nccl-tests test beside the tuner: its sizes, the times measured and
+ * those the model gives before and after a fit, ns; bus_factor turns
+ * size over time into bus bandwidth. */
+typedef struct cs_nccl_fit_series {
+	const char *label; /* "all_reduce on 32 ranks" */
+	double bus_factor;
+	size_t n;
+	const double *bytes, *measured_ns, *before_ns, *after_ns;
+} cs_nccl_fit_series;
+
+/* The tests of a calibration as an SVG chart: bus bandwidth against size
+ * (log x), each test's measured sizes as dots beside the model's line
+ * before the fit (dashed) and after it (solid). 0, or -1 when f failed or
+ * memory ran out. */
+int cs_nccl_write_fit_svg(FILE *f, const char *title, const cs_nccl_fit_series *s, size_t n);
 
 #endif

@@ -1,15 +1,18 @@
 /*
  * plan_out.c - what `clustersim plan` writes (plan_out.h): the ranked plans
- * as text, JSON or CSV (the Megatron-LM command lines are megatron_out.c's).
+ * as text, JSON, CSV or a chart (the Megatron-LM command lines are
+ * megatron_out.c's).
  */
 #include "report/plan_out.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "clustersim/clustersim.h"
 #include "config/config.h"
 #include "report/out.h"
+#include "report/svg.h"
 #include "study/planner.h"
 
 static void text_plan_cols(FILE *f, const cs_plan *p)
@@ -217,4 +220,104 @@ void cs_plan_write_csv(FILE *f, const cs_plan_search *s)
 		cs_csv_num(f, p->bubble_s);
 		fprintf(f, ",%s\n", cs_plan_bound_name(p->bound));
 	}
+}
+
+/* ---- the chart --------------------------------------------------------------- */
+
+#define PC_W 1090.0
+#define PC_LABEL 380.0 /* the plans' columns */
+#define PC_STEP 340.0  /* the step-time panel's width */
+#define PC_GAP 50.0
+#define PC_MEM 250.0 /* the memory panel's width */
+#define PC_TOP 84.0
+#define PC_ROW 22.0
+#define PC_MAX 40
+
+/* The plan's columns in one line: "tp 8  cp 1  pp 4 (v 2)  dp 64 ...". */
+static void plan_label(char *buf, size_t n, const cs_plan *p)
+{
+	int len = snprintf(buf, n, "tp %lld%s cp %lld pp %lld", (long long)p->tp,
+			   p->tp_beyond_domain ? "*" : "", (long long)p->cp, (long long)p->pp);
+	if (p->vstages > 1)
+		len += snprintf(buf + len, n - (size_t)len, " v %lld", (long long)p->vstages);
+	len += snprintf(buf + len, n - (size_t)len, " dp %lld", (long long)p->dp);
+	if (p->ep > 1)
+		len += snprintf(buf + len, n - (size_t)len, " ep %lld", (long long)p->ep);
+	if (p->etp > 0)
+		len += snprintf(buf + len, n - (size_t)len, " etp %lld", (long long)p->etp);
+	snprintf(buf + len, n - (size_t)len, " mb %lld, %s, %s%s", (long long)p->micro_batch,
+		 cs_sharding_name(p->sharding),
+		 p->recompute == CS_RECOMPUTE_NONE ? "no" : cs_recompute_name(p->recompute), " recompute");
+}
+
+/* A vertical line at x over the rows, labelled above. */
+static void mark(FILE *f, double x, double foot, const char *colour, const char *dash, const char *label)
+{
+	fprintf(f,
+		"<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+		"stroke-width=\"2\"%s/>\n",
+		x, PC_TOP - 10, x, foot, colour, dash);
+	cs__svg_text(f, x, PC_TOP - 14, "text-anchor=\"middle\" font-size=\"11\"", label);
+}
+
+int cs_plan_write_svg(FILE *f, const cs_scenario *sc, const cs_plan_search *s, int64_t top)
+{
+	int64_t n = s->nplans < top ? s->nplans : top;
+	n = n < PC_MAX ? n : PC_MAX;
+	if (n <= 0)
+		return -1;
+	double hbm = s->headroom > 0 ? s->budget_bytes / s->headroom : s->budget_bytes;
+	double slowest = 0, most = hbm;
+	for (int64_t i = 0; i < n; i++) {
+		slowest = fmax(slowest, s->plans[i].step_time_s);
+		most = fmax(most, s->plans[i].mem_bytes);
+	}
+	double foot = PC_TOP + (double)n * PC_ROW + 4, x0 = PC_LABEL, x1 = PC_LABEL + PC_STEP + PC_GAP;
+	cs__svg_axis step, mem;
+	cs__svg_axis_lin(&step, 0, slowest * 1.3, x0, x0 + PC_STEP); /* room for the values */
+	cs__svg_axis_lin(&mem, 0, most / 1e9, x1, x1 + PC_MEM);
+	cs__svg_begin(f, PC_W, foot + 64);
+	char line[320];
+	snprintf(line, sizeof line, "%s: the %lld best of %lld plans simulated on %lld x %s", sc->name,
+		 (long long)n, (long long)s->simulated, (long long)s->gpus, sc->cluster.gpu.name);
+	cs__svg_text(f, PC_W / 2, 24, "text-anchor=\"middle\" font-size=\"15\"", line);
+	cs__svg_key(f, x0, 48, "#d62728", true, "the chosen plan (the fastest)");
+	if (s->heuristic_rank > 0 && s->heuristic_rank <= n)
+		cs__svg_key(f, x0 + 250, 48, "#ff7f0e", true, "the heuristic's (smallest tp x pp)");
+	cs__svg_xaxis(f, &step, foot, PC_TOP - 4, "step time (s)", NULL);
+	cs__svg_xaxis(f, &mem, foot, PC_TOP - 4, "memory per GPU (GB)", NULL);
+	mark(f, cs__svg_pos(&mem, hbm / 1e9), foot, "#333", "", "HBM");
+	mark(f, cs__svg_pos(&mem, s->budget_bytes / 1e9), foot, "#333", " stroke-dasharray=\"5 3\"", "");
+	snprintf(line, sizeof line, "budget %.0f %%", 100 * s->headroom);
+	cs__svg_text(f, cs__svg_pos(&mem, s->budget_bytes / 1e9) - 4, PC_TOP - 2,
+		     "text-anchor=\"end\" font-size=\"11\"", line);
+	for (int64_t i = 0; i < n; i++) {
+		const cs_plan *p = &s->plans[i];
+		double y = PC_TOP + (double)i * PC_ROW;
+		bool heuristic = i + 1 == s->heuristic_rank;
+		const char *colour = i == 0 ? "#d62728" : heuristic ? "#ff7f0e" : "#1f77b4";
+		char label[192];
+		plan_label(label, sizeof label, p);
+		snprintf(line, sizeof line, "%lld. %s", (long long)(i + 1), label);
+		cs__svg_text(f, x0 - 8, y + PC_ROW / 2 + 4,
+			     i == 0 ? "text-anchor=\"end\" font-weight=\"bold\"" : "text-anchor=\"end\"",
+			     line);
+		double w = cs__svg_pos(&step, p->step_time_s) - x0;
+		fprintf(f,
+			"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\">"
+			"<title>step %.4f s, MFU %.1f %%</title></rect>\n",
+			x0, y + 3, w, PC_ROW - 6, colour, p->step_time_s, 100 * p->mfu);
+		snprintf(line, sizeof line, "%.4g s%s", p->step_time_s,
+			 i == 0      ? ", chosen"
+			 : heuristic ? ", heuristic"
+				     : "");
+		cs__svg_text(f, x0 + w + 4, y + PC_ROW / 2 + 4, "font-size=\"11\"", line);
+		fprintf(f,
+			"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
+			"opacity=\"0.8\">"
+			"<title>%.1f GB per GPU</title></rect>\n",
+			x1, y + 3, cs__svg_pos(&mem, p->mem_bytes / 1e9) - x1, PC_ROW - 6, colour,
+			p->mem_bytes / 1e9);
+	}
+	return cs__svg_end(f);
 }

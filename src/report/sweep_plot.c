@@ -4,10 +4,14 @@
  * The x axis places the first key's values by their number (read with the
  * key's unit: "400Gb/s", "25 MiB", "2 us"; on a log scale when they are all
  * positive and span two decades or more) and labels each with the text as
- * given; values that are not all numbers are spaced evenly. The y axis runs
- * from min(0, lowest) to the highest value with rounded ticks. One polyline
- * (and a dot per point) per combination of the other keys' values; failed
- * and unfinished points are left out of their line.
+ * given; values that are not all numbers are spaced evenly. The axes are
+ * labelled with the key's and the metric's names in words and their unit
+ * (the key's description, the unit the values share), the raw names under
+ * the title. The y axis has rounded ticks and starts at 0 unless the data
+ * lie in its upper half, where it starts below the lowest point and says
+ * so (svg.h). One polyline (and a dot per point) per combination of the
+ * other keys' values, the legend titled with their names, wrapped to fit;
+ * failed and unfinished points are left out of their line.
  */
 #include "report/sweep_out.h"
 
@@ -17,19 +21,16 @@
 
 #include "config/config.h"
 #include "report/out.h"
+#include "report/svg.h"
 
-#define W 860.0
+#define W 900.0
 #define H 500.0
 #define LEFT 90.0
-#define RIGHT 230.0
-#define TOP 50.0
+#define RIGHT 250.0
+#define TOP 60.0
 #define BOTTOM 70.0
 #define MAX_LEGEND 30
-
-static const char *const palette[] = {
-	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-	"#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-};
+#define LEGEND_CHARS 32 /* of 12 px text in the legend's 230 px */
 
 /* The value as a number with the key's unit; 0 when it is none. */
 static int as_number(const cs_config_key *k, const char *text, double *out)
@@ -52,21 +53,104 @@ static int as_number(const cs_config_key *k, const char *text, double *out)
 	}
 }
 
-static double nice_step(double range)
+/* A key in words: its description up to " (", ": " or "; ", or, where that is a list of values or long, its last two
+ * names ("pipeline schedule"). */
+static void key_name(const char *path, char *buf, size_t n)
 {
-	double raw = range / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
-	return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
+	const cs_config_key *k = cs_config_key_find(path);
+	const char *d = k ? k->desc : NULL;
+	size_t len = 0;
+	while (d && d[len] && strncmp(d + len, " (", 2) && strncmp(d + len, ": ", 2) &&
+	       strncmp(d + len, "; ", 2))
+		len++;
+	while (len && d[len - 1] == ' ')
+		len--;
+	if (d && len && len <= 40 && !memchr(d, '|', len) && !memchr(d, '=', len)) {
+		snprintf(buf, n, "%.*s", (int)len, d);
+		return;
+	}
+	const char *dot = strrchr(path, '.'), *from = path;
+	for (const char *p = path; dot && p < dot; p++)
+		if (*p == '.')
+			from = p + 1;
+	snprintf(buf, n, "%s", from);
+	for (char *p = buf; *p; p++)
+		if (*p == '.' || *p == '_')
+			*p = ' ';
+}
+
+/* The unit the values of key 0 share after their numbers ("Gb/s" of
+ * 100Gb/s and 400Gb/s), or "" when they share none or are not numbers. */
+static void shared_unit(const cs_sweep *sw, char *buf, size_t n)
+{
+	const cs_config_key *k = cs_config_key_find(cs_sweep_key(sw, 0));
+	buf[0] = 0;
+	if (!k || k->kind == CS_KIND_INT || k->kind == CS_KIND_FLOAT || k->kind == CS_KIND_RATIO ||
+	    k->kind == CS_KIND_ENUM || k->kind == CS_KIND_STRING || k->kind == CS_KIND_BOOL)
+		return;
+	for (size_t v = 0; v < cs_sweep_nvalues(sw, 0); v++) {
+		const char *t = cs_sweep_value(sw, 0, v);
+		char *end;
+		strtod(t, &end);
+		if (end == t)
+			goto none;
+		while (*end == ' ')
+			end++;
+		if (!*end || (v && strcmp(buf, end)))
+			goto none;
+		snprintf(buf, n, "%s", end);
+	}
+	return;
+none:
+	buf[0] = 0;
+}
+
+/* A metric column in words (into name) and its unit (into unit, "" when
+ * it has none). */
+static void metric_name(const char *col, char *name, size_t n, char *unit, size_t un)
+{
+	static const struct {
+		const char *col, *name, *unit;
+	} names[] = {
+		{ "step_time_s", "step time", "s" },
+		{ "tokens_per_s", "throughput", "tokens/s" },
+		{ "tflops_per_gpu", "model FLOP rate per GPU", "TFLOP/s" },
+		{ "tflops_per_gpu_megatron", "FLOP rate per GPU, Megatron's count", "TFLOP/s" },
+		{ "tflops_per_gpu_hardware", "hardware FLOP rate per GPU", "TFLOP/s" },
+		{ "mfu", "MFU", "fraction of peak" },
+		{ "mfu_megatron", "MFU, Megatron's count", "fraction of peak" },
+		{ "hfu", "HFU", "fraction of peak" },
+		{ "memory_total_bytes", "memory per GPU", "bytes" },
+		{ "effective_training", "effective training", "fraction of the time" },
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(col, names[i].col)) {
+			snprintf(name, n, "%s", names[i].name);
+			snprintf(unit, un, "%s", names[i].unit);
+			return;
+		}
+	/* the rest: words, and the unit its suffix names */
+	size_t len = strlen(col);
+	snprintf(unit, un, "%s", "");
+	if (len > 2 && !strcmp(col + len - 2, "_s")) {
+		snprintf(unit, un, "%s", "s");
+		len -= 2;
+	} else if (len > 6 && !strcmp(col + len - 6, "_bytes")) {
+		snprintf(unit, un, "%s", "bytes");
+		len -= 6;
+	}
+	snprintf(name, n, "%.*s", (int)len, col);
+	for (char *p = name; *p; p++)
+		if (*p == '_')
+			*p = ' ';
 }
 
 typedef struct frame {
-	double *xpos;  /* per value of the first key, in plot pixels */
-	double y0, y1; /* metric range */
+	double *xpos;   /* per value of the first key, in plot pixels */
+	cs__svg_axis y; /* the metric */
 } frame;
 
-static double ypix(const frame *fr, double v)
-{
-	return TOP + (H - TOP - BOTTOM) * (1 - (v - fr->y0) / (fr->y1 - fr->y0));
-}
+static double ypix(const frame *fr, double v) { return cs__svg_pos(&fr->y, v); }
 
 static void place_x(const cs_sweep *sw, double *xpos)
 {
@@ -93,22 +177,20 @@ static void place_x(const cs_sweep *sw, double *xpos)
 	}
 }
 
-static void series_label(const cs_sweep *sw, size_t s, const char *metric, FILE *f)
+/* Series s's values of the keys after the first, ", " between; with one
+ * key, the metric's name. */
+static void series_label(const cs_sweep *sw, size_t s, const char *metric, char *buf, size_t n)
 {
+	size_t len = 0;
+	buf[0] = 0;
 	if (cs_sweep_nkeys(sw) < 2) {
-		cs_xml_text(f, metric);
+		snprintf(buf, n, "%s", metric);
 		return;
 	}
 	/* point s has the first key's first value and the series' other values */
-	for (size_t k = 1; k < cs_sweep_nkeys(sw); k++) {
-		if (k > 1)
-			fputs(", ", f);
-		if (cs_sweep_nkeys(sw) > 2) {
-			cs_xml_text(f, cs_sweep_key(sw, k));
-			fputc('=', f);
-		}
-		cs_xml_text(f, cs_sweep_value(sw, k, cs_sweep_point_index(sw, s, k)));
-	}
+	for (size_t k = 1; k < cs_sweep_nkeys(sw) && len < n; k++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", k > 1 ? ", " : "",
+					cs_sweep_value(sw, k, cs_sweep_point_index(sw, s, k)));
 }
 
 static int cmp_x(const void *a, const void *b, const double *xpos)
@@ -159,47 +241,25 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 			hi = fmax(hi, v[col]);
 		}
 	}
-	if (!(lo <= hi))
-		lo = hi = 0;
-	lo = fmin(lo, 0);
-	if (hi <= lo)
-		hi = lo + 1;
-	double step = nice_step(hi - lo);
-	fr.y0 = floor(lo / step) * step;
-	fr.y1 = ceil(hi / step) * step;
+	cs__svg_axis_lin(&fr.y, lo, hi, H - BOTTOM, TOP);
 
-	fprintf(f,
-		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-		"<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
-		W, H, W, H, W, H);
-	fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">",
-		(LEFT + W - RIGHT) / 2);
-	cs_xml_text(f, metric);
-	fputs(" against ", f);
-	cs_xml_text(f, cs_sweep_key(sw, 0));
-	fputs("</text>\n", f);
+	char xname[128], unit[32], xlabel[192], yname[128], yunit[32], ylabel[192], line[512];
+	key_name(cs_sweep_key(sw, 0), xname, sizeof xname);
+	shared_unit(sw, unit, sizeof unit);
+	snprintf(xlabel, sizeof xlabel, "%s%s%s%s", xname, *unit ? " (" : "", unit, *unit ? ")" : "");
+	metric_name(metric, yname, sizeof yname, yunit, sizeof yunit);
+	snprintf(ylabel, sizeof ylabel, "%s%s%s%s", yname, *yunit ? " (" : "", yunit, *yunit ? ")" : "");
+	cs__svg_begin(f, W, H);
+	snprintf(line, sizeof line, "%s against %s", yname, xname);
+	cs__svg_text(f, (LEFT + W - RIGHT) / 2, 24, "text-anchor=\"middle\" font-size=\"15\"", line);
+	snprintf(line, sizeof line, "%s against %s", metric, cs_sweep_key(sw, 0));
+	cs__svg_text(f, (LEFT + W - RIGHT) / 2, 42, "text-anchor=\"middle\" fill=\"#555\"", line);
 
 	/* axes, grid and ticks */
-	fprintf(f,
-		"<g stroke=\"black\" fill=\"none\">\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-		"y2=\"%.1f\"/>\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n</g>\n",
-		LEFT, H - BOTTOM, W - RIGHT, H - BOTTOM, LEFT, TOP, LEFT, H - BOTTOM);
-	fputs("<g class=\"y-ticks\" text-anchor=\"end\">\n", f);
-	for (int i = 0; i <= 1000; i++) {
-		double v = fr.y0 + i * step;
-		if (v > fr.y1 + step / 2)
-			break;
-		double y = ypix(&fr, v);
-		fprintf(f,
-			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-			"<text x=\"%.1f\" y=\"%.1f\">%.6g</text>\n",
-			LEFT, y, W - RIGHT, y, LEFT - 5, y, LEFT, y, LEFT - 8, y + 4,
-			fabs(v) < step * 1e-9 ? 0.0 : v);
-	}
-	fputs("</g>\n<g class=\"x-ticks\" text-anchor=\"middle\">\n", f);
+	cs__svg_yaxis(f, &fr.y, LEFT, W - RIGHT, ylabel, NULL);
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", LEFT,
+		H - BOTTOM, W - RIGHT, H - BOTTOM);
+	fputs("<g class=\"x-ticks\" text-anchor=\"middle\">\n", f);
 	for (size_t i = 0; i < nx; i++) {
 		fprintf(f,
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
@@ -208,19 +268,12 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 		cs_xml_text(f, cs_sweep_value(sw, 0, i));
 		fputs("</text>\n", f);
 	}
-	fprintf(f, "</g>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2,
-		H - 20);
-	cs_xml_text(f, cs_sweep_key(sw, 0));
-	fprintf(f,
-		"</text>\n<text x=\"20\" y=\"%.1f\" text-anchor=\"middle\" "
-		"transform=\"rotate(-90 20 %.1f)\">",
-		(TOP + H - BOTTOM) / 2, (TOP + H - BOTTOM) / 2);
-	cs_xml_text(f, metric);
-	fputs("</text>\n", f);
+	fputs("</g>\n", f);
+	cs__svg_text(f, (LEFT + W - RIGHT) / 2, H - 20, "text-anchor=\"middle\"", xlabel);
 
 	/* one line per series; series s holds points i * nseries + s */
 	for (size_t s = 0; s < nseries; s++) {
-		const char *c = palette[s % (sizeof palette / sizeof palette[0])];
+		const char *c = cs__svg_colour(s);
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", c);
 		int first = 1;
 		for (size_t i = 0; i < nx; i++) {
@@ -239,30 +292,24 @@ int cs_sweep_plot(const cs_sweep *sw, const char *metric, FILE *f, cs_diag *diag
 		}
 	}
 
-	/* legend */
+	/* legend: the other keys' names, then a line per series */
+	double ly = TOP;
 	fprintf(f, "<g class=\"legend\">\n");
-	if (cs_sweep_nkeys(sw) > 1) {
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">", W - RIGHT + 20, TOP);
-		for (size_t k = 1; k < cs_sweep_nkeys(sw) && cs_sweep_nkeys(sw) == 2; k++)
-			cs_xml_text(f, cs_sweep_key(sw, k));
-		if (cs_sweep_nkeys(sw) > 2)
-			fputs("series", f);
-		fputs("</text>\n", f);
+	for (size_t k = 1; k < cs_sweep_nkeys(sw); k++) {
+		key_name(cs_sweep_key(sw, k), xname, sizeof xname);
+		snprintf(line, sizeof line, "%s%s", xname, k + 1 < cs_sweep_nkeys(sw) ? "," : "");
+		ly += 16.0 * cs__svg_lines(f, W - RIGHT + 20, ly, 16, "font-weight=\"bold\"", line,
+					   LEGEND_CHARS - 2);
 	}
 	for (size_t s = 0; s < nseries && s < MAX_LEGEND; s++) {
-		double y = TOP + 20 + 18.0 * (double)s;
-		fprintf(f,
-			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-			"stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\">",
-			W - RIGHT + 20, y - 4, W - RIGHT + 44, y - 4,
-			palette[s % (sizeof palette / sizeof palette[0])], W - RIGHT + 50, y);
-		series_label(sw, s, metric, f);
-		fputs("</text>\n", f);
+		series_label(sw, s, yname, line, sizeof line);
+		cs__svg_key(f, W - RIGHT + 20, ly + 6 + 18.0 * (double)s, cs__svg_colour(s), false, line);
 	}
 	if (nseries > MAX_LEGEND)
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">and %zu more</text>\n", W - RIGHT + 50,
-			TOP + 20 + 18.0 * MAX_LEGEND, nseries - MAX_LEGEND);
-	fputs("</g>\n</svg>\n", f);
+			ly + 6 + 18.0 * MAX_LEGEND, nseries - MAX_LEGEND);
+	fputs("</g>\n", f);
+	cs__svg_end(f);
 	free(order);
 	free(fr.xpos);
 	if (ferror(f)) {
