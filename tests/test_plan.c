@@ -502,6 +502,11 @@ static const struct { const char *scenario, *golden; const char *set[4]; } golde
 	/* DeepEP's dispatch and combine, a token's experts on at most 2 of the 4 nodes */
 	{ "moe-deepseek-ep", "moe-deepseek-ep-deepep",
 	  { "parallelism.moe_dispatcher=deepep", "parallelism.moe_node_limit=2" } },
+	/* a forward and a backward of different micro-batches run together,
+	 * each one's all-to-alls under the other's compute */
+	{ "moe-deepseek-ep", "moe-deepseek-ep-a2a-overlap",
+	  { "parallelism.pipeline.schedule=interleaved", "parallelism.pipeline.virtual_stages=2",
+	    "parallelism.moe_a2a_overlap=true" } },
 	/* padded to capacity, the MoE layer's kernels fused: no host wait */
 	{ "moe-deepseek-ep", "moe-deepseek-ep-pad-fused",
 	  { "parallelism.moe_capacity_factor=1.25", "parallelism.moe_pad_to_capacity=true",
@@ -698,6 +703,94 @@ START_TEST(kernels_launched_by_class)
 }
 END_TEST
 
+/* Megatron-Core's all-to-all overlap (parallelism.moe_a2a_overlap): the
+ * interleaved order gains one warm-up forward, after which every forward
+ * is followed by a backward of another micro-batch and no dependency of the
+ * schedule breaks; p = 4, m = 8, v = 2. */
+START_TEST(a2a_overlap_warmup_pairs_independent_chunks)
+{
+	enum { P = 4, M = 8, V = 2, N = 2 * M * V };
+	cs_diag diag = { { 0 } };
+	for (int64_t s = 0; s < P; s++) {
+		cs_sched_op ops[N], plain[N];
+		ck_assert_int_eq(cs_sched_stage_ops(CS_SCHED_INTERLEAVED, P, M, V, s, plain, N, &diag), N);
+		memcpy(ops, plain, sizeof ops);
+		cs__pair_warmup(ops, N);
+		int64_t warm = 0, warm0 = 0;
+		while (warm < N && ops[warm].kind == CS_SCHED_F)
+			warm++;
+		while (warm0 < N && plain[warm0].kind == CS_SCHED_F)
+			warm0++;
+		/* the plain order's warm-up, (p - s - 1) x 2 + (v - 1) x p, then its first steady forward */
+		ck_assert_int_eq(warm0, (P - s - 1) * 2 + (V - 1) * P + 1);
+		ck_assert_int_eq(warm, warm0 + 1);
+		int64_t f_done[M][V] = { { 0 } }, b_done[M][V] = { { 0 } };
+		for (int64_t i = 0; i < N; i++) {
+			int j = ops[i].micro, c = ops[i].chunk;
+			if (ops[i].kind == CS_SCHED_F) {
+				ck_assert(c == 0 || f_done[j][c - 1]);
+				f_done[j][c] = 1;
+				if (i + 1 < N && ops[i + 1].kind != CS_SCHED_F && i >= warm - 1)
+					ck_assert_int_ne(ops[i + 1].micro, j);
+			} else {
+				ck_assert(f_done[j][c]);
+				ck_assert(c == V - 1 || b_done[j][c + 1]);
+				b_done[j][c] = 1;
+			}
+		}
+	}
+}
+END_TEST
+
+/* The same step with and without the overlap: the same compute segments
+ * (count and busy time), the backward's parts now between a forward
+ * layer's, and less all-to-all exposed. DeepSeek-V3-like, 4 layers (the
+ * first dense) on pp 2 x v 2, ep 4 over dp 4. */
+START_TEST(a2a_overlap_interleaves_a_forward_with_a_backward)
+{
+	const char *text = "cluster: {gpu: h100-sxm-80g, nodes: 1, gpus_per_node: 8}\n"
+			   "model: {preset: deepseek-v3-like, layers: 4, dense_layers: 1, experts: 16}\n"
+			   "training: {seq_len: 2048, micro_batch: 1, global_batch: 16}\n"
+			   "parallelism: {pp: 2, ep: 4, pipeline: {schedule: interleaved, virtual_stages: 2}}\n"
+			   "fleet: ideal\n";
+	int32_t segs[2];
+	int64_t busy[2];
+	double exposed[2];
+	bool split = false;
+	for (int on = 0; on < 2; on++) {
+		const char *set[] = { on ? "parallelism.moe_a2a_overlap=true" : "parallelism.moe_a2a_overlap=false" };
+		cs_scenario *sc = load_text(text, set, 1);
+		cs_mesh mesh;
+		cs_mesh_init(&mesh, &sc->parallel);
+		cs_program progs[2];
+		for (int s = 0; s < 2; s++)
+			cs_program_init(&progs[s]);
+		cs_diag diag = { { 0 } };
+		ck_assert_msg(cs_plan_build(sc, &mesh, NULL, progs, &diag) == CS_OK, "%s", diag.msg);
+		segs[on] = progs[0].nops[CS_STREAM_COMPUTE];
+		busy[on] = 0;
+		for (int k = 0; k < CS_COMPUTE_HOST; k++)
+			busy[on] += progs[0].class_ns[k];
+		/* a forward layer's ops of one micro-batch, interrupted by a backward's */
+		const cs_op *ops = progs[0].ops[CS_STREAM_COMPUTE];
+		for (int32_t i = 0; i + 2 < progs[0].nops[CS_STREAM_COMPUTE]; i++)
+			if (ops[i].phase == CS_PHASE_FWD && ops[i + 1].phase == CS_PHASE_BWD &&
+			    ops[i + 2].phase == CS_PHASE_FWD && ops[i].micro == ops[i + 2].micro &&
+			    ops[i].layer == ops[i + 2].layer && ops[i + 1].micro != ops[i].micro)
+				split |= on == 1;
+		for (int s = 0; s < 2; s++)
+			cs_program_free(&progs[s]);
+		cs_metrics m = cs_test_simulate(sc);
+		exposed[on] = m.exposed_comm_s[CS_COMM_EP];
+		cs_scenario_free(sc);
+	}
+	ck_assert_int_eq(segs[0], segs[1]);
+	ck_assert_int_eq(busy[0], busy[1]);
+	ck_assert(split);
+	ck_assert_msg(exposed[1] < exposed[0], "exposed ep %g s with the overlap, %g without", exposed[1], exposed[0]);
+}
+END_TEST
+
 /* The host launches a template's kernels back to back: a segment of n
  * kernels lasting D ends no sooner than its last launch plus that kernel's
  * D / n, so the GPU idles only while the host is behind, and the idle is
@@ -762,6 +855,8 @@ static Suite *plan_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host");
 	tcase_add_test(tc, host_launch_idles_the_gpu_only_when_behind);
+	tcase_add_test(tc, a2a_overlap_warmup_pairs_independent_chunks);
+	tcase_add_test(tc, a2a_overlap_interleaves_a_forward_with_a_backward);
 	tcase_add_loop_test(tc, kernels_launched_by_class, 0, sizeof(kernel_cases) / sizeof(kernel_cases[0]));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("golden");

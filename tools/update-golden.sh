@@ -54,6 +54,9 @@ done
 	--set parallelism.moe_capacity_factor=1.25 --set parallelism.moe_pad_to_capacity=true \
 	--set parallelism.moe_router_fusion=true --set parallelism.moe_permute_fusion=true \
 	>tests/golden/moe-deepseek-ep-pad-fused.json
+"$build"/clustersim run scenarios/moe-deepseek-ep.yaml --format json --no-progress \
+	--set parallelism.pipeline.schedule=interleaved --set parallelism.pipeline.virtual_stages=2 \
+	--set parallelism.moe_a2a_overlap=true >tests/golden/moe-deepseek-ep-a2a-overlap.json
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	--set collectives.fidelity=flow --set cluster.fabric.leaf_gpus=32 \
 	--set cluster.fabric.routing=ecmp >tests/golden/3d-llama3-70b-64gpu-flow-ecmp.json

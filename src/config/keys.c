@@ -411,6 +411,10 @@ static const cs_config_key keys[] = {
 	  "false",
 	  "the tokens' permutations around the experts in Transformer Engine's fused kernels "
 	  "(--moe-permute-fusion), not PyTorch's masked_select and scatter_add"),
+	K("parallelism.moe_a2a_overlap", CS_KIND_BOOL, parallel.moe_a2a_overlap, 0, 0, false, NULL, "false",
+	  "a forward and a backward of different micro-batches run together layer by layer, each "
+	  "one's expert all-to-alls under the other's compute (Megatron-Core's "
+	  "--overlap-moe-expert-parallel-comm)"),
 
 	K("collectives.algorithm", CS_KIND_ENUM, coll.algorithm, 0, 0, false, algo_names, "auto",
 	  "auto | ring | tree | nvls | nvls_tree | hierarchical | torus (on a torus: rings "

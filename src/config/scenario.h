@@ -370,6 +370,8 @@ typedef struct cs_parallel_spec {
 	bool moe_pad;            /* every expert's input padded to its capacity */
 	bool moe_router_fusion;  /* the router's top-k, softmax and aux loss in fused kernels */
 	bool moe_permute_fusion; /* the token permutations in fused kernels */
+	bool moe_a2a_overlap;    /* a forward and a backward of different micro-batches run
+	                          * together, each one's all-to-alls under the other's compute */
 } cs_parallel_spec;
 
 /*

@@ -421,6 +421,19 @@ static cs_status check_plan(cs__checker *c)
 	if (p->moe_permute_fusion && m->experts == 0)
 		return cs__config_fail(c, "parallelism.moe_permute_fusion", NULL,
 				       "'parallelism.moe_permute_fusion' needs a model with experts");
+	if (p->moe_a2a_overlap && (m->experts == 0 || p->ep <= 1))
+		return cs__config_fail(
+			c, "parallelism.moe_a2a_overlap", NULL,
+			"'parallelism.moe_a2a_overlap' needs experts over 'parallelism.ep' > 1 "
+			"(the all-to-alls it hides)");
+	if (p->moe_a2a_overlap && p->pp > 1 && p->schedule != CS_SCHED_INTERLEAVED)
+		return cs__config_fail(c, "parallelism.moe_a2a_overlap", "parallelism.pipeline.schedule",
+				       "'parallelism.moe_a2a_overlap' with 'parallelism.pp' > 1 needs the "
+				       "interleaved schedule (Megatron-Core pairs its chunks)");
+	if (p->moe_a2a_overlap && p->recompute == CS_RECOMPUTE_FULL)
+		return cs__config_fail(c, "parallelism.moe_a2a_overlap", "parallelism.recompute",
+				       "'parallelism.moe_a2a_overlap' with full recomputation (Megatron-Core "
+				       "refuses it)");
 	if (p->moe_pad && !(p->moe_capacity > 0))
 		return cs__config_fail(c, "parallelism.moe_pad_to_capacity", NULL,
 				       "'parallelism.moe_pad_to_capacity' needs "

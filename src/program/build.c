@@ -191,7 +191,7 @@ static double act_bytes_per_layer(const cs_builder *b)
 	return cs_mem_layer_activation_bytes(&sc->model, &sc->training, &sc->parallel);
 }
 
-static const cs_frag *block_frag(const cs_builder *b, int64_t layer, cs_pass pass)
+const cs_frag *cs__block_frag(const cs_builder *b, int64_t layer, cs_pass pass)
 {
 	int moe = cs_model_layer_is_moe(&b->sc->model, layer);
 	return &b->frag[CS_FRAG_BLOCK][moe][pass];
@@ -251,69 +251,101 @@ static int emit_unit(cs_builder *b, int64_t unit, const cs_frag *first, const cs
 	return weight ? cs__dp_after_use(b, unit, j, fwd) : 0;
 }
 
-static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
+/* ---- a forward and a backward, in three parts each ----------------- */
+
+int cs__fwd_begin(cs_builder *b, int64_t s, int64_t j, int64_t k)
 {
-	int64_t V = b->lay.vstages;
 	await_message(b, s, j, k, 1);
 	b->vstage = (int)k;
 	b->mem_alloc = act_bytes_per_layer(b) * (double)b->lay.nlayers[k];
-	if (k == 0 &&
-	    emit_unit(b, CS_DP_EMBED, &b->frag[CS_FRAG_EMBED][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1))
+	return k == 0 ? emit_unit(b, CS_DP_EMBED, &b->frag[CS_FRAG_EMBED][0][CS_PASS_FWD], NULL, CS_PHASE_FWD,
+				  j, 1)
+		      : 0;
+}
+
+int cs__fwd_layer(cs_builder *b, int64_t l, int64_t j, int from, int to)
+{
+	const cs_frag *f = cs__block_frag(b, l, CS_PASS_FWD);
+	if (to < 0)
+		to = f->n;
+	if (from == 0 && cs__dp_before_use(b, l, j, 1))
 		return -1;
-	for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++) {
-		if (cs__dp_before_use(b, l, j, 1))
-			return -1;
-		if (cs__emit_frag(b, block_frag(b, l, CS_PASS_FWD), CS_PHASE_FWD, (int)l, (int)j))
-			return -1;
-		if (cs__dp_after_use(b, l, j, 1))
-			return -1;
-	}
+	if (cs__emit_frag_range(b, f, from, to, CS_PHASE_FWD, (int)l, (int)j))
+		return -1;
+	return to == f->n ? cs__dp_after_use(b, l, j, 1) : 0;
+}
+
+int cs__fwd_end(cs_builder *b, int64_t s, int64_t j, int64_t k)
+{
+	b->vstage = (int)k;
 	if (cs__fp8_amax(b, j, 1))
 		return -1;
-	if (k == V - 1 &&
+	if (k == b->lay.vstages - 1 &&
 	    (emit_unit(b, CS_DP_HEAD, &b->frag[CS_FRAG_HEAD][0][CS_PASS_FWD], NULL, CS_PHASE_FWD, j, 1) ||
 	     cs__edges_loss(b, j)))
 		return -1;
 	return send_message(b, s, j, k, 1);
 }
 
-/* kind: CS_SCHED_B (input gradients), CS_SCHED_W (weight gradients) or
- * CS_SCHED_BW (both, layer by layer). */
-static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kind)
+static int emit_forward(cs_builder *b, int64_t s, int64_t j, int64_t k)
 {
-	int64_t V = b->lay.vstages;
+	if (cs__fwd_begin(b, s, j, k))
+		return -1;
+	for (int64_t l = b->lay.first_layer[k]; l < b->lay.first_layer[k] + b->lay.nlayers[k]; l++)
+		if (cs__fwd_layer(b, l, j, 0, -1))
+			return -1;
+	return cs__fwd_end(b, s, j, k);
+}
+
+/* kind: CS_SCHED_B (input gradients), CS_SCHED_W (weight gradients) or
+ * CS_SCHED_BW (both, layer by layer). Returns 1 in *last when this is the
+ * stage's last backward of its kind for virtual stage k. */
+int cs__bwd_begin(cs_builder *b, int64_t s, int64_t j, int64_t k, int kind, int *last)
+{
 	int input = kind != CS_SCHED_W, weight = kind != CS_SCHED_B;
-	int last = ++b->bwd_done[k * 2 + (kind == CS_SCHED_W)] == b->lay.micro_batches;
+	*last = ++b->bwd_done[k * 2 + (kind == CS_SCHED_W)] == b->lay.micro_batches;
 	if (input)
 		await_message(b, s, j, k, 0);
 	b->vstage = (int)k;
-	if (k == V - 1) {
+	if (k == b->lay.vstages - 1) {
 		if (emit_unit(b, CS_DP_HEAD, input ? &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_INPUT] : NULL,
 			      weight ? &b->frag[CS_FRAG_HEAD][0][CS_PASS_BWD_WEIGHT] : NULL, CS_PHASE_BWD, j,
 			      0))
 			return -1;
-		if (weight && last && cs__dp_grads_ready(b, CS_DP_HEAD))
+		if (weight && *last && cs__dp_grads_ready(b, CS_DP_HEAD))
 			return -1;
 	}
-	for (int64_t l = b->lay.first_layer[k] + b->lay.nlayers[k] - 1; l >= b->lay.first_layer[k]; l--) {
-		if (input) {
-			if (cs__dp_before_use(b, l, j, 0))
-				return -1;
-			if (emit_recompute(b, k, l, j) ||
-			    cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_INPUT), CS_PHASE_BWD, (int)l,
-					  (int)j))
-				return -1;
-		}
-		if (weight) {
-			if (cs__emit_frag(b, block_frag(b, l, CS_PASS_BWD_WEIGHT), CS_PHASE_BWD_W, (int)l,
-					  (int)j))
-				return -1;
-			if (cs__dp_after_use(b, l, j, 0))
-				return -1;
-			if (last && cs__dp_grads_ready(b, l))
-				return -1;
-		}
+	return 0;
+}
+
+int cs__bwd_layer(cs_builder *b, int64_t k, int64_t l, int64_t j, int kind, int last, int from, int to)
+{
+	int input = kind != CS_SCHED_W, weight = kind != CS_SCHED_B;
+	const cs_frag *f = cs__block_frag(b, l, CS_PASS_BWD_INPUT);
+	if (to < 0)
+		to = f->n;
+	if (input) {
+		if (from == 0 && (cs__dp_before_use(b, l, j, 0) || emit_recompute(b, k, l, j)))
+			return -1;
+		if (cs__emit_frag_range(b, f, from, to, CS_PHASE_BWD, (int)l, (int)j))
+			return -1;
 	}
+	if (weight && (!input || to == f->n)) {
+		if (cs__emit_frag(b, cs__block_frag(b, l, CS_PASS_BWD_WEIGHT), CS_PHASE_BWD_W, (int)l,
+				  (int)j))
+			return -1;
+		if (cs__dp_after_use(b, l, j, 0))
+			return -1;
+		if (last && cs__dp_grads_ready(b, l))
+			return -1;
+	}
+	return 0;
+}
+
+int cs__bwd_end(cs_builder *b, int64_t s, int64_t j, int64_t k, int kind, int last)
+{
+	int input = kind != CS_SCHED_W, weight = kind != CS_SCHED_B;
+	b->vstage = (int)k;
 	if (input && cs__fp8_amax(b, j, 0))
 		return -1;
 	if (k == 0) {
@@ -331,6 +363,17 @@ static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kin
 	if (input && send_message(b, s, j, k, 0))
 		return -1;
 	return 0;
+}
+
+static int emit_backward(cs_builder *b, int64_t s, int64_t j, int64_t k, int kind)
+{
+	int last;
+	if (cs__bwd_begin(b, s, j, k, kind, &last))
+		return -1;
+	for (int64_t l = b->lay.first_layer[k] + b->lay.nlayers[k] - 1; l >= b->lay.first_layer[k]; l--)
+		if (cs__bwd_layer(b, k, l, j, kind, last, 0, -1))
+			return -1;
+	return cs__bwd_end(b, s, j, k, kind, last);
 }
 
 /* Tied embeddings over a pipeline: the first and last stages swap their
@@ -368,6 +411,18 @@ static int embed_exchange(cs_builder *b)
 	return 0;
 }
 
+/* Whether two consecutive ops of a stage run as one pair (Megatron-Core's
+ * --overlap-moe-expert-parallel-comm): a forward and an input backward, in
+ * either order, of different micro-batches, so neither waits for the
+ * other. */
+static bool pairs(const cs_builder *b, const cs_sched_op *x, const cs_sched_op *y)
+{
+	if (!b->sc->parallel.moe_a2a_overlap || x->micro == y->micro)
+		return false;
+	bool xf = x->kind == CS_SCHED_F, yf = y->kind == CS_SCHED_F;
+	return xf != yf && (xf ? y : x)->kind != CS_SCHED_W;
+}
+
 static int build_stage(cs_builder *b, int64_t s)
 {
 	b->stage = s;
@@ -384,6 +439,12 @@ static int build_stage(cs_builder *b, int64_t s)
 		return -1;
 	const cs_sched_op *ops = b->sched[s];
 	for (int64_t i = 0; i < b->nsched[s]; i++) {
+		if (i + 1 < b->nsched[s] && pairs(b, &ops[i], &ops[i + 1])) {
+			if (cs__emit_pair(b, s, &ops[i], &ops[i + 1]))
+				return -1;
+			i++;
+			continue;
+		}
 		int64_t k = cs_sched_virtual_stage(b->sc->parallel.schedule, b->lay.stages, b->lay.chunks, s,
 						   ops[i].chunk);
 		int rc = ops[i].kind == CS_SCHED_F ? emit_forward(b, s, ops[i].micro, k)
@@ -526,6 +587,8 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 			goto out;
 		b->nsched[s] = cs_sched_stage_ops(sc->parallel.schedule, p, b->lay.micro_batches,
 						  b->lay.chunks, s, b->sched[s], n, diag);
+		if (sc->parallel.moe_a2a_overlap && sc->parallel.schedule == CS_SCHED_INTERLEAVED)
+			cs__pair_warmup(b->sched[s], b->nsched[s]);
 	}
 	if (too_many_ops(b, diag)) {
 		st = CS_ERR_INPUT;

@@ -199,10 +199,29 @@ void cs__free_frags(cs_builder *b)
  * b->pending apply to its first compute segment. */
 int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro)
 {
+	return cs__emit_frag_range(b, f, 0, f->n, phase, layer, micro);
+}
+
+int cs__frag_cut(const cs_frag *f, int from)
+{
+	for (int i = from; i < f->n; i++) {
+		const cs_frag_item *it = &f->items[i];
+		if (it->is_comm && it->comm == CS_COMM_EP && it->coll == CS_COLL_ALL_TO_ALL) {
+			while (i < f->n && f->items[i].is_comm)
+				i++;
+			return i;
+		}
+	}
+	return f->n;
+}
+
+int cs__emit_frag_range(cs_builder *b, const cs_frag *f, int from, int to, cs_phase phase, int layer,
+			int micro)
+{
 	cs_program *p = b->prog;
 	int32_t deferred = 0; /* a collective whose result the segment after next consumes */
 	cs_stream deferred_stream = CS_STREAM_TP;
-	for (int i = 0; i < f->n; i++) {
+	for (int i = from; i < to; i++) {
 		const cs_frag_item *it = &f->items[i];
 		if (it->is_sync) {
 			cs__host_sync(b);

@@ -83,6 +83,36 @@ typedef struct cs_builder {
 int cs__make_frags(cs_builder *b);
 void cs__free_frags(cs_builder *b);
 int cs__emit_frag(cs_builder *b, const cs_frag *f, cs_phase phase, int layer, int micro);
+/* The block fragment of `layer` (dense or MoE) for `pass`. */
+const cs_frag *cs__block_frag(const cs_builder *b, int64_t layer, cs_pass pass);
+/* Items [from, to) of `f`, as cs__emit_frag emits them all. */
+int cs__emit_frag_range(cs_builder *b, const cs_frag *f, int from, int to, cs_phase phase, int layer,
+			int micro);
+/* Where the part of `f` starting at `from` ends: after the next run of
+ * collectives that holds an expert-parallel all-to-all, or at its end. */
+int cs__frag_cut(const cs_frag *f, int from);
+
+/* A forward chunk (micro-batch j, virtual stage k on stage s) in three
+ * parts: its start (the message it waits for, the embedding), a layer's
+ * items [from, to) (to < 0: all; its data-parallel hooks at the ends), its
+ * end (the head and loss, the message it sends). The backward likewise, of
+ * `kind` (cs_sched_kind), `last` from its start. Each returns 0 or -1 when
+ * out of memory. */
+int cs__fwd_begin(cs_builder *b, int64_t s, int64_t j, int64_t k);
+int cs__fwd_layer(cs_builder *b, int64_t l, int64_t j, int from, int to);
+int cs__fwd_end(cs_builder *b, int64_t s, int64_t j, int64_t k);
+int cs__bwd_begin(cs_builder *b, int64_t s, int64_t j, int64_t k, int kind, int *last);
+int cs__bwd_layer(cs_builder *b, int64_t k, int64_t l, int64_t j, int kind, int last, int from, int to);
+int cs__bwd_end(cs_builder *b, int64_t s, int64_t j, int64_t k, int kind, int last);
+/* A forward and a backward chunk of different micro-batches run together
+ * layer by layer (build_pair.c). */
+int cs__emit_pair(cs_builder *b, int64_t s, const cs_sched_op *f, const cs_sched_op *bw);
+/* Megatron-Core's interleaved schedule under the all-to-all overlap runs one
+ * more warm-up forward (schedules.py: num_warmup_microbatches + 1), so each
+ * steady forward is independent of the backward it pairs with: a stage's
+ * order of n ops with each steady backward swapped with the forward after
+ * it. */
+void cs__pair_warmup(cs_sched_op *ops, int64_t n);
 /* Time `op` into `class_ns`, count its kernels (0 counts as 1) into
  * `class_kernels` (both indexed by cs_compute_kind) and add the W x ns it
  * leaves under the power cap to *spare; return ns. */
