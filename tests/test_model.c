@@ -10,6 +10,7 @@
 #include "coll/coll_op.h"
 #include "config/config.h"
 #include "model/model.h"
+#include "model/routing.h"
 #include "model_fixtures.h"
 
 #define MAXOPS 256
@@ -1061,6 +1062,37 @@ START_TEST(test_moe_layer_kernels_and_host_waits)
 }
 END_TEST
 
+/* The busiest expert rank under a routing distribution
+ * (cs_moe_busiest_rank). Balanced, or a single rank: 1. One expert a rank
+ * under zipf: the most popular expert's share, E / H(E, s), wherever the
+ * permutation put it, once the copies are many (4e9: noise below 1e-4).
+ * Uniform: the counts are independent Poisson draws less their mean, so
+ * the busiest of ep ranks of mean N / ep copies exceeds it by sqrt(N / ep)
+ * times the expected maximum of ep standard normals (1.4236 for 8);
+ * within a tenth, the 256 draws' own noise. Zipf of skew 0 is uniform,
+ * draw for draw; the figure is the seed's. */
+START_TEST(test_moe_busiest_rank_by_closed_form)
+{
+	ck_assert(cs_moe_busiest_rank(CS_ROUTE_BALANCED, 1.0, 64, 8, 1e6, 1) == 1.0);
+	ck_assert(cs_moe_busiest_rank(CS_ROUTE_ZIPF, 1.0, 64, 1, 1e6, 1) == 1.0);
+	double h = 0.0;
+	for (int i = 1; i <= 16; i++)
+		h += 1.0 / i;
+	double z = cs_moe_busiest_rank(CS_ROUTE_ZIPF, 1.0, 16, 16, 4e9, 7);
+	ck_assert_msg(fabs(z - 16.0 / h) < 1e-3, "zipf busiest x%.6f, want %.6f", z, 16.0 / h);
+	double n = 8.0 * 8192.0 * 8.0, mean = n / 8.0;
+	double u = cs_moe_busiest_rank(CS_ROUTE_UNIFORM, 1.0, 64, 8, n, 1);
+	double want = 1.0 + sqrt(mean) * 1.4236 / mean;
+	ck_assert_msg(fabs(u - want) < 0.1 * (want - 1.0), "uniform busiest x%.6f, want %.6f", u, want);
+	ck_assert(cs_moe_busiest_rank(CS_ROUTE_ZIPF, 0.0, 64, 8, n, 1) == u);
+	ck_assert(cs_moe_busiest_rank(CS_ROUTE_UNIFORM, 1.0, 64, 8, n, 1) == u);
+	ck_assert(cs_moe_busiest_rank(CS_ROUTE_UNIFORM, 1.0, 64, 8, n, 2) != u);
+	/* more skew, a busier rank */
+	ck_assert(cs_moe_busiest_rank(CS_ROUTE_ZIPF, 1.2, 64, 8, n, 1) >
+		  cs_moe_busiest_rank(CS_ROUTE_ZIPF, 0.6, 64, 8, n, 1));
+}
+END_TEST
+
 /* ---- recompute, capacity, ends, optimizer -------------------------------- */
 
 START_TEST(test_recompute_reruns_what_it_dropped)
@@ -1421,6 +1453,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_latent_attention_tp_comm_points, 0, N(tp_cases));
 	tcase_add_test(tc, test_fp8_dispatch_halves_the_sends_to_the_experts);
 	tcase_add_test(tc, test_capacity_caps_and_pads_the_experts);
+	tcase_add_test(tc, test_moe_busiest_rank_by_closed_form);
 	tcase_add_loop_test(tc, test_moe_layer_kernels_and_host_waits, 0,
 			    (int)(sizeof moe_kernel_cases / sizeof moe_kernel_cases[0]));
 	tcase_add_test(tc, test_cp_ring_interleaves_send_recv_with_blocks);

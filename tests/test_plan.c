@@ -507,6 +507,9 @@ static const struct { const char *scenario, *golden; const char *set[4]; } golde
 	{ "moe-deepseek-ep", "moe-deepseek-ep-a2a-overlap",
 	  { "parallelism.pipeline.schedule=interleaved", "parallelism.pipeline.virtual_stages=2",
 	    "parallelism.moe_a2a_overlap=true" } },
+	/* the busiest expert rank drawn from a zipf routing (skew 0.8) */
+	{ "moe-deepseek-ep", "moe-deepseek-ep-zipf",
+	  { "parallelism.expert_imbalance=1", "parallelism.moe_routing=zipf", "parallelism.moe_routing_skew=0.8" } },
 	/* padded to capacity, the MoE layer's kernels fused: no host wait */
 	{ "moe-deepseek-ep", "moe-deepseek-ep-pad-fused",
 	  { "parallelism.moe_capacity_factor=1.25", "parallelism.moe_pad_to_capacity=true",

@@ -57,6 +57,9 @@ done
 "$build"/clustersim run scenarios/moe-deepseek-ep.yaml --format json --no-progress \
 	--set parallelism.pipeline.schedule=interleaved --set parallelism.pipeline.virtual_stages=2 \
 	--set parallelism.moe_a2a_overlap=true >tests/golden/moe-deepseek-ep-a2a-overlap.json
+"$build"/clustersim run scenarios/moe-deepseek-ep.yaml --format json --no-progress \
+	--set parallelism.expert_imbalance=1 --set parallelism.moe_routing=zipf \
+	--set parallelism.moe_routing_skew=0.8 >tests/golden/moe-deepseek-ep-zipf.json
 "$build"/clustersim run scenarios/3d-llama3-70b-64gpu.yaml --format json --no-progress \
 	--set collectives.fidelity=flow --set cluster.fabric.leaf_gpus=32 \
 	--set cluster.fabric.routing=ecmp >tests/golden/3d-llama3-70b-64gpu-flow-ecmp.json

@@ -16,6 +16,7 @@
 #include "coll/coll.h"
 #include "config/scenario.h"
 #include "model/memory.h"
+#include "model/routing.h"
 #include "program/mesh.h"
 #include "report/out.h"
 #include "report/report.h"
@@ -404,10 +405,15 @@ int cs_cmd_validate(int argc, char **argv)
 			"has\n",
 			mb.total / 1e9, mb.capacity / 1e9);
 	int64_t gpus = cs_scenario_gpus(sc), micro = cs_scenario_micro_batches(sc);
-	char etp[48] = "";
+	char etp[112] = "";
 	if (cs_parallel_folded(p)) /* the experts folded over tp x cp x dp */
 		snprintf(etp, sizeof etp, " (etp %lld, edp %lld)", (long long)p->etp,
 			 (long long)cs_parallel_edp(p));
+	if (p->moe_routing != CS_ROUTE_BALANCED) {
+		size_t at = strlen(etp);
+		snprintf(etp + at, sizeof etp - at, " (%s routing: the busiest rank x%.3f)",
+			 p->moe_routing == CS_ROUTE_ZIPF ? "zipf" : "uniform", cs_moe_imbalance(sc));
+	}
 	printf("ok: %s: %lld GPU%s (%lld node%s x %d), tp %lld, cp %lld, pp %lld, dp %lld, ep %lld%s, "
 	       "%lld micro-batch%s per replica\n",
 	       r.sc.file, (long long)gpus, gpus == 1 ? "" : "s", (long long)sc->cluster.nodes,

@@ -36,6 +36,7 @@ static const char *const act_names[] = { "auto", "gelu", "relu", "swiglu", NULL 
 static const char *const doc_names[] = { "exponential", "lognormal", "fixed", NULL };
 static const char *const cp_names[] = { "all-gather", "ring", NULL };
 static const char *const dispatcher_names[] = { "alltoall", "deepep", NULL };
+static const char *const moe_routing_names[] = { "balanced", "uniform", "zipf", NULL };
 static const char *const tpo_model_names[] = { "userbuffers", "nccl", NULL };
 static const char *const ub_config_names[] = { "te-default",
 					       "nemo-h100-h12288-tp4-mbs1-seqlen2048",
@@ -390,6 +391,13 @@ static const cs_config_key keys[] = {
 	  "all-gather", "K/V exchange: all-gather | ring"),
 	K("parallelism.expert_imbalance", CS_KIND_FLOAT, parallel.expert_imbalance, 1, 1e6, false, NULL, "1",
 	  "busiest expert rank's load over the mean"),
+	K("parallelism.moe_routing", CS_KIND_ENUM, parallel.moe_routing, 0, 0, false, moe_routing_names,
+	  "balanced",
+	  "how tokens choose their experts: balanced (the busiest rank takes expert_imbalance x the "
+	  "mean) | uniform (each copy an expert at random) | zipf (popularity 1 / rank^skew): the "
+	  "busiest rank's load then drawn from the seed"),
+	K("parallelism.moe_routing_skew", CS_KIND_FLOAT, parallel.moe_routing_skew, 0, 10, false, NULL, "1",
+	  "with moe_routing zipf: the exponent of the experts' popularity"),
 	K("parallelism.moe_dispatcher", CS_KIND_ENUM, parallel.moe_dispatcher, 0, 0, false, dispatcher_names,
 	  "alltoall",
 	  "how MoE tokens reach their experts: alltoall (NCCL's all-to-all, every copy sent) | deepep "

@@ -329,6 +329,8 @@ typedef enum cs_ub_config {
 /* How MoE tokens reach their experts' ranks: NCCL's all-to-all, or
  * DeepEP's kernels (one network copy a node, forwarded over NVLink). */
 typedef enum cs_moe_dispatcher { CS_MOE_ALLTOALL, CS_MOE_DEEPEP } cs_moe_dispatcher;
+/* How tokens choose their experts (model/routing.h). */
+typedef enum cs_moe_routing { CS_ROUTE_BALANCED, CS_ROUTE_UNIFORM, CS_ROUTE_ZIPF } cs_moe_routing;
 
 /* Mesh axes, innermost first in cs_parallel_spec.order. */
 typedef enum cs_axis { CS_AXIS_TP, CS_AXIS_CP, CS_AXIS_EP, CS_AXIS_PP, CS_AXIS_DP, CS_AXIS_COUNT } cs_axis;
@@ -362,7 +364,9 @@ typedef struct cs_parallel_spec {
 	int64_t recompute_every;              /* selective: every k-th block fully (torchtitan) */
 	bool flash_attention;
 	cs_cp_kind cp_kind;
-	double expert_imbalance; /* busiest expert rank's load / mean, >= 1 */
+	double expert_imbalance;    /* busiest expert rank's load / mean, >= 1 */
+	cs_moe_routing moe_routing; /* balanced: expert_imbalance as given; else drawn */
+	double moe_routing_skew;    /* zipf: the exponent of the experts' popularity */
 	cs_moe_dispatcher moe_dispatcher;
 	int64_t moe_node_limit;  /* deepep: nodes a token's experts lie on, 0 any */
 	double moe_capacity;     /* an expert's tokens at most this times the mean, the rest

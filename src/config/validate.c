@@ -68,6 +68,7 @@ cs_status cs_config_defaults(cs_scenario *sc)
 	sc->parallel.flash_attention = true;
 	sc->parallel.cp_kind = CS_CP_ALLGATHER;
 	sc->parallel.expert_imbalance = 1.0;
+	sc->parallel.moe_routing_skew = 1.0;
 
 	cs_reliability_spec *rl = &sc->reliability;
 	for (int c = 0; c < CS_FAIL_CLASSES; c++)
@@ -415,6 +416,19 @@ static cs_status check_plan(cs__checker *c)
 		return cs__config_fail(c, "parallelism.moe_capacity_factor", "parallelism.moe_dispatcher",
 				       "'parallelism.moe_capacity_factor' with the deepep dispatcher: "
 				       "DeepEP's dispatch is dropless (Megatron-LM's flex dispatcher)");
+	if (p->moe_routing != CS_ROUTE_BALANCED && m->experts == 0)
+		return cs__config_fail(c, "parallelism.moe_routing", NULL,
+				       "'parallelism.moe_routing' needs a model with experts");
+	if (p->moe_routing != CS_ROUTE_BALANCED && p->expert_imbalance != 1.0)
+		return cs__config_fail(
+			c, "parallelism.expert_imbalance", "parallelism.moe_routing",
+			"'parallelism.expert_imbalance' with 'parallelism.moe_routing' %s: the "
+			"routing gives the busiest rank's load; set one or the other",
+			p->moe_routing == CS_ROUTE_ZIPF ? "zipf" : "uniform");
+	if (p->moe_routing != CS_ROUTE_ZIPF && p->moe_routing_skew != 1.0)
+		return cs__config_fail(c, "parallelism.moe_routing_skew", "parallelism.moe_routing",
+				       "'parallelism.moe_routing_skew' applies to 'parallelism.moe_routing: "
+				       "zipf' only");
 	if (p->moe_router_fusion && m->experts == 0)
 		return cs__config_fail(c, "parallelism.moe_router_fusion", NULL,
 				       "'parallelism.moe_router_fusion' needs a model with experts");

@@ -18,6 +18,7 @@
 #include "model/compute.h"
 #include "model/memory.h"
 #include "model/model.h"
+#include "model/routing.h"
 #include "program/build_int.h"
 #include "program/schedule.h"
 
@@ -534,7 +535,7 @@ cs_status cs_plan_build(const cs_scenario *sc, const cs_mesh *mesh, const cs_kpr
 		.flash_attention = sc->parallel.flash_attention,
 		.cp_kind = sc->parallel.cp_kind,
 		.precision = sc->training.precision,
-		.expert_imbalance = sc->parallel.expert_imbalance,
+		.expert_imbalance = cs_moe_imbalance(sc),
 		.moe_capacity = sc->parallel.moe_capacity,
 		.moe_pad = sc->parallel.moe_pad,
 		.moe_router_fusion = sc->parallel.moe_router_fusion,
