@@ -6,7 +6,7 @@
 # full disk, a closed pipe) exits 1 with the path and the reason; inputs
 # that are not regular files (a FIFO must not hang) or are over their size
 # limit refused with exit 2; export-chakra's folder made whole with a
-# manifest that run-chakra checks.
+# manifest that run-chakra checks, and gone when a signal interrupts it.
 #   tests/cli/io.sh CLUSTERSIM SOURCE_ROOT
 set -u
 real=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -207,5 +207,38 @@ rm changed/t.manifest
 expect 0 run-chakra changed --cluster "$gpt"
 printf 'not a manifest\n' >et/t.manifest
 expect_err 2 "et/t.manifest:1: not a manifest line" run-chakra et --cluster "$gpt"
+
+# ---- export-chakra interrupted: its folder goes, the old export stays ------
+expect 0 export-chakra "$gpt" --out ex --prefix t
+cp ex/t.manifest manifest.ex
+# interrupted SIG [LAUNCHER...]: an export of 16,384 small ranks (seconds of
+# files) into ex in the background, sent SIG once its first file is written:
+# it ends by the signal, leaves no folder beside ex, and ex is the old export
+interrupted() {
+	sig=$1
+	shift
+	"$@" "$real" export-chakra "$gpt" --out ex --prefix t --set cluster.nodes=2048 \
+		--set training.global_batch=65536 --set simulate.steps=1 --set model.layers=1 >/dev/null 2>err.txt &
+	pid=$!
+	i=0
+	while [ $i -lt 2000 ] && ! ls ex.tmp.*/t.0.et >/dev/null 2>&1; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	kill "-$sig" $pid
+	wait $pid
+	got=$?
+	[ "$(kill -l "$got" 2>/dev/null)" = "$sig" ] ||
+		{ echo "FAIL: export-chakra sent SIG$sig exited $got, not by the signal" >&2; cat err.txt >&2; fail=1; }
+	ls -d ex.* >/dev/null 2>&1 && { echo "FAIL: SIG$sig left a folder beside ex: $(ls -d ex.*)" >&2; fail=1; }
+	cmp -s ex/t.manifest manifest.ex || { echo "FAIL: SIG$sig changed the old export" >&2; fail=1; }
+	expect 0 run-chakra ex --cluster "$gpt"
+}
+interrupted TERM
+interrupted HUP
+# a background job's SIGINT is ignored unless set back to its default
+if env --default-signal=INT true 2>/dev/null; then
+	interrupted INT env --default-signal=INT
+fi
 
 exit $fail
