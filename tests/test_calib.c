@@ -115,6 +115,11 @@ static const struct {
 	{ "calibration:\n  gemm: [1\n", "t.yaml:3:1: yaml: " },
 	{ "", "t.yaml:1:1: empty calibration" },
 	{ "calibration:\n  gemm: 1\n  gemm: 2\n", "t.yaml:3:3: duplicate key 'gemm'" },
+	/* the root mapping and 31 lists are 32 levels: the 32nd list is one too many */
+	{ "gemm_shapes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+	  "t.yaml:1:45: nesting deeper than 32 levels" },
+	{ "gemm_shapes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+	  "t.yaml:1:15: a GEMM shape is [M, N, K, batch, factor], five numbers" },
 };
 
 START_TEST(parse_bad)

@@ -149,6 +149,19 @@ expect_err 2 "cannot read 'fifo-traces/x.0.et': not a regular file" run-chakra f
 	--astra-network "$root/tests/data/chakra/astra-sim/HGX-H100-validated.yml" --set cluster.gpus_per_node=1 \
 	--set cluster.nodes=1
 
+# ---- inputs: nesting as deep as a scenario's at most (libyaml builds 80,000
+# levels in 30 s), refused at once at the level past it ----------------------
+deep() { awk -v key="$1" 'BEGIN { s = key ": "; for (i = 0; i < 80000; i++) s = s "["; for (i = 0; i < 80000; i++) s = s "]"; print s }'; }
+deep gemm_shapes >deep-cal.yaml
+expect_err 2 "deep-cal.yaml:1:45: nesting deeper than 32 levels" \
+	run "$gpt" --set cluster.gpu.calibration="$tmp/deep-cal.yaml"
+deep gemm >deep-prof.yaml
+expect_err 2 "deep-prof.yaml:1:38: nesting deeper than 32 levels" \
+	run "$gpt" --set cluster.gpu.profile="$tmp/deep-prof.yaml"
+deep topology >deep-net.yml
+expect_err 2 "deep-net.yml:1:42: nesting deeper than 32 levels" \
+	run-chakra "$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" --astra-network deep-net.yml
+
 # ---- inputs: each kind of file has a size limit (sparse files, nothing read) ---
 truncate -s 17M big.yaml
 expect_err 2 "'big.yaml' is larger than the limit of 16 MiB" validate big.yaml
