@@ -41,8 +41,9 @@ FILE *cs_out_file(cs_out *o);
  * -1 with a message when it cannot or when it is the same file (device and
  * inode) as one of inputs[0..ninputs) (NULL and "-" entries skipped). */
 int cs_out_check(const char *path, const char *const *inputs, size_t ninputs, cs_diag *diag);
-/* Whether two outputs name one file: the same path, or one existing
- * regular file under two names ("-" is never the same). */
+/* Whether two outputs name one file: the same path, one existing regular
+ * file under two names, or, neither existing yet, one name in one folder
+ * (symlinks followed; "-" is never the same). */
 bool cs_out_same(const char *a, const char *b);
 /* 0, or -1 with a message in *diag; on error the temporary file is removed
  * and <path> is left as it was. */

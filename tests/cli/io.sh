@@ -113,6 +113,16 @@ same_text=$(cat "$gpt")
 [ "$(cat in.yaml)" = "$same_text" ] || { echo "FAIL: a refused output changed its input" >&2; fail=1; }
 ln -f linked.csv b.csv
 expect_err 2 "'linked.csv' is given for two outputs" run in.yaml --per-rank linked.csv --trace b.csv
+# and two names of one file still to be made: another spelling of its
+# folder, or a symlink to it
+mkdir sub
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace ./new.csv
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace sub/../new.csv
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace "$tmp/new.csv"
+ln -s ../new.csv sub/to-new.csv
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace sub/to-new.csv
+[ -e new.csv ] && { echo "FAIL: a refused run wrote new.csv" >&2; fail=1; }
+expect 0 run in.yaml --per-rank new.csv --trace sub/new.csv
 
 # the files the scenario names are inputs too
 printf 'calibration:\n  gemm: 1.1\n' >cal.yaml
