@@ -210,7 +210,12 @@ static const char shaped_trace[] =
 	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_tst\", \"ts\": 600, \"dur\": 500, "
 	"\"args\": {\"device\": 0, \"External id\": 7}},\n"
 	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"elementwise\", \"ts\": 1200, \"dur\": 50, "
-	"\"args\": {\"device\": 0}}\n"
+	"\"args\": {\"device\": 0}},\n"
+	/* a shape the trace reads (dims to 1e15) but no calibration holds (to 1e12): not fitted */
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1300, \"dur\": 5, "
+	"\"args\": {\"External id\": 8, \"Input Dims\": [[1000000000000000, 16], [16, 16]]}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_tst\", \"ts\": 1310, \"dur\": 5, "
+	"\"args\": {\"device\": 0, \"External id\": 8}}\n"
 	"]}\n";
 
 START_TEST(shapes_fitted_from_a_trace)

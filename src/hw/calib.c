@@ -180,7 +180,7 @@ static cs_status parse_shapes(parser *ps, const yaml_node_t *list, cs_calib *out
 		for (int i = 0; i < 5; i++) {
 			yaml_node_t *x = node_at(ps, row->data.sequence.items.start[i]);
 			if (x->type != YAML_SCALAR_NODE || !cs__yaml_number(x, &v[i]) || !isfinite(v[i]) ||
-			    !(v[i] > 0) || (i < 4 && (v[i] != floor(v[i]) || v[i] > 1e12)))
+			    !(v[i] > 0) || (i < 4 && (v[i] != floor(v[i]) || v[i] > CS_CALIB_MAX_DIM)))
 				return at(ps, x,
 					  i < 4 ? "'%s' must be a whole number from 1 to 1e12"
 						: "'%s' must be a positive finite number",

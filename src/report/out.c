@@ -379,6 +379,8 @@ bool cs_out_same(const char *a, const char *b)
 
 FILE *cs_out_file(cs_out *o) { return o->f; }
 
+const char *cs_out_staged(const cs_out *o) { return o->tmp; }
+
 /* Best effort: make the rename itself durable. */
 static void sync_parent_dir(const char *path)
 {

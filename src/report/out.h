@@ -36,6 +36,10 @@ typedef struct cs_out cs_out;
 /* NULL with a message in *diag (when not NULL) on error. */
 cs_out *cs_out_open(const char *path, cs_diag *diag);
 FILE *cs_out_file(cs_out *o);
+/* The temporary file's path, which holds what was written and flushed
+ * (a signal that ends the process removes it); NULL when the result is
+ * staged anonymously (in place) or goes to standard output. */
+const char *cs_out_staged(const cs_out *o);
 /* Before the work that fills an output: 0 when `path` can be written
  * (decided from stat and access: nothing is created, opened or truncated),
  * -1 with a message when it cannot or when it is the same file (device and

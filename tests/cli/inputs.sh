@@ -82,10 +82,15 @@ expect_err 2 "the attention factor 50.94 (trace 65.72 ms a step, simulated 1.29 
 	--out far.yaml --force --set training.seq_len=128 --set training.micro_batch=1
 unwritten far.yaml
 # a refit that runs away (the simulated GEMM time stops following its
-# factor): refused with exit 1 and the file it wrote removed
-expect_err 1 "clustersim calibrate: the refit diverges: its pass 1 would write the gemm factor 0.005274 (trace 34.35 ms a step, simulated 539.78 ms before calibration) is outside 0.05 to 20; 'away.yaml' removed" \
+# factor): refused with exit 1, '--out' never written (the refits read a
+# file of their own), and an old calibration there left as it was
+expect_err 1 "clustersim calibrate: the refit diverges: its pass 1 would write the gemm factor 0.005274 (trace 34.35 ms a step, simulated 539.78 ms before calibration) is outside 0.05 to 20; 'away.yaml' not written" \
 	calibrate "$root/tests/data/kineto/hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out away.yaml --force
 unwritten away.yaml
+printf 'calibration:\n  gemm: 1.1\n' >away.yaml
+expect 1 calibrate "$root/tests/data/kineto/hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out away.yaml --force
+[ "$(cat away.yaml)" = "$(printf 'calibration:\n  gemm: 1.1')" ] ||
+	{ echo "FAIL: a refit that diverged changed the old calibration: $(cat away.yaml)" >&2; fail=1; }
 
 # ---- scenario strings: text a report can print -----------------------------
 gpt=$root/scenarios/ddp-gpt-small.yaml

@@ -231,6 +231,34 @@ expect 0 run-chakra changed --cluster "$gpt"
 printf 'not a manifest\n' >et/t.manifest
 expect_err 2 "et/t.manifest:1: not a manifest line" run-chakra et --cluster "$gpt"
 
+# ---- calibrate interrupted mid-fit: the old calibration stays --------------
+# the refits read the fit from a file of their own in TMPDIR; '--out' is
+# written once, after the last: SIGTERM between leaves it as it was, and no
+# file of the fit (16 copies of one GPU's trace: seconds of refits)
+mkdir traces16 fit
+i=0
+while [ $i -lt 16 ]; do
+	cp "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" traces16/rank$i.json.gz
+	i=$((i + 1))
+done
+printf 'calibration:\n  gemm: 1.1\n' >old-cal.yaml
+TMPDIR=$tmp/fit "$real" calibrate traces16 "$root/scenarios/h200-llama8l-h4096-s8192.yaml" \
+	--out old-cal.yaml >/dev/null 2>err.txt &
+pid=$!
+i=0
+while [ $i -lt 3000 ] && ! ls fit/clustersim-calibrate-$pid.yaml.tmp.* >/dev/null 2>&1; do
+	sleep 0.01
+	i=$((i + 1))
+done
+kill -TERM $pid
+wait $pid
+got=$?
+[ "$(kill -l "$got" 2>/dev/null)" = TERM ] ||
+	{ echo "FAIL: calibrate sent SIGTERM mid-fit exited $got, not by the signal" >&2; cat err.txt >&2; fail=1; }
+same old-cal.yaml "$(printf 'calibration:\n  gemm: 1.1')"
+[ -z "$(ls fit)" ] || { echo "FAIL: SIGTERM left the fit's file: $(ls fit)" >&2; fail=1; }
+no_temporaries
+
 # ---- export-chakra interrupted: its folder goes, the old export stays ------
 expect 0 export-chakra "$gpt" --out ex --prefix t
 cp ex/t.manifest manifest.ex
