@@ -234,9 +234,11 @@ static int consistent_rows(const char *file, const measured *m)
 		"clustersim calibrate: %s:%d: %.0f bytes in %.4g us disagrees by more than %g times with "
 		"%zu of the test's %zu other sizes (line %d: %.0f bytes in %.4g us): a collective's time "
 		"neither falls as its size grows nor grows faster than its size; a time that cannot be "
-		"measured\n",
+		"measured (remove the row, or measure it again%s)\n",
 		file, m->t->rows[bad].line, m->bytes[bad], 1e-3 * m->ns[bad], SLOWER_MAX, nf > ns ? nf : ns,
-		m->t->nrows - 1, m->t->rows[other].line, m->bytes[other], 1e-3 * m->ns[other]);
+		m->t->nrows - 1, m->t->rows[other].line, m->bytes[other], 1e-3 * m->ns[other],
+		bad == slow ? "; nccl-tests' warm-up, '-w', keeps NCCL's connection setup out of the times"
+			    : "");
 	return 2;
 }
 

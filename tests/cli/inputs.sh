@@ -40,6 +40,7 @@ unwritten slow.yaml
 awk '$1 == "1073741824" && !done { $6 = "117441"; done = 1 } { print }' "$h100" >slow.txt
 expect_err 2 "slow.txt:21: 1073741824 bytes in 1.174e+05 us disagrees by more than 10 times with 2 of the test's 3 other sizes" \
 	calibrate --nccl-tests slow.txt "$llama" --out slow.yaml
+has err.txt "(remove the row, or measure it again; nccl-tests' warm-up, '-w', keeps NCCL's connection setup out of the times)"
 unwritten slow.yaml
 awk '$1 == "1073741824" && !done { $6 = "11744"; done = 1 } { print }' "$h100" >noisy.txt
 expect 0 calibrate --nccl-tests noisy.txt "$llama" --out noisy.yaml
@@ -51,6 +52,7 @@ two=$root/tests/data/nccl-tests/rtx5090-tagged-mpi-two-tests.txt
 awk '/ 4194304 / && !done { $7 = "87.48"; done = 1 } { print }' "$two" >fast.txt
 expect_err 2 "fast.txt:22: 4194304 bytes in 87.48 us disagrees by more than 10 times with 7 of the test's 7 other sizes (line 21: 2097152 bytes in 4371 us)" \
 	calibrate --nccl-tests fast.txt "$llama" --out fast.yaml --force
+has err.txt "(remove the row, or measure it again)"
 unwritten fast.yaml
 # a normal log fits as before: each test's sizes agree within the factor
 expect 0 calibrate --nccl-tests "$h100" "$llama" --out h100.yaml
