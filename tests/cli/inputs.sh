@@ -42,6 +42,11 @@ expect_err 2 "slow.txt:21: 1073741824 bytes in 1.174e+05 us disagrees by more th
 	calibrate --nccl-tests slow.txt "$llama" --out slow.yaml
 has err.txt "(remove the row, or measure it again; nccl-tests' warm-up, '-w', keeps NCCL's connection setup out of the times)"
 unwritten slow.yaml
+# the same row of nccl-tests' -J JSON, every time in both places
+sed 's/"time":3914.700000/"time":3.9147e103/g' "$root/tests/data/nccl-tests/h100-nvls-all_reduce.json" >slow.json
+expect_err 2 "slow.json:1: 1073741824 bytes in 3.915e+103 us disagrees by more than 10 times with 3 of the test's 3 other sizes" \
+	calibrate --nccl-tests slow.json "$llama" --out slow.yaml
+unwritten slow.yaml
 awk '$1 == "1073741824" && !done { $6 = "11744"; done = 1 } { print }' "$h100" >noisy.txt
 expect 0 calibrate --nccl-tests noisy.txt "$llama" --out noisy.yaml
 has out.txt "1073741824     11744.00"
