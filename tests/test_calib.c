@@ -115,6 +115,11 @@ static const struct {
 	{ "calibration:\n  gemm: [1\n", "t.yaml:3:1: yaml: " },
 	{ "", "t.yaml:1:1: empty calibration" },
 	{ "calibration:\n  gemm: 1\n  gemm: 2\n", "t.yaml:3:3: duplicate key 'gemm'" },
+	/* the root mapping and 31 lists are 32 levels: the 32nd list is one too many */
+	{ "gemm_shapes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+	  "t.yaml:1:45: nesting deeper than 32 levels" },
+	{ "gemm_shapes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+	  "t.yaml:1:15: a GEMM shape is [M, N, K, batch, factor], five numbers" },
 };
 
 START_TEST(parse_bad)
@@ -205,7 +210,12 @@ static const char shaped_trace[] =
 	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_tst\", \"ts\": 600, \"dur\": 500, "
 	"\"args\": {\"device\": 0, \"External id\": 7}},\n"
 	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"elementwise\", \"ts\": 1200, \"dur\": 50, "
-	"\"args\": {\"device\": 0}}\n"
+	"\"args\": {\"device\": 0}},\n"
+	/* a shape the trace reads (dims to 1e15) but no calibration holds (to 1e12): not fitted */
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1300, \"dur\": 5, "
+	"\"args\": {\"External id\": 8, \"Input Dims\": [[1000000000000000, 16], [16, 16]]}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_tst\", \"ts\": 1310, \"dur\": 5, "
+	"\"args\": {\"device\": 0, \"External id\": 8}}\n"
 	"]}\n";
 
 START_TEST(shapes_fitted_from_a_trace)

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,7 +323,7 @@ START_TEST(exported_scenario_imports_to_the_same_step_time)
 	make_dir(dir, sizeof dir);
 	cs_chakra_written w;
 	cs_diag d = { { 0 } };
-	ck_assert_msg(cs_chakra_export(sc, dir, "t", round_trips[_i].astra_sim, CS_CHAKRA_EXPORT_MAX_BYTES, &w, &d) == CS_OK,
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", round_trips[_i].astra_sim, CS_CHAKRA_EXPORT_MAX_BYTES, NULL, &w, &d) == CS_OK,
 		      "%s", d.msg);
 	ck_assert_int_eq(w.files, cs_scenario_gpus(sc));
 	ck_assert_int_eq(w.templates, sc->parallel.pp);
@@ -350,7 +351,7 @@ static cs_chakra_written export_to(const cs_scenario *sc, char *dir, size_t cap)
 	cs_chakra_written w;
 	cs_diag d = { { 0 } };
 	make_dir(dir, cap);
-	ck_assert_msg(cs_chakra_export(sc, dir, "t", 0, CS_CHAKRA_EXPORT_MAX_BYTES, &w, &d) == CS_OK, "%s",
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", 0, CS_CHAKRA_EXPORT_MAX_BYTES, NULL, &w, &d) == CS_OK, "%s",
 		      d.msg);
 	return w;
 }
@@ -434,7 +435,7 @@ START_TEST(an_export_over_its_size_bound_is_refused_before_writing)
 	make_dir(dir, sizeof dir);
 	cs_chakra_written w2;
 	cs_diag d = { { 0 } };
-	ck_assert_int_eq(cs_chakra_export(sc, dir, "t", 0, w.bytes - w.bytes / 100, &w2, &d), CS_ERR_INPUT);
+	ck_assert_int_eq(cs_chakra_export(sc, dir, "t", 0, w.bytes - w.bytes / 100, NULL, &w2, &d), CS_ERR_INPUT);
 	ck_assert_msg(strstr(d.msg, "the export would write about ") &&
 			      strstr(d.msg, " MiB (8 ranks, ") &&
 			      strstr(d.msg, "more than the limit of "),
@@ -444,9 +445,36 @@ START_TEST(an_export_over_its_size_bound_is_refused_before_writing)
 	ck_assert_int_ne(access(manifest, F_OK), 0);
 	ck_assert_int_eq(rmdir(dir), 0); /* empty */
 	make_dir(dir, sizeof dir);
-	ck_assert_msg(cs_chakra_export(sc, dir, "t", 0, w.bytes + w.bytes / 100, &w2, &d) == CS_OK, "%s",
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", 0, w.bytes + w.bytes / 100, NULL, &w2, &d) == CS_OK, "%s",
 		      d.msg);
 	ck_assert_int_eq(w2.bytes, w.bytes);
+	rm_dir(dir);
+	cs_scenario_free(sc);
+}
+END_TEST
+
+/* A stop flag (a signal's, in the command) already set: the export starts
+ * no file, says it was interrupted, and leaves the folder empty; the same
+ * export with the flag clear writes every file. */
+START_TEST(a_stopped_export_starts_no_file)
+{
+	cs_scenario *sc = load("ddp-gpt-small.yaml");
+	char dir[64], path[128];
+	make_dir(dir, sizeof dir);
+	cs_chakra_written w;
+	cs_diag d = { { 0 } };
+	volatile sig_atomic_t stop = SIGTERM;
+	ck_assert_int_eq(cs_chakra_export(sc, dir, "t", 0, CS_CHAKRA_EXPORT_MAX_BYTES, &stop, &w, &d), CS_ERR_SIM);
+	ck_assert_str_eq(d.msg, "interrupted");
+	ck_assert_int_eq(w.files, 0);
+	ck_assert_int_eq(rmdir(dir), 0); /* empty */
+	make_dir(dir, sizeof dir);
+	stop = 0;
+	ck_assert_msg(cs_chakra_export(sc, dir, "t", 0, CS_CHAKRA_EXPORT_MAX_BYTES, &stop, &w, &d) == CS_OK, "%s",
+		      d.msg);
+	ck_assert_int_eq(w.files, 8);
+	snprintf(path, sizeof path, "%s/t.manifest", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
 	rm_dir(dir);
 	cs_scenario_free(sc);
 }
@@ -1121,6 +1149,7 @@ static Suite *chakra_suite(void)
 	tcase_add_test(tc, identical_rank_free_traces_decode_once);
 	tcase_add_test(tc, the_manifest_catches_a_changed_or_missing_file);
 	tcase_add_test(tc, an_export_over_its_size_bound_is_refused_before_writing);
+	tcase_add_test(tc, a_stopped_export_starts_no_file);
 	tcase_add_loop_test(tc, a_lone_collective_takes_what_coll_says, 0, sizeof micro / sizeof micro[0]);
 	tcase_add_loop_test(tc, a_message_to_any_rank_takes_the_links_time, 0,
 			    sizeof far_sends / sizeof far_sends[0]);

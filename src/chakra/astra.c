@@ -100,11 +100,7 @@ static cs_status read_network(const char *file, cs_chakra_astra *a, cs_diag *dia
 		return st;
 	yaml_parser_t yp;
 	yaml_document_t doc;
-	yaml_parser_initialize(&yp);
-	yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&yp, &doc)) {
-		st = cs__yaml_error(&yp, file, diag);
-		yaml_parser_delete(&yp);
+	if ((st = cs__yaml_load(&yp, buf, len, file, &doc, diag)) != CS_OK) {
 		free(buf);
 		return st;
 	}

@@ -23,6 +23,7 @@
 #ifndef CS_CHAKRA_CHAKRA_H
 #define CS_CHAKRA_CHAKRA_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,9 +69,12 @@ typedef struct cs_chakra_written {
  * Before anything is written the size is estimated (each pipeline stage's
  * first rank encoded, times the ranks of a stage): over `max_bytes`, the
  * export is refused (CS_ERR_INPUT, the size in the message). A failure to
- * write is CS_ERR_SIM. */
+ * write is CS_ERR_SIM. When `stop` (NULL for none) becomes non-zero, no
+ * more files are started: CS_ERR_SIM, "interrupted", what was written left
+ * for the caller to remove. */
 cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix, int astra_sim,
-			   int64_t max_bytes, cs_chakra_written *out, cs_diag *diag);
+			   int64_t max_bytes, const volatile sig_atomic_t *stop, cs_chakra_written *out,
+			   cs_diag *diag);
 
 /* The default bound on an export's size: 1 GiB. */
 #define CS_CHAKRA_EXPORT_MAX_BYTES ((int64_t)1 << 30)

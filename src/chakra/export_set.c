@@ -142,8 +142,19 @@ static cs_status check_size(const cs_scenario *sc, const cs_mesh *m, const cs_pr
 	return st;
 }
 
+/* CS_ERR_SIM when `stop` says to start no more files, else `st`. */
+static cs_status go_on(cs_status st, const volatile sig_atomic_t *stop, cs_diag *diag)
+{
+	if (st == CS_OK && stop && *stop) {
+		snprintf(diag->msg, sizeof diag->msg, "interrupted");
+		return CS_ERR_SIM;
+	}
+	return st;
+}
+
 cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *prefix, int astra_sim,
-			   int64_t max_bytes, cs_chakra_written *out, cs_diag *diag)
+			   int64_t max_bytes, const volatile sig_atomic_t *stop, cs_chakra_written *out,
+			   cs_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	cs_kprof *prof = NULL;
@@ -169,7 +180,7 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 		st = CS_ERR_NOMEM;
 	}
 	char path[4096];
-	for (int64_t r = 0; st == CS_OK && r < mesh.world; r++) {
+	for (int64_t r = 0; (st = go_on(st, stop, diag)) == CS_OK && r < mesh.world; r++) {
 		char tail[32];
 		snprintf(tail, sizeof tail, "%" PRId64 ".et", r);
 		if (path_of(path, sizeof path, dir, prefix, tail)) {
@@ -209,7 +220,7 @@ cs_status cs_chakra_export(const cs_scenario *sc, const char *dir, const char *p
 			st = CS_ERR_NOMEM;
 		}
 	}
-	if (st == CS_OK) {
+	if ((st = go_on(st, stop, diag)) == CS_OK) {
 		if (path_of(path, sizeof path, dir, prefix, "manifest")) {
 			snprintf(diag->msg, sizeof diag->msg, "output path under '%.900s' too long", dir);
 			st = CS_ERR_INPUT;

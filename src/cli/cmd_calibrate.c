@@ -250,6 +250,41 @@ int cs__calibrate_write(const char *path, const char *scenario, const char *sour
 	return 0;
 }
 
+/* The fit the refits read, written to *fit (opened at the first call): an
+ * output in TMPDIR never committed, so that '--out' is written once, after
+ * the last refit, and a failure or a signal leaves it as it was (a signal
+ * removes the fit's file too). 0, or 1 after saying why. */
+static int fit_write(cs_out **fit, const char *scenario, const char *source, const cs_calib *cal)
+{
+	cs_diag diag = { { 0 } };
+	if (!*fit) {
+		const char *dir = getenv("TMPDIR");
+		char path[PATH_MAX], cwd[PATH_MAX] = "";
+		dir = dir && dir[0] ? dir : "/tmp";
+		if (dir[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+			fprintf(stderr, "clustersim calibrate: cannot resolve '%s'\n", dir);
+			return 1;
+		}
+		if (snprintf(path, sizeof path, "%s%s%s/clustersim-calibrate-%ld.yaml", cwd,
+			     cwd[0] ? "/" : "", dir, (long)getpid()) >= (int)sizeof path) {
+			fprintf(stderr, "clustersim calibrate: TMPDIR '%s' is too long a path\n", dir);
+			return 1;
+		}
+		if (!(*fit = cs_out_open(path, &diag)) || !cs_out_staged(*fit)) {
+			fprintf(stderr, "clustersim calibrate: %s\n",
+				*fit ? "the fit's file in TMPDIR is no regular file" : CS_CLEAN(diag));
+			return 1;
+		}
+	}
+	FILE *f = cs_out_file(*fit);
+	rewind(f);
+	if (ftruncate(fileno(f), 0) != 0 || cs_calib_write(f, scenario, source, cal) != 0 || fflush(f) != 0) {
+		fprintf(stderr, "clustersim calibrate: cannot write '%s'\n", cs_out_staged(*fit));
+		return 1;
+	}
+	return 0;
+}
+
 static void print_fit(const calibrate_args *r, const cs_compare *before, const cs_compare *after,
 		      const double *factor, const bool *have, const cs_calib *cal)
 {
@@ -421,16 +456,13 @@ int cs_cmd_calibrate(int argc, char **argv)
 	if (bad)
 		fprintf(stderr, "clustersim calibrate: warning: %s: %s; written for '--force'\n", r.in.trace,
 			why);
-	int rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
-	/* the fit: the scenario again, with the file just written */
-	char cwd[PATH_MAX] = "", set[2 * PATH_MAX + 32];
+	cs_out *fit = NULL;
+	int rc = fit_write(&fit, before.sc->name, r.in.trace, &cal);
+	/* the fit: the scenario again, with the fit's file */
+	char set[PATH_MAX + 64];
 	const char *sets[CS_ARGS_MAX_SETS + 1];
-	if (rc == 0 && r.out[0] != '/' && !getcwd(cwd, sizeof cwd)) {
-		fprintf(stderr, "clustersim calibrate: cannot resolve '%s'\n", r.out);
-		rc = 2;
-	}
 	if (rc == 0) {
-		snprintf(set, sizeof set, "cluster.gpu.calibration=%s%s%s", cwd, cwd[0] ? "/" : "", r.out);
+		snprintf(set, sizeof set, "cluster.gpu.calibration=%s", cs_out_staged(fit));
 		memcpy(sets, r.in.sc.sets, r.in.sc.nsets * sizeof *sets);
 		sets[r.in.sc.nsets] = set;
 	}
@@ -443,7 +475,9 @@ int cs_cmd_calibrate(int argc, char **argv)
 				     r.in.steps, &after, &diag);
 		cs_cli_progress_end(&pr);
 		if (st != CS_OK) {
-			fprintf(stderr, "clustersim calibrate: %s\n", CS_CLEAN(diag));
+			fprintf(stderr, "clustersim calibrate: %s%s; '%s' not written\n",
+				st == CS_ERR_INPUT ? "the fit does not read back: " : "", CS_CLEAN(diag),
+				r.out);
 			rc = after.sim_failed && st != CS_ERR_INPUT ? 1 : 2;
 			break;
 		}
@@ -456,10 +490,9 @@ int cs_cmd_calibrate(int argc, char **argv)
 			/* the refit diverges: nothing it wrote is a calibration */
 			fprintf(stderr,
 				"clustersim calibrate: the refit diverges: its pass %d would write %s; "
-				"'%s' removed\n",
+				"'%s' not written\n",
 				pass + 1, why, r.out);
 			cs_compare_close(&after);
-			unlink(r.out);
 			rc = 1;
 			break;
 		}
@@ -488,8 +521,12 @@ int cs_cmd_calibrate(int argc, char **argv)
 		cs_compare_close(&after);
 		cal = next;
 		memcpy(factor, f, sizeof f);
-		rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
+		rc = fit_write(&fit, before.sc->name, r.in.trace, &cal);
 	}
+	if (fit)
+		cs_out_abort(fit);
+	if (rc == 0)
+		rc = cs__calibrate_write(r.out, before.sc->name, r.in.trace, &cal);
 	cs_compare_close(&before);
 	if (rc == 0)
 		cs_cli_wrote(r.progress, r.out);

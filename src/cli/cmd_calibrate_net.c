@@ -125,6 +125,123 @@ static int possible_rows(const char *file, const measured *m, const cs_cluster_s
 	return 0;
 }
 
+/* No size of a test takes this many times longer than another size of it
+ * allows: a collective's time (a latency plus its bytes over a bandwidth,
+ * for every algorithm and protocol, NCCL taking the cheapest) neither falls
+ * as its size grows nor grows faster than its size. */
+#define SLOWER_MAX 10.0
+
+/* Does row a take more than SLOWER_MAX times what row b allows it: b's
+ * time for a size no larger than b's, b's time scaled by the sizes for a
+ * larger one? */
+static bool slower(const measured *m, size_t a, size_t b)
+{
+	double scale = m->bytes[a] > m->bytes[b] ? m->bytes[a] / m->bytes[b] : 1;
+	return m->ns[a] > SLOWER_MAX * m->ns[b] * scale;
+}
+
+/* The rows that row c disagrees with, either way. */
+static size_t disagreements(const measured *m, size_t c)
+{
+	size_t n = 0;
+	for (size_t r = 0; r < m->t->nrows; r++)
+		n += r != c && (slower(m, c, r) || slower(m, r, c));
+	return n;
+}
+
+typedef struct sized {
+	double bytes, ns;
+	size_t i;
+} sized;
+
+/* By size, the slower first within a size (then by row: one order). */
+static int by_size(const void *pa, const void *pb)
+{
+	const sized *a = pa, *b = pb;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? -1 : 1;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* The row that takes the most times longer than another row allows it
+ * (*slow, and that other row *fast), by one sort and two sweeps: the
+ * quickest row of a size no smaller, the least time per byte of a smaller
+ * size. The ratio, 0 with fewer than two rows; NAN out of memory. */
+static double slowest_pair(const measured *m, size_t *slow, size_t *fast)
+{
+	size_t n = m->t->nrows;
+	if (n < 2)
+		return 0;
+	sized *s = malloc(n * sizeof *s);
+	size_t *after = malloc(n * sizeof *after);
+	if (!s || !after) {
+		free(s);
+		free(after);
+		return NAN;
+	}
+	for (size_t i = 0; i < n; i++)
+		s[i] = (sized){ m->bytes[i], m->ns[i], i };
+	qsort(s, n, sizeof *s, by_size);
+	/* after[p]: of the rows sorted after p, the one of the least time */
+	after[n - 1] = n;
+	for (size_t p = n - 1; p-- > 0;)
+		after[p] = after[p + 1] < n && s[after[p + 1]].ns <= s[p + 1].ns ? after[p + 1] : p + 1;
+	double worst = 0;
+	size_t before = n; /* of the rows sorted before p, the one of the least time per byte */
+	for (size_t p = 0; p < n; p++) {
+		double allow = HUGE_VAL;
+		size_t by = n;
+		if (after[p] < n) {
+			allow = s[after[p]].ns;
+			by = after[p];
+		}
+		if (before < n && s[p].bytes * s[before].ns / s[before].bytes < allow) {
+			allow = s[p].bytes * s[before].ns / s[before].bytes;
+			by = before;
+		}
+		if (by < n && s[p].ns / allow > worst) {
+			worst = s[p].ns / allow;
+			*slow = s[p].i;
+			*fast = s[by].i;
+		}
+		if (before == n || s[p].ns / s[p].bytes < s[before].ns / s[before].bytes)
+			before = p;
+	}
+	free(s);
+	free(after);
+	return worst;
+}
+
+/* 0, or 2 after naming a row whose time disagrees with another size's by
+ * more than SLOWER_MAX: of the two, the one that disagrees with more of
+ * the test's rows (the slower where they tie), a time that cannot be
+ * measured, which would drag the fit as far as it likes. */
+static int consistent_rows(const char *file, const measured *m)
+{
+	size_t slow = 0, fast = 0;
+	double worst = slowest_pair(m, &slow, &fast);
+	if (isnan(worst)) {
+		fprintf(stderr, "clustersim calibrate: out of memory\n");
+		return 2;
+	}
+	if (worst <= SLOWER_MAX)
+		return 0;
+	size_t ns = disagreements(m, slow), nf = disagreements(m, fast);
+	size_t bad = nf > ns ? fast : slow, other = nf > ns ? slow : fast;
+	fprintf(stderr,
+		"clustersim calibrate: %s:%d: %.0f bytes in %.4g us disagrees by more than %g times with "
+		"%zu of the test's %zu other sizes (line %d: %.0f bytes in %.4g us): a collective's time "
+		"neither falls as its size grows nor grows faster than its size; a time that cannot be "
+		"measured (remove the row, or measure it again%s)\n",
+		file, m->t->rows[bad].line, m->bytes[bad], 1e-3 * m->ns[bad], SLOWER_MAX, nf > ns ? nf : ns,
+		m->t->nrows - 1, m->t->rows[other].line, m->bytes[other], 1e-3 * m->ns[other],
+		bad == slow ? "; nccl-tests' warm-up, '-w', keeps NCCL's connection setup out of the times"
+			    : "");
+	return 2;
+}
+
 /* 0, or 2 after saying that '--op' names another collective than the
  * test's header ('# Collective test starting: ...'). */
 static int op_agrees(const char *file, const cs_nccltests *t, int forced_op)
@@ -171,7 +288,7 @@ static int place(const char *file, const cs_nccltests_set *set, const cs_scenari
 			m[k].bytes[i] = r->bytes;
 			m[k].ns[i] = 1e3 * (isnan(r->time_us[0]) ? r->time_us[1] : r->time_us[0]);
 		}
-		if (possible_rows(file, &m[k], &sc->cluster) != 0)
+		if (possible_rows(file, &m[k], &sc->cluster) != 0 || consistent_rows(file, &m[k]) != 0)
 			return 2;
 	}
 	return 0;

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,7 +46,8 @@ static const char export_help[] =
 	"  --out DIR           the directory to write: made whole in a temporary\n"
 	"                      folder beside it and renamed into place; an old\n"
 	"                      export there is replaced (a folder holding other\n"
-	"                      files is refused)\n"
+	"                      files is refused); SIGINT or SIGTERM mid-export\n"
+	"                      removes the temporary folder, the old export kept\n"
 	"  --max-size SIZE     refuse an export estimated larger (default 1GiB)\n"
 	"  --prefix NAME       file name prefix (default: the scenario's name)\n"
 	"  --astra-sim         write what ASTRA-sim reads: process groups named 1,\n"
@@ -360,6 +362,44 @@ static int sibling_dir(const char *base, const char *tail, char *out, size_t cap
 	return mkdtemp(out) ? 0 : -1;
 }
 
+/* The signal that interrupts an export, 0 while none: the one piece of
+ * process state here, what a handler can reach. The export starts no file
+ * after it; the command removes its folder and ends by the signal. */
+static volatile sig_atomic_t export_stop;
+
+static void on_signal(int sig) { export_stop = sig; }
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NSTOP (sizeof stop_signals / sizeof stop_signals[0])
+
+/* Catch the signals that end a command into export_stop, those not
+ * ignored (nohup's stay ignored); `old` keeps what was there. */
+static void catch_stop(struct sigaction old[NSTOP])
+{
+	export_stop = 0;
+	for (size_t i = 0; i < NSTOP; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(stop_signals[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+			sigaction(stop_signals[i], &sa, NULL);
+	}
+}
+
+/* What was there before catch_stop back; a signal caught meanwhile is
+ * raised again, and ends the process as it would have. */
+static void release_stop(const struct sigaction old[NSTOP])
+{
+	for (size_t i = 0; i < NSTOP; i++)
+		sigaction(stop_signals[i], &old[i], NULL);
+	if (export_stop) {
+		signal(export_stop, SIG_DFL);
+		raise(export_stop);
+	}
+}
+
 /* Put the finished export `tmp` where `out` is: renamed over a missing or
  * empty folder; an old export is moved aside first and removed after. 0, or
  * 1 after saying why (the export is left in tmp). */
@@ -434,11 +474,15 @@ int cs_cmd_export_chakra(int argc, char **argv)
 	cs_status st;
 	char pre[128], tmp[4200];
 	default_prefix(prefix ? prefix : sc->name, pre, sizeof pre);
+	/* from here a signal stops the export between files, and the folder goes */
+	struct sigaction old_act[NSTOP];
+	catch_stop(old_act);
 	/* a fresh folder beside DIR, renamed into place once whole */
 	if (sibling_dir(out, ".tmp.XXXXXX", tmp, sizeof tmp) != 0) {
 		fprintf(stderr, "clustersim export-chakra: cannot make a directory beside '%s': %s\n", out,
 			strerror(errno));
 		cs_scenario_free(sc);
+		release_stop(old_act);
 		return 2;
 	}
 	mode_t mask = umask(022);
@@ -446,18 +490,20 @@ int cs_cmd_export_chakra(int argc, char **argv)
 	(void)chmod(tmp, 0777 & ~mask); /* mkdtemp's 0700 is for while it is made */
 	cs_chakra_written w;
 	double t0 = now_s();
-	st = cs_chakra_export(sc, tmp, pre, astra_sim, max_size < 9.2e18 ? (int64_t)max_size : INT64_MAX, &w,
-			      &diag);
+	st = cs_chakra_export(sc, tmp, pre, astra_sim, max_size < 9.2e18 ? (int64_t)max_size : INT64_MAX,
+			      &export_stop, &w, &diag);
 	cs_scenario_free(sc);
-	if (st != CS_OK) {
+	if (st == CS_OK && export_stop) /* complete, but the signal came first */
+		st = CS_ERR_SIM;
+	/* put in place whole: a signal now waits in export_stop until it is */
+	if (st != CS_OK || put_in_place(tmp, out, old) != 0) {
 		remove_dir(tmp);
-		fprintf(stderr, "clustersim export-chakra: %s\n", CS_CLEAN(diag));
+		if (st != CS_OK && !export_stop)
+			fprintf(stderr, "clustersim export-chakra: %s\n", CS_CLEAN(diag));
+		release_stop(old_act);
 		return st == CS_ERR_INPUT ? 2 : 1;
 	}
-	if (put_in_place(tmp, out, old) != 0) {
-		remove_dir(tmp);
-		return 1;
-	}
+	release_stop(old_act);
 	printf("wrote %lld traces of %lld distinct program%s (%lld nodes, %.1f MB) to %s/%s.<rank>.et "
 	       "in %.2f s; process groups in %s/%s.comm_group.json\n",
 	       (long long)w.files, (long long)w.templates, w.templates == 1 ? "" : "s", (long long)w.nodes,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/config.h"
 #include "config/yaml_node.h"
 
 cs_status cs__yaml_at(cs_diag *diag, const char *file, const yaml_node_t *node, const char *fmt, ...)
@@ -109,4 +110,57 @@ bool cs__yaml_number(const yaml_node_t *node, double *out)
 	}
 	*out = strtod(s, &end);
 	return end != s && *end == '\0';
+}
+
+/* 0, or the message at the first collection deeper than CS_CONFIG_MAX_DEPTH. */
+static cs_status depth_ok(const char *buf, size_t len, const char *file, cs_diag *diag)
+{
+	yaml_parser_t yp;
+	yaml_event_t ev;
+	cs_status st = CS_OK;
+	int depth = 0;
+	if (!yaml_parser_initialize(&yp)) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.400s'", file);
+		return CS_ERR_NOMEM;
+	}
+	yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
+	for (bool end = false; st == CS_OK && !end;) {
+		if (!yaml_parser_parse(&yp, &ev)) {
+			st = cs__yaml_error(&yp, file, diag);
+			break;
+		}
+		if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT) {
+			if (depth++ == CS_CONFIG_MAX_DEPTH) {
+				snprintf(diag->msg, sizeof diag->msg,
+					 "%.400s:%d:%d: nesting deeper than %d levels", file,
+					 (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+					 CS_CONFIG_MAX_DEPTH);
+				st = CS_ERR_INPUT;
+			}
+		} else if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
+			depth--;
+		}
+		end = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&yp);
+	return st;
+}
+
+cs_status cs__yaml_load(yaml_parser_t *yp, const char *buf, size_t len, const char *file,
+			yaml_document_t *doc, cs_diag *diag)
+{
+	cs_status st = depth_ok(buf, len, file, diag);
+	if (st != CS_OK)
+		return st;
+	if (!yaml_parser_initialize(yp)) {
+		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.400s'", file);
+		return CS_ERR_NOMEM;
+	}
+	yaml_parser_set_input_string(yp, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(yp, doc)) {
+		st = cs__yaml_error(yp, file, diag);
+		yaml_parser_delete(yp);
+	}
+	return st;
 }

@@ -24,6 +24,14 @@ const char *cs__yaml_type_word(const yaml_node_t *node);
 /* libyaml's parse error as "file:line:col: yaml: problem (context, line
  * n)" (CS_ERR_INPUT), or "out of memory parsing 'file'" (CS_ERR_NOMEM). */
 cs_status cs__yaml_error(const yaml_parser_t *yp, const char *file, cs_diag *diag);
+/* The first document of `buf` into *doc, read by *yp, which the caller
+ * deletes after (it reads on: a second document is the caller's to
+ * refuse). One pass over the events comes first and refuses nesting deeper
+ * than CS_CONFIG_MAX_DEPTH levels at its place: libyaml builds a deep
+ * document in time quadratic in its depth (80,000 levels, 30 s). Else
+ * libyaml's error (cs__yaml_error), *yp then deleted already. */
+cs_status cs__yaml_load(yaml_parser_t *yp, const char *buf, size_t len, const char *file,
+			yaml_document_t *doc, cs_diag *diag);
 /* The keys of mapping `map` in `doc`: plain scalars, each once; else the
  * message at the offending key (CS_ERR_INPUT). */
 cs_status cs__yaml_check_keys(cs_diag *diag, const char *file, yaml_document_t *doc, const yaml_node_t *map);

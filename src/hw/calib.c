@@ -180,7 +180,7 @@ static cs_status parse_shapes(parser *ps, const yaml_node_t *list, cs_calib *out
 		for (int i = 0; i < 5; i++) {
 			yaml_node_t *x = node_at(ps, row->data.sequence.items.start[i]);
 			if (x->type != YAML_SCALAR_NODE || !cs__yaml_number(x, &v[i]) || !isfinite(v[i]) ||
-			    !(v[i] > 0) || (i < 4 && (v[i] != floor(v[i]) || v[i] > 1e12)))
+			    !(v[i] > 0) || (i < 4 && (v[i] != floor(v[i]) || v[i] > CS_CALIB_MAX_DIM)))
 				return at(ps, x,
 					  i < 4 ? "'%s' must be a whole number from 1 to 1e12"
 						: "'%s' must be a positive finite number",
@@ -257,16 +257,8 @@ cs_status cs_calib_parse(const char *buf, size_t len, const char *file, cs_calib
 	cs_status st;
 
 	cs_calib_init(out);
-	if (!yaml_parser_initialize(&yp)) {
-		snprintf(diag->msg, sizeof diag->msg, "out of memory parsing '%.300s'", file);
-		return CS_ERR_NOMEM;
-	}
-	yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&yp, &one.doc)) {
-		st = cs__yaml_error(&yp, file, diag);
-		yaml_parser_delete(&yp);
+	if ((st = cs__yaml_load(&yp, buf, len, file, &one.doc, diag)) != CS_OK)
 		return st;
-	}
 	yaml_node_t *root = yaml_document_get_root_node(&one.doc);
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
 		snprintf(diag->msg, sizeof diag->msg,

@@ -44,6 +44,8 @@ typedef enum cs_calib_net {
 } cs_calib_net;
 
 #define CS_CALIB_MAX_SHAPES 256
+/* The largest of a GEMM shape's M, N, K and batch a file holds. */
+#define CS_CALIB_MAX_DIM 1e12
 /* The host's largest figures a file may give: the gap in us, and the
  * kernels launched per kernel modelled. */
 #define CS_CALIB_MAX_GAP_US 1e6

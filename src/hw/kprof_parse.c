@@ -420,16 +420,8 @@ cs_status cs__kprof_read(const char *buf, size_t len, const char *file, cs__kpro
 	one.file = file;
 	one.diag = diag;
 	one.raw = raw;
-	if (!yaml_parser_initialize(&yp)) {
-		snprintf(ps->diag->msg, sizeof ps->diag->msg, "out of memory parsing '%.300s'", ps->file);
-		return CS_ERR_NOMEM;
-	}
-	yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&yp, &ps->doc)) {
-		st = cs__yaml_error(&yp, ps->file, ps->diag);
-		yaml_parser_delete(&yp);
+	if ((st = cs__yaml_load(&yp, buf, len, ps->file, &ps->doc, ps->diag)) != CS_OK)
 		return st;
-	}
 	root = yaml_document_get_root_node(&ps->doc);
 	if (!root || (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0 &&
 		      root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)) {

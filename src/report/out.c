@@ -342,15 +342,44 @@ int cs_out_check(const char *path, const char *const *inputs, size_t ninputs, cs
 	return 0;
 }
 
+/* Whether the paths a write makes of a and b (symlinks followed), both
+ * missing, are one name in one folder: the last parts equal, the folders
+ * the same by device and inode. */
+static bool same_new_file(const char *a, const char *b)
+{
+	char *ra = resolve(a, NULL), *rb = resolve(b, NULL);
+	bool same = false;
+	struct stat sa, sb;
+	if (ra && rb && stat(ra, &sa) != 0 && stat(rb, &sb) != 0) {
+		const char *na = strrchr(ra, '/'), *nb = strrchr(rb, '/');
+		na = na ? na + 1 : ra;
+		nb = nb ? nb + 1 : rb;
+		char *da = dir_of(ra), *db = dir_of(rb);
+		same = da && db && strcmp(na, nb) == 0 && stat(da, &sa) == 0 && S_ISDIR(sa.st_mode) &&
+		       same_file(&sa, db);
+		free(da);
+		free(db);
+	}
+	free(ra);
+	free(rb);
+	return same;
+}
+
 bool cs_out_same(const char *a, const char *b)
 {
 	if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
 		return false;
 	struct stat sa;
-	return strcmp(a, b) == 0 || (stat(a, &sa) == 0 && S_ISREG(sa.st_mode) && same_file(&sa, b));
+	if (strcmp(a, b) == 0)
+		return true;
+	if (stat(a, &sa) == 0)
+		return S_ISREG(sa.st_mode) && same_file(&sa, b);
+	return same_new_file(a, b);
 }
 
 FILE *cs_out_file(cs_out *o) { return o->f; }
+
+const char *cs_out_staged(const cs_out *o) { return o->tmp; }
 
 /* Best effort: make the rename itself durable. */
 static void sync_parent_dir(const char *path)

@@ -36,13 +36,18 @@ typedef struct cs_out cs_out;
 /* NULL with a message in *diag (when not NULL) on error. */
 cs_out *cs_out_open(const char *path, cs_diag *diag);
 FILE *cs_out_file(cs_out *o);
+/* The temporary file's path, which holds what was written and flushed
+ * (a signal that ends the process removes it); NULL when the result is
+ * staged anonymously (in place) or goes to standard output. */
+const char *cs_out_staged(const cs_out *o);
 /* Before the work that fills an output: 0 when `path` can be written
  * (decided from stat and access: nothing is created, opened or truncated),
  * -1 with a message when it cannot or when it is the same file (device and
  * inode) as one of inputs[0..ninputs) (NULL and "-" entries skipped). */
 int cs_out_check(const char *path, const char *const *inputs, size_t ninputs, cs_diag *diag);
-/* Whether two outputs name one file: the same path, or one existing
- * regular file under two names ("-" is never the same). */
+/* Whether two outputs name one file: the same path, one existing regular
+ * file under two names, or, neither existing yet, one name in one folder
+ * (symlinks followed; "-" is never the same). */
 bool cs_out_same(const char *a, const char *b);
 /* 0, or -1 with a message in *diag; on error the temporary file is removed
  * and <path> is left as it was. */

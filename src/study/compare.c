@@ -146,6 +146,10 @@ int cs_compare_fit_shapes(const cs_compare *c, const cs_kprof *prof, cs_calib *c
 				   .kernels = 1,
 				   .flops = 2.0 * (double)sh[i].m * (double)sh[i].n * (double)sh[i].k *
 					    (double)sh[i].batch };
+		/* a shape the calibration cannot hold (a trace's dims go to 1e15) is no fit */
+		if ((double)sh[i].m > CS_CALIB_MAX_DIM || (double)sh[i].n > CS_CALIB_MAX_DIM ||
+		    (double)sh[i].k > CS_CALIB_MAX_DIM || (double)sh[i].batch > CS_CALIB_MAX_DIM)
+			continue;
 		int64_t profiled = cs_compute_op_ns(&cm, &op);
 		if (profiled <= 0 || sh[i].kernels <= 0)
 			continue;

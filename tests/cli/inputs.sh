@@ -28,6 +28,40 @@ awk '$1 == "1073741824" && !done { $6 = "0.001"; done = 1 } { print }' "$a100" >
 expect_err 2 "absurd.txt:44: 1073741824 bytes in 0.001 us is a bus bandwidth of 2.08e+09 GB/s, more than 10 times the cluster's fastest link (300 GB/s)" \
 	calibrate --nccl-tests absurd.txt "$mt" --out absurd.yaml
 unwritten absurd.yaml
+# one row impossibly slow against the test's other sizes: refused at its line,
+# '--force' or not (a 1 GiB all-reduce 10^100 times slower fitted a bandwidth
+# factor of 1.8e-12); the slow row 3 times slower is noise, fitted
+h100=$root/tests/data/nccl-tests/h100-nvls-all_reduce.txt
+llama=$root/scenarios/3d-llama3-70b-64gpu.yaml
+awk '$1 == "1073741824" && !done { $6 = "3.9147e+103"; done = 1 } { print }' "$h100" >slow.txt
+expect_err 2 "slow.txt:21: 1073741824 bytes in 3.915e+103 us disagrees by more than 10 times with 3 of the test's 3 other sizes (line 20: 268435456 bytes in 978.7 us): a collective's time neither falls as its size grows nor grows faster than its size" \
+	calibrate --nccl-tests slow.txt "$llama" --out slow.yaml --force
+unwritten slow.yaml
+awk '$1 == "1073741824" && !done { $6 = "117441"; done = 1 } { print }' "$h100" >slow.txt
+expect_err 2 "slow.txt:21: 1073741824 bytes in 1.174e+05 us disagrees by more than 10 times with 2 of the test's 3 other sizes" \
+	calibrate --nccl-tests slow.txt "$llama" --out slow.yaml
+has err.txt "(remove the row, or measure it again; nccl-tests' warm-up, '-w', keeps NCCL's connection setup out of the times)"
+unwritten slow.yaml
+# the same row of nccl-tests' -J JSON, every time in both places
+sed 's/"time":3914.700000/"time":3.9147e103/g' "$root/tests/data/nccl-tests/h100-nvls-all_reduce.json" >slow.json
+expect_err 2 "slow.json:1: 1073741824 bytes in 3.915e+103 us disagrees by more than 10 times with 3 of the test's 3 other sizes" \
+	calibrate --nccl-tests slow.json "$llama" --out slow.yaml
+unwritten slow.yaml
+awk '$1 == "1073741824" && !done { $6 = "11744"; done = 1 } { print }' "$h100" >noisy.txt
+expect 0 calibrate --nccl-tests noisy.txt "$llama" --out noisy.yaml
+has out.txt "1073741824     11744.00"
+# the row that disagrees with most sizes is named, also when it is the fast
+# one: a 4 MiB row 50 times too fast for the log's slow network, though
+# within what the scenario's links allow
+two=$root/tests/data/nccl-tests/rtx5090-tagged-mpi-two-tests.txt
+awk '/ 4194304 / && !done { $7 = "87.48"; done = 1 } { print }' "$two" >fast.txt
+expect_err 2 "fast.txt:22: 4194304 bytes in 87.48 us disagrees by more than 10 times with 7 of the test's 7 other sizes (line 21: 2097152 bytes in 4371 us)" \
+	calibrate --nccl-tests fast.txt "$llama" --out fast.yaml --force
+has err.txt "(remove the row, or measure it again)"
+unwritten fast.yaml
+# a normal log fits as before: each test's sizes agree within the factor
+expect 0 calibrate --nccl-tests "$h100" "$llama" --out h100.yaml
+has out.txt "scale_up_bandwidth   1.05" "rms error            5.11 % before, 1.19 % fitted"
 # a negative size is a row, refused (it was dropped as a line of another tool)
 awk '$1 == "1073741824" && !done { $1 = "-1073741824"; done = 1 } { print }' "$a100" >negative.txt
 expect_err 2 "negative.txt:44:1: a negative size in column 'size': not a measurement" \
@@ -55,10 +89,15 @@ expect_err 2 "the attention factor 50.94 (trace 65.72 ms a step, simulated 1.29 
 	--out far.yaml --force --set training.seq_len=128 --set training.micro_batch=1
 unwritten far.yaml
 # a refit that runs away (the simulated GEMM time stops following its
-# factor): refused with exit 1 and the file it wrote removed
-expect_err 1 "clustersim calibrate: the refit diverges: its pass 1 would write the gemm factor 0.005274 (trace 34.35 ms a step, simulated 539.78 ms before calibration) is outside 0.05 to 20; 'away.yaml' removed" \
+# factor): refused with exit 1, '--out' never written (the refits read a
+# file of their own), and an old calibration there left as it was
+expect_err 1 "clustersim calibrate: the refit diverges: its pass 1 would write the gemm factor 0.005274 (trace 34.35 ms a step, simulated 539.78 ms before calibration) is outside 0.05 to 20; 'away.yaml' not written" \
 	calibrate "$root/tests/data/kineto/hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out away.yaml --force
 unwritten away.yaml
+printf 'calibration:\n  gemm: 1.1\n' >away.yaml
+expect 1 calibrate "$root/tests/data/kineto/hta/sampled" "$root/scenarios/ddp-gpt-small.yaml" --out away.yaml --force
+[ "$(cat away.yaml)" = "$(printf 'calibration:\n  gemm: 1.1')" ] ||
+	{ echo "FAIL: a refit that diverged changed the old calibration: $(cat away.yaml)" >&2; fail=1; }
 
 # ---- scenario strings: text a report can print -----------------------------
 gpt=$root/scenarios/ddp-gpt-small.yaml

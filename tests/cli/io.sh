@@ -6,7 +6,7 @@
 # full disk, a closed pipe) exits 1 with the path and the reason; inputs
 # that are not regular files (a FIFO must not hang) or are over their size
 # limit refused with exit 2; export-chakra's folder made whole with a
-# manifest that run-chakra checks.
+# manifest that run-chakra checks, and gone when a signal interrupts it.
 #   tests/cli/io.sh CLUSTERSIM SOURCE_ROOT
 set -u
 real=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -113,6 +113,16 @@ same_text=$(cat "$gpt")
 [ "$(cat in.yaml)" = "$same_text" ] || { echo "FAIL: a refused output changed its input" >&2; fail=1; }
 ln -f linked.csv b.csv
 expect_err 2 "'linked.csv' is given for two outputs" run in.yaml --per-rank linked.csv --trace b.csv
+# and two names of one file still to be made: another spelling of its
+# folder, or a symlink to it
+mkdir sub
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace ./new.csv
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace sub/../new.csv
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace "$tmp/new.csv"
+ln -s ../new.csv sub/to-new.csv
+expect_err 2 "is given for two outputs" run in.yaml --per-rank new.csv --trace sub/to-new.csv
+[ -e new.csv ] && { echo "FAIL: a refused run wrote new.csv" >&2; fail=1; }
+expect 0 run in.yaml --per-rank new.csv --trace sub/new.csv
 
 # the files the scenario names are inputs too
 printf 'calibration:\n  gemm: 1.1\n' >cal.yaml
@@ -148,6 +158,19 @@ mkfifo fifo-traces/x.0.et
 expect_err 2 "cannot read 'fifo-traces/x.0.et': not a regular file" run-chakra fifo-traces \
 	--astra-network "$root/tests/data/chakra/astra-sim/HGX-H100-validated.yml" --set cluster.gpus_per_node=1 \
 	--set cluster.nodes=1
+
+# ---- inputs: nesting as deep as a scenario's at most (libyaml builds 80,000
+# levels in 30 s), refused at once at the level past it ----------------------
+deep() { awk -v key="$1" 'BEGIN { s = key ": "; for (i = 0; i < 80000; i++) s = s "["; for (i = 0; i < 80000; i++) s = s "]"; print s }'; }
+deep gemm_shapes >deep-cal.yaml
+expect_err 2 "deep-cal.yaml:1:45: nesting deeper than 32 levels" \
+	run "$gpt" --set cluster.gpu.calibration="$tmp/deep-cal.yaml"
+deep gemm >deep-prof.yaml
+expect_err 2 "deep-prof.yaml:1:38: nesting deeper than 32 levels" \
+	run "$gpt" --set cluster.gpu.profile="$tmp/deep-prof.yaml"
+deep topology >deep-net.yml
+expect_err 2 "deep-net.yml:1:42: nesting deeper than 32 levels" \
+	run-chakra "$root/tests/data/chakra/astra-sim/all_reduce_8npus_1MB" --astra-network deep-net.yml
 
 # ---- inputs: each kind of file has a size limit (sparse files, nothing read) ---
 truncate -s 17M big.yaml
@@ -207,5 +230,66 @@ rm changed/t.manifest
 expect 0 run-chakra changed --cluster "$gpt"
 printf 'not a manifest\n' >et/t.manifest
 expect_err 2 "et/t.manifest:1: not a manifest line" run-chakra et --cluster "$gpt"
+
+# ---- calibrate interrupted mid-fit: the old calibration stays --------------
+# the refits read the fit from a file of their own in TMPDIR; '--out' is
+# written once, after the last: SIGTERM between leaves it as it was, and no
+# file of the fit (16 copies of one GPU's trace: seconds of refits)
+mkdir traces16 fit
+i=0
+while [ $i -lt 16 ]; do
+	cp "$root/tests/data/trace_llama8l-h4096-s8192.json.gz" traces16/rank$i.json.gz
+	i=$((i + 1))
+done
+printf 'calibration:\n  gemm: 1.1\n' >old-cal.yaml
+TMPDIR=$tmp/fit "$real" calibrate traces16 "$root/scenarios/h200-llama8l-h4096-s8192.yaml" \
+	--out old-cal.yaml >/dev/null 2>err.txt &
+pid=$!
+i=0
+while [ $i -lt 3000 ] && ! ls fit/clustersim-calibrate-$pid.yaml.tmp.* >/dev/null 2>&1; do
+	sleep 0.01
+	i=$((i + 1))
+done
+kill -TERM $pid
+wait $pid
+got=$?
+[ "$(kill -l "$got" 2>/dev/null)" = TERM ] ||
+	{ echo "FAIL: calibrate sent SIGTERM mid-fit exited $got, not by the signal" >&2; cat err.txt >&2; fail=1; }
+same old-cal.yaml "$(printf 'calibration:\n  gemm: 1.1')"
+[ -z "$(ls fit)" ] || { echo "FAIL: SIGTERM left the fit's file: $(ls fit)" >&2; fail=1; }
+no_temporaries
+
+# ---- export-chakra interrupted: its folder goes, the old export stays ------
+expect 0 export-chakra "$gpt" --out ex --prefix t
+cp ex/t.manifest manifest.ex
+# interrupted SIG [LAUNCHER...]: an export of 16,384 small ranks (seconds of
+# files) into ex in the background, sent SIG once its first file is written:
+# it ends by the signal, leaves no folder beside ex, and ex is the old export
+interrupted() {
+	sig=$1
+	shift
+	"$@" "$real" export-chakra "$gpt" --out ex --prefix t --set cluster.nodes=2048 \
+		--set training.global_batch=65536 --set simulate.steps=1 --set model.layers=1 >/dev/null 2>err.txt &
+	pid=$!
+	i=0
+	while [ $i -lt 2000 ] && ! ls ex.tmp.*/t.0.et >/dev/null 2>&1; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	kill "-$sig" $pid
+	wait $pid
+	got=$?
+	[ "$(kill -l "$got" 2>/dev/null)" = "$sig" ] ||
+		{ echo "FAIL: export-chakra sent SIG$sig exited $got, not by the signal" >&2; cat err.txt >&2; fail=1; }
+	ls -d ex.* >/dev/null 2>&1 && { echo "FAIL: SIG$sig left a folder beside ex: $(ls -d ex.*)" >&2; fail=1; }
+	cmp -s ex/t.manifest manifest.ex || { echo "FAIL: SIG$sig changed the old export" >&2; fail=1; }
+	expect 0 run-chakra ex --cluster "$gpt"
+}
+interrupted TERM
+interrupted HUP
+# a background job's SIGINT is ignored unless set back to its default
+if env --default-signal=INT true 2>/dev/null; then
+	interrupted INT env --default-signal=INT
+fi
 
 exit $fail
