@@ -148,4 +148,16 @@ expect_err 2 "domain.yaml:$((at + 1)):22: 'cluster.scale_up.domain' (70) must di
 expect_err 2 "--set 'cluster.nodes=19': the 76 GPUs (19 nodes of 4) fill no whole 72-GPU NVLink domains" \
 	run "$nvl" --set cluster.nodes=19
 
+# ---- a gzip bomb of kernel events ---------------------------------------------
+# 80 MB of one repeated event compressed some 300 times: refused once it has
+# expanded past 64 MiB at more than 100 times (it read for minutes before)
+python3 -c "
+import gzip, sys
+ev = b'{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"pid\":0,\"tid\":7},'
+body = b'{\"traceEvents\":[' + ev * (80 * 1000 * 1000 // len(ev)) + b'{}]}'
+open('bomb.json.gz', 'wb').write(gzip.compress(body, 1))
+" || fail=1
+expect_err 2 "'bomb.json.gz': its gzip data expands more than 100 times" \
+	compare bomb.json.gz "$root/scenarios/h200-gpt125m-s1024-mb8.yaml"
+
 exit $fail

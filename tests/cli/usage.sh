@@ -178,6 +178,8 @@ expect_err 2 "'--jobs' needs a whole number from 1 to 256 (got '0')" plan "$gpt"
 expect_err 2 "'--jobs' needs a whole number from 1 to 1024 (got 'x')" sweep "$gpt" --vary training.micro_batch=1 \
 	--out s.csv --jobs x
 expect_err 2 "'--jobs' needs a whole number from 1 to 256 (got '300')" goodput "$gp" --jobs 300
+# ten million runs of nothing read for 80 s: a million is the most sampled
+expect_err 2 "'--runs' needs a whole number from 1 to 1000000 (got '10000000')" goodput "$gp" --runs 10000000
 
 # ---- pictures -------------------------------------------------------------
 # the pipeline timeline's title: the bubble in percent, the report's figure
