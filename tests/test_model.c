@@ -826,7 +826,9 @@ END_TEST
 
 /* A capacity caps the busiest expert's share (imbalance 1.6 kept to 1.25);
  * padded, every expert computes the capacity and each all-to-all sends it
- * (4,096 tokens x 2 copies over 4 local experts of 16 at EP 4). */
+ * (4,096 tokens x 2 copies over 4 local experts of 16 at EP 4). Either
+ * way the all-to-all is the busiest rank's: it receives its share, and
+ * every rank's exchange ends with its. */
 START_TEST(test_capacity_caps_and_pads_the_experts)
 {
 	cs_model_spec m = fx_moe();
@@ -847,7 +849,9 @@ START_TEST(test_capacity_caps_and_pads_the_experts)
 		const cs_layer_op *up = op_named(ops, n, "expert_up");
 		ck_assert(up && up->m == (int64_t)ceil(4096.0 * 2 * cases[k].share / 4) && up->batch == 4);
 		const cs_layer_op *d = op_named(ops, n, "ep_dispatch");
-		ck_assert(d && d->comm_bytes == 4096.0 * 2 * cases[k].sent * 2048 * 2);
+		ck_assert(d && d->comm_bytes == 4096.0 * 2 * cases[k].share * 2048 * 2);
+		const cs_layer_op *perm = op_named(ops, n, "moe_permute"); /* its own sends */
+		ck_assert(perm && perm->bytes == 2.0 * 4096.0 * 2 * cases[k].sent * 2048 * 2);
 	}
 }
 END_TEST

@@ -123,7 +123,8 @@ typedef struct cs_layer_op {
 	int coll;          /* cs_coll_op (coll/coll_op.h) */
 	double comm_bytes; /* buffer per rank as nccl-tests counts it (all-reduce: the
 	                       * tensor; reduce-scatter: the input; all-gather: the output;
-	                       * all-to-all: the send buffer; send-recv: the message) */
+	                       * all-to-all: the send buffer, the busiest rank's for the
+	                       * experts' exchanges; send-recv: the message) */
 } cs_layer_op;
 
 /*

@@ -189,9 +189,12 @@ typedef struct moe_dims {
 	double routed; /* tokens this rank routes */
 	double etp;    /* folded: the expert-TP group the dispatched tokens are gathered
 	                * over (1: none); unfolded 1, the whole TP group's tokens routed */
-	double a2a;    /* all-to-all send buffer */
+	double a2a;    /* this rank's routed token copies, bytes (what it permutes) */
 	double a2a_to; /* of the sends to the experts (dispatch, the combine's backward) */
 	double probs;  /* the routing probabilities sent beside the tokens (fp32) */
+	double pace;   /* the busiest rank's exchange over this one's: every rank sends its
+	                * share, the busiest receives the imbalance times it (and sends it
+	                * back), and the all-to-all ends when that rank's traffic does */
 } moe_dims;
 
 static moe_dims moe_init(const blk *B)
@@ -222,6 +225,7 @@ static moe_dims moe_init(const blk *B)
 	e.a2a = e.routed * k * sent * B->d.h * B->d.ab;
 	e.a2a_to = B->c->moe_fp8_dispatch ? e.routed * k * sent * B->d.h : e.a2a;
 	e.probs = e.routed * k * sent * 4.0;
+	e.pace = imb / sent;
 	return e;
 }
 
@@ -241,7 +245,7 @@ static void etp_comm(blk *B, const char *name, int coll, const moe_dims *e)
 {
 	if (e->etp <= 1.0)
 		return;
-	cs__comm(B->l, name, CS_COMM_EP, coll, e->a2a * e->etp);
+	cs__comm(B->l, name, CS_COMM_EP, coll, e->a2a * e->pace * e->etp);
 	if (B->l->n > 0 && B->l->n <= B->l->cap)
 		B->l->out[B->l->n - 1].expert_tp = true;
 }
@@ -394,8 +398,8 @@ static void mlp_fwd(blk *B, bool moe)
 	bool pf = B->c->moe_permute_fusion, pad = B->c->moe_pad && B->c->moe_capacity > 0.0;
 	int sync = moe_route_fwd(B, &e);
 	if (B->c->ep > 1) {
-		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
-		cs__comm(B->l, "ep_dispatch_probs", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.probs);
+		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to * e.pace);
+		cs__comm(B->l, "ep_dispatch_probs", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.probs * e.pace);
 	}
 	etp_comm(B, "etp_ag_dispatch", CS_COLL_ALL_GATHER, &e);
 	moe_sort(B, "moe_sort_chunks", &e, true);
@@ -408,7 +412,7 @@ static void mlp_fwd(blk *B, bool moe)
 	moe_sort(B, "moe_unsort_chunks", &e, false);
 	etp_comm(B, "etp_rs_combine", CS_COLL_REDUCE_SCATTER, &e);
 	if (B->c->ep > 1)
-		cs__comm(B->l, "ep_combine", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
+		cs__comm(B->l, "ep_combine", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a * e.pace);
 	cs__mem(B->l, "moe_unpermute", CS_MEM_COPY, 2.0 * e.a2a, pf ? FUSED : UNPERMUTE);
 	if (!pf && !pad) /* its masked_select's nonzero */
 		host_sync_at(B, B->l->n - 1);
@@ -444,7 +448,7 @@ static void mlp_bwd_input(blk *B, bool moe)
 	bool pf = B->c->moe_permute_fusion;
 	cs__mem(B->l, "moe_unpermute_bwd", CS_MEM_COPY, 2.0 * e.a2a, pf ? FUSED : UNPERMUTE_BWD);
 	if (B->c->ep > 1)
-		cs__comm(B->l, "ep_combine_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to);
+		cs__comm(B->l, "ep_combine_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to * e.pace);
 	etp_comm(B, "etp_ag_combine_bwd", CS_COLL_ALL_GATHER, &e);
 	moe_sort(B, "moe_unsort_chunks_bwd", &e, false);
 	if (!B->c->moe_fp8_dispatch)
@@ -456,8 +460,8 @@ static void mlp_bwd_input(blk *B, bool moe)
 	moe_sort(B, "moe_sort_chunks_bwd", &e, true);
 	etp_comm(B, "etp_rs_dispatch_bwd", CS_COLL_REDUCE_SCATTER, &e);
 	if (B->c->ep > 1) {
-		cs__comm(B->l, "ep_dispatch_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a);
-		cs__comm(B->l, "ep_dispatch_probs_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.probs);
+		cs__comm(B->l, "ep_dispatch_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a * e.pace);
+		cs__comm(B->l, "ep_dispatch_probs_bwd", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.probs * e.pace);
 	}
 	cs__mem(B->l, "moe_permute_bwd", CS_MEM_COPY, 2.0 * e.a2a, pf ? FUSED : PERMUTE_BWD);
 	moe_small(B, "moe_router_bwd", e.routed, 4.0, B->c->moe_router_fusion ? ROUTER_FUSED : ROUTER_BWD);
