@@ -186,6 +186,22 @@ START_TEST(edges_add_each_frameworks_ops)
 }
 END_TEST
 
+/* The host idle of a one-stage scenario's program with `set`, timed by `prof`. */
+static int64_t host_idle(const char *text, const char *set, const cs_kprof *prof)
+{
+	cs_diag diag = { { 0 } };
+	cs_scenario *sc = cs_test_load(text, &set, 1);
+	cs_mesh mesh;
+	cs_mesh_init(&mesh, &sc->parallel);
+	cs_program prog;
+	cs_program_init(&prog);
+	ck_assert_msg(cs_plan_build(sc, &mesh, prof, &prog, &diag) == CS_OK, "%s", diag.msg);
+	int64_t idle = prog.class_ns[CS_COMPUTE_HOST];
+	cs_program_free(&prog);
+	cs_scenario_free(sc);
+	return idle;
+}
+
 /* One GPU under Megatron: each micro-batch's loss is checked twice and the
  * gradient norm read once, each a synchronisation after which the next
  * kernel reaches the GPU a launch after the host resumes: (2m + 1) x (sync
@@ -199,23 +215,12 @@ START_TEST(host_syncs_idle_the_gpu_by_closed_form)
 	cs_kprof *prof = NULL;
 	cs_diag diag = { { 0 } };
 	ck_assert_int_eq(cs_kprof_load("h200-sxm", &prof, &diag), CS_OK);
-	int64_t host[2];
-	for (int on = 0; on < 2; on++) {
-		const char *set[] = { on ? "training.step_edges=true" : "training.step_edges=false" };
-		cs_scenario *sc = cs_test_load(text, set, 1);
-		cs_mesh mesh;
-		cs_mesh_init(&mesh, &sc->parallel);
-		cs_program prog;
-		cs_program_init(&prog);
-		ck_assert_msg(cs_plan_build(sc, &mesh, prof, &prog, &diag) == CS_OK, "%s", diag.msg);
-		host[on] = prog.class_ns[CS_COMPUTE_HOST];
-		cs_program_free(&prog);
-		cs_scenario_free(sc);
-	}
+	int64_t off = host_idle(text, "training.step_edges=false", prof);
+	int64_t on = host_idle(text, "training.step_edges=true", prof);
 	int64_t sync = (int64_t)(cs_kprof_sync_ns(prof) + 0.5), launch = (int64_t)(cs_kprof_eager_launch_ns(prof) + 0.5);
 	ck_assert_int_eq(sync, 10310);
 	ck_assert_int_eq(launch, 12530);
-	ck_assert_int_eq(host[1] - host[0], (2 * 4 + 1) * (sync + launch));
+	ck_assert_int_eq(on - off, (2 * 4 + 1) * (sync + launch));
 	cs_kprof_free(prof);
 }
 END_TEST
@@ -237,21 +242,10 @@ START_TEST(moe_host_waits_idle_the_gpu_by_closed_form)
 	cs_kprof *prof = NULL;
 	cs_diag diag = { { 0 } };
 	ck_assert_int_eq(cs_kprof_load("h200-sxm", &prof, &diag), CS_OK);
-	int64_t host[2];
-	for (int pad = 0; pad < 2; pad++) {
-		const char *set[] = { pad ? "parallelism.moe_pad_to_capacity=true" : "parallelism.moe_pad_to_capacity=false" };
-		cs_scenario *sc = cs_test_load(text, set, 1);
-		cs_mesh mesh;
-		cs_mesh_init(&mesh, &sc->parallel);
-		cs_program prog;
-		cs_program_init(&prog);
-		ck_assert_msg(cs_plan_build(sc, &mesh, prof, &prog, &diag) == CS_OK, "%s", diag.msg);
-		host[pad] = prog.class_ns[CS_COMPUTE_HOST];
-		cs_program_free(&prog);
-		cs_scenario_free(sc);
-	}
+	int64_t dropless = host_idle(text, "parallelism.moe_pad_to_capacity=false", prof);
+	int64_t padded = host_idle(text, "parallelism.moe_pad_to_capacity=true", prof);
 	int64_t sync = (int64_t)(cs_kprof_sync_ns(prof) + 0.5), launch = (int64_t)(cs_kprof_eager_launch_ns(prof) + 0.5);
-	ck_assert_int_eq(host[0] - host[1], 2 * 4 * (sync + launch));
+	ck_assert_int_eq(dropless - padded, 2 * 4 * (sync + launch));
 	cs_kprof_free(prof);
 }
 END_TEST

@@ -36,12 +36,14 @@ typedef struct blk {
  * writes the quantized tensor itself (the norm before QKV and MLP-up, the
  * activation before MLP-down, the activation's backward before MLP-up's
  * input gradient), what is left of that (cs_quant_recipe). */
-static void fp8_cast(blk *B, const char *name, double n, bool fused)
+static void fp8_cast_k(blk *B, const char *name, double n, bool fused, int kernels)
 {
 	double bytes = fused ? B->q.fused : B->q.cast;
 	if (cs_prec_is_recipe(B->c->precision) && bytes > 0.0)
-		cs__mem(B->l, name, CS_MEM_COPY, bytes * n, 1);
+		cs__mem(B->l, name, CS_MEM_COPY, bytes * n, kernels);
 }
+
+static void fp8_cast(blk *B, const char *name, double n, bool fused) { fp8_cast_k(B, name, n, fused, 1); }
 
 /* The GEMM just pushed is a linear layer's. */
 static void mark_linear(blk *B)
@@ -192,6 +194,7 @@ typedef struct moe_dims {
 	double a2a;    /* this rank's routed token copies, bytes (what it permutes) */
 	double a2a_to; /* of the sends to the experts (dispatch, the combine's backward) */
 	double probs;  /* the routing probabilities sent beside the tokens (fp32) */
+	bool pad;      /* every expert padded to its capacity: every size known in advance */
 	double pace;   /* the busiest rank's exchange over this one's: every rank sends its
 	                * share, the busiest receives the imbalance times it (and sends it
 	                * back), and the all-to-all ends when that rank's traffic does */
@@ -207,7 +210,8 @@ static moe_dims moe_init(const blk *B)
 	/* with a capacity the busiest expert keeps at most that share and
 	 * drops the rest; padded, every expert computes and receives exactly
 	 * its capacity (Megatron-Core's get_capacity over a rank's tokens) */
-	if (cap > 0.0 && B->c->moe_pad)
+	e.pad = cap > 0.0 && B->c->moe_pad;
+	if (e.pad)
 		imb = sent = cap;
 	else if (cap > 0.0 && imb > cap)
 		imb = cap;
@@ -308,17 +312,13 @@ static void host_sync_at(blk *B, int at)
 		B->l->out[at].host_sync = true;
 }
 
-/* A grouped linear layer's GEMM over the local experts (forward, input
- * gradient or weight gradient), one kernel each. */
-static void expert_gemm(blk *B, int which, const char *name, double m, double n, double k, double local)
+/* A grouped linear layer's GEMM over the local experts, written by `gemm`
+ * (fgemm, dgemm or wgrad), one kernel each. */
+static void expert_gemm(blk *B, void (*gemm)(blk *, const char *, double, double, double, double),
+			const char *name, double m, double n, double k, double local)
 {
 	int at = B->l->n;
-	if (which == 0)
-		fgemm(B, name, m, n, k, local);
-	else if (which == 1)
-		dgemm(B, name, m, n, k, local);
-	else
-		wgrad(B, name, m, n, k, local);
+	gemm(B, name, m, n, k, local);
 	for (; at < B->l->n && at < B->l->cap; at++)
 		if (B->l->out[at].cls == CS_OPC_GEMM)
 			B->l->out[at].kernels = (int)local;
@@ -327,9 +327,7 @@ static void expert_gemm(blk *B, int which, const char *name, double m, double n,
 /* A grouped linear layer's input quantized per local expert under a recipe. */
 static void expert_cast(blk *B, const char *name, double n, double local)
 {
-	double bytes = B->q.cast;
-	if (cs_prec_is_recipe(B->c->precision) && bytes > 0.0)
-		cs__mem(B->l, name, CS_MEM_COPY, bytes * n, (int)local);
+	fp8_cast_k(B, name, n, false, (int)local);
 }
 
 /* A step of the router or the dispatcher: `k` kernels, each reading or
@@ -350,8 +348,7 @@ static bool moe_dispatches(const blk *B, const moe_dims *e)
  * the op before which the host waits for the GPU (-1: none). */
 static int moe_route_fwd(blk *B, const moe_dims *e)
 {
-	bool rf = B->c->moe_router_fusion, pf = B->c->moe_permute_fusion;
-	bool pad = B->c->moe_pad && B->c->moe_capacity > 0.0;
+	bool rf = B->c->moe_router_fusion, pf = B->c->moe_permute_fusion, pad = e->pad;
 	bool disp = moe_dispatches(B, e);
 	fgemm(B, "router", e->routed, (double)B->m->experts, B->d.h, 1);
 	moe_small(B, "moe_router", e->routed, 4.0, rf ? ROUTER_FUSED : ROUTER_FWD);
@@ -368,7 +365,8 @@ static int moe_route_fwd(blk *B, const moe_dims *e)
 	return pad ? -1 : pf ? at + 1 : at;
 }
 
-/* The received tokens sorted by local expert, or (`back`) restored. */
+/* The received tokens sorted by local expert or restored, with their
+ * routing probabilities when `probs`. */
 static void moe_sort(blk *B, const char *name, const moe_dims *e, bool probs)
 {
 	/* DeepEP delivers a rank's tokens unsorted and the permutation after it
@@ -395,7 +393,7 @@ static void mlp_fwd(blk *B, bool moe)
 		return;
 	}
 	moe_dims e = moe_init(B);
-	bool pf = B->c->moe_permute_fusion, pad = B->c->moe_pad && B->c->moe_capacity > 0.0;
+	bool pf = B->c->moe_permute_fusion;
 	int sync = moe_route_fwd(B, &e);
 	if (B->c->ep > 1) {
 		cs__comm(B->l, "ep_dispatch", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a_to * e.pace);
@@ -405,16 +403,16 @@ static void mlp_fwd(blk *B, bool moe)
 	moe_sort(B, "moe_sort_chunks", &e, true);
 	if (!B->c->moe_fp8_dispatch)
 		expert_cast(B, "fp8_cast_expert_in", e.tokens * e.local * d->h, e.local);
-	expert_gemm(B, 0, "expert_up", e.tokens, g * e.ffn, d->h, e.local);
+	expert_gemm(B, fgemm, "expert_up", e.tokens, g * e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act", e.tokens * e.local * e.ffn, false);
 	expert_cast(B, "fp8_cast_expert_act", e.tokens * e.local * e.ffn, e.local);
-	expert_gemm(B, 0, "expert_down", e.tokens, d->h, e.ffn, e.local);
+	expert_gemm(B, fgemm, "expert_down", e.tokens, d->h, e.ffn, e.local);
 	moe_sort(B, "moe_unsort_chunks", &e, false);
 	etp_comm(B, "etp_rs_combine", CS_COLL_REDUCE_SCATTER, &e);
 	if (B->c->ep > 1)
 		cs__comm(B->l, "ep_combine", CS_COMM_EP, CS_COLL_ALL_TO_ALL, e.a2a * e.pace);
 	cs__mem(B->l, "moe_unpermute", CS_MEM_COPY, 2.0 * e.a2a, pf ? FUSED : UNPERMUTE);
-	if (!pf && !pad) /* its masked_select's nonzero */
+	if (!pf && !e.pad) /* its masked_select's nonzero */
 		host_sync_at(B, B->l->n - 1);
 	host_sync_at(B, sync);
 	if (B->m->shared_experts > 0) {
@@ -453,10 +451,10 @@ static void mlp_bwd_input(blk *B, bool moe)
 	moe_sort(B, "moe_unsort_chunks_bwd", &e, false);
 	if (!B->c->moe_fp8_dispatch)
 		expert_cast(B, "fp8_cast_expert_grad", e.tokens * e.local * d->h, e.local);
-	expert_gemm(B, 1, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local);
+	expert_gemm(B, dgemm, "expert_down_dgrad", e.tokens, e.ffn, d->h, e.local);
 	cs__act(B->l, B->m, d, "expert_act_bwd", e.tokens * e.local * e.ffn, true);
 	expert_cast(B, "fp8_cast_expert_act_grad", e.tokens * e.local * g * e.ffn, e.local);
-	expert_gemm(B, 1, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local);
+	expert_gemm(B, dgemm, "expert_up_dgrad", e.tokens, d->h, g * e.ffn, e.local);
 	moe_sort(B, "moe_sort_chunks_bwd", &e, true);
 	etp_comm(B, "etp_rs_dispatch_bwd", CS_COLL_REDUCE_SCATTER, &e);
 	if (B->c->ep > 1) {
@@ -485,8 +483,8 @@ static void mlp_bwd_weight(blk *B, bool moe)
 		wgrad(B, "shared_down_wgrad", f, d->h, d->tokens, 1);
 		wgrad(B, "shared_up_wgrad", d->h, g * f, d->tokens, 1);
 	}
-	expert_gemm(B, 2, "expert_down_wgrad", e.ffn, d->h, e.tokens, e.local);
-	expert_gemm(B, 2, "expert_up_wgrad", d->h, g * e.ffn, e.tokens, e.local);
+	expert_gemm(B, wgrad, "expert_down_wgrad", e.ffn, d->h, e.tokens, e.local);
+	expert_gemm(B, wgrad, "expert_up_wgrad", d->h, g * e.ffn, e.tokens, e.local);
 	wgrad(B, "router_wgrad", d->h, (double)B->m->experts, e.routed, 1);
 }
 
